@@ -1,0 +1,1685 @@
+#!/usr/bin/env python3
+"""instinct: self-learning memory for AI coding agents, in one stdlib-only file.
+
+Every time a pattern recurs (a tool sequence ``seq:test->fix->test``, a
+preference ``pref:stdlib-first``, a recurring fix ``fix:missing-import``, a tool
+combo ``combo:pytest+coverage``) its confidence rises. ``consolidate`` promotes
+it: confidence >= 5 is *mature* (suggested), >= 10 a *rule* (auto-applied), and
+a rule seen in two or more projects becomes *universal*. ``decay`` lets stale
+patterns fade and disappear.
+
+Python::
+
+    from instinct import InstinctStore
+    with InstinctStore() as store:              # ~/.instinct/instinct.db or $INSTINCT_DB
+        store.observe("seq:test->fix->test", source="claude-code")
+        store.consolidate()
+        store.suggest()
+
+CLI::
+
+    python instinct.py observe "seq:test->fix->test"
+    python instinct.py consolidate
+    python instinct.py suggest
+
+MCP client config::
+
+    {"mcpServers": {"instinct": {"command": "python3", "args": ["-m", "instinct", "serve"]}}}
+
+Vendor it by copying this single file; stdlib only; Python >= 3.10.
+
+Sections:
+     1. Header
+     2. Imports and metadata
+     3. Constants
+     4. Exceptions
+     5. Small helpers (time, JSON, text checks)
+     6. Domain logic (patterns, categories, levels, project fingerprints)
+     7. Schema and migrations
+     8. Database connection (WAL, busy timeout, atomic writes)
+     9. Operation registry (one table for API, CLI and MCP)
+    10. Public API (InstinctStore)
+    11. CLI
+    12. MCP stdio server
+    13. Entry point
+
+MIT License.
+"""
+
+# =============================================================================
+# 2. Imports and metadata
+# =============================================================================
+# Only cheap modules at import time: a hook or CLI process pays for every import.
+# json, re, hashlib, argparse and friends are imported where they are needed.
+import os
+import sqlite3
+import sys
+import time
+
+__version__ = "0.1.0"
+__all__ = [
+    "InstinctStore", "project_fingerprint", "project_root", "normalize_pattern",
+    "main", "serve", "OPERATIONS",
+    "InstinctError", "ValidationError", "NotFoundError", "StoreError",
+]
+
+# =============================================================================
+# 3. Constants
+# =============================================================================
+ENV_DB = "INSTINCT_DB"
+ENV_SESSION = "INSTINCT_SESSION"
+DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
+SCHEMA_VERSION = 2
+BUSY_TIMEOUT_S = 30.0
+
+LEVELS = ("raw", "mature", "rule", "universal")      # promoted = index
+CATEGORY_BY_PREFIX = {"seq": "sequence", "pref": "preference",
+                      "fix": "fix_pattern", "combo": "combo"}
+DEFAULT_CATEGORY = "sequence"
+
+MAX_PATTERN = 1000
+MAX_METADATA = 64 * 1024
+MAX_SHORT = 200                   # source, category, setting names
+
+# Settings stored in the database (`instinct config`); values are integers.
+SETTINGS = {
+    "mature_threshold": (5, "confidence at which a pattern becomes mature (suggested)"),
+    "rule_threshold": (10, "confidence at which a pattern becomes a rule (auto-applied)"),
+    "universal_projects": (2, "projects a rule must appear in to become universal"),
+    "events_max_days": (365, "event-log retention in days"),
+    "events_max_rows": (1_000_000, "event-log retention in rows"),
+}
+_THRESHOLD_KEYS = ("mature_threshold", "rule_threshold")
+
+# Project root markers: version control first (nearest wins), then build files.
+ROOT_MARKERS = (".instinct-project", ".git", ".hg", ".svn", ".jj")
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "package.json", "Cargo.toml",
+                   "go.mod", "pom.xml", "build.gradle", "Gemfile", "composer.json")
+
+
+# =============================================================================
+# 4. Exceptions
+# =============================================================================
+class InstinctError(Exception):
+    """Root of every error instinct raises on purpose."""
+    exit_code = 1
+
+
+class ValidationError(InstinctError, ValueError):
+    """An argument was refused; nothing was written."""
+    exit_code = 2
+
+
+class NotFoundError(InstinctError, LookupError):
+    """The pattern (or other record) does not exist."""
+
+
+class StoreError(InstinctError):
+    """The database cannot be opened, read or written."""
+
+
+# =============================================================================
+# 5. Small helpers (time, JSON, text checks)
+# =============================================================================
+def _iso(t):
+    """Epoch seconds -> '2026-11-29T13:20:09.123456+00:00' (fixed width, sortable)."""
+    sec = int(t)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + ".%06d+00:00" % int((t - sec) * 1e6)
+
+
+def _parse_iso(text):
+    """ISO-8601 text -> epoch seconds; naive times are taken as UTC. None if unreadable."""
+    from datetime import datetime, timezone
+    try:
+        d = datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=timezone.utc)
+    return d.timestamp()
+
+
+def _dumps(obj, indent=None):
+    import json
+    return json.dumps(obj, ensure_ascii=False, indent=indent, allow_nan=False,
+                      separators=None if indent else (",", ":"))
+
+
+def _loads_meta(text):
+    if not text or text == "{}":
+        return {}
+    import json
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {"_raw": text}
+    return value if isinstance(value, dict) else {"_value": value}
+
+
+def _bad_chars(s):
+    """True when s holds control characters or lone surrogates."""
+    if s.isprintable():
+        return False
+    for ch in s:
+        o = ord(ch)
+        if o < 32 or 127 <= o < 160 or 0xD800 <= o <= 0xDFFF:
+            return True
+    return False
+
+
+def _check_text(value, what, limit=MAX_SHORT, empty_ok=True):
+    if not isinstance(value, str):
+        raise ValidationError(f"{what} must be a string")
+    if not empty_ok and not value.strip():
+        raise ValidationError(f"{what} must not be empty")
+    if len(value) > limit:
+        raise ValidationError(f"{what} is longer than {limit} characters")
+    if _bad_chars(value):
+        raise ValidationError(f"{what} must not contain control characters")
+    return value
+
+
+def _check_metadata(metadata):
+    """None or a JSON object of at most 64 KiB -> its JSON text."""
+    if metadata is None:
+        return None
+    if not isinstance(metadata, dict):
+        raise ValidationError("metadata must be a JSON object")
+    try:
+        text = _dumps(metadata)
+    except (TypeError, ValueError) as e:
+        raise ValidationError(f"metadata is not valid JSON: {e}") from None
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_METADATA:
+        raise ValidationError(f"metadata is larger than {MAX_METADATA // 1024} KiB")
+    if "\\ud8" in text.lower() or _bad_chars(text.replace("\n", "")):
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValidationError("metadata must not contain lone surrogates") from None
+    return text
+
+
+# =============================================================================
+# 6. Domain logic (patterns, categories, levels, project fingerprints)
+# =============================================================================
+def normalize_pattern(pattern):
+    """Return the canonical spelling of a pattern, or raise ValidationError.
+
+    Trims and collapses whitespace, lower-cases the prefix, turns '→' into
+    '->', removes spaces around '->', '+' and '=', and in ``seq:`` patterns
+    reads a spaced ' - ' or ' > ' as a step separator, so that
+    ``seq:test - fix - test`` and ``seq:test->fix->test`` are one habit.
+    """
+    if not isinstance(pattern, str):
+        raise ValidationError("pattern must be a string")
+    if _bad_chars(pattern.replace("\t", " ").replace("\n", " ")) or "\t" in pattern or "\n" in pattern:
+        raise ValidationError("pattern must not contain control characters")
+    s = pattern
+    if not s.isascii():
+        import unicodedata
+        s = unicodedata.normalize("NFC", s).replace("\u2192", "->").replace("\u27f6", "->")
+    s = " ".join(s.split())
+    head, colon, body = s.partition(":")
+    if colon and head and len(head) <= 32 and head.strip().replace("_", "").replace("-", "").isalnum():
+        head = head.strip().lower()
+        body = body.strip()
+        if head == "seq":
+            body = body.replace(" - ", "->").replace(" > ", "->").replace(" => ", "->")
+        s = head + ":" + body
+        if not body:
+            raise ValidationError(f"pattern {pattern!r} has a prefix but nothing after it")
+    for sep in ("->", "+", "="):
+        if sep in s:
+            s = s.replace(" " + sep, sep).replace(sep + " ", sep)
+    if not s:
+        raise ValidationError("pattern must not be empty")
+    if len(s) > MAX_PATTERN:
+        raise ValidationError(f"pattern is longer than {MAX_PATTERN} characters")
+    return s
+
+
+def category_for(pattern):
+    """Category implied by a pattern's prefix (``seq:`` -> sequence, ...)."""
+    head, colon, _ = pattern.partition(":")
+    return CATEGORY_BY_PREFIX.get(head, DEFAULT_CATEGORY) if colon else DEFAULT_CATEGORY
+
+
+def _check_category(category):
+    _check_text(category, "category", 64, empty_ok=False)
+    c = category.strip().lower()
+    if not c.replace("_", "").replace("-", "").isalnum():
+        raise ValidationError("category may hold only letters, digits, '_' and '-'")
+    return c
+
+
+def project_root(path=None):
+    """The project directory containing `path` (default: the working directory).
+
+    The nearest ancestor holding ``.git`` (or ``.hg``, ``.svn``, ``.jj``,
+    ``.instinct-project``); failing that the nearest holding a build file
+    (``pyproject.toml``, ``package.json``...); failing that the directory itself.
+    """
+    p = os.path.realpath(os.path.expanduser(os.fspath(path)) if path else os.getcwd())
+    if os.path.isfile(p):
+        p = os.path.dirname(p)
+    chain = [p]
+    while True:
+        parent = os.path.dirname(chain[-1])
+        if parent == chain[-1]:
+            break
+        chain.append(parent)
+    for markers in (ROOT_MARKERS, PROJECT_MARKERS):
+        for d in chain:
+            for m in markers:
+                if os.path.exists(os.path.join(d, m)):
+                    return d
+    return p
+
+
+def _sha256_hex(text):
+    try:
+        from _sha2 import sha256            # 3.12+: avoids hashlib's OpenSSL import
+    except ImportError:
+        try:
+            from _sha256 import sha256
+        except ImportError:
+            from hashlib import sha256
+    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def project_fingerprint(path=None):
+    """First 12 hex of sha256 of the resolved project root of `path`."""
+    return _sha256_hex(project_root(path))[:12]
+
+
+def _is_fingerprint(s):
+    return len(s) == 12 and all(c in "0123456789abcdef" for c in s)
+
+
+def _resolve_project(project, default_dir=None):
+    """'' (global), a 12-hex fingerprint, or a path -> stored project key.
+
+    None means the project containing `default_dir` (the working directory).
+    """
+    if project is None:
+        return project_fingerprint(default_dir)
+    _check_text(project, "project", 4096)
+    if project == "" or _is_fingerprint(project):
+        return project
+    if os.path.isdir(os.path.expanduser(project)):
+        return project_fingerprint(project)
+    raise ValidationError(
+        f"project {project!r} is neither '' (global), a 12-hex fingerprint, nor an existing directory")
+
+
+def _level_for(confidence, mature, rule):
+    return 2 if confidence >= rule else 1 if confidence >= mature else 0
+
+
+# =============================================================================
+# 7. Schema and migrations
+# =============================================================================
+# The seeds' table, keyed by (pattern, project) with an explicit integer id so
+# the full-text index stays valid across VACUUM; decayed_at records the last
+# decay charge so that running decay often never charges twice per period.
+_V1 = """
+CREATE TABLE instincts (
+    id         INTEGER PRIMARY KEY,
+    pattern    TEXT NOT NULL,
+    category   TEXT NOT NULL DEFAULT 'sequence',
+    confidence INTEGER NOT NULL DEFAULT 1,
+    first_seen TEXT NOT NULL,
+    last_seen  TEXT NOT NULL,
+    source     TEXT NOT NULL DEFAULT '',
+    project    TEXT NOT NULL DEFAULT '',
+    promoted   INTEGER NOT NULL DEFAULT 0,
+    metadata   TEXT NOT NULL DEFAULT '{}',
+    decayed_at TEXT NOT NULL DEFAULT '',
+    UNIQUE (pattern, project)
+);
+CREATE INDEX ix_instincts_active ON instincts(project, promoted) WHERE promoted > 0;
+CREATE INDEX ix_instincts_level ON instincts(promoted) WHERE promoted > 0;
+CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE aliases (alias TEXT PRIMARY KEY, pattern TEXT NOT NULL);
+CREATE TABLE events (
+    id      INTEGER PRIMARY KEY,
+    ts      TEXT NOT NULL,
+    kind    TEXT NOT NULL,
+    pattern TEXT NOT NULL DEFAULT '',
+    project TEXT NOT NULL DEFAULT '',
+    source  TEXT NOT NULL DEFAULT '',
+    session TEXT NOT NULL DEFAULT '',
+    delta   INTEGER NOT NULL DEFAULT 0,
+    data    TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX ix_events_pattern ON events(pattern, project) WHERE pattern != '';
+"""
+
+_V2_FTS = """
+CREATE VIRTUAL TABLE instincts_fts USING fts5(
+    pattern, category, content='instincts', content_rowid='id');
+CREATE TRIGGER instincts_fts_ai AFTER INSERT ON instincts BEGIN
+    INSERT INTO instincts_fts(rowid, pattern, category) VALUES (new.id, new.pattern, new.category);
+END;
+CREATE TRIGGER instincts_fts_ad AFTER DELETE ON instincts BEGIN
+    INSERT INTO instincts_fts(instincts_fts, rowid, pattern, category)
+        VALUES ('delete', old.id, old.pattern, old.category);
+END;
+CREATE TRIGGER instincts_fts_au AFTER UPDATE OF pattern, category ON instincts
+WHEN old.pattern != new.pattern OR old.category != new.category BEGIN
+    INSERT INTO instincts_fts(instincts_fts, rowid, pattern, category)
+        VALUES ('delete', old.id, old.pattern, old.category);
+    INSERT INTO instincts_fts(rowid, pattern, category) VALUES (new.id, new.pattern, new.category);
+END;
+INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
+"""
+
+_SEED_COLUMNS = {"pattern", "category", "confidence", "first_seen", "last_seen",
+                 "source", "project", "promoted", "metadata"}
+
+
+def _statements(script):
+    """Split a schema script into statements ("END;" closes a trigger body)."""
+    out, buf = [], ""
+    for line in script.strip().splitlines():
+        buf += line + "\n"
+        end = line.rstrip()
+        if end.endswith(";") and (not buf.lstrip().startswith("CREATE TRIGGER") or end == "END;"):
+            out.append(buf.strip())
+            buf = ""
+    return out
+
+
+def _migrate_v1(conn):
+    """Create the tables, upgrading a seeds-era `instincts` table in place."""
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(instincts)")}
+    if cols and not _SEED_COLUMNS <= cols:
+        raise StoreError("this database has an 'instincts' table that instinct did not create")
+    if cols:
+        conn.execute("ALTER TABLE instincts RENAME TO _instincts_seed")
+    for stmt in _statements(_V1):
+        conn.execute(stmt)
+    if cols:
+        rows = conn.execute(
+            "SELECT pattern, category, confidence, first_seen, last_seen, source, project,"
+            " promoted, metadata FROM _instincts_seed").fetchall()
+        now = _iso(time.time())
+
+        def ts(v):
+            t = _parse_iso(v) if v else None
+            return _iso(t) if t is not None else (str(v) if v else now)
+        conn.executemany(
+            "INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen,"
+            " source, project, promoted, metadata) VALUES (?,?,?,?,?,?,?,?,?)",
+            [(str(p), c or DEFAULT_CATEGORY, int(n if n is not None else 1), ts(f), ts(l),
+              s or "", pr or "", max(0, min(3, int(pm or 0))), m or "{}")
+             for p, c, n, f, l, s, pr, pm, m in rows])
+        conn.execute("DROP TABLE _instincts_seed")
+
+
+def _migrate_v2(conn):
+    """Full-text index over patterns, when this SQLite build has FTS5."""
+    if _has_fts5(conn):
+        for stmt in _statements(_V2_FTS):
+            conn.execute(stmt)
+
+
+_MIGRATIONS = (_migrate_v1, _migrate_v2)     # index + 1 == the user_version they reach
+
+
+def _has_fts5(conn):
+    try:
+        conn.execute("CREATE VIRTUAL TABLE temp._fts5_probe USING fts5(x)")
+        conn.execute("DROP TABLE temp._fts5_probe")
+        return True
+    except sqlite3.OperationalError:
+        return False
+
+
+# =============================================================================
+# 8. Database connection (WAL, busy timeout, atomic writes)
+# =============================================================================
+def _is_busy(e):
+    msg = str(e).lower()
+    return "locked" in msg or "busy" in msg
+
+
+def _db_error(path, e):
+    """sqlite3 error -> StoreError with one readable line."""
+    msg = str(e)
+    low = msg.lower()
+    if "not a database" in low or "malformed" in low or "file is encrypted" in low:
+        return StoreError(f"{path} is not an instinct database (or it is damaged): {msg}")
+    if "readonly" in low or "read-only" in low:
+        return StoreError(f"{path} is read-only: {msg}")
+    if "unable to open" in low:
+        return StoreError(f"cannot open database {path}: {msg}")
+    if _is_busy(e):
+        return StoreError(f"database {path} stayed locked for {BUSY_TIMEOUT_S:.0f}s: {msg}")
+    return StoreError(f"database error on {path}: {msg}")
+
+
+class _Write:
+    """Context manager for one short BEGIN IMMEDIATE transaction (SAVEPOINT when nested)."""
+
+    __slots__ = ("db", "nested")
+
+    def __init__(self, db):
+        self.db = db
+
+    def __enter__(self):
+        conn = self.db.conn
+        self.nested = conn.in_transaction
+        if self.nested:
+            conn.execute("SAVEPOINT w")
+        else:
+            self.db.retry(conn.execute, "BEGIN IMMEDIATE")
+        return conn
+
+    def __exit__(self, et, ev, tb):
+        conn = self.db.conn
+        if self.nested:
+            if et is not None:
+                conn.execute("ROLLBACK TO w")
+            conn.execute("RELEASE w")
+        elif et is None:
+            self.db.retry(conn.execute, "COMMIT")
+        elif conn.in_transaction:
+            conn.execute("ROLLBACK")
+        return False
+
+
+class _DB:
+    """Owns the sqlite3 connection: opening, pragmas, migrations, retries."""
+
+    def __init__(self, path, create_dir):
+        self.path = path
+        self.create_dir = create_dir
+        self._conn = None
+
+    @property
+    def conn(self):
+        if self._conn is None:
+            self._conn = self._open()
+        return self._conn
+
+    def _open(self):
+        path = self.path
+        d = os.path.dirname(path) or "."
+        if not os.path.isdir(d):
+            if not self.create_dir:
+                raise StoreError(f"cannot open database {path}: directory {d} does not exist")
+            try:
+                os.makedirs(d, mode=0o700, exist_ok=True)
+            except OSError as e:
+                raise StoreError(f"cannot create directory {d}: {e.strerror}") from None
+        if os.path.isdir(path):
+            raise StoreError(f"cannot open database {path}: it is a directory")
+        if not os.path.exists(path):
+            try:                     # create it 0600 before SQLite does (it copies the mode to -wal/-shm)
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            except FileExistsError:
+                pass
+            except OSError as e:
+                raise StoreError(f"cannot create database {path}: {e.strerror}") from None
+        try:
+            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                                   check_same_thread=False)
+        except sqlite3.Error as e:
+            raise _db_error(path, e) from None
+        try:
+            version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0])
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"{path} has schema v{version}, newer than this instinct "
+                                 f"{__version__} (v{SCHEMA_VERSION}); upgrade instinct")
+            if self.retry(lambda: conn.execute("PRAGMA journal_mode").fetchone()[0]) != "wal":
+                self.retry(conn.execute, "PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            if version < SCHEMA_VERSION:
+                self._migrate(conn)
+        except sqlite3.Error as e:
+            conn.close()
+            raise _db_error(path, e) from None
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _migrate(self, conn):
+        self.retry(conn.execute, "BEGIN IMMEDIATE")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            for i in range(version, SCHEMA_VERSION):
+                _MIGRATIONS[i](conn)
+                conn.execute(f"PRAGMA user_version = {i + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def retry(self, fn, *args):
+        """Run fn, retrying 'database is locked' until BUSY_TIMEOUT_S has passed."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        pause = 0.001
+        while True:
+            try:
+                return fn(*args)
+            except sqlite3.OperationalError as e:
+                if not _is_busy(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.05)
+
+    def write(self):
+        return _Write(self)
+
+    def close(self):
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+# =============================================================================
+# 9. Operation registry (one table for API, CLI and MCP)
+# =============================================================================
+class Param:
+    """One parameter of an operation, as the API, the CLI and MCP see it."""
+
+    __slots__ = ("name", "type", "help", "default", "required", "positional",
+                 "flag", "choices", "minimum", "maximum")
+
+    def __init__(self, name, type, help, default=None, required=False, positional=False,
+                 flag=None, choices=None, minimum=None, maximum=None):
+        self.name, self.type, self.help, self.default = name, type, help, default
+        self.required, self.positional, self.choices = required, positional, choices
+        self.flag = flag or "--" + name.replace("_", "-")
+        self.minimum, self.maximum = minimum, maximum
+
+    def schema(self):
+        s = {"type": {str: "string", int: "integer", bool: "boolean", dict: "object",
+                      float: "number"}[self.type], "description": self.help}
+        if self.choices:
+            s["enum"] = list(self.choices)
+        if self.minimum is not None:
+            s["minimum"] = self.minimum
+        if self.maximum is not None:
+            s["maximum"] = self.maximum
+        if self.default is not None:
+            s["default"] = self.default
+        return s
+
+
+class Operation:
+    """One operation: an InstinctStore method, a CLI subcommand and an MCP tool."""
+
+    __slots__ = ("name", "cli", "mcp", "title", "summary", "description", "params",
+                 "read_only", "destructive", "idempotent", "output", "list_key", "render")
+
+    def __init__(self, **kw):
+        for k in self.__slots__:
+            setattr(self, k, kw.get(k))
+
+    def input_schema(self):
+        props = {p.name: p.schema() for p in self.params}
+        s = {"type": "object", "properties": props}
+        req = [p.name for p in self.params if p.required]
+        if req:
+            s["required"] = req
+        if props:
+            s["additionalProperties"] = False
+        return s
+
+    def output_schema(self):
+        if self.list_key:
+            return {"type": "object", "properties": {
+                self.list_key: {"type": "array", "items": self.output},
+                "count": {"type": "integer"}}, "required": [self.list_key, "count"]}
+        return self.output
+
+    def structured(self, result):
+        """API result -> the MCP structuredContent object."""
+        if self.list_key and isinstance(result, list):
+            return {self.list_key: result, "count": len(result)}
+        return result
+
+    def coerce(self, args):
+        """Check a JSON arguments object against the params -> kwargs (ValidationError)."""
+        if not isinstance(args, dict):
+            raise ValidationError("arguments must be a JSON object")
+        known = {p.name: p for p in self.params}
+        if known:
+            extra = sorted(set(args) - set(known))
+            if extra:
+                raise ValidationError(f"unknown argument(s) for {self.mcp}: {', '.join(extra)}; "
+                                      f"expected: {', '.join(known)}")
+        out = {}
+        for p in self.params:
+            if p.name not in args:
+                if p.required:
+                    raise ValidationError(f"missing required argument '{p.name}'")
+                continue
+            v = args[p.name]
+            if v is None and not p.required:
+                continue
+            if p.type is int and isinstance(v, float) and v.is_integer():
+                v = int(v)
+            ok = isinstance(v, p.type) and not (p.type is int and isinstance(v, bool))
+            if p.type is float and isinstance(v, int) and not isinstance(v, bool):
+                ok, v = True, float(v)
+            if not ok:
+                raise ValidationError(f"argument '{p.name}' must be of type {p.schema()['type']}")
+            if p.choices and v not in p.choices:
+                raise ValidationError(f"argument '{p.name}' must be one of: {', '.join(p.choices)}")
+            if p.minimum is not None and v < p.minimum:
+                raise ValidationError(f"argument '{p.name}' must be >= {p.minimum}")
+            if p.maximum is not None and v > p.maximum:
+                raise ValidationError(f"argument '{p.name}' must be <= {p.maximum}")
+            out[p.name] = v
+        return out
+
+
+OPERATIONS = {}      # name -> Operation, in definition order
+
+
+def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=False,
+              idempotent=False, output, list_key=None, render=None):
+    """Register the decorated InstinctStore method as an operation."""
+    def deco(fn):
+        doc = (fn.__doc__ or "").strip()
+        summary, _, rest = doc.partition("\n")
+        name = fn.__name__
+        if name in OPERATIONS:
+            raise RuntimeError(f"operation {name} defined twice")
+        OPERATIONS[name] = Operation(
+            name=name, cli=cli or name.replace("_", "-"), mcp=mcp or name, title=title,
+            summary=summary.strip(), description=" ".join(rest.split()), params=params,
+            read_only=read_only, destructive=destructive, idempotent=idempotent,
+            output=output, list_key=list_key, render=render)
+        return fn
+    return deco
+
+
+def _obj(props, required=()):
+    s = {"type": "object", "properties": props}
+    if required:
+        s["required"] = list(required)
+    return s
+
+
+_STR, _INT, _BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
+_RECORD = _obj({
+    "pattern": _STR, "category": _STR, "confidence": _INT, "level": _STR, "promoted": _INT,
+    "project": _STR, "source": _STR, "first_seen": _STR, "last_seen": _STR,
+    "metadata": {"type": "object"}},
+    ("pattern", "category", "confidence", "level", "project", "first_seen", "last_seen"))
+
+
+# --- human renderers (the CLI's text form of a result) ------------------------
+def _lines(records, noun):
+    if not records:
+        return f"0 {noun}s"
+    w = max(22, max(len(r["pattern"]) for r in records))
+    lw = max(len(r["level"]) for r in records) + 4
+    out = [f"  {r['pattern']:<{w}} conf={r['confidence']:<3}{'[' + r['level'] + ']':<{lw}}{r['category']}"
+           for r in records]
+    n = len(records)
+    out.append(f"{n} {noun}{'' if n == 1 else 's'}")
+    return "\n".join(out)
+
+
+def _render_record(r):
+    return _lines([r], "instinct").splitlines()[0].strip()
+
+
+def _render_counts(*pairs):
+    def render(result):
+        return "\n".join(f"{label}: {result[key]}" for key, label in pairs
+                         if result.get(key) or key in ("total",) or label.startswith("Promoted to m")
+                         or label.startswith("Promoted to r"))
+    return render
+
+
+def _render_kv(result):
+    return "\n".join(f"{k}: {v}" for k, v in result.items())
+
+
+def _render_stats(s):
+    out = [f"Database: {s['db_path']} ({s['db_bytes']} bytes, schema v{s['schema_version']})",
+           f"Total instincts: {s['total']}  (raw {s['by_level']['raw']}, mature {s['by_level']['mature']},"
+           f" rule {s['by_level']['rule']}, universal {s['by_level']['universal']})"]
+    if s["by_category"]:
+        out.append("Categories: " + ", ".join(f"{k} {v}" for k, v in s["by_category"].items()))
+    out.append(f"Projects: {s['projects']}  Events: {s['events']}  Full-text search: "
+               f"{'FTS5' if s['fts'] else 'LIKE fallback'}")
+    return "\n".join(out)
+
+
+def _render_export(result):
+    if isinstance(result, str):
+        return result.rstrip("\n")
+    return _dumps(result, indent=2)
+
+
+def _render_markdown(rules):
+    out = ["# Learned rules (instinct)", ""]
+    for r in rules:
+        scope = "global" if not r["project"] else f"project {r['project']}"
+        out.append(f"- `{r['pattern']}` ({r['category']}, {r['level']}, "
+                   f"confidence {r['confidence']}, {scope})")
+    if not rules:
+        out.append("_No rules yet._")
+    return "\n".join(out) + "\n"
+
+
+# =============================================================================
+# 10. Public API (InstinctStore)
+# =============================================================================
+_COLS = "pattern, category, confidence, promoted, project, source, first_seen, last_seen, metadata"
+
+_SQL_UPSERT = """
+INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen, source, project, metadata)
+VALUES (?1, ?2, 1, ?3, ?3, ?4, ?5, ?6)
+ON CONFLICT (pattern, project) DO UPDATE SET
+    confidence = confidence + 1,
+    last_seen = excluded.last_seen,
+    source = CASE WHEN excluded.source != '' THEN excluded.source ELSE source END"""
+
+_SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
+              " VALUES (?,?,?,?,?,?,?,?)")
+
+
+def _record(row):
+    p, cat, conf, promoted, proj, src, first, last, meta = row
+    return {"pattern": p, "category": cat, "confidence": conf, "level": LEVELS[promoted],
+            "promoted": promoted, "project": proj, "source": src, "first_seen": first,
+            "last_seen": last, "metadata": _loads_meta(meta)}
+
+
+class InstinctStore:
+    """The instinct memory: a SQLite file of patterns with confidence and levels.
+
+    ``InstinctStore(path=None)`` opens ``path``, else ``$INSTINCT_DB``, else
+    ``~/.instinct/instinct.db`` (created with a 0700 directory and a 0600 file).
+    The connection opens lazily on first use. Use it as a context manager or
+    call ``close()``. `clock` (epoch seconds) and `cwd` (the directory whose
+    project ``suggest()`` uses) exist for tests and servers.
+    """
+
+    def __init__(self, path=None, *, clock=None, cwd=None, session=None):
+        if path is None:
+            path = os.environ.get(ENV_DB) or None
+        create_dir = path is None
+        self.path = os.path.abspath(os.path.expanduser(os.fspath(path or DEFAULT_DB)))
+        self._db = _DB(self.path, create_dir)
+        self._clock = clock or time.time
+        self.cwd = cwd
+        self.session = session if session is not None else os.environ.get(ENV_SESSION, "")
+
+    # -- plumbing -------------------------------------------------------------
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        """Close the database connection (the store can be reopened by using it)."""
+        self._db.close()
+
+    def _now(self):
+        return _iso(self._clock())
+
+    def _read(self, sql, params=()):
+        try:
+            return self._db.retry(lambda: self._db.conn.execute(sql, params).fetchall())
+        except sqlite3.Error as e:
+            raise _db_error(self.path, e) from None
+
+    def _writing(self, fn):
+        """Run fn(conn) in one short write transaction; sqlite errors -> StoreError."""
+        try:
+            with self._db.write() as conn:
+                return fn(conn)
+        except sqlite3.Error as e:
+            raise _db_error(self.path, e) from None
+
+    def _canonical(self, pattern, conn=None):
+        p = normalize_pattern(pattern)
+        row = (conn.execute("SELECT pattern FROM aliases WHERE alias = ?", (p,)).fetchone()
+               if conn is not None else None)
+        return row[0] if row else p
+
+    def _settings(self):
+        vals = {k: d for k, (d, _) in SETTINGS.items()}
+        for k, v in self._read("SELECT key, value FROM settings"):
+            vals[k] = int(v)
+        return vals
+
+    def _event(self, conn, kind, pattern="", project="", source="", delta=0, data=""):
+        conn.execute(_SQL_EVENT, (self._now(), kind, pattern, project, source, self.session,
+                                  delta, data))
+
+    def _get_row(self, conn, pattern, project):
+        return conn.execute(f"SELECT {_COLS} FROM instincts WHERE pattern = ? AND project = ?",
+                            (pattern, project)).fetchone()
+
+    # -- operations -------------------------------------------------------------
+    @operation(
+        Param("pattern", str, "the pattern, e.g. seq:test->fix->test, pref:stdlib-first",
+              required=True, positional=True),
+        Param("category", str, "category (default: from the prefix: seq: sequence, pref: "
+              "preference, fix: fix_pattern, combo: combo)", flag="--cat"),
+        Param("source", str, "who observed it, e.g. claude-code", default=""),
+        Param("project", str, "'' for global (default), a 12-hex fingerprint or a project path",
+              default=""),
+        Param("metadata", dict, "a JSON object merged into the pattern's metadata", flag="--meta"),
+        title="Observe a pattern", output=_RECORD, render=_render_record)
+    def observe(self, pattern, category=None, source="", project="", metadata=None):
+        """Record one occurrence of a pattern: new ones start at confidence 1, known ones gain 1.
+
+        Call it whenever you notice a recurring habit, preference, fix or tool
+        combination. Levels change only when consolidate runs.
+        """
+        normalize_pattern(pattern)
+        cat = _check_category(category) if category is not None else None
+        _check_text(source, "source")
+        proj = _resolve_project(project, self.cwd)
+        meta = _check_metadata(metadata)
+
+        def run(conn):
+            p = self._canonical(pattern, conn)
+            c = cat or category_for(p)
+            now = self._now()
+            conn.execute(_SQL_UPSERT, (p, c, now, source, proj, meta or "{}"))
+            if cat is not None:
+                conn.execute("UPDATE instincts SET category = ? WHERE pattern = ? AND project = ?"
+                             " AND category != ?", (cat, p, proj, cat))
+            row = self._get_row(conn, p, proj)
+            if meta and row[2] > 1:
+                merged = _loads_meta(row[8])
+                merged.update(_loads_meta(meta))
+                text = _check_metadata(merged)
+                conn.execute("UPDATE instincts SET metadata = ? WHERE pattern = ? AND project = ?",
+                             (text, p, proj))
+                row = row[:8] + (text,)
+            conn.execute(_SQL_EVENT, (now, "observe", p, proj, source, self.session, 1, ""))
+            return row
+        return _record(self._writing(run))
+
+    @operation(
+        Param("project", str, "project to suggest for: '' global only, a fingerprint or a path "
+              "(default: the project of the working directory)"),
+        Param("limit", int, "at most this many suggestions", minimum=1),
+        title="Suggest learned habits", read_only=True, idempotent=True,
+        output=_RECORD, list_key="suggestions",
+        render=lambda rs: _lines(rs, "suggestion"))
+    def suggest(self, project=None, limit=None):
+        """Mature, rule and universal patterns for a project (plus global ones), strongest first.
+
+        Ask for these at the start of a task: they are habits learned from
+        repetition. Raw observations are never suggested.
+        """
+        proj = _resolve_project(project, self.cwd)
+        rows = self._read(
+            f"SELECT {_COLS} FROM instincts WHERE promoted > 0 AND project = ''"
+            f" UNION ALL SELECT {_COLS} FROM instincts WHERE promoted > 0 AND project = ?1 AND ?1 != ''"
+            f" UNION ALL SELECT {_COLS} FROM instincts WHERE promoted = 3 AND project NOT IN ('', ?1)",
+            (proj,))
+        best = {}
+        for row in rows:      # one entry per pattern: this project's row, else the strongest
+            r = _record(row)
+            cur = best.get(r["pattern"])
+            if (cur is None or (r["project"] == proj) > (cur["project"] == proj)
+                    or ((r["project"] == proj) == (cur["project"] == proj)
+                        and (r["promoted"], r["confidence"]) > (cur["promoted"], cur["confidence"]))):
+                best[r["pattern"]] = r
+        out = sorted(best.values(), key=lambda r: (-r["promoted"], -r["confidence"], r["pattern"]))
+        return out[:limit] if limit else out
+
+    @operation(
+        Param("min_confidence", int, "only patterns with at least this confidence", default=1,
+              minimum=0),
+        Param("category", str, "only this category"),
+        Param("project", str, "only this project ('' = global only; default: all)"),
+        Param("level", str, "only this level", choices=LEVELS),
+        Param("limit", int, "at most this many", minimum=1),
+        mcp="list_instincts", title="List instincts", read_only=True, idempotent=True,
+        output=_RECORD, list_key="instincts", render=lambda rs: _lines(rs, "instinct"))
+    def list(self, min_confidence=1, category=None, project=None, level=None, limit=None):
+        """List stored patterns, highest confidence first, with optional filters."""
+        where, params = ["confidence >= ?"], [min_confidence]
+        if category is not None:
+            where.append("category = ?")
+            params.append(_check_category(category))
+        if project is not None:
+            where.append("project = ?")
+            params.append(_resolve_project(project, self.cwd))
+        if level is not None:
+            if level not in LEVELS:
+                raise ValidationError(f"level must be one of: {', '.join(LEVELS)}")
+            where.append("promoted = ?")
+            params.append(LEVELS.index(level))
+        sql = (f"SELECT {_COLS} FROM instincts WHERE {' AND '.join(where)}"
+               " ORDER BY confidence DESC, pattern, project")
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [_record(r) for r in self._read(sql, params)]
+
+    @operation(
+        Param("query", str, "words to look for in patterns and categories", required=True,
+              positional=True),
+        Param("limit", int, "at most this many", minimum=1),
+        mcp="search_instincts", title="Search instincts", read_only=True, idempotent=True,
+        output=_RECORD, list_key="instincts", render=lambda rs: _lines(rs, "match"))
+    def search(self, query, limit=None):
+        """Full-text search over patterns (FTS5 prefix match; substring match without FTS5)."""
+        _check_text(query, "query", MAX_PATTERN, empty_ok=False)
+        words = "".join(c if c.isalnum() or c == "_" else " " for c in query).split()
+        lim = f" LIMIT {int(limit)}" if limit else ""
+        cols = ", ".join("i." + c.strip() for c in _COLS.split(","))
+        if words and self._fts():
+            fts_q = " AND ".join('"%s"*' % w for w in words)
+            rows = self._read(
+                f"SELECT {cols} FROM instincts_fts f JOIN instincts i ON i.id = f.rowid"
+                " WHERE instincts_fts MATCH ? ORDER BY f.rank, i.confidence DESC, i.pattern" + lim,
+                (fts_q,))
+        else:
+            esc = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            rows = self._read(
+                f"SELECT {cols} FROM instincts i WHERE i.pattern LIKE ?1 ESCAPE '\\'"
+                " OR i.category LIKE ?1 ESCAPE '\\' ORDER BY i.confidence DESC, i.pattern" + lim,
+                (f"%{esc}%",))
+        return [_record(r) for r in rows]
+
+    def _fts(self):
+        return bool(self._read("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'"))
+
+    @operation(
+        Param("pattern", str, "the pattern", required=True, positional=True),
+        Param("project", str, "'' for global (default), a fingerprint or a project path", default=""),
+        mcp="get_instinct", title="Get one instinct", read_only=True, idempotent=True,
+        output=_RECORD, render=_render_record)
+    def get(self, pattern, project=""):
+        """Return one pattern's record (confidence, level, first/last seen...)."""
+        proj = _resolve_project(project, self.cwd)
+        try:
+            conn = self._db.conn
+            row = self._get_row(conn, self._canonical(pattern, conn), proj)
+        except sqlite3.Error as e:
+            raise _db_error(self.path, e) from None
+        if row is None:
+            raise NotFoundError(f"no instinct {normalize_pattern(pattern)!r}"
+                                + (f" in project {proj}" if proj else " (global)"))
+        return _record(row)
+
+    @operation(
+        Param("pattern", str, "the pattern to delete", required=True, positional=True),
+        Param("project", str, "'' for global (default), a fingerprint or a project path", default=""),
+        title="Forget an instinct", destructive=True, idempotent=True,
+        output=_RECORD, render=lambda r: f"Forgot {r['pattern']} (conf={r['confidence']})")
+    def forget(self, pattern, project=""):
+        """Delete a pattern for good (its event history stays). Returns the deleted record."""
+        proj = _resolve_project(project, self.cwd)
+
+        def run(conn):
+            p = self._canonical(pattern, conn)
+            row = self._get_row(conn, p, proj)
+            if row is None:
+                raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
+            conn.execute("DELETE FROM instincts WHERE pattern = ? AND project = ?", (p, proj))
+            self._event(conn, "forget", p, proj, delta=-row[2])
+            return row
+        return _record(self._writing(run))
+
+    @operation(
+        Param("alias", str, "the spelling to fold away", required=True, positional=True),
+        Param("pattern", str, "the canonical pattern it means", required=True, positional=True),
+        title="Alias a pattern", idempotent=True,
+        output=_obj({"alias": _STR, "pattern": _STR, "merged": _INT}, ("alias", "pattern", "merged")),
+        render=lambda r: f"{r['alias']} -> {r['pattern']} ({r['merged']} rows merged)")
+    def alias(self, alias, pattern):
+        """Make one spelling count for another: folds existing rows and redirects future observes."""
+        a, target = normalize_pattern(alias), normalize_pattern(pattern)
+        if a == target:
+            raise ValidationError("an alias must differ from its pattern")
+
+        def run(conn):
+            t = self._canonical(target, conn)
+            if t == a:
+                raise ValidationError(f"{target!r} is already an alias of {a!r}")
+            conn.execute("INSERT INTO aliases (alias, pattern) VALUES (?, ?) ON CONFLICT (alias)"
+                         " DO UPDATE SET pattern = excluded.pattern", (a, t))
+            conn.execute("UPDATE aliases SET pattern = ? WHERE pattern = ?", (t, a))
+            rows = conn.execute(f"SELECT {_COLS} FROM instincts WHERE pattern = ?", (a,)).fetchall()
+            for _, cat, conf, _, proj, src, first, last, meta in rows:
+                conn.execute(
+                    "INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen,"
+                    " source, project, metadata) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (pattern, project)"
+                    " DO UPDATE SET confidence = confidence + excluded.confidence,"
+                    " first_seen = min(first_seen, excluded.first_seen),"
+                    " last_seen = max(last_seen, excluded.last_seen)",
+                    (t, cat, conf, first, last, src, proj, meta))
+                self._event(conn, "merge", t, proj, delta=conf, data=a)
+            conn.execute("DELETE FROM instincts WHERE pattern = ?", (a,))
+            return {"alias": a, "pattern": t, "merged": len(rows)}
+        return self._writing(run)
+
+    def _threshold_sql(self, settings, which):
+        """SQL expression for a row's threshold: pattern setting, else category, else store-wide."""
+        default = int(settings[which])
+        parts = []
+        for scope, col in (("pattern", "pattern"), ("category", "category")):
+            if any(k.startswith(scope + ".") and k.endswith("." + which) for k in settings):
+                parts.append(f"(SELECT CAST(value AS INTEGER) FROM settings WHERE key = "
+                             f"'{scope}.' || i.{col} || '.{which}')")
+        return f"coalesce({', '.join(parts + [str(default)])})" if parts else str(default)
+
+    @operation(
+        title="Consolidate: promote and demote", idempotent=True,
+        output=_obj({k: _INT for k in ("promoted_mature", "promoted_rule", "promoted_universal",
+                                       "demoted", "total")},
+                    ("promoted_mature", "promoted_rule", "promoted_universal", "demoted", "total")),
+        render=_render_counts(("promoted_mature", "Promoted to mature"), ("promoted_rule", "Promoted to rule"),
+                              ("promoted_universal", "Promoted to universal"), ("demoted", "Demoted"),
+                              ("total", "Total instincts")))
+    def consolidate(self):
+        """Promote patterns whose confidence reached a threshold (mature 5, rule 10), demote the rest.
+
+        A rule found in 2 or more projects becomes universal. Run it at the end
+        of a session or periodically; it is the only place levels change.
+        """
+        settings = self._settings()
+        mature = self._threshold_sql(settings, "mature_threshold")
+        rule = self._threshold_sql(settings, "rule_threshold")
+
+        def run(conn):
+            conn.execute("DROP TABLE IF EXISTS temp._lv")
+            conn.execute("CREATE TEMP TABLE _lv (rid INTEGER PRIMARY KEY, pattern TEXT, project TEXT,"
+                         " old INTEGER, new INTEGER)")
+            conn.execute(f"INSERT INTO _lv SELECT i.id, i.pattern, i.project, i.promoted,"
+                         f" CASE WHEN i.confidence >= {rule} THEN 2"
+                         f" WHEN i.confidence >= {mature} THEN 1 ELSE 0 END FROM instincts i")
+            conn.execute("UPDATE _lv SET new = 3 WHERE new = 2 AND pattern IN (SELECT pattern FROM _lv"
+                         " WHERE new = 2 AND project != '' GROUP BY pattern"
+                         " HAVING count(DISTINCT project) >= ?)", (settings["universal_projects"],))
+            counts = {"promoted_mature": 0, "promoted_rule": 0, "promoted_universal": 0, "demoted": 0}
+            for old, new, n in conn.execute(
+                    "SELECT old, new, count(*) FROM _lv WHERE old != new GROUP BY old, new"):
+                key = "demoted" if new < old else ("promoted_" + LEVELS[new])
+                counts[key] += n
+            conn.execute("UPDATE instincts SET promoted = (SELECT new FROM _lv WHERE rid = instincts.id)"
+                         " WHERE id IN (SELECT rid FROM _lv WHERE old != new)")
+            counts["total"] = conn.execute("SELECT count(*) FROM _lv").fetchone()[0]
+            conn.execute("DROP TABLE temp._lv")
+            self._prune_events(conn, settings)
+            return counts
+        return self._writing(run)
+
+    def _prune_events(self, conn, settings):
+        cutoff = _iso(self._clock() - settings["events_max_days"] * 86400)
+        first_kept = conn.execute("SELECT id FROM events WHERE ts >= ? ORDER BY id LIMIT 1",
+                                  (cutoff,)).fetchone()
+        if first_kept:
+            conn.execute("DELETE FROM events WHERE id < ?", (first_kept[0],))
+        else:
+            conn.execute("DELETE FROM events")
+        conn.execute("DELETE FROM events WHERE id <= (SELECT max(id) FROM events) - ?",
+                     (settings["events_max_rows"],))
+
+    @operation(
+        Param("days_inactive", int, "days without an observation before a pattern loses 1",
+              default=90, flag="--days", minimum=1),
+        title="Decay stale patterns", destructive=True,
+        output=_obj({"decayed": _INT, "deleted": _INT, "total": _INT}, ("decayed", "deleted", "total")),
+        render=lambda r: f"Decayed: {r['decayed']}\nDeleted: {r['deleted']}\nTotal instincts: {r['total']}")
+    def decay(self, days_inactive=90):
+        """Patterns not observed for `days_inactive` days lose 1 confidence; at 0 they are deleted.
+
+        A pattern is charged at most once per inactive period, however often
+        decay runs (a daily cron equals a weekly one).
+        """
+        if isinstance(days_inactive, bool) or not isinstance(days_inactive, int) or days_inactive < 1:
+            raise ValidationError("days_inactive must be a whole number of days >= 1")
+        now = self._now()
+        cutoff = _iso(self._clock() - days_inactive * 86400)
+        stale = "max(last_seen, decayed_at) < ?"
+
+        def run(conn):
+            conn.execute(f"INSERT INTO events (ts, kind, pattern, project, session, delta, data)"
+                         f" SELECT ?, 'decay', pattern, project, ?, -1, '' FROM instincts WHERE {stale}",
+                         (now, self.session, cutoff))
+            decayed = conn.execute(f"UPDATE instincts SET confidence = confidence - 1, decayed_at = ?"
+                                   f" WHERE {stale}", (now, cutoff)).rowcount
+            deleted = conn.execute("DELETE FROM instincts WHERE confidence <= 0").rowcount
+            total = conn.execute("SELECT count(*) FROM instincts").fetchone()[0]
+            return {"decayed": decayed, "deleted": deleted, "total": total}
+        return self._writing(run)
+
+    @operation(
+        title="Store statistics", read_only=True, idempotent=True,
+        output=_obj({"total": _INT, "by_level": _obj({k: _INT for k in LEVELS}),
+                     "by_category": {"type": "object"}, "projects": _INT, "events": _INT,
+                     "aliases": _INT, "db_path": _STR, "db_bytes": _INT, "schema_version": _INT,
+                     "fts": _BOOL},
+                    ("total", "by_level", "by_category", "projects", "events")),
+        render=_render_stats)
+    def stats(self):
+        """Counts by level and category, projects, event-log size, database file facts."""
+        by_level = {k: 0 for k in LEVELS}
+        for lv, n in self._read("SELECT promoted, count(*) FROM instincts GROUP BY promoted"):
+            by_level[LEVELS[lv]] = n
+        by_cat = {c: n for c, n in self._read(
+            "SELECT category, count(*) FROM instincts GROUP BY category ORDER BY count(*) DESC, category")}
+        (projects,), = self._read("SELECT count(DISTINCT project) FROM instincts WHERE project != ''")
+        (events,), = self._read("SELECT count(*) FROM events")
+        (aliases,), = self._read("SELECT count(*) FROM aliases")
+        (version,), = self._read("PRAGMA user_version")
+        size = sum(os.path.getsize(self.path + s) for s in ("", "-wal")
+                   if os.path.exists(self.path + s))
+        return {"total": sum(by_level.values()), "by_level": by_level, "by_category": by_cat,
+                "projects": projects, "events": events, "aliases": aliases, "db_path": self.path,
+                "db_bytes": size, "schema_version": version, "fts": self._fts()}
+
+    @operation(
+        Param("min_confidence", int, "export patterns with at least this confidence", default=10,
+              minimum=0),
+        Param("format", str, "json (records) or markdown (a text block)", default="json",
+              choices=("json", "markdown")),
+        cli="export", title="Export rules", read_only=True, idempotent=True,
+        output=_obj({"rules": {"type": "array", "items": _RECORD}, "count": _INT, "text": _STR}),
+        render=_render_export)
+    def export_rules(self, min_confidence=10, format="json"):
+        """Export high-confidence patterns (rules) as JSON records or Markdown, to share with a team."""
+        if format not in ("json", "markdown"):
+            raise ValidationError("format must be json or markdown")
+        rules = self.list(min_confidence=min_confidence)
+        return rules if format == "json" else _render_markdown(rules)
+
+    @operation(
+        Param("key", str, "setting: mature_threshold, rule_threshold, universal_projects, "
+              "events_max_days, events_max_rows, or category.<name>.<threshold> / "
+              "pattern.<pattern>.<threshold>", positional=True),
+        Param("value", str, "new integer value ('default' removes the setting)", positional=True),
+        title="Show or change settings", idempotent=True,
+        output={"type": "object"}, render=_render_kv)
+    def config(self, key=None, value=None):
+        """Show all settings, one setting, or set one (thresholds store-wide, per category, per pattern)."""
+        if key is None:
+            if value is not None:
+                raise ValidationError("give a key to set a value")
+            vals = self._settings()
+            return dict(sorted(vals.items(), key=lambda kv: (kv[0] not in SETTINGS, kv[0])))
+        key = self._setting_key(key)
+        if value is None:
+            return {key: self._settings().get(key, None if "." in key else SETTINGS[key][0])}
+        _check_text(value, "value")
+        if value.strip().lower() == "default":
+            self._writing(lambda c: c.execute("DELETE FROM settings WHERE key = ?", (key,)))
+            return {key: None if "." in key else SETTINGS[key][0]}
+        try:
+            n = int(value)
+        except ValueError:
+            raise ValidationError(f"value for {key} must be a whole number") from None
+        if not 1 <= n <= 10**9:
+            raise ValidationError(f"value for {key} must be between 1 and 1000000000")
+        self._writing(lambda c: c.execute(
+            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET"
+            " value = excluded.value", (key, str(n))))
+        return {key: n}
+
+    @staticmethod
+    def _setting_key(key):
+        _check_text(key, "key", MAX_PATTERN + 64, empty_ok=False)
+        if key in SETTINGS:
+            return key
+        for which in _THRESHOLD_KEYS:
+            for scope in ("category", "pattern"):
+                pre, suf = scope + ".", "." + which
+                if key.startswith(pre) and key.endswith(suf) and len(key) > len(pre) + len(suf):
+                    name = key[len(pre):-len(suf)]
+                    name = _check_category(name) if scope == "category" else normalize_pattern(name)
+                    return pre + name + suf
+        raise ValidationError(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}, "
+                              "category.<name>.mature_threshold|rule_threshold, "
+                              "pattern.<pattern>.mature_threshold|rule_threshold")
+
+
+# =============================================================================
+# 11. CLI
+# =============================================================================
+_CLI_EXTRAS = {"serve": "run the MCP stdio server (newline-delimited JSON-RPC 2.0)"}
+
+
+def _json_object_arg(text):
+    import argparse
+    import json
+    try:
+        v = json.loads(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"not valid JSON: {e}") from None
+    if not isinstance(v, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object, e.g. '{\"why\": \"...\"}'")
+    return v
+
+
+def build_parser(argv=None):
+    """The argparse parser; with argv, only the subcommand argv names is fully built (fast start)."""
+    import argparse
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
+                        help="database file (default: $INSTINCT_DB or ~/.instinct/instinct.db)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print the result as JSON (the same JSON the API returns)")
+    parser = argparse.ArgumentParser(
+        prog="instinct", parents=[common],
+        description="Self-learning memory for AI coding agents: observe patterns, "
+                    "consolidate them into habits, suggest them back.")
+    parser.add_argument("--version", action="version", version=f"instinct {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    names = {op.cli: op for op in OPERATIONS.values()}
+    wanted = next((a for a in (argv or []) if a in names or a in _CLI_EXTRAS), None)
+    for cli, op in names.items():
+        if wanted and cli != wanted:
+            continue
+        sp = sub.add_parser(cli, parents=[common], help=op.summary,
+                            description=(op.summary + " " + (op.description or "")).strip())
+        for p in op.params:
+            kw = {"help": p.help + (f" (default: {p.default})" if p.default not in (None, "") else "")}
+            if p.choices:
+                kw["choices"] = p.choices
+            if p.type is dict:
+                kw["type"], kw["metavar"] = _json_object_arg, "JSON"
+            elif p.type is int:
+                kw["type"] = int
+            if p.positional:
+                if not p.required:
+                    kw["nargs"] = "?"
+                sp.add_argument(p.name, **kw)
+            else:
+                sp.add_argument(p.flag, dest=p.name, default=p.default, **kw)
+        sp.set_defaults(_op=op)
+    for name, help in _CLI_EXTRAS.items():
+        if not wanted or wanted == name:
+            sub.add_parser(name, parents=[common], help=help, description=help).set_defaults(_op=None)
+    return parser
+
+
+def main(argv=None):
+    """Command-line entry point; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(argv).parse_args(argv)
+    if not args.command:
+        build_parser().print_help(sys.stderr)
+        return 2
+    try:
+        if args.command == "serve":
+            return serve(InstinctStore(getattr(args, "db", None)))
+        op = args._op
+        kwargs = {p.name: getattr(args, p.name) for p in op.params}
+        for p in op.params:
+            if kwargs[p.name] is None and p.default is not None:
+                kwargs[p.name] = p.default
+        with InstinctStore(getattr(args, "db", None)) as store:
+            result = getattr(store, op.name)(**kwargs)
+        text = _dumps(result, indent=2) if getattr(args, "json", False) else op.render(result)
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+        return 0
+    except InstinctError as e:
+        sys.stderr.write(f"instinct: error: {e}\n")
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout = None
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+        except OSError:
+            pass
+        return 0
+
+
+# =============================================================================
+# 12. MCP stdio server
+# =============================================================================
+PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")   # newest first
+MAX_LINE = 16 * 1024 * 1024
+_PARSE_ERROR, _INVALID_REQUEST, _METHOD_NOT_FOUND = -32700, -32600, -32601
+_INVALID_PARAMS, _INTERNAL_ERROR, _RESOURCE_NOT_FOUND = -32602, -32603, -32002
+
+INSTRUCTIONS = (
+    "instinct is this user's learned-habit memory. At the start of every task call `suggest` "
+    "(or read instinct://suggestions) and follow the mature and rule patterns it returns; "
+    "rules are strong habits, mature ones are good defaults. Whenever you notice a recurring "
+    "pattern, call `observe` with a prefixed name: `seq:` a tool/action sequence "
+    "(seq:test->fix->test), `pref:` a user preference (pref:stdlib-first, pref:style=black), "
+    "`fix:` a recurring fix (fix:missing-import), `combo:` tools used together "
+    "(combo:pytest+coverage). Reuse the exact spelling of existing patterns (see "
+    "`search_instincts`). Call `consolidate` at the end of a session to promote patterns "
+    "(confidence 5 = mature, 10 = rule). Use `get_instinct` to inspect one pattern and "
+    "`forget` only when the user asks to drop a habit.")
+
+_RESOURCES = (
+    ("instinct://suggestions", "suggestions", "Current suggestions",
+     "Mature, rule and universal patterns for this server's project"),
+    ("instinct://rules", "rules", "Learned rules", "Patterns with confidence >= 10"),
+    ("instinct://stats", "stats", "Store statistics", "Counts by level and category"),
+)
+_PROMPT = {"name": "session_briefing", "title": "Session briefing",
+           "description": "Learned habits and rules to keep in mind for this session",
+           "arguments": [{"name": "project", "required": False,
+                          "description": "project path or fingerprint (default: the server's)"}]}
+
+
+class _RpcError(Exception):
+    def __init__(self, code, message, data=None):
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+
+def _log(msg):
+    try:
+        sys.stderr.write(f"instinct: {msg}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+class _Server:
+    """The MCP session state and dispatch; IO lives in serve()."""
+
+    def __init__(self, store):
+        self.store = store
+        self.version = None                # negotiated protocol version
+        self._tools = {}
+
+    # -- framing-level ----------------------------------------------------------
+    def handle_line(self, line):
+        """One input line (bytes, no newline) -> reply object/list, or None."""
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            return self._error(None, _PARSE_ERROR, "Parse error: input is not valid UTF-8")
+        import json
+
+        def no_constants(name):
+            raise ValueError(f"{name} is not valid JSON")
+        try:
+            msg = json.loads(text, parse_constant=no_constants)
+        except (ValueError, RecursionError) as e:
+            return self._error(None, _PARSE_ERROR, f"Parse error: {e}")
+        if isinstance(msg, list):
+            if self.version != "2025-03-26":
+                return self._error(None, _INVALID_REQUEST, "Invalid Request: batches are not "
+                                   "supported in this protocol version")
+            if not msg:
+                return self._error(None, _INVALID_REQUEST, "Invalid Request: empty batch")
+            replies = []
+            for m in msg:
+                if isinstance(m, dict) and m.get("method") == "initialize":
+                    replies.append(self._error(m.get("id") if _valid_id(m.get("id")) else None,
+                                               _INVALID_REQUEST, "initialize must not be batched"))
+                    continue
+                r = self.handle_message(m)
+                if r is not None:
+                    replies.append(r)
+            return replies or None
+        return self.handle_message(msg)
+
+    def _error(self, mid, code, message, data=None):
+        err = {"code": code, "message": message}
+        if data is not None:
+            err["data"] = data
+        reply = {"jsonrpc": "2.0", "id": mid, "error": err}
+        if mid is None and self.version == "2025-11-25":
+            del reply["id"]               # 2025-11-25: id is omitted when it could not be read
+        return reply
+
+    def handle_message(self, msg):
+        if not isinstance(msg, dict):
+            return self._error(None, _INVALID_REQUEST, "Invalid Request: expected a JSON object")
+        has_id = "id" in msg
+        mid = msg.get("id")
+        if has_id and not _valid_id(mid):
+            return self._error(None, _INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
+        method = msg.get("method")
+        if msg.get("jsonrpc") != "2.0":
+            return self._error(mid if has_id else None, _INVALID_REQUEST,
+                               "Invalid Request: jsonrpc must be \"2.0\"")
+        if method is None and has_id and ("result" in msg or "error" in msg):
+            return None                    # a response to a request we never send
+        if not isinstance(method, str):
+            return self._error(mid if has_id else None, _INVALID_REQUEST,
+                               "Invalid Request: method must be a string")
+        params = msg.get("params", {})
+        if not has_id:                     # notification: never answered
+            return None
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            return self._error(mid, _INVALID_PARAMS, "Invalid params: params must be an object")
+        try:
+            return {"jsonrpc": "2.0", "id": mid, "result": self.dispatch(method, params)}
+        except _RpcError as e:
+            return self._error(mid, e.code, e.message, e.data)
+        except Exception as e:            # a bug: report it, keep serving
+            import traceback
+            _log("internal error:\n" + traceback.format_exc())
+            return self._error(mid, _INTERNAL_ERROR, f"Internal error: {type(e).__name__}: {e}")
+
+    # -- methods ----------------------------------------------------------------
+    def dispatch(self, method, params):
+        if method == "ping":
+            return {}
+        if method == "initialize":
+            return self.initialize(params)
+        if self.version is None:
+            raise _RpcError(_INVALID_REQUEST, "server not initialized: send initialize first")
+        handler = {"tools/list": self.tools_list, "tools/call": self.tools_call,
+                   "resources/list": self.resources_list, "resources/read": self.resources_read,
+                   "resources/templates/list": self.templates_list,
+                   "prompts/list": self.prompts_list, "prompts/get": self.prompts_get}.get(method)
+        if handler is None:
+            raise _RpcError(_METHOD_NOT_FOUND, f"Method not found: {method}")
+        return handler(params)
+
+    def initialize(self, params):
+        asked = params.get("protocolVersion")
+        if not isinstance(asked, str):
+            raise _RpcError(_INVALID_PARAMS, "Invalid params: protocolVersion must be a string")
+        self.version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+        self._tools = {}
+        return {"protocolVersion": self.version,
+                "capabilities": {"tools": {"listChanged": False},
+                                 "resources": {"subscribe": False, "listChanged": False},
+                                 "prompts": {"listChanged": False}},
+                "serverInfo": {"name": "instinct", "title": "instinct", "version": __version__},
+                "instructions": INSTRUCTIONS}
+
+    def _at_least(self, version):
+        return self.version >= version     # ISO dates compare as strings
+
+    def _check_cursor(self, params):
+        if params.get("cursor") is not None:
+            raise _RpcError(_INVALID_PARAMS, "Invalid params: unknown cursor")
+
+    def tools_list(self, params):
+        self._check_cursor(params)
+        tools = []
+        for op in OPERATIONS.values():
+            if not op.mcp:
+                continue
+            t = {"name": op.mcp, "description": (op.summary + " " + (op.description or "")).strip(),
+                 "inputSchema": op.input_schema()}
+            if self._at_least("2025-06-18"):
+                t["title"] = op.title
+                t["outputSchema"] = op.output_schema()
+            if self._at_least("2025-03-26"):
+                t["annotations"] = {"title": op.title, "readOnlyHint": bool(op.read_only),
+                                    "destructiveHint": bool(op.destructive),
+                                    "idempotentHint": bool(op.idempotent), "openWorldHint": False}
+            tools.append(t)
+        return {"tools": tools}
+
+    def tools_call(self, params):
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise _RpcError(_INVALID_PARAMS, "Invalid params: tools/call needs a string 'name'")
+        op = next((o for o in OPERATIONS.values() if o.mcp == name), None)
+        if op is None:
+            raise _RpcError(_INVALID_PARAMS, f"Unknown tool: {name}")
+        args = params.get("arguments")
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            raise _RpcError(_INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
+        try:
+            result = getattr(self.store, op.name)(**op.coerce(args))
+        except InstinctError as e:
+            return {"content": [{"type": "text", "text": f"Error: {e}"}], "isError": True}
+        except Exception as e:            # a tool failure must not kill the session
+            import traceback
+            _log(f"tool {name} failed:\n" + traceback.format_exc())
+            return {"content": [{"type": "text", "text": f"Error: {type(e).__name__}: {e}"}],
+                    "isError": True}
+        structured = op.structured(result)
+        if not isinstance(structured, dict):        # e.g. markdown export
+            structured = {"text": structured}
+        return {"content": [{"type": "text", "text": _dumps(structured)}],
+                "structuredContent": structured, "isError": False}
+
+    def resources_list(self, params):
+        self._check_cursor(params)
+        out = []
+        for uri, name, title, desc in _RESOURCES:
+            r = {"uri": uri, "name": name, "description": desc, "mimeType": "application/json"}
+            if self._at_least("2025-06-18"):
+                r["title"] = title
+            out.append(r)
+        return {"resources": out}
+
+    def templates_list(self, params):
+        self._check_cursor(params)
+        return {"resourceTemplates": []}
+
+    def resources_read(self, params):
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise _RpcError(_INVALID_PARAMS, "Invalid params: resources/read needs a string 'uri'")
+        s = self.store
+        try:
+            if uri == "instinct://suggestions":
+                data = s.suggest()
+                md = _briefing(data, "Suggestions")
+                data = {"suggestions": data, "count": len(data)}
+            elif uri == "instinct://rules":
+                rules = s.export_rules()
+                data, md = {"rules": rules, "count": len(rules)}, _render_markdown(rules)
+            elif uri == "instinct://stats":
+                data = s.stats()
+                md = "```\n" + _render_stats(data) + "\n```\n"
+            else:
+                raise _RpcError(_RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+        except InstinctError as e:
+            raise _RpcError(_INTERNAL_ERROR, f"could not read {uri}: {e}") from None
+        return {"contents": [{"uri": uri, "mimeType": "application/json", "text": _dumps(data)},
+                             {"uri": uri, "mimeType": "text/markdown", "text": md}]}
+
+    def prompts_list(self, params):
+        self._check_cursor(params)
+        p = dict(_PROMPT)
+        if not self._at_least("2025-06-18"):
+            del p["title"]
+        return {"prompts": [p]}
+
+    def prompts_get(self, params):
+        if params.get("name") != _PROMPT["name"]:
+            raise _RpcError(_INVALID_PARAMS, f"Unknown prompt: {params.get('name')}")
+        args = params.get("arguments") or {}
+        if not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
+            raise _RpcError(_INVALID_PARAMS, "Invalid params: prompt arguments must be strings")
+        try:
+            items = self.store.suggest(project=args.get("project") or None)
+        except InstinctError as e:
+            raise _RpcError(_INVALID_PARAMS, f"Invalid params: {e}") from None
+        return {"description": _PROMPT["description"],
+                "messages": [{"role": "user", "content": {
+                    "type": "text", "text": _briefing(items, "Session briefing")}}]}
+
+
+def _valid_id(mid):
+    return isinstance(mid, str) or (isinstance(mid, int) and not isinstance(mid, bool))
+
+
+def _briefing(items, heading):
+    if not items:
+        return f"# {heading}\n\nNo learned habits yet for this project.\n"
+    out = [f"# {heading}", "", "Habits learned from repetition in this user's past sessions "
+           "(rules first):", ""]
+    for r in items:
+        out.append(f"- [{r['level']}] `{r['pattern']}` ({r['category']}, seen {r['confidence']} times)")
+    return "\n".join(out) + "\n"
+
+
+def serve(store=None, stdin=None, stdout=None):
+    """Run the MCP stdio server until stdin closes; returns the exit status (0).
+
+    Protocol lines go to a private duplicate of fd 1, and fd 1 itself is pointed
+    at stderr, so stray prints, warnings and child processes can never corrupt
+    the channel.
+    """
+    import signal
+    if store is None:
+        store = InstinctStore()
+    if store.cwd is None:
+        store.cwd = os.environ.get("INSTINCT_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR") or None
+    if stdout is None:
+        sys.stdout.flush()
+        out = os.fdopen(os.dup(1), "wb", buffering=0)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+    else:
+        out = stdout
+    inp = stdin if stdin is not None else sys.stdin.buffer
+
+    def stop(*_):
+        raise SystemExit(0)
+    try:
+        signal.signal(signal.SIGTERM, stop)
+    except ValueError:                     # not the main thread (tests)
+        pass
+    server = _Server(store)
+    import json
+    try:
+        while True:
+            line = inp.readline(MAX_LINE + 1)
+            if not line:
+                break
+            if len(line) > MAX_LINE and not line.endswith(b"\n"):
+                while True:                # discard the rest of an oversized line
+                    chunk = inp.readline(1 << 20)
+                    if not chunk or chunk.endswith(b"\n"):
+                        break
+                _log(f"dropped an input line longer than {MAX_LINE} bytes")
+                reply = server._error(None, _INVALID_REQUEST, "Invalid Request: line too long")
+            else:
+                line = line.rstrip(b"\r\n")
+                if not line.strip():
+                    continue
+                reply = server.handle_line(line)
+            if reply is not None:
+                out.write(json.dumps(reply, separators=(",", ":"), allow_nan=False).encode() + b"\n")
+                if hasattr(out, "flush"):
+                    out.flush()
+    except (BrokenPipeError, KeyboardInterrupt):
+        pass
+    finally:
+        store.close()
+    return 0
+
+
+# =============================================================================
+# 13. Entry point
+# =============================================================================
+if __name__ == "__main__":
+    sys.exit(main())
