@@ -38,10 +38,13 @@ Sections:
      7. Schema and migrations
      8. Database connection (WAL, busy timeout, atomic writes)
      9. Operation registry (one table for API, CLI and MCP)
-    10. Public API (InstinctStore)
-    11. CLI
-    12. MCP stdio server
-    13. Entry point
+    10. Core API (the seeds' operations)
+    11. Learning from hooks (capture, session mining, injection)
+    12. Sharing (rules files, import, backup, doctor, gc)
+    13. InstinctStore (the public class)
+    14. CLI
+    15. MCP stdio server
+    16. Entry point
 
 MIT License.
 """
@@ -772,7 +775,7 @@ def _render_markdown(rules):
 
 
 # =============================================================================
-# 10. Public API (InstinctStore)
+# 10. Core API (the seeds' operations)
 # =============================================================================
 _COLS = "pattern, category, confidence, promoted, project, source, first_seen, last_seen, metadata"
 
@@ -795,15 +798,8 @@ def _record(row):
             "last_seen": last, "metadata": _loads_meta(meta)}
 
 
-class InstinctStore:
-    """The instinct memory: a SQLite file of patterns with confidence and levels.
-
-    ``InstinctStore(path=None)`` opens ``path``, else ``$INSTINCT_DB``, else
-    ``~/.instinct/instinct.db`` (created with a 0700 directory and a 0600 file).
-    The connection opens lazily on first use. Use it as a context manager or
-    call ``close()``. `clock` (epoch seconds) and `cwd` (the directory whose
-    project ``suggest()`` uses) exist for tests and servers.
-    """
+class _Core:
+    """Plumbing plus the seeds' operations; InstinctStore (section 13) is assembled from it."""
 
     def __init__(self, path=None, *, clock=None, cwd=None, session=None):
         if path is None:
@@ -1245,7 +1241,35 @@ class InstinctStore:
 
 
 # =============================================================================
-# 11. CLI
+# 11. Learning from hooks (capture, session mining, injection)
+# =============================================================================
+class _Learning(_Core):
+    """Operations fed by agent hooks (issue 4)."""
+
+
+# =============================================================================
+# 12. Sharing (rules files, import, backup, doctor, gc)
+# =============================================================================
+class _Sharing(_Core):
+    """Operations that carry learned rules to other agents, machines and years."""
+
+
+# =============================================================================
+# 13. InstinctStore (the public class)
+# =============================================================================
+class InstinctStore(_Learning, _Sharing):
+    """The instinct memory: a SQLite file of patterns with confidence and levels.
+
+    ``InstinctStore(path=None)`` opens ``path``, else ``$INSTINCT_DB``, else
+    ``~/.instinct/instinct.db`` (created with a 0700 directory and a 0600 file).
+    The connection opens lazily on first use. Use it as a context manager or
+    call ``close()``. `clock` (epoch seconds) and `cwd` (the directory whose
+    project ``suggest()`` uses) exist for tests and servers.
+    """
+
+
+# =============================================================================
+# 14. CLI
 # =============================================================================
 _CLI_EXTRAS = {"serve": "run the MCP stdio server (newline-delimited JSON-RPC 2.0)"}
 
@@ -1340,7 +1364,7 @@ def main(argv=None):
 
 
 # =============================================================================
-# 12. MCP stdio server
+# 15. MCP stdio server
 # =============================================================================
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")   # newest first
 MAX_LINE = 16 * 1024 * 1024
@@ -1679,7 +1703,7 @@ def serve(store=None, stdin=None, stdout=None):
 
 
 # =============================================================================
-# 13. Entry point
+# 16. Entry point
 # =============================================================================
 if __name__ == "__main__":
     sys.exit(main())
