@@ -41,10 +41,12 @@ Sections:
     10. Core API (the seeds' operations)
     11. Learning from hooks (capture, session mining, injection)
     12. Sharing (rules files, import, backup, doctor, gc)
-    13. InstinctStore (the public class)
-    14. CLI
-    15. MCP stdio server
-    16. Entry point
+    13. Insight and feedback (explain, history, trends, effectiveness, conflicts)
+    14. Knowledge memories (remember, recall, forget_memory)
+    15. InstinctStore (the public class)
+    16. CLI
+    17. MCP stdio server
+    18. Entry point
 
 MIT License.
 """
@@ -72,7 +74,7 @@ __all__ = [
 ENV_DB = "INSTINCT_DB"
 ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 6
 BUSY_TIMEOUT_S = 30.0
 
 LEVELS = ("raw", "mature", "rule", "universal")      # promoted = index
@@ -427,7 +429,24 @@ def _migrate_v2(conn):
             conn.execute(stmt)
 
 
-_MIGRATIONS = (_migrate_v1, _migrate_v2)     # index + 1 == the user_version they reach
+def _migrate_v3(conn):
+    """Insight and feedback (section 13)."""
+
+
+def _migrate_v4(conn):
+    """Knowledge memories (section 14)."""
+
+
+def _migrate_v5(conn):
+    """Learning from hooks (section 11)."""
+
+
+def _migrate_v6(conn):
+    """Sharing (section 12)."""
+
+
+# index + 1 == the user_version each reaches; append only, never reorder.
+_MIGRATIONS = (_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6)
 
 
 def _has_fts5(conn):
@@ -1028,14 +1047,17 @@ class _Core:
         return _record(self._writing(run))
 
     @operation(
-        Param("alias", str, "the spelling to fold away", required=True, positional=True),
-        Param("pattern", str, "the canonical pattern it means", required=True, positional=True),
-        title="Alias a pattern", idempotent=True,
+        Param("source", str, "the pattern (spelling) to fold away", required=True, positional=True),
+        Param("target", str, "the pattern it means", required=True, positional=True),
+        title="Merge one pattern into another", idempotent=True,
         output=_obj({"alias": _STR, "pattern": _STR, "merged": _INT}, ("alias", "pattern", "merged")),
         render=lambda r: f"{r['alias']} -> {r['pattern']} ({r['merged']} rows merged)")
-    def alias(self, alias, pattern):
-        """Make one spelling count for another: folds existing rows and redirects future observes."""
-        a, target = normalize_pattern(alias), normalize_pattern(pattern)
+    def merge(self, source, target):
+        """Fold `source` into `target` (confidence, events, every project) and leave an alias.
+
+        Future observations of `source` then count for `target`.
+        """
+        a, target = normalize_pattern(source), normalize_pattern(target)
         if a == target:
             raise ValidationError("an alias must differ from its pattern")
 
@@ -1057,6 +1079,7 @@ class _Core:
                     (t, cat, conf, first, last, src, proj, meta))
                 self._event(conn, "merge", t, proj, delta=conf, data=a)
             conn.execute("DELETE FROM instincts WHERE pattern = ?", (a,))
+            conn.execute("UPDATE events SET pattern = ? WHERE pattern = ? AND kind != 'merge'", (t, a))
             return {"alias": a, "pattern": t, "merged": len(rows)}
         return self._writing(run)
 
@@ -1255,9 +1278,23 @@ class _Sharing(_Core):
 
 
 # =============================================================================
-# 13. InstinctStore (the public class)
+# 13. Insight and feedback (explain, history, trends, effectiveness, conflicts)
 # =============================================================================
-class InstinctStore(_Learning, _Sharing):
+class _Insight(_Core):
+    """Operations that show why the memory believes something and let people correct it."""
+
+
+# =============================================================================
+# 14. Knowledge memories (remember, recall, forget_memory)
+# =============================================================================
+class _Memory(_Core):
+    """Typed knowledge memories next to the counted instincts."""
+
+
+# =============================================================================
+# 15. InstinctStore (the public class)
+# =============================================================================
+class InstinctStore(_Learning, _Sharing, _Insight, _Memory):
     """The instinct memory: a SQLite file of patterns with confidence and levels.
 
     ``InstinctStore(path=None)`` opens ``path``, else ``$INSTINCT_DB``, else
@@ -1269,7 +1306,7 @@ class InstinctStore(_Learning, _Sharing):
 
 
 # =============================================================================
-# 14. CLI
+# 16. CLI
 # =============================================================================
 _CLI_EXTRAS = {"serve": "run the MCP stdio server (newline-delimited JSON-RPC 2.0)"}
 
@@ -1364,7 +1401,7 @@ def main(argv=None):
 
 
 # =============================================================================
-# 15. MCP stdio server
+# 17. MCP stdio server
 # =============================================================================
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")   # newest first
 MAX_LINE = 16 * 1024 * 1024
@@ -1703,7 +1740,7 @@ def serve(store=None, stdin=None, stdout=None):
 
 
 # =============================================================================
-# 16. Entry point
+# 18. Entry point
 # =============================================================================
 if __name__ == "__main__":
     sys.exit(main())
