@@ -39,7 +39,7 @@ Sections:
      8. Database connection (WAL, busy timeout, atomic writes)
      9. Operation registry (one table for API, CLI and MCP)
     10. Core API (the seeds' operations)
-    11. Learning from hooks (capture, session mining, injection)
+    11. Agent hooks (capture, session mining, injection, setup)
     12. Sharing (rules files, import, backup, doctor, gc)
     13. Insight and feedback (explain, history, trends, effectiveness, conflicts)
     14. Knowledge memories (remember, recall, forget_memory)
@@ -93,6 +93,7 @@ SETTINGS = {
     "universal_projects": (2, "projects a rule must appear in to become universal"),
     "events_max_days": (365, "event-log retention in days"),
     "events_max_rows": (1_000_000, "event-log retention in rows"),
+    "feedback_bad_quiet": (3, "observations needed after `feedback bad` before it is suggested again"),
 }
 _THRESHOLD_KEYS = ("mature_threshold", "rule_threshold")
 
@@ -430,7 +431,9 @@ def _migrate_v2(conn):
 
 
 def _migrate_v3(conn):
-    """Insight and feedback (section 13)."""
+    """Insight and feedback (section 13): the bad-feedback quiet count, surfaced suggestions."""
+    conn.execute("ALTER TABLE instincts ADD COLUMN quiet INTEGER NOT NULL DEFAULT 0")
+    conn.execute("CREATE INDEX ix_events_surface ON events(pattern, ts) WHERE kind = 'surface'")
 
 
 def _migrate_v4(conn):
@@ -438,7 +441,12 @@ def _migrate_v4(conn):
 
 
 def _migrate_v5(conn):
-    """Learning from hooks (section 11)."""
+    """Agent hooks (section 11): per-session mining bookkeeping."""
+    conn.execute("CREATE INDEX ix_events_session ON events(session, id) WHERE session != ''")
+    conn.execute("CREATE TABLE mined (session TEXT NOT NULL, pattern TEXT NOT NULL,"
+                 " project TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY (session, pattern, project))"
+                 " WITHOUT ROWID")
+    conn.execute("CREATE TABLE mined_sessions (session TEXT PRIMARY KEY, last_id INTEGER NOT NULL)")
 
 
 def _migrate_v6(conn):
@@ -477,7 +485,7 @@ def _db_error(path, e):
     if "unable to open" in low:
         return StoreError(f"cannot open database {path}: {msg}")
     if _is_busy(e):
-        return StoreError(f"database {path} stayed locked for {BUSY_TIMEOUT_S:.0f}s: {msg}")
+        return StoreError(f"database {path} stayed locked too long: {msg}")
     return StoreError(f"database error on {path}: {msg}")
 
 
@@ -514,9 +522,10 @@ class _Write:
 class _DB:
     """Owns the sqlite3 connection: opening, pragmas, migrations, retries."""
 
-    def __init__(self, path, create_dir):
+    def __init__(self, path, create_dir, timeout=BUSY_TIMEOUT_S):
         self.path = path
         self.create_dir = create_dir
+        self.timeout = timeout
         self._conn = None
 
     @property
@@ -545,7 +554,7 @@ class _DB:
             except OSError as e:
                 raise StoreError(f"cannot create database {path}: {e.strerror}") from None
         try:
-            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+            conn = sqlite3.connect(path, timeout=self.timeout, isolation_level=None,
                                    check_same_thread=False)
         except sqlite3.Error as e:
             raise _db_error(path, e) from None
@@ -580,8 +589,8 @@ class _DB:
             raise
 
     def retry(self, fn, *args):
-        """Run fn, retrying 'database is locked' until BUSY_TIMEOUT_S has passed."""
-        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        """Run fn, retrying 'database is locked' until the busy timeout has passed."""
+        deadline = time.monotonic() + self.timeout
         pause = 0.001
         while True:
             try:
@@ -804,7 +813,8 @@ VALUES (?1, ?2, 1, ?3, ?3, ?4, ?5, ?6)
 ON CONFLICT (pattern, project) DO UPDATE SET
     confidence = confidence + 1,
     last_seen = excluded.last_seen,
-    source = CASE WHEN excluded.source != '' THEN excluded.source ELSE source END"""
+    source = CASE WHEN excluded.source != '' THEN excluded.source ELSE source END,
+    quiet = CASE WHEN quiet > 0 THEN quiet - 1 ELSE 0 END"""
 
 _SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
               " VALUES (?,?,?,?,?,?,?,?)")
@@ -820,12 +830,12 @@ def _record(row):
 class _Core:
     """Plumbing plus the seeds' operations; InstinctStore (section 13) is assembled from it."""
 
-    def __init__(self, path=None, *, clock=None, cwd=None, session=None):
+    def __init__(self, path=None, *, clock=None, cwd=None, session=None, timeout=None):
         if path is None:
             path = os.environ.get(ENV_DB) or None
         create_dir = path is None
         self.path = os.path.abspath(os.path.expanduser(os.fspath(path or DEFAULT_DB)))
-        self._db = _DB(self.path, create_dir)
+        self._db = _DB(self.path, create_dir, BUSY_TIMEOUT_S if timeout is None else timeout)
         self._clock = clock or time.time
         self.cwd = cwd
         self.session = session if session is not None else os.environ.get(ENV_SESSION, "")
@@ -936,9 +946,10 @@ class _Core:
         """
         proj = _resolve_project(project, self.cwd)
         rows = self._read(
-            f"SELECT {_COLS} FROM instincts WHERE promoted > 0 AND project = ''"
+            f"SELECT {_COLS} FROM instincts WHERE promoted > 0 AND project = '' AND quiet = 0"
             f" UNION ALL SELECT {_COLS} FROM instincts WHERE promoted > 0 AND project = ?1 AND ?1 != ''"
-            f" UNION ALL SELECT {_COLS} FROM instincts WHERE promoted = 3 AND project NOT IN ('', ?1)",
+            f" AND quiet = 0 UNION ALL SELECT {_COLS} FROM instincts WHERE promoted = 3"
+            f" AND project NOT IN ('', ?1) AND quiet = 0",
             (proj,))
         best = {}
         for row in rows:      # one entry per pattern: this project's row, else the strongest
@@ -948,8 +959,21 @@ class _Core:
                     or ((r["project"] == proj) == (cur["project"] == proj)
                         and (r["promoted"], r["confidence"]) > (cur["promoted"], cur["confidence"]))):
                 best[r["pattern"]] = r
-        out = sorted(best.values(), key=lambda r: (-r["promoted"], -r["confidence"], r["pattern"]))
-        return out[:limit] if limit else out
+        out = self._suggest_filter(
+            sorted(best.values(), key=lambda r: (-r["promoted"], -r["confidence"], r["pattern"])), proj)
+        out = out[:limit] if limit else out
+        if out:               # what was shown, for effectiveness (section 13)
+            now = self._now()
+            try:
+                self._writing(lambda conn: conn.executemany(_SQL_EVENT, [
+                    (now, "surface", r["pattern"], r["project"], "", self.session, 0, "") for r in out]))
+            except StoreError:
+                pass          # a read-only store still answers
+        return out
+
+    def _suggest_filter(self, records, project):
+        """Hook: drop records suggest must not show (section 13 drops superseded preferences)."""
+        return records
 
     @operation(
         Param("min_confidence", int, "only patterns with at least this confidence", default=1,
@@ -1129,6 +1153,9 @@ class _Core:
             conn.execute("UPDATE instincts SET promoted = (SELECT new FROM _lv WHERE rid = instincts.id)"
                          " WHERE id IN (SELECT rid FROM _lv WHERE old != new)")
             counts["total"] = conn.execute("SELECT count(*) FROM _lv").fetchone()[0]
+            conn.execute("INSERT INTO events (ts, kind, pattern, project, session, data) SELECT ?,"
+                         " CASE WHEN new > old THEN 'promote' ELSE 'demote' END, pattern, project, ?,"
+                         " old || '->' || new FROM _lv WHERE old != new", (self._now(), self.session))
             conn.execute("DROP TABLE temp._lv")
             self._prune_events(conn, settings)
             return counts
@@ -1216,7 +1243,7 @@ class _Core:
 
     @operation(
         Param("key", str, "setting: mature_threshold, rule_threshold, universal_projects, "
-              "events_max_days, events_max_rows, or category.<name>.<threshold> / "
+              "events_max_days, events_max_rows, feedback_bad_quiet, or category.<name>.<threshold> / "
               "pattern.<pattern>.<threshold>", positional=True),
         Param("value", str, "new integer value ('default' removes the setting)", positional=True),
         title="Show or change settings", idempotent=True,
@@ -1264,10 +1291,551 @@ class _Core:
 
 
 # =============================================================================
-# 11. Learning from hooks (capture, session mining, injection)
+# 11. Agent hooks (capture, session mining, injection, setup)
 # =============================================================================
+# `instinct hook <event>` runs on every tool call: it imports nothing heavy,
+# stores one short, safe summary (never contents, prompts or output) and exits
+# 0 whatever happens, so it can never block or break the agent.
+HOOK_EVENTS = {"sessionstart": "session-start", "userpromptsubmit": "user-prompt-submit",
+               "pretooluse": "pre-tool-use", "posttooluse": "post-tool-use",
+               "posttoolusefailure": "post-tool-use-failure", "stop": "stop",
+               "sessionend": "session-end"}
+HOOK_TIMEOUT_S = 3.0                       # a hook gives up on a locked database after this
+INJECT_MAX_ITEMS, INJECT_MAX_CHARS = 10, 2000
+_SHELL_TOOLS = {"Bash": "Bash", "PowerShell": "PowerShell", "shell": "Bash",
+                "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash"}
+_EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file", "replace"}
+_SUBCOMMAND_PROGRAMS = frozenset(
+    "git npm pnpm yarn bun cargo go uv pip pip3 poetry docker kubectl make just gh dotnet mvn "
+    "gradle npx bundle rails deno terraform helm conda brew hatch nox tox pdm".split())
+_SHELL_WRAPPERS = frozenset("sudo time nohup env exec command nice timeout xargs".split())
+_SHELL_TRIVIAL = frozenset("cd pushd popd export set source . echo printf true false : unset "
+                           "alias sleep clear".split())
+_SECRET_PREFIXES = ("ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "sk-", "xox", "akia", "aiza",
+                    "glpat-", "eyj", "npm_", "pypi-")
+
+
+def _safe_token(tok, limit=40):
+    """A program/tool/extension token with a plain charset, or '?' (redacted)."""
+    tok = tok.strip("'\"`")
+    low = tok.lower()
+    if (not tok or len(tok) > limit or low.startswith(_SECRET_PREFIXES)
+            or not all(c.isalnum() or c in "._+-" for c in tok) or not tok.isascii()
+            or (len(tok) >= 12 and any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok))):
+        return "?"
+    return tok
+
+
+def _shell_summary(command):
+    """'FOO=1 sudo git commit -m x && pytest' -> 'git commit' (program + subcommand only)."""
+    if isinstance(command, list):
+        parts = [str(t) for t in command]
+        if len(parts) >= 3 and parts[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and parts[1] in ("-c", "-lc"):
+            command = parts[2]
+        else:
+            command = " ".join(parts)
+    if not isinstance(command, str):
+        return "?"
+    for sep in ("&&", "||", ";", "|", "\n", "(", ")"):
+        command = command.replace(sep, "\n")
+    for segment in command.split("\n"):
+        toks = segment.split()
+        while toks and (("=" in toks[0] and toks[0][0].isalpha() and "/" not in toks[0].split("=")[0])
+                        or toks[0] in _SHELL_WRAPPERS or toks[0][:1] == "-" or toks[0].isdigit()):
+            toks.pop(0)
+        if not toks:
+            continue
+        prog = toks[0].strip("'\"`").replace("\\", "/").rsplit("/", 1)[-1]
+        if prog.lower().endswith(".exe"):
+            prog = prog[:-4]
+        if prog in _SHELL_TRIVIAL:
+            continue
+        prog = _safe_token(prog)
+        if prog.startswith("python") and prog[6:].replace(".", "").isdigit() | (prog == "python"):
+            prog = "python"
+            if len(toks) > 2 and toks[1] == "-m":
+                return "python -m " + _safe_token(toks[2])
+        if prog in _SUBCOMMAND_PROGRAMS and len(toks) > 1:
+            sub = toks[1]
+            if 0 < len(sub) <= 24 and all(c.islower() or c == "-" for c in sub):
+                return f"{prog} {sub}"
+        return prog
+    return "?"
+
+
+def _tool_summary(payload):
+    """A hook payload -> ('Bash(pytest)' | 'Edit(.py)' | 'Read' | 'mcp__x__y', skip_reason)."""
+    tool = payload.get("tool_name")
+    if not isinstance(tool, str) or not tool:
+        return None, "no tool_name"
+    tinput = payload.get("tool_input")
+    tinput = tinput if isinstance(tinput, dict) else {}
+    low = tool.lower()
+    if low.startswith(("mcp__instinct__", "mcp__plugin_instinct")):
+        return None, "instinct's own tool call"
+    if tool in _SHELL_TOOLS:
+        cmd = tinput.get("command", tinput.get("cmd"))
+        text = " ".join(map(str, cmd)) if isinstance(cmd, list) else str(cmd or "")
+        if "instinct" in text.split("&&")[0].split()[:3] or " instinct.py " in f" {text} " \
+                or "-m instinct" in text or text.strip().startswith("instinct "):
+            return None, "instinct's own command"
+        return f"{_SHELL_TOOLS[tool]}({_shell_summary(cmd)})", None
+    name = "".join(c for c in tool if c.isalnum() or c in "_.-")[:64] or "?"
+    if low.startswith("mcp__"):
+        return name, None
+    if tool in _EDIT_TOOLS:
+        path = tinput.get("file_path") or tinput.get("path") or tinput.get("notebook_path") or ""
+        ext = os.path.splitext(str(path).replace("\\", "/").rsplit("/", 1)[-1])[1].lower()
+        if tool == "apply_patch":
+            name = "Edit"
+        if ext and len(ext) <= 11 and ext[1:].isalnum() and ext.isascii():
+            return f"{name}({ext})", None
+        return name, None
+    return _safe_token(name, 64), None
+
+
+def _disabled_reason(payload, cwd):
+    if os.environ.get("INSTINCT_DISABLE", "") not in ("", "0"):
+        return "INSTINCT_DISABLE is set"
+    if payload.get("agent_id"):
+        return "subagent session"
+    d = cwd
+    while d:
+        if os.path.exists(os.path.join(d, ".instinct-disable")):
+            return f"{d}/.instinct-disable opts this project out"
+        parent = os.path.dirname(d)
+        d = parent if parent != d else ""
+    return None
+
+
+def _safe_session(value):
+    return "".join(c for c in str(value or "") if c.isalnum() or c in "_.:-")[:100]
+
+
+def _step_name(summary):
+    return summary if summary.startswith(("Bash(", "PowerShell(")) else summary.split("(", 1)[0]
+
+
+def _mine_patterns(steps):
+    """Ordered [(summary, ok)] of one session -> set of seq:/combo:/fix: patterns.
+
+    seq:   a tool sequence of 2-4 steps (consecutive repeats collapsed) that recurs in the
+           session at least twice and at least 3x more often than chance; sequences that
+           only restate a longer or a periodic one are dropped. seq:Read->Edit->Bash(pytest)
+    combo: two different shell programs run within 3 calls of each other, twice or more,
+           and 3x more often than chance. combo:coverage+pytest
+    fix:   a shell command that failed, then edits, then the same command passing.
+           fix:Bash(pytest) by Edit(.py)
+    """
+    from collections import Counter
+    out = set()
+    names = [_step_name(s) for s, _ in steps]
+    col = [x for i, x in enumerate(names) if i == 0 or x != names[i - 1]]
+    n_col = len(col)
+    freq = Counter(col)
+    cand = {}
+    for n in (2, 3, 4):
+        for g, c in Counter(tuple(col[i:i + n]) for i in range(n_col - n + 1)).items():
+            # chance count when each step is drawn by frequency among steps differing from the last
+            expected = (n_col - n + 1) * freq[g[0]] / n_col
+            for prev, t in zip(g, g[1:]):
+                expected *= freq[t] / max(1, n_col - freq[prev])
+            if c >= 2 and c >= 3 * expected:
+                cand[g] = c
+
+    def inside(small, big):
+        return any(big[i:i + len(small)] == small for i in range(len(big) - len(small) + 1))
+    keep = {g for g, c in cand.items()
+            if not any(len(h) > len(g) and hc >= c and inside(g, h) for h, hc in cand.items())}
+    keep = {g for g in keep
+            if not any(len(h) < len(g) and cand[h] >= cand[g] and inside(g, h * 4) for h in keep)}
+    out.update("seq:" + "->".join(g) for g in keep)
+    shell = [(i, s[s.index("(") + 1:-1]) for i, (s, _) in enumerate(steps)
+             if s.startswith(("Bash(", "PowerShell(")) and not s.endswith("(?)")]
+    pf = Counter(p for _, p in shell)
+    pairs = Counter()
+    for a in range(len(shell)):
+        for b in range(a + 1, len(shell)):
+            (i, p), (j, q) = shell[a], shell[b]
+            if j - i > 3:
+                break
+            if p != q:
+                pairs[tuple(sorted((p, q)))] += 1
+    for (p, q), c in pairs.items():
+        if c >= 2 and c >= 3 * (pf[p] * pf[q] * 6 / max(1, len(steps))):
+            out.add(f"combo:{p}+{q}")
+    for i, (s, ok) in enumerate(steps):
+        if ok or not s.startswith(("Bash(", "PowerShell(")) or s.endswith("(?)"):
+            continue
+        edits = set()
+        for s2, ok2 in steps[i + 1:]:
+            if s2 == s:
+                if ok2 and edits:
+                    exts = sorted({e.split("(", 1)[1][:-1] for e in edits if "(" in e})
+                    out.add(f"fix:{s} by Edit" + (f"({'+'.join(exts)})" if exts else ""))
+                break
+            if _step_name(s2) in _EDIT_TOOLS or s2.split("(", 1)[0] in _EDIT_TOOLS:
+                edits.add(s2)
+    return out
+
+
+def _briefing_line(r):
+    p, cat = r["pattern"], r["category"]
+    body = p.split(":", 1)[1] if ":" in p else p
+    if cat == "sequence":
+        text = f"Usual sequence: {body}"
+    elif cat == "preference":
+        text = f"User preference: {body}"
+    elif cat == "fix_pattern":
+        text = f"Recurring fix: {body}"
+    elif cat == "combo":
+        text = f"Tools used together: {body.replace('+', ' + ')}"
+    else:
+        text = p
+    scope = "every project" if r["level"] == "universal" else "this project" if r["project"] else "all projects"
+    return f"- {text} ({r['level']}, seen {r['confidence']}x, {scope})"
+
+
 class _Learning(_Core):
-    """Operations fed by agent hooks (issue 4)."""
+    """Operations fed by agent hooks: session mining and the session-start briefing."""
+
+    @operation(
+        Param("session", str, "mine only this session id (default: every session with new events)"),
+        title="Mine sessions into patterns", idempotent=True,
+        output=_obj({"sessions": _INT, "observed": {"type": "array", "items": _STR},
+                     "consolidated": {"type": "object"}}, ("sessions", "observed")),
+        render=lambda r: "\n".join([f"Sessions mined: {r['sessions']}"]
+                                   + [f"  observed {p}" for p in r["observed"]]
+                                   + [f"Observations: {len(r['observed'])}"]))
+    def mine(self, session=None):
+        """Turn recorded tool calls of each session into seq:/combo:/fix: observations, then consolidate.
+
+        One session adds at most +1 to a pattern, so confidence counts the
+        sessions a habit recurred in; mining a session twice changes nothing.
+        """
+        if session is not None:
+            _check_text(session, "session", 100, empty_ok=False)
+
+        def run(conn):
+            todo = conn.execute(
+                "SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessions m"
+                " ON m.session = e.session WHERE e.session != '' AND e.kind IN ('tool', 'tool_fail')"
+                " AND (?1 IS NULL OR e.session = ?1) GROUP BY e.session"
+                " HAVING max(e.id) > coalesce(max(m.last_id), 0)", (session,)).fetchall()
+            observed = []
+            now = self._now()
+            for sess, last_id in todo:
+                rows = conn.execute("SELECT kind, data, project FROM events WHERE session = ? AND"
+                                    " kind IN ('tool', 'tool_fail') ORDER BY id", (sess,)).fetchall()
+                from collections import Counter
+                proj = Counter(r[2] for r in rows).most_common(1)[0][0]
+                for pat in sorted(_mine_patterns([(d, k == "tool") for k, d, _ in rows])):
+                    try:
+                        p = self._canonical(pat, conn)
+                    except ValidationError:
+                        continue
+                    if conn.execute("INSERT OR IGNORE INTO mined (session, pattern, project, ts)"
+                                    " VALUES (?,?,?,?)", (sess, p, proj, now)).rowcount:
+                        conn.execute(_SQL_UPSERT, (p, category_for(p), now, "hooks", proj, "{}"))
+                        conn.execute(_SQL_EVENT, (now, "observe", p, proj, "hooks", sess, 1, ""))
+                        observed.append(p)
+                conn.execute("INSERT INTO mined_sessions (session, last_id) VALUES (?, ?)"
+                             " ON CONFLICT (session) DO UPDATE SET last_id = excluded.last_id",
+                             (sess, last_id))
+            return len(todo), observed
+        n, observed = self._writing(run)
+        return {"sessions": n, "observed": observed, "consolidated": self.consolidate()}
+
+    def record_tool(self, payload, failed=False):
+        """Store one tool call of a hook payload; returns the summary or the skip reason."""
+        summary, skip = _tool_summary(payload)
+        if summary is None:
+            return "skipped: " + skip
+        session = _safe_session(payload.get("session_id"))
+        if not session:
+            return "skipped: no session_id"
+        proj = project_fingerprint(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
+        if not failed:
+            resp = payload.get("tool_response")
+            if isinstance(resp, dict) and (resp.get("interrupted") is True or
+                                           resp.get("exit_code") not in (None, 0)):
+                failed = True
+        source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload else "claude-code")
+        self._writing(lambda c: c.execute(_SQL_EVENT, (
+            self._now(), "tool_fail" if failed else "tool", "", proj, source[:40], session, 0, summary)))
+        return summary
+
+    def briefing(self, cwd=None, max_items=INJECT_MAX_ITEMS, max_chars=INJECT_MAX_CHARS):
+        """The session-start context for the project of `cwd`: facts, rules first, capped; '' if none."""
+        items = self.suggest(project=project_fingerprint(cwd), limit=max_items)
+        lines = [_briefing_line(r) for r in items]
+        extra = getattr(self, "memory_briefing", None)
+        if extra is not None:
+            try:
+                lines += list(extra(cwd or os.getcwd(), max_chars))
+            except InstinctError:
+                pass
+        if not lines:
+            return ""
+        text = "Habits and knowledge instinct learned from this user's past sessions:"
+        for line in lines:
+            if len(text) + 1 + len(line) > max_chars:
+                break
+            text += "\n" + line
+        return text if "\n" in text else ""
+
+
+def _run_hook(argv, stdin=None, stdout=None):
+    """`instinct hook EVENT [--db PATH]`: always exits 0; one stderr line on trouble."""
+    debug = os.environ.get("INSTINCT_DEBUG", "") not in ("", "0")
+
+    def say(msg, always=False):
+        if always or debug:
+            sys.stderr.write(f"instinct hook: {msg}\n")
+    db, event, args = None, None, list(argv)
+    while args:
+        a = args.pop(0)
+        if a == "--db" and args:
+            db = args.pop(0)
+        elif a.startswith("--db="):
+            db = a[5:]
+        elif event is None:
+            event = a
+        else:
+            say(f"ignoring unexpected argument {a!r}", True)
+    try:
+        raw = (stdin or sys.stdin.buffer).read(4 * 1024 * 1024)
+        import json
+        payload = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
+        if not isinstance(payload, dict):
+            raise ValueError("the payload is not a JSON object")
+    except (ValueError, OSError) as e:
+        say(f"unreadable hook input ({e}); nothing recorded", True)
+        return 0
+    key = (event or payload.get("hook_event_name") or "").replace("-", "").replace("_", "").lower()
+    event = HOOK_EVENTS.get(key)
+    if event is None:
+        say(f"unknown hook event {key or '(none)'}; expected one of: {', '.join(HOOK_EVENTS.values())}", True)
+        return 0
+    if event in ("pre-tool-use", "user-prompt-submit"):
+        return 0                           # accepted for configs that register them; nothing to keep
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
+    reason = _disabled_reason(payload, cwd)
+    if reason:
+        say(f"skipped {event}: {reason}")
+        return 0
+    store = InstinctStore(db, timeout=HOOK_TIMEOUT_S)
+    try:
+        if event in ("post-tool-use", "post-tool-use-failure"):
+            say(f"{event}: {store.record_tool(payload, failed=event.endswith('failure'))}")
+        elif event in ("stop", "session-end"):
+            session = _safe_session(payload.get("session_id"))
+            if session:
+                r = store.mine(session)
+                say(f"{event}: mined {len(r['observed'])} observations")
+        elif event == "session-start":
+            text = store.briefing(cwd)
+            if text:
+                import json
+                out = json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
+                                                         "additionalContext": text}})
+                (stdout or sys.stdout).write(out + "\n")
+    except InstinctError as e:
+        say(f"{event}: {e}", True)
+    except sqlite3.Error as e:
+        say(f"{event}: database error: {e}", True)
+    finally:
+        store.close()
+    return 0
+
+
+# --- `instinct setup <client>`: MCP server and hook entries for each agent ----------
+SETUP_CLIENTS = ("claude-code", "cursor", "codex", "vscode", "windsurf", "goose")
+_HOOK_EVENTS_CLAUDE = (("SessionStart", "session-start", False, None),
+                       ("PostToolUse", "post-tool-use", True, "*"),
+                       ("PostToolUseFailure", "post-tool-use-failure", True, "*"),
+                       ("Stop", "stop", True, None),
+                       ("SessionEnd", "session-end", False, None))
+
+
+def _launch_args(python, here, *cli):
+    """argv running instinct from cached bytecode with -S (fast start), vendored or installed."""
+    return [python, "-S", "-c", f"import sys;sys.path.insert(0,{here!r});"
+            "from instinct import main;sys.exit(main())", *cli]
+
+
+def _setup_plan(client, scope, home, project_dir, python, here):
+    """[(path, kind, entry)]: what `setup` merges into which file (kind: json key path, toml, yaml)."""
+    server = {"command": python, "args": ["-m", "instinct", "serve"], "env": {"PYTHONPATH": here}}
+    j = os.path.join
+    user = scope == "user"
+    if client == "claude-code":
+        hooks = {}
+        for name, event, is_async, matcher in _HOOK_EVENTS_CLAUDE:
+            h = {"type": "command", "command": python, "args": _launch_args(python, here, "hook", event)[1:],
+                 "timeout": 30 if event == "stop" else 10}
+            if is_async:
+                h["async"] = True
+            group = {"hooks": [h]}
+            if matcher:
+                group["matcher"] = matcher
+            hooks[name] = group
+        return [(j(home, ".claude.json") if user else j(project_dir, ".mcp.json"), ("mcpServers",),
+                 dict(server, type="stdio")),
+                (j(home, ".claude", "settings.json") if user else j(project_dir, ".claude", "settings.json"),
+                 ("hooks",), hooks)]
+    if client == "cursor":
+        return [(j(home, ".cursor", "mcp.json") if user else j(project_dir, ".cursor", "mcp.json"),
+                 ("mcpServers",), server)]
+    if client == "vscode":
+        return [(j(project_dir, ".vscode", "mcp.json"), ("servers",), dict(server, type="stdio"))]
+    if client == "windsurf":
+        return [(j(home, ".codeium", "windsurf", "mcp_config.json"), ("mcpServers",), server)]
+    if client == "codex":
+        import shlex
+        hooks = {}
+        for name, event, _, matcher in _HOOK_EVENTS_CLAUDE:
+            if name in ("PostToolUseFailure", "SessionEnd"):
+                continue                   # not Codex events
+            group = {"hooks": [{"type": "command", "timeout": 10,
+                                "command": shlex.join(_launch_args(python, here, "hook", event))}]}
+            if matcher:
+                group["matcher"] = matcher
+            hooks[name] = group
+        base = j(home, ".codex") if user else j(project_dir, ".codex")
+        return [(j(base, "config.toml"), "toml", server), (j(base, "hooks.json"), ("hooks",), hooks)]
+    if client == "goose":
+        return [(j(home, ".config", "goose", "config.yaml"), "yaml", server)]
+    raise ValidationError(f"unknown client {client!r}; choose from: {', '.join(SETUP_CLIENTS)}")
+
+
+def _is_ours(handler):
+    return isinstance(handler, dict) and "instinct" in str(handler.get("command", "")) + str(handler.get("args", ""))
+
+
+def _merge_json(text, keypath, entry):
+    """Merge our entry into a JSON config text, keeping every other key."""
+    import json
+    data = json.loads(text) if text.strip() else {}
+    if not isinstance(data, dict):
+        raise ValidationError("the file does not hold a JSON object")
+    node = data
+    for k in keypath:
+        node = node.setdefault(k, {})
+        if not isinstance(node, dict):
+            raise ValidationError(f"'{k}' is not an object")
+    if keypath == ("hooks",):
+        for event, group in entry.items():
+            groups = node.get(event)
+            groups = [g for g in groups if not (isinstance(g, dict) and any(
+                _is_ours(h) for h in g.get("hooks", []) if isinstance(g.get("hooks"), list)))] \
+                if isinstance(groups, list) else []
+            node[event] = groups + [group]
+    else:
+        node["instinct"] = entry
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _toml_str(v):
+    import json
+    return json.dumps(v, ensure_ascii=False)
+
+
+def _merge_toml(text, entry):
+    """Replace (or append) the [mcp_servers.instinct] table in a Codex config.toml."""
+    env = ", ".join(f"{k} = {_toml_str(v)}" for k, v in entry["env"].items())
+    block = ["[mcp_servers.instinct]", f"command = {_toml_str(entry['command'])}",
+             "args = [" + ", ".join(_toml_str(a) for a in entry["args"]) + "]",
+             f"env = {{ {env} }}", "startup_timeout_sec = 20"]
+    lines, out, skipping = text.splitlines(), [], False
+    for line in lines:
+        head = line.strip()
+        if head.startswith("["):
+            skipping = head.replace(" ", "") in ("[mcp_servers.instinct]", "[mcp_servers.instinct.env]")
+        if not skipping:
+            out.append(line)
+    while out and not out[-1].strip():
+        out.pop()
+    return "\n".join(out + ([""] if out else []) + block) + "\n"
+
+
+def _merge_yaml(text, entry):
+    """Replace (or add) `instinct:` under the top-level `extensions:` map of Goose's config.yaml."""
+    q = _toml_str
+    block = ["  instinct:", "    type: stdio", "    name: instinct", "    enabled: true",
+             f"    cmd: {q(entry['command'])}", "    args: [" + ", ".join(q(a) for a in entry["args"]) + "]",
+             "    envs: {" + ", ".join(f"{k}: {q(v)}" for k, v in entry["env"].items()) + "}",
+             "    timeout: 300"]
+    lines = text.splitlines()
+    try:
+        start = next(i for i, l in enumerate(lines) if l.rstrip() == "extensions:")
+    except StopIteration:
+        while lines and not lines[-1].strip():
+            lines.pop()
+        return "\n".join(lines + ["extensions:"] + block) + "\n"
+    end = next((i for i in range(start + 1, len(lines)) if lines[i][:1] not in (" ", "\t", "", "#")), len(lines))
+    body = lines[start + 1:end]
+    i = next((k for k, l in enumerate(body) if l.rstrip() == "  instinct:"), None)
+    if i is not None:
+        j = next((k for k in range(i + 1, len(body)) if body[k].strip() and not body[k].startswith("    ")),
+                 len(body))
+        body = body[:i] + body[j:]
+    while body and not body[-1].strip():
+        body.pop()
+    return "\n".join(lines[:start + 1] + body + block + lines[end:]) + "\n"
+
+
+def _atomic_write(path, text):
+    import tempfile
+    d = os.path.dirname(path) or "."
+    os.makedirs(d, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".instinct-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        if os.path.exists(path):
+            os.chmod(tmp, os.stat(path).st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def setup(client, write=False, scope="user", home=None, project_dir=None, python=None):
+    """Print (or with write=True merge, keeping a .bak) the MCP and hook config for `client`.
+
+    Returns a list of {"path", "content", "changed"}; running it twice changes nothing.
+    """
+    import json
+    home = home or os.path.expanduser("~")
+    project_dir = project_dir or project_root()
+    here = os.path.dirname(os.path.abspath(__file__))
+    plan = _setup_plan(client, scope, home, project_dir, python or sys.executable, here)
+    results = []
+    for path, kind, entry in plan:
+        old = ""
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                old = f.read()
+        try:
+            if kind == "toml":
+                new = _merge_toml(old, entry)
+            elif kind == "yaml":
+                new = _merge_yaml(old, entry)
+            else:
+                new = _merge_json(old, kind, entry)
+        except (ValueError, ValidationError) as e:
+            raise ValidationError(f"cannot merge into {path} ({e}); add this entry by hand:\n"
+                                  + json.dumps(entry, indent=2)) from None
+        changed = new != old
+        if write and changed:
+            if old:
+                with open(path + ".bak", "w", encoding="utf-8", newline="") as f:
+                    f.write(old)
+            _atomic_write(path, new)
+        results.append({"path": path, "content": new, "changed": changed})
+    return results
 
 
 # =============================================================================
@@ -1308,7 +1876,18 @@ class InstinctStore(_Learning, _Sharing, _Insight, _Memory):
 # =============================================================================
 # 16. CLI
 # =============================================================================
-_CLI_EXTRAS = {"serve": "run the MCP stdio server (newline-delimited JSON-RPC 2.0)"}
+# Commands that are not store operations: name -> (help, [(args, kwargs)]).
+_CLI_EXTRAS = {
+    "serve": ("run the MCP stdio server (newline-delimited JSON-RPC 2.0)", []),
+    "hook": ("record an agent hook event read as JSON on stdin (always exits 0)",
+             [(("event",), {"help": "session-start, user-prompt-submit, pre-tool-use, post-tool-use, "
+                                    "post-tool-use-failure, stop or session-end"})]),
+    "setup": ("print (or --write) the MCP server and hook config for an agent",
+              [(("client",), {"choices": SETUP_CLIENTS}),
+               (("--write",), {"action": "store_true", "help": "merge into the config files (a .bak is kept)"}),
+               (("--scope",), {"choices": ("user", "project"), "default": "user",
+                               "help": "user-wide config or this project's (default: user)"})]),
+}
 
 
 def _json_object_arg(text):
@@ -1338,7 +1917,9 @@ def build_parser(argv=None):
     parser.add_argument("--version", action="version", version=f"instinct {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     names = {op.cli: op for op in OPERATIONS.values()}
-    wanted = next((a for a in (argv or []) if a in names or a in _CLI_EXTRAS), None)
+    args = list(argv or [])
+    wanted = next((a for i, a in enumerate(args) if (a in names or a in _CLI_EXTRAS)
+                   and (i == 0 or args[i - 1] != "--db")), None)
     for cli, op in names.items():
         if wanted and cli != wanted:
             continue
@@ -1359,15 +1940,20 @@ def build_parser(argv=None):
             else:
                 sp.add_argument(p.flag, dest=p.name, default=p.default, **kw)
         sp.set_defaults(_op=op)
-    for name, help in _CLI_EXTRAS.items():
+    for name, (help, extra) in _CLI_EXTRAS.items():
         if not wanted or wanted == name:
-            sub.add_parser(name, parents=[common], help=help, description=help).set_defaults(_op=None)
+            sp = sub.add_parser(name, parents=[common], help=help, description=help)
+            for a, kw in extra:
+                sp.add_argument(*a, **kw)
+            sp.set_defaults(_op=None)
     return parser
 
 
 def main(argv=None):
     """Command-line entry point; returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
+        return _run_hook(argv[1:])         # hot path: no argparse
     args = build_parser(argv).parse_args(argv)
     if not args.command:
         build_parser().print_help(sys.stderr)
@@ -1375,6 +1961,19 @@ def main(argv=None):
     try:
         if args.command == "serve":
             return serve(InstinctStore(getattr(args, "db", None)))
+        if args.command == "hook":
+            return _run_hook([args.event] + (["--db", args.db] if getattr(args, "db", None) else []))
+        if args.command == "setup":
+            results = setup(args.client, write=args.write, scope=args.scope)
+            if getattr(args, "json", False):
+                sys.stdout.write(_dumps(results, indent=2) + "\n")
+            for r in results:
+                if args.write:
+                    sys.stdout.write(f"{'wrote' if r['changed'] else 'unchanged'} {r['path']}"
+                                     + (" (previous version in .bak)" if r["changed"] else "") + "\n")
+                elif not getattr(args, "json", False):
+                    sys.stdout.write(f"# {r['path']}\n{r['content']}\n")
+            return 0
         op = args._op
         kwargs = {p.name: getattr(args, p.name) for p in op.params}
         for p in op.params:
