@@ -129,8 +129,8 @@ class StoreError(InstinctError):
 # =============================================================================
 def _iso(t):
     """Epoch seconds -> '2026-11-29T13:20:09.123456+00:00' (fixed width, sortable)."""
-    sec = int(t)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + ".%06d+00:00" % int((t - sec) * 1e6)
+    sec, us = divmod(round(t * 1e6), 1000000)      # round: int() loses a microsecond
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + ".%06d+00:00" % us
 
 
 def _parse_iso(text):
@@ -644,7 +644,8 @@ class Operation:
     """One operation: an InstinctStore method, a CLI subcommand and an MCP tool."""
 
     __slots__ = ("name", "cli", "mcp", "title", "summary", "description", "params",
-                 "read_only", "destructive", "idempotent", "output", "list_key", "render")
+                 "read_only", "destructive", "idempotent", "output", "list_key", "render",
+                 "exit_code")
 
     def __init__(self, **kw):
         for k in self.__slots__:
@@ -661,7 +662,7 @@ class Operation:
         return s
 
     def output_schema(self):
-        if self.list_key:
+        if self.list_key and self.list_key not in self.output.get("properties", {}):
             return {"type": "object", "properties": {
                 self.list_key: {"type": "array", "items": self.output},
                 "count": {"type": "integer"}}, "required": [self.list_key, "count"]}
@@ -713,8 +714,13 @@ OPERATIONS = {}      # name -> Operation, in definition order
 
 
 def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=False,
-              idempotent=False, output, list_key=None, render=None):
-    """Register the decorated InstinctStore method as an operation."""
+              idempotent=False, output, list_key=None, render=None, exit_code=None):
+    """Register the decorated InstinctStore method as an operation.
+
+    `exit_code(result) -> int` (optional) gives the CLI's exit status for a
+    successful call (e.g. doctor exits 1 when a check failed); default 0.
+    An `output` object schema that already declares `list_key` is used as is.
+    """
     def deco(fn):
         doc = (fn.__doc__ or "").strip()
         summary, _, rest = doc.partition("\n")
@@ -725,7 +731,7 @@ def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=F
             name=name, cli=cli or name.replace("_", "-"), mcp=mcp or name, title=title,
             summary=summary.strip(), description=" ".join(rest.split()), params=params,
             read_only=read_only, destructive=destructive, idempotent=idempotent,
-            output=output, list_key=list_key, render=render)
+            output=output, list_key=list_key, render=render, exit_code=exit_code)
         return fn
     return deco
 
@@ -747,14 +753,15 @@ _RECORD = _obj({
 
 # --- human renderers (the CLI's text form of a result) ------------------------
 def _lines(records, noun):
+    nouns = noun + ("es" if noun.endswith(("s", "ch", "sh", "x")) else "s")
     if not records:
-        return f"0 {noun}s"
+        return f"0 {nouns}"
     w = max(22, max(len(r["pattern"]) for r in records))
     lw = max(len(r["level"]) for r in records) + 4
     out = [f"  {r['pattern']:<{w}} conf={r['confidence']:<3}{'[' + r['level'] + ']':<{lw}}{r['category']}"
            for r in records]
     n = len(records)
-    out.append(f"{n} {noun}{'' if n == 1 else 's'}")
+    out.append(f"{n} {noun if n == 1 else nouns}")
     return "\n".join(out)
 
 
@@ -788,6 +795,8 @@ def _render_stats(s):
 def _render_export(result):
     if isinstance(result, str):
         return result.rstrip("\n")
+    if isinstance(result, dict):          # --write: what was written where (section 12)
+        return _render_write(result)
     return _dumps(result, indent=2)
 
 
@@ -1022,12 +1031,15 @@ class _Core:
                 f"SELECT {cols} FROM instincts_fts f JOIN instincts i ON i.id = f.rowid"
                 " WHERE instincts_fts MATCH ? ORDER BY f.rank, i.confidence DESC, i.pattern" + lim,
                 (fts_q,))
-        else:
-            esc = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        else:                     # each word (or the raw query) as a substring, like FTS's AND
+            terms = [t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                     for t in (words or [query])]
             rows = self._read(
-                f"SELECT {cols} FROM instincts i WHERE i.pattern LIKE ?1 ESCAPE '\\'"
-                " OR i.category LIKE ?1 ESCAPE '\\' ORDER BY i.confidence DESC, i.pattern" + lim,
-                (f"%{esc}%",))
+                f"SELECT {cols} FROM instincts i WHERE "
+                + " AND ".join(["(i.pattern LIKE ? ESCAPE '\\' OR i.category LIKE ? ESCAPE '\\')"]
+                               * len(terms))
+                + " ORDER BY i.confidence DESC, i.pattern" + lim,
+                [f"%{t}%" for t in terms for _ in (0, 1)])
         return [_record(r) for r in rows]
 
     def _fts(self):
@@ -1229,17 +1241,32 @@ class _Core:
     @operation(
         Param("min_confidence", int, "export patterns with at least this confidence", default=10,
               minimum=0),
-        Param("format", str, "json (records) or markdown (a text block)", default="json",
-              choices=("json", "markdown")),
-        cli="export", title="Export rules", read_only=True, idempotent=True,
-        output=_obj({"rules": {"type": "array", "items": _RECORD}, "count": _INT, "text": _STR}),
+        Param("format", str, "json (records), markdown, or a file agents read: claude (CLAUDE.md "
+              "block), agents (AGENTS.md block), cursor (.mdc rule), windsurf (rule), skill (SKILL.md)",
+              default="json", choices=("json", "markdown", "claude", "agents", "cursor", "windsurf", "skill")),
+        Param("project", str, "rules of this project plus global and universal ones ('' = global; "
+              "default: every project for json/markdown, the working directory's project otherwise)"),
+        Param("category", str, "only this category"),
+        Param("write", str, "write into this file (a directory: the format's usual file there; skill: "
+              "the skill folder), replacing only the marked instinct block; unchanged files are not "
+              "rewritten"),
+        Param("force", bool, "allow --write through a symlink or outside the project", default=False),
+        cli="export", title="Export rules", idempotent=True, list_key="rules",
+        output=_obj({"rules": {"type": "array", "items": _RECORD}, "count": _INT, "text": _STR,
+                     "path": _STR, "format": _STR, "included": _INT, "dropped": _INT,
+                     "changed": _BOOL, "bytes": _INT}),
         render=_render_export)
-    def export_rules(self, min_confidence=10, format="json"):
-        """Export high-confidence patterns (rules) as JSON records or Markdown, to share with a team."""
-        if format not in ("json", "markdown"):
-            raise ValidationError("format must be json or markdown")
-        rules = self.list(min_confidence=min_confidence)
-        return rules if format == "json" else _render_markdown(rules)
+    def export_rules(self, min_confidence=10, format="json", project=None, category=None,
+                     write=None, force=False):
+        """Export rules (high-confidence patterns) as JSON, Markdown or the rules files agents read.
+
+        Without `write`: json returns the records, other formats their text
+        (sized to the format's limit by dropping the lowest-confidence rules,
+        with a line saying how many). With `write`: updates the file atomically
+        and returns what was written. Universal rules go into every project's
+        export.
+        """
+        return _export(self, min_confidence, format, project, category, write, force)
 
     @operation(
         Param("key", str, "setting: mature_threshold, rule_threshold, universal_projects, "
@@ -1328,6 +1355,11 @@ def _safe_token(tok, limit=40):
 
 def _shell_summary(command):
     """'FOO=1 sudo git commit -m x && pytest' -> 'git commit' (program + subcommand only)."""
+    return (_shell_programs(command) or ["?"])[0]
+
+
+def _shell_programs(command):
+    """Each chained command's program (+ subcommand): 'cd x && pytest | tee' -> ['pytest', 'tee']."""
     if isinstance(command, list):
         parts = [str(t) for t in command]
         if len(parts) >= 3 and parts[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and parts[1] in ("-c", "-lc"):
@@ -1335,7 +1367,8 @@ def _shell_summary(command):
         else:
             command = " ".join(parts)
     if not isinstance(command, str):
-        return "?"
+        return []
+    found = []
     for sep in ("&&", "||", ";", "|", "\n", "(", ")"):
         command = command.replace(sep, "\n")
     for segment in command.split("\n"):
@@ -1354,17 +1387,26 @@ def _shell_summary(command):
         if prog.startswith("python") and prog[6:].replace(".", "").isdigit() | (prog == "python"):
             prog = "python"
             if len(toks) > 2 and toks[1] == "-m":
-                return "python -m " + _safe_token(toks[2])
+                prog = "python -m " + _safe_token(toks[2])
         if prog in _SUBCOMMAND_PROGRAMS and len(toks) > 1:
             sub = toks[1]
             if 0 < len(sub) <= 24 and all(c.islower() or c == "-" for c in sub):
-                return f"{prog} {sub}"
-        return prog
-    return "?"
+                prog = f"{prog} {sub}"
+        found.append(prog)
+    return found
+
+
+def _combo(command):
+    """'combo:coverage+pytest' when one shell command chains two or more different programs."""
+    progs = sorted({p.split()[0] for p in _shell_programs(command) if p != "?"})
+    return "combo:" + "+".join(progs[:4]) if len(progs) > 1 else ""
 
 
 def _tool_summary(payload):
-    """A hook payload -> ('Bash(pytest)' | 'Edit(.py)' | 'Read' | 'mcp__x__y', skip_reason)."""
+    """A hook payload -> (summary, combo) or (None, skip reason).
+
+    Summaries: 'Bash(pytest)', 'Edit(.py)', 'Read', 'mcp__server__tool'.
+    """
     tool = payload.get("tool_name")
     if not isinstance(tool, str) or not tool:
         return None, "no tool_name"
@@ -1379,19 +1421,19 @@ def _tool_summary(payload):
         if "instinct" in text.split("&&")[0].split()[:3] or " instinct.py " in f" {text} " \
                 or "-m instinct" in text or text.strip().startswith("instinct "):
             return None, "instinct's own command"
-        return f"{_SHELL_TOOLS[tool]}({_shell_summary(cmd)})", None
+        return f"{_SHELL_TOOLS[tool]}({_shell_summary(cmd)})", _combo(cmd)
     name = "".join(c for c in tool if c.isalnum() or c in "_.-")[:64] or "?"
     if low.startswith("mcp__"):
-        return name, None
+        return name, ""
     if tool in _EDIT_TOOLS:
         path = tinput.get("file_path") or tinput.get("path") or tinput.get("notebook_path") or ""
         ext = os.path.splitext(str(path).replace("\\", "/").rsplit("/", 1)[-1])[1].lower()
         if tool == "apply_patch":
             name = "Edit"
         if ext and len(ext) <= 11 and ext[1:].isalnum() and ext.isascii():
-            return f"{name}({ext})", None
-        return name, None
-    return _safe_token(name, 64), None
+            return f"{name}({ext})", ""
+        return name, ""
+    return _safe_token(name, 64), ""
 
 
 def _disabled_reason(payload, cwd):
@@ -1417,13 +1459,13 @@ def _step_name(summary):
 
 
 def _mine_patterns(steps):
-    """Ordered [(summary, ok)] of one session -> set of seq:/combo:/fix: patterns.
+    """Ordered [(summary, ok)] of one session -> set of seq:/fix: patterns (combos: see mine).
 
     seq:   a tool sequence of 2-4 steps (consecutive repeats collapsed) that recurs in the
            session at least twice and at least 3x more often than chance; sequences that
            only restate a longer or a periodic one are dropped. seq:Read->Edit->Bash(pytest)
-    combo: two different shell programs run within 3 calls of each other, twice or more,
-           and 3x more often than chance. combo:coverage+pytest
+    combo: different programs chained in one shell command (recorded at capture),
+           e.g. `pytest --cov && coverage html`. combo:coverage+pytest
     fix:   a shell command that failed, then edits, then the same command passing.
            fix:Bash(pytest) by Edit(.py)
     """
@@ -1450,20 +1492,6 @@ def _mine_patterns(steps):
     keep = {g for g in keep
             if not any(len(h) < len(g) and cand[h] >= cand[g] and inside(g, h * 4) for h in keep)}
     out.update("seq:" + "->".join(g) for g in keep)
-    shell = [(i, s[s.index("(") + 1:-1]) for i, (s, _) in enumerate(steps)
-             if s.startswith(("Bash(", "PowerShell(")) and not s.endswith("(?)")]
-    pf = Counter(p for _, p in shell)
-    pairs = Counter()
-    for a in range(len(shell)):
-        for b in range(a + 1, len(shell)):
-            (i, p), (j, q) = shell[a], shell[b]
-            if j - i > 3:
-                break
-            if p != q:
-                pairs[tuple(sorted((p, q)))] += 1
-    for (p, q), c in pairs.items():
-        if c >= 2 and c >= 3 * (pf[p] * pf[q] * 6 / max(1, len(steps))):
-            out.add(f"combo:{p}+{q}")
     for i, (s, ok) in enumerate(steps):
         if ok or not s.startswith(("Bash(", "PowerShell(")) or s.endswith("(?)"):
             continue
@@ -1525,11 +1553,13 @@ class _Learning(_Core):
             observed = []
             now = self._now()
             for sess, last_id in todo:
-                rows = conn.execute("SELECT kind, data, project FROM events WHERE session = ? AND"
-                                    " kind IN ('tool', 'tool_fail') ORDER BY id", (sess,)).fetchall()
+                rows = conn.execute("SELECT kind, data, project, pattern FROM events WHERE session = ?"
+                                    " AND kind IN ('tool', 'tool_fail') ORDER BY id", (sess,)).fetchall()
                 from collections import Counter
                 proj = Counter(r[2] for r in rows).most_common(1)[0][0]
-                for pat in sorted(_mine_patterns([(d, k == "tool") for k, d, _ in rows])):
+                found = _mine_patterns([(d, k == "tool") for k, d, _, _ in rows])
+                found.update(r[3] for r in rows if r[3].startswith("combo:"))
+                for pat in sorted(found):
                     try:
                         p = self._canonical(pat, conn)
                     except ValidationError:
@@ -1551,6 +1581,7 @@ class _Learning(_Core):
         summary, skip = _tool_summary(payload)
         if summary is None:
             return "skipped: " + skip
+        combo = skip                       # for a recorded call the second value is its combo
         session = _safe_session(payload.get("session_id"))
         if not session:
             return "skipped: no session_id"
@@ -1562,7 +1593,7 @@ class _Learning(_Core):
                 failed = True
         source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload else "claude-code")
         self._writing(lambda c: c.execute(_SQL_EVENT, (
-            self._now(), "tool_fail" if failed else "tool", "", proj, source[:40], session, 0, summary)))
+            self._now(), "tool_fail" if failed else "tool", combo, proj, source[:40], session, 0, summary)))
         return summary
 
     def briefing(self, cwd=None, max_items=INJECT_MAX_ITEMS, max_chars=INJECT_MAX_CHARS):
@@ -1785,23 +1816,6 @@ def _merge_yaml(text, entry):
     return "\n".join(lines[:start + 1] + body + block + lines[end:]) + "\n"
 
 
-def _atomic_write(path, text):
-    import tempfile
-    d = os.path.dirname(path) or "."
-    os.makedirs(d, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".instinct-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        if os.path.exists(path):
-            os.chmod(tmp, os.stat(path).st_mode & 0o777)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def setup(client, write=False, scope="user", home=None, project_dir=None, python=None):
     """Print (or with write=True merge, keeping a .bak) the MCP and hook config for `client`.
 
@@ -1831,9 +1845,8 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
         changed = new != old
         if write and changed:
             if old:
-                with open(path + ".bak", "w", encoding="utf-8", newline="") as f:
-                    f.write(old)
-            _atomic_write(path, new)
+                _atomic_write(path + ".bak", old.encode("utf-8"))
+            _atomic_write(path, new.encode("utf-8"))
         results.append({"path": path, "content": new, "changed": changed})
     return results
 
@@ -1841,15 +1854,1276 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
 # =============================================================================
 # 12. Sharing (rules files, import, backup, doctor, gc)
 # =============================================================================
+_BLOCK_BEGIN, _BLOCK_END = "<!-- instinct:begin -->", "<!-- instinct:end -->"
+# format -> (file written for a directory --write, size limit in bytes, instinct owns the whole file)
+# Limits: Windsurf truncates rule files past 6,000 chars, Codex reads 32 KiB of AGENTS.md in all,
+# a CLAUDE.md block should stay a short preamble, Cursor and SKILL.md bodies are best kept brief.
+_EXPORT_FORMATS = {
+    "json": ("instinct-rules.json", None, True),
+    "markdown": ("instinct-rules.md", None, False),
+    "claude": ("CLAUDE.md", 4000, False),
+    "agents": ("AGENTS.md", 32 * 1024, False),
+    "cursor": (os.path.join(".cursor", "rules", "instinct.mdc"), 12000, True),
+    "windsurf": (os.path.join(".windsurf", "rules", "instinct.md"), 6000, True),
+    "skill": (os.path.join(".claude", "skills", "instinct-rules", "SKILL.md"), 20000, True),
+}
+_SKILL_NAME = "instinct-rules"
+_ABOUT = "Habits learned by instinct from repeated work in this project"
+_SKILL_DESCRIPTION = (
+    "Habits and rules learned by instinct from repeated work in this project (usual workflows, "
+    "preferences, recurring fixes, tools used together). Use it when starting a coding task "
+    "here, or when choosing how to test, fix or structure a change.")
+
+
+def _phrase(r):
+    """A rule record -> one short factual line."""
+    head, colon, body = r["pattern"].partition(":")
+    if colon and head == "seq":
+        text = "Usual sequence: " + ", then ".join(s.strip() for s in body.split("->"))
+    elif colon and head == "combo":
+        text = "Tools used together: " + " + ".join(s.strip() for s in body.split("+"))
+    elif colon and head in ("pref", "fix"):
+        text = ("Preference: " if head == "pref" else "Recurring fix: ") + body
+    else:
+        text = "Habit: " + r["pattern"]
+    if r.get("project") == "" or r.get("level") == "universal":
+        text += " (in every project)"
+    return " ".join(text.split()).replace("<!--", "&lt;!--") + "."
+
+
+def _skill_name(folder):
+    import re
+    name = os.path.basename(os.path.normpath(folder))
+    if not (re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name) and len(name) <= 64):
+        raise ValidationError(f"skill folder name {name!r} is not a valid skill name (1-64 chars "
+                              "a-z, 0-9 and single inner hyphens)")
+    if "claude" in name or "anthropic" in name:
+        raise ValidationError(f"skill name {name!r} must not contain 'claude' or 'anthropic'")
+    return name
+
+
+def _agent_text(fmt, rules, budget, name=_SKILL_NAME):
+    """Render rules in an agent format within `budget` bytes -> (text, kept, dropped).
+
+    The lowest-confidence rules are dropped first (rules come sorted strongest
+    first) and a closing line says how many. Block formats return the marked
+    block without its final newline.
+    """
+    if fmt == "markdown":
+        body = _render_markdown(rules)
+        return _BLOCK_BEGIN + "\n" + body + _BLOCK_END, len(rules), 0
+    title = "# Learned habits (instinct)\n\n"
+    head, tail = "", ""
+    if fmt in ("claude", "agents"):
+        head, tail, title = _BLOCK_BEGIN + "\n", _BLOCK_END, "## Learned habits (instinct)\n\n"
+    elif fmt == "cursor":
+        head = f"---\ndescription: {_ABOUT}\nalwaysApply: true\n---\n"
+    elif fmt == "windsurf":
+        head = f"---\ntrigger: always_on\ndescription: {_ABOUT}\n---\n"
+    elif fmt == "skill":
+        head = f"---\nname: {name}\ndescription: {_SKILL_DESCRIPTION}\n---\n"
+    note = ("Learned from repeated work; written by `instinct export`, which replaces this "
+            + ("block" if tail else "file") + " on the next export.\n\n")
+    items = ["- " + _phrase(r) + "\n" for r in rules] or ["No rules learned yet.\n"]
+    limit = _EXPORT_FORMATS[fmt][1]
+
+    def omitted(n):
+        return (f"\n{n} lower-confidence rule{'' if n == 1 else 's'} omitted to stay under "
+                f"{limit} bytes.\n") if n else ""
+    keep = len(rules)
+    if budget is not None:
+        total = len((head + title + note + tail).encode()) + sum(len(i.encode()) for i in items)
+        while keep and total + len(omitted(len(rules) - keep).encode()) > budget:
+            keep -= 1
+            total -= len(items[keep].encode())
+    kept = items[:keep] if rules else items
+    return head + title + note + "".join(kept) + omitted(len(rules) - keep) + tail, keep, len(rules) - keep
+
+
+def _export(store, min_confidence, fmt, project, category, write, force):
+    """The body of export_rules (section 10): select, render, optionally write."""
+    if fmt not in _EXPORT_FORMATS:
+        raise ValidationError(f"format must be one of: {', '.join(_EXPORT_FORMATS)}")
+    if isinstance(min_confidence, bool) or not isinstance(min_confidence, int) or min_confidence < 0:
+        raise ValidationError("min_confidence must be a whole number >= 0")
+    cat = _check_category(category) if category is not None else None
+    if project is None and fmt in ("json", "markdown"):
+        rules = store.list(min_confidence=min_confidence, category=cat)
+    else:                          # one project: its rules, global ones, universal ones
+        proj = _resolve_project(project, store.cwd)
+        rows = store._read(
+            f"SELECT {_COLS} FROM instincts WHERE confidence >= ? AND (project IN ('', ?) OR promoted = 3)"
+            + (" AND category = ?" if cat else "") + " ORDER BY confidence DESC, pattern, project",
+            (min_confidence, proj) + ((cat,) if cat else ()))
+        best = {}
+        for r in map(_record, rows):
+            if r["pattern"] not in best or (r["project"] == proj and best[r["pattern"]]["project"] != proj):
+                best[r["pattern"]] = r
+        rules = sorted(best.values(), key=lambda r: (-r["confidence"], r["pattern"]))
+    if write is None:
+        if fmt == "json":
+            return rules
+        if fmt == "markdown":
+            return _render_markdown(rules)
+        return _agent_text(fmt, rules, _EXPORT_FORMATS[fmt][1])[0]
+    _check_text(write, "write path", 4096, empty_ok=False)
+    path = store._user_path(write)
+    name = _SKILL_NAME
+    default, limit, owned = _EXPORT_FORMATS[fmt]
+    if fmt == "skill":
+        if os.path.basename(path) != "SKILL.md":
+            path = os.path.join(path, "SKILL.md")
+        name = _skill_name(os.path.dirname(path))
+    elif os.path.isdir(path):
+        path = os.path.join(path, default)
+    path = _safe_target(path, project_root(store.cwd), force)
+    old = b""
+    if os.path.exists(path):
+        try:
+            with open(path, "rb") as f:
+                old = f.read()
+        except OSError as e:
+            raise StoreError(f"cannot read {path}: {e.strerror}") from None
+    text = old.decode("utf-8", "surrogateescape")
+    nl = "\r\n" if "\r\n" in text else "\n"
+    if owned:
+        if fmt == "json":
+            body, kept, dropped = _dumps(rules, indent=2) + "\n", len(rules), 0
+        else:
+            body, kept, dropped = _agent_text(fmt, rules, limit, name)
+        new = body if nl == "\n" else body.replace("\n", nl)
+    else:
+        begin, end = text.find(_BLOCK_BEGIN), text.find(_BLOCK_END)
+        if text.count(_BLOCK_BEGIN) > 1 or text.count(_BLOCK_END) > 1:
+            raise ValidationError(f"{path} holds more than one instinct block; keep one and retry")
+        if (begin < 0) != (end < 0) or end < begin:
+            raise ValidationError(f"{path} has an unmatched {_BLOCK_BEGIN if begin >= 0 else _BLOCK_END} "
+                                  "marker; fix the file by hand and retry")
+        if begin >= 0:
+            before, after = text[:begin], text[end + len(_BLOCK_END):]
+        else:
+            before = text + ("" if not text else nl if text.endswith(nl + nl) or not text.strip()
+                             else nl if text.endswith(nl) else nl + nl)
+            after = nl
+        budget = limit
+        if fmt == "agents":        # the 32 KiB cap counts the whole file, human text included
+            budget -= len((before + after).encode("utf-8", "surrogateescape"))
+        block, kept, dropped = _agent_text(fmt, rules, budget)
+        new = before + (block if nl == "\n" else block.replace("\n", nl)) + after
+    data = new.encode("utf-8", "surrogateescape")
+    changed = data != old
+    if changed:
+        _atomic_write(path, data)
+    return {"path": path, "format": fmt, "included": kept, "dropped": dropped,
+            "changed": changed, "bytes": len(data)}
+
+
+def _safe_target(path, root, force):
+    """Refuse symlinks, non-files and paths outside `root` (unless force) -> the path to write."""
+    if os.path.islink(path):
+        if not force:
+            raise ValidationError(f"{path} is a symlink; refusing to write through it (use --force)")
+        path = os.path.realpath(path)
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise ValidationError(f"{path} exists and is not a regular file")
+    real = os.path.realpath(path)
+    if not force and os.path.commonpath([real, root]) != root:
+        raise ValidationError(f"{path} is outside the project {root}; refusing to write (use --force)")
+    return path
+
+
+def _atomic_write(path, data):
+    """Write bytes to path through a temp file in the same directory and os.replace (keeps the mode)."""
+    import tempfile
+    d = os.path.dirname(path)
+    try:
+        os.makedirs(d, exist_ok=True)
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except FileNotFoundError:
+            mask = os.umask(0o022)
+            os.umask(mask)
+            mode = 0o666 & ~mask
+        fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    except OSError as e:
+        raise StoreError(f"cannot write {path}: {e.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise StoreError(f"cannot write {path}: {e.strerror}") from None
+
+
+def _tokens(pattern):
+    head, colon, body = pattern.partition(":")
+    words = "".join(c if c.isalnum() else " " for c in (body if colon else pattern).lower()).split()
+    counts = {}
+    for w in words:
+        counts[w] = counts.get(w, 0) + 1
+    return (head if colon else ""), counts
+
+
+def _fold(a, b):
+    """Two imported records for one (pattern, project) -> one, by the import merge rule."""
+    stamps = [min(x for x in (a["first_seen"], b["first_seen"]) if x) if a["first_seen"] or b["first_seen"] else "",
+              max(a["last_seen"], b["last_seen"])]
+    return {"confidence": max(a["confidence"], b["confidence"]), "category": a["category"] or b["category"],
+            "promoted": max(a["promoted"], b["promoted"]), "first_seen": stamps[0], "last_seen": stamps[1],
+            "source": a["source"] or b["source"], "metadata": {**b["metadata"], **a["metadata"]}}
+
+
+def _check_backup(conn):
+    """'' when conn holds a sound instinct database, else what is wrong with it."""
+    rows = conn.execute("PRAGMA integrity_check(5)").fetchall()
+    if rows != [("ok",)]:
+        return "integrity check failed: " + "; ".join(str(r[0]) for r in rows)
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version > SCHEMA_VERSION:
+        return f"schema v{version} is newer than this instinct (v{SCHEMA_VERSION})"
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(instincts)")}
+    if not _SEED_COLUMNS <= cols:
+        return "it has no instincts table" if not cols else "its instincts table lacks columns: " + \
+            ", ".join(sorted(_SEED_COLUMNS - cols))
+    return ""
+
+
+def _render_write(r):
+    where = os.path.relpath(r["path"]) if not os.path.relpath(r["path"]).startswith("..") else r["path"]
+    drop = f" ({r['dropped']} lower-confidence rules dropped to fit the size limit)" if r["dropped"] else ""
+    if not r["changed"]:
+        return f"{where} is up to date ({r['included']} rules){drop}"
+    return f"Wrote {r['included']} rules to {where} ({r['format']}){drop}"
+
+
+def _render_doctor(r):
+    out = [f"  {'ok' if c['level'] == 'ok' else c['level'].upper():<6}{c['name']:<12}{c['detail']}"
+           for c in r["checks"]]
+    bad = sum(c["level"] == "error" for c in r["checks"])
+    warn = sum(c["level"] == "warn" for c in r["checks"])
+    out.append(f"{r['db_path']}: " + ("healthy" if not bad and not warn else
+                                       f"{bad} problem{'s' * (bad != 1)}, {warn} warning{'s' * (warn != 1)}"))
+    return "\n".join(out)
+
+
+def _render_similar(pairs):
+    if not pairs:
+        return "0 similar pairs"
+    out = [f"  {p['similarity']:.2f}  {p['pattern']}  ~  {p['similar_to']}" for p in pairs]
+    out.append(f"{len(pairs)} similar pair{'' if len(pairs) == 1 else 's'}"
+               " (fold one into another with: instinct merge A B)")
+    return "\n".join(out)
+
+
+_DOCTOR_CHECK = _obj({"name": _STR, "ok": _BOOL, "level": _STR, "detail": _STR},
+                     ("name", "ok", "level", "detail"))
+
+
 class _Sharing(_Core):
     """Operations that carry learned rules to other agents, machines and years."""
+
+    def _user_path(self, path):
+        """A path from the user, relative to the store's working directory."""
+        return os.path.abspath(os.path.join(self.cwd or os.getcwd(), os.path.expanduser(path)))
+
+    def _db_bytes(self):
+        return sum(os.path.getsize(self.path + s) for s in ("", "-wal") if os.path.exists(self.path + s))
+
+    @operation(
+        Param("file", str, "a JSON export: the list export_rules returns, or {\"rules\": [...]}",
+              required=True, positional=True),
+        Param("project", str, "store every imported rule under this project instead of the file's "
+              "('' global, a fingerprint or a path)"),
+        cli="import", title="Import rules", idempotent=True,
+        output=_obj({k: _INT for k in ("records", "added", "updated", "unchanged")} | {"file": _STR},
+                    ("file", "records", "added", "updated", "unchanged")),
+        render=lambda r: f"Imported {r['records']} records from {r['file']}: {r['added']} added, "
+                         f"{r['updated']} updated, {r['unchanged']} unchanged")
+    def import_rules(self, file, project=None):
+        """Merge another store's JSON export (a teammate's, another machine's) into this one.
+
+        Per (pattern, project): confidence = max(local, imported), first_seen =
+        min, last_seen = max, level = max; category, source and metadata keys
+        already present locally are kept. Patterns are normalised and local
+        aliases applied. So importing a file twice equals importing it once. The
+        whole file is checked first: one bad record refuses it and nothing changes.
+        """
+        import json
+        _check_text(file, "file", 4096, empty_ok=False)
+        path = self._user_path(file)
+        try:
+            with open(path, "rb") as f:
+                data = json.loads(f.read().decode("utf-8"))
+        except OSError as e:
+            raise ValidationError(f"cannot read {path}: {e.strerror}") from None
+        except (ValueError, RecursionError) as e:
+            raise ValidationError(f"{path} is not a JSON export: {e}") from None
+        if isinstance(data, dict) and isinstance(data.get("rules"), list):
+            data = data["rules"]
+        if not isinstance(data, list):
+            raise ValidationError(f"{path} is not an instinct export: expected a list of rule "
+                                  "records or {\"rules\": [...]}")
+        remap = None if project is None else _resolve_project(project, self.cwd)
+        merged = {}
+        for i, rec in enumerate(data):
+            try:
+                key, row = self._import_record(rec, remap)
+            except ValidationError as e:
+                raise ValidationError(f"{path}: record {i + 1}: {e}") from None
+            cur = merged.get(key)
+            merged[key] = row if cur is None else _fold(cur, row)
+
+        def run(conn):
+            added = updated = 0
+            for (pattern, proj), row in sorted(merged.items()):
+                p = self._canonical(pattern, conn)
+                local = self._get_row(conn, p, proj)
+                if local is None:
+                    now = self._now()
+                    conn.execute("INSERT INTO instincts (pattern, category, confidence, first_seen,"
+                                 " last_seen, source, project, promoted, metadata)"
+                                 " VALUES (?,?,?,?,?,?,?,?,?)",
+                                 (p, row["category"] or category_for(p), row["confidence"],
+                                  row["first_seen"] or now, row["last_seen"] or now, row["source"],
+                                  proj, row["promoted"], _check_metadata(row["metadata"]) or "{}"))
+                    self._event(conn, "import", p, proj, row["source"], row["confidence"])
+                    added += 1
+                    continue
+                _, _, conf, promoted, _, src, first, last, meta = local
+                meta_d = _loads_meta(meta)
+                new = (max(conf, row["confidence"]), max(promoted, row["promoted"]),
+                       src or row["source"], min(first, row["first_seen"] or first),
+                       max(last, row["last_seen"] or last), {**row["metadata"], **meta_d})
+                if new == (conf, promoted, src, first, last, meta_d):
+                    continue
+                conn.execute("UPDATE instincts SET confidence = ?, promoted = ?, source = ?,"
+                             " first_seen = ?, last_seen = ?, metadata = ? WHERE pattern = ? AND project = ?",
+                             new[:5] + (_check_metadata(new[5]) if new[5] != meta_d else meta, p, proj))
+                self._event(conn, "import", p, proj, row["source"], new[0] - conf)
+                updated += 1
+            return {"file": path, "records": len(data), "added": added, "updated": updated,
+                    "unchanged": len(merged) - added - updated}
+        return self._writing(run)
+
+    @staticmethod
+    def _import_record(rec, remap):
+        if not isinstance(rec, dict):
+            raise ValidationError("expected an object with at least pattern and confidence")
+        pattern = normalize_pattern(rec.get("pattern"))
+        conf = rec.get("confidence", 1)
+        if isinstance(conf, bool) or not isinstance(conf, int) or not 1 <= conf <= 10**9:
+            raise ValidationError(f"confidence of {pattern!r} must be a whole number from 1 to 10**9")
+        cat = rec.get("category")
+        cat = _check_category(cat) if cat not in (None, "") else ""
+        proj = rec.get("project", "")
+        if not isinstance(proj, str) or not (proj == "" or _is_fingerprint(proj)):
+            raise ValidationError(f"project of {pattern!r} must be '' or a 12-hex fingerprint")
+        level = rec.get("level", LEVELS[0])
+        promoted = rec.get("promoted", LEVELS.index(level) if level in LEVELS else None)
+        if isinstance(promoted, bool) or promoted not in range(len(LEVELS)):
+            raise ValidationError(f"level of {pattern!r} must be one of: {', '.join(LEVELS)}")
+        stamps = []
+        for k in ("first_seen", "last_seen"):
+            v = rec.get(k)
+            t = _parse_iso(v) if isinstance(v, str) else None
+            if v is not None and t is None:
+                raise ValidationError(f"{k} of {pattern!r} is not an ISO-8601 time")
+            stamps.append(_iso(t) if t is not None else "")
+        meta = rec.get("metadata") or {}
+        _check_metadata(meta)
+        source = _check_text(rec.get("source") or "", "source")
+        return ((pattern, proj if remap is None else remap),
+                {"confidence": conf, "category": cat, "promoted": promoted, "first_seen": stamps[0],
+                 "last_seen": stamps[1], "source": source, "metadata": meta})
+
+    @operation(
+        Param("threshold", float, "minimum token similarity, 0 to 1", default=0.6,
+              minimum=0, maximum=1),
+        Param("limit", int, "at most this many pairs", minimum=1),
+        title="Find near-duplicate patterns", read_only=True, idempotent=True,
+        output=_obj({"pattern": _STR, "similar_to": _STR, "similarity": {"type": "number"},
+                     "confidence": _INT, "similar_confidence": _INT},
+                    ("pattern", "similar_to", "similarity")),
+        list_key="pairs", render=_render_similar)
+    def similar(self, threshold=0.6, limit=None):
+        """Near-duplicate patterns: same prefix, Jaccard similarity of their word tokens.
+
+        Each pair names the weaker pattern first, so `instinct merge A B` folds
+        it into the stronger one.
+        """
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
+            raise ValidationError("threshold must be a number from 0 to 1")
+        conf = dict(self._read("SELECT pattern, sum(confidence) FROM instincts GROUP BY pattern"))
+        toks = {p: _tokens(p) for p in conf}
+        index = {}                       # (prefix, token) -> patterns holding it
+        for p, (prefix, counts) in toks.items():
+            for w in counts:
+                index.setdefault((prefix, w), []).append(p)
+        pairs = []
+        for p, (prefix, a) in sorted(toks.items()):
+            seen = set()
+            for w in a:
+                for q in index[(prefix, w)]:
+                    if q <= p or q in seen:
+                        continue
+                    seen.add(q)
+                    b = toks[q][1]
+                    inter = sum(min(n, b.get(t, 0)) for t, n in a.items())
+                    sim = inter / (sum(a.values()) + sum(b.values()) - inter)
+                    if sim >= threshold:
+                        weak, strong = sorted((p, q), key=lambda x: (conf[x], x))
+                        pairs.append({"pattern": weak, "similar_to": strong,
+                                      "similarity": round(sim, 4), "confidence": conf[weak],
+                                      "similar_confidence": conf[strong]})
+        pairs.sort(key=lambda r: (-r["similarity"], r["pattern"], r["similar_to"]))
+        return pairs[:limit] if limit else pairs
+
+    def _snapshot(self, conn, dest):
+        """Copy a consistent snapshot of conn into a new file `dest` (atomically, mode 0600)."""
+        import tempfile
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(dest), prefix=".instinct-", suffix=".tmp")
+        os.close(fd)
+        try:
+            out = sqlite3.connect(tmp, isolation_level=None)
+            try:
+                self._db.retry(conn.backup, out)
+                out.execute("PRAGMA journal_mode=DELETE")   # one self-contained file
+                counts = out.execute("SELECT (SELECT count(*) FROM instincts),"
+                                     " (SELECT count(*) FROM events)").fetchone()
+            finally:
+                out.close()
+            os.replace(tmp, dest)
+        except BaseException:
+            for s in ("", "-journal"):
+                try:
+                    os.unlink(tmp + s)
+                except OSError:
+                    pass
+            raise
+        return counts
+
+    @operation(
+        Param("path", str, "the backup file to create", required=True, positional=True),
+        Param("force", bool, "overwrite an existing file", default=False),
+        title="Back up the database", read_only=True,
+        output=_obj({"path": _STR, "bytes": _INT, "instincts": _INT, "events": _INT},
+                    ("path", "bytes", "instincts", "events")),
+        render=lambda r: f"Backed up {r['instincts']} instincts and {r['events']} events to "
+                         f"{r['path']} ({r['bytes']} bytes)")
+    def backup(self, path, force=False):
+        """Copy the database to a file with SQLite's online backup API (safe while others write)."""
+        _check_text(path, "path", 4096, empty_ok=False)
+        dest = self._user_path(path)
+        if os.path.isdir(dest):
+            raise ValidationError(f"{dest} is a directory; give a file name")
+        if os.path.realpath(dest) in {os.path.realpath(self.path + s) for s in ("", "-wal", "-shm", ".bak")}:
+            raise ValidationError(f"{dest} is the database itself (or its .bak)")
+        if os.path.lexists(dest) and not force:
+            raise ValidationError(f"{dest} already exists (use --force to overwrite it)")
+        if not os.path.isdir(os.path.dirname(dest)):
+            raise ValidationError(f"directory {os.path.dirname(dest)} does not exist")
+        try:
+            n, e = self._snapshot(self._db.conn, dest)
+        except sqlite3.Error as e:
+            raise _db_error(self.path, e) from None
+        except OSError as e:
+            raise StoreError(f"cannot write {dest}: {e.strerror}") from None
+        return {"path": dest, "bytes": os.path.getsize(dest), "instincts": n, "events": e}
+
+    @operation(
+        Param("path", str, "the backup file to restore", required=True, positional=True),
+        title="Restore the database from a backup", destructive=True, idempotent=True,
+        output=_obj({"path": _STR, "previous": _STR, "instincts": _INT, "events": _INT,
+                     "schema_version": _INT}, ("path", "previous", "instincts", "events")),
+        render=lambda r: f"Restored {r['instincts']} instincts and {r['events']} events from "
+                         f"{r['path']}; the previous database is kept as {r['previous']}")
+    def restore(self, path):
+        """Replace the database with a backup, after checking the backup's integrity and schema.
+
+        The current database is first saved as `<db>.bak`. The copy goes through
+        SQLite's backup API, so other processes holding the store open keep
+        working on the restored contents.
+        """
+        import tempfile
+        from urllib.request import pathname2url
+        _check_text(path, "path", 4096, empty_ok=False)
+        src_path = self._user_path(path)
+        if not os.path.isfile(src_path):
+            raise ValidationError(f"no backup file {src_path}")
+        if os.path.realpath(src_path) == os.path.realpath(self.path):
+            raise ValidationError("cannot restore the database from itself")
+        conn = self._db.conn
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), prefix=".instinct-restore-", suffix=".tmp")
+        os.close(fd)
+        try:
+            try:             # read the backup through SQLite (read-only), check the copy we install
+                src = sqlite3.connect("file:" + pathname2url(src_path) + "?mode=ro", uri=True)
+                try:
+                    staged = sqlite3.connect(tmp, isolation_level=None)
+                    src.backup(staged)
+                finally:
+                    src.close()
+                problem = _check_backup(staged)
+                version = staged.execute("PRAGMA user_version").fetchone()[0]
+            except sqlite3.Error as e:
+                raise ValidationError(f"{src_path} is not a usable instinct backup: {e}") from None
+            if problem:
+                staged.close()
+                raise ValidationError(f"{src_path} is not a usable instinct backup: {problem}")
+            try:
+                self._snapshot(conn, self.path + ".bak")
+                self._db.retry(staged.backup, conn)
+            except sqlite3.Error as e:
+                raise _db_error(self.path, e) from None
+            finally:
+                staged.close()
+        finally:
+            for s in ("", "-journal", "-wal", "-shm"):
+                try:
+                    os.unlink(tmp + s)
+                except OSError:
+                    pass
+        self._db.close()                 # reopen (and migrate an older schema) on next use
+        n = self._read("SELECT count(*) FROM instincts")[0][0]
+        e = self._read("SELECT count(*) FROM events")[0][0]
+        return {"path": src_path, "previous": self.path + ".bak", "instincts": n, "events": e,
+                "schema_version": version}
+
+    @operation(
+        title="Check the store's health", read_only=True, idempotent=True,
+        output=_obj({"ok": _BOOL, "db_path": _STR, "checks": {"type": "array", "items": _DOCTOR_CHECK}},
+                    ("ok", "db_path", "checks")),
+        render=_render_doctor, exit_code=lambda r: 0 if r["ok"] else 1)
+    def doctor(self):
+        """Check integrity, schema version, search-index sync, WAL size, file modes and aliases.
+
+        `ok` is false when a check failed (the CLI then exits 1); warnings
+        (loose file modes, a large WAL, unapplied aliases) leave it true.
+        """
+        checks = []
+
+        def add(name, level, detail):
+            checks.append({"name": name, "ok": level == "ok", "level": level, "detail": detail})
+        try:
+            conn = self._db.conn
+        except InstinctError as e:
+            add("open", "error", str(e))
+            return {"ok": False, "db_path": self.path, "checks": checks}
+
+        def run(name, fn):
+            try:
+                fn()
+            except (sqlite3.Error, InstinctError) as e:
+                add(name, "error", f"{type(e).__name__}: {e}")
+
+        def integrity():
+            rows = self._db.retry(lambda: conn.execute("PRAGMA integrity_check(10)").fetchall())
+            add("integrity", "ok" if rows == [("ok",)] else "error",
+                "; ".join(str(r[0]) for r in rows))
+
+        def schema():
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            missing = sorted({"instincts", "events", "aliases", "settings"} - names)
+            add("schema", "error" if missing or version != SCHEMA_VERSION else "ok",
+                f"v{version} (this instinct: v{SCHEMA_VERSION})"
+                + (f"; missing tables: {', '.join(missing)}" if missing else ""))
+
+        def fts():
+            if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'").fetchone():
+                return add("fts", "ok", "no FTS5 index (search uses LIKE)")
+            self._db.retry(conn.execute, "INSERT INTO instincts_fts(instincts_fts, rank)"
+                                         " VALUES ('integrity-check', 1)")
+            rows, docs = conn.execute("SELECT (SELECT count(*) FROM instincts),"
+                                      " (SELECT count(*) FROM instincts_fts_docsize)").fetchone()
+            add("fts", "ok" if rows == docs else "error",
+                f"index in sync with {rows} patterns" if rows == docs
+                else f"index holds {docs} entries for {rows} patterns; run: instinct gc")
+
+        def wal():
+            size = os.path.getsize(self.path + "-wal") if os.path.exists(self.path + "-wal") else 0
+            big = size > 64 * 1024 * 1024
+            add("wal", "warn" if big else "ok", f"{size} bytes" + ("; run: instinct gc" if big else ""))
+
+        def modes():
+            problems = []
+            for what, p, want in (("database", self.path, 0o600), ("directory", os.path.dirname(self.path), 0o700)):
+                mode = os.stat(p).st_mode & 0o777
+                if mode & 0o077:
+                    problems.append(f"{what} {p} is {mode:04o} (expected {want:04o}: chmod {want:o} {p})")
+            add("modes", "warn" if problems else "ok", "; ".join(problems) or "database 0600, directory 0700")
+
+        def aliases():
+            chains = conn.execute("SELECT count(*) FROM aliases WHERE pattern IN (SELECT alias FROM aliases)"
+                                  " OR alias = pattern").fetchone()[0]
+            stale = conn.execute("SELECT count(*) FROM instincts WHERE pattern IN (SELECT alias FROM aliases)"
+                                 ).fetchone()[0]
+            total = conn.execute("SELECT count(*) FROM aliases").fetchone()[0]
+            issues = [s for s in (f"{chains} aliases point at another alias or at themselves" if chains else "",
+                                  f"{stale} patterns are stored under an alias" if stale else "") if s]
+            add("aliases", "warn" if issues else "ok",
+                "; ".join(issues) + "; run: instinct gc" if issues else f"{total} aliases, all resolved")
+
+        for name, fn in (("integrity", integrity), ("schema", schema), ("fts", fts), ("wal", wal),
+                         ("modes", modes), ("aliases", aliases)):
+            run(name, fn)
+        return {"ok": all(c["level"] != "error" for c in checks), "db_path": self.path, "checks": checks}
+
+    @operation(
+        Param("days_inactive", int, "decay: days without an observation before a pattern loses 1",
+              default=90, flag="--days", minimum=1),
+        title="Garbage-collect the store", destructive=True,
+        output=_obj({k: _INT for k in ("aliases_applied", "decayed", "deleted", "events_pruned",
+                                       "bytes_before", "bytes_after")},
+                    ("aliases_applied", "decayed", "deleted", "events_pruned", "bytes_before", "bytes_after")),
+        render=lambda r: "\n".join([f"Aliases applied: {r['aliases_applied']}", f"Decayed: {r['decayed']}",
+                                    f"Deleted: {r['deleted']}", f"Events pruned: {r['events_pruned']}",
+                                    f"Optimized and vacuumed: {r['bytes_before']} -> {r['bytes_after']} bytes"]))
+    def gc(self, days_inactive=90):
+        """Housekeeping: apply aliases, decay, prune the event log, optimize and VACUUM.
+
+        Rows still stored under an alias are merged into its pattern (alias
+        chains are flattened first); the event log is cut to its retention
+        settings; the file is compacted and the WAL truncated.
+        """
+        before = self._db_bytes()
+
+        def flatten(conn):
+            for _ in range(16):
+                if not conn.execute("UPDATE aliases SET pattern = (SELECT b.pattern FROM aliases b"
+                                    " WHERE b.alias = aliases.pattern) WHERE alias != pattern AND pattern IN"
+                                    " (SELECT alias FROM aliases)").rowcount:
+                    break
+            conn.execute("DELETE FROM aliases WHERE alias = pattern")
+            return conn.execute("SELECT alias, pattern FROM aliases WHERE alias IN"
+                                " (SELECT pattern FROM instincts)").fetchall()
+        applied = sum(self.merge(a, p)["merged"] for a, p in self._writing(flatten))
+        decayed = self.decay(days_inactive)
+        settings = self._settings()
+
+        def prune(conn):
+            n = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+            self._prune_events(conn, settings)
+            return n - conn.execute("SELECT count(*) FROM events").fetchone()[0]
+        pruned = self._writing(prune)
+        try:
+            conn = self._db.conn
+            conn.execute("PRAGMA optimize")
+            self._db.retry(conn.execute, "VACUUM")          # never inside a transaction
+            self._db.retry(conn.execute, "PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.Error as e:
+            raise _db_error(self.path, e) from None
+        return {"aliases_applied": applied, "decayed": decayed["decayed"], "deleted": decayed["deleted"],
+                "events_pruned": pruned, "bytes_before": before, "bytes_after": self._db_bytes()}
 
 
 # =============================================================================
 # 13. Insight and feedback (explain, history, trends, effectiveness, conflicts)
 # =============================================================================
+def _pref_key(pattern):
+    """'pref:tz=UTC' -> 'tz' (a preference with a value); None for any other pattern."""
+    if pattern.startswith("pref:"):
+        key, eq, value = pattern[5:].partition("=")
+        if eq and key and value:
+            return key
+    return None
+
+
+def _pref_groups(rows):
+    """Rows (pattern, project, confidence, promoted, last_seen) -> {(key, project): rows}.
+
+    Each group lists one preference key's values in one project scope, the
+    winner first: the most recently reinforced, then the most confident.
+    """
+    groups = {}
+    for row in sorted(rows):
+        key = _pref_key(row[0])
+        if key is not None:
+            groups.setdefault((key, row[1]), []).append(row)
+    for g in groups.values():
+        g.sort(key=lambda r: (r[4], r[2]), reverse=True)
+    return groups
+
+
+def _pref_value(row, winner):
+    return {"pattern": row[0], "value": row[0].partition("=")[2], "project": row[1],
+            "confidence": row[2], "level": LEVELS[row[3]], "last_seen": row[4], "winner": winner}
+
+
+def _check_int(value, what, lo, hi):
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValidationError(f"{what} must be a whole number from {lo} to {hi}")
+    return value
+
+
+def _scope(project):
+    return f"project {project}" if project else "global"
+
+
+def _level_change(data):
+    """A promote/demote event's data '0->1' -> 'raw -> mature'."""
+    try:
+        a, b = (LEVELS[int(x)] for x in data.split("->"))
+    except (ValueError, IndexError):
+        return data
+    return f"{a} -> {b}"
+
+
+def _named(rows):
+    return [{"name": n, "count": c} for n, c in rows if n]
+
+
+_THRESHOLD = _obj({"value": _INT, "from": _STR, "key": _STR}, ("value", "from", "key"))
+_NAMED = {"type": "array", "items": _obj({"name": _STR, "count": _INT}, ("name", "count"))}
+_PREF_VALUE = _obj({"pattern": _STR, "value": _STR, "project": _STR, "confidence": _INT, "level": _STR,
+                    "last_seen": _STR, "winner": _BOOL}, ("pattern", "value", "project", "winner"))
+_EXPLAIN = _obj({
+    **_RECORD["properties"], "decayed_at": _STR, "level_due": _STR, "suggested": _BOOL, "quiet": _INT,
+    "why": _STR,
+    "thresholds": _obj({"mature": _THRESHOLD, "rule": _THRESHOLD, "universal_projects": _THRESHOLD},
+                       ("mature", "rule", "universal_projects")),
+    "next_promotion": _obj({"level": _STR, "observations_needed": _INT, "projects_needed": _INT}),
+    "next_decay": _obj({"date": _STR, "confidence_after": _INT, "deletes": _BOOL}),
+    "observations": _INT, "sources": _NAMED, "sessions": _NAMED, "session_count": _INT,
+    "projects": {"type": "array", "items": _obj({"project": _STR, "confidence": _INT, "level": _STR})},
+    "aliases": {"type": "array", "items": _STR},
+    "preference": _obj({"key": _STR, "superseded": _BOOL, "superseded_by": _STR,
+                        "values": {"type": "array", "items": _PREF_VALUE}}, ("key", "superseded", "values")),
+    "feedback": _obj({"good": _INT, "bad": _INT, "recent": {"type": "array", "items": _obj(
+        {"ts": _STR, "verdict": _STR, "note": _STR})}}, ("good", "bad", "recent")),
+    "surfaced": _INT},
+    _RECORD["required"] + ["level_due", "suggested", "quiet", "why", "thresholds", "observations",
+                           "sources", "sessions", "projects", "aliases", "feedback", "surfaced"])
+_HISTORY = _obj({
+    "pattern": _STR, "project": _STR, "exists": _BOOL, "confidence": _INT, "level": _STR,
+    "baseline": _INT, "count": _INT,
+    "events": {"type": "array", "items": _obj({
+        "ts": _STR, "kind": _STR, "delta": _INT, "confidence": _INT, "session": _STR, "source": _STR,
+        "detail": _STR}, ("ts", "kind", "delta", "confidence"))}},
+    ("pattern", "project", "exists", "confidence", "baseline", "count", "events"))
+_TREND = _obj({"pattern": _STR, "recent": _INT, "before": _INT, "per_day": {"type": "number"},
+               "before_per_day": {"type": "number"}, "change": {"type": "number"}},
+              ("pattern", "recent", "before", "per_day", "before_per_day", "change"))
+_EFFECT_COUNTS = {"surfaced": _INT, "reinforced": _INT, "missed": _INT, "pending": _INT,
+                  "rate": {"type": "number"}}
+_EFFECT = _obj({
+    "days": _INT, **_EFFECT_COUNTS,
+    "patterns": {"type": "array", "items": _obj({"pattern": _STR, **_EFFECT_COUNTS},
+                                                ("pattern", "surfaced", "reinforced"))}},
+    ("days", "surfaced", "reinforced", "missed", "pending", "patterns"))
+_FEEDBACK = _obj({**_RECORD["properties"], "verdict": _STR, "delta": _INT, "quiet": _INT, "note": _STR},
+                 _RECORD["required"] + ["verdict", "delta", "quiet"])
+_CONFLICT = _obj({"key": _STR, "project": _STR, "winner": _STR,
+                  "values": {"type": "array", "items": _PREF_VALUE}}, ("key", "project", "winner", "values"))
+_LEVEL_MOVE = _obj({"ts": _STR, "pattern": _STR, "project": _STR, "change": _STR},
+                   ("pattern", "project", "change"))
+_SUMMARY = _obj({
+    "since": _STR, "until": _STR, "consolidate": OPERATIONS["consolidate"].output,
+    "activity": {"type": "object"}, "new_count": _INT,
+    "new_patterns": {"type": "array", "items": _RECORD},
+    "promotions": {"type": "array", "items": _LEVEL_MOVE},
+    "demotions": {"type": "array", "items": _LEVEL_MOVE},
+    "decays": {"type": "array", "items": _LEVEL_MOVE}, "decay_count": _INT,
+    "suggestions": {"type": "array", "items": _RECORD}, "stats": OPERATIONS["stats"].output},
+    ("since", "until", "consolidate", "activity", "new_count", "new_patterns", "promotions",
+     "demotions", "decays", "suggestions", "stats"))
+
+
+def _render_explain(e):
+    t = e["thresholds"]
+
+    def th(name):
+        x = t[name]
+        return f"{x['value']} ({x['from']}{'' if x['from'] == 'default' else ': ' + x['key']})"
+    out = [f"{e['pattern']} ({_scope(e['project'])}): conf={e['confidence']} [{e['level']}] {e['category']}",
+           f"  why: {e['why']}",
+           f"  thresholds: mature {th('mature')}, rule {th('rule')}, universal projects "
+           f"{th('universal_projects')}",
+           f"  seen: first {e['first_seen'][:19]}, last {e['last_seen'][:19]}"
+           + (f", last decay {e['decayed_at'][:19]}" if e.get("decayed_at") else "")]
+    n = e.get("next_promotion")
+    if n:
+        out.append(f"  next promotion: {n['level']} after {n['observations_needed']} more observation(s)"
+                   if n["level"] != "universal" else
+                   f"  next promotion: universal once a rule in {n['projects_needed']} more project(s)")
+    d = e.get("next_decay")
+    if d:
+        out.append(f"  next decay: {d['date'][:10]} if not observed (to conf={d['confidence_after']}"
+                   f"{', deleted' if d['deletes'] else ''})")
+    out.append(f"  suggested: {'yes' if e['suggested'] else 'no'}"
+               + (f" (quiet for {e['quiet']} more observation(s) after bad feedback)" if e["quiet"] else ""))
+    out.append(f"  observations: {e['observations']}"
+               + (f" in {e['session_count']} session(s)" if e["session_count"] else ""))
+    for label, key in (("sources", "sources"), ("sessions", "sessions")):
+        if e[key]:
+            out.append(f"  {label}: " + ", ".join(f"{x['name']} ({x['count']})" for x in e[key]))
+    if len(e["projects"]) > 1 or (e["projects"] and e["projects"][0]["project"] != e["project"]):
+        out.append("  projects: " + ", ".join(f"{p['project'] or 'global'} conf={p['confidence']} [{p['level']}]"
+                                              for p in e["projects"]))
+    if e["aliases"]:
+        out.append("  aliases: " + ", ".join(e["aliases"]))
+    p = e.get("preference")
+    if p and len(p["values"]) > 1:
+        out.append(f"  preference {p['key']}: " + (f"superseded by {p['superseded_by']}" if p["superseded"]
+                                                  else "wins over the other values"))
+        out += [f"    {'*' if v['winner'] else ' '} {v['value']:<20} conf={v['confidence']:<3}"
+                f" [{v['level']}] last seen {v['last_seen'][:19]}" for v in p["values"]]
+    f = e["feedback"]
+    if f["good"] or f["bad"]:
+        out.append(f"  feedback: {f['good']} good, {f['bad']} bad")
+        out += [f"    {x['ts'][:19]} {x['verdict']}" + (f": {x['note']}" if x["note"] else "")
+                for x in f["recent"]]
+    out.append(f"  surfaced: {e['surfaced']} time(s)")
+    return "\n".join(out)
+
+
+def _render_history(h):
+    head = (f"{h['pattern']} ({_scope(h['project'])}): "
+            + (f"conf={h['confidence']} [{h['level']}]" if h["exists"] else "no longer stored"))
+    out = [head]
+    if h["count"] > len(h["events"]):
+        out.append(f"  ... {h['count'] - len(h['events'])} earlier event(s); confidence then {h['baseline']}")
+    out += [f"  {x['ts'][:19]}  {x['kind']:<8} {x['delta']:+d}  -> {x['confidence']:<4}"
+            + (f" {x['detail']}" if x["detail"] else "") + (f" [{x['source']}]" if x["source"] else "")
+            for x in h["events"]]
+    out.append(f"{h['count']} event{'' if h['count'] == 1 else 's'}")
+    return "\n".join(out)
+
+
+def _render_trending(rows):
+    if not rows:
+        return "No observations in the window"
+    w = max(22, max(len(r["pattern"]) for r in rows))
+    out = [f"  {r['pattern']:<{w}} {r['per_day']:>7.2f}/day (before {r['before_per_day']:.2f}, "
+           f"{r['change']:+.2f})  {r['recent']} recent, {r['before']} before" for r in rows]
+    return "\n".join(out + [f"{len(rows)} trending pattern{'' if len(rows) == 1 else 's'}"])
+
+
+def _rate(r):
+    return f"{r['rate'] * 100:.0f}%" if "rate" in r else "n/a"
+
+
+def _render_effectiveness(e):
+    out = [f"Suggestions surfaced: {e['surfaced']}  reinforced within {e['days']} days: {e['reinforced']}"
+           f"  missed: {e['missed']}  pending: {e['pending']}  rate: {_rate(e)}"]
+    if e["patterns"]:
+        w = max(22, max(len(p["pattern"]) for p in e["patterns"]))
+        out += [f"  {p['pattern']:<{w}} {p['reinforced']}/{p['surfaced']} reinforced, {p['pending']} pending,"
+                f" rate {_rate(p)}" for p in e["patterns"]]
+    return "\n".join(out)
+
+
+def _render_feedback(r):
+    out = f"{r['verdict'].capitalize()} feedback on {r['pattern']}: conf={r['confidence']} ({r['delta']:+d})"
+    if r["quiet"]:
+        out += f", not suggested until observed {r['quiet']} more time(s)"
+    return out
+
+
+def _render_conflicts(rows):
+    out = []
+    for c in rows:
+        out.append(f"{c['key']} ({_scope(c['project'])}): {c['winner']} wins")
+        out += [f"  {'*' if v['winner'] else ' '} {v['pattern']:<30} conf={v['confidence']:<3} [{v['level']}]"
+                f" last seen {v['last_seen'][:19]}" + ("" if v["winner"] else "  superseded")
+                for v in c["values"]]
+    return "\n".join(out + [f"{len(rows)} conflict{'' if len(rows) == 1 else 's'}"])
+
+
+def _render_summary(s):
+    act = s["activity"]
+    out = [f"Since {s['since'][:19]} (until {s['until'][:19]}):",
+           f"Observations: {act.get('observe', 0)}  Feedback: {act.get('feedback', 0)}"
+           f"  Suggestions shown: {act.get('surface', 0)}  Decays: {s['decay_count']}",
+           f"New patterns: {s['new_count']}"]
+    out += [f"  {_render_record(r)}" for r in s["new_patterns"]]
+    for label, key in (("Promoted", "promotions"), ("Demoted", "demotions"), ("Decayed", "decays")):
+        if s[key]:
+            out.append(f"{label}:")
+            out += [f"  {m['pattern']} ({_scope(m['project'])}) {m['change']}" for m in s[key]]
+    out.append("Top suggestions:")
+    out += [f"  {_render_record(r)}" for r in s["suggestions"]] or ["  (none)"]
+    st = s["stats"]
+    out.append(f"Total instincts: {st['total']}  (raw {st['by_level']['raw']}, mature "
+               f"{st['by_level']['mature']}, rule {st['by_level']['rule']}, universal "
+               f"{st['by_level']['universal']})")
+    return "\n".join(out)
+
+
 class _Insight(_Core):
-    """Operations that show why the memory believes something and let people correct it."""
+    """Operations that show why the memory believes something and let people correct it.
+
+    Feedback: `good` counts like an observation (+1, last seen now, lifts any
+    quiet); `bad` takes 1 off (never below 1: `forget` deletes) and sets the
+    row's `quiet` to the `feedback_bad_quiet` setting; every observation counts
+    it down and suggest skips the row while it is above 0.
+
+    Preference conflicts are worked out when suggest runs, so they are never
+    stale: `pref:KEY=VALUE` rows with the same KEY in the same project column
+    conflict; the one reinforced last (last_seen, then confidence) wins, the
+    others are superseded -- kept, shown by explain and conflicts, never
+    suggested. When one suggest call would still show a key twice (a global
+    value and this project's), this project's value wins.
+
+    Effectiveness counts every `surface` event (one per record suggest
+    returned) as one showing; it is reinforced when the pattern is observed
+    (or given good feedback) in any project within the window after it.
+    """
+
+    def _target(self, pattern, project):
+        """(canonical pattern, stored project key), following aliases."""
+        p = normalize_pattern(pattern)
+        proj = _resolve_project(project, self.cwd)
+        row = self._read("SELECT pattern FROM aliases WHERE alias = ?", (p,))
+        return (row[0][0] if row else p), proj
+
+    def _thresholds(self, pattern, category):
+        """Each threshold of one row with where it comes from, in consolidate's order.
+
+        A pattern setting, else a category setting, else the store-wide setting,
+        else the built-in default (see _Core._threshold_sql).
+        """
+        names = {"mature": "mature_threshold", "rule": "rule_threshold",
+                 "universal_projects": "universal_projects"}
+        cands = {name: ([] if name == "universal_projects" else
+                        [("pattern", f"pattern.{pattern}.{which}"), ("category", f"category.{category}.{which}")])
+                 + [("store", which)] for name, which in names.items()}
+        keys = [k for c in cands.values() for _, k in c]
+        stored = dict(self._read(f"SELECT key, value FROM settings WHERE key IN ({','.join('?' * len(keys))})",
+                                 keys))
+        out = {}
+        for name, which in names.items():
+            origin, key = next(((o, k) for o, k in cands[name] if k in stored), ("default", which))
+            out[name] = {"value": int(stored[key]) if key in stored else SETTINGS[which][0],
+                         "from": origin, "key": key}
+        return out
+
+    def _pref_rows(self, keys=None):
+        """Stored rows of these preference keys (None: all): (pattern, project, confidence, promoted, last_seen)."""
+        cols = "SELECT pattern, project, confidence, promoted, last_seen FROM instincts WHERE "
+        if keys is None or len(keys) > 50:
+            return self._read(cols + "pattern >= 'pref:' AND pattern < 'pref;'")
+        keys = sorted(keys)       # 'pref:K=' <= pattern < 'pref:K>' is exactly the prefix, on the index
+        return self._read(cols + " OR ".join(["(pattern >= ? AND pattern < ?)"] * len(keys)),
+                          [b for k in keys for b in (f"pref:{k}=", f"pref:{k}>")])
+
+    def _suggest_filter(self, records, project):
+        keys = {k for k in (_pref_key(r["pattern"]) for r in records) if k}
+        if not keys:
+            return records
+        losers = {(r[0], r[1]) for g in _pref_groups(self._pref_rows(keys)).values() for r in g[1:]}
+        chosen = {}
+        for r in records:
+            k = _pref_key(r["pattern"])
+            if k is None or (r["pattern"], r["project"]) in losers:
+                continue
+            cur = chosen.get(k)
+            if cur is None or ((r["project"] == project, r["last_seen"])
+                               > (cur["project"] == project, cur["last_seen"])):
+                chosen[k] = r
+        keep = {id(r) for r in chosen.values()}
+        return [r for r in records if id(r) in keep or _pref_key(r["pattern"]) is None]
+
+    @operation(
+        Param("pattern", str, "the pattern", required=True, positional=True),
+        Param("project", str, "'' for global (default), a fingerprint or a project path", default=""),
+        title="Explain a pattern's level", read_only=True, idempotent=True,
+        output=_EXPLAIN, render=_render_explain)
+    def explain(self, pattern, project=""):
+        """Why a pattern is at its level: confidence, thresholds and their origin, contributors, links.
+
+        Also the next promotion and decay, aliases, preference conflicts
+        (superseded values) and the feedback it received.
+        """
+        p, proj = self._target(pattern, project)
+        rows = self._read(f"SELECT {_COLS}, decayed_at, quiet FROM instincts WHERE pattern = ?", (p,))
+        row = next((r for r in rows if r[4] == proj), None)
+        if row is None:
+            raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
+        e = _record(row[:9])
+        conf, promoted = e["confidence"], e["promoted"]
+        th = self._thresholds(p, e["category"])
+        mature, rule, need = (th[k]["value"] for k in ("mature", "rule", "universal_projects"))
+        rules = {cat: self._thresholds(p, cat)["rule"]["value"] for cat in {r[1] for r in rows}}
+        at_rule = {r[4] for r in rows if r[4] and r[2] >= rules[r[1]]}
+        due = _level_for(conf, mature, rule)
+        if due == 2 and len(at_rule) >= need:
+            due = 3
+
+        def origin(name):
+            return "default" if th[name]["from"] == "default" else f"{th[name]['from']} setting {th[name]['key']}"
+        mat, rul = (f"mature threshold {mature} ({origin('mature')})", f"rule threshold {rule} ({origin('rule')})")
+        why = (f"confidence {conf} is below the {mat}" if due == 0 else
+               f"confidence {conf} reaches the {mat} but not the {rul}" if due == 1 else
+               f"confidence {conf} reaches the {rul}; a rule in {len(at_rule)} project(s), "
+               f"universal needs {need} ({origin('universal_projects')})")
+        if due != promoted:
+            why += f"; consolidate will make it {LEVELS[due]} (now {LEVELS[promoted]})"
+        e.update(decayed_at=row[9], level_due=LEVELS[due], quiet=row[10], why=why, thresholds=th)
+        if due < 2:
+            e["next_promotion"] = {"level": LEVELS[due + 1],
+                                   "observations_needed": (mature if due == 0 else rule) - conf}
+        elif due == 2:
+            e["next_promotion"] = {"level": "universal", "observations_needed": 0,
+                                   "projects_needed": need - len(at_rule)}
+        last = _parse_iso(max(e["last_seen"], row[9]))
+        if last is not None:
+            e["next_decay"] = {"date": _iso(last + 90 * 86400), "confidence_after": conf - 1,
+                               "deletes": conf <= 1}
+        where = " FROM events WHERE pattern = ?1 AND project = ?2 AND pattern != ''"
+        obs = self._read("SELECT session, source, count(*)" + where + " AND kind = 'observe'"
+                         " GROUP BY session, source", (p, proj))
+        sessions, sources = {}, {}
+        for s, src, n in obs:
+            sessions[s] = sessions.get(s, 0) + n
+            sources[src] = sources.get(src, 0) + n
+
+        def top(d):
+            return _named(sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))[:10])
+        e.update(observations=sum(sessions.values()), sources=top(sources), sessions=top(sessions),
+                 session_count=len([s for s in sessions if s]))
+        e["projects"] = [{"project": r[4], "confidence": r[2], "level": LEVELS[r[3]]}
+                         for r in sorted(rows, key=lambda r: (-r[2], r[4]))]
+        e["aliases"] = [a for a, in self._read("SELECT alias FROM aliases WHERE pattern = ? ORDER BY alias",
+                                               (p,))]
+        superseded = False
+        key = _pref_key(p)
+        if key:
+            group = _pref_groups(self._pref_rows({key})).get((key, proj), [])
+            superseded = bool(group) and group[0][0] != p
+            e["preference"] = {"key": key, "superseded": superseded,
+                               "values": [_pref_value(r, i == 0) for i, r in enumerate(group)]}
+            if superseded:
+                e["preference"]["superseded_by"] = group[0][0]
+        fb = self._read("SELECT ts, data" + where + " AND kind = 'feedback' ORDER BY id DESC", (p, proj))
+        verdicts = [(ts, _loads_meta(d)) for ts, d in fb]
+        e["feedback"] = {"good": sum(v.get("verdict") == "good" for _, v in verdicts),
+                         "bad": sum(v.get("verdict") == "bad" for _, v in verdicts),
+                         "recent": [{"ts": ts, "verdict": str(v.get("verdict", "")), "note": str(v.get("note", ""))}
+                                    for ts, v in verdicts[:5]]}
+        (e["surfaced"],), = self._read("SELECT count(*) FROM events WHERE kind = 'surface' AND pattern = ?"
+                                       " AND project = ?", (p, proj))
+        e["suggested"] = promoted > 0 and not e["quiet"] and not superseded
+        return e
+
+    @operation(
+        Param("pattern", str, "the pattern", required=True, positional=True),
+        Param("project", str, "'' for global (default), a fingerprint or a project path", default=""),
+        Param("limit", int, "show at most the latest this many events", default=100, minimum=1),
+        title="Confidence history of a pattern", read_only=True, idempotent=True,
+        output=_HISTORY, render=_render_history)
+    def history(self, pattern, project="", limit=100):
+        """The confidence timeline of a pattern from the event log: observations, feedback, decays, merges.
+
+        Each entry carries the confidence after it. Promotions and demotions
+        (by consolidate) appear with a delta of 0. A merge's delta is 0 here
+        because the merged pattern's own observations join this timeline.
+        """
+        _check_int(limit, "limit", 1, 10**9)
+        p, proj = self._target(pattern, project)
+        cur = self._read("SELECT confidence, promoted FROM instincts WHERE pattern = ? AND project = ?",
+                         (p, proj))
+        ev = self._read("SELECT ts, kind, delta, session, source, data FROM events WHERE pattern = ?"
+                        " AND project = ? AND pattern != '' AND kind != 'surface' ORDER BY id", (p, proj))
+        if not cur and not ev:
+            raise NotFoundError(f"no instinct or history for {p!r}"
+                                + (f" in project {proj}" if proj else " (global)"))
+        running = cur[0][0] if cur else 0
+        out = []
+        for ts, kind, delta, session, source, data in reversed(ev[-limit:]):
+            d = 0 if kind == "merge" else delta
+            if kind == "feedback":
+                v = _loads_meta(data)
+                detail = str(v.get("verdict", "")) + (f": {v['note']}" if v.get("note") else "")
+            else:
+                detail = (f"merged {data}" if kind == "merge" else
+                          _level_change(data) if kind in ("promote", "demote") else "")
+            out.append({"ts": ts, "kind": kind, "delta": d, "confidence": running, "session": session,
+                        "source": source, "detail": detail})
+            running -= d
+        out.reverse()
+        h = {"pattern": p, "project": proj, "exists": bool(cur), "confidence": cur[0][0] if cur else 0,
+             "baseline": running, "count": len(ev), "events": out}
+        if cur:
+            h["level"] = LEVELS[cur[0][1]]
+        return h
+
+    @operation(
+        Param("days", int, "window length in days (compared with the same length before it)",
+              default=7, minimum=1, maximum=3650),
+        Param("limit", int, "at most this many patterns", default=20, minimum=1),
+        title="Trending patterns", read_only=True, idempotent=True,
+        output=_TREND, list_key="trending", render=_render_trending)
+    def trending(self, days=7, limit=20):
+        """Patterns ranked by how much their observations per day rose in the last `days` vs the period before.
+
+        Counts observations of every project together.
+        """
+        _check_int(days, "days", 1, 3650)
+        _check_int(limit, "limit", 1, 10**9)
+        now = self._clock()
+        rows = self._read(
+            "SELECT pattern, sum(ts >= ?1), sum(ts < ?1) FROM events WHERE kind = 'observe'"
+            " AND ts >= ?2 AND ts <= ?3 AND pattern != '' GROUP BY pattern HAVING sum(ts >= ?1) > 0",
+            (_iso(now - days * 86400), _iso(now - 2 * days * 86400), _iso(now)))
+        out = [{"pattern": p, "recent": a, "before": b, "per_day": round(a / days, 3),
+                "before_per_day": round(b / days, 3), "change": round((a - b) / days, 3)}
+               for p, a, b in rows]
+        out.sort(key=lambda r: (-r["change"], -r["recent"], r["pattern"]))
+        return out[:limit]
+
+    @operation(
+        Param("days", int, "a suggestion counts as reinforced when observed within this many days after",
+              default=7, minimum=1, maximum=3650),
+        Param("limit", int, "at most this many patterns in the per-pattern list", default=20, minimum=1),
+        title="Effectiveness of suggestions", read_only=True, idempotent=True,
+        output=_EFFECT, render=_render_effectiveness)
+    def effectiveness(self, days=7, limit=20):
+        """Of the suggestions shown (suggest, session-start injection, resources), how many were followed.
+
+        A showing is reinforced when the pattern is observed (or given good
+        feedback) within `days` after it; missed when that window closed
+        without one; pending while the window is open. rate = reinforced /
+        (reinforced + missed), absent while nothing is decided.
+        """
+        _check_int(days, "days", 1, 3650)
+        _check_int(limit, "limit", 1, 10**9)
+        from bisect import bisect_right
+        window, now = days * 86400, self._clock()
+        shown = self._read("SELECT pattern, ts FROM events WHERE kind = 'surface' ORDER BY pattern, ts")
+        hits = {}
+        for p, ts in self._read(
+                "SELECT pattern, ts FROM events WHERE pattern IN (SELECT pattern FROM events"
+                " WHERE kind = 'surface') AND pattern != '' AND (kind = 'observe'"
+                " OR (kind = 'feedback' AND delta > 0)) ORDER BY pattern, ts"):
+            hits.setdefault(p, []).append(ts)
+        per = {}
+        total = dict.fromkeys(("surfaced", "reinforced", "missed", "pending"), 0)
+        for p, ts in shown:
+            t = _parse_iso(ts)
+            if t is None:
+                continue
+            h = hits.get(p, ())
+            i = bisect_right(h, ts)
+            outcome = ("reinforced" if i < len(h) and h[i] <= _iso(t + window) else
+                       "pending" if now - t < window else "missed")
+            c = per.setdefault(p, dict.fromkeys(("surfaced", "reinforced", "missed", "pending"), 0))
+            for d in (c, total):
+                d["surfaced"] += 1
+                d[outcome] += 1
+        for d in list(per.values()) + [total]:
+            if d["reinforced"] + d["missed"]:
+                d["rate"] = round(d["reinforced"] / (d["reinforced"] + d["missed"]), 4)
+        pats = sorted(({"pattern": p, **c} for p, c in per.items()),
+                      key=lambda r: (-r["surfaced"], r["pattern"]))
+        return {"days": days, **total, "patterns": pats[:limit]}
+
+    @operation(
+        Param("pattern", str, "the pattern the feedback is about", required=True, positional=True),
+        Param("verdict", str, "good (reinforce) or bad (lower it and keep it out of suggestions)",
+              required=True, positional=True, choices=("good", "bad")),
+        Param("note", str, "why (kept in the event log)", default=""),
+        Param("project", str, "'' for global (default), a fingerprint or a project path", default=""),
+        title="Give feedback on a pattern", output=_FEEDBACK, render=_render_feedback)
+    def feedback(self, pattern, verdict, note="", project=""):
+        """Confirm (good) or reject (bad) a learned pattern, e.g. a suggestion that helped or misled.
+
+        good: +1 confidence, like an observation. bad: -1 (never below 1) and the
+        pattern is not suggested again until observed `feedback_bad_quiet` more
+        times (default 3). Both show in explain and history.
+        """
+        if verdict not in ("good", "bad"):
+            raise ValidationError("verdict must be good or bad")
+        _check_text(note, "note", MAX_PATTERN)
+        normalize_pattern(pattern)
+        proj = _resolve_project(project, self.cwd)
+        quiet = self._settings()["feedback_bad_quiet"] if verdict == "bad" else 0
+
+        def run(conn):
+            p = self._canonical(pattern, conn)
+            row = self._get_row(conn, p, proj)
+            if row is None:
+                raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
+            now = self._now()
+            delta = 1 if verdict == "good" else -1 if row[2] > 1 else 0
+            conn.execute("UPDATE instincts SET confidence = confidence + ?, quiet = ?,"
+                         " last_seen = CASE WHEN ? > 0 THEN ? ELSE last_seen END"
+                         " WHERE pattern = ? AND project = ?", (delta, quiet, delta, now, p, proj))
+            conn.execute(_SQL_EVENT, (now, "feedback", p, proj, "", self.session, delta,
+                                      _dumps({"verdict": verdict, "note": note})))
+            return self._get_row(conn, p, proj), delta
+        row, delta = self._writing(run)
+        return {**_record(row), "verdict": verdict, "delta": delta, "quiet": quiet, "note": note}
+
+    @operation(
+        title="Preference conflicts", read_only=True, idempotent=True,
+        output=_CONFLICT, list_key="conflicts", render=_render_conflicts)
+    def conflicts(self):
+        """Preferences `pref:KEY=VALUE` holding different values for one KEY in one project scope.
+
+        The value reinforced last wins suggestions; the others are superseded
+        (kept, never suggested).
+        """
+        groups = _pref_groups(self._pref_rows())
+        return [{"key": k, "project": proj, "winner": g[0][0],
+                 "values": [_pref_value(r, i == 0) for i, r in enumerate(g)]}
+                for (k, proj), g in sorted(groups.items()) if len(g) > 1]
+
+    def _since(self, since):
+        """None / '' (24 hours ago), a number of hours ('24', '1.5h') or an ISO time -> epoch seconds."""
+        if since is None or since == "":
+            return self._clock() - 24 * 3600
+        _check_text(since, "since")
+        text = since.strip().lower()
+        try:
+            hours = float(text[:-1] if text.endswith("h") else text)
+        except ValueError:
+            t = _parse_iso(since)
+            if t is None:
+                raise ValidationError(f"since must be an ISO time or a number of hours, not {since!r}") from None
+            return t
+        if not 0 <= hours <= 24 * 366 * 100:
+            raise ValidationError("since (hours) must be between 0 and 876,000")
+        return self._clock() - hours * 3600
+
+    @operation(
+        Param("since", str, "start of the period: an ISO time or a number of hours ago (default: 24)"),
+        Param("project", str, "project for the top suggestions (default: the working directory's)"),
+        Param("limit", int, "at most this many entries per list", default=10, minimum=1),
+        title="Summarise a session", output=_SUMMARY, render=_render_summary)
+    def session_summary(self, since=None, project=None, limit=10):
+        """What changed since a time (new patterns, promotions, decays), top suggestions and stats.
+
+        Runs consolidate first. Call it from a Stop hook or at the end of a task.
+        """
+        _check_int(limit, "limit", 1, 10**9)
+        start = _iso(self._since(since))
+        proj = _resolve_project(project, self.cwd)
+        counts = self.consolidate()
+        (new_count,), = self._read("SELECT count(*) FROM instincts WHERE first_seen >= ?", (start,))
+        new = self._read(f"SELECT {_COLS} FROM instincts WHERE first_seen >= ?"
+                         " ORDER BY first_seen DESC, pattern LIMIT ?", (start, limit))
+        activity = {k: n for k, n in self._read(
+            "SELECT kind, count(*) FROM events WHERE ts >= ? GROUP BY kind ORDER BY kind", (start,))}
+        moves = {"promote": [], "demote": [], "decay": []}
+        for kind in moves:
+            for ts, p, pr, data in self._read(
+                    "SELECT ts, pattern, project, data FROM events WHERE kind = ? AND ts >= ?"
+                    " ORDER BY id DESC LIMIT ?", (kind, start, limit)):
+                moves[kind].append({"ts": ts, "pattern": p, "project": pr,
+                                    "change": "-1" if kind == "decay" else _level_change(data)})
+        return {"since": start, "until": self._now(), "consolidate": counts, "activity": activity,
+                "new_count": new_count, "new_patterns": [_record(r) for r in new],
+                "promotions": moves["promote"], "demotions": moves["demote"], "decays": moves["decay"],
+                "decay_count": activity.get("decay", 0),
+                "suggestions": self.suggest(project=proj, limit=limit), "stats": self.stats()}
 
 
 # =============================================================================
@@ -1926,13 +3200,15 @@ def build_parser(argv=None):
         sp = sub.add_parser(cli, parents=[common], help=op.summary,
                             description=(op.summary + " " + (op.description or "")).strip())
         for p in op.params:
-            kw = {"help": p.help + (f" (default: {p.default})" if p.default not in (None, "") else "")}
+            kw = {"help": p.help + (f" (default: {p.default})" if p.default not in (None, "", False) else "")}
             if p.choices:
                 kw["choices"] = p.choices
             if p.type is dict:
                 kw["type"], kw["metavar"] = _json_object_arg, "JSON"
-            elif p.type is int:
-                kw["type"] = int
+            elif p.type in (int, float):
+                kw["type"] = p.type
+            elif p.type is bool:
+                kw["action"] = "store_true"
             if p.positional:
                 if not p.required:
                     kw["nargs"] = "?"
@@ -1984,7 +3260,7 @@ def main(argv=None):
         text = _dumps(result, indent=2) if getattr(args, "json", False) else op.render(result)
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
-        return 0
+        return op.exit_code(result) if op.exit_code else 0
     except InstinctError as e:
         sys.stderr.write(f"instinct: error: {e}\n")
         return e.exit_code
@@ -2203,10 +3479,17 @@ class _Server:
             return {"content": [{"type": "text", "text": f"Error: {type(e).__name__}: {e}"}],
                     "isError": True}
         structured = op.structured(result)
-        if not isinstance(structured, dict):        # e.g. markdown export
-            structured = {"text": structured}
-        return {"content": [{"type": "text", "text": _dumps(structured)}],
-                "structuredContent": structured, "isError": False}
+        if not isinstance(structured, dict):        # export_rules: records or markdown text
+            props = op.output_schema().get("properties", {})
+            key = next((k for k, v in props.items() if v.get("type") == "array"), None)
+            if isinstance(structured, list) and key:
+                structured = {key: structured, "count": len(structured)}
+            else:
+                structured = {"text": structured if isinstance(structured, str) else _dumps(structured)}
+        reply = {"content": [{"type": "text", "text": _dumps(structured)}], "isError": False}
+        if self._at_least("2025-06-18"):           # structuredContent exists from 2025-06-18
+            reply["structuredContent"] = structured
+        return reply
 
     def resources_list(self, params):
         self._check_cursor(params)

@@ -1,0 +1,474 @@
+"""Tests for agent hooks: capture, redaction, skips, session mining, injection, setup (issue 4)."""
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import instinct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+INSTINCT_PY = os.path.join(HERE, "instinct.py")
+
+
+def _read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+class _Env(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tmp = tmp.name
+        self.db = os.path.join(self.tmp, "t.db")
+        self.repo = os.path.join(self.tmp, "repo")
+        os.makedirs(os.path.join(self.repo, ".git"))
+        os.makedirs(os.path.join(self.repo, "src"))
+        self.now = 1_800_000_000.0
+        self.store = instinct.InstinctStore(self.db, clock=lambda: self.now)
+        self.addCleanup(self.store.close)
+
+    def hook(self, event, payload, env=None, db=None):
+        data = payload if isinstance(payload, (bytes, str)) else json.dumps(payload)
+        if isinstance(data, str):
+            data = data.encode()
+        e = {**os.environ, "INSTINCT_DB": db or self.db}
+        e.pop("INSTINCT_DISABLE", None)
+        e.update(env or {})
+        return subprocess.run([sys.executable, INSTINCT_PY, "hook", event], input=data,
+                              capture_output=True, timeout=60, env=e)
+
+    def payload(self, tool, tool_input, session="s1", cwd=None, **extra):
+        return {"session_id": session, "cwd": cwd or self.repo, "hook_event_name": "PostToolUse",
+                "tool_name": tool, "tool_input": tool_input, "tool_response": {}, **extra}
+
+    def events(self, kinds=("tool", "tool_fail")):
+        self.store.stats()                 # make sure the schema exists
+        self.store.close()
+        conn = sqlite3.connect(self.db)
+        try:
+            q = ",".join("?" * len(kinds))
+            return conn.execute(f"SELECT kind, data, session, project FROM events WHERE kind IN ({q})"
+                                " ORDER BY id", kinds).fetchall()
+        finally:
+            conn.close()
+
+    def all_text(self):
+        """Every text value stored anywhere in the database file (and its WAL)."""
+        self.store.close()
+        blob = b""
+        for suffix in ("", "-wal"):
+            if os.path.exists(self.db + suffix):
+                with open(self.db + suffix, "rb") as f:
+                    blob += f.read()
+        return blob
+
+
+class TestSummaries(unittest.TestCase):
+    def test_shell_summary_keeps_program_and_subcommand_only(self):
+        table = [
+            ("pytest -q tests/", "pytest"),
+            ("git commit -m 'secret message'", "git commit"),
+            ("FOO=1 BAR=2 sudo git push origin main", "git push"),
+            ("cd src && python -m pytest -x", "python -m pytest"),
+            ("python3.12 -m mypy .", "python -m mypy"),
+            ("/usr/local/bin/npm run build", "npm run"),
+            ("C:\\Tools\\node.exe script.js", "node"),
+            ("timeout 10 cargo test", "cargo test"),
+            ("echo hi | grep h", "grep"),
+            ("git 1234abcd", "git"),
+            (["bash", "-lc", "uv run pytest"], "uv run"),
+            (["ls", "-la"], "ls"),
+            ("export TOKEN=abc; make", "make"),
+            ("", "?"),
+            ("ghp_0123456789abcdefghij --help", "?"),
+        ]
+        for cmd, want in table:
+            with self.subTest(cmd=cmd):
+                self.assertEqual(instinct._shell_summary(cmd), want)
+
+    def test_tool_summary_forms(self):
+        table = [
+            ({"tool_name": "Bash", "tool_input": {"command": "pytest"}}, "Bash(pytest)"),
+            ({"tool_name": "PowerShell", "tool_input": {"command": "dotnet test"}}, "PowerShell(dotnet test)"),
+            ({"tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "cargo build"]}}, "Bash(cargo build)"),
+            ({"tool_name": "Edit", "tool_input": {"file_path": "/a/b/c.PY", "old_string": "x"}}, "Edit(.py)"),
+            ({"tool_name": "Write", "tool_input": {"file_path": "C:\\src\\README.md"}}, "Write(.md)"),
+            ({"tool_name": "Edit", "tool_input": {"file_path": "/a/Makefile"}}, "Edit"),
+            ({"tool_name": "apply_patch", "tool_input": {"input": "*** Begin Patch"}}, "Edit"),
+            ({"tool_name": "Read", "tool_input": {"file_path": "/etc/passwd"}}, "Read"),
+            ({"tool_name": "mcp__github__create_issue", "tool_input": {"body": "x"}}, "mcp__github__create_issue"),
+        ]
+        for payload, want in table:
+            with self.subTest(payload=payload):
+                self.assertEqual(instinct._tool_summary(payload)[0], want)
+
+    def test_own_calls_are_skipped(self):
+        for payload in ({"tool_name": "mcp__instinct__observe", "tool_input": {"pattern": "x"}},
+                        {"tool_name": "Bash", "tool_input": {"command": "instinct observe seq:a->b"}},
+                        {"tool_name": "Bash", "tool_input": {"command": "python3 instinct.py suggest"}},
+                        {"tool_name": "Bash", "tool_input": {"command": "python -m instinct list"}}):
+            with self.subTest(payload=payload):
+                summary, reason = instinct._tool_summary(payload)
+                self.assertIsNone(summary)
+                self.assertIn("instinct", reason)
+
+
+class TestCapture(_Env):
+    def test_post_tool_use_records_one_short_event_and_prints_nothing(self):
+        r = self.hook("post-tool-use", self.payload("Bash", {"command": "pytest -q"}, cwd=os.path.join(self.repo, "src")))
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"", b""))
+        self.assertEqual(self.events(), [("tool", "Bash(pytest)", "s1", instinct.project_fingerprint(self.repo))])
+
+    def test_failure_event_and_exit_code_response(self):
+        self.hook("post-tool-use-failure", self.payload("Bash", {"command": "pytest"}, error="Exit code 1"))
+        self.hook("post-tool-use", self.payload("Bash", {"command": "make"}, tool_response={"exit_code": 2}))
+        self.assertEqual([e[:2] for e in self.events()], [("tool_fail", "Bash(pytest)"), ("tool_fail", "Bash(make)")])
+
+    def test_claude_event_names_and_payload_event_name_are_accepted(self):
+        p = self.payload("Read", {"file_path": "/x"})
+        self.assertEqual(self.hook("PostToolUse", p).returncode, 0)
+        e = {**os.environ, "INSTINCT_DB": self.db}
+        r = subprocess.run([sys.executable, INSTINCT_PY, "hook", ""], input=json.dumps(p).encode(),
+                           capture_output=True, env=e, timeout=60)
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(len(self.events()), 2)
+
+    def test_secrets_never_reach_the_database(self):
+        secrets = ["ghp_abcdefghijklmnopqrstuvwxyz0123456789", "sk-live-0123456789abcdefABCDEF",
+                   "hunter2password", "AKIAIOSFODNN7EXAMPLE", "Bearer eyJhbGciOiJIUzI1NiJ9.payload.sig",
+                   "user:pa55word@", "xoxb-1234-5678-abcdef", "TOP-SECRET-FILE-CONTENT",
+                   "my private prompt text"]
+        payloads = [
+            self.payload("Bash", {"command": f"GITHUB_TOKEN={secrets[0]} gh pr create"}),
+            self.payload("Bash", {"command": f"curl -H 'Authorization: {secrets[4]}' https://{secrets[5]}example.com/x"}),
+            self.payload("Bash", {"command": f"mysql -u root -p{secrets[2]} -e 'select 1'"}),
+            self.payload("Bash", {"command": f"{secrets[3]} deploy"}),
+            self.payload("Bash", {"command": f"export SLACK={secrets[6]}; {secrets[1]}"}),
+            self.payload("Write", {"file_path": "/r/.env", "content": secrets[7]},
+                         tool_response={"stdout": secrets[0]}),
+            self.payload("Edit", {"file_path": "/r/a.py", "old_string": secrets[7], "new_string": secrets[1]}),
+            self.payload("mcp__db__query", {"sql": f"select '{secrets[2]}'"}),
+        ]
+        for p in payloads:
+            self.assertEqual(self.hook("post-tool-use", p).returncode, 0)
+        self.assertEqual(self.hook("user-prompt-submit", {"session_id": "s1", "cwd": self.repo,
+                                                         "prompt": secrets[8]}).returncode, 0)
+        self.assertEqual(self.hook("stop", {"session_id": "s1", "cwd": self.repo}).returncode, 0)
+        self.assertEqual(len(self.events()), len(payloads))
+        blob = self.all_text()
+        for s in secrets:
+            with self.subTest(secret=s):
+                self.assertNotIn(s.encode(), blob)
+                self.assertNotIn(s[:12].encode(), blob)
+
+    def test_skips(self):
+        cases = [
+            ("subagent", self.payload("Read", {}, agent_id="a1", agent_type="Explore"), {}),
+            ("env opt-out", self.payload("Read", {}), {"INSTINCT_DISABLE": "1"}),
+            ("own tool", self.payload("mcp__instinct__suggest", {}), {}),
+            ("own command", self.payload("Bash", {"command": "instinct consolidate"}), {}),
+        ]
+        for name, p, env in cases:
+            with self.subTest(name):
+                r = self.hook("post-tool-use", p, env={**env, "INSTINCT_DEBUG": "1"})
+                self.assertEqual((r.returncode, r.stdout), (0, b""))
+                self.assertIn(b"skip", r.stderr)
+        with open(os.path.join(self.repo, ".instinct-disable"), "w"):
+            pass
+        r = self.hook("post-tool-use", self.payload("Read", {}, cwd=os.path.join(self.repo, "src")),
+                      env={"INSTINCT_DEBUG": "1"})
+        self.assertIn(b".instinct-disable", r.stderr)
+        self.assertEqual(self.events(), [])
+
+    def test_never_breaks_the_agent(self):
+        bad_inputs = [b"not json", b"[1,2]", b"\xff\xfe\x00", b'{"tool_name": 5}', b""]
+        for data in bad_inputs:
+            with self.subTest(data=data):
+                r = self.hook("post-tool-use", data)
+                self.assertEqual((r.returncode, r.stdout), (0, b""))
+                self.assertNotIn(b"Traceback", r.stderr)
+        r = self.hook("post-tool-use", self.payload("Read", {}),
+                      db=os.path.join(self.tmp, "missing", "dir", "t.db"))
+        self.assertEqual((r.returncode, r.stdout), (0, b""))
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1)
+        self.assertIn(b"does not exist", r.stderr)
+        r = self.hook("no-such-event", {"session_id": "s"})
+        self.assertEqual(r.returncode, 0)
+        self.assertIn(b"unknown hook event", r.stderr)
+
+    def test_locked_database_gives_up_quietly(self):
+        self.store.stats()                 # create the file
+        self.store.close()
+        holder = sqlite3.connect(self.db, isolation_level=None)
+        holder.execute("BEGIN EXCLUSIVE")
+        try:
+            t = time.monotonic()
+            r = self.hook("post-tool-use", self.payload("Read", {}))
+            elapsed = time.monotonic() - t
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        self.assertEqual((r.returncode, r.stdout), (0, b""))
+        self.assertIn(b"locked", r.stderr)
+        self.assertNotIn(b"Traceback", r.stderr)
+        self.assertLess(elapsed, instinct.HOOK_TIMEOUT_S + 10)
+
+    def test_hook_hot_path_skips_argparse(self):
+        code = ("import sys, io, instinct; sys.stdin = io.TextIOWrapper(io.BytesIO(b'{}'));"
+                "instinct.main(['hook', 'pre-tool-use']); print('argparse' in sys.modules, 'json' in sys.modules)")
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=HERE,
+                           env={**os.environ, "INSTINCT_DB": self.db}, timeout=60)
+        self.assertEqual(r.stdout.split(), ["False", "True"], r.stderr)
+
+
+def _session(steps, session, store, repo, fail=()):
+    for i, tool in enumerate(steps):
+        kind, _, arg = tool.partition(":")
+        tinput = {"command": arg} if kind == "Bash" else {"file_path": f"/r/x{arg or '.py'}"}
+        store.record_tool({"session_id": session, "cwd": repo, "tool_name": kind, "tool_input": tinput},
+                          failed=i in fail)
+
+
+class TestMining(_Env):
+    HABIT = ["Read", "Edit", "Bash:pytest -q"]
+    NOISE = ["Read", "Edit", "Bash:pytest", "Grep", "Glob", "Bash:git status", "Write:.md", "Bash:ls",
+             "WebFetch", "TodoWrite"]
+
+    def habit_session(self, rng, n):
+        steps = []
+        for _ in range(rng.randint(2, 4)):
+            steps += [rng.choice(self.NOISE) for _ in range(rng.randint(0, 4))]
+            steps += self.HABIT
+        _session(steps, f"h{n}", self.store, self.repo)
+        return self.store.mine(f"h{n}")
+
+    def test_planted_habit_matures_at_5_sessions_and_becomes_rule_at_10(self):
+        rng = random.Random(1234)
+        habit = "seq:Read->Edit->Bash(pytest)"
+        levels = []
+        for n in range(1, 11):
+            self.habit_session(rng, n)
+            levels.append(self.store.get(habit, project=self.repo)["level"])
+        self.assertEqual(levels[:4], ["raw"] * 4)
+        self.assertEqual(levels[4:9], ["mature"] * 5)
+        self.assertEqual(levels[9], "rule")
+        suggested = [r["pattern"] for r in self.store.suggest(project=self.repo)]
+        self.assertEqual(suggested[0], habit)
+
+    def test_noise_stays_raw(self):
+        rng = random.Random(99)
+        for n in range(25):
+            steps = [rng.choice(self.NOISE) for _ in range(rng.randint(15, 60))]
+            _session(steps, f"n{n}", self.store, self.repo)
+        r = self.store.mine()
+        self.assertEqual(r["sessions"], 25)
+        self.assertEqual(self.store.suggest(project=self.repo), [])
+        self.assertTrue(all(x["confidence"] < 5 for x in self.store.list()))
+
+    def test_one_session_adds_at_most_one_and_mining_twice_changes_nothing(self):
+        _session(self.HABIT * 12, "big", self.store, self.repo)
+        first = self.store.mine("big")
+        self.assertIn("seq:Read->Edit->Bash(pytest)", first["observed"])
+        before = self.store.list()
+        self.assertTrue(all(x["confidence"] == 1 for x in before))
+        again = self.store.mine("big")
+        self.assertEqual((again["sessions"], again["observed"]), (0, []))
+        self.assertEqual(self.store.mine()["observed"], [])
+        self.assertEqual(self.store.list(), before)
+        _session(["Bash:pytest", "Edit", "Bash:pytest"], "big", self.store, self.repo, fail={0})
+        more = self.store.mine("big")            # new events in the same session: only new patterns count
+        self.assertEqual(more["observed"], ["fix:Bash(pytest) by Edit(.py)"])
+        self.assertTrue(all(x["confidence"] == 1 for x in self.store.list()))
+
+    def test_combo_comes_from_programs_chained_in_one_command(self):
+        table = [("pytest --cov && coverage html", "combo:coverage+pytest"),
+                 ("black . ; ruff check . | tee log", "combo:black+ruff+tee"),
+                 ("git add -A && git commit -m x", ""), ("cd src && pytest", ""), ("pytest", "")]
+        for cmd, want in table:
+            with self.subTest(cmd=cmd):
+                self.assertEqual(instinct._combo(cmd), want)
+
+    def test_fix_and_combo_and_test_fix_test(self):
+        steps = ["Read", "Grep", "Bash:pytest", "Edit", "Bash:pytest", "Read", "Glob", "Bash:pytest", "Edit",
+                 "Bash:pytest", "Write:.md", "Read", "Bash:pytest --cov && coverage report", "Grep"]
+        _session(steps, "s", self.store, self.repo, fail={2, 7})
+        observed = set(self.store.mine("s")["observed"])
+        self.assertIn("fix:Bash(pytest) by Edit(.py)", observed)
+        self.assertIn("seq:Bash(pytest)->Edit->Bash(pytest)", observed)
+        self.assertIn("combo:coverage+pytest", observed)
+        rec = self.store.get("fix:Bash(pytest) by Edit(.py)", project=self.repo)
+        self.assertEqual((rec["category"], rec["source"]), ("fix_pattern", "hooks"))
+
+    def test_stop_hook_mines_the_session(self):
+        for tool in self.HABIT * 3:
+            kind, _, arg = tool.partition(":")
+            self.hook("post-tool-use", self.payload(kind, {"command": arg} if arg else {"file_path": "/r/a.py"},
+                                                    session="abc"))
+        r = self.hook("stop", {"session_id": "abc", "cwd": self.repo, "hook_event_name": "Stop"},
+                      env={"INSTINCT_DEBUG": "1"})
+        self.assertEqual((r.returncode, r.stdout), (0, b""))
+        self.assertIn(b"mined", r.stderr)
+        self.store.close()
+        self.assertEqual(self.store.get("seq:Read->Edit->Bash(pytest)", project=self.repo)["confidence"], 1)
+
+    def test_event_log_is_bounded(self):
+        self.store.config("events_max_rows", "50")
+        _session(["Read", "Edit"] * 100, "s", self.store, self.repo)
+        self.store.consolidate()
+        self.assertLessEqual(self.store.stats()["events"], 50)
+
+
+class TestInjection(_Env):
+    def test_session_start_prints_capped_facts_rules_first(self):
+        for i in range(15):
+            for _ in range(12 if i < 3 else 6):
+                self.store.observe(f"seq:step{i:02d}->Bash(pytest)", project=self.repo)
+        self.store.observe("pref:" + "x" * 900, project=self.repo)
+        for _ in range(11):
+            self.store.observe("pref:long=" + "y" * 600)
+        self.store.consolidate()
+        self.store.close()
+        r = self.hook("session-start", {"session_id": "n", "cwd": os.path.join(self.repo, "src"),
+                                        "hook_event_name": "SessionStart", "source": "startup"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = json.loads(r.stdout)
+        self.assertEqual(out["hookSpecificOutput"]["hookEventName"], "SessionStart")
+        text = out["hookSpecificOutput"]["additionalContext"]
+        self.assertLessEqual(len(text), instinct.INJECT_MAX_CHARS)
+        items = [l for l in text.splitlines() if l.startswith("- ")]
+        self.assertTrue(0 < len(items) <= 10)
+        self.assertIn("(rule", items[0])
+        levels = [l.rsplit("(", 1)[1].split(",")[0] for l in items]
+        self.assertEqual(levels, sorted(levels, key=lambda v: v != "rule"))
+        self.assertNotIn("step14", text)       # weakest of 15 mature ones is cut by the 10-item cap
+
+    def test_session_start_with_nothing_to_say_prints_nothing(self):
+        r = self.hook("session-start", {"session_id": "n", "cwd": self.repo, "source": "startup"})
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"", b""))
+
+
+class TestSetup(_Env):
+    def run_setup(self, client, write, scope="user", python="/usr/bin/python3"):
+        return instinct.setup(client, write=write, scope=scope, home=self.tmp, project_dir=self.repo,
+                              python=python)
+
+    def test_every_client_prints_and_writes_idempotently(self):
+        for client in instinct.SETUP_CLIENTS:
+            with self.subTest(client=client):
+                printed = self.run_setup(client, write=False)
+                self.assertTrue(printed and all(not os.path.exists(r["path"]) for r in printed))
+                first = self.run_setup(client, write=True)
+                self.assertTrue(all(r["changed"] for r in first))
+                contents = {r["path"]: _read(r["path"]) for r in first}
+                self.assertEqual(contents, {r["path"]: r["content"] for r in printed})
+                second = self.run_setup(client, write=True)
+                self.assertFalse(any(r["changed"] for r in second))
+                self.assertEqual({r["path"]: _read(r["path"]) for r in second}, contents)
+
+    def test_merge_keeps_other_keys_and_writes_backup(self):
+        mcp = os.path.join(self.tmp, ".cursor", "mcp.json")
+        os.makedirs(os.path.dirname(mcp))
+        original = json.dumps({"mcpServers": {"other": {"command": "x"}}, "theme": "dark"})
+        with open(mcp, "w") as f:
+            f.write(original)
+        self.run_setup("cursor", write=True)
+        data = json.loads(_read(mcp))
+        self.assertEqual(data["theme"], "dark")
+        self.assertEqual(data["mcpServers"]["other"], {"command": "x"})
+        self.assertEqual(data["mcpServers"]["instinct"]["args"], ["-m", "instinct", "serve"])
+        self.assertEqual(_read(mcp + ".bak"), original)
+
+    def test_claude_hooks_merge_replaces_only_ours(self):
+        settings = os.path.join(self.tmp, ".claude", "settings.json")
+        os.makedirs(os.path.dirname(settings))
+        mine = {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]}
+        with open(settings, "w") as f:
+            json.dump({"hooks": {"PostToolUse": [mine]}, "model": "opus"}, f)
+        self.run_setup("claude-code", write=True)
+        self.run_setup("claude-code", write=True)
+        data = json.loads(_read(settings))
+        self.assertEqual(data["model"], "opus")
+        post = data["hooks"]["PostToolUse"]
+        self.assertEqual(post[0], mine)
+        self.assertEqual(len(post), 2)
+        ours = post[1]["hooks"][0]
+        self.assertTrue(ours["async"])
+        self.assertEqual(ours["args"][-2:], ["hook", "post-tool-use"])
+        self.assertEqual(set(data["hooks"]), {"SessionStart", "PostToolUse", "PostToolUseFailure", "Stop", "SessionEnd"})
+
+    def test_windows_paths_are_escaped(self):
+        py = "C:\\Users\\dev\\tools\\python.exe"
+        r = self.run_setup("vscode", write=True, python=py)
+        data = json.loads(_read(r[0]["path"]))
+        self.assertEqual(data["servers"]["instinct"]["command"], py)
+        self.assertIn("\\\\Users", r[0]["content"])
+
+    def test_codex_toml_and_goose_yaml_keep_other_content(self):
+        toml = os.path.join(self.tmp, ".codex", "config.toml")
+        os.makedirs(os.path.dirname(toml))
+        with open(toml, "w") as f:
+            f.write('model = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n\n[mcp_servers.instinct]\ncommand = "old"\n'
+                    '[mcp_servers.instinct.env]\nA = "1"\n\n[profiles.fast]\nmodel = "mini"\n')
+        self.run_setup("codex", write=True)
+        text = _read(toml)
+        self.assertIn('model = "o3"', text)
+        self.assertIn("[mcp_servers.other]", text)
+        self.assertIn("[profiles.fast]\nmodel = \"mini\"", text)
+        self.assertEqual(text.count("[mcp_servers.instinct]"), 1)
+        self.assertNotIn('"old"', text)
+        self.assertNotIn("[mcp_servers.instinct.env]", text)
+        if sys.version_info >= (3, 11):
+            import tomllib
+            cfg = tomllib.loads(text)
+            self.assertEqual(cfg["mcp_servers"]["instinct"]["args"], ["-m", "instinct", "serve"])
+            self.assertEqual(cfg["mcp_servers"]["other"], {"command": "x"})
+        yaml = os.path.join(self.tmp, ".config", "goose", "config.yaml")
+        os.makedirs(os.path.dirname(yaml))
+        with open(yaml, "w") as f:
+            f.write("GOOSE_MODEL: gpt\nextensions:\n  developer:\n    enabled: true\n    type: builtin\n"
+                    "  instinct:\n    cmd: old\nother: 1\n")
+        self.run_setup("goose", write=True)
+        text = _read(yaml)
+        self.assertIn("  developer:\n    enabled: true\n    type: builtin\n", text)
+        self.assertIn("GOOSE_MODEL: gpt", text)
+        self.assertIn("other: 1", text)
+        self.assertEqual(text.count("  instinct:"), 1)
+        self.assertNotIn("cmd: old", text)
+        self.assertEqual(self.run_setup("goose", write=True)[0]["changed"], False)
+
+    def test_written_hook_command_really_runs(self):
+        r = self.run_setup("claude-code", write=False, python=sys.executable)
+        hooks = json.loads(r[1]["content"])["hooks"]
+        handler = hooks["PostToolUse"][0]["hooks"][0]
+        argv = [handler["command"], *handler["args"]]
+        p = subprocess.run(argv, input=json.dumps(self.payload("Bash", {"command": "pytest"})).encode(),
+                           capture_output=True, timeout=60, env={**os.environ, "INSTINCT_DB": self.db},
+                           cwd=self.tmp)
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, b"", b""))
+        self.assertEqual(self.events()[0][1], "Bash(pytest)")
+
+    def test_cli_setup(self):
+        e = {**os.environ, "HOME": self.tmp, "INSTINCT_DB": self.db}
+        r = subprocess.run([sys.executable, INSTINCT_PY, "setup", "cursor"], capture_output=True, text=True,
+                           env=e, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('"instinct"', r.stdout)
+        r = subprocess.run([sys.executable, INSTINCT_PY, "setup", "cursor", "--write"], capture_output=True,
+                           text=True, env=e, timeout=60)
+        self.assertTrue(r.stdout.startswith("wrote "), r.stdout)
+        r = subprocess.run([sys.executable, INSTINCT_PY, "setup", "cursor", "--write"], capture_output=True,
+                           text=True, env=e, timeout=60)
+        self.assertTrue(r.stdout.startswith("unchanged "), r.stdout)
+        r = subprocess.run([sys.executable, INSTINCT_PY, "setup", "nope"], capture_output=True, text=True,
+                           env=e, timeout=60)
+        self.assertEqual(r.returncode, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
