@@ -94,6 +94,11 @@ SETTINGS = {
     "events_max_days": (365, "event-log retention in days"),
     "events_max_rows": (1_000_000, "event-log retention in rows"),
     "feedback_bad_quiet": (3, "observations needed after `feedback bad` before it is suggested again"),
+    "memory_weight_relevance": (60, "recall: weight of full-text relevance (weights are shares of their sum)"),
+    "memory_weight_recency": (20, "recall: weight of recency"),
+    "memory_weight_confidence": (15, "recall: weight of confidence"),
+    "memory_weight_usage": (5, "recall: weight of usage (times recalled)"),
+    "memory_gc_days": (180, "days an archived memory is kept before gc deletes it"),
 }
 _THRESHOLD_KEYS = ("mature_threshold", "rule_threshold")
 
@@ -436,8 +441,71 @@ def _migrate_v3(conn):
     conn.execute("CREATE INDEX ix_events_surface ON events(pattern, ts) WHERE kind = 'surface'")
 
 
+_V4 = """
+CREATE TABLE memories (
+    id            INTEGER PRIMARY KEY,
+    type          TEXT NOT NULL,
+    title         TEXT NOT NULL,
+    content       TEXT NOT NULL DEFAULT '',
+    why           TEXT NOT NULL DEFAULT '',
+    how_to_apply  TEXT NOT NULL DEFAULT '',
+    tags          TEXT NOT NULL DEFAULT '',
+    project       TEXT NOT NULL DEFAULT '',
+    source        TEXT NOT NULL DEFAULT '',
+    confidence    INTEGER NOT NULL DEFAULT 1,
+    created       TEXT NOT NULL,
+    updated       TEXT NOT NULL,
+    last_recalled TEXT NOT NULL DEFAULT '',
+    recall_count  INTEGER NOT NULL DEFAULT 0,
+    archived      INTEGER NOT NULL DEFAULT 0,
+    archived_at   TEXT NOT NULL DEFAULT '',
+    supersedes    INTEGER,
+    superseded_by INTEGER,
+    metadata      TEXT NOT NULL DEFAULT '{}',
+    decayed_at    TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX ix_memories_scope ON memories(project, type) WHERE archived = 0;
+CREATE TABLE memory_keys (
+    key       INTEGER NOT NULL,
+    memory_id INTEGER NOT NULL,
+    PRIMARY KEY (key, memory_id)
+) WITHOUT ROWID;
+CREATE INDEX ix_memory_keys_memory ON memory_keys(memory_id);
+CREATE TRIGGER memories_keys_ad AFTER DELETE ON memories BEGIN
+    DELETE FROM memory_keys WHERE memory_id = old.id;
+END;
+"""
+
+_V4_FTS = """
+CREATE VIRTUAL TABLE memories_fts USING fts5(
+    title, content, why, how_to_apply, tags, content='memories', content_rowid='id',
+    tokenize='porter unicode61');
+CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, title, content, why, how_to_apply, tags)
+        VALUES (new.id, new.title, new.content, new.why, new.how_to_apply, new.tags);
+END;
+CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, title, content, why, how_to_apply, tags)
+        VALUES ('delete', old.id, old.title, old.content, old.why, old.how_to_apply, old.tags);
+END;
+CREATE TRIGGER memories_fts_au AFTER UPDATE OF title, content, why, how_to_apply, tags ON memories
+WHEN old.title != new.title OR old.content != new.content OR old.why != new.why
+     OR old.how_to_apply != new.how_to_apply OR old.tags != new.tags BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, title, content, why, how_to_apply, tags)
+        VALUES ('delete', old.id, old.title, old.content, old.why, old.how_to_apply, old.tags);
+    INSERT INTO memories_fts(rowid, title, content, why, how_to_apply, tags)
+        VALUES (new.id, new.title, new.content, new.why, new.how_to_apply, new.tags);
+END;
+"""
+
+
 def _migrate_v4(conn):
-    """Knowledge memories (section 14)."""
+    """Knowledge memories (section 14): the table, near-duplicate keys, and FTS5 when available."""
+    for stmt in _statements(_V4):
+        conn.execute(stmt)
+    if _has_fts5(conn):
+        for stmt in _statements(_V4_FTS):
+            conn.execute(stmt)
 
 
 def _migrate_v5(conn):
@@ -818,7 +886,7 @@ _COLS = "pattern, category, confidence, promoted, project, source, first_seen, l
 
 _SQL_UPSERT = """
 INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen, source, project, metadata)
-VALUES (?1, ?2, 1, ?3, ?3, ?4, ?5, ?6)
+SELECT p, c, 1, t, t, s, pr, m FROM (SELECT ? AS p, ? AS c, ? AS t, ? AS s, ? AS pr, ? AS m) WHERE 1
 ON CONFLICT (pattern, project) DO UPDATE SET
     confidence = confidence + 1,
     last_seen = excluded.last_seen,
@@ -956,10 +1024,10 @@ class _Core:
         proj = _resolve_project(project, self.cwd)
         rows = self._read(
             f"SELECT {_COLS} FROM instincts WHERE promoted > 0 AND project = '' AND quiet = 0"
-            f" UNION ALL SELECT {_COLS} FROM instincts WHERE promoted > 0 AND project = ?1 AND ?1 != ''"
+            f" UNION ALL SELECT {_COLS} FROM instincts WHERE promoted > 0 AND project = :p AND :p != ''"
             f" AND quiet = 0 UNION ALL SELECT {_COLS} FROM instincts WHERE promoted = 3"
-            f" AND project NOT IN ('', ?1) AND quiet = 0",
-            (proj,))
+            f" AND project NOT IN ('', :p) AND quiet = 0",
+            {"p": proj})
         best = {}
         for row in rows:      # one entry per pattern: this project's row, else the strongest
             r = _record(row)
@@ -1548,8 +1616,8 @@ class _Learning(_Core):
             todo = conn.execute(
                 "SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessions m"
                 " ON m.session = e.session WHERE e.session != '' AND e.kind IN ('tool', 'tool_fail')"
-                " AND (?1 IS NULL OR e.session = ?1) GROUP BY e.session"
-                " HAVING max(e.id) > coalesce(max(m.last_id), 0)", (session,)).fetchall()
+                " AND (:s IS NULL OR e.session = :s) GROUP BY e.session"
+                " HAVING max(e.id) > coalesce(max(m.last_id), 0)", {"s": session}).fetchall()
             observed = []
             now = self._now()
             for sess, last_id in todo:
@@ -1616,7 +1684,7 @@ class _Learning(_Core):
         return text if "\n" in text else ""
 
 
-def _run_hook(argv, stdin=None, stdout=None):
+def _run_hook(argv, stdin=None, stdout=None, close=True):
     """`instinct hook EVENT [--db PATH]`: always exits 0; one stderr line on trouble."""
     debug = os.environ.get("INSTINCT_DEBUG", "") not in ("", "0")
 
@@ -1676,7 +1744,8 @@ def _run_hook(argv, stdin=None, stdout=None):
     except sqlite3.Error as e:
         say(f"{event}: database error: {e}", True)
     finally:
-        store.close()
+        if close:                          # a hook process skips the close-time checkpoint
+            store.close()
     return 0
 
 
@@ -1953,7 +2022,9 @@ def _export(store, min_confidence, fmt, project, category, write, force):
         proj = _resolve_project(project, store.cwd)
         rows = store._read(
             f"SELECT {_COLS} FROM instincts WHERE confidence >= ? AND (project IN ('', ?) OR promoted = 3)"
-            + (" AND category = ?" if cat else "") + " ORDER BY confidence DESC, pattern, project",
+            + (" AND category = ?" if cat else "")
+            + (" AND quiet = 0" if fmt not in ("json", "markdown") else "")   # as suggest: not after bad feedback
+            + " ORDER BY confidence DESC, pattern, project",
             (min_confidence, proj) + ((cat,) if cat else ()))
         best = {}
         for r in map(_record, rows):
@@ -2372,6 +2443,11 @@ class _Sharing(_Core):
                     src.close()
                 problem = _check_backup(staged)
                 version = staged.execute("PRAGMA user_version").fetchone()[0]
+                page = conn.execute("PRAGMA page_size").fetchone()[0]
+                if not problem and staged.execute("PRAGMA page_size").fetchone()[0] != page:
+                    staged.execute("PRAGMA journal_mode=DELETE")     # a WAL target needs equal pages
+                    staged.execute(f"PRAGMA page_size = {int(page)}")
+                    staged.execute("VACUUM")
             except sqlite3.Error as e:
                 raise ValidationError(f"{src_path} is not a usable instinct backup: {e}") from None
             if problem:
@@ -2422,6 +2498,8 @@ class _Sharing(_Core):
                 fn()
             except (sqlite3.Error, InstinctError) as e:
                 add(name, "error", f"{type(e).__name__}: {e}")
+            if name == "integrity" and checks[-1]["level"] == "error":
+                checks[-1]["detail"] += " (copy the file aside, then: instinct restore BACKUP)"
 
         def integrity():
             rows = self._db.retry(lambda: conn.execute("PRAGMA integrity_check(10)").fetchall())
@@ -3129,8 +3207,890 @@ class _Insight(_Core):
 # =============================================================================
 # 14. Knowledge memories (remember, recall, forget_memory)
 # =============================================================================
+# Seed 002 (hindsight) keeps distilled knowledge beside raw experience and
+# recalls it by relevance, recency, confidence and usage; seed 004 types each
+# memory, gives it a Why and a How to apply, and keeps it as a Markdown file.
+#
+# type -> (recency half-life in days, days without a recall or reinforcement
+# after which a memory loses 1 confidence; archived at 0, deleted by gc later).
+MEMORY_TYPES = {"user": (180, 120), "feedback": (120, 90), "project": (60, 60),
+                "reference": (120, 90), "episode": (30, 45)}
+_MEM_JACCARD = 0.8      # share of words (title + content) at which a memory repeats another
+_MEM_COMMON = 1000      # query words found in more memories than this are skipped (stop words)
+_MEM_SATURATE = 10      # confidence and recall counts score fully from here on
+_MEM_STOP = frozenset(
+    "a an and are as at be but by do does for from has have how i if in into is it its my no not of "
+    "on or so than that the then there this to us was we were what when which with you your".split())
+_MEM_COLS = ("id, type, title, content, why, how_to_apply, tags, project, source, confidence,"
+             " created, updated, last_recalled, recall_count, archived, archived_at, supersedes,"
+             " superseded_by, metadata")
+_MEM_MARKERS = (("**why:**", "why"), ("**why**:", "why"),
+                ("**how to apply:**", "how_to_apply"), ("**how to apply**:", "how_to_apply"))
+_MEM_HASHES = ((0x9E3779B1, 0x7F4A7C15), (0x85EBCA77, 0x165667B1), (0xC2B2AE3D, 0x27D4EB2F))
+
+
+def _mem_words(text):
+    """Lower-cased runs of letters and digits: the words FTS5's unicode61 tokenizer indexes."""
+    import re
+    return re.findall(r"[^\W_]+", text.lower())
+
+
+def _mem_key(kind, mtype, project, text):
+    from zlib import crc32
+    return crc32(f"{kind}\x1f{mtype}\x1f{project}\x1f{text}".encode())
+
+
+def _mem_keys(mtype, project, title, content, name=""):
+    """Keys that find a memory's repeats in its scope: its title, its name, 3 min-hashes of its words.
+
+    Two word sets share a min-hash with probability equal to their Jaccard
+    similarity, so a repeat at 0.8 shares one of three with probability 0.992.
+    """
+    from zlib import crc32
+    keys = {_mem_key("t", mtype, project, " ".join(_mem_words(title)))}
+    if name:
+        keys.add(_mem_key("n", mtype, project, name))
+    base = {crc32(w.encode()) for w in _mem_words(title + " " + content)}
+    for i, (a, b) in enumerate(_MEM_HASHES):
+        keys.add(_mem_key(f"m{i}", mtype, project, min((h * a + b) % 4294967311 for h in base)))
+    return keys
+
+
+def _mem_text(value, what, limit, multiline=False, empty_ok=True):
+    if not isinstance(value, str):
+        raise ValidationError(f"{what} must be a string")
+    value = value.replace("\r\n", "\n").strip()
+    _check_text(value.replace("\n", " ") if multiline else value, what, limit, empty_ok)
+    if multiline and any(line.lower().startswith(tuple(m for m, _ in _MEM_MARKERS))
+                         for line in value.split("\n")):
+        raise ValidationError(f"{what} must not hold a '**Why:**' or '**How to apply:**' line; "
+                              "pass those as why and how_to_apply")
+    return value
+
+
+def _mem_tags(tags):
+    """'a, b' or ['a', 'b'] -> 'a,b' (distinct, in order)."""
+    if isinstance(tags, str):
+        tags = tags.split(",")
+    if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
+        raise ValidationError("tags must be a comma-separated string")
+    out = []
+    for t in (t.strip() for t in tags):
+        if t and not (t[0].isalnum() and all(c.isalnum() or c in "-_./+" for c in t)):
+            raise ValidationError(f"tag {t!r} must start with a letter or digit and hold only "
+                                  "letters, digits and - _ . / +")
+        if t and t not in out:
+            out.append(t)
+    text = ",".join(out)
+    if len(text) > 500:
+        raise ValidationError("tags are longer than 500 characters")
+    return text
+
+
+def _merge_csv(old, new):
+    parts = [p for p in old.split(",") if p]
+    parts += [p for p in new.split(",") if p and p not in parts]
+    return ",".join(parts)
+
+
+def _mem_episode(meta):
+    """Check an episode's task, steps, failures and outcome -> a text for its content."""
+    out = []
+    for key in ("task", "steps", "failures", "outcome"):
+        v = meta.get(key)
+        if v is None:
+            continue
+        if key in ("steps", "failures"):
+            if not isinstance(v, list) or not all(isinstance(s, str) for s in v):
+                raise ValidationError(f"episode metadata '{key}' must be a list of strings")
+            if v:
+                out.append(key.capitalize() + ":" + "".join(f"\n- {s}" for s in v))
+        elif not isinstance(v, str):
+            raise ValidationError(f"episode metadata '{key}' must be a string")
+        elif v:
+            out.append(f"{key.capitalize()}: {v}")
+    return "\n".join(out)
+
+
+def _mem_record(row):
+    (mid, mtype, title, content, why, how, tags, proj, src, conf, created, updated, recalled,
+     count, archived, archived_at, sup, sup_by, meta) = row
+    r = {"id": mid, "type": mtype, "title": title, "content": content, "why": why,
+         "how_to_apply": how, "tags": [t for t in tags.split(",") if t], "project": proj,
+         "source": src, "confidence": conf, "created": created, "updated": updated,
+         "last_recalled": recalled, "recall_count": count, "archived": bool(archived),
+         "archived_at": archived_at, "metadata": _loads_meta(meta)}
+    if sup is not None:
+        r["supersedes"] = sup
+    if sup_by is not None:
+        r["superseded_by"] = sup_by
+    return r
+
+
+def _mem_slug(mtype, title):
+    """The default `name` of a memory in Markdown: its type and the ASCII words of its title."""
+    s = "-".join("".join(c if c.isascii() and c.isalnum() else " " for c in title.lower()).split())
+    s = s[:60].rstrip("-")
+    return f"{mtype}-{s}" if s else f"{mtype}-{_sha256_hex(title)[:8]}"
+
+
+def _mem_digest(r):
+    return _sha256_hex("\x1f".join((r["project"], r["type"], r["title"], r["content"])))[:8]
+
+
+def _git_subjects(root, n=3):
+    """The last `n` commit subjects of the repository at `root`, newest first, from .git/logs/HEAD.
+
+    No git process: the reflog is read directly (a worktree's or submodule's
+    `.git` file points at its git directory). [] when there is none.
+    """
+    git = os.path.join(root, ".git")
+    try:
+        if os.path.isfile(git):
+            with open(git, encoding="utf-8", errors="replace") as f:
+                head = f.readline().strip()
+            if not head.startswith("gitdir:"):
+                return []
+            git = os.path.join(root, head[7:].strip())
+        with open(os.path.join(git, "logs", "HEAD"), "rb") as f:
+            size = f.seek(0, 2)
+            f.seek(max(0, size - 65536))
+            lines = f.read().decode("utf-8", "replace").split("\n")
+    except OSError:
+        return []
+    if size > 65536:
+        lines = lines[1:]                    # the first one was cut by the seek
+    out = []
+    for line in reversed(lines):
+        kind, colon, subject = line.partition("\t")[2].partition(": ")
+        kind = kind.split(" (", 1)
+        if (colon and subject.strip() and subject.strip() not in out
+                and (kind[0] in ("commit", "cherry-pick", "revert")
+                     or kind[0].startswith("rebase") and kind[1:] and kind[1][:4] in ("pick", "rewo"))):
+            out.append(subject.strip())
+            if len(out) == n:
+                break
+    return out
+
+
+# --- seed 004's Markdown: front matter (name, description, metadata.type) + body --
+def _fm_quote(s):
+    """A front-matter value: plain when a YAML reader gets it back unchanged, else double-quoted."""
+    plain = (s and s == s.strip() and s[0] not in "-?:,[]{}#&*!|>'\"%@`" and ":" not in s
+             and " #" not in s and s.isprintable()
+             and s.lower() not in ("true", "false", "yes", "no", "on", "off", "null", "~"))
+    if plain:
+        try:
+            float(s)
+            plain = False
+        except ValueError:
+            pass
+    if plain:
+        return s
+    import json
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _fm_unquote(raw, where):
+    s = raw.strip()
+    if s[:1] == '"':
+        import json
+        try:
+            v = json.loads(s)
+        except ValueError:
+            v = None
+        if not isinstance(v, str):
+            raise ValidationError(f"{where}: cannot read the quoted value {s}")
+        return v
+    if len(s) >= 2 and s[0] == s[-1] == "'":
+        return s[1:-1].replace("''", "'")
+    i = s.find(" #")
+    return s[:i].rstrip() if i >= 0 else s
+
+
+def _fm_entries(lines, where):
+    """Front-matter lines -> [(key, rest of its line, the more-indented lines under it)]."""
+    out, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        key, colon, rest = line.strip().partition(":")
+        if not colon or not key.strip() or key.startswith("-"):
+            raise ValidationError(f"{where}: cannot read the front-matter line {line.strip()!r}")
+        depth = len(line) - len(line.lstrip())
+        block = []
+        while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > depth):
+            block.append(lines[i])
+            i += 1
+        while block and not block[-1].strip():
+            block.pop()
+        out.append((key.strip(), rest, block))
+    return out
+
+
+def _parse_memory_md(text, where):
+    """A seed-004 Markdown memory -> dict of its fields; None when the file has no front matter."""
+    lines = text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
+    if lines[0].rstrip() != "---":
+        return None
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+    if end is None:
+        raise ValidationError(f"{where}: the front matter has no closing '---'")
+    m = {"name": "", "title": None, "type": None, "tags": "", "project": None, "source": "",
+         "confidence": None, "data": {}, "extra": {}}
+    top_type = None
+
+    def one_line(key, rest, block):
+        if block:
+            raise ValidationError(f"{where}: '{key}' must be a one-line value")
+        return _fm_unquote(rest, where)
+    for key, rest, block in _fm_entries(lines[1:end], where):
+        if key == "metadata" and not rest.strip():
+            for k, r, b in _fm_entries(block, where):
+                if k == "tags":
+                    items = r.strip()
+                    items = items[1:-1].split(",") if items[:1] == "[" and items[-1:] == "]" else \
+                        items.split(",") if items else [x.strip()[1:] for x in b if x.strip().startswith("-")]
+                    m["tags"] = ",".join(_fm_unquote(x, where) for x in items if x.strip())
+                elif k == "data":
+                    import json
+                    try:
+                        m["data"] = json.loads(r) if not b else None
+                    except ValueError:
+                        m["data"] = None
+                    if not isinstance(m["data"], dict):
+                        raise ValidationError(f"{where}: metadata.data must be a one-line JSON object")
+                elif k == "confidence":
+                    v = one_line(k, r, b)
+                    if not v.isdigit():
+                        raise ValidationError(f"{where}: metadata.confidence must be a whole number")
+                    m["confidence"] = int(v)
+                elif k in ("type", "project", "source"):
+                    m[k] = one_line(k, r, b)
+                else:
+                    m["extra"]["metadata." + k] = r + "".join("\n" + x for x in b)
+        elif key in ("name", "description"):
+            m["title" if key == "description" else key] = one_line(key, rest, block)
+        elif key == "type":
+            top_type = one_line(key, rest, block)
+        else:
+            m["extra"][key] = rest + "".join("\n" + x for x in block)
+    m["type"] = m["type"] or top_type
+    if not m["type"]:
+        raise ValidationError(f"{where}: the front matter names no metadata.type")
+    if not m["title"]:
+        m["title"] = m["name"]
+    if not m["title"]:
+        raise ValidationError(f"{where}: the front matter has no description")
+    parts, cur = {"content": [], "why": [], "how_to_apply": []}, "content"
+    for line in lines[end + 1:]:
+        low = line.lower()
+        for marker, key in _MEM_MARKERS:
+            if low.startswith(marker):
+                cur, line = key, line[len(marker):].lstrip(" ")
+                break
+        parts[cur].append(line)
+    for k, v in parts.items():
+        m[k] = "\n".join(v).strip()
+    return m
+
+
+def _memory_md(r, name):
+    """A memory record -> seed 004's Markdown (the exact inverse of _parse_memory_md)."""
+    import json
+    md = r["metadata"].get("_md") or {}
+    extra = md.get("extra") or {}
+    data = {k: v for k, v in r["metadata"].items() if k != "_md"}
+    out = ["---", f"name: {_fm_quote(name)}", f"description: {_fm_quote(r['title'])}"]
+    out += [f"{k}:{v}" for k, v in extra.items() if not k.startswith("metadata.")]
+    out += ["metadata:", f"  type: {r['type']}"]
+    if r["tags"]:
+        out.append(f"  tags: [{', '.join(r['tags'])}]")
+    for k in ("project", "source"):
+        if r[k]:
+            out.append(f"  {k}: {_fm_quote(r[k])}")
+    if r["confidence"] != 1:
+        out.append(f"  confidence: {r['confidence']}")
+    if data:
+        out.append("  data: " + json.dumps(data, ensure_ascii=False, separators=(", ", ": ")))
+    out += [f"  {k[9:]}:{v}" for k, v in extra.items() if k.startswith("metadata.")]
+    marks = ([f"**Why:** {r['why']}"] if r["why"] else []) + \
+        ([f"**How to apply:** {r['how_to_apply']}"] if r["how_to_apply"] else [])
+    body = "\n\n".join(x for x in (r["content"], "\n".join(marks)) if x)
+    return "\n".join(out) + "\n---\n" + ("\n" + body + "\n" if body else "")
+
+
+# --- output schemas and renderers ------------------------------------------------
+_NUM = {"type": "number"}
+_MEMORY_PROPS = {
+    "id": _INT, "type": _STR, "title": _STR, "content": _STR, "why": _STR, "how_to_apply": _STR,
+    "tags": {"type": "array", "items": _STR}, "project": _STR, "source": _STR, "confidence": _INT,
+    "created": _STR, "updated": _STR, "last_recalled": _STR, "recall_count": _INT,
+    "archived": _BOOL, "archived_at": _STR, "supersedes": _INT, "superseded_by": _INT,
+    "metadata": {"type": "object"}}
+_MEMORY_REQ = ("id", "type", "title", "content", "project", "confidence", "created", "updated")
+_MEMORY = _obj(dict(_MEMORY_PROPS, status=_STR), _MEMORY_REQ)
+_MEMORY_HIT = _obj(dict(_MEMORY_PROPS, score=_NUM, parts=_obj(
+    {k: _NUM for k in ("relevance", "recency", "confidence", "usage")},
+    ("relevance", "recency", "confidence", "usage"))), _MEMORY_REQ + ("score", "parts"))
+
+
+def _render_memory(r):
+    flags = [r["status"]] if r.get("status") else []
+    flags += [f"confidence {r['confidence']}", f"recalled {r['recall_count']}x",
+              f"project {r['project']}" if r["project"] else "global"]
+    flags += ["archived"] if r["archived"] else []
+    flags += [f"supersedes #{r['supersedes']}"] if "supersedes" in r else []
+    flags += [f"superseded by #{r['superseded_by']}"] if "superseded_by" in r else []
+    out = [f"#{r['id']} [{r['type']}] {r['title']}  ({', '.join(flags)})"]
+    out += [r["content"]] if r["content"] else []
+    out += [f"**Why:** {r['why']}"] if r["why"] else []
+    out += [f"**How to apply:** {r['how_to_apply']}"] if r["how_to_apply"] else []
+    return "\n".join(out)
+
+
+def _render_memories(rs):
+    out = []
+    for r in rs:
+        line = f"  #{r['id']:<5} [{r['type']}] {r['title']}  conf={r['confidence']}"
+        if "score" in r:
+            p = r["parts"]
+            line += (f"  score={r['score']:.3f} = relevance {p['relevance']:.3f} + recency "
+                     f"{p['recency']:.3f} + confidence {p['confidence']:.3f} + usage {p['usage']:.3f}")
+        line += "  [archived]" if r["archived"] else ""
+        line += f"  [superseded by #{r['superseded_by']}]" if "superseded_by" in r else ""
+        out.append(line)
+    out.append(f"{len(rs)} memor{'y' if len(rs) == 1 else 'ies'}")
+    return "\n".join(out)
+
+
+_MEM_ID = Param("id", int, "the memory's id", required=True, positional=True, minimum=1)
+
+
 class _Memory(_Core):
-    """Typed knowledge memories next to the counted instincts."""
+    """Typed knowledge memories next to the counted instincts (issue 7)."""
+
+    def _mem_fts(self):
+        return bool(self._read("SELECT 1 FROM sqlite_master WHERE name = 'memories_fts'"))
+
+    @staticmethod
+    def _mem_get(conn, mid):
+        row = conn.execute(f"SELECT {_MEM_COLS} FROM memories WHERE id = ?", (mid,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no memory #{mid}")
+        return row
+
+    @staticmethod
+    def _mem_fields(mtype, title, content, why, how_to_apply, tags, source, metadata):
+        """Check one memory's fields -> a dict ready to store (ValidationError on bad input)."""
+        if mtype not in MEMORY_TYPES:
+            raise ValidationError(f"type must be one of: {', '.join(MEMORY_TYPES)}")
+        f = {"type": mtype, "title": _mem_text(title, "title", MAX_SHORT, empty_ok=False),
+             "content": _mem_text(content, "content", 8000, True),
+             "why": _mem_text(why, "why", 2000, True),
+             "how_to_apply": _mem_text(how_to_apply, "how_to_apply", 2000, True),
+             "tags": _mem_tags(tags), "source": _mem_text(source, "source", MAX_SHORT),
+             "metadata": _check_metadata(metadata) or "{}"}
+        if not _mem_words(f["title"]):
+            raise ValidationError("title must contain a word")
+        if mtype == "episode" and not f["content"]:
+            f["content"] = _mem_text(_mem_episode(metadata or {}), "content", 8000, True)
+        return f
+
+    def _mem_insert(self, conn, f, proj, keys, supersedes=None, confidence=1):
+        now = self._now()
+        mid = conn.execute(
+            "INSERT INTO memories (type, title, content, why, how_to_apply, tags, project, source,"
+            " confidence, created, updated, supersedes, metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (f["type"], f["title"], f["content"], f["why"], f["how_to_apply"], f["tags"], proj,
+             f["source"], confidence, now, now, supersedes, f["metadata"])).lastrowid
+        conn.executemany("INSERT OR IGNORE INTO memory_keys (key, memory_id) VALUES (?, ?)",
+                         [(k, mid) for k in keys])
+        self._event(conn, "remember", project=proj, source=f["source"], delta=confidence,
+                    data=_dumps({"memory": mid, "type": f["type"], "title": f["title"]}))
+        return mid
+
+    def _mem_repeat(self, conn, f, proj, keys):
+        """The stored memory `f` repeats (same type and scope, same title or 80% of its words)."""
+        rows = conn.execute(
+            f"SELECT DISTINCT m.id, m.title, m.content, m.archived FROM memory_keys k JOIN memories m"
+            f" ON m.id = k.memory_id WHERE k.key IN ({','.join('?' * len(keys))}) AND m.type = ?"
+            f" AND m.project = ? AND m.superseded_by IS NULL ORDER BY m.archived, m.id DESC",
+            (*keys, f["type"], proj)).fetchall()
+        title = _mem_words(f["title"])
+        words = set(_mem_words(f["title"] + " " + f["content"]))
+        best, best_j = None, _MEM_JACCARD
+        for mid, t, c, _ in rows:
+            if _mem_words(t) == title:
+                return mid
+            other = set(_mem_words(t + " " + c))
+            j = len(words & other) / len(words | other)
+            if j >= best_j:
+                best, best_j = mid, j
+        return best
+
+    @operation(
+        Param("type", str, "user, feedback, project, reference or episode", required=True,
+              positional=True, choices=tuple(MEMORY_TYPES)),
+        Param("title", str, "one line naming the knowledge", required=True, positional=True),
+        Param("content", str, "the knowledge itself (may span lines; '' for an episode described "
+              "by its metadata)", required=True, positional=True),
+        Param("why", str, "the reason it holds", default=""),
+        Param("how_to_apply", str, "what to do because of it", default=""),
+        Param("tags", str, "comma-separated tags", default=""),
+        Param("project", str, "'' for global (default), a 12-hex fingerprint or a project path",
+              default=""),
+        Param("source", str, "who stored it, e.g. claude-code", default=""),
+        Param("supersedes", int, "id of an older memory this one replaces", minimum=1),
+        Param("metadata", dict, "a JSON object kept with the memory; an episode keeps task, steps, "
+              "failures and outcome here", flag="--meta"),
+        mcp="memory_store", title="Remember a piece of knowledge", output=_MEMORY,
+        render=_render_memory)
+    def remember(self, type, title, content, why="", how_to_apply="", tags="", project="",
+                 source="", supersedes=None, metadata=None):
+        """Store a typed memory; storing nearly the same one again reinforces it instead.
+
+        Store distilled knowledge, not transcripts: a user preference, feedback on
+        how to work, a project fact, a reference, or an episode (one task: steps,
+        failures, outcome). A memory with the same type, scope and title, or
+        sharing 80% of its words, gains 1 confidence and merges sources (status
+        'reinforced'). `supersedes` replaces an older memory: it is kept, marked,
+        and no longer recalled.
+        """
+        f = self._mem_fields(type, title, content, why, how_to_apply, tags, source, metadata)
+        proj = _resolve_project(project, self.cwd)
+        if supersedes is not None:
+            _check_int(supersedes, "supersedes", 1, 2**63 - 1)
+        keys = _mem_keys(f["type"], proj, f["title"], f["content"])
+
+        def run(conn):
+            if supersedes is not None:
+                old = self._mem_get(conn, supersedes)
+                if old[17] is not None:
+                    raise ValidationError(f"memory #{supersedes} is already superseded by #{old[17]}; "
+                                          "supersede that one instead")
+            else:
+                mid = self._mem_repeat(conn, f, proj, keys)
+                if mid is not None:
+                    return self._mem_reinforce(conn, mid, f), "reinforced"
+            mid = self._mem_insert(conn, f, proj, keys, supersedes)
+            if supersedes is not None:
+                conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (mid, supersedes))
+            return self._mem_get(conn, mid), "created"
+        row, status = self._writing(run)
+        return dict(_mem_record(row), status=status)
+
+    def _mem_reinforce(self, conn, mid, f):
+        src, tags, meta = conn.execute("SELECT source, tags, metadata FROM memories WHERE id = ?",
+                                       (mid,)).fetchone()
+        merged = _loads_meta(meta)
+        for k, v in _loads_meta(f["metadata"]).items():
+            merged.setdefault(k, v)
+        conn.execute(
+            "UPDATE memories SET confidence = max(confidence, 0) + 1, source = ?, tags = ?,"
+            " why = CASE WHEN why = '' THEN ? ELSE why END,"
+            " how_to_apply = CASE WHEN how_to_apply = '' THEN ? ELSE how_to_apply END,"
+            " metadata = ?, updated = ?, decayed_at = '', archived = 0, archived_at = '' WHERE id = ?",
+            (_merge_csv(src, f["source"]), _mem_tags(_merge_csv(tags, f["tags"])), f["why"],
+             f["how_to_apply"], _check_metadata(merged), self._now(), mid))
+        row = self._mem_get(conn, mid)
+        self._event(conn, "reinforce", project=row[7], source=f["source"], delta=1,
+                    data=_dumps({"memory": mid, "type": row[1], "title": row[2]}))
+        return row
+
+    def _mem_scored(self, cands, limit):
+        """[(raw relevance, id, type, updated, confidence, recall count)] -> [(score, id, parts)].
+
+        Relevance is scaled so the best candidate has 1; recency halves every
+        MEMORY_TYPES half-life; confidence and usage saturate at 10. Candidates go
+        in relevance order and stop once even perfect other parts cannot reach
+        the current top `limit`.
+        """
+        s = self._settings()
+        w = [max(0, s["memory_weight_" + k]) for k in ("relevance", "recency", "confidence", "usage")]
+        total = sum(w) or 1
+        w = [x / total for x in w]
+        top = max(c[0] for c in cands)
+        now = self._clock()
+        best = []
+        for raw, mid, mtype, updated, conf, uses in sorted(cands, key=lambda c: (-c[0], -c[1])):
+            rel = raw / top if top > 0 else 1.0
+            if len(best) >= limit and w[0] * rel + w[1] + w[2] + w[3] < best[-1][0]:
+                break
+            t = _parse_iso(updated)
+            age = max(0.0, now - t) / 86400 if t is not None else 0.0
+            parts = {"relevance": round(w[0] * rel, 6),
+                     "recency": round(w[1] * 0.5 ** (age / MEMORY_TYPES.get(mtype, (90,))[0]), 6),
+                     "confidence": round(w[2] * max(0, min(conf, _MEM_SATURATE)) / _MEM_SATURATE, 6),
+                     "usage": round(w[3] * min(uses, _MEM_SATURATE) / _MEM_SATURATE, 6)}
+            best.append((round(sum(parts.values()), 6), mid, parts))
+            best.sort(key=lambda b: (-b[0], -b[1]))
+            del best[limit:]
+        return best
+
+    def _mem_candidates(self, words, where, params):
+        """Memories matching the query words -> [(raw relevance, id, type, updated, conf, uses)].
+
+        With FTS5: BM25 (title and tags weigh more), over the words found in at
+        most _MEM_COMMON memories, so cost stays bounded at any size; at most
+        _MEM_COMMON candidates, newest first. Without: shared words, title x2.
+        """
+        cols = "m.id, m.type, m.updated, m.confidence, m.recall_count"
+        terms = [w for w in words if w not in _MEM_STOP] or words
+        if not self._mem_fts():
+            text = "(m.title || ' ' || m.content || ' ' || m.why || ' ' || m.how_to_apply || ' ' || m.tags)"
+            rows = self._read(
+                f"SELECT {cols}, m.title, m.content, m.why, m.how_to_apply, m.tags FROM memories m"
+                f" WHERE {where} AND ({' OR '.join([text + ' LIKE ?'] * len(terms))})",
+                [*params, *(f"%{t}%" for t in terms)])
+            out = []
+            for r in rows:
+                title, body = set(_mem_words(r[5])), set(_mem_words(" ".join(r[5:])))
+                raw = sum(2.0 if t in title else 1.0 for t in terms if t in body)
+                if raw:
+                    out.append((raw,) + tuple(r[:5]))
+            return out
+        (n,), = self._read("SELECT coalesce(max(id), 0) FROM memories")
+        rare = terms if n <= _MEM_COMMON else [t for t in terms if self._read(
+            "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
+            (f'"{t}"', _MEM_COMMON + 1))[0][0] <= _MEM_COMMON]
+        sql = (f"SELECT -bm25(memories_fts, 3.0, 1.0, 1.0, 1.0, 2.0), {cols} FROM memories_fts"
+               f" JOIN memories m ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? AND {where}"
+               f" ORDER BY memories_fts.rowid DESC LIMIT {_MEM_COMMON}")
+        queries = [" OR ".join(f'"{t}"' for t in rare)] if rare else []
+        queries += [" AND ".join(f'"{t}"' for t in terms), " OR ".join(f'"{t}"' for t in terms)]
+        for q in queries:
+            rows = self._read(sql, [q, *params])
+            if rows:
+                return rows
+        return []
+
+    @operation(
+        Param("query", str, "what the task is about: words, names of files, tools, topics",
+              required=True, positional=True),
+        Param("type", str, "only this type", choices=tuple(MEMORY_TYPES)),
+        Param("project", str, "a project path or fingerprint: its memories plus global ones; '' global "
+              "only; '*' every project (default: the working directory's project)"),
+        Param("limit", int, "at most this many", default=5, minimum=1, maximum=100),
+        Param("include_superseded", bool, "also return memories a newer one replaced", default=False),
+        mcp="memory_recall", title="Recall memories", output=_MEMORY_HIT, list_key="memories",
+        render=_render_memories)
+    def recall(self, query, type=None, project=None, limit=5, include_superseded=False):
+        """Find the memories most relevant to a query, ranked and explained; each counts as used.
+
+        score = 0.6 x relevance (full-text BM25, best match = 1) + 0.2 x recency
+        (halves every 30-180 days by type) + 0.15 x confidence + 0.05 x usage (both
+        saturate at 10); the weights are settings memory_weight_*. Every hit
+        carries its id, score and the four weighted parts, which sum to the score.
+        Archived and superseded memories are left out.
+        """
+        _check_text(query, "query", 4000, empty_ok=False)
+        words = list(dict.fromkeys(_mem_words(query)))
+        if not words:
+            raise ValidationError("query must contain a word")
+        if type is not None and type not in MEMORY_TYPES:
+            raise ValidationError(f"type must be one of: {', '.join(MEMORY_TYPES)}")
+        _check_int(limit, "limit", 1, 100)
+        where, params = ["m.archived = 0"], []
+        if not include_superseded:
+            where.append("m.superseded_by IS NULL")
+        if type is not None:
+            where.append("m.type = ?")
+            params.append(type)
+        if project != "*":
+            proj = _resolve_project(project, self.cwd)
+            where.append("m.project IN (?, '')")
+            params.append(proj)
+        cands = self._mem_candidates(words, " AND ".join(where), params)
+        hits = self._mem_scored(cands, limit) if cands else []
+        if not hits:
+            return []
+        ids = [h[1] for h in hits]
+        marks = ",".join("?" * len(ids))
+
+        def run(conn):
+            conn.execute(f"UPDATE memories SET recall_count = recall_count + 1, last_recalled = ?"
+                         f" WHERE id IN ({marks})", (self._now(), *ids))
+            return {r[0]: r for r in conn.execute(f"SELECT {_MEM_COLS} FROM memories WHERE id IN ({marks})", ids)}
+        rows = self._writing(run)
+        return [dict(_mem_record(rows[mid]), score=score, parts=parts)
+                for score, mid, parts in hits if mid in rows]
+
+    @operation(
+        _MEM_ID, mcp="memory_forget", title="Forget a memory", destructive=True, idempotent=True,
+        output=_MEMORY, render=lambda r: f"Forgot #{r['id']} [{r['type']}] {r['title']}")
+    def forget_memory(self, id):
+        """Delete a memory for good (for one that is wrong); returns the deleted record.
+
+        Stale memories need no forgetting: they fade and are archived on their own.
+        """
+        _check_int(id, "id", 1, 2**63 - 1)
+
+        def run(conn):
+            row = self._mem_get(conn, id)
+            conn.execute("DELETE FROM memories WHERE id = ?", (id,))
+            self._event(conn, "forget_memory", project=row[7], delta=-row[9],
+                        data=_dumps({"memory": id, "type": row[1], "title": row[2]}))
+            return row
+        return _mem_record(self._writing(run))
+
+    @operation(
+        Param("type", str, "only this type", choices=tuple(MEMORY_TYPES)),
+        Param("project", str, "only this scope: '' global, a fingerprint or a project path "
+              "(default: all)"),
+        Param("archived", bool, "list archived memories instead of current ones", default=False),
+        Param("limit", int, "at most this many", minimum=1),
+        mcp="memory_list", title="List memories", read_only=True, idempotent=True,
+        output=_MEMORY, list_key="memories", render=_render_memories)
+    def memories(self, type=None, project=None, archived=False, limit=None):
+        """List memories, most recently stored or reinforced first (superseded ones are marked)."""
+        where, params = ["archived = ?"], [1 if archived else 0]
+        if type is not None:
+            if type not in MEMORY_TYPES:
+                raise ValidationError(f"type must be one of: {', '.join(MEMORY_TYPES)}")
+            where.append("type = ?")
+            params.append(type)
+        if project is not None:
+            where.append("project = ?")
+            params.append(_resolve_project(project, self.cwd))
+        sql = f"SELECT {_MEM_COLS} FROM memories WHERE {' AND '.join(where)} ORDER BY updated DESC, id DESC"
+        if limit is not None:
+            sql += f" LIMIT {_check_int(limit, 'limit', 1, 2**31)}"
+        return [_mem_record(r) for r in self._read(sql, params)]
+
+    @operation(_MEM_ID, mcp="memory_get", title="Get one memory", read_only=True, idempotent=True,
+               output=_MEMORY, render=_render_memory)
+    def get_memory(self, id):
+        """Return one memory by id, archived or superseded ones included."""
+        _check_int(id, "id", 1, 2**63 - 1)
+        try:
+            return _mem_record(self._mem_get(self._db.conn, id))
+        except sqlite3.Error as e:
+            raise _db_error(self.path, e) from None
+
+    @operation(_MEM_ID, mcp="memory_restore", title="Restore an archived memory", idempotent=True,
+               output=_MEMORY, render=_render_memory)
+    def restore_memory(self, id):
+        """Bring an archived memory back (confidence at least 1, a fresh aging period)."""
+        _check_int(id, "id", 1, 2**63 - 1)
+
+        def run(conn):
+            row = self._mem_get(conn, id)
+            if row[14]:
+                conn.execute("UPDATE memories SET archived = 0, archived_at = '', decayed_at = ?,"
+                             " confidence = max(confidence, 1) WHERE id = ?", (self._now(), id))
+                self._event(conn, "restore_memory", project=row[7],
+                            data=_dumps({"memory": id, "type": row[1], "title": row[2]}))
+            return self._mem_get(conn, id)
+        return _mem_record(self._writing(run))
+
+    @operation(
+        title="Age stale memories", destructive=True,
+        output=_obj({"decayed": _INT, "archived": _INT, "active": _INT}, ("decayed", "archived", "active")),
+        render=lambda r: f"Decayed: {r['decayed']}\nArchived: {r['archived']}\nActive memories: {r['active']}")
+    def memory_decay(self):
+        """Memories neither recalled nor reinforced for their type's period lose 1; at 0 they are archived.
+
+        Periods in days: user 120, feedback 90, project 60, reference 90, episode
+        45. A memory is charged at most once per period however often this runs.
+        Archived memories are hidden but restorable (restore_memory); gc deletes
+        them memory_gc_days after archiving.
+        """
+        now, t = self._now(), self._clock()
+        case = "CASE type " + " ".join(f"WHEN '{k}' THEN ?" for k in MEMORY_TYPES) + " END"
+        cutoffs = [_iso(t - days * 86400) for _, days in MEMORY_TYPES.values()]
+
+        def run(conn):
+            decayed = conn.execute(
+                f"UPDATE memories SET confidence = confidence - 1, decayed_at = ? WHERE archived = 0"
+                f" AND max(updated, last_recalled, decayed_at) < {case}", (now, *cutoffs)).rowcount
+            archived = conn.execute("UPDATE memories SET archived = 1, archived_at = ?, confidence = 0"
+                                    " WHERE archived = 0 AND confidence <= 0", (now,)).rowcount
+            if decayed:
+                self._event(conn, "memory_decay", delta=-decayed, data=_dumps({"archived": archived}))
+            (active,), = conn.execute("SELECT count(*) FROM memories WHERE archived = 0").fetchall()
+            return {"decayed": decayed, "archived": archived, "active": active}
+        return self._writing(run)
+
+    def _gc_memories(self, conn):
+        """Delete memories archived more than `memory_gc_days` ago, inside the caller's write
+        transaction (for gc); returns how many."""
+        cutoff = _iso(self._clock() - self._settings()["memory_gc_days"] * 86400)
+        return conn.execute("DELETE FROM memories WHERE archived = 1 AND archived_at < ?",
+                            (cutoff,)).rowcount
+
+    def memory_briefing(self, project_dir=None, max_chars=2000, limit=5):
+        """Lines '[type] title — how to apply' for a session starting in `project_dir`.
+
+        The query is the project folder's name plus its last three commit
+        subjects (read from .git, no git process); the project's own memories
+        fill the room the query leaves. The lines fit in max_chars (newlines
+        included). Recalled memories count as used.
+        """
+        root = project_root(project_dir)
+        proj = _sha256_hex(root)[:12]
+        query = " ".join([os.path.basename(root)] + _git_subjects(root))
+        hits = self.recall(query, project=proj, limit=limit) if _mem_words(query) else []
+        if len(hits) < limit:
+            seen = {h["id"] for h in hits}
+            rows = self._read(f"SELECT {_MEM_COLS} FROM memories WHERE project = ? AND archived = 0"
+                              " AND superseded_by IS NULL ORDER BY confidence DESC, updated DESC, id DESC"
+                              " LIMIT ?", (proj, limit + len(seen)))
+            hits += [r for r in map(_mem_record, rows) if r["id"] not in seen][:limit - len(hits)]
+        lines, used = [], 0
+        for h in hits:
+            line = f"[{h['type']}] {' '.join(h['title'].split())}"
+            how = " ".join(h["how_to_apply"].split())
+            line += f" \u2014 {how}" if how else ""
+            if used + len(line) + bool(lines) <= max_chars:
+                used += len(line) + bool(lines)
+                lines.append(line)
+        return lines
+
+    @operation(
+        Param("path", str, "a Markdown memory file, or a directory of them (*.md)", required=True,
+              positional=True),
+        Param("project", str, "scope of files that name none: '' global (default), a fingerprint or "
+              "a project path", default=""),
+        mcp="memory_import", title="Import Markdown memories", idempotent=True,
+        output=_obj({k: _INT for k in ("files", "added", "updated", "unchanged", "skipped")},
+                    ("files", "added", "updated", "unchanged", "skipped")),
+        render=lambda r: ", ".join(f"{k} {r[k]}" for k in ("files", "added", "updated", "unchanged", "skipped")))
+    def import_memories(self, path, project=""):
+        """Read seed-004 Markdown memories: front matter name, description, metadata.type; **Why:**, **How to apply:**.
+
+        A file matches the stored memory of its type and scope with the same name
+        (or title): unchanged ones stay as they are, edited ones are updated and
+        archived ones restored, so importing twice adds nothing. Markdown without
+        front matter (an index such as MEMORY.md) is skipped. Nothing is written
+        if any file is invalid.
+        """
+        _check_text(path, "path", 4096, empty_ok=False)
+        default = _resolve_project(project, self.cwd)
+        p = os.path.abspath(os.path.expanduser(path))
+        try:
+            files = ([os.path.join(p, n) for n in sorted(os.listdir(p)) if n.endswith(".md")
+                      and os.path.isfile(os.path.join(p, n))] if os.path.isdir(p) else [p])
+            texts = []
+            for fp in files:
+                with open(fp, encoding="utf-8") as fh:
+                    texts.append((fp, fh.read()))
+        except FileNotFoundError:
+            raise NotFoundError(f"no such file or directory: {path}") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValidationError(f"cannot read {path}: {e}") from None
+        items, skipped = [], 0
+        for fp, text in texts:
+            m = _parse_memory_md(text, fp)
+            if m is None:
+                skipped += 1
+                continue
+            try:
+                _check_text(m["name"], "name")
+                meta = dict(m["data"])
+                if m["extra"] or (m["name"] and m["name"] != _mem_slug(m["type"], m["title"])):
+                    meta["_md"] = {"name": m["name"], "extra": m["extra"]} if m["extra"] else {"name": m["name"]}
+                f = self._mem_fields(m["type"], m["title"], m["content"], m["why"], m["how_to_apply"],
+                                     m["tags"], m["source"], meta)
+                proj = default if m["project"] is None else _resolve_project(m["project"])
+                if m["confidence"] is not None:
+                    _check_int(m["confidence"], "confidence", 1, 10**9)
+            except ValidationError as e:
+                raise ValidationError(f"{fp}: {e}") from None
+            items.append((f, proj, m["name"], m["confidence"]))
+        counts = {"files": len(texts), "added": 0, "updated": 0, "unchanged": 0, "skipped": skipped}
+
+        def run(conn):
+            for item in items:
+                counts[self._mem_import_one(conn, *item)] += 1
+            return counts
+        return self._writing(run)
+
+    def _mem_import_one(self, conn, f, proj, name, confidence):
+        mtype, title = f["type"], f["title"]
+        keys = _mem_keys(mtype, proj, title, f["content"], name)
+        rows = conn.execute(
+            f"SELECT {_MEM_COLS} FROM memories WHERE type = ? AND project = ? AND id IN (SELECT memory_id"
+            " FROM memory_keys WHERE key IN (?, ?)) ORDER BY superseded_by IS NOT NULL, archived, id",
+            (mtype, proj, _mem_key("n", mtype, proj, name), _mem_key("t", mtype, proj, " ".join(_mem_words(title))))
+        ).fetchall()
+        recs = [_mem_record(r) for r in rows]
+        match = (next((r for r in recs if name and name == ((r["metadata"].get("_md") or {}).get("name")
+                                                             or _mem_slug(mtype, r["title"]))), None)
+                 or next((r for r in recs if _mem_words(r["title"]) == _mem_words(title)), None))
+        if match is None:
+            self._mem_insert(conn, f, proj, keys, confidence=confidence or 1)
+            return "added"
+        new = (title, f["content"], f["why"], f["how_to_apply"], f["tags"], f["source"],
+               _loads_meta(f["metadata"]), confidence or match["confidence"], False)
+        old = (match["title"], match["content"], match["why"], match["how_to_apply"], ",".join(match["tags"]),
+               match["source"], match["metadata"], match["confidence"], match["archived"])
+        if new == old:
+            return "unchanged"
+        conn.execute(
+            "UPDATE memories SET title = ?, content = ?, why = ?, how_to_apply = ?, tags = ?, source = ?,"
+            " metadata = ?, confidence = ?, updated = ?, archived = 0, archived_at = '' WHERE id = ?",
+            (title, f["content"], f["why"], f["how_to_apply"], f["tags"], f["source"], f["metadata"],
+             new[7], self._now(), match["id"]))
+        conn.execute("DELETE FROM memory_keys WHERE memory_id = ?", (match["id"],))
+        conn.executemany("INSERT OR IGNORE INTO memory_keys (key, memory_id) VALUES (?, ?)",
+                         [(k, match["id"]) for k in keys])
+        self._event(conn, "import_memory", project=proj, data=_dumps({"memory": match["id"], "title": title}))
+        return "updated"
+
+    @operation(
+        Param("dir", str, "directory for the <name>.md files (created if missing)", required=True,
+              positional=True),
+        Param("type", str, "only this type", choices=tuple(MEMORY_TYPES)),
+        Param("project", str, "only this scope: '' global, a fingerprint or a project path (default: all)"),
+        mcp="memory_export", title="Export memories as Markdown", idempotent=True,
+        output=_obj({"dir": _STR, "files": _INT, "written": _INT, "unchanged": _INT},
+                    ("dir", "files", "written", "unchanged")),
+        render=lambda r: f"{r['files']} files in {r['dir']} ({r['written']} written, {r['unchanged']} unchanged)")
+    def export_memories(self, dir, type=None, project=None):
+        """Write current memories (not archived, not superseded) as seed-004 Markdown, one file each.
+
+        import-memories reads them back without loss. Files whose bytes would not
+        change are left untouched, so a second export is byte-identical; files of
+        memories no longer stored are left alone.
+        """
+        import re
+        _check_text(dir, "dir", 4096, empty_ok=False)
+        recs = [r for r in self.memories(type=type, project=project) if "superseded_by" not in r]
+        items = []
+        for r in sorted(recs, key=lambda r: r["id"]):
+            stored = (r["metadata"].get("_md") or {}).get("name")
+            items.append([r, stored or _mem_slug(r["type"], r["title"]), bool(stored)])
+        scopes = {}
+        for r, name, _ in items:
+            scopes[(r["type"], r["project"], name)] = scopes.get((r["type"], r["project"], name), 0) + 1
+        for it in items:                     # two titles with one default name: tell them apart
+            if not it[2] and scopes[(it[0]["type"], it[0]["project"], it[1])] > 1:
+                it[1] += "-" + _mem_digest(it[0])
+        d = os.path.abspath(os.path.expanduser(dir))
+        used, written, same = set(), 0, 0
+        for r, name, _ in sorted(items, key=lambda it: (it[1], it[0]["project"], it[0]["title"],
+                                                        it[0]["content"], it[0]["id"])):
+            stem = name if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name) else _mem_slug(r["type"], r["title"])
+            if stem.lower() in used:
+                stem += "-" + _mem_digest(r)
+            if stem.lower() in used:
+                stem += f"-{r['id']}"
+            used.add(stem.lower())
+            data = _memory_md(r, name).encode("utf-8")
+            path = os.path.join(d, stem + ".md")
+            try:
+                with open(path, "rb") as fh:
+                    if fh.read() == data:
+                        same += 1
+                        continue
+            except OSError:
+                pass
+            _atomic_write(path, data)
+            written += 1
+        return {"dir": d, "files": len(items), "written": written, "unchanged": same}
 
 
 # =============================================================================
@@ -3225,11 +4185,101 @@ def build_parser(argv=None):
     return parser
 
 
+def _fast_args(argv):
+    """Parse the common forms of `[--db P] [--json] COMMAND args` from the operation table
+    without argparse (it costs a few ms per process); None means "let argparse decide"
+    (help, errors, unusual forms), so both parsers read the same Params."""
+    db, as_json, i = None, False, 0
+    names = {op.cli: op for op in OPERATIONS.values()}
+    op, positional, kwargs = None, [], {}
+    while i < len(argv):
+        a = argv[i]
+        i += 1
+        if a == "--json":
+            as_json = True
+        elif a == "--db" and i < len(argv):
+            db, i = argv[i], i + 1
+        elif a.startswith("--db="):
+            db = a[5:]
+        elif op is None:
+            op = names.get(a)
+            if op is None:
+                return None
+            flags = {p.flag: p for p in op.params if not p.positional}
+        elif a.startswith("-"):
+            name, eq, value = a.partition("=")
+            p = flags.get(name)
+            if p is not None and p.type is bool and not eq:     # a store_true flag takes no value
+                kwargs[p.name] = True
+                continue
+            if p is None or p.type is bool or (not eq and i >= len(argv)):
+                return None
+            if not eq:
+                value, i = argv[i], i + 1
+            kwargs[p.name] = value
+        else:
+            positional.append(a)
+    if op is None:
+        return None
+    pos = [p for p in op.params if p.positional]
+    if len(positional) > len(pos) or any(p.required for p in pos[len(positional):]):
+        return None
+    kwargs.update((p.name, v) for p, v in zip(pos, positional))
+    for p in op.params:
+        if p.name not in kwargs:
+            kwargs[p.name] = p.default
+            continue
+        v = kwargs[p.name]
+        if p.type is int:
+            if not (v.isdigit() or (v[:1] == "-" and v[1:].isdigit())):
+                return None
+            v = int(v)
+        elif p.type is float:
+            try:
+                v = float(v)
+            except ValueError:
+                return None
+        elif p.type is dict:
+            import json
+            try:
+                v = json.loads(v)
+            except ValueError:
+                return None
+            if not isinstance(v, dict):
+                return None
+        if p.choices and v not in p.choices:
+            return None
+        kwargs[p.name] = v
+    return op, kwargs, db, as_json
+
+
 def main(argv=None):
-    """Command-line entry point; returns the exit status."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Command-line entry point; returns the exit status.
+
+    Called with no argv it is the process's entry point: it ends the process itself
+    after flushing, skipping the SQLite close-time checkpoint (committed data is
+    already in the WAL, which the next writer checkpoints), so a one-shot command
+    costs little more than starting Python.
+    """
+    ending = argv is None
+    code = _cli(list(sys.argv[1:] if ending else argv), close=not ending)
+    if ending:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        os._exit(code)
+    return code
+
+
+def _cli(argv, close=True):
     if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
-        return _run_hook(argv[1:])         # hot path: no argparse
+        return _run_hook(argv[1:], close=close)      # hot path: no argparse
+    fast = _fast_args(argv)
+    if fast is not None:
+        op, kwargs, db, as_json = fast
+        return _run_op(op, kwargs, db, as_json, close)
     args = build_parser(argv).parse_args(argv)
     if not args.command:
         build_parser().print_help(sys.stderr)
@@ -3238,7 +4288,8 @@ def main(argv=None):
         if args.command == "serve":
             return serve(InstinctStore(getattr(args, "db", None)))
         if args.command == "hook":
-            return _run_hook([args.event] + (["--db", args.db] if getattr(args, "db", None) else []))
+            return _run_hook([args.event] + (["--db", args.db] if getattr(args, "db", None) else []),
+                             close=close)
         if args.command == "setup":
             results = setup(args.client, write=args.write, scope=args.scope)
             if getattr(args, "json", False):
@@ -3255,9 +4306,18 @@ def main(argv=None):
         for p in op.params:
             if kwargs[p.name] is None and p.default is not None:
                 kwargs[p.name] = p.default
-        with InstinctStore(getattr(args, "db", None)) as store:
-            result = getattr(store, op.name)(**kwargs)
-        text = _dumps(result, indent=2) if getattr(args, "json", False) else op.render(result)
+    except InstinctError as e:
+        sys.stderr.write(f"instinct: error: {e}\n")
+        return e.exit_code
+    return _run_op(op, kwargs, getattr(args, "db", None), getattr(args, "json", False), close)
+
+
+def _run_op(op, kwargs, db, as_json, close):
+    """Run one operation for the CLI: print its JSON or text, map errors to exit codes."""
+    store = InstinctStore(db)
+    try:
+        result = getattr(store, op.name)(**kwargs)
+        text = _dumps(result, indent=2) if as_json else op.render(result)
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
         return op.exit_code(result) if op.exit_code else 0
@@ -3273,6 +4333,9 @@ def main(argv=None):
         except OSError:
             pass
         return 0
+    finally:
+        if close:
+            store.close()
 
 
 # =============================================================================
