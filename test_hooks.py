@@ -227,6 +227,39 @@ class TestCapture(_Env):
         self.assertEqual(r.stdout.split(), ["False", "True"], r.stderr)
 
 
+class TestFastCLI(unittest.TestCase):
+    """The argparse-free fast path reads the same Params and agrees with argparse."""
+
+    def via_argparse(self, argv):
+        args = instinct.build_parser(argv).parse_args(argv)
+        kwargs = {p.name: getattr(args, p.name) for p in args._op.params}
+        for p in args._op.params:
+            if kwargs[p.name] is None and p.default is not None:
+                kwargs[p.name] = p.default
+        return args._op, kwargs, getattr(args, "db", None), getattr(args, "json", False)
+
+    def test_same_result_as_argparse(self):
+        table = [["observe", "seq:a->b"], ["observe", "list", "--cat", "x", "--source=s", "--project", ""],
+                 ["--db", "/x.db", "observe", "p", "--meta", '{"a": 1}', "--json"],
+                 ["--json", "suggest", "--limit", "3"], ["list", "--min-confidence", "0", "--level", "rule"],
+                 ["search", "test"], ["get", "p", "--project", "abcdefabcdef"], ["decay", "--days", "30"],
+                 ["config"], ["config", "mature_threshold"], ["config", "mature_threshold", "4"],
+                 ["consolidate", "--db=/y.db"], ["export", "--format", "markdown"], ["mine", "--session", "s1"]]
+        for argv in table:
+            with self.subTest(argv=argv):
+                fast = instinct._fast_args(argv)
+                self.assertIsNotNone(fast)
+                self.assertEqual(fast, self.via_argparse(argv))
+
+    def test_unusual_forms_fall_back_to_argparse(self):
+        for argv in (["observe"], ["observe", "a", "b"], ["list", "--min-confidence", "x"],
+                     ["list", "--level", "nope"], ["observe", "p", "--meta", "[1]"], ["--version"], [],
+                     ["observe", "p", "--unknown", "1"], ["list", "--min", "2"], ["observe", "-h"],
+                     ["nosuch"], ["observe", "p", "--cat"]):
+            with self.subTest(argv=argv):
+                self.assertIsNone(instinct._fast_args(argv))
+
+
 def _session(steps, session, store, repo, fail=()):
     for i, tool in enumerate(steps):
         kind, _, arg = tool.partition(":")
