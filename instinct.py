@@ -406,6 +406,10 @@ def _migrate_v1(conn):
     cols = {r[1] for r in conn.execute("PRAGMA table_info(instincts)")}
     if cols and not _SEED_COLUMNS <= cols:
         raise StoreError("this database has an 'instincts' table that instinct did not create")
+    other = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
+                                        " AND name NOT LIKE 'sqlite%' AND name != 'instincts'")]
+    if other:                 # another application's database: leave it alone
+        raise StoreError(f"this is not an instinct database (it holds: {', '.join(sorted(other)[:5])})")
     if cols:
         conn.execute("ALTER TABLE instincts RENAME TO _instincts_seed")
     for stmt in _statements(_V1):
@@ -438,7 +442,7 @@ def _migrate_v2(conn):
 def _migrate_v3(conn):
     """Insight and feedback (section 13): the bad-feedback quiet count, surfaced suggestions."""
     conn.execute("ALTER TABLE instincts ADD COLUMN quiet INTEGER NOT NULL DEFAULT 0")
-    conn.execute("CREATE INDEX ix_events_surface ON events(pattern, ts) WHERE kind = 'surface'")
+    conn.execute("CREATE INDEX ix_events_surface ON events(ts) WHERE kind = 'surface'")
 
 
 _V4 = """
@@ -631,11 +635,11 @@ class _DB:
             if version > SCHEMA_VERSION:
                 raise StoreError(f"{path} has schema v{version}, newer than this instinct "
                                  f"{__version__} (v{SCHEMA_VERSION}); upgrade instinct")
+            if version < SCHEMA_VERSION:     # before WAL, so a refused file is left as it was
+                self._migrate(conn)
             if self.retry(lambda: conn.execute("PRAGMA journal_mode").fetchone()[0]) != "wal":
                 self.retry(conn.execute, "PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            if version < SCHEMA_VERSION:
-                self._migrate(conn)
         except sqlite3.Error as e:
             conn.close()
             raise _db_error(path, e) from None
@@ -1021,6 +1025,8 @@ class _Core:
         Ask for these at the start of a task: they are habits learned from
         repetition. Raw observations are never suggested.
         """
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise ValidationError("limit must be a whole number >= 1")
         proj = _resolve_project(project, self.cwd)
         rows = self._read(
             f"SELECT {_COLS} FROM instincts WHERE promoted > 0 AND project = '' AND quiet = 0"
@@ -1039,11 +1045,10 @@ class _Core:
         out = self._suggest_filter(
             sorted(best.values(), key=lambda r: (-r["promoted"], -r["confidence"], r["pattern"])), proj)
         out = out[:limit] if limit else out
-        if out:               # what was shown, for effectiveness (section 13)
-            now = self._now()
+        if out:               # one event per call: the first 100 shown, for effectiveness (section 13)
+            shown = "\n".join(r["pattern"] + "\t" + r["project"] for r in out[:100])
             try:
-                self._writing(lambda conn: conn.executemany(_SQL_EVENT, [
-                    (now, "surface", r["pattern"], r["project"], "", self.session, 0, "") for r in out]))
+                self._writing(lambda conn: self._event(conn, "surface", data=shown))
             except StoreError:
                 pass          # a read-only store still answers
         return out
@@ -2850,8 +2855,9 @@ class _Insight(_Core):
     suggested. When one suggest call would still show a key twice (a global
     value and this project's), this project's value wins.
 
-    Effectiveness counts every `surface` event (one per record suggest
-    returned) as one showing; it is reinforced when the pattern is observed
+    Effectiveness: suggest logs one `surface` event per call that returns
+    something (its first 100 records, as 'pattern<TAB>project' lines in data).
+    Each pattern in it is one showing, reinforced when the pattern is observed
     (or given good feedback) in any project within the window after it.
     """
 
@@ -2986,8 +2992,9 @@ class _Insight(_Core):
                          "bad": sum(v.get("verdict") == "bad" for _, v in verdicts),
                          "recent": [{"ts": ts, "verdict": str(v.get("verdict", "")), "note": str(v.get("note", ""))}
                                     for ts, v in verdicts[:5]]}
-        (e["surfaced"],), = self._read("SELECT count(*) FROM events WHERE kind = 'surface' AND pattern = ?"
-                                       " AND project = ?", (p, proj))
+        (e["surfaced"],), = self._read("SELECT count(*) FROM events WHERE kind = 'surface'"
+                                       " AND instr(char(10) || data || char(10), ?)",
+                                       (f"\n{p}\t{proj}\n",))
         e["suggested"] = promoted > 0 and not e["quiet"] and not superseded
         return e
 
@@ -3009,7 +3016,7 @@ class _Insight(_Core):
         cur = self._read("SELECT confidence, promoted FROM instincts WHERE pattern = ? AND project = ?",
                          (p, proj))
         ev = self._read("SELECT ts, kind, delta, session, source, data FROM events WHERE pattern = ?"
-                        " AND project = ? AND pattern != '' AND kind != 'surface' ORDER BY id", (p, proj))
+                        " AND project = ? AND pattern != '' ORDER BY id", (p, proj))
         if not cur and not ev:
             raise NotFoundError(f"no instinct or history for {p!r}"
                                 + (f" in project {proj}" if proj else " (global)"))
@@ -3075,13 +3082,19 @@ class _Insight(_Core):
         _check_int(limit, "limit", 1, 10**9)
         from bisect import bisect_right
         window, now = days * 86400, self._clock()
-        shown = self._read("SELECT pattern, ts FROM events WHERE kind = 'surface' ORDER BY pattern, ts")
-        hits = {}
-        for p, ts in self._read(
-                "SELECT pattern, ts FROM events WHERE pattern IN (SELECT pattern FROM events"
-                " WHERE kind = 'surface') AND pattern != '' AND (kind = 'observe'"
-                " OR (kind = 'feedback' AND delta > 0)) ORDER BY pattern, ts"):
-            hits.setdefault(p, []).append(ts)
+        shown = [(line.partition("\t")[0], ts) for ts, data in self._read(
+            "SELECT ts, data FROM events WHERE kind = 'surface' ORDER BY ts")
+            for line in data.split("\n") if line]
+        names, hits = sorted({p for p, _ in shown}), {}
+        for i in range(0, len(names), 500):
+            chunk = names[i:i + 500]
+            for p, ts in self._read(
+                    f"SELECT pattern, ts FROM events WHERE pattern IN ({','.join('?' * len(chunk))})"
+                    " AND pattern != '' AND (kind = 'observe' OR (kind = 'feedback' AND delta > 0))",
+                    chunk):
+                hits.setdefault(p, []).append(ts)
+        for h in hits.values():
+            h.sort()
         per = {}
         total = dict.fromkeys(("surfaced", "reinforced", "missed", "pending"), 0)
         for p, ts in shown:
@@ -3216,7 +3229,8 @@ class _Insight(_Core):
 MEMORY_TYPES = {"user": (180, 120), "feedback": (120, 90), "project": (60, 60),
                 "reference": (120, 90), "episode": (30, 45)}
 _MEM_JACCARD = 0.8      # share of words (title + content) at which a memory repeats another
-_MEM_COMMON = 1000      # query words found in more memories than this are skipped (stop words)
+_MEM_COMMON = 500       # query words found in more memories than this are skipped (stop words);
+                        # also the most candidates (newest first) that recall scores
 _MEM_SATURATE = 10      # confidence and recall counts score fully from here on
 _MEM_STOP = frozenset(
     "a an and are as at be but by do does for from has have how i if in into is it its my no not of "
@@ -3226,7 +3240,9 @@ _MEM_COLS = ("id, type, title, content, why, how_to_apply, tags, project, source
              " superseded_by, metadata")
 _MEM_MARKERS = (("**why:**", "why"), ("**why**:", "why"),
                 ("**how to apply:**", "how_to_apply"), ("**how to apply**:", "how_to_apply"))
-_MEM_HASHES = ((0x9E3779B1, 0x7F4A7C15), (0x85EBCA77, 0x165667B1), (0xC2B2AE3D, 0x27D4EB2F))
+_MEM_HASHES = ((1390851129, 4071050724), (647892279, 1695753998), (2795742289, 207388624),
+               (311111475, 3527346212), (2301595691, 404285457), (1570621945, 2503055453),
+               (249103477, 3907149204), (2179419893, 922121676))    # 4 bands of 2 min-hashes
 
 
 def _mem_words(text):
@@ -3241,18 +3257,22 @@ def _mem_key(kind, mtype, project, text):
 
 
 def _mem_keys(mtype, project, title, content, name=""):
-    """Keys that find a memory's repeats in its scope: its title, its name, 3 min-hashes of its words.
+    """Keys that find a memory's repeats in its scope: its title, its name, 4 bands of min-hashes.
 
     Two word sets share a min-hash with probability equal to their Jaccard
-    similarity, so a repeat at 0.8 shares one of three with probability 0.992.
+    similarity J; a band pairs two, so a repeat shares one of 4 bands with
+    probability 1 - (1 - J**2)**4 (0.98 at J = 0.8), while memories that merely
+    share a frequent word rarely share a band. Stop words are left out.
     """
     from zlib import crc32
     keys = {_mem_key("t", mtype, project, " ".join(_mem_words(title)))}
     if name:
         keys.add(_mem_key("n", mtype, project, name))
-    base = {crc32(w.encode()) for w in _mem_words(title + " " + content)}
-    for i, (a, b) in enumerate(_MEM_HASHES):
-        keys.add(_mem_key(f"m{i}", mtype, project, min((h * a + b) % 4294967311 for h in base)))
+    words = set(_mem_words(title + " " + content))
+    base = [crc32(w.encode()) for w in (words - _MEM_STOP or words)]
+    mins = [min((h * a + b) % 4294967311 for h in base) for a, b in _MEM_HASHES]
+    for i in range(0, len(mins), 2):
+        keys.add(_mem_key(f"b{i}", mtype, project, f"{mins[i]}.{mins[i + 1]}"))
     return keys
 
 
@@ -4316,7 +4336,7 @@ def _run_op(op, kwargs, db, as_json, close):
     """Run one operation for the CLI: print its JSON or text, map errors to exit codes."""
     store = InstinctStore(db)
     try:
-        result = getattr(store, op.name)(**kwargs)
+        result = getattr(store, op.name)(**op.coerce(kwargs))     # the Params' checks, as in MCP
         text = _dumps(result, indent=2) if as_json else op.render(result)
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
@@ -4641,7 +4661,7 @@ def serve(store=None, stdin=None, stdout=None):
         store.cwd = os.environ.get("INSTINCT_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR") or None
     if stdout is None:
         sys.stdout.flush()
-        out = os.fdopen(os.dup(1), "wb", buffering=0)
+        out = os.fdopen(os.dup(1), "wb")  # buffered: retries partial pipe writes; flushed per message
         os.dup2(2, 1)
         sys.stdout = sys.stderr
     else:

@@ -1,0 +1,775 @@
+"""Tests for section 12 (sharing): rules files, import, similar, merge, backup/restore, doctor, gc.
+
+stdlib unittest only; real SQLite files in temp dirs; real subprocesses for the CLI.
+"""
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import instinct  # noqa: E402
+from instinct import InstinctStore, ValidationError  # noqa: E402
+
+INSTINCT_PY = os.path.join(HERE, "instinct.py")
+T0 = 1_790_000_000.0           # a fixed "now" (2026-09) for injected clocks
+DAY = 86400
+
+
+def front_matter(text):
+    """'---\\nkey: value\\n...---\\n' -> ({key: raw value text}, body). Fails on anything else."""
+    if not text.startswith("---\n"):
+        raise AssertionError("no front-matter: " + text[:40])
+    end = text.index("\n---\n", 4)
+    fm = {}
+    for line in text[4:end].split("\n"):
+        m = re.fullmatch(r"([A-Za-z][\w-]*): (\S.*)", line)
+        if not m:
+            raise AssertionError(f"front-matter line is not 'key: value': {line!r}")
+        if m.group(1) in fm:
+            raise AssertionError(f"duplicate key {m.group(1)}")
+        fm[m.group(1)] = m.group(2)
+    return fm, text[end + 5:]
+
+
+def db_dump(path):
+    """Everything a store holds, for before/after comparisons."""
+    c = sqlite3.connect(path)
+    try:
+        return {t: c.execute(f"SELECT * FROM {t} ORDER BY 1, 2").fetchall()
+                for t in ("instincts", "events", "aliases", "settings")}
+    finally:
+        c.close()
+
+
+class _Base(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tmp = os.path.realpath(tmp.name)
+        self.proj = os.path.join(self.tmp, "proj")
+        os.makedirs(os.path.join(self.proj, ".git"))
+        self.dbdir = os.path.join(self.tmp, "store")
+        os.mkdir(self.dbdir, 0o700)
+        self.db = os.path.join(self.dbdir, "i.db")
+        self.now = T0
+        self.store = self.open(self.db)
+
+    def open(self, path):
+        s = InstinctStore(path, clock=lambda: self.now, cwd=self.proj)
+        self.addCleanup(s.close)
+        return s
+
+    def observe(self, pattern, n, project="", store=None):
+        for _ in range(n):
+            (store or self.store).observe(pattern, project=project)
+
+    def cli(self, *args, cwd=None, db=None):
+        env = {**os.environ, "INSTINCT_DB": db or self.db, "PYTHONIOENCODING": "utf-8"}
+        env.pop("INSTINCT_SESSION", None)
+        return subprocess.run([sys.executable, INSTINCT_PY, *args], capture_output=True, text=True,
+                              timeout=60, env=env, cwd=cwd or self.proj)
+
+    def read(self, path, mode="r"):
+        with open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+            return f.read()
+
+    def write(self, path, data):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb" if isinstance(data, bytes) else "w") as f:
+            f.write(data)
+
+
+# --- export formats ------------------------------------------------------------
+class TestExportFormats(_Base):
+    def setUp(self):
+        super().setUp()
+        self.observe("seq:test->fix->test", 12, self.proj)
+        self.observe("combo:pytest+coverage", 11, self.proj)
+        self.observe("pref:stdlib-first", 10)
+        self.observe("fix:missing-import", 3, self.proj)          # below the rule threshold
+        self.store.consolidate()
+
+    def test_no_argument_export_is_the_seed_contract(self):
+        rules = self.store.export_rules()
+        self.assertIsInstance(rules, list)
+        self.assertEqual(rules, self.store.list(min_confidence=10))
+        self.assertEqual({r["pattern"] for r in rules},
+                         {"seq:test->fix->test", "combo:pytest+coverage", "pref:stdlib-first"})
+        self.assertEqual(self.store.export_rules(min_confidence=3, category="fix_pattern")[0]["pattern"],
+                         "fix:missing-import")
+
+    def test_one_factual_line_per_rule(self):
+        text = self.store.export_rules(format="claude")
+        lines = [ln for ln in text.splitlines() if ln.startswith("- ")]
+        self.assertEqual(lines, ["- Usual sequence: test, then fix, then test.",
+                                 "- Tools used together: pytest + coverage.",
+                                 "- Preference: stdlib-first (in every project)."])
+        self.assertTrue(text.startswith("<!-- instinct:begin -->\n"))
+        self.assertTrue(text.endswith("<!-- instinct:end -->"))
+        self.assertNotIn("missing-import", text)
+        self.assertEqual(text, self.store.export_rules(format="claude"))      # deterministic
+
+    def test_cursor_front_matter(self):
+        fm, body = front_matter(self.store.export_rules(format="cursor"))
+        self.assertEqual(set(fm), {"description", "alwaysApply"})
+        self.assertEqual(fm["alwaysApply"], "true")          # the YAML boolean, not "true" quoted
+        self.assertTrue(fm["description"].strip() and ":" not in fm["description"])
+        self.assertIn("- Usual sequence: test, then fix, then test.", body)
+
+    def test_windsurf_front_matter(self):
+        text = self.store.export_rules(format="windsurf")
+        fm, body = front_matter(text)
+        self.assertEqual(fm["trigger"], "always_on")
+        self.assertLessEqual(set(fm), {"trigger", "description", "globs"})
+        self.assertIn("pytest + coverage", body)
+
+    def test_skill_folder_and_front_matter(self):
+        res = self.store.export_rules(format="skill", write=".claude/skills/team-habits")
+        path = os.path.join(self.proj, ".claude", "skills", "team-habits", "SKILL.md")
+        self.assertEqual(res["path"], path)
+        fm, body = front_matter(self.read(path))
+        self.assertEqual(set(fm), {"name", "description"})
+        self.assertEqual(fm["name"], "team-habits")
+        self.assertRegex(fm["name"], r"^[a-z0-9]+(-[a-z0-9]+)*$")
+        self.assertTrue(1 <= len(fm["name"]) <= 64)
+        self.assertTrue(1 <= len(fm["description"]) <= 1024)
+        self.assertIn("Preference: stdlib-first", body)
+        # naming SKILL.md itself is the same target
+        again = self.store.export_rules(format="skill", write=path)
+        self.assertFalse(again["changed"])
+        for bad in ("Team_Habits", "-x", "a--b", "x" * 65, "claude-habits"):
+            with self.subTest(bad=bad), self.assertRaises(ValidationError):
+                self.store.export_rules(format="skill", write=os.path.join(self.proj, bad))
+            self.assertFalse(os.path.exists(os.path.join(self.proj, bad)))
+        fm, _ = front_matter(self.store.export_rules(format="skill"))
+        self.assertEqual(fm["name"], "instinct-rules")
+
+    def test_project_scope_and_universal_rules(self):
+        other = os.path.join(self.tmp, "other")
+        third = os.path.join(self.tmp, "third")
+        for d in (other, third):
+            os.makedirs(os.path.join(d, ".git"))
+        self.observe("seq:test->fix->test", 10, other)              # a rule in 2 projects
+        self.observe("seq:lint->commit", 10, other)                 # only in `other`
+        self.assertEqual(self.store.consolidate()["promoted_universal"], 2)
+        text = self.store.export_rules(format="agents", project=third)
+        self.assertIn("test, then fix, then test", text)            # universal: every project
+        self.assertIn("stdlib-first", text)                         # global
+        self.assertNotIn("lint", text)                              # another project's own rule
+        self.assertNotIn("pytest", text)
+        self.assertEqual(text.count("test, then fix, then test"), 1)
+        recs = self.store.export_rules(project=self.proj)
+        self.assertEqual(sorted(r["pattern"] for r in recs),
+                         ["combo:pytest+coverage", "pref:stdlib-first", "seq:test->fix->test"])
+        self.assertEqual(next(r for r in recs if r["pattern"].startswith("seq"))["confidence"], 12)
+
+    def test_size_limits_drop_lowest_confidence(self):
+        for i in range(300):
+            self.store._writing(lambda c, i=i: c.execute(
+                "INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen, project)"
+                " VALUES (?, 'preference', ?, 't', 't', '')",
+                (f"pref:rule-number-{i:03d}-" + "w" * 40, 20 + i)))
+        for fmt, limit in (("windsurf", 6000), ("claude", 4000), ("cursor", 12000), ("skill", 20000)):
+            with self.subTest(fmt=fmt):
+                text = self.store.export_rules(format=fmt)
+                size = len(text.encode())
+                self.assertLessEqual(size, limit)
+                self.assertGreater(size, limit - 200)                # not needlessly short
+                kept = [int(n) for n in re.findall(r"rule-number-(\d{3})", text)]
+                dropped = 303 - len(kept)
+                self.assertIn(f"{dropped} lower-confidence rules omitted", text)
+                self.assertEqual(kept, list(range(299, 299 - len(kept), -1)))   # strongest first
+        # AGENTS.md: the 32 KiB cap counts the human text of the file too
+        agents = os.path.join(self.proj, "AGENTS.md")
+        self.write(agents, "# Team notes\n" + "x" * 20000 + "\n")
+        res = self.store.export_rules(format="agents", write="AGENTS.md")
+        self.assertLessEqual(os.path.getsize(agents), 32 * 1024)
+        self.assertGreater(res["dropped"], 0)
+        self.assertEqual(res["included"] + res["dropped"], 303)
+        self.assertIn(f"{res['dropped']} lower-confidence rules omitted", self.read(agents))
+
+    def test_rules_silenced_by_bad_feedback_stay_out_of_agent_files(self):
+        self.store.feedback("combo:pytest+coverage", "bad", project=self.proj)
+        self.assertNotIn("pytest", self.store.export_rules(format="cursor"))
+        self.assertIn("combo:pytest+coverage", [r["pattern"] for r in self.store.export_rules(project=self.proj)])
+
+    def test_bad_arguments(self):
+        for kw in ({"format": "yaml"}, {"category": "no spaces!"}, {"project": "/nonexistent/dir"},
+                   {"min_confidence": -1}):
+            with self.subTest(kw=kw), self.assertRaises(ValidationError):
+                self.store.export_rules(**kw)
+
+
+# --- --write -------------------------------------------------------------------
+class TestWrite(_Base):
+    def setUp(self):
+        super().setUp()
+        self.observe("seq:test->fix->test", 10, self.proj)
+        self.store.consolidate()
+        self.path = os.path.join(self.proj, "CLAUDE.md")
+
+    def test_block_replaced_human_text_byte_exact(self):
+        before = "# Project\r\n\r\nHand-written text \u00e9\r\n".encode() + b"\xff\xfe raw bytes\r\n\r\n"
+        after = b"\r\n## After the block\r\nkeep me \xc3\xa9 exactly\r\n"
+        self.write(self.path, before)
+        first = self.store.export_rules(format="claude", write=self.path)
+        self.assertTrue(first["changed"])
+        data = self.read(self.path, "rb")
+        self.assertTrue(data.startswith(before))
+        self.assertTrue(data.rstrip(b"\r\n").endswith(b"<!-- instinct:end -->"))
+        # a human adds text after the block; the next export must keep both sides byte for byte
+        self.write(self.path, data[:data.index(b"<!-- instinct:end -->") + 21] + after)
+        self.observe("combo:make+test", 10, self.proj)
+        self.store.consolidate()
+        second = self.store.export_rules(format="claude", write=self.path)
+        self.assertTrue(second["changed"])
+        data = self.read(self.path, "rb")
+        self.assertTrue(data.startswith(before))
+        self.assertTrue(data.endswith(after))
+        block = data[len(before):len(data) - len(after)]
+        self.assertIn(b"Tools used together: make + test.\r\n", block)
+        self.assertNotIn(b"\n", block.replace(b"\r\n", b""))       # the file's CRLF style is kept
+        # writing again changes nothing and does not even rewrite the file
+        st = os.stat(self.path)
+        third = self.store.export_rules(format="claude", write=self.path)
+        self.assertFalse(third["changed"])
+        self.assertEqual(self.read(self.path, "rb"), data)
+        st2 = os.stat(self.path)
+        self.assertEqual((st.st_ino, st.st_mtime_ns), (st2.st_ino, st2.st_mtime_ns))
+
+    def test_create_append_idempotent_and_mode_kept(self):
+        agents = os.path.join(self.proj, "docs", "AGENTS.md")
+        self.store.export_rules(format="agents", write=agents)         # creates dirs and file
+        created = self.read(agents, "rb")
+        self.assertTrue(created.startswith(b"<!-- instinct:begin -->\n"))
+        self.write(self.path, "no trailing newline")
+        os.chmod(self.path, 0o640)
+        self.store.export_rules(format="claude", write=self.path)
+        data = self.read(self.path, "rb")
+        self.assertTrue(data.startswith(b"no trailing newline\n\n<!-- instinct:begin -->\n"))
+        self.assertTrue(data.endswith(b"<!-- instinct:end -->\n"))
+        self.assertEqual(os.stat(self.path).st_mode & 0o777, 0o640)
+        for fmt, target in (("claude", self.path), ("agents", agents), ("cursor", self.proj),
+                            ("windsurf", self.proj), ("markdown", "notes.md"), ("json", "rules.json")):
+            with self.subTest(fmt=fmt):
+                one = self.store.export_rules(format=fmt, write=target)
+                snap = self.read(one["path"], "rb")
+                two = self.store.export_rules(format=fmt, write=target)
+                self.assertFalse(two["changed"])
+                self.assertEqual(self.read(one["path"], "rb"), snap)
+        self.assertTrue(os.path.isfile(os.path.join(self.proj, ".cursor", "rules", "instinct.mdc")))
+        self.assertTrue(os.path.isfile(os.path.join(self.proj, ".windsurf", "rules", "instinct.md")))
+        self.assertEqual(json.loads(self.read(os.path.join(self.proj, "rules.json"))),
+                         self.store.export_rules())
+        leftovers = [f for _, _, fs in os.walk(self.proj) for f in fs if f.endswith(".tmp")]
+        self.assertEqual(leftovers, [])
+
+    def test_whole_file_formats_replace_the_file(self):
+        mdc = os.path.join(self.proj, ".cursor", "rules", "instinct.mdc")
+        self.write(mdc, "stale content\n")
+        self.store.export_rules(format="cursor", write=mdc)
+        self.assertEqual(self.read(mdc), self.store.export_rules(format="cursor"))
+
+    def test_refuses_symlink_and_outside_unless_forced(self):
+        real = os.path.join(self.proj, "AGENTS.md")
+        self.write(real, "# agents\n")
+        os.symlink("AGENTS.md", self.path)                           # CLAUDE.md -> AGENTS.md
+        with self.assertRaisesRegex(ValidationError, "symlink"):
+            self.store.export_rules(format="claude", write=self.path)
+        self.assertEqual(self.read(real), "# agents\n")
+        self.store.export_rules(format="claude", write=self.path, force=True)
+        self.assertTrue(os.path.islink(self.path))                   # the link stays a link
+        self.assertIn("<!-- instinct:begin -->", self.read(real))
+        outside = os.path.join(self.tmp, "elsewhere", "CLAUDE.md")
+        for target in (outside, "../elsewhere/CLAUDE.md"):
+            with self.subTest(target=target), self.assertRaisesRegex(ValidationError, "outside the project"):
+                self.store.export_rules(format="claude", write=target)
+        self.assertFalse(os.path.exists(os.path.dirname(outside)))
+        # a symlinked directory leading out of the project counts as outside
+        os.makedirs(os.path.join(self.tmp, "out"))
+        os.symlink(os.path.join(self.tmp, "out"), os.path.join(self.proj, "linkdir"))
+        with self.assertRaisesRegex(ValidationError, "outside the project"):
+            self.store.export_rules(format="claude", write="linkdir/CLAUDE.md")
+        self.store.export_rules(format="claude", write=outside, force=True)
+        self.assertTrue(os.path.isfile(outside))
+
+    def test_broken_markers_refused_file_untouched(self):
+        for text in ("a\n<!-- instinct:begin -->\nb\n", "<!-- instinct:end -->\n<!-- instinct:begin -->\n",
+                     "<!-- instinct:begin -->\n<!-- instinct:end -->\n" * 2):
+            with self.subTest(text=text):
+                self.write(self.path, text)
+                with self.assertRaises(ValidationError):
+                    self.store.export_rules(format="claude", write=self.path)
+                self.assertEqual(self.read(self.path), text)
+
+    def test_pattern_cannot_forge_a_marker(self):
+        self.observe("fix:use <!-- instinct:end --> markers", 10, self.proj)
+        self.store.consolidate()
+        self.store.export_rules(format="claude", write=self.path)
+        self.store.export_rules(format="claude", write=self.path)
+        text = self.read(self.path)
+        self.assertEqual(text.count("<!-- instinct:end -->"), 1)
+        self.assertIn("&lt;!-- instinct:end -->markers", text)
+
+    def test_cli_write(self):
+        self.write(self.path, "# Mine\n")
+        r = self.cli("export", "--format", "claude", "--write", "CLAUDE.md")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("Wrote 1 rules to CLAUDE.md", r.stdout)
+        data = self.read(self.path, "rb")
+        r = self.cli("export", "--format", "claude", "--write", "CLAUDE.md")
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, "CLAUDE.md is up to date (1 rules)"))
+        self.assertEqual(self.read(self.path, "rb"), data)
+        r = self.cli("export", "--format", "claude", "--write", os.path.join(self.tmp, "x.md"))
+        self.assertEqual(r.returncode, 2)
+        self.assertRegex(r.stderr, r"^instinct: error: .*outside the project.*--force\)\n$")
+        r = self.cli("export", "--format", "claude", "--write", os.path.join(self.tmp, "x.md"), "--force")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = self.cli("--json", "export", "--force", "--write", os.path.join(self.tmp, "y.md"), "--format",
+                     "agents")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["path"], os.path.join(self.tmp, "y.md"))
+
+
+# --- import ----------------------------------------------------------------------
+class TestImport(_Base):
+    def setUp(self):
+        super().setUp()
+        self.teammate = self.open(os.path.join(self.tmp, "mate.db"))
+        self.now = T0 - 10 * DAY
+        self.observe("seq:test->fix->test", 14, store=self.teammate)
+        self.observe("pref:stdlib-first", 11, "abcdefabcdef", store=self.teammate)
+        self.now = T0
+        self.observe("seq:test->fix->test", 12)                        # local: lower, later
+        self.observe("combo:pytest+coverage", 20)
+        self.teammate.consolidate()
+        self.file = os.path.join(self.tmp, "export.json")
+        self.write(self.file, json.dumps(self.teammate.export_rules()))
+
+    def test_merge_rule_and_idempotency(self):
+        first = self.store.import_rules(self.file)
+        self.assertEqual((first["records"], first["added"], first["updated"]), (2, 1, 1))
+        after_one = db_dump(self.db)
+        second = self.store.import_rules(self.file)
+        self.assertEqual((second["added"], second["updated"], second["unchanged"]), (0, 0, 2))
+        self.assertEqual(db_dump(self.db), after_one)                  # events included
+        seq = self.store.get("seq:test->fix->test")
+        mate = self.teammate.get("seq:test->fix->test")
+        self.assertEqual(seq["confidence"], 14)                         # max(12, 14)
+        self.assertEqual(seq["first_seen"], mate["first_seen"])         # min: the teammate's, earlier
+        self.assertEqual(seq["last_seen"], instinct._iso(T0))           # max: ours
+        self.assertEqual(seq["level"], "rule")
+        self.assertEqual(self.store.get("pref:stdlib-first", "abcdefabcdef")["confidence"], 11)
+        self.assertEqual(self.store.get("combo:pytest+coverage")["confidence"], 20)   # untouched
+        # {"rules": [...]} (the MCP/structured form) is the same file
+        self.write(self.file, json.dumps({"rules": self.teammate.export_rules(), "count": 2}))
+        self.assertEqual(self.store.import_rules(self.file)["unchanged"], 2)
+        self.assertEqual(db_dump(self.db), after_one)
+
+    def test_remap_project_and_aliases(self):
+        self.store.merge("seq:test-fix-test", "seq:test->fix->test")
+        self.write(self.file, json.dumps([{"pattern": "seq:test-fix-test", "confidence": 30,
+                                           "project": "abcdefabcdef"}]))
+        self.store.import_rules(self.file, project="")
+        self.assertEqual(self.store.get("seq:test->fix->test")["confidence"], 30)
+        self.assertEqual(self.store.list(project="abcdefabcdef"), [])
+
+    def test_invalid_files_change_nothing(self):
+        good = self.teammate.export_rules()[0]
+        cases = {
+            "not json": "{nope",
+            "wrong shape": json.dumps({"instincts": []}),
+            "scalar": "42",
+            "record not object": json.dumps([good, "x"]),
+            "bad pattern": json.dumps([good, dict(good, pattern="seq:\u0007bell")]),
+            "empty pattern": json.dumps([dict(good, pattern="  ")]),
+            "bad confidence": json.dumps([dict(good, confidence="12")]),
+            "zero confidence": json.dumps([dict(good, confidence=0)]),
+            "path project": json.dumps([dict(good, project="/home/x/repo")]),
+            "bad time": json.dumps([dict(good, first_seen="yesterday")]),
+            "bad level": json.dumps([dict(good, level="legendary", promoted=7)]),
+            "bad metadata": json.dumps([dict(good, metadata=[1, 2])]),
+        }
+        before = db_dump(self.db)
+        for name, text in cases.items():
+            with self.subTest(name=name):
+                self.write(self.file, text)
+                with self.assertRaises(ValidationError) as cm:
+                    self.store.import_rules(self.file)
+                self.assertNotIn("\n", str(cm.exception))
+                self.assertEqual(db_dump(self.db), before)
+        with self.assertRaisesRegex(ValidationError, "cannot read"):
+            self.store.import_rules(os.path.join(self.tmp, "missing.json"))
+        r = self.cli("import", self.file)
+        self.assertEqual(r.returncode, 2)
+        self.assertRegex(r.stderr, r"^instinct: error: .*record 1: .*\n$")
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(db_dump(self.db), before)
+
+    def test_cli_export_import_round_trip(self):
+        out = os.path.join(self.tmp, "mine.json")
+        r = self.cli("export", "--write", out, "--force")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        other = os.path.join(self.tmp, "other.db")
+        for _ in range(2):
+            r = self.cli("import", out, db=other)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("0 added, 0 updated, 2 unchanged", r.stdout)
+        mine = {(x["pattern"], x["confidence"]) for x in self.store.export_rules()}
+        theirs = {(x["pattern"], x["confidence"]) for x in self.open(other).export_rules()}
+        self.assertEqual(mine, theirs)
+
+
+# --- similar and merge -----------------------------------------------------------
+class TestSimilarAndMerge(_Base):
+    def test_similar_pairs(self):
+        self.observe("seq:test->fix->test", 5)
+        self.observe("seq:test->fix", 2)                   # {test:1,fix:1} vs {test:2,fix:1}: 2/3
+        self.observe("seq:test -> fix -> test -> fix", 1)  # vs the first: 3/4; vs the second: 2/4
+        self.observe("pref:test-fix", 1)                   # another prefix: never compared
+        self.observe("seq:deploy", 1)
+        pairs = self.store.similar()
+        got = [(p["pattern"], p["similar_to"], p["similarity"]) for p in pairs]
+        self.assertEqual(got, [("seq:test->fix->test->fix", "seq:test->fix->test", 0.75),
+                               ("seq:test->fix", "seq:test->fix->test", 0.6667)])
+        self.assertEqual(pairs[1]["confidence"], 2)              # the weaker one comes first
+        self.assertEqual(pairs[1]["similar_confidence"], 5)
+        self.assertEqual(len(self.store.similar(threshold=0.7)), 1)
+        self.assertEqual(self.store.similar(threshold=0.5)[-1]["similarity"], 0.5)
+        self.assertEqual(len(self.store.similar(limit=1)), 1)
+        with self.assertRaises(ValidationError):
+            self.store.similar(threshold=1.5)
+        r = self.cli("similar", "--threshold", "0.7")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("0.75  seq:test->fix->test->fix  ~  seq:test->fix->test", r.stdout)
+        self.assertIn("1 similar pair (", r.stdout)
+
+    def test_merge_via_cli(self):
+        self.observe("seq:test->fix", 3)
+        self.observe("seq:test->fix->test", 4)
+        r = self.cli("merge", "seq:test->fix", "seq:test->fix->test")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.strip(), "seq:test->fix -> seq:test->fix->test (1 rows merged)")
+        self.assertEqual(self.store.get("seq:test->fix->test")["confidence"], 7)
+        self.cli("observe", "seq:test->fix")
+        self.assertEqual(self.store.get("seq:test->fix->test")["confidence"], 8)
+        self.assertEqual(self.store.similar(), [])
+
+
+# --- backup and restore ----------------------------------------------------------
+_WRITER = r"""
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import instinct
+s = instinct.InstinctStore(sys.argv[2])
+s.observe("seq:writer-%s->start" % sys.argv[3])
+print("ready", flush=True)
+i = 0
+while not os.path.exists(sys.argv[4]) and i < 500000:
+    s.observe("seq:w%s->step%d" % (sys.argv[3], i % 40), project="abcdefabcdef")
+    i += 1
+s.close()
+print(i + 1, flush=True)
+"""
+
+
+class TestBackupRestore(_Base):
+    def test_backup_while_two_writers_run(self):
+        self.observe("pref:seed", 3)
+        stop = os.path.join(self.tmp, "stop")
+        writers = [subprocess.Popen([sys.executable, "-c", _WRITER, HERE, self.db, str(n), stop],
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                   for n in (1, 2)]
+        try:
+            for w in writers:
+                self.assertEqual(w.stdout.readline().strip(), "ready", w.stderr.read() if w.poll() else "")
+            # both writers are inside their write loops now
+            res = self.store.backup(os.path.join(self.tmp, "snap.db"))
+            b2 = self.store.backup(os.path.join(self.tmp, "snap2.db"))
+            self.assertEqual([w.poll() for w in writers], [None, None])   # still writing
+        finally:
+            self.write(stop, "")
+            outs = [w.communicate(timeout=60) for w in writers]
+        done = [int(o.split()[-1]) for o, _ in outs]
+        self.assertEqual([w.returncode for w in writers], [0, 0], [e for _, e in outs])
+        for snap in (res, b2):
+            c = sqlite3.connect(snap["path"])
+            self.assertEqual(c.execute("PRAGMA integrity_check").fetchall(), [("ok",)])
+            conf, = c.execute("SELECT sum(confidence) FROM instincts").fetchone()
+            obs, = c.execute("SELECT count(*) FROM events WHERE kind = 'observe'").fetchone()
+            self.assertEqual(conf, obs)                    # a consistent snapshot: each observe has both
+            self.assertTrue(3 + 2 <= conf <= 3 + sum(done))
+            self.assertEqual(c.execute("PRAGMA journal_mode").fetchone()[0], "delete")
+            c.close()
+            self.assertEqual(os.stat(snap["path"]).st_mode & 0o777, 0o600)
+        self.assertLessEqual(res["events"], b2["events"])
+        live_total = sum(r["confidence"] for r in self.store.list())
+        self.assertEqual(live_total, 3 + sum(done))        # no increment lost meanwhile
+        # restore the first snapshot into the live store
+        out = self.store.restore(res["path"])
+        self.assertEqual(out["instincts"], res["instincts"])
+        self.assertEqual(self.store.doctor()["ok"], True)
+        self.assertEqual(sum(r["confidence"] for r in self.store.list()),
+                         sqlite3.connect(res["path"]).execute("SELECT sum(confidence) FROM instincts").fetchone()[0])
+        bak = sqlite3.connect(self.db + ".bak")
+        self.assertEqual(bak.execute("SELECT sum(confidence) FROM instincts").fetchone()[0], live_total)
+        bak.close()
+
+    def test_restore_keeps_bak_and_store_keeps_working(self):
+        self.observe("seq:a->b", 4)
+        snap = self.store.backup(os.path.join(self.tmp, "b.db"))["path"]
+        self.observe("seq:c->d", 2)
+        other = self.open(self.db)                          # a second handle on the live file
+        self.assertEqual(len(other.list()), 2)
+        res = self.store.restore(snap)
+        self.assertEqual(res["previous"], self.db + ".bak")
+        self.assertEqual([r["pattern"] for r in self.store.list()], ["seq:a->b"])
+        self.assertEqual([r["pattern"] for r in other.list()], ["seq:a->b"])     # sees it too
+        self.store.observe("seq:a->b")
+        other.observe("seq:a->b")
+        self.assertEqual(self.store.get("seq:a->b")["confidence"], 6)
+        kept = sqlite3.connect(self.db + ".bak")
+        self.assertEqual(sorted(kept.execute("SELECT pattern, confidence FROM instincts")),
+                         [("seq:a->b", 4), ("seq:c->d", 2)])
+        kept.close()
+        self.assertTrue(self.store.doctor()["ok"])
+        r = self.cli("restore", snap)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("previous database is kept as " + self.db + ".bak", r.stdout)
+
+    def test_backup_refuses_existing_target_unless_forced(self):
+        target = os.path.join(self.tmp, "b.db")
+        self.write(target, "precious")
+        with self.assertRaisesRegex(ValidationError, "already exists"):
+            self.store.backup(target)
+        self.assertEqual(self.read(target), "precious")
+        r = self.cli("backup", target)
+        self.assertEqual(r.returncode, 2)
+        r = self.cli("backup", "--force", target)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"^Backed up 0 instincts and 0 events to ")
+        for bad in (self.db, self.dbdir, os.path.join(self.tmp, "nodir", "b.db")):
+            with self.subTest(bad=bad), self.assertRaises(ValidationError):
+                self.store.backup(bad, force=True)
+
+    def test_restore_refuses_bad_backups(self):
+        self.observe("seq:keep->me", 2)
+        before = db_dump(self.db)
+        garbage = os.path.join(self.tmp, "garbage.db")
+        self.write(garbage, b"SQLite format 3\x00" + b"\x07" * 5000)
+        foreign = os.path.join(self.tmp, "foreign.db")
+        c = sqlite3.connect(foreign)
+        c.execute("CREATE TABLE notes (x)")
+        c.commit()
+        c.close()
+        newer = os.path.join(self.tmp, "newer.db")
+        self.store.backup(newer)
+        c = sqlite3.connect(newer)
+        c.execute(f"PRAGMA user_version = {instinct.SCHEMA_VERSION + 1}")
+        c.commit()
+        c.close()
+        damaged = os.path.join(self.tmp, "damaged.db")
+        shutil.copyfile(self._big_db(), damaged)
+        self._damage(damaged)
+        for path, why in ((garbage, "not a usable instinct backup"), (foreign, "no instincts table"),
+                          (newer, "newer than this instinct"), (damaged, "integrity check failed|malformed"),
+                          (os.path.join(self.tmp, "none.db"), "no backup file")):
+            with self.subTest(path=os.path.basename(path)):
+                with self.assertRaisesRegex(ValidationError, why):
+                    self.store.restore(path)
+                self.assertEqual(db_dump(self.db), before)
+                self.assertFalse(os.path.exists(self.db + ".bak"))
+        self.assertEqual([f for f in os.listdir(self.dbdir) if f.startswith(".instinct")], [])
+
+    def test_restore_migrates_a_seed_schema_backup(self):
+        seed = os.path.join(self.tmp, "seed.db")
+        c = sqlite3.connect(seed)
+        c.execute("PRAGMA page_size = 1024")               # differs from the live WAL file's
+        c.execute("CREATE TABLE instincts (pattern TEXT PRIMARY KEY, category TEXT, confidence INTEGER,"
+                  " first_seen TEXT, last_seen TEXT, source TEXT, project TEXT, promoted INTEGER,"
+                  " metadata TEXT)")
+        c.execute("INSERT INTO instincts VALUES ('seq:old->habit', 'sequence', 7, '2025-01-01T00:00:00',"
+                  " '2025-02-01T00:00:00', 'cli', '', 1, '{}')")
+        c.commit()
+        c.close()
+        self.store.restore(seed)
+        self.assertEqual(self.store.get("seq:old->habit")["confidence"], 7)
+        self.store.observe("seq:old->habit")
+        self.assertEqual(self.store.get("seq:old->habit")["confidence"], 8)
+        self.assertEqual(self.store.stats()["schema_version"], instinct.SCHEMA_VERSION)
+
+    # helpers shared with the doctor tests
+    def _big_db(self):
+        path = os.path.join(self.tmp, "big.db")
+        s = InstinctStore(path, clock=lambda: T0)
+        s._writing(lambda c: c.executemany(
+            "INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen, project)"
+            " VALUES (?, 'sequence', ?, 't', 't', '')",
+            [(f"seq:step-{i}->next-{i}-" + "p" * 60, i % 30 + 1) for i in range(3000)]))
+        s.close()                                          # checkpoints the WAL into the file
+        self.assertFalse(os.path.exists(path + "-wal"))
+        return path
+
+    @staticmethod
+    def _damage(path):
+        page = 4096
+        with open(path, "r+b") as f:
+            size = f.seek(0, 2)
+            start = (size // page // 2) * page             # pages in the middle of the file
+            f.seek(start)
+            f.write(bytes((i * 131 + 7) % 256 for i in range(page * 4)))
+
+
+# --- doctor --------------------------------------------------------------------------
+class TestDoctor(_Base):
+    def test_fresh_store_is_healthy(self):
+        self.observe("seq:a->b", 2)
+        r = self.store.doctor()
+        self.assertTrue(r["ok"], r)
+        self.assertEqual([c["name"] for c in r["checks"]],
+                         ["integrity", "schema", "fts", "wal", "modes", "aliases"])
+        self.assertTrue(all(c["ok"] and c["level"] == "ok" for c in r["checks"]), r)
+        cli = self.cli("doctor")
+        self.assertEqual(cli.returncode, 0, cli.stdout + cli.stderr)
+        self.assertTrue(cli.stdout.strip().endswith(": healthy"), cli.stdout)
+
+    def test_damaged_copy_fails_with_readable_report(self):
+        copy = os.path.join(self.dbdir, "copy.db")
+        shutil.copyfile(TestBackupRestore._big_db(self), copy)
+        os.chmod(copy, 0o600)
+        self.assertEqual(self.cli("doctor", db=copy).returncode, 0)
+        TestBackupRestore._damage(copy)
+        r = self.cli("doctor", db=copy)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertRegex(r.stdout, r"(?m)^  ERROR +integrity ")
+        self.assertRegex(r.stdout, r"(?m)^.*copy\.db: [1-9]\d* problems?, \d+ warnings?$")
+        r = self.cli("--json", "doctor", db=copy)
+        self.assertEqual(r.returncode, 1)
+        self.assertFalse(json.loads(r.stdout)["ok"])
+        # not a database at all: reported, not a traceback
+        junk = os.path.join(self.dbdir, "junk.db")
+        self.write(junk, b"\x00garbage" * 1000)
+        r = self.cli("doctor", db=junk)
+        self.assertEqual(r.returncode, 1)
+        self.assertRegex(r.stdout, r"(?m)^  ERROR +open +.*not an instinct database")
+
+    def test_table_and_index_disagree(self):
+        copy = os.path.join(self.dbdir, "copy.db")
+        shutil.copyfile(TestBackupRestore._big_db(self), copy)
+        with open(copy, "rb") as f:
+            data = f.read()
+        i = data.index(b"seq:step-1500->")                  # in the table or in its unique index
+        with open(copy, "wb") as f:
+            f.write(data[:i] + b"seq:STEP-1500->" + data[i + 15:])
+        r = self.open(copy).doctor()
+        self.assertFalse(r["ok"])
+        check = r["checks"][0]
+        self.assertEqual((check["name"], check["level"]), ("integrity", "error"))
+        self.assertIn("sqlite_autoindex_instincts_1", check["detail"])
+        self.assertIn("instinct restore", check["detail"])
+
+    def test_fts_out_of_sync_and_warnings(self):
+        self.observe("seq:a->b", 2)
+        if not self.store._fts():
+            self.skipTest("no FTS5 in this SQLite build")
+        self.store._writing(lambda c: (c.execute("DROP TRIGGER instincts_fts_au"),
+                                       c.execute("UPDATE instincts SET pattern = 'seq:x->y'")))
+        r = self.store.doctor()
+        self.assertFalse(r["ok"])
+        self.assertEqual([c["name"] for c in r["checks"] if c["level"] == "error"], ["fts"])
+        # loose modes and unapplied aliases are warnings, not failures
+        os.mkdir(os.path.join(self.tmp, "fresh"), 0o700)
+        fresh = self.open(os.path.join(self.tmp, "fresh", "f.db"))
+        fresh.observe("seq:p->q")
+        fresh.merge("seq:p-q", "seq:p->q")
+        fresh._writing(lambda c: c.execute(
+            "INSERT INTO instincts (pattern, first_seen, last_seen) VALUES ('seq:p-q', 't', 't')"))
+        os.chmod(fresh.path, 0o644)
+        r = fresh.doctor()
+        self.assertTrue(r["ok"])
+        warn = {c["name"]: c["detail"] for c in r["checks"] if c["level"] == "warn"}
+        self.assertEqual(set(warn), {"modes", "aliases"})
+        self.assertIn("0644", warn["modes"])
+        self.assertIn("1 patterns are stored under an alias", warn["aliases"])
+
+
+# --- gc ------------------------------------------------------------------------------
+class TestGC(_Base):
+    def test_gc_reports_what_it_did(self):
+        self.store.merge("seq:old-name", "seq:new->name")
+        self.observe("seq:new->name", 3)
+        # a row under the alias (e.g. written by an older version) and an alias chain
+        self.store._writing(lambda c: (
+            c.execute("INSERT INTO instincts (pattern, confidence, first_seen, last_seen)"
+                      " VALUES ('seq:old-name', 4, 't', 't')"),
+            c.execute("INSERT INTO aliases VALUES ('seq:older', 'seq:old-name')")))
+        self.observe("seq:stale", 1)
+        for i in range(400):
+            self.store.observe(f"seq:bulk-{i}->" + "z" * 200)
+        for i in range(400):
+            self.store.forget(f"seq:bulk-{i}->" + "z" * 200)
+        self.store.config("events_max_rows", "100")
+        self.now = T0 + 91 * DAY
+        self.store.observe("seq:new->name")                 # fresh: not decayed
+        r = self.store.gc()
+        self.assertEqual(r["aliases_applied"], 1)
+        self.assertEqual(self.store.get("seq:new->name")["confidence"], 8)     # 3 + 4 + 1
+        self.assertEqual(r["decayed"], 1)                    # seq:stale
+        self.assertEqual(r["deleted"], 1)
+        self.assertGreater(r["events_pruned"], 700)
+        self.assertLessEqual(self.store.stats()["events"], 100)
+        self.assertLess(r["bytes_after"], r["bytes_before"])
+        self.assertEqual(db_dump(self.db)["aliases"], [("seq:old-name", "seq:new->name"),
+                                                        ("seq:older", "seq:new->name")])
+        self.assertTrue(self.store.doctor()["ok"])
+        self.assertEqual(os.path.getsize(self.db + "-wal") if os.path.exists(self.db + "-wal") else 0, 0)
+        self.store.close()
+        out = self.cli("gc")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertRegex(out.stdout, r"^Aliases applied: 0\nDecayed: 0\nDeleted: 0\nEvents pruned: \d+\n"
+                                     r"Optimized and vacuumed: \d+ -> \d+ bytes\n$")
+
+
+# --- registry / MCP surface --------------------------------------------------------
+class TestSurface(_Base):
+    def test_operations_reach_cli_and_mcp(self):
+        ops = {o.name: o for o in instinct.OPERATIONS.values()}
+        for name, cli in (("export_rules", "export"), ("import_rules", "import"), ("similar", "similar"),
+                          ("backup", "backup"), ("restore", "restore"), ("doctor", "doctor"),
+                          ("gc", "gc"), ("merge", "merge")):
+            with self.subTest(name=name):
+                self.assertEqual((ops[name].cli, ops[name].mcp), (cli, name))
+        self.assertEqual(set(ops["export_rules"].params[1].choices), set(instinct._EXPORT_FORMATS))
+        srv = instinct._Server(self.store)
+        srv.handle_message({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                            "params": {"protocolVersion": "2025-06-18"}})
+        self.observe("seq:a->b", 10)
+        call = lambda name, args: srv.handle_message(  # noqa: E731
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+             "params": {"name": name, "arguments": args}})["result"]
+        r = call("export_rules", {})
+        self.assertEqual(r["structuredContent"]["count"], 1)
+        self.assertEqual(r["structuredContent"]["rules"], self.store.export_rules())
+        r = call("export_rules", {"format": "cursor", "project": ""})
+        self.assertTrue(r["structuredContent"]["text"].startswith("---\n"))
+        r = call("doctor", {})
+        self.assertTrue(r["structuredContent"]["ok"])
+        r = call("export_rules", {"write": "/etc/instinct-test.md"})
+        self.assertTrue(r["isError"])
+        self.assertIn("outside the project", r["content"][0]["text"])
+        tools = srv.handle_message({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
+        schemas = {t["name"]: t["outputSchema"] for t in tools["result"]["tools"]}
+        self.assertIn("rules", schemas["export_rules"]["properties"])
+        self.assertEqual(schemas["similar"]["required"], ["pairs", "count"])
+
+
+if __name__ == "__main__":
+    unittest.main()
