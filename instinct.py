@@ -269,14 +269,17 @@ def project_root(path=None):
     The nearest ancestor holding ``.git`` (or ``.hg``, ``.svn``, ``.jj``,
     ``.instinct-project``); failing that the nearest holding a build file
     (``pyproject.toml``, ``package.json``...); failing that the directory itself.
+    The search stops below the home directory, so a dotfiles repository or a
+    stray build file in ``~`` does not turn every folder into one project.
     """
     p = os.path.realpath(os.path.expanduser(os.fspath(path)) if path else os.getcwd())
     if os.path.isfile(p):
         p = os.path.dirname(p)
+    home = os.path.realpath(os.path.expanduser("~"))
     chain = [p]
     while True:
         parent = os.path.dirname(chain[-1])
-        if parent == chain[-1]:
+        if parent == chain[-1] or parent == home:
             break
         chain.append(parent)
     for markers in (ROOT_MARKERS, PROJECT_MARKERS):
@@ -2889,6 +2892,26 @@ class _Insight(_Core):
                          "from": origin, "key": key}
         return out
 
+    def _first_event_id(self, t):
+        """An event id before which no event is newer than epoch `t` (bisection on id).
+
+        The log is appended in time order; an hour of slack absorbs clocks of
+        concurrent writers. Queries keep their exact `ts` condition as well.
+        """
+        edge = _iso(t - 3600)
+        (lo, last), = self._read("SELECT min(id), max(id) FROM events")
+        if lo is None:
+            return 0
+        hi = last + 1
+        while lo < hi:
+            (nid, ts), = self._read("SELECT id, ts FROM events WHERE id >= ? ORDER BY id LIMIT 1",
+                                    ((lo + hi) // 2,))
+            if ts >= edge:
+                hi = (lo + hi) // 2
+            else:
+                lo = nid + 1
+        return lo
+
     def _pref_rows(self, keys=None):
         """Stored rows of these preference keys (None: all): (pattern, project, confidence, promoted, last_seen)."""
         cols = "SELECT pattern, project, confidence, promoted, last_seen FROM instincts WHERE "
@@ -3054,10 +3077,11 @@ class _Insight(_Core):
         _check_int(days, "days", 1, 3650)
         _check_int(limit, "limit", 1, 10**9)
         now = self._clock()
+        start = now - 2 * days * 86400
         rows = self._read(
-            "SELECT pattern, sum(ts >= ?1), sum(ts < ?1) FROM events WHERE kind = 'observe'"
+            "SELECT pattern, sum(ts >= ?1), sum(ts < ?1) FROM events WHERE id >= ?4 AND kind = 'observe'"
             " AND ts >= ?2 AND ts <= ?3 AND pattern != '' GROUP BY pattern HAVING sum(ts >= ?1) > 0",
-            (_iso(now - days * 86400), _iso(now - 2 * days * 86400), _iso(now)))
+            (_iso(now - days * 86400), _iso(start), _iso(now), self._first_event_id(start)))
         out = [{"pattern": p, "recent": a, "before": b, "per_day": round(a / days, 3),
                 "before_per_day": round(b / days, 3), "change": round((a - b) / days, 3)}
                for p, a, b in rows]
@@ -3195,19 +3219,22 @@ class _Insight(_Core):
         Runs consolidate first. Call it from a Stop hook or at the end of a task.
         """
         _check_int(limit, "limit", 1, 10**9)
-        start = _iso(self._since(since))
+        t = self._since(since)
+        start = _iso(t)
         proj = _resolve_project(project, self.cwd)
         counts = self.consolidate()
+        first = self._first_event_id(t)
         (new_count,), = self._read("SELECT count(*) FROM instincts WHERE first_seen >= ?", (start,))
         new = self._read(f"SELECT {_COLS} FROM instincts WHERE first_seen >= ?"
                          " ORDER BY first_seen DESC, pattern LIMIT ?", (start, limit))
         activity = {k: n for k, n in self._read(
-            "SELECT kind, count(*) FROM events WHERE ts >= ? GROUP BY kind ORDER BY kind", (start,))}
+            "SELECT kind, count(*) FROM events WHERE id >= ? AND ts >= ? GROUP BY kind ORDER BY kind",
+            (first, start))}
         moves = {"promote": [], "demote": [], "decay": []}
         for kind in moves:
             for ts, p, pr, data in self._read(
-                    "SELECT ts, pattern, project, data FROM events WHERE kind = ? AND ts >= ?"
-                    " ORDER BY id DESC LIMIT ?", (kind, start, limit)):
+                    "SELECT ts, pattern, project, data FROM events WHERE id >= ? AND kind = ? AND ts >= ?"
+                    " ORDER BY id DESC LIMIT ?", (first, kind, start, limit)):
                 moves[kind].append({"ts": ts, "pattern": p, "project": pr,
                                     "change": "-1" if kind == "decay" else _level_change(data)})
         return {"since": start, "until": self._now(), "consolidate": counts, "activity": activity,
@@ -3833,7 +3860,8 @@ class _Memory(_Core):
         def run(conn):
             conn.execute(f"UPDATE memories SET recall_count = recall_count + 1, last_recalled = ?"
                          f" WHERE id IN ({marks})", (self._now(), *ids))
-            return {r[0]: r for r in conn.execute(f"SELECT {_MEM_COLS} FROM memories WHERE id IN ({marks})", ids)}
+            rows = conn.execute(f"SELECT {_MEM_COLS} FROM memories WHERE id IN ({marks})", ids)
+            return {r[0]: r for r in rows}
         rows = self._writing(run)
         return [dict(_mem_record(rows[mid]), score=score, parts=parts)
                 for score, mid, parts in hits if mid in rows]
@@ -3909,7 +3937,8 @@ class _Memory(_Core):
     @operation(
         title="Age stale memories", destructive=True,
         output=_obj({"decayed": _INT, "archived": _INT, "active": _INT}, ("decayed", "archived", "active")),
-        render=lambda r: f"Decayed: {r['decayed']}\nArchived: {r['archived']}\nActive memories: {r['active']}")
+        render=lambda r: (f"Decayed: {r['decayed']}\nArchived: {r['archived']}\n"
+                          f"Active memories: {r['active']}"))
     def memory_decay(self):
         """Memories neither recalled nor reinforced for their type's period lose 1; at 0 they are archived.
 
@@ -3977,9 +4006,12 @@ class _Memory(_Core):
         mcp="memory_import", title="Import Markdown memories", idempotent=True,
         output=_obj({k: _INT for k in ("files", "added", "updated", "unchanged", "skipped")},
                     ("files", "added", "updated", "unchanged", "skipped")),
-        render=lambda r: ", ".join(f"{k} {r[k]}" for k in ("files", "added", "updated", "unchanged", "skipped")))
+        render=lambda r: ", ".join(f"{k} {r[k]}" for k in
+                                   ("files", "added", "updated", "unchanged", "skipped")))
     def import_memories(self, path, project=""):
-        """Read seed-004 Markdown memories: front matter name, description, metadata.type; **Why:**, **How to apply:**.
+        """Read seed-004 Markdown memories (front matter name, description, metadata.type; body).
+
+        The body is the content, then `**Why:**` and `**How to apply:**` lines.
 
         A file matches the stored memory of its type and scope with the same name
         (or title): unchanged ones stay as they are, edited ones are updated and
@@ -4011,7 +4043,7 @@ class _Memory(_Core):
                 _check_text(m["name"], "name")
                 meta = dict(m["data"])
                 if m["extra"] or (m["name"] and m["name"] != _mem_slug(m["type"], m["title"])):
-                    meta["_md"] = {"name": m["name"], "extra": m["extra"]} if m["extra"] else {"name": m["name"]}
+                    meta["_md"] = dict({"name": m["name"]}, **({"extra": m["extra"]} if m["extra"] else {}))
                 f = self._mem_fields(m["type"], m["title"], m["content"], m["why"], m["how_to_apply"],
                                      m["tags"], m["source"], meta)
                 proj = default if m["project"] is None else _resolve_project(m["project"])
@@ -4034,7 +4066,8 @@ class _Memory(_Core):
         rows = conn.execute(
             f"SELECT {_MEM_COLS} FROM memories WHERE type = ? AND project = ? AND id IN (SELECT memory_id"
             " FROM memory_keys WHERE key IN (?, ?)) ORDER BY superseded_by IS NOT NULL, archived, id",
-            (mtype, proj, _mem_key("n", mtype, proj, name), _mem_key("t", mtype, proj, " ".join(_mem_words(title))))
+            (mtype, proj, _mem_key("n", mtype, proj, name),
+             _mem_key("t", mtype, proj, " ".join(_mem_words(title))))
         ).fetchall()
         recs = [_mem_record(r) for r in rows]
         match = (next((r for r in recs if name and name == ((r["metadata"].get("_md") or {}).get("name")
@@ -4068,7 +4101,8 @@ class _Memory(_Core):
         mcp="memory_export", title="Export memories as Markdown", idempotent=True,
         output=_obj({"dir": _STR, "files": _INT, "written": _INT, "unchanged": _INT},
                     ("dir", "files", "written", "unchanged")),
-        render=lambda r: f"{r['files']} files in {r['dir']} ({r['written']} written, {r['unchanged']} unchanged)")
+        render=lambda r: (f"{r['files']} files in {r['dir']} ({r['written']} written, "
+                          f"{r['unchanged']} unchanged)"))
     def export_memories(self, dir, type=None, project=None):
         """Write current memories (not archived, not superseded) as seed-004 Markdown, one file each.
 
@@ -4093,7 +4127,8 @@ class _Memory(_Core):
         used, written, same = set(), 0, 0
         for r, name, _ in sorted(items, key=lambda it: (it[1], it[0]["project"], it[0]["title"],
                                                         it[0]["content"], it[0]["id"])):
-            stem = name if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name) else _mem_slug(r["type"], r["title"])
+            safe = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name)
+            stem = name if safe else _mem_slug(r["type"], r["title"])
             if stem.lower() in used:
                 stem += "-" + _mem_digest(r)
             if stem.lower() in used:
