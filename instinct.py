@@ -2567,17 +2567,20 @@ class _Sharing(_Core):
               default=90, flag="--days", minimum=1),
         title="Garbage-collect the store", destructive=True,
         output=_obj({k: _INT for k in ("aliases_applied", "decayed", "deleted", "events_pruned",
-                                       "bytes_before", "bytes_after")},
+                                       "memories_archived", "memories_deleted", "bytes_before", "bytes_after")},
                     ("aliases_applied", "decayed", "deleted", "events_pruned", "bytes_before", "bytes_after")),
         render=lambda r: "\n".join([f"Aliases applied: {r['aliases_applied']}", f"Decayed: {r['decayed']}",
                                     f"Deleted: {r['deleted']}", f"Events pruned: {r['events_pruned']}",
+                                    f"Memories archived: {r['memories_archived']}",
+                                    f"Archived memories deleted: {r['memories_deleted']}",
                                     f"Optimized and vacuumed: {r['bytes_before']} -> {r['bytes_after']} bytes"]))
     def gc(self, days_inactive=90):
-        """Housekeeping: apply aliases, decay, prune the event log, optimize and VACUUM.
+        """Housekeeping: apply aliases, decay, prune the event log, age memories, optimize and VACUUM.
 
         Rows still stored under an alias are merged into its pattern (alias
         chains are flattened first); the event log is cut to its retention
-        settings; the file is compacted and the WAL truncated.
+        settings; stale memories are aged and long-archived ones deleted
+        (section 14); the file is compacted and the WAL truncated.
         """
         before = self._db_bytes()
 
@@ -2599,6 +2602,8 @@ class _Sharing(_Core):
             self._prune_events(conn, settings)
             return n - conn.execute("SELECT count(*) FROM events").fetchone()[0]
         pruned = self._writing(prune)
+        archived = self.memory_decay()["archived"]
+        dropped = self._writing(self._gc_memories)
         try:
             conn = self._db.conn
             conn.execute("PRAGMA optimize")
@@ -2607,7 +2612,8 @@ class _Sharing(_Core):
         except sqlite3.Error as e:
             raise _db_error(self.path, e) from None
         return {"aliases_applied": applied, "decayed": decayed["decayed"], "deleted": decayed["deleted"],
-                "events_pruned": pruned, "bytes_before": before, "bytes_after": self._db_bytes()}
+                "events_pruned": pruned, "memories_archived": archived, "memories_deleted": dropped,
+                "bytes_before": before, "bytes_after": self._db_bytes()}
 
 
 # =============================================================================
@@ -2984,7 +2990,7 @@ class _Insight(_Core):
         if last is not None:
             e["next_decay"] = {"date": _iso(last + 90 * 86400), "confidence_after": conf - 1,
                                "deletes": conf <= 1}
-        where = " FROM events WHERE pattern = ?1 AND project = ?2 AND pattern != ''"
+        where = " FROM events WHERE pattern = ? AND project = ? AND pattern != ''"
         obs = self._read("SELECT session, source, count(*)" + where + " AND kind = 'observe'"
                          " GROUP BY session, source", (p, proj))
         sessions, sources = {}, {}
@@ -3078,13 +3084,14 @@ class _Insight(_Core):
         _check_int(limit, "limit", 1, 10**9)
         now = self._clock()
         start = now - 2 * days * 86400
+        mid = _iso(now - days * 86400)
         rows = self._read(
-            "SELECT pattern, sum(ts >= ?1), sum(ts < ?1) FROM events WHERE id >= ?4 AND kind = 'observe'"
-            " AND ts >= ?2 AND ts <= ?3 AND pattern != '' GROUP BY pattern HAVING sum(ts >= ?1) > 0",
-            (_iso(now - days * 86400), _iso(start), _iso(now), self._first_event_id(start)))
-        out = [{"pattern": p, "recent": a, "before": b, "per_day": round(a / days, 3),
-                "before_per_day": round(b / days, 3), "change": round((a - b) / days, 3)}
-               for p, a, b in rows]
+            "SELECT pattern, sum(ts >= ?), count(*) FROM events WHERE id >= ? AND kind = 'observe'"
+            " AND ts >= ? AND ts <= ? AND pattern != '' GROUP BY pattern",
+            (mid, self._first_event_id(start), _iso(start), _iso(now)))
+        out = [{"pattern": p, "recent": a, "before": n - a, "per_day": round(a / days, 3),
+                "before_per_day": round((n - a) / days, 3), "change": round((2 * a - n) / days, 3)}
+               for p, a, n in rows if a]
         out.sort(key=lambda r: (-r["change"], -r["recent"], r["pattern"]))
         return out[:limit]
 
@@ -4411,7 +4418,9 @@ INSTRUCTIONS = (
     "(combo:pytest+coverage). Reuse the exact spelling of existing patterns (see "
     "`search_instincts`). Call `consolidate` at the end of a session to promote patterns "
     "(confidence 5 = mature, 10 = rule). Use `get_instinct` to inspect one pattern and "
-    "`forget` only when the user asks to drop a habit.")
+    "`forget` only when the user asks to drop a habit. For knowledge rather than habits "
+    "(\"this repo uses Vitest\", a decision and why), call `memory_recall` with a few words "
+    "before answering, and `memory_store` when you learn a durable fact, with why and how to apply it.")
 
 _RESOURCES = (
     ("instinct://suggestions", "suggestions", "Current suggestions",

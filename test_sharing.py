@@ -735,6 +735,7 @@ class TestGC(_Base):
         out = self.cli("gc")
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertRegex(out.stdout, r"^Aliases applied: 0\nDecayed: 0\nDeleted: 0\nEvents pruned: \d+\n"
+                                     r"Memories archived: 0\nArchived memories deleted: 0\n"
                                      r"Optimized and vacuumed: \d+ -> \d+ bytes\n$")
 
 
