@@ -74,7 +74,7 @@ __all__ = [
 ENV_DB = "INSTINCT_DB"
 ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 BUSY_TIMEOUT_S = 30.0
 
 LEVELS = ("raw", "mature", "rule", "universal")      # promoted = index
@@ -93,6 +93,8 @@ SETTINGS = {
     "universal_projects": (2, "projects a rule must appear in to become universal"),
     "events_max_days": (365, "event-log retention in days"),
     "events_max_rows": (1_000_000, "event-log retention in rows"),
+    "suggest_limit": (50, "suggestions returned when no limit is given (keeps agent context small)"),
+    "list_limit": (200, "list/search results returned when no limit is given"),
     "feedback_bad_quiet": (3, "observations needed after `feedback bad` before it is suggested again"),
     "memory_weight_relevance": (60, "recall: weight of full-text relevance (weights are shares of their sum)"),
     "memory_weight_recency": (20, "recall: weight of recency"),
@@ -528,8 +530,41 @@ def _migrate_v6(conn):
     """Sharing (section 12)."""
 
 
+_V7_LAZY_FTS = """
+CREATE TABLE fts_pending (id INTEGER PRIMARY KEY);
+DROP TRIGGER instincts_fts_ai;
+DROP TRIGGER instincts_fts_ad;
+DROP TRIGGER instincts_fts_au;
+CREATE TRIGGER instincts_fts_ai AFTER INSERT ON instincts BEGIN
+    INSERT OR IGNORE INTO fts_pending (id) VALUES (new.id);
+END;
+CREATE TRIGGER instincts_fts_ad AFTER DELETE ON instincts BEGIN
+    INSERT INTO instincts_fts(instincts_fts, rowid, pattern, category)
+        SELECT 'delete', old.id, old.pattern, old.category
+        WHERE NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id);
+    DELETE FROM fts_pending WHERE id = old.id;
+END;
+CREATE TRIGGER instincts_fts_au AFTER UPDATE OF pattern, category ON instincts
+WHEN (old.pattern != new.pattern OR old.category != new.category)
+     AND NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id) BEGIN
+    INSERT INTO instincts_fts(instincts_fts, rowid, pattern, category)
+        VALUES ('delete', old.id, old.pattern, old.category);
+    INSERT INTO fts_pending (id) VALUES (new.id);
+END;
+"""
+
+
+def _migrate_v7(conn):
+    """Lazy full-text indexing: a new pattern only queues its id (an FTS5 insert writes a
+    segment per commit, which doubled the cost of observing a new pattern); search,
+    consolidate, doctor and gc index the queue first (`_Core._fts_sync`)."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'").fetchone():
+        for stmt in _statements(_V7_LAZY_FTS):
+            conn.execute(stmt)
+
+
 # index + 1 == the user_version each reaches; append only, never reorder.
-_MIGRATIONS = (_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6)
+_MIGRATIONS = (_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6, _migrate_v7)
 
 
 def _has_fts5(conn):
@@ -900,6 +935,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     source = CASE WHEN excluded.source != '' THEN excluded.source ELSE source END,
     quiet = CASE WHEN quiet > 0 THEN quiet - 1 ELSE 0 END"""
 
+_DECAY_BATCH = 50_000               # rows per decay transaction
+
 _SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
               " VALUES (?,?,?,?,?,?,?,?)")
 
@@ -1018,7 +1055,8 @@ class _Core:
     @operation(
         Param("project", str, "project to suggest for: '' global only, a fingerprint or a path "
               "(default: the project of the working directory)"),
-        Param("limit", int, "at most this many suggestions", minimum=1),
+        Param("limit", int, "at most this many suggestions (default: the suggest_limit setting, 50)",
+              minimum=1),
         title="Suggest learned habits", read_only=True, idempotent=True,
         output=_RECORD, list_key="suggestions",
         render=lambda rs: _lines(rs, "suggestion"))
@@ -1031,23 +1069,22 @@ class _Core:
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise ValidationError("limit must be a whole number >= 1")
         proj = _resolve_project(project, self.cwd)
-        rows = self._read(
-            f"SELECT {_COLS} FROM instincts WHERE promoted > 0 AND project = '' AND quiet = 0"
-            f" UNION ALL SELECT {_COLS} FROM instincts WHERE promoted > 0 AND project = :p AND :p != ''"
-            f" AND quiet = 0 UNION ALL SELECT {_COLS} FROM instincts WHERE promoted = 3"
-            f" AND project NOT IN ('', :p) AND quiet = 0",
-            {"p": proj})
-        best = {}
-        for row in rows:      # one entry per pattern: this project's row, else the strongest
-            r = _record(row)
-            cur = best.get(r["pattern"])
-            if (cur is None or (r["project"] == proj) > (cur["project"] == proj)
-                    or ((r["project"] == proj) == (cur["project"] == proj)
-                        and (r["promoted"], r["confidence"]) > (cur["promoted"], cur["confidence"]))):
-                best[r["pattern"]] = r
-        out = self._suggest_filter(
-            sorted(best.values(), key=lambda r: (-r["promoted"], -r["confidence"], r["pattern"])), proj)
-        out = out[:limit] if limit else out
+        limit = limit or self._settings()["suggest_limit"]
+        # One row per pattern (this project's row, else the strongest), strongest first.
+        # Preferences come separately and whole: the conflict filter (section 13) may drop
+        # some; nothing else is ever dropped, so `limit` other rows are always enough.
+        ranked = (f"SELECT {_COLS} FROM (SELECT {_COLS}, row_number() OVER (PARTITION BY pattern"
+                  f" ORDER BY project = :p DESC, promoted DESC, confidence DESC) AS rn FROM ("
+                  f"SELECT {_COLS} FROM instincts WHERE promoted > 0 AND project = '' AND quiet = 0"
+                  f" UNION ALL SELECT {_COLS} FROM instincts WHERE promoted > 0 AND project = :p"
+                  f" AND :p != '' AND quiet = 0 UNION ALL SELECT {_COLS} FROM instincts"
+                  f" WHERE promoted > 0 AND promoted = 3 AND project NOT IN ('', :p) AND quiet = 0))"
+                  f" WHERE rn = 1 AND (pattern >= 'pref:' AND pattern < 'pref;') = :prefs"
+                  f" ORDER BY promoted DESC, confidence DESC, pattern")
+        rows = self._read(ranked + " LIMIT :n", {"p": proj, "prefs": 0, "n": limit})
+        rows += self._read(ranked, {"p": proj, "prefs": 1})
+        rows.sort(key=lambda r: (-r[3], -r[2], r[0]))
+        out = self._suggest_filter([_record(r) for r in rows], proj)[:limit]
         if out:               # one event per call: the first 100 shown, for effectiveness (section 13)
             shown = "\n".join(r["pattern"] + "\t" + r["project"] for r in out[:100])
             try:
@@ -1066,7 +1103,7 @@ class _Core:
         Param("category", str, "only this category"),
         Param("project", str, "only this project ('' = global only; default: all)"),
         Param("level", str, "only this level", choices=LEVELS),
-        Param("limit", int, "at most this many", minimum=1),
+        Param("limit", int, "at most this many (default: the list_limit setting, 200)", minimum=1),
         mcp="list_instincts", title="List instincts", read_only=True, idempotent=True,
         output=_RECORD, list_key="instincts", render=lambda rs: _lines(rs, "instinct"))
     def list(self, min_confidence=1, category=None, project=None, level=None, limit=None):
@@ -1084,24 +1121,24 @@ class _Core:
             where.append("promoted = ?")
             params.append(LEVELS.index(level))
         sql = (f"SELECT {_COLS} FROM instincts WHERE {' AND '.join(where)}"
-               " ORDER BY confidence DESC, pattern, project")
-        if limit:
-            sql += f" LIMIT {int(limit)}"
+               " ORDER BY confidence DESC, pattern, project LIMIT ?")
+        params.append(int(limit or self._settings()["list_limit"]))
         return [_record(r) for r in self._read(sql, params)]
 
     @operation(
         Param("query", str, "words to look for in patterns and categories", required=True,
               positional=True),
-        Param("limit", int, "at most this many", minimum=1),
+        Param("limit", int, "at most this many (default: the list_limit setting, 200)", minimum=1),
         mcp="search_instincts", title="Search instincts", read_only=True, idempotent=True,
         output=_RECORD, list_key="instincts", render=lambda rs: _lines(rs, "match"))
     def search(self, query, limit=None):
         """Full-text search over patterns (FTS5 prefix match; substring match without FTS5)."""
         _check_text(query, "query", MAX_PATTERN, empty_ok=False)
         words = "".join(c if c.isalnum() or c == "_" else " " for c in query).split()
-        lim = f" LIMIT {int(limit)}" if limit else ""
+        lim = f" LIMIT {int(limit or self._settings()['list_limit'])}"
         cols = ", ".join("i." + c.strip() for c in _COLS.split(","))
         if words and self._fts():
+            self._fts_sync()
             fts_q = " AND ".join('"%s"*' % w for w in words)
             rows = self._read(
                 f"SELECT {cols} FROM instincts_fts f JOIN instincts i ON i.id = f.rowid"
@@ -1117,6 +1154,21 @@ class _Core:
                 + " ORDER BY i.confidence DESC, i.pattern" + lim,
                 [f"%{t}%" for t in terms for _ in (0, 1)])
         return [_record(r) for r in rows]
+
+    def _fts_sync(self):
+        """Index the patterns queued in fts_pending (new or renamed since the last sync)."""
+        if not self._read("SELECT 1 FROM sqlite_master WHERE name = 'fts_pending'") \
+                or not self._read("SELECT 1 FROM fts_pending LIMIT 1"):
+            return
+
+        def run(conn):
+            conn.execute("INSERT INTO instincts_fts (rowid, pattern, category) SELECT i.id, i.pattern,"
+                         " i.category FROM fts_pending p JOIN instincts i ON i.id = p.id")
+            conn.execute("DELETE FROM fts_pending")
+        try:
+            self._writing(run)
+        except StoreError:
+            pass                   # a read-only store: search what is indexed
 
     def _fts(self):
         return bool(self._read("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'"))
@@ -1219,6 +1271,7 @@ class _Core:
         A rule found in 2 or more projects becomes universal. Run it at the end
         of a session or periodically; it is the only place levels change.
         """
+        self._fts_sync()
         settings = self._settings()
         mature = self._threshold_sql(settings, "mature_threshold")
         rule = self._threshold_sql(settings, "rule_threshold")
@@ -1270,24 +1323,35 @@ class _Core:
         """Patterns not observed for `days_inactive` days lose 1 confidence; at 0 they are deleted.
 
         A pattern is charged at most once per inactive period, however often
-        decay runs (a daily cron equals a weekly one).
+        decay runs (a daily cron equals a weekly one). Large stores are done in
+        short transactions of 50,000 rows, so writers never wait long and memory
+        stays flat; if interrupted, running it again finishes the rest without
+        charging anything twice.
         """
         if isinstance(days_inactive, bool) or not isinstance(days_inactive, int) or days_inactive < 1:
             raise ValidationError("days_inactive must be a whole number of days >= 1")
         now = self._now()
         cutoff = _iso(self._clock() - days_inactive * 86400)
-        stale = "max(last_seen, decayed_at) < ?"
+        stale = "id > ? AND id <= ? AND max(last_seen, decayed_at) < ?"
+        (top,), = self._read("SELECT coalesce(max(id), 0) FROM instincts")
+        decayed = deleted = 0
+        for lo in range(0, top, _DECAY_BATCH):
+            rng = (lo, lo + _DECAY_BATCH, cutoff)
 
-        def run(conn):
-            conn.execute(f"INSERT INTO events (ts, kind, pattern, project, session, delta, data)"
-                         f" SELECT ?, 'decay', pattern, project, ?, -1, '' FROM instincts WHERE {stale}",
-                         (now, self.session, cutoff))
-            decayed = conn.execute(f"UPDATE instincts SET confidence = confidence - 1, decayed_at = ?"
-                                   f" WHERE {stale}", (now, cutoff)).rowcount
-            deleted = conn.execute("DELETE FROM instincts WHERE confidence <= 0").rowcount
-            total = conn.execute("SELECT count(*) FROM instincts").fetchone()[0]
-            return {"decayed": decayed, "deleted": deleted, "total": total}
-        return self._writing(run)
+            def run(conn):
+                conn.execute(f"INSERT INTO events (ts, kind, pattern, project, session, delta, data)"
+                             f" SELECT ?, 'decay', pattern, project, ?, -1, '' FROM instincts WHERE {stale}",
+                             (now, self.session) + rng)
+                n = conn.execute(f"UPDATE instincts SET confidence = confidence - 1, decayed_at = ?"
+                                 f" WHERE {stale}", (now,) + rng).rowcount
+                gone = conn.execute("DELETE FROM instincts WHERE id > ? AND id <= ? AND confidence <= 0",
+                                    rng[:2]).rowcount
+                return n, gone
+            n, gone = self._writing(run)
+            decayed += n
+            deleted += gone
+        (total,), = self._read("SELECT count(*) FROM instincts")
+        return {"decayed": decayed, "deleted": deleted, "total": total}
 
     @operation(
         title="Store statistics", read_only=True, idempotent=True,
@@ -2491,6 +2555,10 @@ class _Sharing(_Core):
         `ok` is false when a check failed (the CLI then exits 1); warnings
         (loose file modes, a large WAL, unapplied aliases) leave it true.
         """
+        try:
+            self._fts_sync()
+        except InstinctError:
+            pass                   # the checks below report what is wrong
         checks = []
 
         def add(name, level, detail):
@@ -2604,6 +2672,7 @@ class _Sharing(_Core):
         pruned = self._writing(prune)
         archived = self.memory_decay()["archived"]
         dropped = self._writing(self._gc_memories)
+        self._fts_sync()
         try:
             conn = self._db.conn
             conn.execute("PRAGMA optimize")

@@ -1486,6 +1486,72 @@ class TestAPI(_TempDB):
 # =============================================================================
 # 16. CLI (in process)
 # =============================================================================
+class TestBoundedWork(_TempDB):
+    """Large stores: capped default results, SQL-side suggest ranking, lazy FTS, batched decay."""
+
+    def test_suggest_list_search_have_configurable_default_caps(self):
+        for i in range(60):
+            self.store.observe(f"seq:step{i:02d}->test")
+        self.store.config("mature_threshold", "1")
+        self.store.consolidate()
+        self.assertEqual(len(self.store.suggest(project="")), 50)
+        self.assertEqual(len(self.store.suggest(project="", limit=60)), 60)
+        self.store.config("suggest_limit", "7")
+        self.assertEqual(len(self.store.suggest(project="")), 7)
+        self.store.config("list_limit", "9")
+        self.assertEqual(len(self.store.list()), 9)
+        self.assertEqual(len(self.store.search("step")), 9)
+        self.assertEqual(len(self.store.list(limit=60)), 60)
+
+    def test_suggest_ranks_dedupes_and_limits_in_sql(self):
+        self.store.config("mature_threshold", "2")
+        self.store.config("rule_threshold", "4")
+        self.observe_n("seq:shared", 5, project=FP_A)       # rule in A and B -> universal
+        self.observe_n("seq:shared", 4, project=FP_B)
+        self.observe_n("seq:shared", 2)                     # a weaker global row of the same pattern
+        self.observe_n("seq:mine", 3, project=FP_C)
+        self.observe_n("seq:global", 3)
+        self.observe_n("pref:tabs=no", 2)
+        self.store.consolidate()
+        got = [(r["pattern"], r["project"], r["level"]) for r in self.store.suggest(project=FP_C)]
+        self.assertEqual(got, [("seq:shared", FP_A, "universal"), ("seq:global", "", "mature"),
+                               ("seq:mine", FP_C, "mature"), ("pref:tabs=no", "", "mature")])
+        self.assertEqual([r["pattern"] for r in self.store.suggest(project=FP_C, limit=2)],
+                         ["seq:shared", "seq:global"])
+        mine = self.store.suggest(project=FP_B)[0]          # this project's own row wins
+        self.assertEqual((mine["pattern"], mine["project"], mine["confidence"]), ("seq:shared", FP_B, 4))
+
+    def test_new_patterns_are_searchable_and_deletes_keep_the_index_sound(self):
+        if not self.store._fts():
+            self.skipTest("no FTS5 in this SQLite build")
+        self.store.observe("seq:lint->fix")
+        self.store.observe("pref:tool=ruff")
+        self.assertEqual(self.sql("SELECT count(*) FROM fts_pending")[0][0], 2)
+        self.assertEqual([r["pattern"] for r in self.store.search("ruff")], ["pref:tool=ruff"])
+        self.assertEqual(self.sql("SELECT count(*) FROM fts_pending")[0][0], 0)
+        self.store.observe("seq:queued->only")              # deleted while still queued
+        self.store.forget("seq:queued->only")
+        self.store.forget("seq:lint->fix")                  # deleted after being indexed
+        self.store.merge("pref:tool=ruff", "pref:linter=ruff")
+        self.assertEqual([r["pattern"] for r in self.store.search("ruff")], ["pref:linter=ruff"])
+        self.assertEqual(self.store.search("fix"), [])
+        self.assertEqual(self.sql("INSERT INTO instincts_fts(instincts_fts, rank)"
+                                  " VALUES ('integrity-check', 1)"), [])
+        self.assertTrue(self.store.doctor()["ok"])
+
+    def test_decay_runs_in_batches_with_the_same_result(self):
+        with mock.patch.object(instinct, "_DECAY_BATCH", 7):
+            for i in range(40):
+                self.store.observe(f"seq:p{i}", project=FP_A if i % 2 else "")
+            self.observe_n("seq:p3", 2, project=FP_A)
+            self.clock.advance(days=91)
+            self.store.observe("seq:p5", project=FP_A)      # fresh: not charged
+            r = self.store.decay(days_inactive=90)
+        self.assertEqual(r, {"decayed": 39, "deleted": 38, "total": 2})
+        self.assertEqual(self.conf("seq:p3", FP_A), 2)
+        self.assertEqual(self.sql("SELECT count(*) FROM events WHERE kind = 'decay'")[0][0], 39)
+
+
 SUGGEST_LINE = re.compile(r"^  seq:test->fix->test {4}conf=5  \[mature\]  sequence$", re.M)
 
 

@@ -680,6 +680,7 @@ class TestDoctor(_Base):
         self.observe("seq:a->b", 2)
         if not self.store._fts():
             self.skipTest("no FTS5 in this SQLite build")
+        self.store.search("a")                              # index what observe queued
         self.store._writing(lambda c: (c.execute("DROP TRIGGER instincts_fts_au"),
                                        c.execute("UPDATE instincts SET pattern = 'seq:x->y'")))
         r = self.store.doctor()
