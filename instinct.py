@@ -76,6 +76,7 @@ ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
 SCHEMA_VERSION = 7
 BUSY_TIMEOUT_S = 30.0
+WAL_AUTOCHECKPOINT_PAGES = 10_000     # fewer, better-amortised checkpoints (WAL up to ~40 MB)
 
 LEVELS = ("raw", "mature", "rule", "universal")      # promoted = index
 CATEGORY_BY_PREFIX = {"seq": "sequence", "pref": "preference",
@@ -678,6 +679,7 @@ class _DB:
             if self.retry(lambda: conn.execute("PRAGMA journal_mode").fetchone()[0]) != "wal":
                 self.retry(conn.execute, "PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
         except sqlite3.Error as e:
             conn.close()
             raise _db_error(path, e) from None
@@ -936,6 +938,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     quiet = CASE WHEN quiet > 0 THEN quiet - 1 ELSE 0 END"""
 
 _DECAY_BATCH = 50_000               # rows per decay transaction
+_HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 
 _SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
               " VALUES (?,?,?,?,?,?,?,?)")
@@ -1036,11 +1039,16 @@ class _Core:
             p = self._canonical(pattern, conn)
             c = cat or category_for(p)
             now = self._now()
-            conn.execute(_SQL_UPSERT, (p, c, now, source, proj, meta or "{}"))
-            if cat is not None:
-                conn.execute("UPDATE instincts SET category = ? WHERE pattern = ? AND project = ?"
-                             " AND category != ?", (cat, p, proj, cat))
-            row = self._get_row(conn, p, proj)
+            params = (p, c, now, source, proj, meta or "{}")
+            if _HAS_RETURNING:
+                row = conn.execute(_SQL_UPSERT + " RETURNING " + _COLS, params).fetchone()
+            else:
+                conn.execute(_SQL_UPSERT, params)
+                row = self._get_row(conn, p, proj)
+            if cat is not None and row[1] != cat:
+                conn.execute("UPDATE instincts SET category = ? WHERE pattern = ? AND project = ?",
+                             (cat, p, proj))
+                row = row[:1] + (cat,) + row[2:]
             if meta and row[2] > 1:
                 merged = _loads_meta(row[8])
                 merged.update(_loads_meta(meta))
