@@ -532,33 +532,35 @@ def _migrate_v6(conn):
 
 
 _V7_LAZY_FTS = """
-CREATE TABLE fts_pending (id INTEGER PRIMARY KEY);
+CREATE TABLE fts_state (indexed_id INTEGER NOT NULL);
+INSERT INTO fts_state (indexed_id) SELECT coalesce(max(id), 0) FROM instincts;
 DROP TRIGGER instincts_fts_ai;
 DROP TRIGGER instincts_fts_ad;
 DROP TRIGGER instincts_fts_au;
-CREATE TRIGGER instincts_fts_ai AFTER INSERT ON instincts BEGIN
-    INSERT OR IGNORE INTO fts_pending (id) VALUES (new.id);
+CREATE TRIGGER instincts_fts_ai AFTER INSERT ON instincts
+WHEN new.id <= (SELECT indexed_id FROM fts_state) BEGIN
+    INSERT INTO instincts_fts(rowid, pattern, category) VALUES (new.id, new.pattern, new.category);
 END;
-CREATE TRIGGER instincts_fts_ad AFTER DELETE ON instincts BEGIN
+CREATE TRIGGER instincts_fts_ad AFTER DELETE ON instincts
+WHEN old.id <= (SELECT indexed_id FROM fts_state) BEGIN
     INSERT INTO instincts_fts(instincts_fts, rowid, pattern, category)
-        SELECT 'delete', old.id, old.pattern, old.category
-        WHERE NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id);
-    DELETE FROM fts_pending WHERE id = old.id;
+        VALUES ('delete', old.id, old.pattern, old.category);
 END;
 CREATE TRIGGER instincts_fts_au AFTER UPDATE OF pattern, category ON instincts
 WHEN (old.pattern != new.pattern OR old.category != new.category)
-     AND NOT EXISTS (SELECT 1 FROM fts_pending WHERE id = old.id) BEGIN
+     AND old.id <= (SELECT indexed_id FROM fts_state) BEGIN
     INSERT INTO instincts_fts(instincts_fts, rowid, pattern, category)
         VALUES ('delete', old.id, old.pattern, old.category);
-    INSERT INTO fts_pending (id) VALUES (new.id);
+    INSERT INTO instincts_fts(rowid, pattern, category) VALUES (new.id, new.pattern, new.category);
 END;
 """
 
 
 def _migrate_v7(conn):
-    """Lazy full-text indexing: a new pattern only queues its id (an FTS5 insert writes a
-    segment per commit, which doubled the cost of observing a new pattern); search,
-    consolidate, doctor and gc index the queue first (`_Core._fts_sync`)."""
+    """Lazy full-text indexing. Rows up to fts_state.indexed_id are kept exact by triggers;
+    newer rows are indexed in bulk by `_Core._fts_sync` (search, consolidate, doctor, gc),
+    because an FTS5 insert per new pattern writes index pages on every commit and nearly
+    doubled the cost of observing one. An id reused below the mark is indexed at once."""
     if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'").fetchone():
         for stmt in _statements(_V7_LAZY_FTS):
             conn.execute(stmt)
@@ -1164,15 +1166,18 @@ class _Core:
         return [_record(r) for r in rows]
 
     def _fts_sync(self):
-        """Index the patterns queued in fts_pending (new or renamed since the last sync)."""
-        if not self._read("SELECT 1 FROM sqlite_master WHERE name = 'fts_pending'") \
-                or not self._read("SELECT 1 FROM fts_pending LIMIT 1"):
+        """Index the patterns stored since the last sync (ids above fts_state.indexed_id)."""
+        if not self._read("SELECT 1 FROM sqlite_master WHERE name = 'fts_state'"):
+            return
+        if not self._read("SELECT 1 FROM fts_state, instincts WHERE instincts.id > indexed_id LIMIT 1"):
             return
 
         def run(conn):
-            conn.execute("INSERT INTO instincts_fts (rowid, pattern, category) SELECT i.id, i.pattern,"
-                         " i.category FROM fts_pending p JOIN instincts i ON i.id = p.id")
-            conn.execute("DELETE FROM fts_pending")
+            (mark,), = conn.execute("SELECT indexed_id FROM fts_state").fetchall()
+            conn.execute("INSERT INTO instincts_fts (rowid, pattern, category)"
+                         " SELECT id, pattern, category FROM instincts WHERE id > ?", (mark,))
+            conn.execute("UPDATE fts_state SET indexed_id = (SELECT max(?, coalesce(max(id), 0))"
+                         " FROM instincts)", (mark,))
         try:
             self._writing(run)
         except StoreError:
@@ -4615,13 +4620,10 @@ class _Server:
             return self.initialize(params)
         if self.version is None:
             raise _RpcError(_INVALID_REQUEST, "server not initialized: send initialize first")
-        handler = {"tools/list": self.tools_list, "tools/call": self.tools_call,
-                   "resources/list": self.resources_list, "resources/read": self.resources_read,
-                   "resources/templates/list": self.templates_list,
-                   "prompts/list": self.prompts_list, "prompts/get": self.prompts_get}.get(method)
+        handler = _METHODS.get(method)
         if handler is None:
             raise _RpcError(_METHOD_NOT_FOUND, f"Method not found: {method}")
-        return handler(params)
+        return handler(self, params)
 
     def initialize(self, params):
         asked = params.get("protocolVersion")
@@ -4646,9 +4648,7 @@ class _Server:
     def tools_list(self, params):
         self._check_cursor(params)
         tools = []
-        for op in OPERATIONS.values():
-            if not op.mcp:
-                continue
+        for op in _tools_by_name().values():
             t = {"name": op.mcp, "description": (op.summary + " " + (op.description or "")).strip(),
                  "inputSchema": op.input_schema()}
             if self._at_least("2025-06-18"):
@@ -4665,7 +4665,7 @@ class _Server:
         name = params.get("name")
         if not isinstance(name, str):
             raise _RpcError(_INVALID_PARAMS, "Invalid params: tools/call needs a string 'name'")
-        op = next((o for o in OPERATIONS.values() if o.mcp == name), None)
+        op = _tools_by_name().get(name)
         if op is None:
             raise _RpcError(_INVALID_PARAMS, f"Unknown tool: {name}")
         args = params.get("arguments")
@@ -4752,6 +4752,21 @@ class _Server:
         return {"description": _PROMPT["description"],
                 "messages": [{"role": "user", "content": {
                     "type": "text", "text": _briefing(items, "Session briefing")}}]}
+
+
+_METHODS = {"tools/list": _Server.tools_list, "tools/call": _Server.tools_call,
+            "resources/list": _Server.resources_list, "resources/read": _Server.resources_read,
+            "resources/templates/list": _Server.templates_list,
+            "prompts/list": _Server.prompts_list, "prompts/get": _Server.prompts_get}
+
+
+_TOOLS = {}                          # MCP tool name -> Operation, filled on first use
+
+
+def _tools_by_name():
+    if not _TOOLS:
+        _TOOLS.update((op.mcp, op) for op in OPERATIONS.values() if op.mcp)
+    return _TOOLS
 
 
 def _valid_id(mid):

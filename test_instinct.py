@@ -1524,13 +1524,19 @@ class TestBoundedWork(_TempDB):
     def test_new_patterns_are_searchable_and_deletes_keep_the_index_sound(self):
         if not self.store._fts():
             self.skipTest("no FTS5 in this SQLite build")
+        fts_rows = "SELECT count(*) FROM instincts_fts_docsize"
         self.store.observe("seq:lint->fix")
         self.store.observe("pref:tool=ruff")
-        self.assertEqual(self.sql("SELECT count(*) FROM fts_pending")[0][0], 2)
+        self.assertEqual(self.sql(fts_rows)[0][0], 0)       # not indexed on the hot path
         self.assertEqual([r["pattern"] for r in self.store.search("ruff")], ["pref:tool=ruff"])
-        self.assertEqual(self.sql("SELECT count(*) FROM fts_pending")[0][0], 0)
-        self.store.observe("seq:queued->only")              # deleted while still queued
+        self.assertEqual(self.sql(fts_rows)[0][0], 2)
+        self.store.observe("seq:queued->only")              # deleted before being indexed
         self.store.forget("seq:queued->only")
+        self.store.observe("seq:top")                       # indexed, then deleted: its id is reused
+        self.store.search("top")
+        self.store.forget("seq:top")
+        self.store.observe("seq:reused->id")                # id below the mark: indexed at once
+        self.assertEqual([r["pattern"] for r in self.store.search("reused")], ["seq:reused->id"])
         self.store.forget("seq:lint->fix")                  # deleted after being indexed
         self.store.merge("pref:tool=ruff", "pref:linter=ruff")
         self.assertEqual([r["pattern"] for r in self.store.search("ruff")], ["pref:linter=ruff"])
