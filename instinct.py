@@ -4420,6 +4420,14 @@ def main(argv=None):
 def _cli(argv, close=True):
     if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
         return _run_hook(argv[1:], close=close)      # hot path: no argparse
+    if "serve" in argv[:3] and not {"-h", "--help"} & set(argv):   # clients spawn it per window
+        rest, db = [a for a in argv if a != "serve"], None
+        if len(rest) == 2 and rest[0] == "--db":
+            db, rest = rest[1], []
+        elif len(rest) == 1 and rest[0].startswith("--db="):
+            db, rest = rest[0][5:], []
+        if not rest and argv.count("serve") == 1:
+            return serve(InstinctStore(db))
     fast = _fast_args(argv)
     if fast is not None:
         op, kwargs, db, as_json = fast

@@ -251,6 +251,26 @@ class TestFastCLI(unittest.TestCase):
                 self.assertIsNotNone(fast)
                 self.assertEqual(fast, self.via_argparse(argv))
 
+    def test_serve_takes_the_fast_path_with_db_in_either_place(self):
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "observe", "arguments": {"pattern": "seq:a->b"}}}
+        with tempfile.TemporaryDirectory() as tmp:
+            db = os.path.join(tmp, "s.db")
+            code = ("import sys, instinct; sys.exit(instinct.main(sys.argv[1:]) or "
+                    "('argparse' in sys.modules and 3))")
+            for argv in (["--db", db, "serve"], ["serve", f"--db={db}"], ["serve", "--db", db]):
+                with self.subTest(argv=argv):
+                    r = subprocess.run([sys.executable, "-c", code, *argv], cwd=HERE, timeout=60,
+                                       input=(json.dumps(init) + "\n" + json.dumps(call) + "\n").encode(),
+                                       capture_output=True, env={**os.environ, "INSTINCT_DB": os.devnull})
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    replies = [json.loads(l) for l in r.stdout.splitlines()]
+                    self.assertEqual([m["id"] for m in replies], [1, 2])
+            with instinct.InstinctStore(db) as s:
+                self.assertEqual(s.get("seq:a->b")["confidence"], 3)
+
     def test_unusual_forms_fall_back_to_argparse(self):
         for argv in (["observe"], ["observe", "a", "b"], ["list", "--min-confidence", "x"],
                      ["list", "--level", "nope"], ["observe", "p", "--meta", "[1]"], ["--version"], [],
