@@ -213,6 +213,36 @@ def _check_metadata(metadata):
     return text
 
 
+def _atomic_write(path, data):
+    """Write bytes to path through a temp file in the same directory and os.replace (keeps the mode)."""
+    import tempfile
+    d = os.path.dirname(path)
+    try:
+        os.makedirs(d, exist_ok=True)
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except FileNotFoundError:
+            mask = os.umask(0o022)
+            os.umask(mask)
+            mode = 0o666 & ~mask
+        fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    except OSError as e:
+        raise StoreError(f"cannot write {path}: {e.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except OSError as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise StoreError(f"cannot write {path}: {e.strerror}") from None
+
+
 # =============================================================================
 # 6. Domain logic (patterns, categories, levels, project fingerprints)
 # =============================================================================
@@ -2186,36 +2216,6 @@ def _safe_target(path, root, force):
     if not force and os.path.commonpath([real, root]) != root:
         raise ValidationError(f"{path} is outside the project {root}; refusing to write (use --force)")
     return path
-
-
-def _atomic_write(path, data):
-    """Write bytes to path through a temp file in the same directory and os.replace (keeps the mode)."""
-    import tempfile
-    d = os.path.dirname(path)
-    try:
-        os.makedirs(d, exist_ok=True)
-        try:
-            mode = os.stat(path).st_mode & 0o7777
-        except FileNotFoundError:
-            mask = os.umask(0o022)
-            os.umask(mask)
-            mode = 0o666 & ~mask
-        fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
-    except OSError as e:
-        raise StoreError(f"cannot write {path}: {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise StoreError(f"cannot write {path}: {e.strerror}") from None
 
 
 def _tokens(pattern):

@@ -228,28 +228,7 @@ class TestCapture(_Env):
 
 
 class TestFastCLI(unittest.TestCase):
-    """The argparse-free fast path reads the same Params and agrees with argparse."""
-
-    def via_argparse(self, argv):
-        args = instinct.build_parser(argv).parse_args(argv)
-        kwargs = {p.name: getattr(args, p.name) for p in args._op.params}
-        for p in args._op.params:
-            if kwargs[p.name] is None and p.default is not None:
-                kwargs[p.name] = p.default
-        return args._op, kwargs, getattr(args, "db", None), getattr(args, "json", False)
-
-    def test_same_result_as_argparse(self):
-        table = [["observe", "seq:a->b"], ["observe", "list", "--cat", "x", "--source=s", "--project", ""],
-                 ["--db", "/x.db", "observe", "p", "--meta", '{"a": 1}', "--json"],
-                 ["--json", "suggest", "--limit", "3"], ["list", "--min-confidence", "0", "--level", "rule"],
-                 ["search", "test"], ["get", "p", "--project", "abcdefabcdef"], ["decay", "--days", "30"],
-                 ["config"], ["config", "mature_threshold"], ["config", "mature_threshold", "4"],
-                 ["consolidate", "--db=/y.db"], ["export", "--format", "markdown"], ["mine", "--session", "s1"]]
-        for argv in table:
-            with self.subTest(argv=argv):
-                fast = instinct._fast_args(argv)
-                self.assertIsNotNone(fast)
-                self.assertEqual(fast, self.via_argparse(argv))
+    """The argparse-free fast paths (test_instinct checks they agree with argparse)."""
 
     def test_serve_takes_the_fast_path_with_db_in_either_place(self):
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

@@ -962,9 +962,9 @@ class TestRegistry(unittest.TestCase):
                          ["--db", "x.db", op.cli, *pos, *eq_flags, "--json"]):
                 with self.subTest(argv=argv):
                     got = fast(argv)
-                    if got is not None:
-                        self.assertEqual(got[0].name, slow(argv)[0].name)
-                        self.assertEqual(got[1:], slow(argv)[1:])
+                    self.assertIsNotNone(got, "the common forms must not need argparse")
+                    self.assertEqual(got[0].name, slow(argv)[0].name)
+                    self.assertEqual(got[1:], slow(argv)[1:])
 
     def test_fast_parser_builds_only_the_wanted_subcommand(self):
         for op in instinct.OPERATIONS.values():
