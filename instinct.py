@@ -561,6 +561,13 @@ def _migrate_v6(conn):
     """Sharing (section 12)."""
 
 
+_V7_SUGGEST_INDEX = """
+DROP INDEX ix_instincts_active;
+DROP INDEX ix_instincts_level;
+CREATE INDEX ix_instincts_suggest ON instincts(promoted, project, confidence, quiet, pattern)
+    WHERE promoted > 0;
+"""
+
 _V7_LAZY_FTS = """
 CREATE TABLE fts_state (indexed_id INTEGER NOT NULL);
 INSERT INTO fts_state (indexed_id) SELECT coalesce(max(id), 0) FROM instincts;
@@ -590,7 +597,10 @@ def _migrate_v7(conn):
     """Lazy full-text indexing. Rows up to fts_state.indexed_id are kept exact by triggers;
     newer rows are indexed in bulk by `_Core._fts_sync` (search, consolidate, doctor, gc),
     because an FTS5 insert per new pattern writes index pages on every commit and nearly
-    doubled the cost of observing one. An id reused below the mark is indexed at once."""
+    doubled the cost of observing one. An id reused below the mark is indexed at once.
+    Also one covering index over mature+ rows, so suggest never reads the table to rank."""
+    for stmt in _statements(_V7_SUGGEST_INDEX):
+        conn.execute(stmt)
     if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'").fetchone():
         for stmt in _statements(_V7_LAZY_FTS):
             conn.execute(stmt)
@@ -1110,21 +1120,39 @@ class _Core:
             raise ValidationError("limit must be a whole number >= 1")
         proj = _resolve_project(project, self.cwd)
         limit = limit or self._settings()["suggest_limit"]
-        # One row per pattern (this project's row, else the strongest), strongest first.
-        # Preferences come separately and whole: the conflict filter (section 13) may drop
-        # some; nothing else is ever dropped, so `limit` other rows are always enough.
-        ranked = (f"SELECT {_COLS} FROM (SELECT {_COLS}, row_number() OVER (PARTITION BY pattern"
-                  f" ORDER BY project = :p DESC, promoted DESC, confidence DESC) AS rn FROM ("
-                  f"SELECT {_COLS} FROM instincts WHERE promoted > 0 AND project = '' AND quiet = 0"
-                  f" UNION ALL SELECT {_COLS} FROM instincts WHERE promoted > 0 AND project = :p"
-                  f" AND :p != '' AND quiet = 0 UNION ALL SELECT {_COLS} FROM instincts"
-                  f" WHERE promoted > 0 AND promoted = 3 AND project NOT IN ('', :p) AND quiet = 0))"
-                  f" WHERE rn = 1 AND (pattern >= 'pref:' AND pattern < 'pref;') = :prefs"
-                  f" ORDER BY promoted DESC, confidence DESC, pattern")
-        rows = self._read(ranked + " LIMIT :n", {"p": proj, "prefs": 0, "n": limit})
-        rows += self._read(ranked, {"p": proj, "prefs": 1})
-        rows.sort(key=lambda r: (-r[3], -r[2], r[0]))
-        out = self._suggest_filter([_record(r) for r in rows], proj)[:limit]
+        # Candidates strongest first, read from the covering index over mature+ rows; one per
+        # pattern (this project's own row, else the strongest). The window of k candidates
+        # grows until it provably holds the answer: `limit` results at least as strong as the
+        # k-th candidate, or every candidate read.
+        narrow = "id, pattern, project, promoted, confidence FROM instincts WHERE promoted > 0"
+        ranked = (f"SELECT {narrow} AND project = '' AND quiet = 0 UNION ALL SELECT {narrow}"
+                  f" AND project = :p AND :p != '' AND quiet = 0 UNION ALL SELECT {narrow}"
+                  f" AND promoted = 3 AND project NOT IN ('', :p) AND quiet = 0"
+                  f" ORDER BY promoted DESC, confidence DESC, pattern LIMIT :k")
+        k = limit * 2 + 16
+        while True:
+            cand = self._read(ranked, {"p": proj, "k": k})
+            best = {}                                   # pattern -> id of the row to show
+            for rid, pat, pr, _, _ in cand:
+                if pat not in best or pr == proj:
+                    best[pat] = rid
+            if proj:                                   # this project's row wins, even if weaker
+                for rid, pat in self._chunked(
+                        "SELECT id, pattern FROM instincts WHERE project = ? AND promoted > 0"
+                        " AND quiet = 0 AND pattern IN ({})", list(best), (proj,)):
+                    best[pat] = rid
+            rows = self._chunked(f"SELECT {_COLS} FROM instincts WHERE id IN ({{}})", list(best.values()))
+            rows.sort(key=lambda r: (-r[3], -r[2], r[0]))
+            out = self._suggest_filter([_record(r) for r in rows], proj)
+            if len(cand) < k:
+                break
+            cut = (-cand[-1][3], -cand[-1][4], cand[-1][1])
+            strong = [r for r in out if (-r["promoted"], -r["confidence"], r["pattern"]) <= cut]
+            if len(strong) >= limit:
+                out = strong
+                break
+            k *= 4
+        out = out[:limit]
         if out:               # one event per call: the first 100 shown, for effectiveness (section 13)
             shown = "\n".join(r["pattern"] + "\t" + r["project"] for r in out[:100])
             try:
@@ -1136,6 +1164,15 @@ class _Core:
     def _suggest_filter(self, records, project):
         """Hook: drop records suggest must not show (section 13 drops superseded preferences)."""
         return records
+
+    def _chunked(self, sql, values, head=()):
+        """Rows of `sql` whose "{}" takes an IN-list of `values`, 500 at a time (old SQLite
+        builds allow 999 parameters)."""
+        rows = []
+        for i in range(0, len(values), 500):
+            part = values[i:i + 500]
+            rows += self._read(sql.format(",".join("?" * len(part))), [*head, *part])
+        return rows
 
     @operation(
         Param("min_confidence", int, "only patterns with at least this confidence", default=1,

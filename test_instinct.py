@@ -1521,6 +1521,41 @@ class TestBoundedWork(_TempDB):
         mine = self.store.suggest(project=FP_B)[0]          # this project's own row wins
         self.assertEqual((mine["pattern"], mine["project"], mine["confidence"]), ("seq:shared", FP_B, 4))
 
+    def test_suggest_matches_a_brute_force_reference(self):
+        rng = random.Random(42)
+        projects = ["", FP_A, FP_B, FP_C]
+        self.store.config("mature_threshold", "2")
+        self.store.config("rule_threshold", "6")
+        for _ in range(900):
+            self.store.observe(f"seq:h{int(rng.paretovariate(1.2)) % 120}", project=rng.choice(projects))
+        for i in range(40):       # strong universal rules that A only has weakly: A's rows must
+            self.observe_n(f"seq:g{i:02d}", 30, project=FP_B)   # win, which needs a wider window
+            self.observe_n(f"seq:g{i:02d}", 30, project=FP_C)
+            self.observe_n(f"seq:g{i:02d}", 2, project=FP_A)
+        self.store.consolidate()
+        rounds = []
+        real_read = self.store._read
+        with mock.patch.object(self.store, "_read", side_effect=lambda sql, p=(): (
+                rounds.append(1) if "LIMIT :k" in sql else None, real_read(sql, p))[1]):
+            self.store.suggest(project=FP_A, limit=3)
+        self.assertGreater(len(rounds), 1)
+        rows = self.sql("SELECT pattern, project, promoted, confidence FROM instincts"
+                        " WHERE promoted > 0 AND quiet = 0")
+
+        def reference(proj, limit):
+            best = {}
+            for pat, pr, lv, conf in sorted(rows, key=lambda r: (-r[2], -r[3], r[0])):
+                if pr in ("", proj) or lv == 3:
+                    if pat not in best or pr == proj:
+                        best[pat] = (pat, pr, lv, conf)
+            return sorted(best.values(), key=lambda r: (-r[2], -r[3], r[0]))[:limit]
+        for proj in projects[1:] + [""]:
+            for limit in (1, 3, 7, 40, 500):
+                with self.subTest(project=proj, limit=limit):
+                    got = [(r["pattern"], r["project"], r["promoted"], r["confidence"])
+                           for r in self.store.suggest(project=proj, limit=limit)]
+                    self.assertEqual(got, reference(proj, limit))
+
     def test_new_patterns_are_searchable_and_deletes_keep_the_index_sound(self):
         if not self.store._fts():
             self.skipTest("no FTS5 in this SQLite build")
