@@ -4590,12 +4590,8 @@ class _Server:
             text = line.decode("utf-8")
         except UnicodeDecodeError:
             return self._error(None, _PARSE_ERROR, "Parse error: input is not valid UTF-8")
-        import json
-
-        def no_constants(name):
-            raise ValueError(f"{name} is not valid JSON")
         try:
-            msg = json.loads(text, parse_constant=no_constants)
+            msg = _json_decoder().decode(text)
         except (ValueError, RecursionError) as e:
             return self._error(None, _PARSE_ERROR, f"Parse error: {e}")
         if isinstance(msg, list):
@@ -4812,6 +4808,18 @@ def _tools_by_name():
     if not _TOOLS:
         _TOOLS.update((op.mcp, op) for op in OPERATIONS.values() if op.mcp)
     return _TOOLS
+
+
+def _no_constants(name):
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _json_decoder(_cache=[]):
+    """One strict decoder per process (NaN/Infinity refused), built on first use."""
+    if not _cache:
+        import json
+        _cache.append(json.JSONDecoder(parse_constant=_no_constants))
+    return _cache[0]
 
 
 def _valid_id(mid):
