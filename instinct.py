@@ -883,7 +883,7 @@ def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=F
             raise RuntimeError(f"operation {name} defined twice")
         OPERATIONS[name] = Operation(
             name=name, cli=cli or name.replace("_", "-"), mcp=mcp or name, title=title,
-            summary=summary.strip(), description=" ".join(rest.split()), params=params,
+            summary=summary.strip() or title, description=" ".join(rest.split()), params=params,
             read_only=read_only, destructive=destructive, idempotent=idempotent,
             output=output, list_key=list_key, render=render, exit_code=exit_code)
         return fn

@@ -1463,5 +1463,20 @@ class TestInspector(InteropTestCase):
                 self.assertIsInstance(json.loads(out), dict)
 
 
+
+class TestOptimizedInterpreter(unittest.TestCase):
+    def test_tools_keep_descriptions_under_python_OO(self):
+        """-OO strips docstrings (where summaries come from): titles stand in, never ''."""
+        with tempfile.TemporaryDirectory() as tmp:
+            lines = enc(init_msg("2025-06-18")) + enc(req(2, "tools/list"))
+            r = subprocess.run([sys.executable, "-OO", INSTINCT_PY, "serve"], input=lines, timeout=60,
+                               capture_output=True, env={**os.environ, "INSTINCT_DB": os.path.join(tmp, "t.db")})
+            tools = json.loads(r.stdout.splitlines()[1])["result"]["tools"]
+            self.assertEqual(len(tools), len(instinct._tools_by_name()))
+            for t in tools:
+                with self.subTest(tool=t["name"]):
+                    self.assertTrue(t["description"].strip())
+
+
 if __name__ == "__main__":
     unittest.main()
