@@ -2291,9 +2291,10 @@ def _check_backup(conn):
 def _render_write(r):
     where = os.path.relpath(r["path"]) if not os.path.relpath(r["path"]).startswith("..") else r["path"]
     drop = f" ({r['dropped']} lower-confidence rules dropped to fit the size limit)" if r["dropped"] else ""
+    n = f"{r['included']} rule{'' if r['included'] == 1 else 's'}"
     if not r["changed"]:
-        return f"{where} is up to date ({r['included']} rules){drop}"
-    return f"Wrote {r['included']} rules to {where} ({r['format']}){drop}"
+        return f"{where} is up to date ({n}){drop}"
+    return f"Wrote {n} to {where} ({r['format']}){drop}"
 
 
 def _render_doctor(r):
