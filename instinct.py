@@ -1792,6 +1792,10 @@ class _Learning(_Core):
                 conn.execute("INSERT INTO mined_sessions (session, last_id) VALUES (?, ?)"
                              " ON CONFLICT (session) DO UPDATE SET last_id = excluded.last_id",
                              (sess, last_id))
+            # bookkeeping lives as long as the events it describes (the event-log retention)
+            cutoff = _iso(self._clock() - self._settings()["events_max_days"] * 86400)
+            conn.execute("DELETE FROM mined WHERE ts < ?", (cutoff,))
+            conn.execute("DELETE FROM mined_sessions WHERE last_id < (SELECT coalesce(min(id), 0) FROM events)")
             return len(todo), observed
         n, observed = self._writing(run)
         return {"sessions": n, "observed": observed, "consolidated": self.consolidate()}

@@ -349,11 +349,20 @@ class TestMining(_Env):
         self.store.close()
         self.assertEqual(self.store.get("seq:Read->Edit->Bash(pytest)", project=self.repo)["confidence"], 1)
 
-    def test_event_log_is_bounded(self):
+    def test_event_log_and_mining_bookkeeping_are_bounded(self):
         self.store.config("events_max_rows", "50")
         _session(["Read", "Edit"] * 100, "s", self.store, self.repo)
         self.store.consolidate()
         self.assertLessEqual(self.store.stats()["events"], 50)
+        _session(self.HABIT * 3, "old", self.store, self.repo)
+        self.store.mine("old")
+        self.now += 400 * 86400                     # past events_max_days (365)
+        _session(self.HABIT * 3, "new", self.store, self.repo)
+        self.store.mine("new")                       # consolidate prunes the old events...
+        self.store.mine("new")                       # ...and the next mining drops their bookkeeping
+        sessions = {r[0] for r in self.store._read("SELECT session FROM mined_sessions")}
+        self.assertEqual(sessions, {"new"})
+        self.assertEqual({r[0] for r in self.store._read("SELECT DISTINCT session FROM mined")}, {"new"})
 
 
 class TestInjection(_Env):
