@@ -333,6 +333,20 @@ def call_plan(tools, tmp):
     calls = [("observe", {"pattern": P, "source": "test"}, True)] * 12
     calls.append(("consolidate", {}, True))
     calls += [(n, a, True) for n, a in KNOWN_CALLS if n in tools]
+    rules, mem, backup = (os.path.join(tmp, n) for n in ("rules.json", "memories", "backup.db"))
+    later = [   # the tools of issues 4-7, with real arguments: they must succeed too
+        ("mine", {}), ("explain", {"pattern": P}), ("history", {"pattern": P}), ("trending", {}),
+        ("effectiveness", {}), ("feedback", {"pattern": P, "verdict": "good", "note": "interop"}),
+        ("conflicts", {}), ("session_summary", {"since": "24"}), ("similar", {}),
+        ("export_rules", {"format": "json", "min_confidence": 1, "write": rules, "force": True}),
+        ("import_rules", {"file": rules}),
+        ("memory_store", {"type": "project", "title": "Tests use pytest", "content": "Run pytest -q",
+                          "why": "CI runs it", "how_to_apply": "before every commit"}),
+        ("memory_recall", {"query": "pytest"}), ("memory_list", {}), ("memory_get", {"id": 1}),
+        ("memory_export", {"dir": mem}), ("memory_import", {"path": mem}), ("memory_decay", {}),
+        ("memory_restore", {"id": 1}), ("doctor", {}), ("backup", {"path": backup, "force": True}),
+        ("restore", {"path": backup}), ("gc", {}), ("memory_forget", {"id": 1})]
+    calls += [(n, a, True) for n, a in later if n in tools]
     done = {c[0] for c in calls}
     extra = [t for t in sorted(tools) if t not in done]
     # other (later) tools: writers first, then readers, destructive ones last; arguments
@@ -1391,6 +1405,7 @@ class TestPythonSdk(InteropTestCase):
                 self.assertEqual(summary["server"], "instinct")
                 self.assertEqual(summary["tools"], sorted(tools))
                 self.assertLessEqual(MUST_SUCCEED, set(summary["ok"]))
+                self.assertEqual(set(summary["ok"]), set(tools))     # every tool, SDK-validated
                 self.assertEqual(summary["resources"], {
                     u: ["application/json", "text/markdown"]
                     for u in ("instinct://suggestions", "instinct://rules", "instinct://stats")})
