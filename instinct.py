@@ -4537,6 +4537,7 @@ def _run_op(op, kwargs, db, as_json, close):
 # =============================================================================
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")   # newest first
 MAX_LINE = 16 * 1024 * 1024
+MAX_DEPTH = 512                              # JSON nesting accepted on input
 _PARSE_ERROR, _INVALID_REQUEST, _METHOD_NOT_FOUND = -32700, -32600, -32601
 _INVALID_PARAMS, _INTERNAL_ERROR, _RESOURCE_NOT_FOUND = -32602, -32603, -32002
 
@@ -4595,6 +4596,8 @@ class _Server:
             text = line.decode("utf-8")
         except UnicodeDecodeError:
             return self._error(None, _PARSE_ERROR, "Parse error: input is not valid UTF-8")
+        if _too_deep(line):
+            return self._error(None, _PARSE_ERROR, f"Parse error: nested deeper than {MAX_DEPTH} levels")
         try:
             msg = _json_decoder().decode(text)
         except (ValueError, RecursionError) as e:
@@ -4813,6 +4816,24 @@ def _tools_by_name():
     if not _TOOLS:
         _TOOLS.update((op.mcp, op) for op in OPERATIONS.values() if op.mcp)
     return _TOOLS
+
+
+def _too_deep(line, limit=None):
+    """True when brackets outside strings nest deeper than MAX_DEPTH. Python versions differ
+    in how deep their JSON decoder goes before RecursionError; this makes the limit one."""
+    limit = limit or MAX_DEPTH
+    if line.count(b"[") + line.count(b"{") <= limit:
+        return False                       # the common case: no scan at all
+    import re
+    depth = 0
+    for ch in re.sub(rb'"(?:[^"\\]|\\.)*"', b"", line):
+        if ch == 91 or ch == 123:          # [ {
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch == 93 or ch == 125:        # ] }
+            depth -= 1
+    return False
 
 
 def _no_constants(name):
