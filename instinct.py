@@ -1864,8 +1864,8 @@ def _run_hook(argv, stdin=None, stdout=None, close=True):
         payload = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
         if not isinstance(payload, dict):
             raise ValueError("the payload is not a JSON object")
-    except (ValueError, OSError) as e:
-        say(f"unreadable hook input ({e}); nothing recorded", True)
+    except (ValueError, OSError, RecursionError) as e:
+        say(f"unreadable hook input ({type(e).__name__}: {e}); nothing recorded", True)
         return 0
     key = (event or payload.get("hook_event_name") or "").replace("-", "").replace("_", "").lower()
     event = HOOK_EVENTS.get(key)

@@ -187,7 +187,8 @@ class TestCapture(_Env):
         self.assertEqual(self.events(), [])
 
     def test_never_breaks_the_agent(self):
-        bad_inputs = [b"not json", b"[1,2]", b"\xff\xfe\x00", b'{"tool_name": 5}', b""]
+        bad_inputs = [b"not json", b"[1,2]", b"\xff\xfe\x00", b'{"tool_name": 5}', b"",
+                      b'{"tool_input":' + b"[" * 200000 + b"]" * 200000 + b"}"]
         for data in bad_inputs:
             with self.subTest(data=data):
                 r = self.hook("post-tool-use", data)
