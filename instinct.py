@@ -1470,7 +1470,8 @@ class _Core:
         Param("write", str, "write into this file (a directory: the format's usual file there; skill: "
               "the skill folder), replacing only the marked instinct block; unchanged files are not "
               "rewritten"),
-        Param("force", bool, "allow --write through a symlink or outside the project", default=False),
+        Param("force", bool, "allow --write through a symlink, outside the project, or over a "
+              "file instinct did not write", default=False),
         cli="export", title="Export rules", idempotent=True, list_key="rules",
         output=_obj({"rules": {"type": "array", "items": _RECORD}, "count": _INT, "text": _STR,
                      "path": _STR, "format": _STR, "included": _INT, "dropped": _INT,
@@ -2147,7 +2148,7 @@ def _agent_text(fmt, rules, budget, name=_SKILL_NAME):
         head = f"---\ntrigger: always_on\ndescription: {_ABOUT}\n---\n"
     elif fmt == "skill":
         head = f"---\nname: {name}\ndescription: {_SKILL_DESCRIPTION}\n---\n"
-    note = ("Learned from repeated work; written by `instinct export`, which replaces this "
+    note = (f"Learned from repeated work; {_SIGNATURE}, which replaces this "
             + ("block" if tail else "file") + " on the next export.\n\n")
     items = ["- " + _phrase(r) + "\n" for r in rules] or ["No rules learned yet.\n"]
     limit = _EXPORT_FORMATS[fmt][1]
@@ -2214,6 +2215,10 @@ def _export(store, min_confidence, fmt, project, category, write, force):
     text = old.decode("utf-8", "surrogateescape")
     nl = "\r\n" if "\r\n" in text else "\n"
     if owned:
+        if not force and not _written_by_us(fmt, path, text):
+            raise ValidationError(f"{path} was not written by instinct; refusing to replace it "
+                                  "(write into CLAUDE.md/AGENTS.md-style files with --format claude or "
+                                  "agents, or use --force)")
         if fmt == "json":
             body, kept, dropped = _dumps(rules, indent=2) + "\n", len(rules), 0
         else:
@@ -2243,6 +2248,26 @@ def _export(store, min_confidence, fmt, project, category, write, force):
         _atomic_write(path, data)
     return {"path": path, "format": fmt, "included": kept, "dropped": dropped,
             "changed": changed, "bytes": len(data)}
+
+
+_SIGNATURE = "written by `instinct export`"
+
+
+def _written_by_us(fmt, path, text):
+    """Whether a whole-file target is instinct's to replace: empty, at the format's own path
+    (e.g. .cursor/rules/instinct.mdc), or holding an earlier instinct export."""
+    own = os.sep + os.path.normpath(_EXPORT_FORMATS[fmt][0])
+    if not text.strip() or _SIGNATURE in text or os.path.normpath(path).endswith(own):
+        return True
+    if fmt != "json":
+        return False
+    import json
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    data = data.get("rules") if isinstance(data, dict) else data
+    return isinstance(data, list) and all(isinstance(r, dict) and "pattern" in r for r in data)
 
 
 def _safe_target(path, root, force):
@@ -2510,7 +2535,7 @@ class _Sharing(_Core):
     @operation(
         Param("path", str, "the backup file to create", required=True, positional=True),
         Param("force", bool, "overwrite an existing file", default=False),
-        title="Back up the database", read_only=True,
+        title="Back up the database", destructive=True,
         output=_obj({"path": _STR, "bytes": _INT, "instincts": _INT, "events": _INT},
                     ("path", "bytes", "instincts", "events")),
         render=lambda r: f"Backed up {r['instincts']} instincts and {r['events']} events to "

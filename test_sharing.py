@@ -215,6 +215,29 @@ class TestWrite(_Base):
         self.store.consolidate()
         self.path = os.path.join(self.proj, "CLAUDE.md")
 
+    def test_whole_file_formats_never_replace_a_file_instinct_did_not_write(self):
+        readme = os.path.join(self.proj, "README.md")
+        self.write(readme, "# My project\n\nHand-written.\n")
+        for fmt in ("cursor", "windsurf", "skill", "json"):
+            with self.subTest(fmt=fmt):
+                target = readme if fmt != "skill" else os.path.join(self.proj, "sk", "SKILL.md")
+                if fmt == "skill":
+                    self.write(target, "---\nname: sk\ndescription: mine\n---\nHand-written skill\n")
+                before = self.read(target, "rb")
+                r = self.cli("export", "--format", fmt, "--write", target)
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                self.assertIn("was not written by instinct", r.stderr)
+                self.assertEqual(self.read(target, "rb"), before)
+        self.assertTrue(self.store.export_rules(format="cursor", write=readme, force=True)["changed"])
+        self.assertIn("written by `instinct export`", self.read(readme))
+        # its own earlier output (and an empty file) is replaced without --force
+        self.assertFalse(self.store.export_rules(format="cursor", write=readme)["changed"])
+        rules = os.path.join(self.proj, "rules.json")
+        self.write(rules, "")
+        self.assertTrue(self.store.export_rules(format="json", write=rules, min_confidence=1)["changed"])
+        self.observe("seq:another", 10, self.proj)
+        self.assertTrue(self.store.export_rules(format="json", write=rules, min_confidence=1)["changed"])
+
     def test_block_replaced_human_text_byte_exact(self):
         before = "# Project\r\n\r\nHand-written text \u00e9\r\n".encode() + b"\xff\xfe raw bytes\r\n\r\n"
         after = b"\r\n## After the block\r\nkeep me \xc3\xa9 exactly\r\n"
