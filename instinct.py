@@ -1472,7 +1472,7 @@ class _Core:
               "rewritten"),
         Param("force", bool, "allow --write through a symlink, outside the project, or over a "
               "file instinct did not write", default=False),
-        cli="export", title="Export rules", idempotent=True, list_key="rules",
+        cli="export", title="Export rules", idempotent=True, destructive=True, list_key="rules",
         output=_obj({"rules": {"type": "array", "items": _RECORD}, "count": _INT, "text": _STR,
                      "path": _STR, "format": _STR, "included": _INT, "dropped": _INT,
                      "changed": _BOOL, "bytes": _INT}),
@@ -4254,7 +4254,7 @@ class _Memory(_Core):
               positional=True),
         Param("type", str, "only this type", choices=tuple(MEMORY_TYPES)),
         Param("project", str, "only this scope: '' global, a fingerprint or a project path (default: all)"),
-        mcp="memory_export", title="Export memories as Markdown", idempotent=True,
+        mcp="memory_export", title="Export memories as Markdown", idempotent=True, destructive=True,
         output=_obj({"dir": _STR, "files": _INT, "written": _INT, "unchanged": _INT},
                     ("dir", "files", "written", "unchanged")),
         render=lambda r: (f"{r['files']} files in {r['dir']} ({r['written']} written, "
