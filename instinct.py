@@ -1805,10 +1805,10 @@ class _Learning(_Core):
 
     def record_tool(self, payload, failed=False):
         """Store one tool call of a hook payload; returns the summary or the skip reason."""
-        summary, skip = _tool_summary(payload)
+        summary, extra = _tool_summary(payload)
         if summary is None:
-            return "skipped: " + skip
-        combo = skip                       # for a recorded call the second value is its combo
+            return "skipped: " + extra     # extra is the reason
+        combo = extra                      # extra is the call's combo pattern, or ''.
         session = _safe_session(payload.get("session_id"))
         if not session:
             return "skipped: no session_id"
