@@ -135,10 +135,12 @@ class StoreError(InstinctError):
 # =============================================================================
 # 5. Small helpers (time, JSON, text checks)
 # =============================================================================
-def _iso(t):
+def _iso(t, _last=[None, ""]):
     """Epoch seconds -> '2026-11-29T13:20:09.123456+00:00' (fixed width, sortable)."""
     sec, us = divmod(round(t * 1e6), 1000000)      # round: int() loses a microsecond
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + ".%06d+00:00" % us
+    if sec != _last[0]:                            # strftime once per second, not per call
+        _last[:] = sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec))
+    return _last[1] + ".%06d+00:00" % us
 
 
 def _parse_iso(text):
@@ -153,10 +155,15 @@ def _parse_iso(text):
     return d.timestamp()
 
 
-def _dumps(obj, indent=None):
-    import json
-    return json.dumps(obj, ensure_ascii=False, indent=indent, allow_nan=False,
-                      separators=None if indent else (",", ":"))
+def _dumps(obj, indent=None, _enc=[]):
+    """Compact (or indented) JSON text, UTF-8 kept as is, NaN/Infinity refused."""
+    if indent:
+        import json
+        return json.dumps(obj, ensure_ascii=False, indent=indent, allow_nan=False)
+    if not _enc:                                   # one encoder per process, built on first use
+        import json
+        _enc.append(json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")))
+    return _enc[0].encode(obj)
 
 
 def _loads_meta(text):
@@ -801,11 +808,12 @@ class Operation:
 
     __slots__ = ("name", "cli", "mcp", "title", "summary", "description", "params",
                  "read_only", "destructive", "idempotent", "output", "list_key", "render",
-                 "exit_code")
+                 "exit_code", "known")
 
     def __init__(self, **kw):
         for k in self.__slots__:
             setattr(self, k, kw.get(k))
+        self.known = {p.name: p for p in self.params or ()}
 
     def input_schema(self):
         props = {p.name: p.schema() for p in self.params}
@@ -834,8 +842,8 @@ class Operation:
         """Check a JSON arguments object against the params -> kwargs (ValidationError)."""
         if not isinstance(args, dict):
             raise ValidationError("arguments must be a JSON object")
-        known = {p.name: p for p in self.params}
-        if known:
+        known = self.known
+        if known and not all(k in known for k in args):
             extra = sorted(set(args) - set(known))
             if extra:
                 raise ValidationError(f"unknown argument(s) for {self.mcp}: {', '.join(extra)}; "
@@ -4594,6 +4602,34 @@ _PROMPT = {"name": "session_briefing", "title": "Session briefing",
                           "description": "project path or fingerprint (default: the server's)"}]}
 
 
+class _ToolReply(dict):
+    """A successful tools/call result whose structuredContent is `text`, already encoded for
+    the text copy. `_reply_line` splices that text in instead of encoding the object twice."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text, structured):
+        super().__init__(content=[{"type": "text", "text": text}], isError=False,
+                         structuredContent=structured)
+        self.text = text
+
+
+def _reply_line(reply, _enc=[]):
+    """A reply object (or batch list) -> its protocol line: compact, pure-ASCII JSON (other
+    characters escaped, the safest choice for every client) and a newline."""
+    if not _enc:
+        import json
+        _enc.append(json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode)
+    enc = _enc[0]
+    res = reply.get("result") if type(reply) is dict else None
+    if type(res) is _ToolReply and len(reply) == 3 and res.text.isascii():
+        # ASCII text is exactly what encoding structuredContent here would give: splice it
+        return ('{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}],'
+                '"isError":false,"structuredContent":%s}}\n'
+                % (enc(reply["id"]), enc(res.text), res.text)).encode("ascii")
+    return (enc(reply) + "\n").encode("ascii")
+
+
 class _RpcError(Exception):
     def __init__(self, code, message, data=None):
         super().__init__(message)
@@ -4766,10 +4802,10 @@ class _Server:
                 structured = {key: structured, "count": len(structured)}
             else:
                 structured = {"text": structured if isinstance(structured, str) else _dumps(structured)}
-        reply = {"content": [{"type": "text", "text": _dumps(structured)}], "isError": False}
-        if self._at_least("2025-06-18"):           # structuredContent exists from 2025-06-18
-            reply["structuredContent"] = structured
-        return reply
+        text = _dumps(structured)
+        if not self._at_least("2025-06-18"):       # structuredContent exists from 2025-06-18
+            return {"content": [{"type": "text", "text": text}], "isError": False}
+        return _ToolReply(text, structured)
 
     def resources_list(self, params):
         self._check_cursor(params)
@@ -4917,7 +4953,6 @@ def serve(store=None, stdin=None, stdout=None):
     except ValueError:                     # not the main thread (tests)
         pass
     server = _Server(store)
-    import json
     try:
         while True:
             line = inp.readline(MAX_LINE + 1)
@@ -4936,7 +4971,7 @@ def serve(store=None, stdin=None, stdout=None):
                     continue
                 reply = server.handle_line(line)
             if reply is not None:
-                out.write(json.dumps(reply, separators=(",", ":"), allow_nan=False).encode() + b"\n")
+                out.write(_reply_line(reply))
                 if hasattr(out, "flush"):
                     out.flush()
     except (BrokenPipeError, KeyboardInterrupt):

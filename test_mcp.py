@@ -820,6 +820,29 @@ class TestTools(ServerTestCase):
         res = s.tool("search_instincts", {"query": "emoji"})
         self.assertEqual([r["pattern"] for r in res["structuredContent"]["instincts"]], [pattern])
 
+    def test_reply_lines_equal_plain_encoding(self):
+        # serve() splices a tool's already-encoded structuredContent into the line instead of
+        # encoding it twice; the bytes must be exactly what plain json.dumps gives
+        store = instinct.InstinctStore(os.path.join(self.tmp, "i.db"), cwd=self.tmp)
+        self.addCleanup(store.close)
+        srv = instinct._Server(store)
+        srv.handle_message(req(0, "initialize", {"protocolVersion": NEWEST, "capabilities": {},
+                                                 "clientInfo": {"name": "t", "version": "1"}}))
+        tools = {t["name"]: t for t in srv.handle_message(req(1, "tools/list"))["result"]["tools"]}
+        calls = call_plan(tools, self.tmp) + [
+            ("observe", {"pattern": "pref:caf\u00e9 \U0001F600", "metadata": {"n": 1.5}}, True),
+            ("get_instinct", {"pattern": "nope"}, False)]
+        spliced = 0
+        for i, (name, args, _) in enumerate(calls):
+            with self.subTest(tool=name, args=args):
+                reply = srv.handle_message(req(f"c{i}" if i % 2 else i, "tools/call",
+                                               {"name": name, "arguments": args}))
+                line = instinct._reply_line(reply)
+                plain = (json.dumps(reply, separators=(",", ":"), allow_nan=False) + "\n").encode()
+                self.assertEqual(line, plain)
+                spliced += type(reply["result"]) is instinct._ToolReply
+        self.assertGreater(spliced, 20)
+
     def test_one_mib_result_is_one_line(self):                                # 10.27
         db = os.path.join(self.tmp, "instinct.db")
         with instinct.InstinctStore(db, clock=lambda: 1.8e9) as st:
