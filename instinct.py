@@ -74,9 +74,10 @@ __all__ = [
 ENV_DB = "INSTINCT_DB"
 ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 BUSY_TIMEOUT_S = 30.0
 WAL_AUTOCHECKPOINT_PAGES = 10_000     # fewer, better-amortised checkpoints (WAL up to ~40 MB)
+EVENT_INDEX_BATCH = 1_000             # observe events kept out of the pattern index, then bulk-indexed
 
 LEVELS = ("raw", "mature", "rule", "universal")      # promoted = index
 CATEGORY_BY_PREFIX = {"seq": "sequence", "pref": "preference",
@@ -615,8 +616,33 @@ def _migrate_v7(conn):
             conn.execute(stmt)
 
 
+_V8_LAZY_EVENT_INDEX = """
+ALTER TABLE events ADD COLUMN pending INTEGER NOT NULL DEFAULT 0;
+DROP INDEX ix_events_pattern;
+CREATE INDEX ix_events_pattern ON events(pattern, project) WHERE pattern != '' AND pending = 0;
+CREATE TABLE events_state (indexed_id INTEGER NOT NULL);
+INSERT INTO events_state (indexed_id) SELECT coalesce(max(id), 0) FROM events;
+CREATE TRIGGER events_pending_ai AFTER INSERT ON events
+WHEN new.pending = 1 AND new.id <= (SELECT coalesce(max(indexed_id), 0) FROM events_state) BEGIN
+    UPDATE events SET pending = 0 WHERE id = new.id;
+END;
+"""
+
+
+def _migrate_v8(conn):
+    """Lazy pattern index for observe events. observe() appends its event with pending = 1,
+    which keeps it out of ix_events_pattern: one page written per commit instead of two.
+    Every pending row has an id above events_state.indexed_id (the trigger indexes a reused
+    id at once), so readers take the index plus that short tail (`_pattern_events`), and
+    `_Core._index_events` folds the tail into the index in bulk (every EVENT_INDEX_BATCH
+    observe events, and in consolidate, merge and gc)."""
+    for stmt in _statements(_V8_LAZY_EVENT_INDEX):
+        conn.execute(stmt)
+
+
 # index + 1 == the user_version each reaches; append only, never reorder.
-_MIGRATIONS = (_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6, _migrate_v7)
+_MIGRATIONS = (_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6,
+               _migrate_v7, _migrate_v8)
 
 
 def _has_fts5(conn):
@@ -982,7 +1008,7 @@ _COLS = "pattern, category, confidence, promoted, project, source, first_seen, l
 
 _SQL_UPSERT = """
 INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen, source, project, metadata)
-SELECT p, c, 1, t, t, s, pr, m FROM (SELECT ? AS p, ? AS c, ? AS t, ? AS s, ? AS pr, ? AS m) WHERE 1
+VALUES (?, ?, 1, ?, ?, ?, ?, ?)
 ON CONFLICT (pattern, project) DO UPDATE SET
     confidence = confidence + 1,
     last_seen = excluded.last_seen,
@@ -994,6 +1020,18 @@ _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 
 _SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
               " VALUES (?,?,?,?,?,?,?,?)")
+# observe's own event waits outside the pattern index (schema v8, `_migrate_v8`)
+_SQL_OBSERVE_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta,"
+                      " pending) VALUES (?,'observe',?,?,?,?,1,1)")
+
+
+def _pattern_events(cols, match):
+    """One SELECT of `cols` from the events whose pattern/project satisfy `match`: the rows in
+    the pattern index plus the pending tail above events_state.indexed_id. One statement,
+    so one snapshot: a concurrent bulk indexing cannot hide or double a row."""
+    return (f"SELECT {cols} FROM events WHERE {match} AND pattern != '' AND pending = 0"
+            f" UNION ALL SELECT {cols} FROM events WHERE id > (SELECT coalesce(max(indexed_id), 0)"
+            f" FROM events_state) AND pending = 1 AND {match}")
 
 
 def _record(row):
@@ -1015,6 +1053,7 @@ class _Core:
         self._clock = clock or time.time
         self.cwd = cwd
         self.session = session if session is not None else os.environ.get(ENV_SESSION, "")
+        self._indexed_events = 0           # events_state.indexed_id as last read (_index_events)
 
     # -- plumbing -------------------------------------------------------------
     def __enter__(self):
@@ -1060,6 +1099,20 @@ class _Core:
         conn.execute(_SQL_EVENT, (self._now(), kind, pattern, project, source, self.session,
                                   delta, data))
 
+    def _index_events(self, conn, eid=None):
+        """Fold the pending observe events into the pattern index in one pass (see
+        `_migrate_v8`). With `eid` (the caller's newest event id) only when at least
+        EVENT_INDEX_BATCH are pending: another process may have done it already."""
+        (mark,), = conn.execute("SELECT coalesce(max(indexed_id), 0) FROM events_state").fetchall()
+        if eid is not None and eid - mark < EVENT_INDEX_BATCH:
+            self._indexed_events = mark
+            return
+        conn.execute("UPDATE events SET pending = 0 WHERE id > ? AND pending = 1", (mark,))
+        (top,), = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchall()
+        conn.execute("DELETE FROM events_state")
+        conn.execute("INSERT INTO events_state (indexed_id) VALUES (?)", (top,))
+        self._indexed_events = top
+
     def _get_row(self, conn, pattern, project):
         return conn.execute(f"SELECT {_COLS} FROM instincts WHERE pattern = ? AND project = ?",
                             (pattern, project)).fetchone()
@@ -1091,7 +1144,7 @@ class _Core:
             p = self._canonical(pattern, conn)
             c = cat or category_for(p)
             now = self._now()
-            params = (p, c, now, source, proj, meta or "{}")
+            params = (p, c, now, now, source, proj, meta or "{}")
             if _HAS_RETURNING:
                 row = conn.execute(_SQL_UPSERT + " RETURNING " + _COLS, params).fetchone()
             else:
@@ -1108,7 +1161,9 @@ class _Core:
                 conn.execute("UPDATE instincts SET metadata = ? WHERE pattern = ? AND project = ?",
                              (text, p, proj))
                 row = row[:8] + (text,)
-            conn.execute(_SQL_EVENT, (now, "observe", p, proj, source, self.session, 1, ""))
+            eid = conn.execute(_SQL_OBSERVE_EVENT, (now, p, proj, source, self.session)).lastrowid
+            if not 0 <= eid - self._indexed_events < EVENT_INDEX_BATCH:
+                self._index_events(conn, eid)
             return row
         return _record(self._writing(run))
 
@@ -1333,7 +1388,9 @@ class _Core:
                     (t, cat, conf, first, last, src, proj, meta))
                 self._event(conn, "merge", t, proj, delta=conf, data=a)
             conn.execute("DELETE FROM instincts WHERE pattern = ?", (a,))
-            conn.execute("UPDATE events SET pattern = ? WHERE pattern = ? AND kind != 'merge'", (t, a))
+            self._index_events(conn)               # no pending tail: the index finds every row
+            conn.execute("UPDATE events SET pattern = ? WHERE pattern = ? AND pattern != ''"
+                         " AND pending = 0 AND kind != 'merge'", (t, a))
             return {"alias": a, "pattern": t, "merged": len(rows)}
         return self._writing(run)
 
@@ -1393,6 +1450,8 @@ class _Core:
         return self._writing(run)
 
     def _prune_events(self, conn, settings):
+        """Index the pending tail, then cut the log to its retention (consolidate and gc)."""
+        self._index_events(conn)
         cutoff = _iso(self._clock() - settings["events_max_days"] * 86400)
         first_kept = conn.execute("SELECT id FROM events WHERE ts >= ? ORDER BY id LIMIT 1",
                                   (cutoff,)).fetchone()
@@ -1797,7 +1856,7 @@ class _Learning(_Core):
                         continue
                     if conn.execute("INSERT OR IGNORE INTO mined (session, pattern, project, ts)"
                                     " VALUES (?,?,?,?)", (sess, p, proj, now)).rowcount:
-                        conn.execute(_SQL_UPSERT, (p, category_for(p), now, "hooks", proj, "{}"))
+                        conn.execute(_SQL_UPSERT, (p, category_for(p), now, now, "hooks", proj, "{}"))
                         conn.execute(_SQL_EVENT, (now, "observe", p, proj, "hooks", sess, 1, ""))
                         observed.append(p)
                 conn.execute("INSERT INTO mined_sessions (session, last_id) VALUES (?, ?)"
@@ -3149,9 +3208,9 @@ class _Insight(_Core):
         if last is not None:
             e["next_decay"] = {"date": _iso(last + 90 * 86400), "confidence_after": conf - 1,
                                "deletes": conf <= 1}
-        where = " FROM events WHERE pattern = ? AND project = ? AND pattern != ''"
-        obs = self._read("SELECT session, source, count(*)" + where + " AND kind = 'observe'"
-                         " GROUP BY session, source", (p, proj))
+        where = " FROM (" + _pattern_events("*", "pattern = :p AND project = :proj") + ")"
+        obs = self._read("SELECT session, source, count(*)" + where + " WHERE kind = 'observe'"
+                         " GROUP BY session, source", {"p": p, "proj": proj})
         sessions, sources = {}, {}
         for s, src, n in obs:
             sessions[s] = sessions.get(s, 0) + n
@@ -3174,7 +3233,8 @@ class _Insight(_Core):
                                "values": [_pref_value(r, i == 0) for i, r in enumerate(group)]}
             if superseded:
                 e["preference"]["superseded_by"] = group[0][0]
-        fb = self._read("SELECT ts, data" + where + " AND kind = 'feedback' ORDER BY id DESC", (p, proj))
+        fb = self._read("SELECT ts, data" + where + " WHERE kind = 'feedback' ORDER BY id DESC",
+                        {"p": p, "proj": proj})
         verdicts = [(ts, _loads_meta(d)) for ts, d in fb]
         e["feedback"] = {"good": sum(v.get("verdict") == "good" for _, v in verdicts),
                          "bad": sum(v.get("verdict") == "bad" for _, v in verdicts),
@@ -3203,8 +3263,10 @@ class _Insight(_Core):
         p, proj = self._target(pattern, project)
         cur = self._read("SELECT confidence, promoted FROM instincts WHERE pattern = ? AND project = ?",
                          (p, proj))
-        ev = self._read("SELECT ts, kind, delta, session, source, data FROM events WHERE pattern = ?"
-                        " AND project = ? AND pattern != '' ORDER BY id", (p, proj))
+        ev = self._read(_pattern_events("id, ts, kind, delta, session, source, data",
+                                        "pattern = :p AND project = :proj") + " ORDER BY id",
+                        {"p": p, "proj": proj})
+        ev = [r[1:] for r in ev]
         if not cur and not ev:
             raise NotFoundError(f"no instinct or history for {p!r}"
                                 + (f" in project {proj}" if proj else " (global)"))
@@ -3278,10 +3340,9 @@ class _Insight(_Core):
         names, hits = sorted({p for p, _ in shown}), {}
         for i in range(0, len(names), 500):
             chunk = names[i:i + 500]
-            for p, ts in self._read(
-                    f"SELECT pattern, ts FROM events WHERE pattern IN ({','.join('?' * len(chunk))})"
-                    " AND pattern != '' AND (kind = 'observe' OR (kind = 'feedback' AND delta > 0))",
-                    chunk):
+            for p, ts in self._read(_pattern_events(
+                    "pattern, ts", f"pattern IN ({','.join('?' * len(chunk))})"
+                    " AND (kind = 'observe' OR (kind = 'feedback' AND delta > 0))"), chunk * 2):
                 hits.setdefault(p, []).append(ts)
         for h in hits.values():
             h.sort()

@@ -492,6 +492,30 @@ class TestMigrations(_TempDB):
         self.assertEqual(counts["demoted"], 0)
         self.assertEqual(store.get("seq:lint->fix->test")["level"], "raw")
 
+    def test_v7_event_log_is_upgraded_with_every_event_indexed(self):
+        path = self.tmp / "v7.db"
+        con = sqlite3.connect(str(path), isolation_level=None)
+        for migrate in instinct._MIGRATIONS[:7]:
+            migrate(con)
+        con.execute("PRAGMA user_version = 7")
+        con.executemany("INSERT INTO events (ts, kind, pattern, project, delta) VALUES (?,?,?,?,1)",
+                        [("2026-01-01T00:00:00.000000+00:00", "observe", f"seq:p{i % 3}", "")
+                         for i in range(30)])
+        con.execute("INSERT INTO instincts (pattern, first_seen, last_seen, confidence)"
+                    " VALUES ('seq:p0', 'x', 'x', 10)")
+        con.close()
+        store = self.open(path)
+        self.assertEqual(len(store.history("seq:p0")["events"]), 10)
+        self.assertEqual(self._schema(path)[0], instinct.SCHEMA_VERSION)
+        self.assertEqual(self.sql("SELECT count(*) FROM events WHERE pending = 0", path=path), [(30,)])
+        self.assertEqual(self.sql("SELECT indexed_id FROM events_state", path=path), [(30,)])
+        self.assertIn("pending = 0", self.sql("SELECT sql FROM sqlite_master WHERE name ="
+                                              " 'ix_events_pattern'", path=path)[0][0])
+        store.observe("seq:p0")                             # the new one waits outside the index
+        self.assertEqual(self.sql("SELECT id, pending FROM events WHERE id > 30", path=path), [(31, 1)])
+        self.assertEqual(len(store.history("seq:p0")["events"]), 11)
+        self.assertEqual(self.sql("PRAGMA integrity_check", path=path), [("ok",)])
+
     def test_newer_schema_is_refused_untouched(self):
         path = self.tmp / "future.db"
         con = sqlite3.connect(str(path))
@@ -714,6 +738,12 @@ print(errors)
         self.assertEqual(got, expected)
         self.assertEqual(sum(got.values()), procs * per)
         self.assertEqual(self.sql("SELECT count(*) FROM events WHERE kind = 'observe'"), [(procs * n,)])
+        # bulk event indexing raced too: no pending event below the mark, none lost to readers
+        self.assertEqual(self.sql("SELECT count(*) FROM events WHERE pending = 1"
+                                  " AND id <= (SELECT indexed_id FROM events_state)"), [(0,)])
+        for (p, pr), c in expected.items():
+            self.assertEqual(self.sql(f"SELECT count(*) FROM ({instinct._pattern_events('id', 'pattern = ? AND project = ?')})",
+                                      (p, pr, p, pr)), [(c,)])
         self.assertEqual(self.sql("PRAGMA integrity_check"), [("ok",)])
 
     def _race(self, procs, per, pattern="seq:x"):
@@ -1555,6 +1585,53 @@ class TestBoundedWork(_TempDB):
                     got = [(r["pattern"], r["project"], r["promoted"], r["confidence"])
                            for r in self.store.suggest(project=proj, limit=limit)]
                     self.assertEqual(got, reference(proj, limit))
+
+    def _pending_state(self):
+        """(pending observe events, pending events at or below the mark: must be 0)"""
+        return self.sql("SELECT count(*), coalesce(sum(id <= (SELECT indexed_id FROM events_state)), 0)"
+                        " FROM events WHERE pending = 1")[0]
+
+    def test_observe_events_join_the_pattern_index_in_bulk(self):
+        from unittest import mock
+        batch = mock.patch.object(instinct, "EVENT_INDEX_BATCH", 5)
+        batch.start()
+        self.addCleanup(batch.stop)
+        s = self.store
+        for i in range(4):
+            s.observe("seq:a")
+        self.assertEqual(self._pending_state(), (4, 0))     # observe writes no index page
+        self.assertEqual([e["kind"] for e in s.history("seq:a")["events"]], ["observe"] * 4)
+        self.assertEqual(s.explain("seq:a")["observations"], 4)
+        s.observe("seq:b")                                  # the 5th pending event: all indexed
+        self.assertEqual(self._pending_state(), (0, 0))
+        self.assertEqual(self.sql("SELECT indexed_id FROM events_state"), [(5,)])
+        for i in range(13):
+            s.observe(f"seq:c{i % 2}")
+        self.assertEqual(self._pending_state(), (3, 0))     # indexed at 10 and at 15
+        self.assertEqual(len(s.history("seq:c0")["events"]), 7)
+        # readers take the index plus the tail above the mark, never the whole log
+        plan = " ".join(r[3] for r in self.sql("EXPLAIN QUERY PLAN " + instinct._pattern_events(
+            "id", "pattern = 'seq:a' AND project = ''")))
+        self.assertIn("USING INDEX ix_events_pattern", plan)
+        self.assertIn("INTEGER PRIMARY KEY (rowid>?)", plan)
+        self.assertNotIn("SCAN events", plan)
+        # a merge moves pending events too
+        s.observe("seq:old->name")
+        s.merge("seq:old->name", "seq:new->name")
+        self.assertEqual(self._pending_state(), (0, 0))
+        self.assertEqual([e["kind"] for e in s.history("seq:new->name")["events"]], ["observe", "merge"])
+        # an id at or below the mark (the top of the log was deleted) is indexed at once
+        with s._db.write() as conn:
+            conn.execute("DELETE FROM events WHERE id > 3")
+        s.observe("seq:reused")
+        self.assertEqual(self.sql("SELECT id, pending FROM events WHERE pattern = 'seq:reused'"), [(4, 0)])
+        self.assertEqual(s.explain("seq:reused")["observations"], 1)
+        s.observe("seq:a")
+        self.assertEqual(self._pending_state()[1], 0)
+        self.assertEqual(s.explain("seq:a")["observations"], 4)  # 3 kept + 1 new
+        s.consolidate()                                     # maintenance indexes the tail
+        self.assertEqual(self._pending_state(), (0, 0))
+        self.assertEqual(self.sql("PRAGMA integrity_check"), [("ok",)])
 
     def test_new_patterns_are_searchable_and_deletes_keep_the_index_sound(self):
         if not self.store._fts():
