@@ -691,7 +691,12 @@ class _Write:
         if self.nested:
             conn.execute("SAVEPOINT w")
         else:
-            self.db.retry(conn.execute, "BEGIN IMMEDIATE")
+            try:                       # the common case, without the retry loop's set-up
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as e:
+                if not _is_busy(e):
+                    raise
+                self.db.retry(conn.execute, "BEGIN IMMEDIATE")
         return conn
 
     def __exit__(self, et, ev, tb):
@@ -701,7 +706,12 @@ class _Write:
                 conn.execute("ROLLBACK TO w")
             conn.execute("RELEASE w")
         elif et is None:
-            self.db.retry(conn.execute, "COMMIT")
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.OperationalError as e:
+                if not _is_busy(e):
+                    raise
+                self.db.retry(conn.execute, "COMMIT")
         elif conn.in_transaction:
             conn.execute("ROLLBACK")
         return False
@@ -1006,14 +1016,18 @@ def _render_markdown(rules):
 # =============================================================================
 _COLS = "pattern, category, confidence, promoted, project, source, first_seen, last_seen, metadata"
 
-_SQL_UPSERT = """
-INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen, source, project, metadata)
-VALUES (?, ?, 1, ?, ?, ?, ?, ?)
+_SQL_ON_CONFLICT = """
 ON CONFLICT (pattern, project) DO UPDATE SET
     confidence = confidence + 1,
     last_seen = excluded.last_seen,
     source = CASE WHEN excluded.source != '' THEN excluded.source ELSE source END,
     quiet = CASE WHEN quiet > 0 THEN quiet - 1 ELSE 0 END"""
+_SQL_UPSERT = ("INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen, source,"
+               " project, metadata) VALUES (?, ?, 1, ?, ?, ?, ?, ?)" + _SQL_ON_CONFLICT)
+# observe's statement: the alias of the pattern, if any, is resolved inside the upsert
+_SQL_OBSERVE = ("INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen, source,"
+                " project, metadata) VALUES (coalesce((SELECT pattern FROM aliases WHERE alias = ?), ?),"
+                " ?, 1, ?, ?, ?, ?, ?)" + _SQL_ON_CONFLICT + " RETURNING " + _COLS)
 
 _DECAY_BATCH = 50_000               # rows per decay transaction
 _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
@@ -1134,26 +1148,28 @@ class _Core:
         Call it whenever you notice a recurring habit, preference, fix or tool
         combination. Levels change only when consolidate runs.
         """
-        normalize_pattern(pattern)
+        given = normalize_pattern(pattern)
         cat = _check_category(category) if category is not None else None
         _check_text(source, "source")
         proj = _resolve_project(project, self.cwd)
         meta = _check_metadata(metadata)
 
         def run(conn):
-            p = self._canonical(pattern, conn)
-            c = cat or category_for(p)
             now = self._now()
-            params = (p, c, now, now, source, proj, meta or "{}")
             if _HAS_RETURNING:
-                row = conn.execute(_SQL_UPSERT + " RETURNING " + _COLS, params).fetchone()
+                row = conn.execute(_SQL_OBSERVE, (given, given, cat or category_for(given), now, now,
+                                                  source, proj, meta or "{}")).fetchone()
             else:
-                conn.execute(_SQL_UPSERT, params)
-                row = self._get_row(conn, p, proj)
-            if cat is not None and row[1] != cat:
+                q = self._canonical(given, conn)
+                conn.execute(_SQL_UPSERT, (q, cat or category_for(q), now, now, source, proj, meta or "{}"))
+                row = self._get_row(conn, q, proj)
+            p, want = row[0], cat                       # the canonical pattern
+            if want is None and p != given and row[2] == 1 and row[6] == now:
+                want = category_for(p)                  # new under an alias: the canonical's category
+            if want is not None and row[1] != want:
                 conn.execute("UPDATE instincts SET category = ? WHERE pattern = ? AND project = ?",
-                             (cat, p, proj))
-                row = row[:1] + (cat,) + row[2:]
+                             (want, p, proj))
+                row = row[:1] + (want,) + row[2:]
             if meta and row[2] > 1:
                 merged = _loads_meta(row[8])
                 merged.update(_loads_meta(meta))

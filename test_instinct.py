@@ -1416,6 +1416,23 @@ class TestAPI(_TempDB):
             self.store.merge("seq:a", "SEQ:a")
         self.assertEqual(self.store.stats()["aliases"], 2)
 
+    def test_alias_to_another_prefix_takes_the_targets_category(self):
+        self.observe_n("missing-init", 2)
+        self.observe_n("fix:missing-init", 1)
+        self.store.merge("missing-init", "fix:missing-init")
+        # a first observation of the alias in a new project: the canonical row, its category
+        r = self.store.observe("missing-init", project=FP_A)
+        self.assertEqual((r["pattern"], r["category"], r["confidence"]),
+                         ("fix:missing-init", "fix_pattern", 1))
+        r = self.store.observe("missing-init", project=FP_A)   # same clock instant: still counts
+        self.assertEqual((r["pattern"], r["category"], r["confidence"]),
+                         ("fix:missing-init", "fix_pattern", 2))
+        # an explicit category wins, and later alias observations keep it
+        self.store.observe("fix:missing-init", category="workflow", project=FP_B)
+        r = self.store.observe("missing-init", project=FP_B)
+        self.assertEqual((r["category"], r["confidence"]), ("workflow", 2))
+        self.assertEqual(self.store.history("fix:missing-init", project=FP_A)["count"], 2)
+
     def test_export_rules(self):
         self.observe_n("pref:stdlib-first", 12)
         self.observe_n("seq:test->fix->test", 10, project=FP_A)
