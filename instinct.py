@@ -136,12 +136,13 @@ class StoreError(InstinctError):
 # =============================================================================
 # 5. Small helpers (time, JSON, text checks)
 # =============================================================================
-def _iso(t, _last=[None, ""]):
+def _iso(t, _last=[(None, "")]):
     """Epoch seconds -> '2026-11-29T13:20:09.123456+00:00' (fixed width, sortable)."""
     sec, us = divmod(round(t * 1e6), 1000000)      # round: int() loses a microsecond
-    if sec != _last[0]:                            # strftime once per second, not per call
-        _last[:] = sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec))
-    return _last[1] + ".%06d+00:00" % us
+    last = _last[0]                                # one (second, text) pair: safe across threads
+    if last[0] != sec:                             # strftime once per second, not per call
+        last = _last[0] = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
+    return last[1] + ".%06d+00:00" % us
 
 
 def _parse_iso(text):
@@ -1477,6 +1478,9 @@ class _Core:
             conn.execute("DELETE FROM events")
         conn.execute("DELETE FROM events WHERE id <= (SELECT max(id) FROM events) - ?",
                      (settings["events_max_rows"],))
+        # nothing is pending now; after emptying the log the mark drops with it, so new ids
+        # land above it again (at or below it they would be indexed one by one)
+        conn.execute("UPDATE events_state SET indexed_id = (SELECT coalesce(max(id), 0) FROM events)")
 
     @operation(
         Param("days_inactive", int, "days without an observation before a pattern loses 1",

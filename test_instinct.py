@@ -1505,6 +1505,11 @@ class TestAPI(_TempDB):
         self.store.consolidate()
         self.assertEqual(self.sql("SELECT count(*) FROM events"), [(0,)])
         self.assertEqual(self.conf("seq:old"), 3)               # pruning never touches instincts
+        # the emptied log's index mark drops too: new events wait for the bulk pass again
+        self.assertEqual(self.sql("SELECT indexed_id FROM events_state"), [(0,)])
+        self.store.observe("seq:new")
+        self.assertEqual(self.sql("SELECT id, pending FROM events"), [(1, 1)])
+        self.assertEqual(self.store.explain("seq:new")["observations"], 1)
 
     def test_context_manager_and_reopen_after_close(self):
         with InstinctStore(str(self.db), clock=self.clock) as s:

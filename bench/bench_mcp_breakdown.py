@@ -3,15 +3,16 @@
 
 Feeds K tools/call lines (new patterns p0..pK-1, like the suite) straight into
 instinct's server object and into the stdlib floor's handler, no pipes, and
-repeats instinct's run on variants of a fresh database with one cost removed at a
-time, so each row's gap to the one above is what that piece costs:
+repeats instinct's run on variants of a fresh database, so each row's gap to
+"as shipped" is what that piece costs or saves:
 
-  floor handle()                floor_stdlib.py's handler (one upsert + commit)
-  instinct, as shipped          _Server.handle_line + reply serialisation
-  - FTS triggers                full-text index maintenance dropped
-  - events index                ix_events_pattern dropped as well
-  + wal_autocheckpoint=10000    fewer, larger checkpoints (hot pages copied once)
-  store.observe() only          the API call without JSON-RPC / MCP framing
+  floor handle()                 floor_stdlib.py's handler (one upsert + commit + select)
+  instinct, as shipped           _Server.handle_line + _reply_line (the serve loop's work)
+  event indexed at once (v7)     observe's event goes straight into ix_events_pattern
+                                 (schema v7 did this: one more page written per commit)
+  - lazy FTS trigger             the trigger's check on new patterns dropped
+  wal_autocheckpoint=1000        SQLite's default instead of instinct's 10,000 pages
+  store.observe() only           the API call without JSON-RPC / MCP framing
 
 Rounds are interleaved; medians of per-call mean cost (us) are printed.
   python bench/bench_mcp_breakdown.py [--calls 2000] [--rounds 5]
@@ -47,32 +48,32 @@ def lines(k, tag):
 def run_instinct(path, msgs, variant):
     store = instinct.InstinctStore(path)
     conn = store._db.conn
-    if variant in ("nofts", "noidx", "ckpt"):
-        for t in ("instincts_fts_ai", "instincts_fts_ad", "instincts_fts_au"):
-            conn.execute(f"DROP TRIGGER IF EXISTS {t}")
-    if variant in ("noidx", "ckpt"):
-        conn.execute("DROP INDEX IF EXISTS ix_events_pattern")
+    saved = instinct._SQL_OBSERVE_EVENT
+    if variant == "v7":
+        instinct._SQL_OBSERVE_EVENT = saved.replace(",1,1)", ",1,0)")
+        assert instinct._SQL_OBSERVE_EVENT != saved
+    if variant == "nofts":
+        conn.execute("DROP TRIGGER IF EXISTS instincts_fts_ai")
     if variant == "ckpt":
-        conn.execute("PRAGMA wal_autocheckpoint=10000")
-    if variant == "api":
-        pats = [json.loads(m)["params"]["arguments"]["pattern"] for m in msgs]
+        conn.execute("PRAGMA wal_autocheckpoint=1000")
+    try:
+        if variant == "api":
+            pats = [json.loads(m)["params"]["arguments"]["pattern"] for m in msgs]
+            t = time.perf_counter()
+            for p in pats:
+                store.observe(p)
+            return (time.perf_counter() - t) / len(msgs)
+        srv = instinct._Server(store)
+        srv.handle_line(json.dumps(INIT).encode())
+        srv.handle_line(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+        out = io.BytesIO()
         t = time.perf_counter()
-        for p in pats:
-            store.observe(p)
-        dt = time.perf_counter() - t
+        for m in msgs:
+            out.write(instinct._reply_line(srv.handle_line(m)))
+        return (time.perf_counter() - t) / len(msgs)
+    finally:
+        instinct._SQL_OBSERVE_EVENT = saved
         store.close()
-        return dt / len(msgs)
-    srv = instinct._Server(store)
-    srv.handle_line(json.dumps(INIT).encode())
-    srv.handle_line(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
-    out = io.StringIO()
-    t = time.perf_counter()
-    for m in msgs:
-        r = srv.handle_line(m)
-        out.write(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n")
-    dt = time.perf_counter() - t
-    store.close()
-    return dt / len(msgs)
 
 
 def run_floor(path, msgs):
@@ -96,8 +97,8 @@ def main():
     a = ap.parse_args()
     msgs = lines(a.calls, "p")
     rows = [("floor handle()", None), ("instinct, as shipped", "full"),
-            ("  - FTS triggers", "nofts"), ("  - events index too", "noidx"),
-            ("  + wal_autocheckpoint=10000", "ckpt"), ("store.observe() only (as shipped)", "api")]
+            ("  event indexed at once (v7)", "v7"), ("  - lazy FTS trigger", "nofts"),
+            ("  wal_autocheckpoint=1000", "ckpt"), ("store.observe() only (as shipped)", "api")]
     res = {name: [] for name, _ in rows}
     tmp = tempfile.mkdtemp(prefix="instinct-bd-")
     try:
