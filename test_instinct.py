@@ -1655,6 +1655,56 @@ class TestBoundedWork(_TempDB):
         self.assertEqual(self._pending_state(), (0, 0))
         self.assertEqual(self.sql("PRAGMA integrity_check"), [("ok",)])
 
+    def test_pattern_event_reads_match_a_full_scan_under_random_operations(self):
+        from unittest import mock
+        import random
+        batch = mock.patch.object(instinct, "EVENT_INDEX_BATCH", 3)
+        batch.start()
+        self.addCleanup(batch.stop)
+        rng = random.Random(8)
+        s = self.store
+        names = ["seq:a", "seq:b", "pref:c=1", "fix:d"]
+        keys = [(p, pr) for p in names for pr in ("", FP_A)]
+        for step in range(300):
+            op = rng.random()
+            p, pr = rng.choice(keys)
+            try:
+                if op < 0.6:
+                    s.observe(p, project=pr)
+                elif op < 0.68:
+                    s.feedback(p, rng.choice(["good", "bad"]), project=pr)
+                elif op < 0.74:
+                    s.forget(p, project=pr)
+                elif op < 0.8:
+                    other = rng.choice([n for n in names if n != p])
+                    s.merge(p, other)
+                    self.assertEqual(self.sql("SELECT count(*) FROM events WHERE pattern = ?"
+                                              " AND kind != 'merge'", (p,)),
+                                     [(0,)])              # its events, pending or not, moved
+                    names.remove(p)
+                    names.append(p + "x")                # keep four live names
+                    keys = [(q, r) for q in names for r in ("", FP_A)]
+                elif op < 0.86:
+                    s.config("events_max_rows", str(rng.choice([5, 50, 1000])))
+                    s.consolidate()
+                elif op < 0.92:                         # the top of the log disappears
+                    with s._db.write() as conn:
+                        conn.execute("DELETE FROM events WHERE id > (SELECT max(id) FROM events) - ?",
+                                     (rng.randint(1, 4),))
+                else:
+                    self.clock.advance(days=rng.choice([1, 200, 400]))
+            except (NotFoundError, ValidationError):
+                pass
+            with self.subTest(step=step):
+                self.assertEqual(self._pending_state()[1], 0)
+                for q, r in [(q, r) for q in names + ["seq:gone"] for r in ("", FP_A)]:
+                    lazy = [i for (i,) in self.sql(instinct._pattern_events(
+                        "id", "pattern = ? AND project = ?") + " ORDER BY id", (q, r, q, r))]
+                    scan = [i for (i,) in self.sql("SELECT id FROM events NOT INDEXED WHERE pattern = ?"
+                                                   " AND project = ? ORDER BY id", (q, r))]
+                    self.assertEqual(lazy, scan, (q, r))
+        self.assertEqual(self.sql("PRAGMA integrity_check"), [("ok",)])
+
     def test_new_patterns_are_searchable_and_deletes_keep_the_index_sound(self):
         if not self.store._fts():
             self.skipTest("no FTS5 in this SQLite build")
