@@ -10,6 +10,7 @@ import time
 import unittest
 
 import instinct
+from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 INSTINCT_PY = os.path.join(HERE, "instinct.py")

@@ -13,6 +13,7 @@ import unittest
 
 import instinct
 from instinct import InstinctStore, NotFoundError, ValidationError
+from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DAY = 86400.0

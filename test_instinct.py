@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 import unittest
+import warnings
 from unittest import mock
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -32,11 +33,14 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import instinct  # noqa: E402
-import warnings  # noqa: E402
 
-# Python 3.12 deprecates binding named (:x, ?1) placeholders from a sequence and 3.14 refuses it:
-# make any such call in the suite an error rather than a warning nobody reads.
-warnings.filterwarnings("error", message=r".*named parameter.*supplied a sequence", category=DeprecationWarning)
+
+def setUpModule():
+    """Python 3.12 deprecates binding named placeholders (:x, ?1) from a sequence and 3.14
+    refuses it: make such a call an error in the tests. The runner resets the warning filters
+    before it runs anything, so this is installed at run time; the other test modules import it."""
+    warnings.filterwarnings("error", message=r"Binding .* is a named parameter",
+                            category=DeprecationWarning)
 from instinct import (InstinctStore, NotFoundError, StoreError,  # noqa: E402
                       ValidationError)
 

@@ -23,6 +23,7 @@ if str(HERE) not in sys.path:
 
 import instinct  # noqa: E402
 from instinct import InstinctStore, NotFoundError, ValidationError  # noqa: E402
+from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
 
 T0 = 1_767_225_600.0          # 2026-01-01T00:00:00Z
 DAY = 86400

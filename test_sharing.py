@@ -16,6 +16,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import instinct  # noqa: E402
 from instinct import InstinctStore, ValidationError  # noqa: E402
+from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
 
 INSTINCT_PY = os.path.join(HERE, "instinct.py")
 T0 = 1_790_000_000.0           # a fixed "now" (2026-09) for injected clocks
