@@ -77,7 +77,7 @@ DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
 SCHEMA_VERSION = 8
 BUSY_TIMEOUT_S = 30.0
 WAL_AUTOCHECKPOINT_PAGES = 10_000     # fewer, better-amortised checkpoints (WAL up to ~40 MB)
-EVENT_INDEX_BATCH = 256               # observe events kept out of the pattern index, then bulk-indexed
+EVENT_INDEX_BATCH = 1_000             # observe events kept out of the pattern index, then bulk-indexed
 
 LEVELS = ("raw", "mature", "rule", "universal")      # promoted = index
 CATEGORY_BY_PREFIX = {"seq": "sequence", "pref": "preference",

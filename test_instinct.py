@@ -33,6 +33,8 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import instinct  # noqa: E402
+from instinct import (InstinctStore, NotFoundError, StoreError,  # noqa: E402
+                      ValidationError)
 
 
 def setUpModule():
@@ -41,8 +43,7 @@ def setUpModule():
     before it runs anything, so this is installed at run time; the other test modules import it."""
     warnings.filterwarnings("error", message=r"Binding .* is a named parameter",
                             category=DeprecationWarning)
-from instinct import (InstinctStore, NotFoundError, StoreError,  # noqa: E402
-                      ValidationError)
+
 
 T0 = 1_767_225_600.0          # 2026-01-01T00:00:00Z
 DAY = 86400
@@ -750,9 +751,10 @@ print(errors)
         # bulk event indexing raced too: no pending event below the mark, none lost to readers
         self.assertEqual(self.sql("SELECT count(*) FROM events WHERE pending = 1"
                                   " AND id <= (SELECT indexed_id FROM events_state)"), [(0,)])
+        per_pattern = ("SELECT count(*) FROM ("
+                       + instinct._pattern_events("id", "pattern = ? AND project = ?") + ")")
         for (p, pr), c in expected.items():
-            self.assertEqual(self.sql(f"SELECT count(*) FROM ({instinct._pattern_events('id', 'pattern = ? AND project = ?')})",
-                                      (p, pr, p, pr)), [(c,)])
+            self.assertEqual(self.sql(per_pattern, (p, pr, p, pr)), [(c,)])
         self.assertEqual(self.sql("PRAGMA integrity_check"), [("ok",)])
 
     def _race(self, procs, per, pattern="seq:x"):

@@ -10,7 +10,7 @@ store size is visible.  Measured per size:
   observe   p50/p99 on existing patterns and on new patterns (--calls each),
             next to a bare sqlite upsert+commit interleaved call by call; and
             the call that folds the pending observe events into the log's
-            pattern index (one observe in EVENT_INDEX_BATCH = 256 does), 5 times
+            pattern index (one observe in EVENT_INDEX_BATCH = 1,000 does), 5 times
   suggest   p50/p99 for the busiest project and for a typical one (+ global)
   get, search, list(limit=50)   p50/p99
   consolidate, decay            seconds (decay with the clock 30 days ahead,
