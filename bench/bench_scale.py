@@ -420,7 +420,7 @@ def main():
              lambda r: f"{r['suggest_top_project']['results']:,} / {r['suggest_typical_project']['results']:,}"),
             ("observe vs bare upsert (p50 ratio)",
              lambda r: f"{r['observe_existing']['p50_ms'] / r['floor_upsert']['p50_ms']:.2f}x"),
-            ("observe with the bulk event-index pass, median / max of 5 ms",
+            ("observe + bulk event index p50/max ms",
              lambda r: f"{r['bulk_index_ms']['p50_ms']:.1f} / {r['bulk_index_ms']['max_ms']:.1f}"),
             ("consolidate s (again)", lambda r: f"{r['consolidate_s']:.2f} ({r['consolidate_again_s']:.2f})"),
             ("decay s (again)", lambda r: f"{r['decay_s']:.2f} ({r['decay_again_s']:.2f})"),
