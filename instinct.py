@@ -1023,12 +1023,12 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     last_seen = excluded.last_seen,
     source = CASE WHEN excluded.source != '' THEN excluded.source ELSE source END,
     quiet = CASE WHEN quiet > 0 THEN quiet - 1 ELSE 0 END"""
-_SQL_UPSERT = ("INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen, source,"
-               " project, metadata) VALUES (?, ?, 1, ?, ?, ?, ?, ?)" + _SQL_ON_CONFLICT)
+_SQL_INSERT = ("INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen, source,"
+               " project, metadata) VALUES ({}, ?, 1, ?, ?, ?, ?, ?)")
+_SQL_UPSERT = _SQL_INSERT.format("?") + _SQL_ON_CONFLICT
 # observe's statement: the alias of the pattern, if any, is resolved inside the upsert
-_SQL_OBSERVE = ("INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen, source,"
-                " project, metadata) VALUES (coalesce((SELECT pattern FROM aliases WHERE alias = ?), ?),"
-                " ?, 1, ?, ?, ?, ?, ?)" + _SQL_ON_CONFLICT + " RETURNING " + _COLS)
+_SQL_OBSERVE = (_SQL_INSERT.format("coalesce((SELECT pattern FROM aliases WHERE alias = ?), ?)")
+                + _SQL_ON_CONFLICT + " RETURNING " + _COLS)
 
 _DECAY_BATCH = 50_000               # rows per decay transaction
 _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
