@@ -401,6 +401,14 @@ class TestSetup(_Env):
         return instinct.setup(client, write=write, scope=scope, home=self.tmp, project_dir=self.repo,
                               python=python)
 
+    def existing_config(self, *parts, text):
+        """A client config file the user already has, under the fake home -> its path."""
+        path = os.path.join(self.tmp, *parts)
+        os.makedirs(os.path.dirname(path))
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
     def test_every_client_prints_and_writes_idempotently(self):
         for client in instinct.SETUP_CLIENTS:
             with self.subTest(client=client):
@@ -415,11 +423,8 @@ class TestSetup(_Env):
                 self.assertEqual({r["path"]: _read(r["path"]) for r in second}, contents)
 
     def test_merge_keeps_other_keys_and_writes_backup(self):
-        mcp = os.path.join(self.tmp, ".cursor", "mcp.json")
-        os.makedirs(os.path.dirname(mcp))
         original = json.dumps({"mcpServers": {"other": {"command": "x"}}, "theme": "dark"})
-        with open(mcp, "w") as f:
-            f.write(original)
+        mcp = self.existing_config(".cursor", "mcp.json", text=original)
         self.run_setup("cursor", write=True)
         data = json.loads(_read(mcp))
         self.assertEqual(data["theme"], "dark")
@@ -428,11 +433,9 @@ class TestSetup(_Env):
         self.assertEqual(_read(mcp + ".bak"), original)
 
     def test_claude_hooks_merge_replaces_only_ours(self):
-        settings = os.path.join(self.tmp, ".claude", "settings.json")
-        os.makedirs(os.path.dirname(settings))
         mine = {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]}
-        with open(settings, "w") as f:
-            json.dump({"hooks": {"PostToolUse": [mine]}, "model": "opus"}, f)
+        settings = self.existing_config(".claude", "settings.json", text=json.dumps(
+            {"hooks": {"PostToolUse": [mine]}, "model": "opus"}))
         self.run_setup("claude-code", write=True)
         self.run_setup("claude-code", write=True)
         data = json.loads(_read(settings))
@@ -453,11 +456,9 @@ class TestSetup(_Env):
         self.assertIn("\\\\Users", r[0]["content"])
 
     def test_codex_toml_and_goose_yaml_keep_other_content(self):
-        toml = os.path.join(self.tmp, ".codex", "config.toml")
-        os.makedirs(os.path.dirname(toml))
-        with open(toml, "w") as f:
-            f.write('model = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n\n[mcp_servers.instinct]\ncommand = "old"\n'
-                    '[mcp_servers.instinct.env]\nA = "1"\n\n[profiles.fast]\nmodel = "mini"\n')
+        toml = self.existing_config(".codex", "config.toml", text=(
+            'model = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n\n[mcp_servers.instinct]\ncommand = "old"\n'
+            '[mcp_servers.instinct.env]\nA = "1"\n\n[profiles.fast]\nmodel = "mini"\n'))
         self.run_setup("codex", write=True)
         text = _read(toml)
         self.assertIn('model = "o3"', text)
@@ -471,11 +472,9 @@ class TestSetup(_Env):
             cfg = tomllib.loads(text)
             self.assertEqual(cfg["mcp_servers"]["instinct"]["args"], ["-m", "instinct", "serve"])
             self.assertEqual(cfg["mcp_servers"]["other"], {"command": "x"})
-        yaml = os.path.join(self.tmp, ".config", "goose", "config.yaml")
-        os.makedirs(os.path.dirname(yaml))
-        with open(yaml, "w") as f:
-            f.write("GOOSE_MODEL: gpt\nextensions:\n  developer:\n    enabled: true\n    type: builtin\n"
-                    "  instinct:\n    cmd: old\nother: 1\n")
+        yaml = self.existing_config(".config", "goose", "config.yaml", text=(
+            "GOOSE_MODEL: gpt\nextensions:\n  developer:\n    enabled: true\n    type: builtin\n"
+            "  instinct:\n    cmd: old\nother: 1\n"))
         self.run_setup("goose", write=True)
         text = _read(yaml)
         self.assertIn("  developer:\n    enabled: true\n    type: builtin\n", text)

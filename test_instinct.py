@@ -526,46 +526,44 @@ class TestMigrations(_TempDB):
         self.assertEqual(len(store.history("seq:p0")["events"]), 11)
         self.assertEqual(self.sql("PRAGMA integrity_check", path=path), [("ok",)])
 
-    def test_newer_schema_is_refused_untouched(self):
-        path = self.tmp / "future.db"
+    def _foreign_file(self, name, *statements):
+        """A database file made by someone else -> (path, its bytes)."""
+        path = self.tmp / name
         con = sqlite3.connect(str(path))
-        con.execute("CREATE TABLE x (y)")
-        con.execute(f"PRAGMA user_version = {instinct.SCHEMA_VERSION + 1}")
+        for stmt in statements:
+            con.execute(stmt)
         con.commit()
         con.close()
-        before = path.read_bytes()
+        return path, path.read_bytes()
+
+    def _observe_refused(self, path):
         store = InstinctStore(str(path), clock=self.clock)
         with self.assertRaises(StoreError) as cm:
             store.observe("seq:a")
         store.close()
+        return cm
+
+    def test_newer_schema_is_refused_untouched(self):
+        path, before = self._foreign_file("future.db", "CREATE TABLE x (y)",
+                                          f"PRAGMA user_version = {instinct.SCHEMA_VERSION + 1}")
+        cm = self._observe_refused(path)
         self.assertIn("newer", str(cm.exception))
         self.assertEqual(path.read_bytes(), before)
 
     def test_another_applications_database_is_refused_untouched(self):
-        path = self.tmp / "app.sqlite"
-        con = sqlite3.connect(str(path))
-        con.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
-        con.execute("INSERT INTO users (name) VALUES ('ada')")
-        con.commit()
-        con.close()
-        before = path.read_bytes()
+        path, before = self._foreign_file("app.sqlite",
+                                          "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)",
+                                          "INSERT INTO users (name) VALUES ('ada')")
         proc = self.run_cli("observe", "seq:a", db=path)
         self.assertIn("not an instinct database", self.assertOneLineError(proc, 1))
         self.assertEqual(path.read_bytes(), before)
         self.assertEqual(self.sql("SELECT name FROM sqlite_master", path=path), [("users",)])
 
     def test_foreign_instincts_table_is_refused(self):
-        path = self.tmp / "foreign.db"
-        con = sqlite3.connect(str(path))
-        con.execute("CREATE TABLE instincts (id INTEGER PRIMARY KEY, name TEXT)")
-        con.execute("INSERT INTO instincts (name) VALUES ('mine')")
-        con.commit()
-        con.close()
-        before = path.read_bytes()
-        store = InstinctStore(str(path), clock=self.clock)
-        with self.assertRaises(StoreError) as cm:
-            store.observe("seq:a")
-        store.close()
+        path, before = self._foreign_file("foreign.db",
+                                          "CREATE TABLE instincts (id INTEGER PRIMARY KEY, name TEXT)",
+                                          "INSERT INTO instincts (name) VALUES ('mine')")
+        cm = self._observe_refused(path)
         self.assertEqual(path.read_bytes(), before)
         self.assertIn("did not create", str(cm.exception))
         self.assertEqual(self.sql("SELECT * FROM instincts", path=path), [(1, "mine")])
