@@ -1890,8 +1890,11 @@ class _Learning(_Core):
         n, observed = self._writing(run)
         return {"sessions": n, "observed": observed, "consolidated": self.consolidate()}
 
-    def record_tool(self, payload, failed=False):
-        """Store one tool call of a hook payload; returns the summary or the skip reason."""
+    def record_tool(self, payload, failed=False, ts=None):
+        """Store one tool call of a hook payload; returns the summary or the skip reason.
+
+        `ts` (epoch seconds) dates the call when it is replayed from history; default now.
+        """
         summary, extra = _tool_summary(payload)
         if summary is None:
             return "skipped: " + extra     # extra is the reason
@@ -1907,7 +1910,8 @@ class _Learning(_Core):
                 failed = True
         source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload else "claude-code")
         self._writing(lambda c: c.execute(_SQL_EVENT, (
-            self._now(), "tool_fail" if failed else "tool", combo, proj, source[:40], session, 0, summary)))
+            self._now() if ts is None else _iso(ts), "tool_fail" if failed else "tool", combo, proj,
+            source[:40], session, 0, summary)))
         return summary
 
     def briefing(self, cwd=None, max_items=INJECT_MAX_ITEMS, max_chars=INJECT_MAX_CHARS):
