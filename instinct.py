@@ -222,14 +222,15 @@ def _check_metadata(metadata):
     return text
 
 
-def _atomic_write(path, data):
-    """Write bytes to path through a temp file in the same directory and os.replace (keeps the mode)."""
+def _atomic_write(path, data, private=False):
+    """Write bytes to path through a temp file in the same directory and os.replace (keeps the
+    mode; `private`: the file is 0600 and missing folders are created 0700)."""
     import tempfile
     d = os.path.dirname(path)
     try:
-        os.makedirs(d, exist_ok=True)
+        os.makedirs(d, mode=0o700 if private else 0o777, exist_ok=True)
         try:
-            mode = os.stat(path).st_mode & 0o7777
+            mode = 0o600 if private else os.stat(path).st_mode & 0o7777
         except FileNotFoundError:
             mask = os.umask(0o022)
             os.umask(mask)
@@ -678,6 +679,87 @@ def _db_error(path, e):
     return StoreError(f"database error on {path}: {msg}")
 
 
+def _alive(pid):
+    """Whether process `pid` may still run (unknown counts as alive)."""
+    if os.name == "nt":
+        return True                  # os.kill would end it there
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _temp_file(d, near=None):
+    """A new empty 0600 file `.instinct-<pid>-XXXX.tmp` in d, for a backup or restore to fill.
+    If the process dies, the next open of the store in `near` (the database's folder) removes
+    it (`_tidy`): a temp file elsewhere gets a pointer file there."""
+    import tempfile
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=f".instinct-{os.getpid()}-", suffix=".tmp")
+    os.close(fd)
+    if near is not None and os.path.realpath(near) != os.path.realpath(d):
+        try:
+            with open(os.path.join(near, os.path.basename(tmp)[:-4] + ".ptr"), "x") as f:
+                f.write(tmp)
+        except OSError:
+            pass
+    return tmp
+
+
+def _drop_temp(tmp, near=None):
+    """Remove a temp file of `_temp_file`, its SQLite side files and its pointer."""
+    for p in ([tmp + s for s in ("", "-journal", "-wal", "-shm")]
+              + ([os.path.join(near, os.path.basename(tmp)[:-4] + ".ptr")] if near else [])):
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+
+
+def _tidy(d):
+    """Remove what a killed backup or restore left in the database folder `d` (and where its
+    pointer files point): `.instinct-<pid>-*` files of processes that no longer run."""
+    try:
+        names = [n for n in os.listdir(d) if n.startswith(".instinct-")]
+    except OSError:
+        return
+    for n in names:
+        pid, dash, rest = n[10:].partition("-")
+        if not (dash and pid.isdigit() and rest.endswith((".tmp", ".ptr", "-journal", "-wal", "-shm"))):
+            continue
+        if _alive(int(pid)):
+            continue
+        p = os.path.join(d, n)
+        if n.endswith(".ptr"):
+            try:
+                with open(p, encoding="utf-8") as f:
+                    tmp = f.read(4096)
+                if os.path.basename(tmp).startswith(f".instinct-{pid}-") and tmp.endswith(".tmp"):
+                    _drop_temp(tmp)
+            except (OSError, ValueError):
+                pass
+        try:
+            os.unlink(p)
+        except OSError:
+            pass
+
+
+def _tighten(path):
+    """Take group and other permissions off the store and its -wal/-shm (made by an older
+    instinct or another tool); a read-only file stays read-only."""
+    if os.name == "nt":
+        return
+    for p in (path, path + "-wal", path + "-shm"):
+        try:
+            mode = os.stat(p).st_mode & 0o7777
+            if mode & 0o077:
+                os.chmod(p, mode & ~0o077)
+        except OSError:
+            pass
+
+
 class _Write:
     """Context manager for one short BEGIN IMMEDIATE transaction (SAVEPOINT when nested)."""
 
@@ -752,6 +834,9 @@ class _DB:
                 pass
             except OSError as e:
                 raise StoreError(f"cannot create database {path}: {e.strerror}") from None
+        else:
+            _tighten(path)
+        _tidy(d)
         try:
             conn = sqlite3.connect(path, timeout=self.timeout, isolation_level=None,
                                    check_same_thread=False)
@@ -2603,9 +2688,8 @@ class _Sharing(_Core):
 
     def _snapshot(self, conn, dest):
         """Copy a consistent snapshot of conn into a new file `dest` (atomically, mode 0600)."""
-        import tempfile
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(dest), prefix=".instinct-", suffix=".tmp")
-        os.close(fd)
+        near = os.path.dirname(self.path)
+        tmp = _temp_file(os.path.dirname(dest), near)
         try:
             out = sqlite3.connect(tmp, isolation_level=None)
             try:
@@ -2616,13 +2700,8 @@ class _Sharing(_Core):
             finally:
                 out.close()
             os.replace(tmp, dest)
-        except BaseException:
-            for s in ("", "-journal"):
-                try:
-                    os.unlink(tmp + s)
-                except OSError:
-                    pass
-            raise
+        finally:
+            _drop_temp(tmp, near)
         return counts
 
     @operation(
@@ -2676,8 +2755,7 @@ class _Sharing(_Core):
         if os.path.realpath(src_path) == os.path.realpath(self.path):
             raise ValidationError("cannot restore the database from itself")
         conn = self._db.conn
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), prefix=".instinct-restore-", suffix=".tmp")
-        os.close(fd)
+        tmp = _temp_file(os.path.dirname(self.path))
         try:
             try:             # read the backup through SQLite (read-only), check the copy we install
                 src = sqlite3.connect("file:" + pathname2url(src_path) + "?mode=ro", uri=True)
@@ -3795,12 +3873,33 @@ def _parse_memory_md(text, where):
     return m
 
 
+def _mem_md(meta):
+    """The Markdown bookkeeping a memory's metadata keeps under `_md` ({name, extra}), or {}
+    when it is missing or not what import-memories writes (an agent may store anything)."""
+    md = meta.get("_md")
+    if not isinstance(md, dict):
+        return {}
+    out = {}
+    if isinstance(md.get("name"), str) and md["name"]:
+        out["name"] = md["name"]
+    extra = md.get("extra")
+
+    def fits(k, v):                  # written back as `k:v`, its later lines nested under k
+        depth = 2 if k.startswith("metadata.") else 0
+        return (isinstance(k, str) and isinstance(v, str) and k.strip() == k and k
+                and not any(c in k for c in ":\n#") and not k.startswith("-")
+                and all(not x.strip() or len(x) - len(x.lstrip()) > depth for x in v.split("\n")[1:]))
+    if isinstance(extra, dict) and all(fits(k, v) for k, v in extra.items()):
+        out["extra"] = extra
+    return out
+
+
 def _memory_md(r, name):
     """A memory record -> seed 004's Markdown (the exact inverse of _parse_memory_md)."""
     import json
-    md = r["metadata"].get("_md") or {}
+    md = _mem_md(r["metadata"])
     extra = md.get("extra") or {}
-    data = {k: v for k, v in r["metadata"].items() if k != "_md"}
+    data = {k: v for k, v in r["metadata"].items() if k != "_md" or not md}
     out = ["---", f"name: {_fm_quote(name)}", f"description: {_fm_quote(r['title'])}"]
     out += [f"{k}:{v}" for k, v in extra.items() if not k.startswith("metadata.")]
     out += ["metadata:", f"  type: {r['type']}"]
@@ -4321,7 +4420,7 @@ class _Memory(_Core):
              _mem_key("t", mtype, proj, " ".join(_mem_words(title))))
         ).fetchall()
         recs = [_mem_record(r) for r in rows]
-        match = (next((r for r in recs if name and name == ((r["metadata"].get("_md") or {}).get("name")
+        match = (next((r for r in recs if name and name == (_mem_md(r["metadata"]).get("name")
                                                              or _mem_slug(mtype, r["title"]))), None)
                  or next((r for r in recs if _mem_words(r["title"]) == _mem_words(title)), None))
         if match is None:
@@ -4366,7 +4465,7 @@ class _Memory(_Core):
         recs = [r for r in self.memories(type=type, project=project) if "superseded_by" not in r]
         items = []
         for r in sorted(recs, key=lambda r: r["id"]):
-            stored = (r["metadata"].get("_md") or {}).get("name")
+            stored = _mem_md(r["metadata"]).get("name")
             items.append([r, stored or _mem_slug(r["type"], r["title"]), bool(stored)])
         scopes = {}
         for r, name, _ in items:
@@ -4389,12 +4488,12 @@ class _Memory(_Core):
             path = os.path.join(d, stem + ".md")
             try:
                 with open(path, "rb") as fh:
-                    if fh.read() == data:
+                    if fh.read(len(data) + 1) == data and not os.fstat(fh.fileno()).st_mode & 0o077:
                         same += 1
                         continue
             except OSError:
                 pass
-            _atomic_write(path, data)
+            _atomic_write(path, data, private=True)
             written += 1
         return {"dir": d, "files": len(items), "written": written, "unchanged": same}
 
