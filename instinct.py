@@ -87,6 +87,9 @@ DEFAULT_CATEGORY = "sequence"
 MAX_PATTERN = 1000
 MAX_METADATA = 64 * 1024
 MAX_SHORT = 200                   # source, category, setting names
+MAX_IMPORT_BYTES = 128 * 1024 * 1024     # a rules file `import` reads (200k records take ~60 MB)
+MAX_MEMORY_FILE = 1024 * 1024            # one Markdown memory file
+MAX_MEMORY_DIR = 64 * 1024 * 1024        # every Markdown memory file of one import together
 
 # Settings stored in the database (`instinct config`); values are integers.
 SETTINGS = {
@@ -220,6 +223,31 @@ def _check_metadata(metadata):
         except UnicodeEncodeError:
             raise ValidationError("metadata must not contain lone surrogates") from None
     return text
+
+
+def _read_regular(path, limit):
+    """The bytes of the regular file at `path`, at most `limit` of them; ValidationError for a
+    FIFO, a device, a directory or a larger file (opened non-blocking: a FIFO never hangs)."""
+    import stat
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValidationError(f"{path} is not a regular file")
+        if st.st_size > limit:
+            raise ValidationError(f"{path} is larger than {limit // (1024 * 1024)} MiB")
+        chunks, n = [], 0
+        while n <= limit:
+            b = os.read(fd, min(1 << 20, limit + 1 - n))
+            if not b:
+                break
+            chunks.append(b)
+            n += len(b)
+        if n > limit:
+            raise ValidationError(f"{path} is larger than {limit // (1024 * 1024)} MiB")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def _atomic_write(path, data, private=False):
@@ -2560,8 +2588,7 @@ class _Sharing(_Core):
         _check_text(file, "file", 4096, empty_ok=False)
         path = self._user_path(file)
         try:
-            with open(path, "rb") as f:
-                data = json.loads(f.read().decode("utf-8"))
+            data = json.loads(_read_regular(path, MAX_IMPORT_BYTES).decode("utf-8"))
         except OSError as e:
             raise ValidationError(f"cannot read {path}: {e.strerror}") from None
         except (ValueError, RecursionError) as e:
@@ -4375,10 +4402,14 @@ class _Memory(_Core):
         try:
             files = ([os.path.join(p, n) for n in sorted(os.listdir(p)) if n.endswith(".md")
                       and os.path.isfile(os.path.join(p, n))] if os.path.isdir(p) else [p])
-            texts = []
+            texts, total = [], 0
             for fp in files:
-                with open(fp, encoding="utf-8") as fh:
-                    texts.append((fp, fh.read()))
+                data = _read_regular(fp, MAX_MEMORY_FILE)
+                total += len(data)
+                if total > MAX_MEMORY_DIR:
+                    raise ValidationError(f"{path}: the Markdown files hold more than "
+                                          f"{MAX_MEMORY_DIR // (1024 * 1024)} MiB; import fewer at once")
+                texts.append((fp, data.decode("utf-8")))
         except FileNotFoundError:
             raise NotFoundError(f"no such file or directory: {path}") from None
         except (OSError, UnicodeDecodeError) as e:

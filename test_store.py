@@ -198,5 +198,89 @@ class TestFiles(_Base):
         self.assertEqual([n for n in os.listdir(self.dbdir) if n.startswith(".instinct-")], [])
 
 
+# --- bounded input ----------------------------------------------------------------------
+class TestBoundedInput(_Base):
+    def mcp(self, *calls):
+        """Run the stdio server over these tools/call (name, arguments) -> the results, in order."""
+        lines = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+        lines += [{"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
+                   "params": {"name": n, "arguments": a}} for i, (n, a) in enumerate(calls)]
+        env = {**os.environ, "INSTINCT_DB": self.db}
+        p = subprocess.run([sys.executable, INSTINCT_PY, "serve"], input="".join(
+            json.dumps(x) + "\n" for x in lines), capture_output=True, text=True, timeout=60,
+            env=env, cwd=self.proj)
+        out = [json.loads(x) for x in p.stdout.splitlines()]
+        self.assertEqual([o["id"] for o in out], list(range(len(calls) + 1)))
+        return [o["result"] for o in out[1:]]
+
+    def sparse(self, name, size):
+        path = os.path.join(self.tmp, name)
+        with open(path, "wb") as f:
+            f.truncate(size)                 # no data blocks: cheap at any size
+        return path
+
+    def fifo(self, name):
+        path = os.path.join(self.tmp, name)
+        os.mkfifo(path)
+        return path
+
+    @unittest.skipUnless(hasattr(os, "mkfifo"), "needs FIFOs")
+    def test_cli_import_refuses_a_fifo_and_an_oversized_file(self):
+        big = self.sparse("big.json", instinct.MAX_IMPORT_BYTES + 1)
+        r = self.cli("import", big)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.assertIn("larger than 128 MiB", r.stderr)
+        r = self.cli("import", self.fifo("rules.json"), timeout=30)      # would block forever
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("not a regular file", r.stderr)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        r = self.cli("import", "/dev/null")                             # a device, even an empty one
+        self.assertIn("not a regular file", r.stderr)
+        self.assertEqual(self.store.stats()["total"], 0)
+
+    @unittest.skipUnless(hasattr(os, "mkfifo"), "needs FIFOs")
+    def test_mcp_imports_refuse_a_fifo_and_oversized_files_and_keep_serving(self):
+        md = os.path.join(self.tmp, "mem")
+        os.mkdir(md)
+        with open(os.path.join(md, "a.md"), "w") as f:
+            f.write("---\nname: a\ndescription: Uses tabs\nmetadata:\n  type: user\n---\nTabs.\n")
+        os.mkfifo(os.path.join(md, "b.md"))                  # a FIFO among the files: skipped
+        big_md = self.sparse("big.md", instinct.MAX_MEMORY_FILE + 1)
+        res = self.mcp(("import_rules", {"file": self.fifo("r.json")}),
+                       ("import_rules", {"file": self.sparse("r2.json", instinct.MAX_IMPORT_BYTES + 1)}),
+                       ("memory_import", {"path": self.fifo("m.md")}),
+                       ("memory_import", {"path": big_md}),
+                       ("memory_import", {"path": md}),
+                       ("stats", {}))
+        for r, what in zip(res[:4], ("not a regular file", "larger than 128 MiB",
+                                     "not a regular file", "larger than 1 MiB")):
+            self.assertTrue(r["isError"], r)
+            self.assertIn(what, r["content"][0]["text"])
+            self.assertNotIn("Traceback", r["content"][0]["text"])
+        self.assertFalse(res[4]["isError"], res[4])
+        self.assertEqual(res[4]["structuredContent"]["added"], 1)
+        self.assertFalse(res[5]["isError"])
+
+    def test_memory_import_bounds_a_whole_folder(self):
+        md = os.path.join(self.tmp, "many")
+        os.mkdir(md)
+        for i in range(5):
+            with open(os.path.join(md, f"m{i}.md"), "w") as f:
+                f.write(f"---\nname: m{i}\ndescription: Fact {i}\nmetadata:\n  type: reference\n---\n"
+                        + "x" * 7000 + "\n")
+        old = instinct.MAX_MEMORY_DIR
+        instinct.MAX_MEMORY_DIR = 3 * 7100         # the folder holds ~35,500 bytes
+        try:
+            with self.assertRaises(ValidationError) as cm:
+                self.store.import_memories(md)
+        finally:
+            instinct.MAX_MEMORY_DIR = old
+        self.assertIn("import fewer at once", str(cm.exception))
+        self.assertEqual(self.store.memories(), [])
+        self.assertEqual(self.store.import_memories(md)["added"], 5)
+
 if __name__ == "__main__":
     unittest.main()
