@@ -76,7 +76,13 @@ ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
 SCHEMA_VERSION = 8
 BUSY_TIMEOUT_S = 30.0
-WAL_AUTOCHECKPOINT_PAGES = 10_000     # fewer, better-amortised checkpoints (WAL up to ~40 MB)
+# The WAL: a commit past ~4 MB of it checkpoints (PASSIVE), and a WAL file past 4 MB is cut back
+# when it restarts, so one-shot processes (hooks, CLI) that skip the close-time checkpoint keep
+# it small. The MCP server checkpoints every 10,000 pages instead (MCP observe throughput is
+# ~14 % higher, bench/README.md); the next hook after a burst checkpoints and trims it.
+WAL_AUTOCHECKPOINT_PAGES = 1_000
+WAL_SERVER_CHECKPOINT_PAGES = 10_000
+WAL_SIZE_LIMIT = 4 * 1024 * 1024
 EVENT_INDEX_BATCH = 1_000             # observe events kept out of the pattern index, then bulk-indexed
 
 LEVELS = ("raw", "mature", "rule", "universal")      # promoted = index
@@ -836,6 +842,13 @@ class _DB:
         self.create_dir = create_dir
         self.timeout = timeout
         self._conn = None
+        self.checkpoint_pages = WAL_AUTOCHECKPOINT_PAGES
+
+    def set_checkpoint(self, pages):
+        """Auto-checkpoint every `pages` WAL pages (for this connection, now and after reopening)."""
+        self.checkpoint_pages = pages
+        if self._conn is not None:
+            self._conn.execute(f"PRAGMA wal_autocheckpoint={int(pages)}")
 
     @property
     def conn(self):
@@ -880,7 +893,8 @@ class _DB:
             if self.retry(lambda: conn.execute("PRAGMA journal_mode").fetchone()[0]) != "wal":
                 self.retry(conn.execute, "PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT_PAGES}")
+            conn.execute(f"PRAGMA wal_autocheckpoint={int(self.checkpoint_pages)}")
+            conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
         except sqlite3.Error as e:
             conn.close()
             raise _db_error(path, e) from None
@@ -4864,6 +4878,7 @@ class _Server:
 
     def __init__(self, store):
         self.store = store
+        store._db.set_checkpoint(WAL_SERVER_CHECKPOINT_PAGES)
         self.version = None                # negotiated protocol version
         self._tools = {}
 

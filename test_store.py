@@ -282,5 +282,39 @@ class TestBoundedInput(_Base):
         self.assertEqual(self.store.memories(), [])
         self.assertEqual(self.store.import_memories(md)["added"], 5)
 
+# --- the WAL stays small -------------------------------------------------------------------
+class TestWal(_Base):
+    def test_wal_stays_bounded_when_no_process_ever_closes(self):
+        """Like hook processes: each call opens the store, writes and ends with os._exit, so
+        SQLite's close-time checkpoint never runs. 8 MB of writes; the WAL stays near 4 MB."""
+        self.store.observe("seq:warm")
+        code = (f"import os, instinct\nkeep = []\nfor i in range(500):\n"
+                f"    s = instinct.InstinctStore({self.db!r}, timeout=3.0)\n"
+                f"    s.observe(f'seq:w{{os.getpid()}}-{{i}}', metadata={{'pad': 'x' * 4000}})\n"
+                f"    keep = (keep + [s])[-20:]\n"
+                f"os._exit(0)\n")
+        procs = [self.python(code) for _ in range(4)]
+        for p in procs:
+            out, err = p.communicate(timeout=300)
+            self.assertEqual(p.returncode, 0, err)
+        wal = os.path.getsize(self.db + "-wal")
+        self.assertLess(wal, 6 * 1024 * 1024, wal)
+        self.assertEqual(self.store.stats()["total"], 2001)
+
+    def test_the_next_one_shot_writer_trims_the_wal_after_a_server_burst(self):
+        server = self.open(self.db)
+        server._db.set_checkpoint(instinct.WAL_SERVER_CHECKPOINT_PAGES)      # as _Server does
+        for i in range(1000):                       # ~20 MB of WAL, under 10,000 pages
+            server.observe(f"seq:burst{i}", metadata={"pad": "x" * 4000})
+        self.assertGreater(os.path.getsize(self.db + "-wal"), 8 * 1024 * 1024)
+        for i in range(2):                          # two hook calls: checkpoint, then restart
+            hook = InstinctStore(self.db, timeout=3.0)
+            hook.observe("seq:after->burst")
+            kept = hook._db._conn                   # never closed, like a hook process
+        self.assertLessEqual(os.path.getsize(self.db + "-wal"), instinct.WAL_SIZE_LIMIT + 64 * 1024)
+        kept.close()
+        self.assertEqual(server.get("seq:after->burst")["confidence"], 2)
+
+
 if __name__ == "__main__":
     unittest.main()
