@@ -1769,12 +1769,6 @@ INJECT_MAX_ITEMS, INJECT_MAX_CHARS = 10, 2000
 _SHELL_TOOLS = {"Bash": "Bash", "PowerShell": "PowerShell", "shell": "Bash",
                 "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash"}
 _EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file", "replace"}
-_SUBCOMMAND_PROGRAMS = frozenset(
-    "git npm pnpm yarn bun cargo go uv pip pip3 poetry docker kubectl make just gh dotnet mvn "
-    "gradle npx bundle rails deno terraform helm conda brew hatch nox tox pdm".split())
-_SHELL_WRAPPERS = frozenset("sudo time nohup env exec command nice timeout xargs".split())
-_SHELL_TRIVIAL = frozenset("cd pushd popd export set source . echo printf true false : unset "
-                           "alias sleep clear".split())
 _SECRET_PREFIXES = ("ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "sk-", "xox", "akia", "aiza",
                     "glpat-", "eyj", "npm_", "pypi-")
 
@@ -1790,52 +1784,602 @@ def _safe_token(tok, limit=40):
     return tok
 
 
-def _shell_summary(command):
-    """'FOO=1 sudo git commit -m x && pytest' -> 'git commit' (program + subcommand only)."""
-    return (_shell_programs(command) or ["?"])[0]
+# --- Shell command shapes ----------------------------------------------------
+# A hook learns habits from shell commands, so it reads them the way a shell
+# does (quotes, escapes, heredocs, $( ), pipelines, lists, subshells,
+# compound commands) and keeps only each simple command's SHAPE: the program
+# and, for programs known to take one, its subcommand ('git commit',
+# 'uv run pytest', 'npm run build'). Argument values, paths, URLs, quoted text,
+# substitutions and heredoc bodies are skipped by the reader, never stored; the
+# kept words must also pass an allow-list of plain tokens. Hand-written rather
+# than shlex: shlex knows no heredocs, $( ), fd redirections or newline lists,
+# and it imports re on every hook call. It never raises: unbalanced quotes and
+# parentheses simply run to the end of the input.
+_SHAPE_MAX_INPUT, _SHAPE_MAX_SHAPES, _SHAPE_MAX_DEPTH = 65536, 64, 8
+# Not commands: builtins that only change the shell's state, no-ops, tests, output.
+_SHELL_NOOPS = frozenset(
+    "cd pushd popd dirs export set unset source . alias unalias true false : local declare typeset "
+    "readonly shift return exit read wait test [ eval trap let ulimit umask hash shopt setopt "
+    "break continue echo printf sleep clear".split())
+# Reserved words that open or close a compound command: skipped at command position.
+_SHELL_KEYWORDS = frozenset("if then else elif fi do done while until { } ! esac coproc".split())
+_SHELLS = frozenset("sh bash zsh dash ksh mksh ash".split())
+# Prefixes that run the command after them: dropped, with their options (those that take a
+# separate value listed) and positional words (timeout's DURATION).
+_SHELL_PREFIXES = {name: (frozenset(opts.split()), npos) for name, opts, npos in (
+    ("sudo", "-u -g -h -p -C -D -r -t -T -U -R --user --group --host --prompt --close-from "
+             "--chdir --role --type --command-timeout --other-user", 0),
+    ("doas", "-u -C", 0),
+    ("env", "-u -C -S --unset --chdir --split-string", 0),
+    ("timeout", "-s -k --signal --kill-after", 1),
+    ("nice", "-n --adjustment", 0),
+    ("ionice", "-c -n -p -P -u --class --classdata --pid --pgid --uid", 0),
+    ("nohup", "", 0), ("time", "-f -o --format --output", 0), ("exec", "-a", 0),
+    ("command", "", 0), ("builtin", "", 0), ("chronic", "", 0), ("unbuffer", "", 0),
+    ("stdbuf", "-i -o -e --input --output --error", 0),
+    ("xargs", "-a -d -E -I -L -n -P -s --arg-file --delimiter --eof --replace --max-lines "
+              "--max-args --max-procs --max-chars --process-slot-var", 0))}
+# Programs whose first plain word is a subcommand worth keeping ('cargo clippy', 'mix test').
+_SUBCOMMAND_PROGRAMS = frozenset((
+    "git gh glab hub jj hg svn sl dolt bd "
+    "npm pnpm yarn bun deno corepack nx turbo lerna vite vitest playwright prisma drizzle-kit next "
+    "nuxt astro ng expo eas wrangler biome "
+    "uv pip pip3 pipx poetry pdm hatch rye pipenv conda mamba micromamba pyenv tox nox pre-commit "
+    "ruff alembic django-admin flask "
+    "cargo rustup go mix rebar3 gleam dune opam cabal stack zig dotnet mvn mvnw gradle gradlew sbt "
+    "lein rails rake bundle gem composer flutter dart swift pod fastlane wasm-pack diesel sqlx "
+    "docker docker-compose podman kubectl helm kind minikube k3d skaffold terraform tofu pulumi "
+    "vagrant aws gcloud az fly flyctl heroku vercel netlify firebase supabase cdk sam serverless "
+    "make just task ninja bazel bazelisk buck2 meson mkdocs hugo jekyll mdbook "
+    "brew apt apt-get dnf yum pacman apk snap flatpak nix nix-env systemctl launchctl "
+    "tmux ollama mise asdf openssl").split())
+# Separate-value global options per program, skipped when looking for the subcommand
+# (`git -C /x commit`, `make -C dir test`, `kubectl -n ns get`).
+_VALUE_OPTIONS = {name: frozenset(opts.split()) for name, opts in (
+    ("git", "-C -c --git-dir --work-tree --namespace --config-env --super-prefix"),
+    ("gh", "-R --repo --hostname"), ("glab", "-R --repo"),
+    ("npm", "--prefix -w --workspace --registry --userconfig --cache --loglevel"),
+    ("pnpm", "-C --dir --filter -F --workspace-dir --reporter --loglevel"),
+    ("yarn", "--cwd --registry"), ("bun", "--cwd -c --config"),
+    ("npx", "-p --package -c --call"), ("bunx", "-p --package"),
+    ("cargo", "-C --manifest-path --config -Z --color"), ("go", "-C"),
+    ("uv", "--directory --project -p --python --cache-dir --config-file --color --with "
+           "--with-editable --with-requirements --package --extra --group --only-group --env-file "
+           "--index --default-index --index-url --extra-index-url --find-links -f "
+           "--python-preference --no-group"),
+    ("uvx", "--from --with --python -p --index --index-url"),
+    ("pip", "--python --cache-dir --log --proxy --retries --timeout --exists-action "
+            "--trusted-host --cert --client-cert -i --index-url --extra-index-url"),
+    ("poetry", "-C --directory -P --project"), ("pdm", "-p --project"),
+    ("hatch", "-e --env -p --project --data-dir --cache-dir --config"),
+    ("pipx", "--python --spec"), ("conda", "-n --name -p --prefix"),
+    ("tox", "-e -c"), ("nox", "-s --session -f --noxfile -t --tags"),
+    ("docker", "-H --host -c --context --config -l --log-level --tlscacert --tlscert"),
+    ("podman", "--url -c --connection"),
+    ("kubectl", "-n --namespace --context --cluster --kubeconfig -s --server --user --token --as "
+                "--as-group --request-timeout --certificate-authority --client-certificate "
+                "--client-key"),
+    ("helm", "-n --namespace --kube-context --kubeconfig"),
+    ("make", "-C -f --file --makefile -I --include-dir -o --old-file -W --what-if --assume-new "
+             "--new-file"),
+    ("just", "-f --justfile -d --working-directory --dotenv-path --dotenv-filename --shell "
+             "--shell-arg"),
+    ("mvn", "-f --file -s --settings -gs -P -pl --projects -rf -T -D -l --log-file -t -b"),
+    ("gradle", "-p --project-dir -b --build-file -c --settings-file -g --gradle-user-home -I "
+               "--init-script -x --exclude-task --console --warning-mode"),
+    ("rake", "-f --rakefile -C --directory -I --libdir -R --rakelibdir -r --require"),
+    ("bundle", "--gemfile"), ("composer", "-d --working-dir"),
+    ("apt", "-o -c -t"), ("systemctl", "-H --host -M --machine -t --type -p --property --state"),
+    ("stack", "--stack-yaml --resolver"), ("jj", "-R --repository --at-op --config --config-toml"),
+    ("hg", "-R --repository --cwd --config"), ("nix", "--option --extra-experimental-features"),
+    ("aws", "--profile --region --output --endpoint-url"), ("gcloud", "--project --account"))}
+_VALUE_OPTIONS.update({alias: _VALUE_OPTIONS[same] for alias, same in (
+    ("pip3", "pip"), ("mvnw", "mvn"), ("gradlew", "gradle"), ("apt-get", "apt"), ("gmake", "make"),
+    ("pnpx", "npx"))})
+# Options that take an optional numeric value (`make -j 4 test`).
+_NUMERIC_OPTIONS = frozenset("-j --jobs -l --load-average".split())
+# Tool runners kept in the shape with the command they run (`uv run pytest`, `npx vitest`):
+# program -> the verbs that run a command ('' = the program itself runs it).
+_RUN_WRAPPERS = {"uv": ("run",), "uvx": ("",), "poetry": ("run",), "pipenv": ("run",),
+                 "pdm": ("run",), "hatch": ("run",), "rye": ("run",), "pipx": ("run",),
+                 "bundle": ("exec",), "npx": ("",), "pnpx": ("",), "bunx": ("",),
+                 "pnpm": ("exec", "dlx"), "yarn": ("dlx", "exec"), "npm": ("exec",),
+                 "bun": ("x",), "conda": ("run",), "mamba": ("run",), "micromamba": ("run",),
+                 "mise": ("exec", "x")}
+# program -> subcommands whose next plain word is kept too ('npm run build', 'gh pr create',
+# 'docker compose up'); '*' = every subcommand.
+_SECOND_WORDS = {"npm": ("run", "run-script"), "pnpm": ("run",), "yarn": ("run",), "bun": ("run",),
+                 "deno": ("task",), "composer": ("run-script", "run"), "gh": "*", "glab": "*",
+                 "aws": "*", "gcloud": "*", "az": "*", "uv": ("pip", "tool", "python"),
+                 "docker": ("compose", "buildx", "container", "image", "volume", "network", "system",
+                            "context"),
+                 "podman": ("compose", "container", "image", "volume", "network", "system"),
+                 "dotnet": ("ef", "tool"), "kubectl": ("config", "rollout"),
+                 "git": ("stash", "worktree", "submodule", "remote", "bisect", "lfs")}
+# A subcommand that ends like a file name is a path, not a subcommand (`bun run index.ts`).
+_FILE_SUFFIXES = frozenset(
+    "py pyc js mjs cjs ts tsx jsx json md txt yml yaml toml ini cfg conf env lock log sh bash zsh "
+    "ex exs rb go rs c h cc cpp hpp java kt swift php sql csv xml html css scss vue svelte lua pl "
+    "r dart zig nix tf out bin exe dll so gz tgz zip tar".split())
+# Long options whose separate value is a credential (`--token X`), skipped for every program.
+_CREDENTIAL_OPTION_WORDS = ("token", "passw", "secret", "key", "auth", "credential")
 
 
-def _shell_programs(command):
-    """Each chained command's program (+ subcommand): 'cd x && pytest | tee' -> ['pytest', 'tee']."""
-    if isinstance(command, list):
-        parts = [str(t) for t in command]
-        if len(parts) >= 3 and parts[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and parts[1] in ("-c", "-lc"):
-            command = parts[2]
+def _plain_subword(word):
+    """A subcommand word is kept only when it is a plain lowercase word, not text or a path."""
+    v = word[1]
+    if word[3] or not 0 < len(v) <= 24 or not ("a" <= v[0] <= "z") or not v.isascii():
+        return False
+    if sum(c.isdigit() for c in v) > 2 or v.startswith(_SECRET_PREFIXES):
+        return False
+    if not all(c.islower() or c.isdigit() or c in "._:-" for c in v):
+        return False
+    return "." not in v or v.rsplit(".", 1)[1] not in _FILE_SUFFIXES
+
+
+def _is_assignment(raw):
+    """`NAME=value` / `NAME+=value` / `NAME[i]=value`, judged on the source text (quotes count)."""
+    k = raw.find("=")
+    if k <= 0:
+        return False
+    name = raw[:k].rstrip("+").split("[", 1)[0]
+    return bool(name) and name.isascii() and not name[0].isdigit() \
+        and all(c.isalnum() or c == "_" for c in name)
+
+
+def _program_name(word):
+    """The basename of a command word, without a Windows .exe/.cmd/.bat suffix."""
+    value, raw = word[1], word[2]
+    # `C:\Tools\node.exe`: a backslash in unquoted source text is a Windows path, not an escape.
+    text = raw if "\\" in raw and not any(q in raw for q in "'\"$`") else value
+    name = text.replace("\\", "/").rsplit("/", 1)[-1]
+    if name[-4:].lower() in (".exe", ".cmd", ".bat"):
+        name = name[:-4]
+    return name
+
+
+def _skip_parens(s, i):
+    """From the '(' at s[i] to just past its matching ')' (plain counting; used in $(( )) etc.)."""
+    depth, n = 0, len(s)
+    while i < n:
+        c = s[i]
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return n
+
+
+def _skip_dollar(s, i, depth, buf):
+    """An expansion at s[i] == '$': returns (end, flag); appends '$' (or $'..' text) to buf."""
+    n = len(s)
+    nxt = s[i + 1] if i + 1 < n else ""
+    if nxt == "(":
+        buf.append("$")
+        if s[i + 2:i + 3] == "(" or depth >= _SHAPE_MAX_DEPTH:
+            return _skip_parens(s, i + 1), 2
+        return _shell_lex(s, i + 2, depth + 1, None), 2
+    if nxt == "{":
+        buf.append("$")
+        j = s.find("}", i + 2)
+        return (n if j < 0 else j + 1), 2
+    if nxt == "'":                                 # $'ANSI-C quoting'
+        j = i + 2
+        while j < n and s[j] != "'":
+            j += 2 if s[j] == "\\" else 1
+        buf.append(s[i + 2:j])
+        return j + 1, 1
+    if nxt == '"':                                 # $"locale string"
+        return _dquote(s, i + 2, depth, buf)
+    buf.append("$")
+    return i + 1, 2
+
+
+def _skip_backticks(s, i):
+    j, n = i + 1, len(s)
+    while j < n and s[j] != "`":
+        j += 2 if s[j] == "\\" else 1
+    return j + 1
+
+
+def _dquote(s, i, depth, buf):
+    """A double-quoted string from s[i] (after the opening quote): returns (end, flags)."""
+    n, flags = len(s), 1
+    while i < n:
+        c = s[i]
+        if c == '"':
+            return i + 1, flags
+        if c == "\\":
+            if i + 1 < n and s[i + 1] in '"\\$`':
+                buf.append(s[i + 1])
+            elif i + 1 < n and s[i + 1] != "\n":
+                buf.append(s[i:i + 2])
+            i += 2
+        elif c == "$":
+            i, f = _skip_dollar(s, i, depth, buf)
+            flags |= f
+        elif c == "`":
+            buf.append("$")
+            i, flags = _skip_backticks(s, i), flags | 2
         else:
-            command = " ".join(parts)
-    if not isinstance(command, str):
+            j = i + 1
+            while j < n and s[j] not in '"\\$`':
+                j += 1
+            buf.append(s[i:j])
+            i = j
+    return n, flags
+
+
+_SHELL_SPECIAL = frozenset(" \t\n\\'\"$`#<>&|;()")
+
+
+def _shell_lex(s, i, depth, out):
+    """Tokens of shell text s from i into out: ('w', value, source, flags) and ('o', operator).
+
+    flags: 1 = quoted or escaped, 2 = holds an expansion. Redirection targets and heredoc bodies
+    are consumed here, never emitted. With depth > 0 (inside `$( )`) it stops after the
+    unmatched ')' and returns that position; out=None only skips.
+    """
+    n = len(s)
+    buf, start, flags = [], -1, 0
+    target, heredocs, parens, cases = 0, [], 0, 0
+
+    def word_end(end):
+        nonlocal buf, start, flags, target, cases
+        if start < 0:
+            return
+        value = "".join(buf)
+        if target >= 2:                            # a heredoc delimiter: its body follows the line
+            heredocs.append((value, target == 3))
+        elif target == 0 and out is not None:
+            out.append(("w", value, s[start:end], flags))
+        elif target == 0 and not flags and value in ("case", "esac"):
+            cases += 1 if value == "case" else -1    # `case x in a)` inside $( ): ')' is no end
+        buf, start, flags, target = [], -1, 0, 0
+
+    while i < n:
+        c = s[i]
+        if c not in _SHELL_SPECIAL:
+            if start < 0:
+                start = i
+            j = i + 1
+            while j < n and s[j] not in _SHELL_SPECIAL:
+                j += 1
+            buf.append(s[i:j])
+            i = j
+        elif c == " " or c == "\t":
+            word_end(i)
+            i += 1
+        elif c == "\n":
+            word_end(i)
+            i += 1
+            for delim, strip in heredocs:          # skip each pending heredoc body, line by line
+                while i < n:
+                    j = s.find("\n", i)
+                    j = n if j < 0 else j
+                    line = s[i:j].lstrip("\t") if strip else s[i:j]
+                    i = j + 1
+                    if line.rstrip("\r") == delim:
+                        break
+            heredocs.clear()
+            if out is not None:
+                out.append(("o", "\n"))
+        elif c == "\\":
+            if s[i + 1:i + 2] == "\n":             # line continuation
+                i += 2
+                continue
+            if start < 0:
+                start = i
+            buf.append(s[i + 1:i + 2])
+            flags |= 1
+            i += 2
+        elif c == "'":
+            if start < 0:
+                start = i
+            j = s.find("'", i + 1)
+            j = n if j < 0 else j
+            buf.append(s[i + 1:j])
+            flags |= 1
+            i = j + 1
+        elif c == '"':
+            if start < 0:
+                start = i
+            i, f = _dquote(s, i + 1, depth, buf)
+            flags |= f
+        elif c == "$":
+            if start < 0:
+                start = i
+            i, f = _skip_dollar(s, i, depth, buf)
+            flags |= f
+        elif c == "`":
+            if start < 0:
+                start = i
+            buf.append("$")
+            i, flags = _skip_backticks(s, i), flags | 2
+        elif c == "#" and start < 0:               # a comment runs to the end of the line
+            j = s.find("\n", i)
+            i = n if j < 0 else j
+        elif c == "#":
+            buf.append(c)
+            i += 1
+        elif c in "<>":
+            if s[i + 1:i + 2] == "(":              # <( ) >( ): process substitution, an argument
+                if start < 0:
+                    start = i
+                buf.append("$")
+                flags |= 2
+                i = (_shell_lex(s, i + 2, depth + 1, None) if depth < _SHAPE_MAX_DEPTH
+                     else _skip_parens(s, i + 1))
+                continue
+            if start >= 0 and not flags and "".join(buf).isdigit():
+                buf, start = [], -1                # `2>`: the digits name a file descriptor
+            word_end(i)
+            if s.startswith("<<<", i):
+                i, target = i + 3, 1
+            elif s.startswith("<<-", i):
+                i, target = i + 3, 3
+            elif s.startswith("<<", i):
+                i, target = i + 2, 2
+            else:
+                i += 2 if s[i + 1:i + 2] in (">", "&", "|") else 1
+                target = 1
+        elif c == "&":
+            word_end(i)
+            if s[i + 1:i + 2] == ">":              # &> file, &>> file
+                i += 3 if s[i + 2:i + 3] == ">" else 2
+                target = 1
+                continue
+            op = "&&" if s[i + 1:i + 2] == "&" else "&"
+            if out is not None:
+                out.append(("o", op))
+            i += len(op)
+        elif c == "|":
+            word_end(i)
+            op = s[i:i + 2] if s[i + 1:i + 2] in ("|", "&") else "|"
+            if out is not None:
+                out.append(("o", op))
+            i += len(op)
+        elif c == ";":
+            word_end(i)
+            op = ";;&" if s.startswith(";;&", i) else s[i:i + 2] if s[i + 1:i + 2] in (";", "&") else ";"
+            if out is not None:
+                out.append(("o", op))
+            i += len(op)
+        elif c == "(":
+            if start >= 0 and buf and buf[-1][-1:] in ("=", "@", "!", "+", "*", "?"):
+                j = _skip_parens(s, i)             # `a=(x y)`, `@(glob|pattern)`: part of a word
+                buf.append(s[i:j])
+                i = j
+                continue
+            word_end(i)
+            if s[i + 1:i + 2] == "(":              # (( arithmetic )), for (( ; ; ))
+                i = _skip_parens(s, i)
+                if out is not None:
+                    out.append(("o", "(("))
+                continue
+            parens += 1
+            if out is not None:
+                out.append(("o", "("))
+            i += 1
+        else:                                      # ")"
+            word_end(i)
+            i += 1
+            if depth and parens <= 0 and cases <= 0:
+                return i
+            parens -= 1
+            if out is not None:
+                out.append(("o", ")"))
+    word_end(n)
+    return n
+
+
+def _first_word(words, j, key):
+    """Index of the first word from j that is not an option, an option's value or VAR=value."""
+    opts = _VALUE_OPTIONS.get(key, ())
+    n = len(words)
+    while j < n:
+        v = words[j][1]
+        if v == "--":
+            return j + 1 if key in _RUN_WRAPPERS else n
+        if v[:1] == "-" and len(v) > 1:
+            j += 1
+            if "=" in v:
+                continue
+            if v in opts or (v[:2] == "--" and any(w in v for w in _CREDENTIAL_OPTION_WORDS)):
+                j += 1
+            elif v in _NUMERIC_OPTIONS and j < n and words[j][1].isdigit():
+                j += 1
+        elif (v[:1] == "+" and key in ("cargo", "rustup")) or _is_assignment(words[j][2]):
+            j += 1                                 # `cargo +nightly build`, `make CC=clang test`
+        else:
+            return j
+    return n
+
+
+def _wrapped(prefix, words, j, depth):
+    """`uv run` + the shape of the command it runs, or the runner alone."""
+    inner = _words_shapes(words, j, depth + 1) if depth < _SHAPE_MAX_DEPTH else []
+    shaped = [f"{prefix} {s}" for s in inner if s != "?"]
+    if not shaped and j < len(words) and _plain_subword(words[j]):
+        shaped = [f"{prefix} {words[j][1]}"]       # a script name: `pdm run test`, `hatch run a:b`
+    return shaped or [prefix]
+
+
+def _program_shape(key, words, j, depth):
+    """The shape of known program `key` whose arguments start at words[j]."""
+    verbs = _RUN_WRAPPERS.get(key, ())
+    if verbs == ("",):
+        return _wrapped(key, words, _first_word(words, j, key), depth)
+    k = _first_word(words, j, key)
+    if k >= len(words) or not _plain_subword(words[k]):
+        return [key]
+    sub = words[k][1]
+    if sub in verbs:
+        return _wrapped(f"{key} {sub}", words, _first_word(words, k + 1, key), depth)
+    second = _SECOND_WORDS.get(key, ())
+    if second == "*" or sub in second:
+        k = _first_word(words, k + 1, key)
+        if k < len(words) and _plain_subword(words[k]):
+            return [f"{key} {sub} {words[k][1]}"]
+    return [f"{key} {sub}"]
+
+
+def _words_shapes(words, i, depth):
+    """The shapes of one simple command (its words from i): [] when it runs nothing."""
+    n = len(words)
+    while i < n:                                   # drop VAR=value and prefixes (sudo, env, ...)
+        if _is_assignment(words[i][2]):
+            i += 1
+            continue
+        spec = None if words[i][3] & 2 else _SHELL_PREFIXES.get(_program_name(words[i]))
+        if spec is None:
+            break
+        opts, npos = spec
+        name = _program_name(words[i])
+        i += 1
+        while i < n and words[i][1][:1] == "-" and len(words[i][1]) > 1:
+            opt = words[i][1]
+            i += 1
+            if opt == "--":
+                break
+            if opt in ("-v", "-V") and name == "command":
+                return []                          # `command -v x` looks x up, runs nothing
+            if opt in opts:
+                i += 1
+        i += npos
+    if i >= n:
         return []
-    found = []
-    for sep in ("&&", "||", ";", "|", "\n", "(", ")"):
-        command = command.replace(sep, "\n")
-    for segment in command.split("\n"):
-        toks = segment.split()
-        while toks and (("=" in toks[0] and toks[0][0].isalpha() and "/" not in toks[0].split("=")[0])
-                        or toks[0] in _SHELL_WRAPPERS or toks[0][:1] == "-" or toks[0].isdigit()):
-            toks.pop(0)
-        if not toks:
+    word = words[i]
+    if word[3] & 2:
+        return ["?"]
+    name = _program_name(word)
+    key = name.lower()
+    if key in _SHELL_NOOPS:
+        return []
+    if _safe_token(name, 32) != name or not (name[0].isalnum() or name[0] in "._"):
+        return ["?"]
+    if key in _SHELLS:                             # `bash -lc 'script'`: read the script
+        j = i + 1
+        script = False
+        while j < n and words[j][1][:1] in ("-", "+") and len(words[j][1]) > 1:
+            opt = words[j][1]
+            j += 1
+            if opt in ("-o", "+o"):
+                j += 1
+            elif opt[1] != "-" and "c" in opt:
+                script = True
+        if script and j < n and depth < _SHAPE_MAX_DEPTH:
+            found = []
+            _shapes_into(words[j][1], depth + 1, found)
+            return found
+        return [key]
+    if key in ("py", "python") or (key[:6] == "python" and key[6:].replace(".", "").isdigit()):
+        j = i + 1                                  # python3.12 -> python; `python -m X` keeps X
+        while j < n and words[j][1][:1] == "-" and len(words[j][1]) > 1:
+            opt = words[j][1]
+            j += 1
+            if opt == "-c":
+                break
+            if opt in ("-W", "-X"):
+                j += 1
+            elif opt[:2] == "-m":
+                module = opt[2:] or (words[j][1] if j < n and not words[j][3] else "")
+                j += 0 if opt[2:] else 1
+                if _safe_token(module, 32) == "?" or not (module[0].isalpha() or module[0] == "_"):
+                    return ["python -m"]
+                if module.lower() in _SUBCOMMAND_PROGRAMS:
+                    return ["python -m " + s for s in _program_shape(module.lower(), words, j, depth)]
+                return ["python -m " + module]
+        return ["python"]
+    if key in _SUBCOMMAND_PROGRAMS or key in _RUN_WRAPPERS:
+        return _program_shape(key, words, i + 1, depth)
+    return [name]
+
+
+def _parse_shapes(toks, depth, out):
+    """Shapes of the simple commands in a token list, in order, into out."""
+    cur, skip, cases, t, n = [], "", 0, 0, len(toks)
+    while t < n and len(out) < _SHAPE_MAX_SHAPES:
+        tok = toks[t]
+        t += 1
+        if tok[0] == "o":
+            op = tok[1]
+            if skip == "pattern":                  # a case pattern runs to its ')'
+                skip = "" if op == ")" else skip
+                continue
+            if skip == "for":                      # `for x in WORDS;` / `for ((..));` end at ; or newline
+                skip = "" if op in (";", "\n") else skip
+                continue
+            if skip:
+                continue
+            if op == "(" and len(cur) == 1 and t < n and toks[t] == ("o", ")"):
+                cur, t = [], t + 1                 # `name() { ...; }` defines a function
+                continue
+            if cur:
+                out.extend(_words_shapes(cur, 0, depth))
+                cur = []
+            if op in (";;", ";&", ";;&") and cases:
+                skip = "pattern"
             continue
-        prog = toks[0].strip("'\"`").replace("\\", "/").rsplit("/", 1)[-1]
-        if prog.lower().endswith(".exe"):
-            prog = prog[:-4]
-        if prog in _SHELL_TRIVIAL:
+        value, plain = tok[1], not tok[3]
+        if skip:
+            if skip == "]]" and plain and value == "]]":
+                skip = ""
+            elif skip == "case" and plain and value == "in":
+                skip = "pattern"
+            elif skip == "pattern" and plain and value == "esac":
+                skip, cases = "", cases - 1
+            elif skip == "function":
+                skip = ""
             continue
-        prog = _safe_token(prog)
-        if prog.startswith("python") and prog[6:].replace(".", "").isdigit() | (prog == "python"):
-            prog = "python"
-            if len(toks) > 2 and toks[1] == "-m":
-                prog = "python -m " + _safe_token(toks[2])
-        if prog in _SUBCOMMAND_PROGRAMS and len(toks) > 1:
-            sub = toks[1]
-            if 0 < len(sub) <= 24 and all(c.islower() or c == "-" for c in sub):
-                prog = f"{prog} {sub}"
-        found.append(prog)
-    return found
+        if not cur and plain:                      # command position: reserved words
+            if value in _SHELL_KEYWORDS:
+                if value == "esac" and cases:      # the last branch may omit its ';;'
+                    cases -= 1
+                continue
+            if value in ("for", "select", "case", "[[", "function"):
+                skip = {"select": "for", "[[": "]]"}.get(value, value)
+                if value == "case":
+                    cases += 1
+                continue
+        cur.append(tok)
+    if cur and len(out) < _SHAPE_MAX_SHAPES:
+        out.extend(_words_shapes(cur, 0, depth))
+
+
+def _shapes_into(command, depth, out):
+    if isinstance(command, (list, tuple)):         # an argv, e.g. Codex's ["bash", "-lc", script]
+        words = [("w", str(a), str(a), 0) for a in command[:256]]
+        if words:
+            out.extend(_words_shapes(words, 0, depth))
+    elif isinstance(command, str):
+        toks = []
+        _shell_lex(command[:_SHAPE_MAX_INPUT], 0, 0, toks)
+        _parse_shapes(toks, depth, out)
+
+
+def _command_shapes(command):
+    """Each simple command's shape, in execution order: 'cd a && FOO=1 uv run pytest -q | tee x'
+    -> ['uv run pytest', 'tee']. A shell string or an argv list; never argument values."""
+    out = []
+    try:
+        _shapes_into(command, 0, out)
+    except Exception:                              # a reader bug must never break capture
+        return ["?"]
+    return out[:_SHAPE_MAX_SHAPES]
+
+
+def _shell_summary(command):
+    """'FOO=1 sudo git commit -m x && pytest' -> 'git commit' (the first shape, or '?')."""
+    return (_command_shapes(command) or ["?"])[0]
 
 
 def _combo(command):
     """'combo:coverage+pytest' when one shell command chains two or more different programs."""
-    progs = sorted({p.split()[0] for p in _shell_programs(command) if p != "?"})
+    progs = sorted({s.split()[0] for s in _command_shapes(command) if s != "?"})
     return "combo:" + "+".join(progs[:4]) if len(progs) > 1 else ""
 
 
