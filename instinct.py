@@ -795,42 +795,63 @@ def _tighten(path):
 
 
 class _Write:
-    """Context manager for one short BEGIN IMMEDIATE transaction (SAVEPOINT when nested)."""
+    """Context manager for one short BEGIN IMMEDIATE transaction (SAVEPOINT when nested).
 
-    __slots__ = ("db", "nested")
+    On leaving, a transaction that is already gone (a statement inside ended it) is left
+    alone, and a COMMIT that fails is rolled back, so the connection never stays inside a
+    half-done transaction.
+    """
+
+    __slots__ = ("db", "conn", "nested")
 
     def __init__(self, db):
         self.db = db
 
     def __enter__(self):
-        conn = self.db.conn
+        conn = self.conn = self.db.conn
         self.nested = conn.in_transaction
         if self.nested:
             conn.execute("SAVEPOINT w")
         else:
+            start = time.monotonic()
             try:                       # the common case, without the retry loop's set-up
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as e:
                 if not _is_busy(e):
                     raise
-                self.db.retry(conn.execute, "BEGIN IMMEDIATE")
+                self.db.retry(conn.execute, "BEGIN IMMEDIATE", start=start)
         return conn
 
     def __exit__(self, et, ev, tb):
-        conn = self.db.conn
+        conn = self.conn
+        if not conn.in_transaction:        # ended inside the block: nothing left to finish
+            return False
         if self.nested:
-            if et is not None:
-                conn.execute("ROLLBACK TO w")
-            conn.execute("RELEASE w")
+            if et is None:
+                conn.execute("RELEASE w")
+            else:
+                try:
+                    conn.execute("ROLLBACK TO w")
+                    conn.execute("RELEASE w")
+                except sqlite3.Error:
+                    pass                   # the block's own error is the one to report
         elif et is None:
             try:
-                conn.execute("COMMIT")
-            except sqlite3.OperationalError as e:
-                if not _is_busy(e):
-                    raise
-                self.db.retry(conn.execute, "COMMIT")
-        elif conn.in_transaction:
-            conn.execute("ROLLBACK")
+                try:
+                    conn.execute("COMMIT")
+                except sqlite3.OperationalError as e:
+                    if not _is_busy(e):
+                        raise
+                    self.db.retry(conn.execute, "COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        else:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
         return False
 
 
@@ -884,14 +905,14 @@ class _DB:
         except sqlite3.Error as e:
             raise _db_error(path, e) from None
         try:
-            version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0])
+            version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0], conn=conn)
             if version > SCHEMA_VERSION:
                 raise StoreError(f"{path} has schema v{version}, newer than this instinct "
                                  f"{__version__} (v{SCHEMA_VERSION}); upgrade instinct")
             if version < SCHEMA_VERSION:     # before WAL, so a refused file is left as it was
                 self._migrate(conn)
-            if self.retry(lambda: conn.execute("PRAGMA journal_mode").fetchone()[0]) != "wal":
-                self.retry(conn.execute, "PRAGMA journal_mode=WAL")
+            if self.retry(lambda: conn.execute("PRAGMA journal_mode").fetchone()[0], conn=conn) != "wal":
+                self.retry(conn.execute, "PRAGMA journal_mode=WAL", conn=conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute(f"PRAGMA wal_autocheckpoint={int(self.checkpoint_pages)}")
             conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
@@ -904,7 +925,7 @@ class _DB:
         return conn
 
     def _migrate(self, conn):
-        self.retry(conn.execute, "BEGIN IMMEDIATE")
+        self.retry(conn.execute, "BEGIN IMMEDIATE", conn=conn)
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             for i in range(version, SCHEMA_VERSION):
@@ -915,18 +936,40 @@ class _DB:
             conn.execute("ROLLBACK")
             raise
 
-    def retry(self, fn, *args):
-        """Run fn, retrying 'database is locked' until the busy timeout has passed."""
-        deadline = time.monotonic() + self.timeout
-        pause = 0.001
-        while True:
-            try:
-                return fn(*args)
-            except sqlite3.OperationalError as e:
-                if not _is_busy(e) or time.monotonic() > deadline:
-                    raise
-                time.sleep(pause)
+    def retry(self, fn, *args, start=None, conn=None):
+        """Run fn, retrying 'database is locked' until the busy timeout, counted from `start`,
+        has passed. SQLite's busy handler already waits inside each try, so a retry gets only
+        the time that is left: the whole wait is one timeout, not two. `start` given means
+        the caller's own first try (begun then) already failed as busy."""
+        deadline = (time.monotonic() if start is None else start) + self.timeout
+        pause, shortened, last = 0.001, None, None
+        try:
+            if start is None:
+                try:
+                    return fn(*args)
+                except sqlite3.OperationalError as e:
+                    if not _is_busy(e):
+                        raise
+                    last = e
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise last or sqlite3.OperationalError("database is locked")
+                time.sleep(min(pause, left))
                 pause = min(pause * 2, 0.05)
+                c = conn or self._conn
+                if c is not None:
+                    c.execute(f"PRAGMA busy_timeout = {max(1, int((deadline - time.monotonic()) * 1000))}")
+                    shortened = c
+                try:
+                    return fn(*args)
+                except sqlite3.OperationalError as e:
+                    if not _is_busy(e):
+                        raise
+                    last = e
+        finally:
+            if shortened is not None:
+                shortened.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
 
     def write(self):
         return _Write(self)
