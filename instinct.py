@@ -56,6 +56,7 @@ MIT License.
 # =============================================================================
 # Only cheap modules at import time: a hook or CLI process pays for every import.
 # json, re, hashlib, argparse and friends are imported where they are needed.
+import functools                 # already loaded by the interpreter's start-up
 import os
 import sqlite3
 import sys
@@ -96,6 +97,7 @@ MAX_SHORT = 200                   # source, category, setting names
 MAX_IMPORT_BYTES = 128 * 1024 * 1024     # a rules file `import` reads (200k records take ~60 MB)
 MAX_MEMORY_FILE = 1024 * 1024            # one Markdown memory file
 MAX_MEMORY_DIR = 64 * 1024 * 1024        # every Markdown memory file of one import together
+MAX_INT_ARG = 10**9               # bound of an integer argument whose Param names none
 
 # Settings stored in the database (`instinct config`); values are integers.
 SETTINGS = {
@@ -984,7 +986,11 @@ class _DB:
 # 9. Operation registry (one table for API, CLI and MCP)
 # =============================================================================
 class Param:
-    """One parameter of an operation, as the API, the CLI and MCP see it."""
+    """One parameter of an operation, as the API, the CLI and MCP see it.
+
+    Integers are bounded on both sides (by default +-MAX_INT_ARG), numbers must be finite:
+    `Operation.coerce` checks every call, from Python, the command line or MCP alike.
+    """
 
     __slots__ = ("name", "type", "help", "default", "required", "positional",
                  "flag", "choices", "minimum", "maximum")
@@ -994,6 +1000,9 @@ class Param:
         self.name, self.type, self.help, self.default = name, type, help, default
         self.required, self.positional, self.choices = required, positional, choices
         self.flag = flag or "--" + name.replace("_", "-")
+        if type is int:
+            minimum = -MAX_INT_ARG if minimum is None else minimum
+            maximum = MAX_INT_ARG if maximum is None else maximum
         self.minimum, self.maximum = minimum, maximum
 
     def schema(self):
@@ -1015,7 +1024,7 @@ class Operation:
 
     __slots__ = ("name", "cli", "mcp", "title", "summary", "description", "params",
                  "read_only", "destructive", "idempotent", "output", "list_key", "render",
-                 "exit_code", "known")
+                 "exit_code", "known", "fn")
 
     def __init__(self, **kw):
         for k in self.__slots__:
@@ -1064,13 +1073,18 @@ class Operation:
             v = args[p.name]
             if v is None and not p.required:
                 continue
-            if p.type is int and isinstance(v, float) and v.is_integer():
+            t = p.type
+            if t is int and type(v) is float and v.is_integer():
                 v = int(v)
-            ok = isinstance(v, p.type) and not (p.type is int and isinstance(v, bool))
-            if p.type is float and isinstance(v, int) and not isinstance(v, bool):
+            ok = isinstance(v, t) and not (t is int and isinstance(v, bool))
+            if t is float and isinstance(v, int) and not isinstance(v, bool):
+                if not -1e300 < v < 1e300:
+                    raise ValidationError(f"argument '{p.name}' is out of range")
                 ok, v = True, float(v)
             if not ok:
                 raise ValidationError(f"argument '{p.name}' must be of type {p.schema()['type']}")
+            if t is float and not -1e300 < v < 1e300:          # NaN and infinities fail too
+                raise ValidationError(f"argument '{p.name}' must be a finite number")
             if p.choices and v not in p.choices:
                 raise ValidationError(f"argument '{p.name}' must be one of: {', '.join(p.choices)}")
             if p.minimum is not None and v < p.minimum:
@@ -1088,6 +1102,9 @@ def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=F
               idempotent=False, output, list_key=None, render=None, exit_code=None):
     """Register the decorated InstinctStore method as an operation.
 
+    The method the class gets checks its arguments with `Operation.coerce` (the Params'
+    types and bounds) before the body runs, so Python callers are held to the same rules
+    as the CLI and MCP; `op.fn` is the unchecked body.
     `exit_code(result) -> int` (optional) gives the CLI's exit status for a
     successful call (e.g. doctor exits 1 when a check failed); default 0.
     An `output` object schema that already declares `list_key` is used as is.
@@ -1098,12 +1115,26 @@ def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=F
         name = fn.__name__
         if name in OPERATIONS:
             raise RuntimeError(f"operation {name} defined twice")
-        OPERATIONS[name] = Operation(
+        op = OPERATIONS[name] = Operation(
             name=name, cli=cli or name.replace("_", "-"), mcp=mcp or name, title=title,
             summary=summary.strip() or title, description=" ".join(rest.split()), params=params,
             read_only=read_only, destructive=destructive, idempotent=idempotent,
-            output=output, list_key=list_key, render=render, exit_code=exit_code)
-        return fn
+            output=output, list_key=list_key, render=render, exit_code=exit_code, fn=fn)
+        code = fn.__code__
+        names = code.co_varnames[1:code.co_argcount]
+        coerce = op.coerce
+
+        @functools.wraps(fn)
+        def checked(self, *args, **kwargs):
+            if args:
+                if len(args) > len(names):
+                    raise TypeError(f"{name}() takes at most {len(names)} positional arguments")
+                for k, v in zip(names, args):
+                    if k in kwargs:
+                        raise TypeError(f"{name}() got multiple values for argument '{k}'")
+                    kwargs[k] = v
+            return fn(self, **coerce(kwargs))
+        return checked
     return deco
 
 
@@ -1368,8 +1399,6 @@ class _Core:
         Ask for these at the start of a task: they are habits learned from
         repetition. Raw observations are never suggested.
         """
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
-            raise ValidationError("limit must be a whole number >= 1")
         proj = _resolve_project(project, self.cwd)
         limit = limit or self._settings()["suggest_limit"]
         # Candidates strongest first, read from the covering index over mature+ rows; one per
@@ -1445,8 +1474,6 @@ class _Core:
             where.append("project = ?")
             params.append(_resolve_project(project, self.cwd))
         if level is not None:
-            if level not in LEVELS:
-                raise ValidationError(f"level must be one of: {', '.join(LEVELS)}")
             where.append("promoted = ?")
             params.append(LEVELS.index(level))
         sql = (f"SELECT {_COLS} FROM instincts WHERE {' AND '.join(where)}"
@@ -1654,7 +1681,7 @@ class _Core:
 
     @operation(
         Param("days_inactive", int, "days without an observation before a pattern loses 1",
-              default=90, flag="--days", minimum=1),
+              default=90, flag="--days", minimum=1, maximum=36500),
         title="Decay stale patterns", destructive=True,
         output=_obj({"decayed": _INT, "deleted": _INT, "total": _INT}, ("decayed", "deleted", "total")),
         render=lambda r: f"Decayed: {r['decayed']}\nDeleted: {r['deleted']}\nTotal instincts: {r['total']}")
@@ -1667,8 +1694,6 @@ class _Core:
         stays flat; if interrupted, running it again finishes the rest without
         charging anything twice.
         """
-        if isinstance(days_inactive, bool) or not isinstance(days_inactive, int) or days_inactive < 1:
-            raise ValidationError("days_inactive must be a whole number of days >= 1")
         now = self._now()
         cutoff = _iso(self._clock() - days_inactive * 86400)
         stale = "id > ? AND id <= ? AND max(last_seen, decayed_at) < ?"
@@ -3989,7 +4014,6 @@ class _Insight(_Core):
         (by consolidate) appear with a delta of 0. A merge's delta is 0 here
         because the merged pattern's own observations join this timeline.
         """
-        _check_int(limit, "limit", 1, 10**9)
         p, proj = self._target(pattern, project)
         cur = self._read("SELECT confidence, promoted FROM instincts WHERE pattern = ? AND project = ?",
                          (p, proj))
@@ -4031,8 +4055,6 @@ class _Insight(_Core):
 
         Counts observations of every project together.
         """
-        _check_int(days, "days", 1, 3650)
-        _check_int(limit, "limit", 1, 10**9)
         now = self._clock()
         start = now - 2 * days * 86400
         mid = _iso(now - days * 86400)
@@ -4060,8 +4082,6 @@ class _Insight(_Core):
         without one; pending while the window is open. rate = reinforced /
         (reinforced + missed), absent while nothing is decided.
         """
-        _check_int(days, "days", 1, 3650)
-        _check_int(limit, "limit", 1, 10**9)
         from bisect import bisect_right
         window, now = days * 86400, self._clock()
         shown = [(line.partition("\t")[0], ts) for ts, data in self._read(
@@ -4111,8 +4131,6 @@ class _Insight(_Core):
         pattern is not suggested again until observed `feedback_bad_quiet` more
         times (default 3). Both show in explain and history.
         """
-        if verdict not in ("good", "bad"):
-            raise ValidationError("verdict must be good or bad")
         _check_text(note, "note", MAX_PATTERN)
         normalize_pattern(pattern)
         proj = _resolve_project(project, self.cwd)
@@ -4175,7 +4193,6 @@ class _Insight(_Core):
 
         Runs consolidate first. Call it from a Stop hook or at the end of a task.
         """
-        _check_int(limit, "limit", 1, 10**9)
         t = self._since(since)
         start = _iso(t)
         proj = _resolve_project(project, self.cwd)
@@ -4591,7 +4608,8 @@ def _render_memories(rs):
     return "\n".join(out)
 
 
-_MEM_ID = Param("id", int, "the memory's id", required=True, positional=True, minimum=1)
+_MEM_ID = Param("id", int, "the memory's id", required=True, positional=True, minimum=1,
+                maximum=2**63 - 1)
 
 
 class _Memory(_Core):
@@ -4668,7 +4686,8 @@ class _Memory(_Core):
         Param("project", str, "'' for global (default), a 12-hex fingerprint or a project path",
               default=""),
         Param("source", str, "who stored it, e.g. claude-code", default=""),
-        Param("supersedes", int, "id of an older memory this one replaces", minimum=1),
+        Param("supersedes", int, "id of an older memory this one replaces", minimum=1,
+              maximum=2**63 - 1),
         Param("metadata", dict, "a JSON object kept with the memory; an episode keeps task, steps, "
               "failures and outcome here", flag="--meta"),
         mcp="memory_store", title="Remember a piece of knowledge", output=_MEMORY,
@@ -4686,8 +4705,6 @@ class _Memory(_Core):
         """
         f = self._mem_fields(type, title, content, why, how_to_apply, tags, source, metadata)
         proj = _resolve_project(project, self.cwd)
-        if supersedes is not None:
-            _check_int(supersedes, "supersedes", 1, 2**63 - 1)
         keys = _mem_keys(f["type"], proj, f["title"], f["content"])
 
         def run(conn):
@@ -4817,7 +4834,6 @@ class _Memory(_Core):
             raise ValidationError("query must contain a word")
         if type is not None and type not in MEMORY_TYPES:
             raise ValidationError(f"type must be one of: {', '.join(MEMORY_TYPES)}")
-        _check_int(limit, "limit", 1, 100)
         where, params = ["m.archived = 0"], []
         if not include_superseded:
             where.append("m.superseded_by IS NULL")
@@ -4852,7 +4868,6 @@ class _Memory(_Core):
 
         Stale memories need no forgetting: they fade and are archived on their own.
         """
-        _check_int(id, "id", 1, 2**63 - 1)
 
         def run(conn):
             row = self._mem_get(conn, id)
@@ -4883,14 +4898,13 @@ class _Memory(_Core):
             params.append(_resolve_project(project, self.cwd))
         sql = f"SELECT {_MEM_COLS} FROM memories WHERE {' AND '.join(where)} ORDER BY updated DESC, id DESC"
         if limit is not None:
-            sql += f" LIMIT {_check_int(limit, 'limit', 1, 2**31)}"
+            sql += f" LIMIT {int(limit)}"
         return [_mem_record(r) for r in self._read(sql, params)]
 
     @operation(_MEM_ID, mcp="memory_get", title="Get one memory", read_only=True, idempotent=True,
                output=_MEMORY, render=_render_memory)
     def get_memory(self, id):
         """Return one memory by id, archived or superseded ones included."""
-        _check_int(id, "id", 1, 2**63 - 1)
         try:
             return _mem_record(self._mem_get(self._db.conn, id))
         except sqlite3.Error as e:
@@ -4900,7 +4914,6 @@ class _Memory(_Core):
                output=_MEMORY, render=_render_memory)
     def restore_memory(self, id):
         """Bring an archived memory back (confidence at least 1, a fresh aging period)."""
-        _check_int(id, "id", 1, 2**63 - 1)
 
         def run(conn):
             row = self._mem_get(conn, id)
@@ -5181,11 +5194,11 @@ def build_parser(argv=None):
                         help="database file (default: $INSTINCT_DB or ~/.instinct/instinct.db)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print the result as JSON (the same JSON the API returns)")
+    common.add_argument("--version", action="version", version=f"instinct {__version__}")
     parser = argparse.ArgumentParser(
         prog="instinct", parents=[common],
         description="Self-learning memory for AI coding agents: observe patterns, "
                     "consolidate them into habits, suggest them back.")
-    parser.add_argument("--version", action="version", version=f"instinct {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     names = {op.cli: op for op in OPERATIONS.values()}
     args = list(argv or [])
@@ -5291,23 +5304,31 @@ def _fast_args(argv):
 
 
 def main(argv=None):
-    """Command-line entry point; returns the exit status.
+    """Command-line entry point: runs one command and returns its exit status.
 
-    Called with no argv it is the process's entry point: it ends the process itself
-    after flushing, skipping the SQLite close-time checkpoint (committed data is
-    already in the WAL, which the next writer checkpoints), so a one-shot command
-    costs little more than starting Python.
+    With no argv it reads sys.argv and leaves the database open for the ending process
+    to drop. The hook and serve commands are the exception: run as the process's entry
+    (argv None) they end the process themselves once done (`_exit_now`), skipping the
+    SQLite close-time checkpoint (committed data is already in the WAL), because agents
+    start them per tool call and per window.
     """
     ending = argv is None
-    code = _cli(list(sys.argv[1:] if ending else argv), close=not ending)
-    if ending:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError, AttributeError):
-                pass
-        os._exit(code)
+    args = list(sys.argv[1:] if ending else argv)
+    code = _cli(args, close=not ending)
+    if ending and {"hook", "serve"} & set(args[:3]):
+        _exit_now(code)
     return code
+
+
+def _exit_now(code):
+    """End the process now with `code`, after flushing stdout and stderr (no interpreter
+    teardown, no close-time checkpoint): what a one-shot command's process does last."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    os._exit(code)
 
 
 def _cli(argv, close=True):
@@ -5361,7 +5382,7 @@ def _run_op(op, kwargs, db, as_json, close):
     """Run one operation for the CLI: print its JSON or text, map errors to exit codes."""
     store = InstinctStore(db)
     try:
-        result = getattr(store, op.name)(**op.coerce(kwargs))     # the Params' checks, as in MCP
+        result = getattr(store, op.name)(**kwargs)      # checked by the Params, as in MCP
         text = _dumps(result, indent=2) if as_json else op.render(result)
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
@@ -5802,4 +5823,4 @@ def serve(store=None, stdin=None, stdout=None):
 # 18. Entry point
 # =============================================================================
 if __name__ == "__main__":
-    sys.exit(main())
+    _exit_now(main())

@@ -17,6 +17,22 @@ import unittest
 import instinct
 from instinct import InstinctStore, NotFoundError, StoreError, ValidationError
 from test_instinct import setUpModule, _TempDB, _child_env, INSTINCT_PY  # noqa: F401
+from test_mcp import Server
+
+
+def _filler(op, skip):
+    """Plain valid arguments for op's required params other than `skip`."""
+    out = {}
+    for p in op.params:
+        if p.required and p.name != skip:
+            out[p.name] = (p.choices[0] if p.choices else {str: "seq:x", int: 1, float: 0.5,
+                                                            bool: False, dict: {}}[p.type])
+    return out
+
+
+def _numeric_params():
+    return [(op, p) for op in instinct.OPERATIONS.values() for p in op.params
+            if p.type in (int, float)]
 
 
 class TestBusyWait(_TempDB):
@@ -97,6 +113,90 @@ class TestWriteEnds(_TempDB):
                     inner.execute("INSERT INTO settings (key, value) VALUES ('inner', '1')")
                     raise KeyError("inner")
         self.assertEqual(self.sql("SELECT key FROM settings ORDER BY key"), [("outer",)])
+
+
+class TestValidation(_TempDB):
+    """Every caller is held to the Params: API, CLI and MCP alike (issues 12 and 14)."""
+
+    def test_api_list_refuses_what_the_params_refuse(self):
+        for i in range(3):
+            self.store.observe(f"seq:p{i}")
+        for kw in ({"limit": -1}, {"limit": 0}, {"min_confidence": "x"}, {"limit": True},
+                   {"limit": 10**26}, {"min_confidence": -5}, {"level": "gold"}):
+            with self.subTest(**kw):
+                with self.assertRaises(ValidationError):
+                    self.store.list(**kw)
+        self.assertEqual(len(self.store.list(limit=2)), 2)
+        self.assertEqual(len(self.store.list(1)), 3)            # positional: min_confidence
+        self.assertEqual(self.store.list(2), [])
+        with self.assertRaises(TypeError):
+            self.store.list(1, min_confidence=1)
+
+    def test_every_numeric_param_refuses_huge_values_through_the_api(self):
+        params = _numeric_params()
+        self.assertGreater(len(params), 15)
+        for op, p in params:
+            for bad in (10**26, -10**26, float("inf"), float("nan"), "7"):
+                with self.subTest(op=op.name, param=p.name, value=bad):
+                    with self.assertRaises(ValidationError):
+                        getattr(self.store, op.name)(**_filler(op, p.name), **{p.name: bad})
+
+    def test_every_numeric_param_refuses_huge_values_on_the_command_line(self):
+        for op, p in _numeric_params():
+            args = [op.cli]
+            for q in op.params:
+                if q.required and q.name != p.name:
+                    v = _filler(op, p.name)[q.name]
+                    args += [str(v)] if q.positional else [q.flag, str(v)]
+            args += ["1" + "0" * 26] if p.positional else [p.flag, "1" + "0" * 26]
+            with self.subTest(args=args):
+                code, out, err = self.cli(*args)
+                self.assertEqual(code, 2, err)
+                self.assertEqual(out, "")
+                self.assertNotIn("Traceback", err)
+                self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+    def test_every_numeric_param_refuses_huge_values_over_mcp(self):
+        srv = Server(str(self.tmp), db=str(self.tmp / "mcp.db"))
+        self.addCleanup(srv.kill)
+        srv.init()
+        for op, p in _numeric_params():
+            with self.subTest(tool=op.mcp, param=p.name):
+                r = srv.tool(op.mcp, {**_filler(op, p.name), p.name: 10**26})
+                self.assertTrue(r.get("isError"), r)
+                text = r["content"][0]["text"]
+                self.assertNotIn("Traceback", text)
+                self.assertNotIn("OverflowError", text)
+                self.assertEqual(len(text.splitlines()), 1, text)
+        self.assertEqual(srv.close(), 0)
+
+
+class TestCommandLine(_TempDB):
+    def test_version_after_the_command(self):
+        for args in (["--version"], ["suggest", "--version"], ["--db", str(self.db), "stats", "--version"]):
+            with self.subTest(args=args):
+                r = self.run_cli(*args)
+                self.assertEqual((r.returncode, r.stdout.strip()), (0, f"instinct {instinct.__version__}"))
+
+    def test_main_returns_the_exit_code(self):
+        self.assertEqual(self.cli("observe", "seq:a")[0], 0)
+        self.assertEqual(self.cli("get", "seq:missing")[0], 1)
+        self.assertEqual(self.cli("list", "--limit", "0")[0], 2)
+        # the same from a process whose own code runs after main() returns
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); import instinct;"
+                "sys.argv = ['instinct', '--db', sys.argv[2], 'get', 'seq:missing'];"
+                "c = instinct.main(); print('after', c)")
+        r = subprocess.run([sys.executable, "-c", code, str(INSTINCT_PY.parent), str(self.db)],
+                           capture_output=True, text=True, timeout=60, env=_child_env(self.tmp))
+        self.assertEqual((r.returncode, r.stdout), (0, "after 1\n"), r.stderr)
+
+    def test_readme_exit_codes_are_true(self):
+        bad = self.run_cli("list", "--limit", "-1")
+        self.assertOneLineError(bad, 2)
+        missing = self.run_cli("get", "seq:nothing")
+        self.assertOneLineError(missing, 1)
+        readme = (INSTINCT_PY.parent / "README.md").read_text(encoding="utf-8")
+        self.assertIn("refused input (a value a parameter does not allow) exit 2", readme)
 
 
 if __name__ == "__main__":

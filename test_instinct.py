@@ -1263,11 +1263,13 @@ class TestAPI(_TempDB):
 
     def test_decay_refuses_bad_days(self):
         self.store.observe("seq:a")
-        for bad in (0, -1, True, 1.5, "90", None):
+        for bad in (0, -1, True, 1.5, "90", 10**26, float("nan")):
             with self.subTest(days=bad):
                 with self.assertRaises(ValidationError):
                     self.store.decay(bad)
         self.assertEqual(self.conf("seq:a"), 1)
+        # None is "not given" for every optional argument, as in MCP: the default (90 days)
+        self.assertEqual(self.store.decay(None)["decayed"], 0)
 
     def test_decay_charges_once_per_period_and_deletes_at_zero(self):
         self.observe_n("seq:two", 2)
