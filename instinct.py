@@ -75,7 +75,7 @@ __all__ = [
 ENV_DB = "INSTINCT_DB"
 ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 BUSY_TIMEOUT_S = 30.0
 # The WAL: a commit past ~4 MB of it checkpoints (PASSIVE), and a WAL file past 4 MB is cut back
 # when it restarts, so one-shot processes (hooks, CLI) that skip the close-time checkpoint keep
@@ -365,8 +365,33 @@ def project_root(path=None):
         for d in chain:
             for m in markers:
                 if os.path.exists(os.path.join(d, m)):
-                    return d
+                    return _worktree_main(d) if m == ".git" else d
     return p
+
+
+def _worktree_main(root):
+    """The main checkout of a git worktree (`.git` is a file), so all worktrees are one project.
+
+    `git worktree add` leaves `.git` = 'gitdir: <common>/worktrees/<name>' and, in that
+    folder, `commondir` pointing to <common> (the main checkout's `.git`). Anything
+    unexpected keeps `root`.
+    """
+    dotgit = os.path.join(root, ".git")
+    if not os.path.isfile(dotgit):
+        return root
+    try:
+        with open(dotgit, encoding="utf-8") as f:
+            line = f.read(4096).strip()
+        if not line.startswith("gitdir:"):
+            return root
+        gitdir = os.path.join(root, line[7:].strip())
+        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as f:
+            common = os.path.realpath(os.path.join(gitdir, f.read(4096).strip()))
+    except (OSError, ValueError):
+        return root
+    if os.path.basename(common) == ".git" and os.path.isdir(common):
+        return os.path.dirname(common)
+    return common if os.path.isdir(common) else root      # a bare repository's worktrees
 
 
 def _sha256_hex(text):
@@ -678,9 +703,18 @@ def _migrate_v8(conn):
         conn.execute(stmt)
 
 
+def _migrate_v9(conn):
+    """Mining compares a project's sessions: mined_sessions knows each session's project."""
+    conn.execute("ALTER TABLE mined_sessions ADD COLUMN project TEXT NOT NULL DEFAULT ''")
+    conn.execute("UPDATE mined_sessions SET project = coalesce((SELECT e.project FROM events e"
+                 " WHERE e.session = mined_sessions.session AND e.kind IN ('tool', 'tool_fail')"
+                 " LIMIT 1), '')")
+    conn.execute("CREATE INDEX ix_mined_sessions_project ON mined_sessions(project, last_id)")
+
+
 # index + 1 == the user_version each reaches; append only, never reorder.
 _MIGRATIONS = (_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6,
-               _migrate_v7, _migrate_v8)
+               _migrate_v7, _migrate_v8, _migrate_v9)
 
 
 def _has_fts5(conn):
@@ -2451,10 +2485,47 @@ def _combo(command):
     return "combo:" + "+".join(progs[:4]) if len(progs) > 1 else ""
 
 
-def _tool_summary(payload):
-    """A hook payload -> (summary, combo) or (None, skip reason).
+def _command_shapes(command):      # TEMPORARY shim until the shell reader lands
+    return [p for p in _shell_programs(command) if p]
 
-    Summaries: 'Bash(pytest)', 'Edit(.py)', 'Read', 'mcp__server__tool'.
+
+# --- capture: one tool call -> one shape-only step ---------------------------------
+# Client plumbing is not a habit: loading tools, task lists, plan mode, questions.
+_PLUMBING_TOOLS = frozenset(
+    "ToolSearch TodoWrite TodoRead TaskCreate TaskUpdate TaskList TaskGet TaskOutput TaskStop "
+    "EnterPlanMode ExitPlanMode AskUserQuestion StructuredOutput SendMessage TeamCreate "
+    "TeamDelete BashOutput KillShell KillBash ListMcpResourcesTool ReadMcpResourceTool "
+    "update_plan view_image request_user_input".split())
+# Looking around (every session of every project does it): captured, never a habit step.
+_LOOK_TOOLS = frozenset("Read Grep Glob LS NotebookRead read_file list_dir grep_search "
+                        "file_search glob search_files".split())
+# Shell utilities every project uses the same way: never a habit step either.
+_GENERIC_PROGRAMS = frozenset(
+    "? ls cat head tail grep egrep fgrep rg ag find fd wc sort uniq tee echo printf pwd which "
+    "whereis type mkdir rmdir rm cp mv ln touch chmod chown sed awk gawk cut tr paste xargs "
+    "file stat du df date sleep kill pkill killall ps pgrep top htop clear basename dirname "
+    "realpath readlink less more tree open xdg-open seq nl column bat jq yq diff cmp md5sum "
+    "sha256sum shasum base64 hexdump xxd od strings lsof whoami id hostname uname free nproc "
+    "unzip tar gzip gunzip zip wget curl man help history".split())
+_EDIT_STEP = "Edit"
+
+
+def _shell_command_text(tool_input):
+    cmd = tool_input.get("command", tool_input.get("cmd"))
+    return cmd if isinstance(cmd, (str, list)) else ""
+
+
+def _is_own_command(cmd):
+    text = " ".join(map(str, cmd)) if isinstance(cmd, list) else cmd
+    return ("instinct" in text.split("&&")[0].split()[:3] or " instinct.py " in f" {text} "
+            or "-m instinct" in text or text.strip().startswith("instinct "))
+
+
+def _tool_summary(payload):
+    """A hook payload -> (summary, '') or (None, skip reason).
+
+    Only the call's shape is kept: 'Bash(uv run pytest;ruff check)' (the command shapes of a
+    shell call, in order), 'Edit(.py)', 'WebFetch', 'mcp__server__tool'. Never an argument.
     """
     tool = payload.get("tool_name")
     if not isinstance(tool, str) or not tool:
@@ -2464,13 +2535,19 @@ def _tool_summary(payload):
     low = tool.lower()
     if low.startswith(("mcp__instinct__", "mcp__plugin_instinct")):
         return None, "instinct's own tool call"
+    if tool in _PLUMBING_TOOLS:
+        return None, "client plumbing, not a habit step"
     if tool in _SHELL_TOOLS:
-        cmd = tinput.get("command", tinput.get("cmd"))
-        text = " ".join(map(str, cmd)) if isinstance(cmd, list) else str(cmd or "")
-        if "instinct" in text.split("&&")[0].split()[:3] or " instinct.py " in f" {text} " \
-                or "-m instinct" in text or text.strip().startswith("instinct "):
+        cmd = _shell_command_text(tinput)
+        if _is_own_command(cmd):
             return None, "instinct's own command"
-        return f"{_SHELL_TOOLS[tool]}({_shell_summary(cmd)})", _combo(cmd)
+        shapes, total = [], 0
+        for shape in _command_shapes(cmd):
+            total += len(shape) + 1
+            if total > 400:
+                break
+            shapes.append(shape)
+        return f"{_SHELL_TOOLS[tool]}({';'.join(shapes) or '?'})", ""
     name = "".join(c for c in tool if c.isalnum() or c in "_.-")[:64] or "?"
     if low.startswith("mcp__"):
         return name, ""
@@ -2478,11 +2555,38 @@ def _tool_summary(payload):
         path = tinput.get("file_path") or tinput.get("path") or tinput.get("notebook_path") or ""
         ext = os.path.splitext(str(path).replace("\\", "/").rsplit("/", 1)[-1])[1].lower()
         if tool == "apply_patch":
-            name = "Edit"
+            name = _EDIT_STEP
         if ext and len(ext) <= 11 and ext[1:].isalnum() and ext.isascii():
             return f"{name}({ext})", ""
         return name, ""
     return _safe_token(name, 64), ""
+
+
+def _response_failed(resp):
+    """Did a tool response report failure? Claude Code: a dict with `exit_code`/`interrupted`;
+    Codex: a string starting 'Exit code: N' (or JSON with `exit_code`/`metadata.exit_code`)."""
+    if isinstance(resp, dict):
+        if resp.get("interrupted") is True or resp.get("is_error") is True:
+            return True
+        meta = resp.get("metadata")
+        for code in (resp.get("exit_code"), resp.get("exitCode"),
+                     meta.get("exit_code") if isinstance(meta, dict) else None):
+            if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+                return True
+        return False
+    if isinstance(resp, str):
+        head = resp[:200].lstrip()
+        if head.startswith("{"):
+            try:
+                import json
+                return _response_failed(json.loads(resp[:65536]))
+            except ValueError:
+                return False
+        for lead in ("Exit code:", "exit code:", "Process exited with code"):
+            if head.startswith(lead):
+                digits = head[len(lead):].strip().split()[0] if head[len(lead):].strip() else ""
+                return digits.lstrip("-").isdigit() and int(digits) != 0
+    return False
 
 
 def _disabled_reason(payload, cwd):
@@ -2500,77 +2604,260 @@ def _disabled_reason(payload, cwd):
 
 
 def _safe_session(value):
-    return "".join(c for c in str(value or "") if c.isalnum() or c in "_.:-")[:100]
+    if not isinstance(value, str):
+        return ""
+    return "".join(c for c in value[:400] if c.isalnum() or c in "_.:-")[:100]
 
 
-def _step_name(summary):
-    return summary if summary.startswith(("Bash(", "PowerShell(")) else summary.split("(", 1)[0]
+# --- mining: what recurs across a project's sessions --------------------------------
+# Which project command a shape is, read from its most specific word (right to left):
+# 'uv run pytest' -> test, 'npm run lint' -> lint, 'ruff check' -> lint (ruff), 'mix format'.
+_COMMAND_ROLES = (
+    ("test", frozenset("test tests pytest unittest jest vitest mocha rspec phpunit ctest tox nox "
+                       "spec ava karma cypress playwright nextest".split())),
+    ("lint", frozenset("lint credo clippy eslint flake8 pylint rubocop golangci-lint shellcheck "
+                       "stylelint hadolint vet ruff biome oxlint ktlint swiftlint pyflakes "
+                       "markdownlint".split())),
+    ("format", frozenset("format fmt black prettier gofmt rustfmt isort autopep8 yapf "
+                         "clang-format goimports shfmt".split())),
+    ("typecheck", frozenset("typecheck type-check mypy pyright tsc dialyzer pytype pyre "
+                            "check-types".split())),
+    ("build", frozenset("build compile webpack rollup esbuild make".split())),
+)
+_ROLE_TITLES = {"test": "Tests here", "lint": "Lint here", "format": "Format here",
+                "typecheck": "Type-check here", "build": "Build here"}
+_SEQ_MAX = 5                        # longest workflow mined (steps)
+_SESSIONS_COMPARED = 100            # a project's most recent sessions compared when mining
+_CHANCE_P = 1e-3                    # a workflow counts when chance explains it less often than this
 
 
-def _mine_patterns(steps):
-    """Ordered [(summary, ok)] of one session -> set of seq:/fix: patterns (combos: see mine).
+def _command_role(shape):
+    """'mix test' -> 'test'; a shape that is not a project command -> None."""
+    words = shape.split()
+    for w in reversed(words):
+        for role, names in _COMMAND_ROLES:
+            if w in names or (role == "test" and w.startswith(("test:", "test-", "test."))) \
+                    or (role in ("lint", "format", "build") and w.startswith(role + ":")):
+                return role
+    return None
 
-    seq:   a tool sequence of 2-4 steps (consecutive repeats collapsed) that recurs in the
-           session at least twice and at least 3x more often than chance; sequences that
-           only restate a longer or a periodic one are dropped. seq:Read->Edit->Bash(pytest)
-    combo: different programs chained in one shell command (recorded at capture),
-           e.g. `pytest --cov && coverage html`. combo:coverage+pytest
-    fix:   a shell command that failed, then edits, then the same command passing.
-           fix:Bash(pytest) by Edit(.py)
+
+def _steps(rows):
+    """[(kind, data)] of one session's tool events, in call order -> [(step, ok)].
+
+    A shell call gives one step per command shape it ran (a chain is several steps; a
+    failure is the last one's); edits are one step 'Edit'; looking around, plumbing and
+    generic shell utilities give none.
     """
-    from collections import Counter
-    out = set()
-    names = [_step_name(s) for s, _ in steps]
-    col = [x for i, x in enumerate(names) if i == 0 or x != names[i - 1]]
-    n_col = len(col)
-    freq = Counter(col)
-    cand = {}
-    for n in (2, 3, 4):
-        for g, c in Counter(tuple(col[i:i + n]) for i in range(n_col - n + 1)).items():
-            # chance count when each step is drawn by frequency among steps differing from the last
-            expected = (n_col - n + 1) * freq[g[0]] / n_col
-            for prev, t in zip(g, g[1:]):
-                expected *= freq[t] / max(1, n_col - freq[prev])
-            if c >= 2 and c >= 3 * expected:
-                cand[g] = c
-
-    def inside(small, big):
-        return any(big[i:i + len(small)] == small for i in range(len(big) - len(small) + 1))
-    keep = {g for g, c in cand.items()
-            if not any(len(h) > len(g) and hc >= c and inside(g, h) for h, hc in cand.items())}
-    keep = {g for g in keep
-            if not any(len(h) < len(g) and cand[h] >= cand[g] and inside(g, h * 4) for h in keep)}
-    out.update("seq:" + "->".join(g) for g in keep)
-    for i, (s, ok) in enumerate(steps):
-        if ok or not s.startswith(("Bash(", "PowerShell(")) or s.endswith("(?)"):
-            continue
-        edits = set()
-        for s2, ok2 in steps[i + 1:]:
-            if s2 == s:
-                if ok2 and edits:
-                    exts = sorted({e.split("(", 1)[1][:-1] for e in edits if "(" in e})
-                    out.add(f"fix:{s} by Edit" + (f"({'+'.join(exts)})" if exts else ""))
-                break
-            if _step_name(s2) in _EDIT_TOOLS or s2.split("(", 1)[0] in _EDIT_TOOLS:
-                edits.add(s2)
+    out = []
+    for kind, data in rows:
+        ok = kind == "tool"
+        head, _, rest = data.partition("(")
+        if head in ("Bash", "PowerShell"):
+            shapes = [s for s in rest[:-1].split(";") if s.split(" ", 1)[0] not in _GENERIC_PROGRAMS]
+            out += [(s, True) for s in shapes[:-1]]
+            if shapes:
+                out.append((shapes[-1], ok))
+        elif head in _EDIT_TOOLS:
+            out.append((_EDIT_STEP, ok))
+        elif head not in _LOOK_TOOLS and head not in _PLUMBING_TOOLS and head != "?":
+            out.append((head, ok))
     return out
 
 
+def _collapse(names):
+    return tuple(x for i, x in enumerate(names) if i == 0 or x != names[i - 1])
+
+
+def _periodic(g):
+    """More than one full cycle of a shorter loop (a->b->a->b): say it as a->b->a instead."""
+    return any(all(g[i] == g[i % p] for i in range(len(g))) and len(g) > p + 1
+               for p in range(1, len(g)))
+
+
+def _ngrams(col):
+    return {col[i:i + n] for n in range(2, _SEQ_MAX + 1) for i in range(len(col) - n + 1)}
+
+
+def _workflow_candidates(col):
+    """Candidate workflows of one session: 2-5 steps, not a loop restated, not only edits."""
+    return {g for g in _ngrams(col)
+            if not _periodic(g) and any(s != _EDIT_STEP for s in g) and len(set(g)) > 1}
+
+
+def _chance_sessions(g, stats):
+    """Sessions expected to hold `g` by chance: each session's steps shuffled (same counts,
+    no step following itself, as collapsed), summed over sessions."""
+    expected, n = 0.0, len(g)
+    for length, freq in stats:
+        if length < n or not all(t in freq for t in g):
+            continue
+        e = (length - n + 1) * freq[g[0]] / length
+        for prev, t in zip(g, g[1:]):
+            e *= freq[t] / max(1, length - freq[prev])
+        expected += min(1.0, e)
+    return expected
+
+
+def _by_chance(k, expected):
+    """P(at least k sessions hold it by chance), Poisson with the chance expectation."""
+    import math
+    term = total = math.exp(-expected)
+    for i in range(1, k):
+        term *= expected / i
+        total += term
+    return max(0.0, 1.0 - total)
+
+
+def _session_habits(steps):
+    """One session's own habits (no baseline needed) -> set of patterns.
+
+    pref:test=mix test   the project's test / lint / format / typecheck / build commands
+    fix:A by B           A failed, then B ran (or files were edited: 'by Edit'), then A passed
+    """
+    found = set()
+    for s, _ in steps:
+        role = _command_role(s)
+        if role:
+            found.add(f"pref:{role}={s}")
+    for i, (a, ok) in enumerate(steps):
+        if ok or a == _EDIT_STEP:
+            continue
+        between = []                                   # up to a's next run (a retry ends it)
+        for b, ok_b in steps[i + 1:i + 40]:
+            if b == a:
+                if ok_b and between:
+                    by = _EDIT_STEP if _EDIT_STEP in between else between[-1]
+                    found.add(f"fix:{a} by {by}")
+                break
+            between.append(b)
+    return found
+
+
+def _combos(rows):
+    """combo:a+b - two to four different command shapes chained in one shell call."""
+    found = set()
+    for _, data in rows:
+        head, _, rest = data.partition("(")
+        if head in ("Bash", "PowerShell"):
+            shapes = sorted({s for s in rest[:-1].split(";")
+                             if s.split(" ", 1)[0] not in _GENERIC_PROGRAMS})
+            if 2 <= len(shapes) <= 4:
+                found.add("combo:" + "+".join(shapes))
+    return found
+
+
+def _workflows(session, sessions):
+    """Workflows of `session` that recur across its project's sessions beyond chance.
+
+    `sessions` maps session id -> collapsed steps (this one included). A candidate counts
+    when at least 2 sessions hold it and chance would give that many less than once in a
+    thousand (so one noisy project does not teach a workflow); a
+    workflow that only restates a longer one held by the same sessions is dropped.
+    Returns {pattern: [session ids holding it]}.
+    """
+    from collections import Counter
+    own = _workflow_candidates(sessions[session])
+    if not own:
+        return {}
+    grams = {s: _ngrams(col) for s, col in sessions.items()}
+    stats = [(len(col), Counter(col)) for col in sessions.values()]
+    holders = {}
+    for g in own:
+        have = [s for s in sessions if g in grams[s]]
+        if len(have) >= 2 and _by_chance(len(have), _chance_sessions(g, stats)) < _CHANCE_P:
+            holders[g] = have
+
+    def inside(small, big):
+        return any(big[i:i + len(small)] == small for i in range(len(big) - len(small) + 1))
+    return {"seq:" + "->".join(g): have for g, have in holders.items()
+            if not any(len(h) > len(g) and len(hh) >= len(have) and inside(g, h)
+                       for h, hh in holders.items())}
+
+
+# --- the briefing: what was learned, as instructions an agent can act on -------------
+def _code(shape):
+    return f"`{shape}`"
+
+
+def _rule_text(r):
+    """One learned pattern -> the sentence every surface uses (briefing, rules files, MCP)."""
+    p = r["pattern"]
+    head, colon, body = p.partition(":")
+    if colon and head == "pref" and "=" in body:
+        key, _, value = body.partition("=")
+        if key in _ROLE_TITLES:
+            return f"{_ROLE_TITLES[key]}: {_code(value)}"
+        return f"Preference: {key} = {value}"
+    if colon and head == "seq":
+        steps = [s.strip() for s in body.split("->")]
+        shown = ["edit the code" if s == _EDIT_STEP else _code(s) for s in steps]
+        for last, label in (("git commit", "Before committing"), ("git push", "Before pushing")):
+            if last in steps[1:]:
+                k = steps.index(last)
+                return f"{label}: " + ", then ".join(shown[:k]) + (
+                    f" (then {', '.join(shown[k + 1:])})" if shown[k + 1:] else "")
+        return "Usual workflow: " + " -> ".join(shown)
+    if colon and head == "fix":
+        failed, _, by = body.partition(" by ")
+        if by == _EDIT_STEP or by.startswith(_EDIT_STEP + "("):
+            return f"When {_code(failed)} fails: fix the code, then rerun it"
+        if by:
+            return f"When {_code(failed)} fails: run {_code(by)}, then rerun it"
+        return f"Recurring fix: {body}"
+    if colon and head == "combo":
+        return "Run together: " + " && ".join(_code(s.strip()) for s in body.split("+"))
+    if colon and head == "pref":
+        return f"Preference: {body}"
+    return f"Habit: {p}"
+
+
+def _rule_evidence(r):
+    if r.get("source") == "hooks":
+        return f"{r['confidence']} sessions"
+    return f"seen {r['confidence']}x"
+
+
 def _briefing_line(r):
-    p, cat = r["pattern"], r["category"]
-    body = p.split(":", 1)[1] if ":" in p else p
-    if cat == "sequence":
-        text = f"Usual sequence: {body}"
-    elif cat == "preference":
-        text = f"User preference: {body}"
-    elif cat == "fix_pattern":
-        text = f"Recurring fix: {body}"
-    elif cat == "combo":
-        text = f"Tools used together: {body.replace('+', ' + ')}"
-    else:
-        text = p
     scope = "every project" if r["level"] == "universal" else "this project" if r["project"] else "all projects"
-    return f"- {text} ({r['level']}, seen {r['confidence']}x, {scope})"
+    return f"- {_rule_text(r)} ({r['level']}, {_rule_evidence(r)}, {scope})"
+
+
+def _generic_habit(pattern):
+    """Habits every project has (Read -> Edit, head + ls): true for those, never briefed."""
+    head, colon, body = pattern.partition(":")
+    if not colon or head not in ("seq", "combo"):
+        return False
+    parts = [s.strip() for s in body.replace("->", "+").split("+")]
+    def generic(s):
+        name = s[5:-1] if s.startswith("Bash(") and s.endswith(")") else s
+        return (name.split("(", 1)[0] in _LOOK_TOOLS or name.split("(", 1)[0] in _EDIT_TOOLS
+                or name.split(" ", 1)[0] in _GENERIC_PROGRAMS or name == _EDIT_STEP)
+    return all(generic(s) for s in parts)
+
+
+def _briefing_rows(rows):
+    """Drop generic habits, a project command shadowed by a stronger one for the same role,
+    and workflows that a longer briefed one already contains."""
+    out, roles = [], set()
+    seqs = [tuple(r["pattern"][4:].split("->")) for r in rows if r["pattern"].startswith("seq:")]
+    for r in rows:
+        p = r["pattern"]
+        if _generic_habit(p):
+            continue
+        if p.startswith("pref:") and "=" in p:
+            key = p[5:].split("=", 1)[0]
+            if key in _ROLE_TITLES:
+                if key in roles:
+                    continue
+                roles.add(key)
+        if p.startswith("seq:"):
+            g = tuple(p[4:].split("->"))
+            if any(len(h) > len(g) and any(h[i:i + len(g)] == g for i in range(len(h) - len(g) + 1))
+                   for h in seqs):
+                continue
+        out.append(r)
+    return out
 
 
 class _Learning(_Core):
@@ -2585,42 +2872,59 @@ class _Learning(_Core):
                                    + [f"  observed {p}" for p in r["observed"]]
                                    + [f"Observations: {len(r['observed'])}"]))
     def mine(self, session=None):
-        """Turn recorded tool calls of each session into seq:/combo:/fix: observations, then consolidate.
+        """Turn recorded tool calls of each session into pref:/seq:/fix:/combo: observations, then consolidate.
 
-        One session adds at most +1 to a pattern, so confidence counts the
-        sessions a habit recurred in; mining a session twice changes nothing.
+        A pattern gets at most +1 per session, so confidence counts the sessions a habit
+        recurred in; mining a session again changes nothing. Workflows are judged across the
+        project's recent sessions against a chance baseline; when one first passes, every
+        session that held it is counted.
         """
         if session is not None:
             _check_text(session, "session", 100, empty_ok=False)
 
         def run(conn):
+            from collections import Counter
             todo = conn.execute(
                 "SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessions m"
                 " ON m.session = e.session WHERE e.session != '' AND e.kind IN ('tool', 'tool_fail')"
                 " AND (:s IS NULL OR e.session = :s) GROUP BY e.session"
-                " HAVING max(e.id) > coalesce(max(m.last_id), 0)", {"s": session}).fetchall()
+                " HAVING max(e.id) > coalesce(max(m.last_id), 0) ORDER BY max(e.id)",
+                {"s": session}).fetchall()
             observed = []
             now = self._now()
-            for sess, last_id in todo:
-                rows = conn.execute("SELECT kind, data, project, pattern FROM events WHERE session = ?"
+
+            def rows_of(sess):
+                return conn.execute("SELECT kind, data, project FROM events WHERE session = ?"
                                     " AND kind IN ('tool', 'tool_fail') ORDER BY id", (sess,)).fetchall()
-                from collections import Counter
+
+            def credit(sess, pat, proj):
+                try:
+                    p = self._canonical(pat, conn)
+                except ValidationError:
+                    return
+                if conn.execute("INSERT OR IGNORE INTO mined (session, pattern, project, ts)"
+                                " VALUES (?,?,?,?)", (sess, p, proj, now)).rowcount:
+                    conn.execute(_SQL_UPSERT, (p, category_for(p), now, now, "hooks", proj, "{}"))
+                    conn.execute(_SQL_EVENT, (now, "observe", p, proj, "hooks", sess, 1, ""))
+                    observed.append(p)
+            for sess, last_id in todo:
+                rows = rows_of(sess)
                 proj = Counter(r[2] for r in rows).most_common(1)[0][0]
-                found = _mine_patterns([(d, k == "tool") for k, d, _, _ in rows])
-                found.update(r[3] for r in rows if r[3].startswith("combo:"))
-                for pat in sorted(found):
-                    try:
-                        p = self._canonical(pat, conn)
-                    except ValidationError:
-                        continue
-                    if conn.execute("INSERT OR IGNORE INTO mined (session, pattern, project, ts)"
-                                    " VALUES (?,?,?,?)", (sess, p, proj, now)).rowcount:
-                        conn.execute(_SQL_UPSERT, (p, category_for(p), now, now, "hooks", proj, "{}"))
-                        conn.execute(_SQL_EVENT, (now, "observe", p, proj, "hooks", sess, 1, ""))
-                        observed.append(p)
-                conn.execute("INSERT INTO mined_sessions (session, last_id) VALUES (?, ?)"
-                             " ON CONFLICT (session) DO UPDATE SET last_id = excluded.last_id",
-                             (sess, last_id))
+                conn.execute("INSERT INTO mined_sessions (session, last_id, project) VALUES (?, ?, ?)"
+                             " ON CONFLICT (session) DO UPDATE SET last_id = excluded.last_id,"
+                             " project = excluded.project", (sess, last_id, proj))
+                steps = _steps([(k, d) for k, d, _ in rows])
+                for pat in sorted(_session_habits(steps) | _combos([(k, d) for k, d, _ in rows])):
+                    credit(sess, pat, proj)
+                others = [r[0] for r in conn.execute(
+                    "SELECT session FROM mined_sessions WHERE project = ? AND session != ?"
+                    " ORDER BY last_id DESC LIMIT ?", (proj, sess, _SESSIONS_COMPARED - 1))]
+                cols = {s: _collapse([st for st, _ in _steps([(k, d) for k, d, _ in rows_of(s)])])
+                        for s in others}
+                cols[sess] = _collapse([st for st, _ in steps])
+                for pat, have in sorted(_workflows(sess, cols).items()):
+                    for s in have:
+                        credit(s, pat, proj)
             # bookkeeping lives as long as the events it describes (the event-log retention)
             cutoff = _iso(self._clock() - self._settings()["events_max_days"] * 86400)
             conn.execute("DELETE FROM mined WHERE ts < ?", (cutoff,))
@@ -2634,29 +2938,24 @@ class _Learning(_Core):
 
         `ts` (epoch seconds) dates the call when it is replayed from history; default now.
         """
-        summary, extra = _tool_summary(payload)
+        summary, reason = _tool_summary(payload)
         if summary is None:
-            return "skipped: " + extra     # extra is the reason
-        combo = extra                      # extra is the call's combo pattern, or ''.
+            return "skipped: " + reason
         session = _safe_session(payload.get("session_id"))
         if not session:
             return "skipped: no session_id"
         proj = project_fingerprint(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
-        if not failed:
-            resp = payload.get("tool_response")
-            if isinstance(resp, dict) and (resp.get("interrupted") is True or
-                                           resp.get("exit_code") not in (None, 0)):
-                failed = True
+        failed = failed or _response_failed(payload.get("tool_response"))
         source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload else "claude-code")
         self._writing(lambda c: c.execute(_SQL_EVENT, (
-            self._now() if ts is None else _iso(ts), "tool_fail" if failed else "tool", combo, proj,
+            self._now() if ts is None else _iso(ts), "tool_fail" if failed else "tool", "", proj,
             source[:40], session, 0, summary)))
         return summary
 
     def briefing(self, cwd=None, max_items=INJECT_MAX_ITEMS, max_chars=INJECT_MAX_CHARS):
         """The session-start context for the project of `cwd`: facts, rules first, capped; '' if none."""
-        items = self.suggest(project=project_fingerprint(cwd), limit=max_items)
-        lines = [_briefing_line(r) for r in items]
+        items = _briefing_rows(self.suggest(project=project_fingerprint(cwd), limit=max_items * 3))
+        lines = [_briefing_line(r) for r in items[:max_items]]
         extra = getattr(self, "memory_briefing", None)
         if extra is not None:
             try:
@@ -2665,12 +2964,49 @@ class _Learning(_Core):
                 pass
         if not lines:
             return ""
-        text = "Habits and knowledge instinct learned from this user's past sessions:"
+        text = "What instinct learned from this user's past sessions here (follow it unless told otherwise):"
         for line in lines:
             if len(text) + 1 + len(line) > max_chars:
                 break
             text += "\n" + line
         return text if "\n" in text else ""
+
+
+# A prompt that corrects the agent or states a standing rule ("did you push?", "use X instead",
+# "don't stop to ask me"): instinct stores nothing of it, it asks the agent to save the lesson.
+_CORRECTION_OPENERS = (
+    "no,", "no ", "nope", "don't", "dont ", "do not", "stop ", "never ", "always ", "please don't",
+    "please do not", "please always", "please never", "did you ", "didn't you", "you forgot",
+    "you didn't", "you did not", "why did you", "why didn't you", "i told you", "i said",
+    "that's wrong", "that is wrong", "wrong", "not like that", "remember to", "from now on",
+    "make sure to", "you should have", "you should not", "you shouldn't", "stop asking")
+_CORRECTION_MARKS = (" instead", "from now on", "every time", "next time", "in the future",
+                     "remember to", "don't forget", "do not forget", "you forgot", "i told you",
+                     "stop asking", "without asking", "as i said", "not what i asked")
+_CORRECTION_CONTEXT = (
+    "instinct: the user's message may correct you or state a standing rule. If it is lasting "
+    "guidance (for this project or this user), save it once with instinct's `memory_store` tool "
+    "(type `feedback`): a short title, the rule in your own words, why, and how to apply it. "
+    "Do not save one-off instructions.")
+
+
+def _reads_like_correction(prompt):
+    if not isinstance(prompt, str):
+        return False
+    text = " ".join(prompt[:2000].lower().replace("\u2019", "'").split())
+    return text.startswith(_CORRECTION_OPENERS) or any(m in text for m in _CORRECTION_MARKS)
+
+
+def _hook_cwd(payload):
+    """The payload's cwd if it is a sane path (str, no NUL, encodable, bounded), else None."""
+    cwd = payload.get("cwd")
+    if not isinstance(cwd, str) or not cwd or len(cwd) > 4096 or "\x00" in cwd:
+        return None
+    try:
+        cwd.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
+    return cwd
 
 
 def _run_hook(argv, stdin=None, stdout=None, close=True):
@@ -2680,6 +3016,11 @@ def _run_hook(argv, stdin=None, stdout=None, close=True):
     def say(msg, always=False):
         if always or debug:
             sys.stderr.write(f"instinct hook: {msg}\n")
+
+    def answer(event_name, text):
+        import json
+        out = json.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}})
+        (stdout or sys.stdout).write(out + "\n")
     db, event, args = None, None, list(argv)
     while args:
         a = args.pop(0)
@@ -2698,19 +3039,29 @@ def _run_hook(argv, stdin=None, stdout=None, close=True):
         if not isinstance(payload, dict):
             raise ValueError("the payload is not a JSON object")
     except (ValueError, OSError, RecursionError) as e:
-        say(f"unreadable hook input ({type(e).__name__}: {e}); nothing recorded", True)
+        say(f"unreadable hook input ({type(e).__name__}: {str(e)[:200]}); nothing recorded", True)
         return 0
-    key = (event or payload.get("hook_event_name") or "").replace("-", "").replace("_", "").lower()
+    named = payload.get("hook_event_name")
+    key = (event or (named if isinstance(named, str) else "") or "")[:64]
+    key = key.replace("-", "").replace("_", "").lower()
     event = HOOK_EVENTS.get(key)
     if event is None:
         say(f"unknown hook event {key or '(none)'}; expected one of: {', '.join(HOOK_EVENTS.values())}", True)
         return 0
-    if event in ("pre-tool-use", "user-prompt-submit"):
-        return 0                           # accepted for configs that register them; nothing to keep
-    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else os.getcwd()
+    if event == "pre-tool-use":
+        return 0                           # accepted for configs that register it; nothing to keep
+    cwd = _hook_cwd(payload)
+    if cwd is None and "cwd" in payload:
+        say(f"skipped {event}: the payload's cwd is not a usable path", True)
+        return 0
+    cwd = cwd or os.getcwd()
     reason = _disabled_reason(payload, cwd)
     if reason:
         say(f"skipped {event}: {reason}")
+        return 0
+    if event == "user-prompt-submit":      # nothing stored; maybe ask the agent to keep a lesson
+        if _reads_like_correction(payload.get("prompt")):
+            answer("UserPromptSubmit", _CORRECTION_CONTEXT)
         return 0
     store = InstinctStore(db, timeout=HOOK_TIMEOUT_S)
     try:
@@ -2722,12 +3073,11 @@ def _run_hook(argv, stdin=None, stdout=None, close=True):
                 r = store.mine(session)
                 say(f"{event}: mined {len(r['observed'])} observations")
         elif event == "session-start":
+            r = store.mine()               # sessions whose end hook never ran (crash, cancelled)
+            say(f"{event}: mined {r['sessions']} unmined sessions")
             text = store.briefing(cwd)
             if text:
-                import json
-                out = json.dumps({"hookSpecificOutput": {"hookEventName": "SessionStart",
-                                                         "additionalContext": text}})
-                (stdout or sys.stdout).write(out + "\n")
+                answer("SessionStart", text)
     except InstinctError as e:
         say(f"{event}: {e}", True)
     except sqlite3.Error as e:

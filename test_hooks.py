@@ -276,101 +276,241 @@ def _session(steps, session, store, repo, fail=()):
 
 
 class TestMining(_Env):
-    HABIT = ["Read", "Edit", "Bash:pytest -q"]
-    NOISE = ["Read", "Edit", "Bash:pytest", "Grep", "Glob", "Bash:git status", "Write:.md", "Bash:ls",
-             "WebFetch", "TodoWrite"]
+    """Mining counts per session what recurs across a project's sessions, against chance."""
+    TEST = "Bash:cargo test"
+    ROUTINE = ["Bash:cargo fmt", "Bash:cargo clippy", "Bash:git commit -m 'x'", "Bash:git push"]
+    NOISE = ["Read", "Edit", "Grep", "Glob", "Bash:git status", "Write:.md", "Bash:ls", "WebFetch",
+             "TodoWrite", "Bash:head -5 x", "Bash:git diff", "Bash:git log --oneline", "Bash:docker ps",
+             "Bash:cat a | grep b", "Bash:git add .", "Bash:cargo build", "Bash:make docs"]
 
-    def habit_session(self, rng, n):
+    def work(self, rng, n=None):
+        return [rng.choice(self.NOISE) for _ in range(rng.randint(4, 12) if n is None else n)]
+
+    def habit_session(self, rng, name, routine=True):
         steps = []
         for _ in range(rng.randint(2, 4)):
-            steps += [rng.choice(self.NOISE) for _ in range(rng.randint(0, 4))]
-            steps += self.HABIT
-        _session(steps, f"h{n}", self.store, self.repo)
-        return self.store.mine(f"h{n}")
+            steps += self.work(rng) + [self.TEST] + self.work(rng, 2)
+        steps += (self.ROUTINE if routine else []) + self.work(rng, 3)
+        _session(steps, name, self.store, self.repo)
+        return self.store.mine(name)
 
-    def test_planted_habit_matures_at_5_sessions_and_becomes_rule_at_10(self):
+    def level(self, pattern):
+        try:
+            rec = self.store.get(pattern, project=self.repo)
+        except instinct.NotFoundError:
+            return None, 0
+        return rec["level"], rec["confidence"]
+
+    def test_project_command_and_routine_mature_by_the_5th_session_and_rule_at_10(self):
         rng = random.Random(1234)
-        habit = "seq:Read->Edit->Bash(pytest)"
-        levels = []
+        routine = "seq:cargo fmt->cargo clippy->git commit->git push"
+        seen = []
         for n in range(1, 11):
-            self.habit_session(rng, n)
-            levels.append(self.store.get(habit, project=self.repo)["level"])
-        self.assertEqual(levels[:4], ["raw"] * 4)
-        self.assertEqual(levels[4:9], ["mature"] * 5)
-        self.assertEqual(levels[9], "rule")
-        suggested = [r["pattern"] for r in self.store.suggest(project=self.repo)]
-        self.assertEqual(suggested[0], habit)
+            self.habit_session(rng, f"h{n}")
+            seen.append((self.level("pref:test=cargo test"), self.level(routine)))
+        for n, (test, wf) in enumerate(seen, 1):
+            want = "raw" if n < 5 else "mature" if n < 10 else "rule"
+            self.assertEqual(test, (want, n), f"after session {n}")
+            self.assertEqual(wf, (want, n) if n > 2 else (None, 0) if n == 1 else wf, f"after session {n}")
+        suggested = {r["pattern"] for r in self.store.suggest(project=self.repo)}
+        self.assertIn(routine, suggested)
+        self.assertNotIn("seq:cargo fmt->cargo clippy", suggested)   # only restates the routine
+        text = self.store.briefing(self.repo)
+        self.assertIn("Tests here: `cargo test` (rule, 10 sessions, this project)", text)
+        self.assertIn("Before committing: `cargo fmt`, then `cargo clippy` (then `git push`)", text)
 
-    def test_noise_stays_raw(self):
+    def test_a_habit_counts_in_every_session_even_when_it_first_passes_late(self):
+        rng = random.Random(7)
+        for n in range(1, 4):                  # the routine once per session: 1 session is no evidence,
+            self.habit_session(rng, f"h{n}")   # 2 are: both are counted, then one per session
+        self.assertEqual(self.level("seq:cargo fmt->cargo clippy->git commit->git push")[1], 3)
+
+    def test_a_session_without_the_routine_does_not_count_it(self):
+        rng = random.Random(5)
+        for n in range(1, 7):
+            self.habit_session(rng, f"h{n}", routine=n % 2 == 0)
+        self.assertEqual(self.level("seq:cargo fmt->cargo clippy->git commit->git push")[1], 3)
+        self.assertEqual(self.level("pref:test=cargo test")[1], 6)
+
+    def test_noise_never_matures(self):
         rng = random.Random(99)
         for n in range(25):
-            steps = [rng.choice(self.NOISE) for _ in range(rng.randint(15, 60))]
-            _session(steps, f"n{n}", self.store, self.repo)
+            _session(self.work(rng, rng.randint(15, 60)), f"n{n}", self.store, self.repo)
         r = self.store.mine()
         self.assertEqual(r["sessions"], 25)
-        self.assertEqual(self.store.suggest(project=self.repo), [])
-        self.assertTrue(all(x["confidence"] < 5 for x in self.store.list()))
+        mature = [x["pattern"] for x in self.store.suggest(project=self.repo)]
+        # the project's build command is a fact about the project, not noise; no workflow is
+        self.assertEqual([p for p in mature if not p.startswith("pref:build=")], [])
+        self.assertFalse(any(x["pattern"].startswith("seq:") and x["confidence"] >= 5
+                             for x in self.store.list(project=self.repo)))
+
+    def test_core_sequence_keeps_its_count_when_longer_chance_variants_recur(self):
+        rng = random.Random(3)
+        core = ["Bash:cargo fmt", "Bash:cargo clippy", "Bash:cargo test"]
+        for n in range(12):
+            steps = self.work(rng) + core + [rng.choice(["Bash:make docs", "Bash:docker ps"])] \
+                + self.work(rng) + core + self.work(rng)
+            _session(steps, f"c{n}", self.store, self.repo)
+            self.store.mine(f"c{n}")
+        self.assertEqual(self.level("seq:cargo fmt->cargo clippy->cargo test"), ("rule", 12))
 
     def test_one_session_adds_at_most_one_and_mining_twice_changes_nothing(self):
-        _session(self.HABIT * 12, "big", self.store, self.repo)
+        _session(([self.TEST, "Edit"] + self.ROUTINE) * 6, "big", self.store, self.repo)
         first = self.store.mine("big")
-        self.assertIn("seq:Read->Edit->Bash(pytest)", first["observed"])
+        self.assertIn("pref:test=cargo test", first["observed"])
         before = self.store.list()
-        self.assertTrue(all(x["confidence"] == 1 for x in before))
+        self.assertTrue(before and all(x["confidence"] == 1 for x in before))
         again = self.store.mine("big")
         self.assertEqual((again["sessions"], again["observed"]), (0, []))
         self.assertEqual(self.store.mine()["observed"], [])
         self.assertEqual(self.store.list(), before)
-        _session(["Bash:pytest", "Edit", "Bash:pytest"], "big", self.store, self.repo, fail={0})
+        _session([self.TEST, "Edit", self.TEST], "big", self.store, self.repo, fail={0})
         more = self.store.mine("big")            # new events in the same session: only new patterns count
-        self.assertEqual(more["observed"], ["fix:Bash(pytest) by Edit(.py)"])
+        self.assertEqual(more["observed"], ["fix:cargo test by Edit"])
         self.assertTrue(all(x["confidence"] == 1 for x in self.store.list()))
 
-    def test_combo_comes_from_programs_chained_in_one_command(self):
-        table = [("pytest --cov && coverage html", "combo:coverage+pytest"),
-                 ("black . ; ruff check . | tee log", "combo:black+ruff+tee"),
-                 ("git add -A && git commit -m x", ""), ("cd src && pytest", ""), ("pytest", "")]
-        for cmd, want in table:
-            with self.subTest(cmd=cmd):
-                self.assertEqual(instinct._combo(cmd), want)
-
-    def test_fix_and_combo_and_test_fix_test(self):
-        steps = ["Read", "Grep", "Bash:pytest", "Edit", "Bash:pytest", "Read", "Glob", "Bash:pytest", "Edit",
-                 "Bash:pytest", "Write:.md", "Read", "Bash:pytest --cov && coverage report", "Grep"]
-        _session(steps, "s", self.store, self.repo, fail={2, 7})
+    def test_fix_names_what_made_the_failing_command_pass(self):
+        steps = ["Read", "Bash:cargo test", "Edit", "Bash:git status", "Bash:cargo test",
+                 "Bash:cargo build", "Bash:cargo update", "Bash:cargo build",
+                 "Bash:cargo clippy", "Bash:cargo clippy", "Bash:ls", "Bash:cargo fmt && cargo clippy"]
+        _session(steps, "s", self.store, self.repo, fail={1, 5, 8})
         observed = set(self.store.mine("s")["observed"])
-        self.assertIn("fix:Bash(pytest) by Edit(.py)", observed)
-        self.assertIn("seq:Bash(pytest)->Edit->Bash(pytest)", observed)
-        self.assertIn("combo:coverage+pytest", observed)
-        rec = self.store.get("fix:Bash(pytest) by Edit(.py)", project=self.repo)
+        self.assertIn("fix:cargo test by Edit", observed)
+        self.assertIn("fix:cargo build by cargo update", observed)
+        self.assertNotIn("fix:cargo clippy by cargo clippy", observed)   # a plain retry fixes nothing
+        self.assertIn("combo:cargo clippy+cargo fmt", observed)
+        rec = self.store.get("fix:cargo build by cargo update", project=self.repo)
         self.assertEqual((rec["category"], rec["source"]), ("fix_pattern", "hooks"))
+        self.assertEqual(instinct._rule_text(rec), "When `cargo build` fails: run `cargo update`, then rerun it")
 
-    def test_stop_hook_mines_the_session(self):
-        for tool in self.HABIT * 3:
-            kind, _, arg = tool.partition(":")
-            self.hook("post-tool-use", self.payload(kind, {"command": arg} if arg else {"file_path": "/r/a.py"},
-                                                    session="abc"))
-        r = self.hook("stop", {"session_id": "abc", "cwd": self.repo, "hook_event_name": "Stop"},
+    def test_generic_habits_are_not_steps_and_not_briefed(self):
+        for n in range(6):
+            _session(["Read", "Edit", "Bash:ls -la", "Bash:head -3 f | wc -l", "Grep", "Edit"] * 3,
+                     f"g{n}", self.store, self.repo)
+        self.store.mine()
+        self.assertEqual(self.store.list(project=self.repo), [])
+        for _ in range(6):                      # a store from an older instinct may hold them
+            self.store.observe("seq:Read->Edit", project=self.repo)
+            self.store.observe("combo:head+ls", project=self.repo)
+        self.store.consolidate()
+        self.assertEqual(self.store.briefing(self.repo), "")
+
+    def test_session_end_and_stop_mine_and_session_start_mines_leftovers(self):
+        def calls(session):
+            for cmd in ["cargo fmt", "cargo clippy", "git commit -m x", "git push"]:
+                self.hook("post-tool-use", self.payload("Bash", {"command": cmd}, session=session))
+        calls("a")
+        r = self.hook("session-end", {"session_id": "a", "cwd": self.repo, "hook_event_name": "SessionEnd"},
                       env={"INSTINCT_DEBUG": "1"})
         self.assertEqual((r.returncode, r.stdout), (0, b""))
         self.assertIn(b"mined", r.stderr)
+        calls("b")
+        r = self.hook("stop", {"session_id": "b", "cwd": self.repo, "hook_event_name": "Stop"})
+        self.assertEqual(r.returncode, 0)
+        calls("c")                               # crashed: no end hook ever ran for c
+        r = self.hook("session-start", {"session_id": "d", "cwd": self.repo, "hook_event_name": "SessionStart",
+                                        "source": "startup"})
+        self.assertEqual(r.returncode, 0, r.stderr)
         self.store.close()
-        self.assertEqual(self.store.get("seq:Read->Edit->Bash(pytest)", project=self.repo)["confidence"], 1)
+        done = dict(self.store._read("SELECT session, last_id FROM mined_sessions"))
+        self.assertEqual(set(done), {"a", "b", "c"})
+        self.assertEqual(self.level("seq:cargo fmt->cargo clippy->git commit->git push")[1], 3)
+        self.assertEqual(self.store.mine()["sessions"], 0)       # each mined once
 
     def test_event_log_and_mining_bookkeeping_are_bounded(self):
         self.store.config("events_max_rows", "50")
         _session(["Read", "Edit"] * 100, "s", self.store, self.repo)
         self.store.consolidate()
         self.assertLessEqual(self.store.stats()["events"], 50)
-        _session(self.HABIT * 3, "old", self.store, self.repo)
+        _session(self.ROUTINE * 3, "old", self.store, self.repo)
         self.store.mine("old")
         self.now += 400 * 86400                     # past events_max_days (365)
-        _session(self.HABIT * 3, "new", self.store, self.repo)
+        _session(self.ROUTINE * 3, "new", self.store, self.repo)
         self.store.mine("new")                       # consolidate prunes the old events...
         self.store.mine("new")                       # ...and the next mining drops their bookkeeping
         sessions = {r[0] for r in self.store._read("SELECT session FROM mined_sessions")}
         self.assertEqual(sessions, {"new"})
         self.assertEqual({r[0] for r in self.store._read("SELECT DISTINCT session FROM mined")}, {"new"})
+
+
+class TestCaptureUnderRealClients(_Env):
+    def test_git_worktrees_are_their_repositorys_project(self):
+        common = os.path.join(self.repo, ".git")
+        wt = os.path.join(self.tmp, "elsewhere", "repo-feature")
+        meta = os.path.join(common, "worktrees", "repo-feature")
+        os.makedirs(os.path.join(wt, "lib"))
+        os.makedirs(meta)
+        with open(os.path.join(wt, ".git"), "w") as f:
+            f.write(f"gitdir: {meta}\n")
+        for name, text in (("commondir", "../..\n"), ("gitdir", wt + "/.git\n"), ("HEAD", "ref: x\n")):
+            with open(os.path.join(meta, name), "w") as f:
+                f.write(text)
+        main = instinct.project_fingerprint(self.repo)
+        self.assertEqual(instinct.project_fingerprint(wt), main)
+        self.assertEqual(instinct.project_fingerprint(os.path.join(wt, "lib")), main)
+        broken = os.path.join(self.tmp, "broken")
+        os.makedirs(broken)
+        with open(os.path.join(broken, ".git"), "w") as f:
+            f.write("gitdir: /nonexistent/worktrees/x\n")
+        self.assertEqual(instinct.project_root(broken), os.path.realpath(broken))
+
+    def test_client_plumbing_is_not_a_step(self):
+        for tool in ("ToolSearch", "TodoWrite", "TaskUpdate", "ExitPlanMode", "AskUserQuestion"):
+            with self.subTest(tool=tool):
+                got = self.store.record_tool(self.payload(tool, {"query": "select:mcp__instinct__suggest"}))
+                self.assertEqual(got, "skipped: client plumbing, not a habit step")
+        self.assertEqual(self.events(), [])
+
+    def test_codex_failures_are_read_from_the_tool_response(self):
+        cases = [("Exit code: 2\nWall time: 0.1 seconds\nOutput:\nboom", "tool_fail"),
+                 ("Exit code: 0\nOutput:\nok", "tool"), ('{"output": "x", "metadata": {"exit_code": 1}}', "tool_fail"),
+                 ({"exit_code": 0, "stdout": ""}, "tool"), ({"exit_code": 127}, "tool_fail"),
+                 ("plain output", "tool")]
+        for i, (resp, _) in enumerate(cases):
+            self.store.record_tool(self.payload("Bash", {"command": "cargo test"}, session=f"c{i}",
+                                                tool_response=resp, turn_id="t1"))
+        self.assertEqual([k for k, *_ in self.events()], [want for _, want in cases])
+
+    def test_a_correction_asks_the_agent_to_save_a_feedback_memory_and_stores_nothing(self):
+        before = os.path.getsize(self.db) if os.path.exists(self.db) else 0
+        for prompt in ("no, use `rtk git log` instead", "Did you push?", "don't stop to ask me, just do it",
+                       "From now on run the linter before committing"):
+            with self.subTest(prompt=prompt):
+                r = self.hook("user-prompt-submit", {"session_id": "s", "cwd": self.repo, "prompt": prompt,
+                                                     "hook_event_name": "UserPromptSubmit"})
+                self.assertEqual(r.returncode, 0, r.stderr)
+                out = json.loads(r.stdout)["hookSpecificOutput"]
+                self.assertEqual(out["hookEventName"], "UserPromptSubmit")
+                self.assertIn("memory_store", out["additionalContext"])
+                self.assertNotIn(prompt, out["additionalContext"])
+        for prompt in ("add a login page with tests", "What does this function do?", 42, None):
+            with self.subTest(prompt=prompt):
+                r = self.hook("user-prompt-submit", {"session_id": "s", "cwd": self.repo, "prompt": prompt,
+                                                     "hook_event_name": "UserPromptSubmit"})
+                self.assertEqual((r.returncode, r.stdout), (0, b""))
+        self.assertEqual(self.events(("tool", "tool_fail", "observe")), [])
+        with open(self.db, "rb") as f:
+            self.assertNotIn(b"rtk git log", f.read())
+        self.assertGreaterEqual(os.path.getsize(self.db), before)
+
+    def test_hostile_hook_input_exits_0_quickly_without_a_traceback(self):
+        base = {"session_id": "s", "tool_name": "Bash", "tool_input": {"command": "cargo test"},
+                "hook_event_name": "PostToolUse"}
+        payloads = [dict(base, cwd="/tmp/a\x00b"), json.dumps(dict(base, cwd="X")).replace('"X"', '"\\ud800"'),
+                    dict(base, cwd="/a" * 100_000), dict(base, hook_event_name=5), dict(base, hook_event_name=["x"]),
+                    dict(base, cwd=7), dict(base, session_id={"a": 1})]
+        for i, p in enumerate(payloads):
+            with self.subTest(case=i):
+                event = None if i in (3, 4) else "post-tool-use"
+                t0 = time.monotonic()
+                data = p.encode() if isinstance(p, str) else json.dumps(p).encode()
+                e = {**os.environ, "INSTINCT_DB": self.db}
+                argv = [sys.executable, INSTINCT_PY, "hook"] + ([event] if event else [])
+                r = subprocess.run(argv, input=data, capture_output=True, timeout=60, env=e)
+                self.assertEqual(r.returncode, 0)
+                self.assertNotIn(b"Traceback", r.stderr)
+                self.assertLess(time.monotonic() - t0, 30)
+        self.assertEqual(self.events(), [])
 
 
 class TestInjection(_Env):

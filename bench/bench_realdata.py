@@ -1,0 +1,129 @@
+"""Replay real Claude Code sessions (hook payloads) through instinct and print what it learned.
+
+    python bench/bench_realdata.py [--data ../shared/realdata] [--instinct PATH] [--source NAME]
+
+Each payload line is one `instinct hook <event>` call, run in-process in `seq` order through the
+same entry point a hook process uses, with the sessions' directories (git repositories and
+worktrees as the layout file describes them) recreated under a temporary root and HOME mapped
+there. Prints, per project: sessions, patterns by level, the mature+ patterns and the
+session-start briefing; then replay speed. `--instinct` replays through another copy of
+instinct.py (e.g. an older commit) for a before/after comparison in one run.
+"""
+import argparse
+import gzip
+import importlib.util
+import io
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load(path):
+    spec = importlib.util.spec_from_file_location("instinct_under_test", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def build_layout(root, layout):
+    """Recreate repositories, worktrees and plain directories under `root`."""
+    repos = [r for r in layout["repos"] if r["git"] == "dir"]
+    for d in layout["dirs"]:
+        os.makedirs(root + d, exist_ok=True)
+    for r in repos:
+        os.makedirs(root + r["path"] + "/.git/worktrees", exist_ok=True)
+    for r in layout["repos"]:
+        if r["git"] != "file":
+            continue
+        name = os.path.basename(r["path"])
+        main = next((m for m in repos if name.startswith(os.path.basename(m["path"]))), repos[0] if repos else None)
+        if main is None:
+            continue
+        common = root + main["path"] + "/.git"
+        wt = f"{common}/worktrees/{name}"
+        os.makedirs(wt, exist_ok=True)
+        os.makedirs(root + r["path"], exist_ok=True)
+        with open(root + r["path"] + "/.git", "w") as f:
+            f.write(f"gitdir: {wt}\n")
+        for fname, text in (("commondir", "../..\n"), ("gitdir", root + r["path"] + "/.git\n"),
+                            ("HEAD", f"ref: refs/heads/{name}\n")):
+            with open(f"{wt}/{fname}", "w") as f:
+                f.write(text)
+
+
+def replay(mod, data, source, root, db):
+    with open(os.path.join(data, f"{source}.layout.json")) as f:
+        build_layout(root, json.load(f))
+    with gzip.open(os.path.join(data, f"{source}.payloads.jsonl.gz"), "rt") as f:
+        lines = [json.loads(line) for line in f]
+    lines.sort(key=lambda r: r["seq"])
+    calls, t0 = 0, time.perf_counter()
+    os.environ["INSTINCT_DB"] = db
+    for r in lines:
+        p = dict(r["payload"])
+        cwd = p.get("cwd")
+        if isinstance(cwd, str) and cwd.startswith("/"):
+            p["cwd"] = root + cwd
+            parts = cwd.split("/")
+            os.environ["HOME"] = root + "/".join(parts[:3]) if len(parts) > 2 else root
+        if "transcript_path" in p:
+            p["transcript_path"] = root + "/transcript.jsonl"
+        out = io.StringIO()
+        mod._run_hook([r["event"]], stdin=io.BytesIO(json.dumps(p).encode()), stdout=out)
+        calls += r["event"].startswith("post-tool")
+    return lines, calls, time.perf_counter() - t0
+
+
+def report(mod, lines, root, db):
+    conn = sqlite3.connect(db)
+    names = {}
+    for r in lines:
+        cwd = r["payload"].get("cwd")
+        if isinstance(cwd, str) and cwd.startswith("/"):
+            os.environ["HOME"] = root + "/".join(cwd.split("/")[:3])
+            fp = mod.project_fingerprint(root + cwd)
+            names.setdefault(fp, (mod.project_root(root + cwd)[len(root):], set(), cwd))[1].add(r["session"])
+    store = mod.InstinctStore(db)
+    for fp, (name, sessions, cwd) in sorted(names.items(), key=lambda kv: -len(kv[1][1])):
+        rows = conn.execute("SELECT pattern, confidence, promoted FROM instincts WHERE project = ?"
+                            " ORDER BY promoted DESC, confidence DESC, pattern", (fp,)).fetchall()
+        levels = [sum(1 for r in rows if r[2] == k) for k in range(4)]
+        print(f"\n## {name}  ({len(sessions)} sessions; patterns raw {levels[0]}, mature {levels[1]},"
+              f" rule {levels[2]}, universal {levels[3]})")
+        for p, c, lvl in rows:
+            if lvl > 0:
+                print(f"   {('raw', 'mature', 'rule', 'universal')[lvl]:<9} {c:>3}  {p}")
+        os.environ["HOME"] = root + "/".join(cwd.split("/")[:3])
+        text = store.briefing(root + cwd)
+        print("   briefing:" + ("\n     " + text.replace("\n", "\n     ") if text else " (none)"))
+    store.close()
+    conn.close()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "realdata"))
+    ap.add_argument("--instinct", default=os.path.join(HERE, "..", "instinct.py"))
+    ap.add_argument("--source", action="append", help="replay only this source (repeatable)")
+    a = ap.parse_args()
+    mod = load(a.instinct)
+    sources = a.source or sorted(n.split(".")[0] for n in os.listdir(a.data) if n.endswith(".payloads.jsonl.gz"))
+    home = os.environ.get("HOME")
+    for source in sources:
+        with tempfile.TemporaryDirectory() as root:
+            db = os.path.join(root, "instinct.db")
+            lines, calls, secs = replay(mod, a.data, source, root, db)
+            print(f"\n# {source}: {len(lines)} hook calls ({calls} tool calls) replayed in {secs:.2f} s"
+                  f" ({len(lines) / secs:,.0f} hook calls/s in-process)")
+            report(mod, lines, root, db)
+            if home is not None:
+                os.environ["HOME"] = home
+
+
+if __name__ == "__main__":
+    main()
