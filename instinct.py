@@ -2776,37 +2776,38 @@ def _workflows(session, sessions):
 
 
 # --- the briefing: what was learned, as instructions an agent can act on -------------
-def _code(shape):
-    return f"`{shape}`"
-
-
 def _rule_text(r):
-    """One learned pattern -> the sentence every surface uses (briefing, rules files, MCP)."""
+    """One learned pattern -> the sentence every surface uses (briefing, rules files, MCP).
+
+    Mined patterns hold command shapes, shown as code; patterns a user or agent observed
+    by hand hold their own words, shown as they are.
+    """
     p = r["pattern"]
+    code = (lambda s: f"`{s}`") if r.get("source") == "hooks" else (lambda s: s)
     head, colon, body = p.partition(":")
     if colon and head == "pref" and "=" in body:
         key, _, value = body.partition("=")
         if key in _ROLE_TITLES:
-            return f"{_ROLE_TITLES[key]}: {_code(value)}"
+            return f"{_ROLE_TITLES[key]}: {code(value)}"
         return f"Preference: {key} = {value}"
     if colon and head == "seq":
         steps = [s.strip() for s in body.split("->")]
-        shown = ["edit the code" if s == _EDIT_STEP else _code(s) for s in steps]
+        shown = ["edit the code" if s == _EDIT_STEP else code(s) for s in steps]
         for last, label in (("git commit", "Before committing"), ("git push", "Before pushing")):
             if last in steps[1:]:
                 k = steps.index(last)
                 return f"{label}: " + ", then ".join(shown[:k]) + (
                     f" (then {', '.join(shown[k + 1:])})" if shown[k + 1:] else "")
-        return "Usual workflow: " + " -> ".join(shown)
+        return "Usual workflow: " + ", then ".join(shown)
     if colon and head == "fix":
         failed, _, by = body.partition(" by ")
         if by == _EDIT_STEP or by.startswith(_EDIT_STEP + "("):
-            return f"When {_code(failed)} fails: fix the code, then rerun it"
+            return f"When {code(failed)} fails: fix the code, then rerun it"
         if by:
-            return f"When {_code(failed)} fails: run {_code(by)}, then rerun it"
+            return f"When {code(failed)} fails: run {code(by)}, then rerun it"
         return f"Recurring fix: {body}"
     if colon and head == "combo":
-        return "Run together: " + " && ".join(_code(s.strip()) for s in body.split("+"))
+        return "Used together: " + " + ".join(code(s.strip()) for s in body.split("+"))
     if colon and head == "pref":
         return f"Preference: {body}"
     return f"Habit: {p}"
@@ -3284,16 +3285,8 @@ _SKILL_DESCRIPTION = (
 
 
 def _phrase(r):
-    """A rule record -> one short factual line."""
-    head, colon, body = r["pattern"].partition(":")
-    if colon and head == "seq":
-        text = "Usual sequence: " + ", then ".join(s.strip() for s in body.split("->"))
-    elif colon and head == "combo":
-        text = "Tools used together: " + " + ".join(s.strip() for s in body.split("+"))
-    elif colon and head in ("pref", "fix"):
-        text = ("Preference: " if head == "pref" else "Recurring fix: ") + body
-    else:
-        text = "Habit: " + r["pattern"]
+    """A rule record -> one short factual line (the wording of section 11's `_rule_text`)."""
+    text = _rule_text(r)
     if r.get("project") == "" or r.get("level") == "universal":
         text += " (in every project)"
     return " ".join(text.split()).replace("<!--", "&lt;!--") + "."

@@ -109,8 +109,8 @@ class TestExportFormats(_Base):
     def test_one_factual_line_per_rule(self):
         text = self.store.export_rules(format="claude")
         lines = [ln for ln in text.splitlines() if ln.startswith("- ")]
-        self.assertEqual(lines, ["- Usual sequence: test, then fix, then test.",
-                                 "- Tools used together: pytest + coverage.",
+        self.assertEqual(lines, ["- Usual workflow: test, then fix, then test.",
+                                 "- Used together: pytest + coverage.",
                                  "- Preference: stdlib-first (in every project)."])
         self.assertTrue(text.startswith("<!-- instinct:begin -->\n"))
         self.assertTrue(text.endswith("<!-- instinct:end -->"))
@@ -122,7 +122,7 @@ class TestExportFormats(_Base):
         self.assertEqual(set(fm), {"description", "alwaysApply"})
         self.assertEqual(fm["alwaysApply"], "true")          # the YAML boolean, not "true" quoted
         self.assertTrue(fm["description"].strip() and ":" not in fm["description"])
-        self.assertIn("- Usual sequence: test, then fix, then test.", body)
+        self.assertIn("- Usual workflow: test, then fix, then test.", body)
 
     def test_windsurf_front_matter(self):
         text = self.store.export_rules(format="windsurf")
@@ -258,7 +258,7 @@ class TestWrite(_Base):
         self.assertTrue(data.startswith(before))
         self.assertTrue(data.endswith(after))
         block = data[len(before):len(data) - len(after)]
-        self.assertIn(b"Tools used together: make + test.\r\n", block)
+        self.assertIn(b"Used together: make + test.\r\n", block)
         self.assertNotIn(b"\n", block.replace(b"\r\n", b""))       # the file's CRLF style is kept
         # writing again changes nothing and does not even rewrite the file
         st = os.stat(self.path)
