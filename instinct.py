@@ -2747,24 +2747,39 @@ def _combos(rows):
     return found
 
 
-def _workflows(session, sessions):
-    """Workflows of `session` that recur across its project's sessions beyond chance.
+class _Corpus:
+    """Sessions' collapsed steps and their n-grams, each session loaded once per mining pass."""
 
-    `sessions` maps session id -> collapsed steps (this one included). A candidate counts
-    when at least 2 sessions hold it and chance would give that many less than once in a
-    thousand (so one noisy project does not teach a workflow); a
-    workflow that only restates a longer one held by the same sessions is dropped.
+    def __init__(self, load):
+        self.load, self.grams, self.stats = load, {}, {}
+
+    def add(self, session, rows=None):
+        if session not in self.grams:
+            from collections import Counter
+            rows = self.load(session) if rows is None else rows
+            col = _collapse([st for st, _ in _steps([(r[0], r[1]) for r in rows])])
+            self.grams[session], self.stats[session] = _ngrams(col), (col, len(col), Counter(col))
+        return self.stats[session][0]
+
+
+def _workflows(session, others, corpus):
+    """Workflows of `session` that recur across sessions (`others`) beyond chance.
+
+    A candidate counts when at least 2 sessions hold it and chance would give that many
+    less than once in a thousand times (each session's own steps shuffled); a workflow that
+    only restates a longer one held by the same sessions is dropped.
     Returns {pattern: [session ids holding it]}.
     """
-    from collections import Counter
-    own = _workflow_candidates(sessions[session])
+    own = _workflow_candidates(corpus.add(session))
     if not own:
         return {}
-    grams = {s: _ngrams(col) for s, col in sessions.items()}
-    stats = [(len(col), Counter(col)) for col in sessions.values()]
+    ids = [session] + [s for s in others if s != session]
+    for s in ids:
+        corpus.add(s)
+    stats = [corpus.stats[s][1:] for s in ids]
     holders = {}
     for g in own:
-        have = [s for s in sessions if g in grams[s]]
+        have = [s for s in ids if g in corpus.grams[s]]
         if len(have) >= 2 and _by_chance(len(have), _chance_sessions(g, stats)) < _CHANCE_P:
             holders[g] = have
 
@@ -2840,12 +2855,13 @@ def _generic_habit(pattern):
 def _briefing_rows(rows):
     """Drop generic habits, a project command shadowed by a stronger one for the same role,
     and workflows that a longer briefed one already contains."""
-    out, roles = [], set()
+    out, roles, shown = [], set(), set()
     seqs = [tuple(r["pattern"][4:].split("->")) for r in rows if r["pattern"].startswith("seq:")]
     for r in rows:
         p = r["pattern"]
-        if _generic_habit(p):
+        if _generic_habit(p) or p in shown:       # a habit both here and global: once
             continue
+        shown.add(p)
         if p.startswith("pref:") and "=" in p:
             key = p[5:].split("=", 1)[0]
             if key in _ROLE_TITLES:
@@ -2908,24 +2924,32 @@ class _Learning(_Core):
                     conn.execute(_SQL_UPSERT, (p, category_for(p), now, now, "hooks", proj, "{}"))
                     conn.execute(_SQL_EVENT, (now, "observe", p, proj, "hooks", sess, 1, ""))
                     observed.append(p)
+            corpus = _Corpus(rows_of)
             for sess, last_id in todo:
                 rows = rows_of(sess)
                 proj = Counter(r[2] for r in rows).most_common(1)[0][0]
                 conn.execute("INSERT INTO mined_sessions (session, last_id, project) VALUES (?, ?, ?)"
                              " ON CONFLICT (session) DO UPDATE SET last_id = excluded.last_id,"
                              " project = excluded.project", (sess, last_id, proj))
+                corpus.grams.pop(sess, None)          # new events since it was last loaded
                 steps = _steps([(k, d) for k, d, _ in rows])
                 for pat in sorted(_session_habits(steps) | _combos([(k, d) for k, d, _ in rows])):
                     credit(sess, pat, proj)
-                others = [r[0] for r in conn.execute(
-                    "SELECT session FROM mined_sessions WHERE project = ? AND session != ?"
-                    " ORDER BY last_id DESC LIMIT ?", (proj, sess, _SESSIONS_COMPARED - 1))]
-                cols = {s: _collapse([st for st, _ in _steps([(k, d) for k, d, _ in rows_of(s)])])
-                        for s in others}
-                cols[sess] = _collapse([st for st, _ in steps])
-                for pat, have in sorted(_workflows(sess, cols).items()):
+                recent = conn.execute("SELECT session, project FROM mined_sessions ORDER BY last_id DESC"
+                                      " LIMIT ?", (_SESSIONS_COMPARED,)).fetchall()
+                mine_too = [s for s, p in recent if p == proj] + [r[0] for r in conn.execute(
+                    "SELECT session FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
+                    (proj, _SESSIONS_COMPARED))]
+                corpus.add(sess, [(k, d) for k, d, _ in rows])
+                for pat, have in sorted(_workflows(sess, list(dict.fromkeys(mine_too)), corpus).items()):
                     for s in have:
                         credit(s, pat, proj)
+                # the user's own workflows, whatever the project: global once held in 2+ projects
+                where = dict(recent)
+                for pat, have in sorted(_workflows(sess, list(where), corpus).items()):
+                    if len({where.get(s, proj) for s in have}) >= 2:
+                        for s in have:
+                            credit(s, pat, "")
             # bookkeeping lives as long as the events it describes (the event-log retention)
             cutoff = _iso(self._clock() - self._settings()["events_max_days"] * 86400)
             conn.execute("DELETE FROM mined WHERE ts < ?", (cutoff,))

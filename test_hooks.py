@@ -332,6 +332,29 @@ class TestMining(_Env):
         self.assertEqual(self.level("seq:cargo fmt->cargo clippy->git commit->git push")[1], 3)
         self.assertEqual(self.level("pref:test=cargo test")[1], 6)
 
+    def test_a_users_workflow_across_projects_becomes_global(self):
+        other = os.path.join(self.tmp, "other")
+        os.makedirs(os.path.join(other, ".git"))
+        search = ["mcp__serper__google_search", "mcp__ddg-search__search", "mcp__tavily__tavily_search"]
+        rng = random.Random(11)
+        for n in range(6):
+            repo = self.repo if n % 2 else other
+            _session(self.work(rng) + search + self.work(rng), f"w{n}", self.store, repo)
+            self.store.mine(f"w{n}")
+        pattern = "seq:" + "->".join(search)
+        rec = self.store.get(pattern, project="")
+        self.assertEqual((rec["confidence"], rec["level"]), (6, "mature"))
+        text = self.store.briefing(self.repo)
+        self.assertEqual(text.count("mcp__serper__google_search"), 1, text)
+        self.assertIn("all projects", text)
+        only_here = ["Bash:cargo fmt", "Bash:cargo clippy", "Bash:cargo doc"]
+        for n in range(4):
+            _session(self.work(rng) + only_here, f"o{n}", self.store, self.repo)
+            self.store.mine(f"o{n}")
+        self.assertEqual(self.level("seq:cargo fmt->cargo clippy->cargo doc")[1], 4)
+        with self.assertRaises(instinct.NotFoundError):
+            self.store.get("seq:cargo fmt->cargo clippy->cargo doc", project="")
+
     def test_noise_never_matures(self):
         rng = random.Random(99)
         for n in range(25):
