@@ -2474,21 +2474,6 @@ def _command_shapes(command):
     return out[:_SHAPE_MAX_SHAPES]
 
 
-def _shell_summary(command):
-    """'FOO=1 sudo git commit -m x && pytest' -> 'git commit' (the first shape, or '?')."""
-    return (_command_shapes(command) or ["?"])[0]
-
-
-def _combo(command):
-    """'combo:coverage+pytest' when one shell command chains two or more different programs."""
-    progs = sorted({s.split()[0] for s in _command_shapes(command) if s != "?"})
-    return "combo:" + "+".join(progs[:4]) if len(progs) > 1 else ""
-
-
-def _command_shapes(command):      # TEMPORARY shim until the shell reader lands
-    return [p for p in _shell_programs(command) if p]
-
-
 # --- capture: one tool call -> one shape-only step ---------------------------------
 # Client plumbing is not a habit: loading tools, task lists, plan mode, questions.
 _PLUMBING_TOOLS = frozenset(

@@ -71,7 +71,7 @@ class _Env(unittest.TestCase):
 
 
 class TestSummaries(unittest.TestCase):
-    def test_shell_summary_keeps_program_and_subcommand_only(self):
+    def test_shell_call_keeps_program_and_subcommand_only(self):
         table = [
             ("pytest -q tests/", "pytest"),
             ("git commit -m 'secret message'", "git commit"),
@@ -91,11 +91,14 @@ class TestSummaries(unittest.TestCase):
         ]
         for cmd, want in table:
             with self.subTest(cmd=cmd):
-                self.assertEqual(instinct._shell_summary(cmd), want)
+                payload = {"tool_name": "Bash", "tool_input": {"command": cmd}}
+                self.assertEqual(instinct._tool_summary(payload)[0], f"Bash({want})")
 
     def test_tool_summary_forms(self):
         table = [
             ({"tool_name": "Bash", "tool_input": {"command": "pytest"}}, "Bash(pytest)"),
+            ({"tool_name": "Bash", "tool_input": {"command": "mix test && mix credo | tail"}},
+             "Bash(mix test;mix credo;tail)"),
             ({"tool_name": "PowerShell", "tool_input": {"command": "dotnet test"}}, "PowerShell(dotnet test)"),
             ({"tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "cargo build"]}}, "Bash(cargo build)"),
             ({"tool_name": "Edit", "tool_input": {"file_path": "/a/b/c.PY", "old_string": "x"}}, "Edit(.py)"),

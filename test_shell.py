@@ -228,6 +228,12 @@ def _allowed(shape):
                for w in shape.split(" "))
 
 
+
+def stored(cmd):
+    """What capture stores for a shell call (the event's data), combos mined from it included."""
+    summary = instinct._tool_summary({"tool_name": "Bash", "tool_input": {"command": cmd}})[0]
+    return summary + " " + " ".join(instinct._combos([("tool", summary)]))
+
 class TestShapes(unittest.TestCase):
     def test_table(self):
         for cmd, want in CASES:
@@ -240,14 +246,19 @@ class TestShapes(unittest.TestCase):
                 self.assertEqual(shapes(argv), want)
 
     def test_summary_and_combo_sit_on_the_reader(self):
-        self.assertEqual(instinct._shell_summary("cd x && FOO=1 npm run build | tee l"), "npm run build")
-        self.assertEqual(instinct._shell_summary("cd x"), "?")
-        self.assertEqual(instinct._shell_summary(None), "?")
-        self.assertEqual(instinct._combo("pytest --cov && coverage html"), "combo:coverage+pytest")
-        self.assertEqual(instinct._combo("git add -A && git commit -m 'x && y'"), "")
-        self.assertEqual(instinct._combo("cat > f <<'EOF'\nSHOW x\nEOF\ngit add f"), "combo:cat+git")
-        self.assertEqual(instinct._combo("dolt sql -q 'SHOW TABLES; SELECT 1'"), "")
-        self.assertEqual(instinct._combo("a; b; c; d; e"), "combo:a+b+c+d")
+        def summary(cmd):
+            return instinct._tool_summary({"tool_name": "Bash", "tool_input": {"command": cmd}})[0]
+        self.assertEqual(summary("cd x && FOO=1 npm run build | tee l"), "Bash(npm run build;tee)")
+        self.assertEqual(summary("cd x"), "Bash(?)")
+        self.assertEqual(summary(None), "Bash(?)")
+
+        def combos(cmd):
+            return instinct._combos([("tool", summary(cmd))])
+        self.assertEqual(combos("pytest --cov && coverage html"), {"combo:coverage+pytest"})
+        self.assertEqual(combos("git add -A && git commit -m 'x && y'"), {"combo:git add+git commit"})
+        self.assertEqual(combos("cat > f <<'EOF'\nSHOW x\nEOF\ngit add f"), set())  # cat: generic
+        self.assertEqual(combos("dolt sql -q 'SHOW TABLES; SELECT 1'"), set())
+        self.assertEqual(combos("a; b; c; d; e"), set())                        # a script, not a combo
 
     def test_tool_summary_uses_the_reader(self):
         summary, combo = instinct._tool_summary(
@@ -255,7 +266,7 @@ class TestShapes(unittest.TestCase):
         self.assertEqual((summary, combo), ("Bash(git commit)", ""))
         summary, combo = instinct._tool_summary(
             {"tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "mix test && mix credo"]}})
-        self.assertEqual((summary, combo), ("Bash(mix test)", ""))
+        self.assertEqual((summary, combo), ("Bash(mix test;mix credo)", ""))
 
 
 class TestNeverRaises(unittest.TestCase):
@@ -439,8 +450,7 @@ class TestSecretsNeverLeak(unittest.TestCase):
                 got = shapes(cmd)
                 self.assertTrue(got or template.startswith("cat <<"), (cmd, got))
                 self.assertNoSecret(secret, got, cmd)
-                self.assertNoSecret(secret, [instinct._combo(cmd)], cmd)
-                self.assertNoSecret(secret, [instinct._shell_summary(cmd)], cmd)
+                self.assertNoSecret(secret, [stored(cmd)], cmd)
 
     def test_planted_secrets_in_argv_lists(self):
         rng = random.Random(2222)
@@ -464,7 +474,7 @@ class TestSecretsNeverLeak(unittest.TestCase):
         for cmd, want, secret in table:
             with self.subTest(cmd=cmd[:30]):
                 self.assertEqual(shapes(cmd), want)
-                self.assertNoSecret(secret, shapes(cmd) + [instinct._combo(cmd)], cmd)
+                self.assertNoSecret(secret, shapes(cmd) + [stored(cmd)], cmd)
 
 
 if __name__ == "__main__":
