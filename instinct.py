@@ -900,6 +900,7 @@ class _DB:
         self.timeout = timeout
         self._conn = None
         self.checkpoint_pages = WAL_AUTOCHECKPOINT_PAGES
+        self.read_only = False             # set when the store could only be opened read-only
 
     def set_checkpoint(self, pages):
         """Auto-checkpoint every `pages` WAL pages (for this connection, now and after reopening)."""
@@ -932,6 +933,9 @@ class _DB:
                 pass
             except OSError as e:
                 raise StoreError(f"cannot create database {path}: {e.strerror}") from None
+        elif not os.access(path, os.W_OK) or not (os.access(d, os.W_OK) or (
+                os.path.exists(path + "-wal") and os.path.exists(path + "-shm"))):
+            return self._open_read_only()
         else:
             _tighten(path)
         _tidy(d)
@@ -958,6 +962,36 @@ class _DB:
         except BaseException:
             conn.close()
             raise
+        return conn
+
+    def _open_read_only(self):
+        """A store this process cannot write (a read-only file, folder or file system): open it
+        read-only, so reads answer and writes fail with one line. Without a writable folder for
+        the WAL index, the file is read as immutable (what the last checkpoint holds)."""
+        from urllib.parse import quote
+        path = self.path
+        self.read_only = True
+        conn = None
+        for extra in ("", "&immutable=1"):
+            try:
+                conn = sqlite3.connect(f"file:{quote(path)}?mode=ro{extra}", uri=True, timeout=self.timeout,
+                                       isolation_level=None, check_same_thread=False)
+                version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0])
+                break
+            except sqlite3.Error as e:
+                if conn is not None:
+                    conn.close()
+                    conn = None
+                if extra or not any(w in str(e).lower() for w in ("unable to open", "readonly")):
+                    raise _db_error(path, e) from None
+        if version != SCHEMA_VERSION:
+            conn.close()
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"{path} has schema v{version}, newer than this instinct "
+                                 f"{__version__} (v{SCHEMA_VERSION}); upgrade instinct")
+            raise StoreError(f"{path} is read-only and " + (
+                f"has schema v{version}; open it once writable to upgrade it to v{SCHEMA_VERSION}"
+                if version else "holds no instinct store yet"))
         return conn
 
     def _migrate(self, conn):
@@ -5208,7 +5242,12 @@ class _Memory(_Core):
                          f" WHERE id IN ({marks})", (self._now(), *ids))
             rows = conn.execute(f"SELECT {_MEM_COLS} FROM memories WHERE id IN ({marks})", ids)
             return {r[0]: r for r in rows}
-        rows = self._writing(run)
+        try:
+            rows = self._writing(run)
+        except StoreError:
+            if not self._db.read_only:
+                raise                     # a read-only store answers without counting the use
+            rows = {r[0]: r for r in self._read(f"SELECT {_MEM_COLS} FROM memories WHERE id IN ({marks})", ids)}
         return [dict(_mem_record(rows[mid]), score=score, parts=parts)
                 for score, mid, parts in hits if mid in rows]
 

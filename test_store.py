@@ -316,5 +316,80 @@ class TestWal(_Base):
         self.assertEqual(server.get("seq:after->burst")["confidence"], 2)
 
 
+# --- read-only stores ------------------------------------------------------------------------
+def _ro_prefix(folder):
+    """argv prefix running a command with `folder` mounted read-only (a private mount namespace),
+    or None where this machine cannot do that."""
+    base = ["unshare", "-m"] if os.geteuid() == 0 else ["unshare", "-r", "-m"]
+    probe = subprocess.run(base + ["sh", "-c", f"mount --bind {folder} {folder} && "
+                                   f"mount -o remount,ro,bind {folder} && ! touch {folder}/probe"],
+                           capture_output=True, timeout=30)
+    if probe.returncode != 0:
+        return None
+    return base + ["sh", "-c", f'mount --bind {folder} {folder} && mount -o remount,ro,bind {folder}'
+                   ' && exec "$0" "$@"']
+
+
+class TestReadOnly(_Base):
+    def setUp(self):
+        super().setUp()
+        for _ in range(6):
+            self.store.observe("pref:tabs", project=self.proj)
+        self.store.consolidate()
+        self.store.remember("project", "Tabs everywhere", "Indent with tabs.", project=self.proj,
+                            how_to_apply="Configure the editor for tabs")
+        self.store.close()
+
+    def run_ro(self, prefix, *args, stdin=None):
+        env = {**os.environ, "INSTINCT_DB": self.db}
+        env.pop("INSTINCT_SESSION", None)
+        return subprocess.run(prefix + [sys.executable, INSTINCT_PY, *args], capture_output=True,
+                              text=True, timeout=60, env=env, cwd=self.proj, input=stdin)
+
+    def check_reads(self, prefix, total=1):
+        r = self.run_ro(prefix, "suggest")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("pref:tabs", r.stdout)
+        r = self.run_ro(prefix, "--json", "stats")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["total"], total)
+        r = self.run_ro(prefix, "recall", "tabs", "--project", self.proj)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("Tabs everywhere", r.stdout)
+        r = self.run_ro(prefix, "hook", "session-start",
+                        stdin=json.dumps({"cwd": self.proj, "session_id": "s1"}))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ctx = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
+        self.assertIn("User preference: tabs", ctx)
+        self.assertIn("Tabs everywhere", ctx)
+        r = self.run_ro(prefix, "observe", "pref:spaces")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("read-only", r.stderr)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+
+    def test_reads_work_on_a_read_only_file_system(self):
+        prefix = _ro_prefix(self.dbdir)
+        if prefix is None:
+            self.skipTest("cannot mount a read-only folder here")
+        self.check_reads(prefix)                   # a cleanly closed store: no WAL beside it
+        self.assertEqual(self.cli("observe", "seq:a->b").returncode, 0)    # leaves its WAL
+        self.assertTrue(os.path.exists(self.db + "-wal"))
+        self.check_reads(prefix, total=2)
+        r = self.run_ro(prefix, "--json", "get", "seq:a->b")
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_reads_work_on_a_read_only_store_file(self):
+        os.chmod(self.db, 0o444)
+        prefix = []
+        if os.geteuid() == 0:                      # root writes anything: run as nobody
+            for p in (self.tmp, self.dbdir, self.proj):
+                os.chmod(p, 0o755)
+            prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+            if subprocess.run(prefix + ["true"], capture_output=True).returncode != 0:
+                self.skipTest("cannot run as another user here")
+        self.check_reads(prefix)
+        self.assertEqual(mode(self.db), 0o444)
+
+
 if __name__ == "__main__":
     unittest.main()
