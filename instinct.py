@@ -1969,6 +1969,15 @@ _SUBCOMMAND_PROGRAMS = frozenset((
     "make just task ninja bazel bazelisk buck2 meson mkdocs hugo jekyll mdbook "
     "brew apt apt-get dnf yum pacman apk snap flatpak nix nix-env systemctl launchctl "
     "tmux ollama mise asdf openssl").split())
+# Any other program keeps its first word only when it is one of these common subcommand verbs
+# (`br sync`, `adb devices`, `bd close`): an allow-list, so no argument value can pass.
+_COMMON_SUBCOMMANDS = frozenset(
+    "add apply backup bench blocked build check clean clone close compile config create delete "
+    "dep deploy describe dev devices diff doctor down edit exec export fetch fmt format generate "
+    "get import info init install label lint list login logout logs ls merge migrate new plan "
+    "publish pull push query ready release remove restart restore root run search serve set shell "
+    "show sql start stats status stop sync test uninstall up update upgrade version view "
+    "watch".split())
 # Separate-value global options per program, skipped when looking for the subcommand
 # (`git -C /x commit`, `make -C dir test`, `kubectl -n ns get`).
 _VALUE_OPTIONS = {name: frozenset(opts.split()) for name, opts in (
@@ -2432,6 +2441,9 @@ def _words_shapes(words, i, depth):
         return ["python"]
     if key in _SUBCOMMAND_PROGRAMS or key in _RUN_WRAPPERS:
         return _program_shape(key, words, i + 1, depth)
+    k = _first_word(words, i + 1, key)
+    if k < n and _plain_subword(words[k]) and words[k][1] in _COMMON_SUBCOMMANDS:
+        return [f"{name} {words[k][1]}"]
     return [name]
 
 
@@ -2699,9 +2711,10 @@ def _ngrams(col):
 
 
 def _workflow_candidates(col):
-    """Candidate workflows of one session: 2-5 steps, not a loop restated, not only edits."""
+    """Candidate workflows of one session: 2-5 steps from a command to a command (edits may
+    sit between: test -> edit -> test), not a loop restated."""
     return {g for g in _ngrams(col)
-            if not _periodic(g) and any(s != _EDIT_STEP for s in g) and len(set(g)) > 1}
+            if g[0] != _EDIT_STEP and g[-1] != _EDIT_STEP and not _periodic(g) and len(set(g)) > 1}
 
 
 def _chance_sessions(g, stats):
@@ -2864,6 +2877,9 @@ def _generic_habit(pattern):
     if not colon or head not in ("seq", "combo"):
         return False
     parts = [s.strip() for s in body.replace("->", "+").split("+")]
+    if all(s.startswith("git ") for s in parts) and len(set(parts)) < 3:
+        return True                           # git add -> git commit: everyone, everywhere
+
     def generic(s):
         name = s[5:-1] if s.startswith("Bash(") and s.endswith(")") else s
         return (name.split("(", 1)[0] in _LOOK_TOOLS or name.split("(", 1)[0] in _EDIT_TOOLS

@@ -260,6 +260,15 @@ class TestShapes(unittest.TestCase):
         self.assertEqual(combos("dolt sql -q 'SHOW TABLES; SELECT 1'"), set())
         self.assertEqual(combos("a; b; c; d; e"), set())                        # a script, not a combo
 
+    def test_other_programs_keep_only_a_common_subcommand_verb(self):
+        table = [("br sync --flush-only", ["br sync"]), ("adb devices", ["adb devices"]),
+                 ("mytool status -v", ["mytool status"]), ("mytool prod-db-2", ["mytool"]),
+                 ("./deploy.sh production", ["deploy.sh"]), ("mytool 'update'", ["mytool"]),
+                 ("mytool s3cr3tvalue", ["mytool"]), ("mytool --token update", ["mytool"])]
+        for cmd, want in table:
+            with self.subTest(cmd=cmd):
+                self.assertEqual(shapes(cmd), want)
+
     def test_tool_summary_uses_the_reader(self):
         summary, combo = instinct._tool_summary(
             {"tool_name": "Bash", "tool_input": {"command": "git commit -m \"$(cat <<'EOF'\nx\nEOF\n)\""}})
