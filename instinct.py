@@ -3133,8 +3133,10 @@ def _run_hook(argv, stdin=None, stdout=None, close=True):
                 r = store.mine(session)
                 say(f"{event}: mined {len(r['observed'])} observations")
         elif event == "session-start":
-            r = store.mine()               # sessions whose end hook never ran (crash, cancelled)
-            say(f"{event}: mined {r['sessions']} unmined sessions")
+            try:                           # sessions whose end hook never ran (crash, cancelled)
+                say(f"{event}: mined {store.mine()['sessions']} unmined sessions")
+            except (InstinctError, sqlite3.Error) as e:   # e.g. a read-only store: still brief
+                say(f"{event}: mining skipped: {e}", True)
             text = store.briefing(cwd)
             if text:
                 answer("SessionStart", text)

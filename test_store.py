@@ -360,7 +360,7 @@ class TestReadOnly(_Base):
                         stdin=json.dumps({"cwd": self.proj, "session_id": "s1"}))
         self.assertEqual(r.returncode, 0, r.stderr)
         ctx = json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"]
-        self.assertIn("User preference: tabs", ctx)
+        self.assertIn("Preference: tabs", ctx)
         self.assertIn("Tabs everywhere", ctx)
         r = self.run_ro(prefix, "observe", "pref:spaces")
         self.assertEqual(r.returncode, 1)
