@@ -3069,6 +3069,458 @@ def _hook_cwd(payload):
     return cwd
 
 
+# --- `instinct import-history`: replay the user's past Claude Code and Codex sessions ----
+# Each recorded tool call becomes the payload the live hook would have received and goes
+# through record_tool (the hook's own capture: only its shape is kept), then each session is
+# mined once. Nothing of a transcript is stored but those shapes.
+HISTORY_CLIENTS = ("all", "claude-code", "codex")
+HISTORY_MAX_LINE = 32 * 1024 * 1024        # a longer transcript line is skipped (counted)
+HISTORY_BRIEFINGS = 3                      # projects whose briefing the summary shows
+_CLAUDE_NO_HOOK = ("The user doesn't want to proceed", "[Request interrupted by user",
+                   "<tool_use_error>")     # rejected, interrupted or invalid: no hook fired
+_CODEX_SHELLS = {"shell", "container.exec", "shell_command", "exec_command", "local_shell"}
+
+
+def _history_ts(value):
+    """'2026-02-10T21:11:52.438Z' -> epoch seconds, or None."""
+    if not isinstance(value, str) or len(value) < 19:
+        return None
+    import datetime
+    try:
+        d = datetime.datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+    except ValueError:
+        return None
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=datetime.timezone.utc)
+    return d.timestamp()
+
+
+def _history_lines(path, stats, needle=None):
+    """The JSON objects of a JSONL file; unreadable, truncated or oversized lines are counted
+    in stats['bad_lines'] and skipped. Lines without `needle` (bytes) are not even parsed."""
+    import json
+    with open(path, "rb") as f:
+        while True:
+            line = f.readline(HISTORY_MAX_LINE)
+            if not line:
+                return
+            if len(line) >= HISTORY_MAX_LINE and not line.endswith(b"\n"):
+                while line and not line.endswith(b"\n"):
+                    line = f.readline(1 << 20)
+                stats["bad_lines"] += 1
+                continue
+            if needle is not None and needle not in line:
+                continue
+            try:
+                obj = json.loads(line)
+            except (ValueError, RecursionError):
+                if line.strip():
+                    stats["bad_lines"] += 1
+                continue
+            if isinstance(obj, dict):
+                yield obj
+            else:
+                stats["bad_lines"] += 1
+
+
+def _history_files(client, path):
+    """[(client or None, file)] to read: the clients' default folders, or `path` (a file or a
+    folder, client sniffed per file). Subagent transcripts are left out."""
+    import glob
+    out = []
+
+    def keep(f):
+        return not (os.path.basename(f).startswith("agent-")
+                    or "subagents" in f.replace("\\", "/").split("/"))
+    if path:
+        p = os.path.abspath(os.path.expanduser(path))
+        if os.path.isfile(p):
+            return [(None, p)]
+        if not os.path.isdir(p):
+            raise ValidationError(f"path {path!r} is neither a transcript file nor a folder")
+        files = sorted(glob.glob(os.path.join(glob.escape(p), "**", "*.jsonl"), recursive=True))
+        return [(None, f) for f in files if keep(f)]
+    if client in ("all", "claude-code"):
+        base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+        files = glob.glob(os.path.join(glob.escape(base), "projects", "*", "*.jsonl"))
+        out += [("claude-code", f) for f in sorted(files) if keep(f)]
+    if client in ("all", "codex"):
+        base = os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+        for sub in ("sessions", "archived_sessions"):
+            files = glob.glob(os.path.join(glob.escape(base), sub, "**", "rollout-*.jsonl"), recursive=True)
+            out += [("codex", f) for f in sorted(files)]
+    return out
+
+
+def _history_sniff(path, stats):
+    """(client, first timestamp) of a transcript from its first lines; (None, None) if neither."""
+    import itertools
+    probe = {"bad_lines": 0}
+    for obj in itertools.islice(_history_lines(path, probe), 20):
+        if obj.get("type") in ("session_meta", "response_item", "turn_context", "event_msg") \
+                and isinstance(obj.get("payload"), dict):
+            return "codex", _history_ts(obj.get("timestamp"))
+        if "sessionId" in obj or obj.get("type") in ("user", "assistant"):
+            return "claude-code", _history_ts(obj.get("timestamp"))
+        if "instructions" in obj and "id" in obj and "timestamp" in obj:     # early Codex
+            return "codex", _history_ts(obj.get("timestamp"))
+    return None, None
+
+
+def _block_text(content):
+    """First text of a tool_result's content (a string or a list of blocks), capped."""
+    if isinstance(content, list):
+        content = next((b.get("text") for b in content if isinstance(b, dict)
+                        and isinstance(b.get("text"), str)), "")
+    return content[:200] if isinstance(content, str) else ""
+
+
+def _claude_session(path, stats):
+    """A Claude Code transcript -> (session id, [(payload, failed, ts)]).
+
+    A tool_use paired with its tool_result is one PostToolUse (PostToolUseFailure when
+    is_error) hook call, in the order the results arrived; side-chain lines (subagents),
+    records copied from a resumed session and calls that fired no hook are left out."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    pending, calls, seen_ids = {}, [], {}
+    for obj in _history_lines(path, stats, b'"tool_use'):
+        if obj.get("isSidechain") is True:
+            stats["sidechain_calls"] += 1
+            continue
+        msg = obj.get("message")
+        content = msg.get("content") if isinstance(msg, dict) else None
+        if not isinstance(content, list):
+            continue
+        sid = obj.get("sessionId") if isinstance(obj.get("sessionId"), str) else ""
+        seen_ids[sid] = seen_ids.get(sid, 0) + 1
+        kind = obj.get("type")
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if kind == "assistant" and block.get("type") == "tool_use":
+                if isinstance(block.get("id"), str) and isinstance(block.get("name"), str):
+                    pending[block["id"]] = (block["name"], block.get("input"), obj, sid)
+            elif kind == "user" and block.get("type") == "tool_result":
+                use = pending.pop(block.get("tool_use_id"), None)
+                if use is None:
+                    continue
+                name, tinput, use_line, use_sid = use
+                failed = block.get("is_error") is True
+                text = _block_text(block.get("content")) if failed else ""
+                if failed and text.startswith(_CLAUDE_NO_HOOK) or "<tool_use_error>" in text:
+                    stats["no_hook"] += 1
+                    continue
+                cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else use_line.get("cwd")
+                payload = {"session_id": use_sid, "transcript_path": path, "cwd": cwd,
+                           "permission_mode": obj.get("permissionMode", "default"),
+                           "hook_event_name": "PostToolUseFailure" if failed else "PostToolUse",
+                           "tool_name": name, "tool_input": tinput if isinstance(tinput, dict) else {},
+                           "tool_use_id": block.get("tool_use_id")}
+                if failed:
+                    first = text.split("\n", 1)[0]
+                    payload["error"] = first if first.startswith("Exit code ") else ""
+                    payload["is_interrupt"] = False
+                else:
+                    resp = obj.get("toolUseResult")
+                    payload["tool_response"] = resp if isinstance(resp, dict) else {}
+                calls.append((payload, failed,
+                              _history_ts(obj.get("timestamp")) or _history_ts(use_line.get("timestamp"))))
+    session = stem if stem in seen_ids else max(seen_ids, key=seen_ids.get, default="")
+    own = [c for c in calls if c[0]["session_id"] == session]
+    stats["copied_calls"] += len(calls) - len(own)
+    return session, own
+
+
+def _codex_exit(output):
+    """A Codex tool output -> its exit code (None when it does not say), from the JSON
+    {"output", "metadata": {"exit_code"}} form or the text forms 'Exit code: N' /
+    'Process exited with code N'."""
+    import json
+    if isinstance(output, dict):
+        if output.get("success") is False:
+            return 1
+        output = output.get("content", "")
+    if isinstance(output, list):
+        output = "\n".join(b.get("text", "") for b in output if isinstance(b, dict)
+                           and isinstance(b.get("text"), str))
+    if not isinstance(output, str):
+        return None
+    head = output[:4096]
+    if head.lstrip().startswith("{"):
+        try:
+            meta = json.loads(output).get("metadata")
+            code = meta.get("exit_code") if isinstance(meta, dict) else None
+            return code if isinstance(code, int) else None
+        except (ValueError, AttributeError, RecursionError):
+            pass
+    for marker in ("Exit code: ", "Process exited with code "):
+        i = head.find(marker)
+        if i >= 0 and (i == 0 or head[i - 1] == "\n"):
+            num = head[i + len(marker):].split(None, 1)[0] if head[i + len(marker):].strip() else ""
+            num = num.rstrip(".")
+            if num.lstrip("-").isdigit():
+                return int(num)
+    return None
+
+
+def _codex_shell_text(command):
+    if isinstance(command, list):
+        parts = [str(t) for t in command]
+        if len(parts) >= 3 and parts[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") \
+                and parts[1] in ("-c", "-lc"):
+            return parts[2]
+        import shlex
+        return shlex.join(parts)
+    return command if isinstance(command, str) else ""
+
+
+def _codex_session(path, stats):
+    """A Codex rollout -> (session id, [(payload, failed, ts)]): shell calls (any of its
+    shell tools) as Bash, apply_patch and MCP tools, each paired with its output; the
+    failure comes from the exit code (exec_command_end event, else the output's text)."""
+    import json
+    meta, cwd, model, turn = {}, "", "", ""
+    calls, by_id, codes = [], {}, {}
+    for obj in _history_lines(path, stats):
+        kind, item = obj.get("type"), obj.get("payload")
+        if not isinstance(item, dict):
+            if kind in ("function_call", "function_call_output", "local_shell_call",
+                        "custom_tool_call", "custom_tool_call_output"):
+                kind, item = "response_item", obj          # early rollouts: items at top level
+            elif not meta and "id" in obj and "timestamp" in obj:
+                meta = obj
+                continue
+            else:
+                continue
+        if kind == "session_meta":
+            if not meta:
+                meta = item
+                cwd = item.get("cwd") if isinstance(item.get("cwd"), str) else cwd
+            continue
+        if kind == "turn_context":
+            cwd = item.get("cwd") if isinstance(item.get("cwd"), str) else cwd
+            model = item.get("model") if isinstance(item.get("model"), str) else model
+            turn = item.get("turn_id") if isinstance(item.get("turn_id"), str) else turn
+            continue
+        if kind == "event_msg":
+            if item.get("type") == "exec_command_end" and isinstance(item.get("exit_code"), int):
+                codes[item.get("call_id")] = item["exit_code"]
+            elif item.get("type") == "patch_apply_end" and item.get("success") is False:
+                codes[item.get("call_id")] = 1
+            continue
+        if kind != "response_item":
+            continue
+        t = item.get("type")
+        call_id = item.get("call_id") or item.get("id")
+        if t in ("function_call", "custom_tool_call", "local_shell_call"):
+            name = item.get("name") if t != "local_shell_call" else "local_shell"
+            if not isinstance(name, str):
+                continue
+            args = item.get("arguments", item.get("input"))
+            if t == "function_call" and isinstance(args, str):
+                try:
+                    args = json.loads(args)
+                except (ValueError, RecursionError):
+                    args = {"input": args}
+            if t == "local_shell_call":
+                action = item.get("action")
+                args = action if isinstance(action, dict) else {}
+            workdir = None
+            if name in _CODEX_SHELLS:
+                args = args if isinstance(args, dict) else {}
+                text = _codex_shell_text(args.get("command", args.get("cmd")))
+                tool, tinput = "Bash", {"command": text}
+                workdir = args.get("workdir") or args.get("working_directory")
+            elif name == "apply_patch":
+                patch = args.get("input", args.get("patch")) if isinstance(args, dict) else args
+                tool, tinput = "apply_patch", {"command": patch if isinstance(patch, str) else ""}
+            elif name.startswith("mcp__") or "__" in name.strip("_"):
+                tool = name if name.startswith("mcp__") else "mcp__" + name
+                tinput = args if isinstance(args, dict) else {}
+            else:
+                stats["no_hook"] += 1          # Codex runs its hooks for shell, apply_patch, MCP
+                continue
+            by_id[call_id] = (tool, tinput, workdir if isinstance(workdir, str) else None)
+        elif t in ("function_call_output", "custom_tool_call_output"):
+            call = by_id.pop(call_id, None)
+            if call is None:
+                continue
+            tool, tinput, workdir = call
+            calls.append([call_id, tool, tinput, workdir or cwd, _codex_exit(item.get("output")),
+                          _history_ts(obj.get("timestamp")), model, turn])
+    src = meta.get("source")
+    if isinstance(src, dict) and "subagent" in src:
+        stats["sidechain_calls"] += len(calls)
+        return "", []
+    session = meta.get("id") if isinstance(meta.get("id"), str) else ""
+    out = []
+    for call_id, tool, tinput, where, code, ts, mdl, tid in calls:
+        code = codes.get(call_id, code)
+        payload = {"session_id": session, "turn_id": tid or "replayed", "transcript_path": path,
+                   "cwd": where, "hook_event_name": "PostToolUse", "model": mdl,
+                   "tool_name": tool, "tool_input": tinput, "tool_use_id": call_id}
+        out.append((payload, code not in (None, 0), ts))
+    return session, out
+
+
+class _History(_Core):
+    """`import-history`: learn from the sessions the user already had before instinct."""
+
+    @operation(
+        Param("client", str, "whose history to read", default="all", choices=HISTORY_CLIENTS),
+        Param("path", str, "read this transcript file or folder instead of the clients' "
+                           "default folders (~/.claude/projects, ~/.codex/sessions)"),
+        Param("since", int, "only sessions active in the last N days", minimum=1),
+        Param("dry_run", bool, "only count what would be imported; store nothing", default=False),
+        title="Import past agent sessions", idempotent=True,
+        output=_obj({"sessions": _INT, "imported": _INT, "skipped": _INT, "empty": _INT,
+                     "too_old": _INT, "tool_calls": _INT, "failed_calls": _INT,
+                     "bad_lines": _INT, "sidechain_calls": _INT, "dry_run": _BOOL,
+                     "projects": {"type": "array", "items": _obj({
+                         "project": _STR, "cwd": _STR, "sessions": _INT, "tool_calls": _INT,
+                         "learned": {"type": "array", "items": _STR}, "briefing": _STR})}},
+                    ("sessions", "imported", "skipped", "tool_calls", "projects")),
+        render=lambda r: _render_import(r))
+    def import_history(self, client="all", path=None, since=None, dry_run=False, progress=None):
+        """Replay existing Claude Code transcripts and Codex rollouts through capture and mining.
+
+        Reads ~/.claude/projects/*/*.jsonl ($CLAUDE_CONFIG_DIR) and
+        ~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME); subagent side-chains are skipped.
+        Each tool call is stored exactly as the live hook stores it (its shape only: tool,
+        program, subcommand - never arguments, output or prompts), then each session is mined.
+        A session already in the store (imported before or captured by the hooks) is skipped,
+        so running it again changes nothing.
+        """
+        # `progress(done, total)`, if given, is called after each transcript (the CLI's bar)
+        if client not in HISTORY_CLIENTS:
+            raise ValidationError(f"client must be one of: {', '.join(HISTORY_CLIENTS)}")
+        if path is not None:
+            _check_text(path, "path", 4096, empty_ok=False)
+        stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
+        now = self._clock()
+        keep_days = self._settings()["events_max_days"]
+        cutoff = now - 86400 * (min(since, keep_days) if since else keep_days)
+        files = []
+        for who, f in _history_files(client, path):
+            try:
+                sniffed, first = _history_sniff(f, stats)
+            except OSError:
+                stats["bad_lines"] += 1
+                continue
+            who = who or sniffed
+            if who is None or (client != "all" and who != client):
+                continue
+            files.append((first or 0.0, f, who))
+        files.sort()
+        res = {"sessions": 0, "imported": 0, "skipped": 0, "empty": 0, "too_old": 0,
+               "tool_calls": 0, "failed_calls": 0, "dry_run": bool(dry_run)}
+        projects, disabled, done = {}, {}, set()
+        for n, (_, f, who) in enumerate(files, 1):
+            try:
+                session, calls = (_claude_session if who == "claude-code" else _codex_session)(f, stats)
+            except OSError:
+                stats["bad_lines"] += 1
+                calls, session = [], ""
+            session = _safe_session(session)
+            if not (session and session in done):          # (a session is read once)
+                res["sessions"] += 1
+                done.add(session)
+                if session and calls:
+                    self._history_one(session, calls, cutoff, dry_run, res, projects, disabled)
+                else:
+                    res["empty"] += 1
+            if progress is not None:
+                progress(n, len(files))
+        res.update(bad_lines=stats["bad_lines"], sidechain_calls=stats["sidechain_calls"])
+        ranked = sorted(projects.values(), key=lambda p: -p["tool_calls"])
+        for i, p in enumerate(ranked):
+            cwds = p.pop("cwds")
+            p["cwd"] = max(cwds, key=cwds.get)
+            learned = p.pop("seen")
+            p["learned"] = sorted(learned, key=lambda k: (-learned[k], k))
+            p["briefing"] = self.briefing(p["cwd"]) if i < HISTORY_BRIEFINGS and not dry_run else ""
+        res["projects"] = ranked
+        return res
+
+    def _history_one(self, session, calls, cutoff, dry_run, res, projects, disabled):
+        """Import one session's calls (one transaction), then mine it."""
+        last = max((ts for _, _, ts in calls if ts), default=None)
+        if last is not None and last < cutoff:
+            res["too_old"] += 1
+            return
+        if self._read("SELECT 1 FROM events WHERE session = ? AND kind IN ('tool', 'tool_fail')"
+                      " LIMIT 1", (session,)):
+            res["skipped"] += 1
+            return
+        from collections import Counter
+        cwds = Counter(p["cwd"] for p, _, _ in calls if isinstance(p.get("cwd"), str))
+        cwd = cwds.most_common(1)[0][0] if cwds else ""
+        if cwd not in disabled:
+            disabled[cwd] = _disabled_reason({}, cwd) if cwd else None
+        if disabled[cwd]:
+            res["empty"] += 1
+            return
+        res["imported"] += 1
+        fails = sum(1 for _, failed, _ in calls if failed)
+        res["tool_calls"] += len(calls)
+        res["failed_calls"] += fails
+        proj = project_fingerprint(cwd or None) if cwd else ""
+        p = projects.setdefault(proj, {"project": proj, "sessions": 0, "tool_calls": 0,
+                                       "cwds": Counter(), "seen": Counter()})
+        p["sessions"] += 1
+        p["tool_calls"] += len(calls)
+        p["cwds"][cwd] += 1
+        if dry_run:
+            return
+        try:
+            with self._db.write():         # one transaction; each capture nests as a savepoint
+                for payload, failed, ts in calls:
+                    self.record_tool(payload, failed=failed, ts=ts)
+        except sqlite3.Error as e:
+            raise _db_error(self.path, e) from None
+        p["seen"].update(self.mine(session)["observed"])
+
+
+def _render_import(r):
+    verb = "would import" if r["dry_run"] else "imported"
+    out = [f"Sessions: {r['sessions']} found, {r['imported']} {verb}, {r['skipped']} already in "
+           f"the store" + (f", {r['too_old']} older than the event retention" if r["too_old"] else "")
+           + (f", {r['empty']} without tool calls or opted out" if r["empty"] else ""),
+           f"Tool calls replayed: {r['tool_calls']} ({r['failed_calls']} failed)"
+           + (f"; unreadable lines skipped: {r['bad_lines']}" if r["bad_lines"] else "")
+           + (f"; subagent calls skipped: {r['sidechain_calls']}" if r["sidechain_calls"] else "")]
+    for p in r["projects"]:
+        out.append(f"Project {p['cwd'] or '(none)'} [{p['project']}]: {p['sessions']} sessions, "
+                   f"{p['tool_calls']} tool calls")
+        if p["learned"]:
+            out.append("  observed: " + ", ".join(p["learned"][:12])
+                       + (f" (+{len(p['learned']) - 12} more)" if len(p["learned"]) > 12 else ""))
+        if p["briefing"]:
+            out += ["  " + line for line in p["briefing"].splitlines()]
+    if not r["projects"] and not r["sessions"]:
+        out.append("No Claude Code or Codex sessions found (looked in ~/.claude/projects and "
+                   "~/.codex/sessions; see --path)")
+    return "\n".join(out)
+
+
+def _tty_progress(stream=None):
+    """A progress(done, total) callback drawing a bar on a terminal, or None off a terminal."""
+    stream = stream or sys.stderr
+    try:
+        if not stream.isatty():
+            return None
+    except (AttributeError, ValueError):
+        return None
+
+    def progress(done, total):
+        width = 30
+        fill = width * done // max(1, total)
+        stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{total} sessions")
+        if done >= total:
+            stream.write("\n")
+        stream.flush()
+    return progress
+
 def _run_hook(argv, stdin=None, stdout=None, close=True):
     """`instinct hook EVENT [--db PATH]`: always exits 0; one stderr line on trouble."""
     debug = os.environ.get("INSTINCT_DEBUG", "") not in ("", "0")
@@ -5555,7 +6007,7 @@ class _Memory(_Core):
 # =============================================================================
 # 15. InstinctStore (the public class)
 # =============================================================================
-class InstinctStore(_Learning, _Sharing, _Insight, _Memory):
+class InstinctStore(_Learning, _History, _Sharing, _Insight, _Memory):
     """The instinct memory: a SQLite file of patterns with confidence and levels.
 
     ``InstinctStore(path=None)`` opens ``path``, else ``$INSTINCT_DB``, else
@@ -5787,11 +6239,19 @@ def _cli(argv, close=True):
     return _run_op(op, kwargs, getattr(args, "db", None), getattr(args, "json", False), close)
 
 
+def _cli_extras(op):
+    """Keyword arguments only the CLI passes (not Params): import-history's terminal progress bar."""
+    bar = _tty_progress() if op.name == "import_history" else None
+    return {"progress": bar} if bar else {}
+
+
 def _run_op(op, kwargs, db, as_json, close):
     """Run one operation for the CLI: print its JSON or text, map errors to exit codes."""
     store = InstinctStore(db)
     try:
         result = getattr(store, op.name)(**kwargs)      # checked by the Params, as in MCP
+        # the Params' checks, as in MCP
+        result = getattr(store, op.name)(**op.coerce(kwargs), **_cli_extras(op))
         text = _dumps(result, indent=2) if as_json else op.render(result)
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
