@@ -394,17 +394,20 @@ def _worktree_main(root):
     return common if os.path.isdir(common) else root      # a bare repository's worktrees
 
 
-def _sha256_hex(text):
+def _sha256_hex(text, _impl=[]):
     # CPython's built-in SHA-256 module (named _sha256 before 3.12, _sha2 since): ~0.4 ms to
     # import against ~3 ms for hashlib, which loads OpenSSL; hooks pay this on every tool call.
-    try:
-        from _sha2 import sha256
-    except ImportError:
+    # Resolved once per process: a failed import is retried on every call (~0.3 ms each).
+    if not _impl:
         try:
-            from _sha256 import sha256
+            from _sha2 import sha256
         except ImportError:
-            from hashlib import sha256
-    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+            try:
+                from _sha256 import sha256
+            except ImportError:
+                from hashlib import sha256
+        _impl.append(sha256)
+    return _impl[0](text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def project_fingerprint(path=None):
@@ -2936,10 +2939,10 @@ class _Learning(_Core):
 
         def run(conn):
             from collections import Counter
-            todo = conn.execute(
+            todo = conn.execute(         # one session: `= :s` lets the session index serve it
                 "SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessions m"
                 " ON m.session = e.session WHERE e.session != '' AND e.kind IN ('tool', 'tool_fail')"
-                " AND (:s IS NULL OR e.session = :s) GROUP BY e.session"
+                + (" AND e.session = :s" if session is not None else "") + " GROUP BY e.session"
                 " HAVING max(e.id) > coalesce(max(m.last_id), 0) ORDER BY max(e.id)",
                 {"s": session}).fetchall()
             observed = []
@@ -2947,7 +2950,8 @@ class _Learning(_Core):
 
             def rows_of(sess):
                 return conn.execute("SELECT kind, data, project FROM events WHERE session = ?"
-                                    " AND kind IN ('tool', 'tool_fail') ORDER BY id", (sess,)).fetchall()
+                                    " AND session != '' AND kind IN ('tool', 'tool_fail') ORDER BY id",
+                                    (sess,)).fetchall()
 
             def credit(sess, pat, proj):
                 try:
@@ -3184,12 +3188,13 @@ def _claude_session(path, stats):
     stem = os.path.splitext(os.path.basename(path))[0]
     pending, calls, seen_ids = {}, [], {}
     for obj in _history_lines(path, stats, b'"tool_use'):
-        if obj.get("isSidechain") is True:
-            stats["sidechain_calls"] += 1
-            continue
         msg = obj.get("message")
         content = msg.get("content") if isinstance(msg, dict) else None
         if not isinstance(content, list):
+            continue
+        if obj.get("isSidechain") is True:
+            stats["sidechain_calls"] += sum(1 for b in content if isinstance(b, dict)
+                                            and b.get("type") == "tool_use")
             continue
         sid = obj.get("sessionId") if isinstance(obj.get("sessionId"), str) else ""
         seen_ids[sid] = seen_ids.get(sid, 0) + 1
@@ -3442,14 +3447,18 @@ class _History(_Core):
         res["projects"] = ranked
         return res
 
+    def _history_has(self, session):
+        """Whether the store already holds tool calls of `session` (the session index)."""
+        return bool(self._read("SELECT 1 FROM events WHERE session = ? AND session != ''"
+                               " AND kind IN ('tool', 'tool_fail') LIMIT 1", (session,)))
+
     def _history_one(self, session, calls, cutoff, dry_run, res, projects, disabled):
         """Import one session's calls (one transaction), then mine it."""
         last = max((ts for _, _, ts in calls if ts), default=None)
         if last is not None and last < cutoff:
             res["too_old"] += 1
             return
-        if self._read("SELECT 1 FROM events WHERE session = ? AND kind IN ('tool', 'tool_fail')"
-                      " LIMIT 1", (session,)):
+        if self._history_has(session):
             res["skipped"] += 1
             return
         from collections import Counter
