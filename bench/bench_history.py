@@ -1,0 +1,56 @@
+"""History replay speed: `instinct import-history` over a generated Claude Code history.
+
+Generates realistic transcripts (test_history's generator: tool_use/tool_result pairs,
+noise, failures, side-chains) totalling about N tool calls across 5 projects in a temp HOME,
+then times one `instinct import-history` process (parse + capture + per-session mining +
+summary) and a second, idempotent run. Prints calls/s. Usage:
+    python bench/bench_history.py [N=50000]
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, HERE)
+from test_history import claude_dir_name, make_history  # noqa: E402
+
+
+def main():
+    target = int(sys.argv[1]) if len(sys.argv) > 1 else 50_000
+    with tempfile.TemporaryDirectory() as home:
+        calls = sessions = 0
+        now = time.time()
+        per_project = max(1, target // 5 // 24)
+        for p in range(5):
+            repo = os.path.join(home, "work", f"proj{p}")
+            os.makedirs(os.path.join(repo, ".git"))
+            pdir = os.path.join(home, ".claude", "projects", claude_dir_name(repo))
+            os.makedirs(pdir)
+            hist = make_history(seed=p, n=per_project, cwd=repo, start=now - 100 * 86400,
+                                spacing=90 * 86400 / per_project)
+            for sid, tr, _ in hist:
+                with open(os.path.join(pdir, sid + ".jsonl"), "w") as f:
+                    f.write(tr.text())
+                calls += len(tr.calls)
+                sessions += 1
+        size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(home, ".claude"))
+                   for f in fs)
+        print(f"history: {sessions} sessions, {calls} tool calls, {size / 1e6:.1f} MB of transcripts")
+        env = {**os.environ, "HOME": home, "INSTINCT_DB": os.path.join(home, "bench.db")}
+        env.pop("CLAUDE_CONFIG_DIR", None)
+        env.pop("CODEX_HOME", None)
+        for label in ("first run", "second run (idempotent)"):
+            t = time.perf_counter()
+            out = subprocess.run([sys.executable, os.path.join(HERE, "instinct.py"), "import-history", "--json"],
+                                 capture_output=True, text=True, env=env, check=True)
+            dt = time.perf_counter() - t
+            r = json.loads(out.stdout)
+            print(f"{label}: {r['imported']} imported, {r['skipped']} skipped, {r['tool_calls']} calls "
+                  f"in {dt:.2f} s -> {calls / dt:,.0f} tool calls/s")
+
+
+if __name__ == "__main__":
+    main()
