@@ -3371,6 +3371,8 @@ def _codex_session(path, stats):
 class _History(_Core):
     """`import-history`: learn from the sessions the user already had before instinct."""
 
+    progress = None        # optional callback(done, total) for long operations (not a Param)
+
     @operation(
         Param("client", str, "whose history to read", default="all", choices=HISTORY_CLIENTS),
         Param("path", str, "read this transcript file or folder instead of the clients' "
@@ -3386,7 +3388,7 @@ class _History(_Core):
                          "learned": {"type": "array", "items": _STR}, "briefing": _STR})}},
                     ("sessions", "imported", "skipped", "tool_calls", "projects")),
         render=lambda r: _render_import(r))
-    def import_history(self, client="all", path=None, since=None, dry_run=False, progress=None):
+    def import_history(self, client="all", path=None, since=None, dry_run=False):
         """Replay existing Claude Code transcripts and Codex rollouts through capture and mining.
 
         Reads ~/.claude/projects/*/*.jsonl ($CLAUDE_CONFIG_DIR) and
@@ -3396,7 +3398,8 @@ class _History(_Core):
         A session already in the store (imported before or captured by the hooks) is skipped,
         so running it again changes nothing.
         """
-        # `progress(done, total)`, if given, is called after each transcript (the CLI's bar)
+        # `self.progress(done, total)`, when set, is called after each transcript (the CLI's bar)
+        progress = self.progress
         if client not in HISTORY_CLIENTS:
             raise ValidationError(f"client must be one of: {', '.join(HISTORY_CLIENTS)}")
         if path is not None:
@@ -6248,19 +6251,18 @@ def _cli(argv, close=True):
     return _run_op(op, kwargs, getattr(args, "db", None), getattr(args, "json", False), close)
 
 
-def _cli_extras(op):
-    """Keyword arguments only the CLI passes (not Params): import-history's terminal progress bar."""
-    bar = _tty_progress() if op.name == "import_history" else None
-    return {"progress": bar} if bar else {}
+def _cli_extras(store, op):
+    """What only the CLI adds to a store: import-history's progress bar on a terminal."""
+    if op.name == "import_history":
+        store.progress = _tty_progress()
 
 
 def _run_op(op, kwargs, db, as_json, close):
     """Run one operation for the CLI: print its JSON or text, map errors to exit codes."""
     store = InstinctStore(db)
     try:
+        _cli_extras(store, op)
         result = getattr(store, op.name)(**kwargs)      # checked by the Params, as in MCP
-        # the Params' checks, as in MCP
-        result = getattr(store, op.name)(**op.coerce(kwargs), **_cli_extras(op))
         text = _dumps(result, indent=2) if as_json else op.render(result)
         sys.stdout.write(text + "\n")
         sys.stdout.flush()

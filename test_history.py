@@ -513,7 +513,8 @@ class TestClaudeTranscripts(_Home):
         seen = []
         store = instinct.InstinctStore(os.path.join(self.home, "other.db"))
         self.addCleanup(store.close)
-        store.import_history(path=self.projdir, progress=lambda d, t: seen.append((d, t)))
+        store.progress = lambda d, t: seen.append((d, t))
+        store.import_history(path=self.projdir)
         self.assertEqual(seen, [(1, 2), (2, 2)])
         import io
 
