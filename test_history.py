@@ -576,5 +576,50 @@ class TestCodexRollouts(_Home):
         self.assertEqual(self.stored(), rows)
 
 
+class TestSecrets(_Home):
+    def test_no_planted_secret_reaches_store_wal_exports_briefing_or_backup(self):
+        hist = self.history(n=10, seed=77)
+        for sid, tr, _ in hist:
+            self.write_session(sid, tr)
+        for k, cmd in enumerate(SECRET_COMMANDS):             # every planted form at least 5 times
+            extra = ClaudeTranscript(random.Random(k), f"secret-{k}", self.repo, 1_790_000_000.0 + k)
+            for _ in range(5):
+                extra.bash(cmd, output=SECRETS["output"])
+                extra.bash("ls")
+            self.write_session(f"secret-{k}", extra)
+        codex = os.path.join(self.home, ".codex", "sessions", "2026", "09", "20")
+        os.makedirs(codex)
+        with open(os.path.join(codex, "rollout-2026-09-20T10-00-00-x.jsonl"), "w") as f:
+            f.write(codex_rollout("0199aaaa-0000-7000-8000-000000000001", self.repo, 1_790_100_000.0))
+        summary = self.cli("import-history").stdout
+        outputs = [summary, self.cli("import-history", "--json").stdout]
+        for fmt in ("json", "markdown", "claude", "agents", "cursor", "windsurf", "skill"):
+            outputs.append(self.cli("export", "--format", fmt, "--min-confidence", "1",
+                                    "--project", self.repo).stdout)
+        outputs.append(self.cli("suggest", "--json", "--project", self.repo).stdout)
+        outputs.append(self.cli("list", "--json", "--min-confidence", "1").stdout)
+        hook = subprocess.run([sys.executable, INSTINCT_PY, "hook", "session-start"], text=True,
+                              input=json.dumps({"session_id": "new", "cwd": self.repo,
+                                                "hook_event_name": "SessionStart"}),
+                              capture_output=True, env={**os.environ, "INSTINCT_DB": self.db})
+        outputs.append(hook.stdout)
+        backup = os.path.join(self.home, "backup.db")
+        self.cli("backup", backup)
+        blobs = [o.encode() for o in outputs]
+        for path in (self.db, self.db + "-wal", backup):
+            if os.path.exists(path):
+                with open(path, "rb") as f:
+                    blobs.append(f.read())
+        blob = b"\n".join(blobs)
+        self.assertGreater(len(self.stored()), 200)
+        for name, secret in SECRETS.items():
+            pieces = {secret} | {p for p in secret.replace(";", " ").replace("|", " ").replace(".", " ").split()
+                                 if len(p) >= 5}
+            for piece in pieces:
+                for form in (piece.encode(), piece.lower().encode()):
+                    with self.subTest(secret=name, piece=piece):
+                        self.assertFalse(form in blob, f"planted secret {name!r} ({piece}) was stored")
+
+
 if __name__ == "__main__":
     unittest.main()
