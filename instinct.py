@@ -3473,24 +3473,29 @@ class _History(_Core):
             res["empty"] += 1
             return
         res["imported"] += 1
-        fails = sum(1 for _, failed, _ in calls if failed)
-        res["tool_calls"] += len(calls)
-        res["failed_calls"] += fails
         proj = project_fingerprint(cwd or None) if cwd else ""
         p = projects.setdefault(proj, {"project": proj, "sessions": 0, "tool_calls": 0,
                                        "cwds": Counter(), "seen": Counter()})
         p["sessions"] += 1
-        p["tool_calls"] += len(calls)
         p["cwds"][cwd] += 1
+        kept = fails = 0                   # the calls capture keeps (it skips plumbing, its own)
         if dry_run:
-            return
-        try:
-            with self._db.write():         # one transaction; each capture nests as a savepoint
-                for payload, failed, ts in calls:
-                    self.record_tool(payload, failed=failed, ts=ts)
-        except sqlite3.Error as e:
-            raise _db_error(self.path, e) from None
-        p["seen"].update(self.mine(session)["observed"])
+            for payload, failed, _ in calls:
+                if _tool_summary(payload)[0] is not None:
+                    kept, fails = kept + 1, fails + failed
+        else:
+            try:
+                with self._db.write():     # one transaction; each capture nests as a savepoint
+                    for payload, failed, ts in calls:
+                        if not self.record_tool(payload, failed=failed, ts=ts).startswith("skipped: "):
+                            kept, fails = kept + 1, fails + failed
+            except sqlite3.Error as e:
+                raise _db_error(self.path, e) from None
+        res["tool_calls"] += kept
+        res["failed_calls"] += fails
+        p["tool_calls"] += kept
+        if not dry_run:
+            p["seen"].update(self.mine(session)["observed"])
 
 
 def _render_import(r):
@@ -3532,6 +3537,7 @@ def _tty_progress(stream=None):
             stream.write("\n")
         stream.flush()
     return progress
+
 
 def _run_hook(argv, stdin=None, stdout=None, close=True):
     """`instinct hook EVENT [--db PATH]`: always exits 0; one stderr line on trouble."""

@@ -217,6 +217,11 @@ def make_history(seed=1234, n=10, test_skip=(3, 7), routine_skip=(2, 6), cwd="/t
     return sessions
 
 
+def kept_calls(tr):
+    """The calls of a transcript that capture keeps (it skips client plumbing such as TodoWrite)."""
+    return [c for c in tr.calls if instinct._tool_summary({"tool_name": c[0], "tool_input": c[1]})[0]]
+
+
 def claude_dir_name(cwd):
     return "".join(c if c.isalnum() else "-" for c in cwd)
 
@@ -357,17 +362,19 @@ class TestClaudeTranscripts(_Home):
         self.write_session(sid, tr)
         r = self.import_json()
         self.assertEqual((r["sessions"], r["imported"], r["skipped"]), (1, 1, 0))
-        self.assertEqual(r["tool_calls"], len(tr.calls))
-        self.assertEqual(r["failed_calls"], sum(1 for c in tr.calls if c[2]))
+        kept = kept_calls(tr)
+        self.assertLess(len(kept), len(tr.calls))                 # TodoWrite is client plumbing
+        self.assertEqual(r["tool_calls"], len(kept))
+        self.assertEqual(r["failed_calls"], sum(1 for c in kept if c[2]))
         rows = self.stored()
-        self.assertEqual(len(rows), len(tr.calls))
-        self.assertEqual([k == "tool_fail" for k, *_ in rows], [c[2] for c in tr.calls])
+        self.assertEqual(len(rows), len(kept))
+        self.assertEqual([k == "tool_fail" for k, *_ in rows], [c[2] for c in kept])
         self.assertTrue(all(s == sid and src == "claude-code" for _, _, s, src, _, _ in rows))
         times = [ts for *_, ts, _ in rows]
         self.assertEqual(times, sorted(times))
         self.assertLess(times[0], instinct._iso(tr.t + 1))      # the calls' own times, not now
         self.assertGreater(times[0], instinct._iso(1_790_000_000.0 - 1))
-        self.assertEqual([d.split("(")[0] for _, d, *_ in rows], [name for name, _, _ in tr.calls])
+        self.assertEqual([d.split("(")[0] for _, d, *_ in rows], [name for name, _, _ in kept])
         conn = sqlite3.connect(self.db)
         try:
             mined = conn.execute("SELECT count(*) FROM mined_sessions WHERE session = ?", (sid,)).fetchone()[0]
@@ -375,8 +382,7 @@ class TestClaudeTranscripts(_Home):
             conn.close()
         self.assertEqual(mined, 1)
         proj = r["projects"][0]
-        self.assertEqual((proj["cwd"], proj["sessions"], proj["tool_calls"]),
-                         (self.repo, 1, len(tr.calls)))
+        self.assertEqual((proj["cwd"], proj["sessions"], proj["tool_calls"]), (self.repo, 1, len(kept)))
         self.assertEqual(proj["project"], instinct.project_fingerprint(self.repo))
 
     def test_rerun_and_live_captured_sessions_are_skipped(self):
@@ -433,7 +439,7 @@ class TestClaudeTranscripts(_Home):
         self.assertNotIn("subagent", data)
         self.assertNotIn("rm", data.replace("(", " ").replace(")", " ").split())   # rejected: no hook
         self.assertNotIn("Write", [d.split("(")[0] for _, d, *_ in self.stored()])   # invalid: no hook
-        expected = sum(len(tr.calls) for _, tr, _ in hist)
+        expected = sum(len(kept_calls(tr)) for _, tr, _ in hist)
         self.assertEqual(r["tool_calls"], expected - 1)            # only the truncated line's call
 
     def test_an_oversized_line_is_skipped_and_counted(self):
@@ -456,10 +462,10 @@ class TestClaudeTranscripts(_Home):
         r = self.import_json()
         self.assertEqual(r["imported"], 1)
         self.assertEqual({s for _, _, s, *_ in self.stored()}, {sid2})
-        self.assertEqual(r["tool_calls"], len(tr2.calls))
+        self.assertEqual(r["tool_calls"], len(kept_calls(tr2)))
         self.write_session(sid1, tr1)
         r = self.import_json()
-        self.assertEqual((r["imported"], r["tool_calls"]), (1, len(tr1.calls)))
+        self.assertEqual((r["imported"], r["tool_calls"]), (1, len(kept_calls(tr1))))
 
     def test_dry_run_since_paths_and_clients(self):
         hist = self.history(n=3)
@@ -619,6 +625,41 @@ class TestSecrets(_Home):
                 for form in (piece.encode(), piece.lower().encode()):
                     with self.subTest(secret=name, piece=piece):
                         self.assertFalse(form in blob, f"planted secret {name!r} ({piece}) was stored")
+
+
+class TestLearning(_Home):
+    """The acceptance test: realistic recorded sessions replayed one by one."""
+
+    def test_test_command_and_precommit_routine_mature_by_the_fifth_session_noise_never(self):
+        hist = self.history(n=10, seed=2024)
+        fp = instinct.project_fingerprint(self.repo)
+        first_test = first_routine = None
+        for k, (sid, tr, plan) in enumerate(hist, 1):
+            self.write_session(sid, tr)
+            r = self.import_json()
+            self.assertEqual((r["imported"], r["skipped"]), (1, k - 1))
+            store = instinct.InstinctStore(self.db)
+            try:
+                suggested = [s["pattern"] for s in store.suggest(project=fp, limit=50)]
+                briefing = store.briefing(self.repo)
+            finally:
+                store.close()
+            for p in suggested:
+                words = p.replace("(", " ").replace(")", " ").replace("+", " ").replace(">", " ")
+                for noise in NOISE_PROGRAMS:
+                    with self.subTest(k=k, pattern=p, noise=noise):
+                        self.assertNotIn(f" {noise} ", f" {words} ")
+            if first_test is None and any("pytest" in p for p in suggested):
+                first_test = k
+                self.assertIn("pytest", briefing)
+            if first_routine is None and any("ruff" in p and "commit" in p for p in suggested):
+                first_routine = k
+        with_test = [k for k, (_, _, plan) in enumerate(hist, 1) if plan["test"]]
+        with_routine = [k for k, (_, _, plan) in enumerate(hist, 1) if plan["routine"]]
+        self.assertIsNotNone(first_test, "the test command never matured")
+        self.assertIsNotNone(first_routine, "the pre-commit routine never matured")
+        self.assertLessEqual(first_test, with_test[4])
+        self.assertLessEqual(first_routine, with_routine[4])
 
 
 if __name__ == "__main__":
