@@ -1935,11 +1935,11 @@ def _safe_token(tok, limit=40):
 # and it imports re on every hook call. It never raises: unbalanced quotes and
 # parentheses simply run to the end of the input.
 _SHAPE_MAX_INPUT, _SHAPE_MAX_SHAPES, _SHAPE_MAX_DEPTH = 65536, 64, 8
-# Not commands: builtins that only change the shell's state, no-ops, tests, output.
+# Not commands: builtins that only change the shell's state, no-ops, tests, output, lookups.
 _SHELL_NOOPS = frozenset(
     "cd pushd popd dirs export set unset source . alias unalias true false : local declare typeset "
     "readonly shift return exit read wait test [ eval trap let ulimit umask hash shopt setopt "
-    "break continue echo printf sleep clear".split())
+    "break continue echo printf sleep clear pwd jobs fg bg disown type which".split())
 # Reserved words that open or close a compound command: skipped at command position.
 _SHELL_KEYWORDS = frozenset("if then else elif fi do done while until { } ! esac coproc".split())
 _SHELLS = frozenset("sh bash zsh dash ksh mksh ash".split())
@@ -1970,7 +1970,7 @@ _SUBCOMMAND_PROGRAMS = frozenset((
     "docker docker-compose podman kubectl helm kind minikube k3d skaffold terraform tofu pulumi "
     "vagrant aws gcloud az fly flyctl heroku vercel netlify firebase supabase cdk sam serverless "
     "make just task ninja bazel bazelisk buck2 meson mkdocs hugo jekyll mdbook "
-    "brew apt apt-get dnf yum pacman apk snap flatpak nix nix-env systemctl launchctl "
+    "brew apt apt-get dnf yum apk snap flatpak nix nix-env systemctl launchctl adb "
     "tmux ollama mise asdf openssl").split())
 # Any other program keeps its first word only when it is one of these common subcommand verbs
 # (`br sync`, `adb devices`, `bd close`): an allow-list, so no argument value can pass.
@@ -2002,7 +2002,8 @@ _VALUE_OPTIONS = {name: frozenset(opts.split()) for name, opts in (
     ("hatch", "-e --env -p --project --data-dir --cache-dir --config"),
     ("pipx", "--python --spec"), ("conda", "-n --name -p --prefix"),
     ("tox", "-e -c"), ("nox", "-s --session -f --noxfile -t --tags"),
-    ("docker", "-H --host -c --context --config -l --log-level --tlscacert --tlscert"),
+    ("docker", "-H --host -c --context --config -l --log-level --tlscacert --tlscert "
+               "-f --file -p --project-name --profile --env-file --project-directory"),
     ("podman", "--url -c --connection"),
     ("kubectl", "-n --namespace --context --cluster --kubeconfig -s --server --user --token --as "
                 "--as-group --request-timeout --certificate-authority --client-certificate "
@@ -2020,7 +2021,8 @@ _VALUE_OPTIONS = {name: frozenset(opts.split()) for name, opts in (
     ("apt", "-o -c -t"), ("systemctl", "-H --host -M --machine -t --type -p --property --state"),
     ("stack", "--stack-yaml --resolver"), ("jj", "-R --repository --at-op --config --config-toml"),
     ("hg", "-R --repository --cwd --config"), ("nix", "--option --extra-experimental-features"),
-    ("aws", "--profile --region --output --endpoint-url"), ("gcloud", "--project --account"))}
+    ("aws", "--profile --region --output --endpoint-url"), ("gcloud", "--project --account"),
+    ("adb", "-s -t -H -P -L"))}
 _VALUE_OPTIONS.update({alias: _VALUE_OPTIONS[same] for alias, same in (
     ("pip3", "pip"), ("mvnw", "mvn"), ("gradlew", "gradle"), ("apt-get", "apt"), ("gmake", "make"),
     ("pnpx", "npx"))})
@@ -2401,9 +2403,9 @@ def _words_shapes(words, i, depth):
     if i >= n:
         return []
     word = words[i]
-    if word[3] & 2:
-        return ["?"]
     name = _program_name(word)
+    if word[3] & 2 and ("$" in name or "/" not in word[1]):
+        return ["?"]                               # `$EDITOR x`; but `$SDK/bin/tool` is `tool`
     key = name.lower()
     if key in _SHELL_NOOPS:
         return []
@@ -2423,6 +2425,21 @@ def _words_shapes(words, i, depth):
             found = []
             _shapes_into(words[j][1], depth + 1, found)
             return found
+        return [key]
+    if key in ("pwsh", "powershell"):              # `pwsh -NoProfile -Command "script"`
+        j = i + 1
+        while j < n and words[j][1][:1] == "-":
+            opt = words[j][1].lower()
+            j += 1
+            if opt in ("-c", "-command") and j < n and depth < _SHAPE_MAX_DEPTH:
+                found = []
+                _shapes_into(words[j][1], depth + 1, found)
+                return found
+            if opt in ("-file", "-f"):
+                break
+            if opt in ("-executionpolicy", "-ep", "-windowstyle", "-outputformat", "-inputformat",
+                       "-workingdirectory", "-wd", "-configurationname"):
+                j += 1
         return [key]
     if key in ("py", "python") or (key[:6] == "python" and key[6:].replace(".", "").isdigit()):
         j = i + 1                                  # python3.12 -> python; `python -m X` keeps X

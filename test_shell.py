@@ -38,6 +38,10 @@ CASES = [
     ("grep -E $'a\\'b' f", ["grep"]),
     ("$(which python) -m pytest", ["?"]),
     ("$EDITOR file", ["?"]),
+    ("${TOOLS}", ["?"]),
+    ("$ANDROID_HOME/emulator/emulator -avd x", ["emulator"]),
+    ("\"$ROOT\"/scripts/check.sh --fast", ["check.sh"]),
+    ("$(dirname \"$0\")/run $X", ["run"]),
     ("'git' status", ["git status"]),
     ('git "status"', ["git"]),
     # heredoc bodies are never commands
@@ -93,6 +97,7 @@ CASES = [
     ("test -f x || [ -d y ] && echo hi", []),
     ("export TOKEN=lettersonlysecretvalue && make deploy", ["make deploy"]),
     ("local x=1; declare -a y; read z; wait; return 0", []),
+    ("which gt && type br; pwd; jobs", []),
     # program names
     ("/usr/bin/git status", ["git status"]),
     ("./scripts/deploy.sh prod", ["deploy.sh"]),
@@ -137,6 +142,9 @@ CASES = [
     ("gh issue close 12", ["gh issue close"]),
     ("gh -R o/r pr list", ["gh pr list"]),
     ("docker compose up -d", ["docker compose up"]),
+    ("docker compose -f ci.yml -p proj up", ["docker compose up"]),
+    ("adb -s emulator-5554 shell id", ["adb shell"]),
+    ("pacman -S python-pip", ["pacman"]),
     ("docker run --rm -e TOKEN=x img", ["docker run"]),
     ("kubectl -n prod get pods", ["kubectl get"]),
     ("kubectl --token abcdefghijklmnop get pods", ["kubectl get"]),
@@ -201,6 +209,9 @@ CASES = [
     ("bash -o pipefail -c 'make | tee x'", ["make", "tee"]),
     ("bash scripts/ci.sh", ["bash"]),
     ("zsh", ["zsh"]),
+    ("pwsh -NoProfile -ExecutionPolicy Bypass -Command \"npm test; dotnet build\"",
+     ["npm test", "dotnet build"]),
+    ("powershell.exe -File build.ps1", ["powershell"]),
     # empty input
     ("", []), ("   \n\t ", []), ("# just a comment", []), (";;", []),
 ]
@@ -215,6 +226,7 @@ ARGV_CASES = [
     (["git", "-C", "/x", "status"], ["git status"]),
     (["env", "A=1", "npm", "test"], ["npm test"]),
     (["bash", "script.sh"], ["bash"]),
+    (["powershell.exe", "-Command", "Get-ChildItem; git status"], ["Get-ChildItem", "git status"]),
     (["cargo test"], ["?"]),
     ([], []),
     ((("python3", "-m", "pytest")), ["python -m pytest"]),
