@@ -1971,7 +1971,7 @@ _SUBCOMMAND_PROGRAMS = frozenset((
     "vagrant aws gcloud az fly flyctl heroku vercel netlify firebase supabase cdk sam serverless "
     "make just task ninja bazel bazelisk buck2 meson mkdocs hugo jekyll mdbook "
     "brew apt apt-get dnf yum apk snap flatpak nix nix-env systemctl launchctl adb "
-    "tmux ollama mise asdf openssl").split())
+    "tmux ollama mise asdf openssl manage.py artisan").split())
 # Any other program keeps its first word only when it is one of these common subcommand verbs
 # (`br sync`, `adb devices`, `bd close`): an allow-list, so no argument value can pass.
 _COMMON_SUBCOMMANDS = frozenset(
@@ -1981,6 +1981,8 @@ _COMMON_SUBCOMMANDS = frozenset(
     "publish pull push query ready release remove restart restore root run search serve set shell "
     "show sql start stats status stop sync test uninstall up update upgrade version view "
     "watch".split())
+# Framework scripts run by an interpreter that take a subcommand (`python manage.py migrate`).
+_SCRIPT_TOOLS = frozenset(("manage.py", "artisan"))
 # Separate-value global options per program, skipped when looking for the subcommand
 # (`git -C /x commit`, `make -C dir test`, `kubectl -n ns get`).
 _VALUE_OPTIONS = {name: frozenset(opts.split()) for name, opts in (
@@ -2163,7 +2165,7 @@ def _dquote(s, i, depth, buf):
     return n, flags
 
 
-_SHELL_SPECIAL = frozenset(" \t\n\\'\"$`#<>&|;()")
+_SHELL_SPECIAL = frozenset(" \t\r\n\\'\"$`#<>&|;()")
 
 
 def _shell_lex(s, i, depth, out):
@@ -2200,7 +2202,7 @@ def _shell_lex(s, i, depth, out):
                 j += 1
             buf.append(s[i:j])
             i = j
-        elif c == " " or c == "\t":
+        elif c == " " or c == "\t" or c == "\r":     # \r: commands pasted with CRLF line ends
             word_end(i)
             i += 1
         elif c == "\n":
@@ -2458,6 +2460,13 @@ def _words_shapes(words, i, depth):
                 if module.lower() in _SUBCOMMAND_PROGRAMS:
                     return ["python -m " + s for s in _program_shape(module.lower(), words, j, depth)]
                 return ["python -m " + module]
+            if opt == "-":
+                return ["python"]
+        key, name, i = "python", "python", j - 1
+    if key in ("python", "php") and i + 1 < n and _program_name(words[i + 1]) in _SCRIPT_TOOLS:
+        tool = _program_name(words[i + 1])         # `python manage.py test`, `php artisan migrate`
+        return [f"{key} {s}" for s in _program_shape(tool, words, i + 2, depth)]
+    if key == "python":
         return ["python"]
     if key in _SUBCOMMAND_PROGRAMS or key in _RUN_WRAPPERS:
         return _program_shape(key, words, i + 1, depth)
