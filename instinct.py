@@ -1981,6 +1981,14 @@ _COMMON_SUBCOMMANDS = frozenset(
     "publish pull push query ready release remove restart restore root run search serve set shell "
     "show sql start stats status stop sync test uninstall up update upgrade version view "
     "watch".split())
+# ... but not programs whose first word is an operand (a file, pattern, host or pid):
+# `rm -rf build`, `grep test f`, `mkdir build` are not subcommands.
+_OPERAND_PROGRAMS = frozenset(
+    "ls cat head tail less more grep egrep fgrep rg ag ack find fd rm rmdir mkdir cp mv ln touch "
+    "chmod chown chgrp stat file wc sort uniq cut tr sed awk gawk diff cmp comm tee xxd od hexdump "
+    "strings base64 md5sum sha1sum sha256sum shasum du df tree realpath readlink basename dirname "
+    "open xdg-open code cursor vim vi nvim nano emacs bat man kill pkill killall pgrep curl wget ssh "
+    "scp rsync tar zip unzip gzip gunzip jq yq node ruby perl php lua ping dig host nc".split())
 # Framework scripts run by an interpreter that take a subcommand (`python manage.py migrate`).
 _SCRIPT_TOOLS = frozenset(("manage.py", "artisan"))
 # Separate-value global options per program, skipped when looking for the subcommand
@@ -2470,7 +2478,7 @@ def _words_shapes(words, i, depth):
         return ["python"]
     if key in _SUBCOMMAND_PROGRAMS or key in _RUN_WRAPPERS:
         return _program_shape(key, words, i + 1, depth)
-    k = _first_word(words, i + 1, key)
+    k = n if key in _OPERAND_PROGRAMS else _first_word(words, i + 1, key)
     if k < n and _plain_subword(words[k]) and words[k][1] in _COMMON_SUBCOMMANDS:
         return [f"{name} {words[k][1]}"]
     return [name]

@@ -170,6 +170,9 @@ CASES = [
     ("npm run Build123456", ["npm run"]),
     ("cargo https://x.example", ["cargo"]),
     ("pytest -k test_x tests/", ["pytest"]),
+    ("br sync && adb devices", ["br sync", "adb devices"]),
+    ("rm -rf build && mkdir build && grep test f && tail -f logs && cp build dist", ["rm", "mkdir", "grep", "tail", "cp"]),
+    ("node build && kill status", ["node", "kill"]),
     ("ls -la | head -5", ["ls", "head"]),
     # runners that stay in the shape
     ("uv run pytest -q", ["uv run pytest"]),
