@@ -3114,6 +3114,7 @@ def _hook_cwd(payload):
 HISTORY_CLIENTS = ("all", "claude-code", "codex")
 HISTORY_MAX_LINE = 32 * 1024 * 1024        # a longer transcript line is skipped (counted)
 HISTORY_BRIEFINGS = 3                      # projects whose briefing the summary shows
+HISTORY_MINE_BATCH = 25                    # imported sessions per mining pass (one short write each)
 _CLAUDE_NO_HOOK = ("The user doesn't want to proceed", "[Request interrupted by user",
                    "<tool_use_error>")     # rejected, interrupted or invalid: no hook fired
 _CODEX_SHELLS = {"shell", "container.exec", "shell_command", "exec_command", "local_shell"}
@@ -3456,7 +3457,7 @@ class _History(_Core):
         files.sort()
         res = {"sessions": 0, "imported": 0, "skipped": 0, "empty": 0, "too_old": 0,
                "tool_calls": 0, "failed_calls": 0, "dry_run": bool(dry_run)}
-        projects, disabled, done = {}, {}, set()
+        projects, disabled, done, imported, pending = {}, {}, set(), {}, 0
         for n, (_, f, who) in enumerate(files, 1):
             try:
                 session, calls = (_claude_session if who == "claude-code" else _codex_session)(f, stats)
@@ -3468,11 +3469,19 @@ class _History(_Core):
                 res["sessions"] += 1
                 done.add(session)
                 if session and calls:
-                    self._history_one(session, calls, cutoff, dry_run, res, projects, disabled)
+                    proj = self._history_one(session, calls, cutoff, dry_run, res, projects, disabled)
+                    if proj is not None and not dry_run:
+                        imported[session], pending = proj, pending + 1
                 else:
                     res["empty"] += 1
+            if pending >= HISTORY_MINE_BATCH:
+                self.mine()                # oldest first: event ids follow the import order
+                pending = 0
             if progress is not None:
                 progress(n, len(files))
+        if pending:
+            self.mine()
+        self._history_learned(imported, projects)
         res.update(bad_lines=stats["bad_lines"], sidechain_calls=stats["sidechain_calls"])
         ranked = sorted(projects.values(), key=lambda p: -p["tool_calls"])
         for i, p in enumerate(ranked):
@@ -3490,7 +3499,7 @@ class _History(_Core):
                                " AND kind IN ('tool', 'tool_fail') LIMIT 1", (session,)))
 
     def _history_one(self, session, calls, cutoff, dry_run, res, projects, disabled):
-        """Import one session's calls (one transaction), then mine it."""
+        """Import one session's calls in one transaction; its project key, None if skipped."""
         last = max((ts for _, _, ts in calls if ts), default=None)
         if last is not None and last < cutoff:
             res["too_old"] += 1
@@ -3499,15 +3508,18 @@ class _History(_Core):
             res["skipped"] += 1
             return
         from collections import Counter
-        cwds = Counter(p["cwd"] for p, _, _ in calls if isinstance(p.get("cwd"), str))
+        cwds = Counter(p["cwd"] for p, _, _ in calls if isinstance(p.get("cwd"), str) and p["cwd"])
         cwd = cwds.most_common(1)[0][0] if cwds else ""
-        if cwd not in disabled:
-            disabled[cwd] = _disabled_reason({}, cwd) if cwd else None
-        if disabled[cwd]:
+        if cwd and cwd not in disabled:
+            disabled[cwd] = _disabled_reason({}, cwd)
+        if not cwd or disabled[cwd]:       # no folder to credit (never the importer's), or opted out
             res["empty"] += 1
             return
+        for payload, _, _ in calls:        # a line without its cwd belongs to the session's folder
+            if not isinstance(payload.get("cwd"), str) or not payload["cwd"]:
+                payload["cwd"] = cwd
         res["imported"] += 1
-        proj = project_fingerprint(cwd or None) if cwd else ""
+        proj = project_fingerprint(cwd)
         p = projects.setdefault(proj, {"project": proj, "sessions": 0, "tool_calls": 0,
                                        "cwds": Counter(), "seen": Counter()})
         p["sessions"] += 1
@@ -3528,8 +3540,17 @@ class _History(_Core):
         res["tool_calls"] += kept
         res["failed_calls"] += fails
         p["tool_calls"] += kept
-        if not dry_run:
-            p["seen"].update(self.mine(session)["observed"])
+        return proj
+
+    def _history_learned(self, imported, projects):
+        """Per project, the patterns mining credited to the imported sessions (sessions each)."""
+        ids = list(imported)
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            rows = self._read("SELECT session, pattern FROM mined WHERE session IN (%s)"
+                              % ",".join("?" * len(chunk)), chunk)
+            for sess, pattern in rows:
+                projects[imported[sess]]["seen"][pattern] += 1
 
 
 def _render_import(r):
@@ -3547,7 +3568,7 @@ def _render_import(r):
             out.append("  observed: " + ", ".join(p["learned"][:12])
                        + (f" (+{len(p['learned']) - 12} more)" if len(p["learned"]) > 12 else ""))
         if p["briefing"]:
-            out += ["  " + line for line in p["briefing"].splitlines()]
+            out += ["  session-start briefing:"] + ["    " + line for line in p["briefing"].splitlines()]
     if not r["projects"] and not r["sessions"]:
         out.append("No Claude Code or Codex sessions found (looked in ~/.claude/projects and "
                    "~/.codex/sessions; see --path)")

@@ -501,6 +501,26 @@ class TestClaudeTranscripts(_Home):
         r = store.import_history(path=claude)
         self.assertEqual((r["imported"], r["too_old"], r["skipped"]), (0, 3, 0))
 
+    def test_lines_without_cwd_belong_to_the_session_folder_never_the_importers(self):
+        (sid1, tr1, _), (sid2, tr2, _) = self.history(n=2)
+        for k, line in enumerate(tr1.lines):
+            if k % 3 == 0:
+                line.pop("cwd", None)
+        for line in tr2.lines:
+            line.pop("cwd", None)
+        self.write_session(sid1, tr1)
+        self.write_session(sid2, tr2)
+        r = self.import_json()
+        self.assertEqual((r["imported"], r["empty"]), (1, 1))
+        fp = instinct.project_fingerprint(self.repo)
+        conn = sqlite3.connect(self.db)
+        try:
+            projects = conn.execute("SELECT DISTINCT project, session FROM events"
+                                    " WHERE kind IN ('tool', 'tool_fail')").fetchall()
+        finally:
+            conn.close()
+        self.assertEqual(projects, [(fp, sid1)])
+
     def test_opted_out_project_is_not_imported(self):
         (sid, tr, _), = self.history(n=1)
         self.write_session(sid, tr)
