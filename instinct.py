@@ -713,6 +713,10 @@ def _migrate_v9(conn):
                  " WHERE e.session = mined_sessions.session AND e.kind IN ('tool', 'tool_fail')"
                  " LIMIT 1), '')")
     conn.execute("CREATE INDEX ix_mined_sessions_project ON mined_sessions(project, last_id)")
+    # every event at or below seen_id has been looked at by a full mining pass, so the next
+    # pass (each SessionStart runs one) reads only the log's tail, not every session
+    conn.execute("CREATE TABLE mining_state (seen_id INTEGER NOT NULL)")
+    conn.execute("INSERT INTO mining_state (seen_id) VALUES (0)")
 
 
 # index + 1 == the user_version each reaches; append only, never reorder.
@@ -2754,18 +2758,30 @@ def _workflow_candidates(col):
             if g[0] != _EDIT_STEP and g[-1] != _EDIT_STEP and not _periodic(g) and len(set(g)) > 1}
 
 
-def _chance_sessions(g, stats):
+def _chance_sessions(g, stats, enough=float("inf")):
     """Sessions expected to hold `g` by chance: each session's steps shuffled (same counts,
-    no step following itself, as collapsed), summed over sessions."""
-    expected, n = 0.0, len(g)
+    no step following itself, as collapsed), summed over sessions; stops past `enough`."""
+    expected, n, need, pairs = 0.0, len(g), set(g), tuple(zip(g, g[1:]))
     for length, freq in stats:
-        if length < n or not all(t in freq for t in g):
+        if length < n or not need <= freq.keys():
             continue
         e = (length - n + 1) * freq[g[0]] / length
-        for prev, t in zip(g, g[1:]):
+        for prev, t in pairs:
             e *= freq[t] / max(1, length - freq[prev])
-        expected += min(1.0, e)
+        expected += e if e < 1.0 else 1.0
+        if expected > enough:
+            break
     return expected
+
+
+@functools.lru_cache(maxsize=None)
+def _chance_limit(k):
+    """The largest chance expectation under which k holding sessions still count (bisection)."""
+    lo, hi = 0.0, float(k)
+    for _ in range(30):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _by_chance(k, mid) < _CHANCE_P else (lo, mid)
+    return lo
 
 
 def _by_chance(k, expected):
@@ -2846,11 +2862,16 @@ def _workflows(session, others, corpus):
     for s in ids:
         corpus.add(s)
     stats = [corpus.stats[s][1:] for s in ids]
+    have = {g: [] for g in own}
+    for s in ids:
+        for g in own & corpus.grams[s] if len(own) < len(corpus.grams[s]) else corpus.grams[s] & own:
+            have[g].append(s)
     holders = {}
-    for g in own:
-        have = [s for s in ids if g in corpus.grams[s]]
-        if len(have) >= 2 and _by_chance(len(have), _chance_sessions(g, stats)) < _CHANCE_P:
-            holders[g] = have
+    for g, hs in have.items():
+        if len(hs) >= 2:
+            enough = _chance_limit(len(hs))
+            if _chance_sessions(g, stats, enough) <= enough:
+                holders[g] = hs
 
     def inside(small, big):
         return any(big[i:i + len(small)] == small for i in range(len(big) - len(small) + 1))
@@ -2949,6 +2970,14 @@ def _briefing_rows(rows):
     return out
 
 
+# Sessions with tool events past the full-pass mark and not mined that far: the log's tail by
+# rowid (`+e.session` keeps SQLite from walking the whole session index for the GROUP BY).
+_SQL_UNMINED = ("SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessions m"
+                " ON m.session = e.session WHERE e.id > ? AND e.session != ''"
+                " AND e.kind IN ('tool', 'tool_fail') GROUP BY +e.session"
+                " HAVING max(e.id) > coalesce(max(m.last_id), 0) ORDER BY max(e.id)")
+
+
 class _Learning(_Core):
     """Operations fed by agent hooks: session mining and the session-start briefing."""
 
@@ -2973,12 +3002,16 @@ class _Learning(_Core):
 
         def run(conn):
             from collections import Counter
-            todo = conn.execute(         # one session: `= :s` lets the session index serve it
-                "SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessions m"
-                " ON m.session = e.session WHERE e.session != '' AND e.kind IN ('tool', 'tool_fail')"
-                + (" AND e.session = :s" if session is not None else "") + " GROUP BY e.session"
-                " HAVING max(e.id) > coalesce(max(m.last_id), 0) ORDER BY max(e.id)",
-                {"s": session}).fetchall()
+            if session is None:            # every session with events past the full-pass mark
+                seen = conn.execute("SELECT seen_id FROM mining_state").fetchone()[0]
+                todo = conn.execute(_SQL_UNMINED, (seen,)).fetchall()
+                conn.execute("UPDATE mining_state SET seen_id = (SELECT coalesce(max(id), 0) FROM events)")
+            else:
+                todo = conn.execute(
+                    "SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessions m"
+                    " ON m.session = e.session WHERE e.session = ? AND e.session != ''"
+                    " AND e.kind IN ('tool', 'tool_fail')"
+                    " GROUP BY e.session HAVING max(e.id) > coalesce(max(m.last_id), 0)", (session,)).fetchall()
             observed = []
             now = self._now()
 

@@ -335,6 +335,22 @@ class TestMining(_Env):
         self.assertEqual(self.level("seq:cargo fmt->cargo clippy->git commit->git push")[1], 3)
         self.assertEqual(self.level("pref:test=cargo test")[1], 6)
 
+    def test_a_full_pass_reads_only_the_logs_tail(self):
+        _session(self.ROUTINE, "a", self.store, self.repo)
+        _session(self.ROUTINE, "b", self.store, self.repo)
+        self.assertEqual(self.store.mine()["sessions"], 2)
+        self.assertEqual(self.store.mine()["sessions"], 0)
+        _session([self.TEST], "a", self.store, self.repo)          # an old session goes on
+        _session(self.ROUTINE, "c", self.store, self.repo)
+        r = self.store.mine()
+        self.assertEqual(r["sessions"], 2)
+        self.assertIn("pref:test=cargo test", r["observed"])
+        conn = sqlite3.connect(self.db)
+        self.addCleanup(conn.close)
+        plan = [row[-1] for row in conn.execute("EXPLAIN QUERY PLAN " + instinct._SQL_UNMINED, (5,))]
+        self.assertIn("SEARCH e USING INTEGER PRIMARY KEY (rowid>?)", plan)
+        self.assertFalse([p for p in plan if p.startswith("SCAN")], plan)
+
     def test_a_users_workflow_across_projects_becomes_global(self):
         other = os.path.join(self.tmp, "other")
         os.makedirs(os.path.join(other, ".git"))
