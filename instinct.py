@@ -3062,7 +3062,9 @@ class _Learning(_Core):
             conn.execute("DELETE FROM mined_sessions WHERE last_id < (SELECT coalesce(min(id), 0) FROM events)")
             return len(todo), observed
         n, observed = self._writing(run)
-        return {"sessions": n, "observed": observed, "consolidated": self.consolidate()}
+        # levels change only where something was observed: an idle pass (every SessionStart
+        # runs one) does not pay for a whole-store consolidate
+        return {"sessions": n, "observed": observed, "consolidated": self.consolidate() if observed else {}}
 
     def record_tool(self, payload, failed=False, ts=None):
         """Store one tool call of a hook payload; returns the summary or the skip reason.
