@@ -2636,7 +2636,8 @@ def _tool_summary(payload):
 
 def _response_failed(resp):
     """Did a tool response report failure? Claude Code: a dict with `exit_code`/`interrupted`;
-    Codex: a string starting 'Exit code: N' (or JSON with `exit_code`/`metadata.exit_code`)."""
+    Codex: a string whose status line (in its first lines) reads 'Exit code: N' or 'Process
+    exited with code N', or JSON with `exit_code`/`metadata.exit_code`. Read, never kept."""
     if isinstance(resp, dict):
         if resp.get("interrupted") is True or resp.get("is_error") is True:
             return True
@@ -2646,18 +2647,22 @@ def _response_failed(resp):
             if isinstance(code, int) and not isinstance(code, bool) and code != 0:
                 return True
         return False
-    if isinstance(resp, str):
-        head = resp[:200].lstrip()
-        if head.startswith("{"):
-            try:
-                import json
-                return _response_failed(json.loads(resp[:65536]))
-            except ValueError:
-                return False
+    if not isinstance(resp, str):
+        return False
+    head = resp[:400].lstrip()
+    if head.startswith("{"):
+        try:
+            import json
+            return _response_failed(json.loads(resp[:65536]))
+        except ValueError:
+            return False
+    for line in head.splitlines()[:6]:
+        if line.startswith(("Output:", "Final output:")):
+            break                                  # the program's own output follows
         for lead in ("Exit code:", "exit code:", "Process exited with code"):
-            if head.startswith(lead):
-                digits = head[len(lead):].strip().split()[0] if head[len(lead):].strip() else ""
-                return digits.lstrip("-").isdigit() and int(digits) != 0
+            if line.startswith(lead):
+                code = line[len(lead):].strip().split(" ", 1)[0].rstrip(".")
+                return code.lstrip("-").isdigit() and int(code) != 0
     return False
 
 

@@ -507,7 +507,10 @@ class TestCaptureUnderRealClients(_Env):
         cases = [("Exit code: 2\nWall time: 0.1 seconds\nOutput:\nboom", "tool_fail"),
                  ("Exit code: 0\nOutput:\nok", "tool"), ('{"output": "x", "metadata": {"exit_code": 1}}', "tool_fail"),
                  ({"exit_code": 0, "stdout": ""}, "tool"), ({"exit_code": 127}, "tool_fail"),
-                 ("plain output", "tool")]
+                 ("plain output", "tool"), ("Chunk ID: a1\nWall time: 0.2 seconds\nProcess exited with code 7\n"
+                                            "Output:\nx", "tool_fail"),
+                 ("Chunk ID: a1\nProcess exited with code 0\nOutput:\n", "tool"),
+                 ("Output:\nExit code: 3 was printed by the program\n" + "x\n" * 10, "tool")]
         for i, (resp, _) in enumerate(cases):
             self.store.record_tool(self.payload("Bash", {"command": "cargo test"}, session=f"c{i}",
                                                 tool_response=resp, turn_id="t1"))
