@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Install the dev-only MCP clients used by test_mcp.py's interop tests (idempotent).
+# Install the dev-only clients used by the interop tests (test_mcp.py, test_e2e_clients.py); idempotent.
 #   $DIR/venv          a virtualenv with the official MCP Python SDK (`mcp`)
 #   $DIR/node          node_modules with the MCP Inspector CLI (bin: mcp-inspector)
+#   $DIR/codex-latest/codex   the Codex CLI (native binary of @openai/codex) for test_e2e_clients.py
 # DIR defaults to $HOME/.cache/instinct-interop; override with INSTINCT_INTEROP_DIR.
 # instinct.py itself never needs any of this.
 set -euo pipefail
@@ -21,7 +22,29 @@ if [ ! -x "$DIR/node/node_modules/.bin/mcp-inspector" ]; then
         && npm install -q --no-audit --no-fund "@modelcontextprotocol/inspector@$INSPECTOR_VERSION")
 fi
 
+# Codex from npm: the platform package (an alias of @openai/codex@<version>-<platform>) holds the
+# native binary under vendor/<target triple>/bin.
+install_codex() {  # $1 = target dir
+    local dir=$1 bin
+    if [ -x "$dir/codex" ] && [ -z "$(find "$dir/codex" -mmin +1440)" ]; then
+        return 0
+    fi
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    (cd "$dir" && npm init -y >/dev/null && npm install -q --no-audit --no-fund @openai/codex@latest >/dev/null)
+    for bin in "$dir"/node_modules/@openai/codex-*/vendor/*/bin/codex; do
+        if [ -x "$bin" ]; then
+            ln -sf "$bin" "$dir/codex"
+            return 0
+        fi
+    done
+    echo "no native codex binary in @openai/codex" >&2
+    return 1
+}
+install_codex "$DIR/codex-latest"
+
 "$DIR/venv/bin/python" -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))'
 DIR="$DIR" node -p '"inspector " + require(process.env.DIR + "/node/node_modules/@modelcontextprotocol/inspector/package.json").version'
 echo "INSTINCT_MCP_PYTHON=$DIR/venv/bin/python"
 echo "INSTINCT_INSPECTOR=$DIR/node/node_modules/.bin/mcp-inspector"
+echo "INSTINCT_CODEX=$DIR/codex-latest/codex ($("$DIR/codex-latest/codex" --version))"
