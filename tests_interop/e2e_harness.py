@@ -168,7 +168,8 @@ class Workspace:
             " AND session != '' ORDER BY id")]
 
     def expected_calls(self, plan, session_id, client="claude-code"):
-        """[(kind, data)] instinct stores for `plan` fed in order through its own hook command.
+        """For each call of `plan`, the [(kind, data)] instinct stores of it, fed in order through
+        its own hook command (one shell call may hold several command shapes, or none worth keeping).
 
         A separate store, fed the client's payloads one by one (Claude Code: PostToolUse or
         PostToolUseFailure; Codex 0.171: PostToolUse only, `tool_response` a string, no exit
@@ -177,6 +178,7 @@ class Workspace:
         ref_home = os.path.join(self.tmp, "ref-home")
         os.makedirs(ref_home, exist_ok=True)
         ref_db = os.path.join(self.tmp, f"ref-{session_id}.db")
+        per_call = []
         for i, (cmd, ok) in enumerate(plan):
             payload = {"session_id": session_id, "cwd": self.repo, "permission_mode": "bypassPermissions",
                        "transcript_path": os.path.join(ref_home, "t.jsonl"), "tool_name": "Bash",
@@ -193,7 +195,9 @@ class Workspace:
                 payload.update(hook_event_name="PostToolUseFailure", error="Exit code 1", is_interrupt=False)
                 event = "post-tool-use-failure"
             self.instinct("hook", event, env={"INSTINCT_DB": ref_db, "HOME": ref_home}, stdin=json.dumps(payload))
-        return self.stored_calls(session_id, db=ref_db) if os.path.exists(ref_db) else []
+            stored = self.stored_calls(session_id, db=ref_db) if os.path.exists(ref_db) else []
+            per_call.append(stored[sum(map(len, per_call)):])
+        return per_call
 
     def briefing_now(self):
         """The SessionStart additionalContext a new session would get now (from a copy of the store)."""
