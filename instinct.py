@@ -2483,6 +2483,8 @@ def _words_shapes(words, i, depth):
     if key in _SUBCOMMAND_PROGRAMS or key in _RUN_WRAPPERS:
         return _program_shape(key, words, i + 1, depth)
     k = n if key in _OPERAND_PROGRAMS else _first_word(words, i + 1, key)
+    if k < n and not words[k][3] and (words[k][1] in _SUBCOMMAND_PROGRAMS or words[k][1] in _RUN_WRAPPERS):
+        return _wrapped(name, words, k, depth)     # a tool in front of a known one: `rtk git log`
     if k < n and _plain_subword(words[k]) and words[k][1] in _COMMON_SUBCOMMANDS:
         return [f"{name} {words[k][1]}"]
     return [name]

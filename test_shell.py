@@ -173,6 +173,9 @@ CASES = [
     ("br sync && adb devices", ["br sync", "adb devices"]),
     ("rm -rf build && mkdir build && grep test f && tail -f logs && cp build dist", ["rm", "mkdir", "grep", "tail", "cp"]),
     ("node build && kill status", ["node", "kill"]),
+    ("rtk git log -5 && strace -f make test", ["rtk git log", "strace make test"]),
+    ("aws-vault exec prod -- terraform plan", ["aws-vault exec"]),
+    ("tldr 'git' && man git", ["tldr", "man"]),
     ("ls -la | head -5", ["ls", "head"]),
     # runners that stay in the shape
     ("uv run pytest -q", ["uv run pytest"]),
