@@ -2419,6 +2419,8 @@ def _words_shapes(words, i, depth):
     word = words[i]
     name = _program_name(word)
     if word[3] & 2 and ("$" in name or "/" not in word[1]):
+        if i + 1 < n and words[i + 1][1] in ("=", "+=") and word[2][:1] == "$":
+            return []                              # PowerShell's `$env:X = 1` assigns, runs nothing
         return ["?"]                               # `$EDITOR x`; but `$SDK/bin/tool` is `tool`
     key = name.lower()
     if key in _SHELL_NOOPS:

@@ -226,6 +226,7 @@ CASES = [
     ("pwsh -NoProfile -ExecutionPolicy Bypass -Command \"npm test; dotnet build\"",
      ["npm test", "dotnet build"]),
     ("powershell.exe -File build.ps1", ["powershell"]),
+    ("$env:CI = 'true'; $x += 1; & \"C:\\Tools\\dotnet.exe\" test", ["dotnet test"]),
     # empty input
     ("", []), ("   \n\t ", []), ("# just a comment", []), (";;", []),
 ]
