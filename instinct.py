@@ -3721,39 +3721,54 @@ def _run_hook(argv, stdin=None, stdout=None, close=True):
 
 # --- `instinct setup <client>`: MCP server and hook entries for each agent ----------
 SETUP_CLIENTS = ("claude-code", "cursor", "codex", "vscode", "windsurf", "goose")
-_HOOK_EVENTS_CLAUDE = (("SessionStart", "session-start", False, None),
-                       ("PostToolUse", "post-tool-use", True, "*"),
-                       ("PostToolUseFailure", "post-tool-use-failure", True, "*"),
-                       ("Stop", "stop", True, None),
-                       ("SessionEnd", "session-end", False, None))
+# (event, `instinct hook` argument, matcher, timeout s). Every entry is synchronous (an async
+# capture stores calls out of order) and in the shell form: one `command` string, no `args`
+# (Claude Code before 2.1.139 ignores `args`). No Stop: `claude -p` cancels it; SessionEnd mines,
+# and SessionStart mines any session left unmined.
+_HOOK_EVENTS_CLAUDE = (("SessionStart", "session-start", None, 30),
+                       ("UserPromptSubmit", "user-prompt-submit", None, 10),
+                       ("PostToolUse", "post-tool-use", "*", 10),
+                       ("PostToolUseFailure", "post-tool-use-failure", "*", 10),
+                       ("SessionEnd", "session-end", None, 30))
+# Codex has no PostToolUseFailure (failures come in PostToolUse); its SessionEnd (root threads,
+# Codex 0.146 and later) caps timeouts at 3 s - a session it misses is mined at the next start.
+_HOOK_EVENTS_CODEX = (("SessionStart", "session-start", None, 30),
+                      ("UserPromptSubmit", "user-prompt-submit", None, 10),
+                      ("PostToolUse", "post-tool-use", "*", 10),
+                      ("SessionEnd", "session-end", None, 3))
+_LAUNCHER = "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())"
 
 
 def _launch_args(python, here, *cli):
     """argv running instinct from cached bytecode with -S (fast start), vendored or installed."""
-    return [python, "-S", "-c", f"import sys;sys.path.insert(0,{here!r});"
-            "from instinct import main;sys.exit(main())", *cli]
+    return [python, "-S", "-c", _LAUNCHER.format(here), *cli]
 
 
-def _setup_plan(client, scope, home, project_dir, python, here):
+def _hook_groups(events, python, here, db):
+    import shlex
+    groups = {}
+    for name, event, matcher, timeout in events:
+        argv = _launch_args(python, here, "hook", event, *(("--db", db) if db else ()))
+        group = {"hooks": [{"type": "command", "command": shlex.join(argv), "timeout": timeout}]}
+        if matcher:
+            group = {"matcher": matcher, **group}
+        groups[name] = group
+    return groups
+
+
+def _setup_plan(client, scope, home, project_dir, python, here, db=None):
     """[(path, kind, entry)]: what `setup` merges into which file (kind: json key path, toml, yaml)."""
-    server = {"command": python, "args": ["-m", "instinct", "serve"], "env": {"PYTHONPATH": here}}
+    env = {"PYTHONPATH": here}
+    if db:                         # clients start servers with their own env: pin the same store
+        env["INSTINCT_DB"] = db
+    server = {"command": python, "args": ["-m", "instinct", "serve"], "env": env}
     j = os.path.join
     user = scope == "user"
     if client == "claude-code":
-        hooks = {}
-        for name, event, is_async, matcher in _HOOK_EVENTS_CLAUDE:
-            h = {"type": "command", "command": python, "args": _launch_args(python, here, "hook", event)[1:],
-                 "timeout": 30 if event == "stop" else 10}
-            if is_async:
-                h["async"] = True
-            group = {"hooks": [h]}
-            if matcher:
-                group["matcher"] = matcher
-            hooks[name] = group
         return [(j(home, ".claude.json") if user else j(project_dir, ".mcp.json"), ("mcpServers",),
                  dict(server, type="stdio")),
                 (j(home, ".claude", "settings.json") if user else j(project_dir, ".claude", "settings.json"),
-                 ("hooks",), hooks)]
+                 ("hooks",), _hook_groups(_HOOK_EVENTS_CLAUDE, python, here, db))]
     if client == "cursor":
         return [(j(home, ".cursor", "mcp.json") if user else j(project_dir, ".cursor", "mcp.json"),
                  ("mcpServers",), server)]
@@ -3762,31 +3777,129 @@ def _setup_plan(client, scope, home, project_dir, python, here):
     if client == "windsurf":
         return [(j(home, ".codeium", "windsurf", "mcp_config.json"), ("mcpServers",), server)]
     if client == "codex":
-        import shlex
-        hooks = {}
-        for name, event, _, matcher in _HOOK_EVENTS_CLAUDE:
-            if name in ("PostToolUseFailure", "SessionEnd"):
-                continue                   # not Codex events
-            group = {"hooks": [{"type": "command", "timeout": 10,
-                                "command": shlex.join(_launch_args(python, here, "hook", event))}]}
-            if matcher:
-                group["matcher"] = matcher
-            hooks[name] = group
         base = j(home, ".codex") if user else j(project_dir, ".codex")
-        return [(j(base, "config.toml"), "toml", server), (j(base, "hooks.json"), ("hooks",), hooks)]
+        return [(j(base, "config.toml"), "toml", server),
+                (j(base, "hooks.json"), ("hooks",), _hook_groups(_HOOK_EVENTS_CODEX, python, here, db))]
     if client == "goose":
         return [(j(home, ".config", "goose", "config.yaml"), "yaml", server)]
     raise ValidationError(f"unknown client {client!r}; choose from: {', '.join(SETUP_CLIENTS)}")
 
 
+def _setup_notes(client, scope, project_dir):
+    """What the user must still do by hand after `setup client` (printed with the entries)."""
+    if client != "codex":
+        return []
+    notes = ["Codex skips new or changed hooks until you trust them: start `codex` in a terminal, "
+             "type /hooks, review instinct's hooks and trust each one (Codex warns at start-up while "
+             "hooks await review). Trust covers a hook's exact text: trust again whenever `instinct "
+             "setup codex --write` changes them. For one unattended run, `codex exec "
+             "--dangerously-bypass-hook-trust` runs them untrusted."]
+    if scope == "project":
+        notes.append("Codex loads a project's .codex/ hooks only in a trusted project: trust the folder "
+                     "when Codex asks, or add to ~/.codex/config.toml:\n"
+                     f"[projects.{_quoted(project_dir)}]\ntrust_level = \"trusted\"")
+    return notes
+
+
 def _is_ours(handler):
-    return isinstance(handler, dict) and "instinct" in str(handler.get("command", "")) + str(handler.get("args", ""))
+    """True only for a hook handler `setup` wrote: the cached launcher running `hook EVENT [--db P]`
+    (shell form, or the exec form of earlier versions). A user's own command never matches."""
+    import ast
+    import re
+    import shlex
+    if not isinstance(handler, dict) or handler.get("type", "command") != "command":
+        return False
+    cmd, args = handler.get("command"), handler.get("args")
+    if not isinstance(cmd, str):
+        return False
+    try:
+        argv = [cmd, *args] if isinstance(args, list) else shlex.split(cmd) if args is None else None
+    except ValueError:
+        return False
+    if not argv or len(argv) not in (6, 8) or not all(isinstance(a, str) for a in argv):
+        return False
+    m = re.fullmatch(re.escape(_LAUNCHER).replace(re.escape("{!r}"), "(.+)"), argv[3])
+    try:
+        here_ok = m is not None and isinstance(ast.literal_eval(m.group(1)), str)
+    except (ValueError, SyntaxError):
+        here_ok = False
+    return (here_ok and argv[1:3] == ["-S", "-c"] and argv[4] == "hook"
+            and argv[5] in HOOK_EVENTS.values() and (len(argv) == 6 or argv[6] == "--db"))
+
+
+def _merge_hooks(node, wanted):
+    """Give each event in `node` exactly our group from `wanted` (kept in place when unchanged);
+    remove our handlers from every other event (e.g. the Stop entry of earlier versions)."""
+    for event in list(node):
+        groups = node[event]
+        if not isinstance(groups, list):
+            if event in wanted:
+                raise ValidationError(f"hooks.{event} is not a list")
+            continue
+        out, placed = [], False
+        for g in groups:
+            hs = g.get("hooks") if isinstance(g, dict) else None
+            if not isinstance(hs, list) or not any(_is_ours(h) for h in hs):
+                out.append(g)
+            elif not placed and g == wanted.get(event):
+                out.append(g)
+                placed = True
+            else:
+                rest = [h for h in hs if not _is_ours(h)]
+                if rest:                   # the user's handlers in a group with ours stay
+                    out.append(dict(g, hooks=rest))
+        if event in wanted and not placed:
+            out.append(wanted[event])
+        if out or event in wanted:
+            node[event] = out
+        else:
+            del node[event]
+    for event, group in wanted.items():
+        node.setdefault(event, [group])
+
+
+def _strict_json(text):
+    """Parse JSON that can be written back unchanged: no NaN/Infinity, no duplicate keys, no number
+    that does not survive a round trip (1e400 would come back as Infinity), no lone surrogate."""
+    import decimal
+    import json
+
+    def number(s):
+        f = float(s)
+        if not (f == f and abs(f) != float("inf")) or decimal.Decimal(s) != decimal.Decimal(repr(f)):
+            raise ValidationError(f"the number {s[:40]} cannot be written back exactly")
+        return f
+
+    def constant(s):
+        raise ValidationError(f"{s} is not valid JSON")
+
+    def pairs(items):
+        d = {}
+        for k, v in items:
+            if k in d:
+                raise ValidationError(f"the key {k[:40]!r} appears twice in one object")
+            d[k] = v
+        return d
+    try:
+        data = json.loads(text, parse_float=number, parse_constant=constant, object_pairs_hook=pairs)
+    except RecursionError:
+        raise ValidationError("the JSON is nested too deeply") from None
+    except ValueError as e:
+        if isinstance(e, ValidationError):
+            raise
+        raise ValidationError(f"not valid JSON: {e}") from None
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError("it holds a lone surrogate escape (like \\ud800) that cannot be "
+                              "written back as UTF-8") from None
+    return data
 
 
 def _merge_json(text, keypath, entry):
     """Merge our entry into a JSON config text, keeping every other key."""
     import json
-    data = json.loads(text) if text.strip() else {}
+    data = _strict_json(text) if text.strip() else {}
     if not isinstance(data, dict):
         raise ValidationError("the file does not hold a JSON object")
     node = data
@@ -3795,99 +3908,443 @@ def _merge_json(text, keypath, entry):
         if not isinstance(node, dict):
             raise ValidationError(f"'{k}' is not an object")
     if keypath == ("hooks",):
-        for event, group in entry.items():
-            groups = node.get(event)
-            groups = [g for g in groups if not (isinstance(g, dict) and any(
-                _is_ours(h) for h in g.get("hooks", []) if isinstance(g.get("hooks"), list)))] \
-                if isinstance(groups, list) else []
-            node[event] = groups + [group]
+        _merge_hooks(node, entry)
     else:
         node["instinct"] = entry
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    new = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if text.strip() and json.loads(new) == json.loads(text) and new != text:
+        return text                        # already right: keep the user's own layout
+    return new
 
 
-def _toml_str(v):
-    import json
-    return json.dumps(v, ensure_ascii=False)
-
-
-def _merge_toml(text, entry):
-    """Replace (or append) the [mcp_servers.instinct] table in a Codex config.toml."""
-    env = ", ".join(f"{k} = {_toml_str(v)}" for k, v in entry["env"].items())
-    block = ["[mcp_servers.instinct]", f"command = {_toml_str(entry['command'])}",
-             "args = [" + ", ".join(_toml_str(a) for a in entry["args"]) + "]",
-             f"env = {{ {env} }}", "startup_timeout_sec = 20"]
-    lines, out, skipping = text.splitlines(), [], False
-    for line in lines:
-        head = line.strip()
-        if head.startswith("["):
-            skipping = head.replace(" ", "") in ("[mcp_servers.instinct]", "[mcp_servers.instinct.env]")
-        if not skipping:
-            out.append(line)
-    while out and not out[-1].strip():
-        out.pop()
-    return "\n".join(out + ([""] if out else []) + block) + "\n"
-
-
-def _merge_yaml(text, entry):
-    """Replace (or add) `instinct:` under the top-level `extensions:` map of Goose's config.yaml."""
-    q = _toml_str
-    block = ["  instinct:", "    type: stdio", "    name: instinct", "    enabled: true",
-             f"    cmd: {q(entry['command'])}", "    args: [" + ", ".join(q(a) for a in entry["args"]) + "]",
-             "    envs: {" + ", ".join(f"{k}: {q(v)}" for k, v in entry["env"].items()) + "}",
-             "    timeout: 300"]
-    lines = text.splitlines()
+def _read_config(path):
+    """(text, real path, mode or None) of a client config; one-line errors for what cannot be one."""
+    real = os.path.realpath(path)          # a symlinked config is written through its link
     try:
-        start = next(i for i, l in enumerate(lines) if l.rstrip() == "extensions:")
-    except StopIteration:
-        while lines and not lines[-1].strip():
-            lines.pop()
-        return "\n".join(lines + ["extensions:"] + block) + "\n"
-    end = next((i for i in range(start + 1, len(lines)) if lines[i][:1] not in (" ", "\t", "", "#")), len(lines))
-    body = lines[start + 1:end]
-    i = next((k for k, l in enumerate(body) if l.rstrip() == "  instinct:"), None)
-    if i is not None:
-        j = next((k for k in range(i + 1, len(body)) if body[k].strip() and not body[k].startswith("    ")),
-                 len(body))
-        body = body[:i] + body[j:]
-    while body and not body[-1].strip():
-        body.pop()
-    return "\n".join(lines[:start + 1] + body + block + lines[end:]) + "\n"
+        st = os.stat(real)
+    except FileNotFoundError:
+        return "", real, None
+    except OSError as e:
+        raise StoreError(f"cannot read {path}: {e.strerror}") from None
+    import stat
+    if stat.S_ISDIR(st.st_mode):
+        raise ValidationError(f"{path} is a directory, not a config file; move it away and retry")
+    if not stat.S_ISREG(st.st_mode):
+        raise ValidationError(f"{path} is not a regular file")
+    try:
+        with open(real, "rb") as f:
+            raw = f.read(64 * 1024 * 1024 + 1)
+    except OSError as e:
+        raise StoreError(f"cannot read {path}: {e.strerror}") from None
+    if len(raw) > 64 * 1024 * 1024:
+        raise ValidationError(f"{path} is larger than 64 MiB; not a config file instinct will edit")
+    try:
+        return raw.decode("utf-8"), real, stat.S_IMODE(st.st_mode)
+    except UnicodeDecodeError as e:
+        raise ValidationError(f"{path} is not UTF-8 text (byte {e.start}); fix it and retry") from None
 
 
-def setup(client, write=False, scope="user", home=None, project_dir=None, python=None):
+def _write_config(path, real, old, new, mode):
+    """Replace the real file atomically (a symlink stays a link); -> the backup's path or None.
+    The backup keeps the original's mode (a 0600 ~/.claude.json holds keys)."""
+    if mode is not None and not mode & 0o200:
+        raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or add the entry by hand")
+    backup = None
+    if old:
+        backup = path + ".bak"
+        try:
+            if os.path.islink(backup) or (os.path.lexists(backup) and not os.path.isfile(backup)):
+                raise ValidationError(f"{backup} is not a plain file; move it away and retry")
+            if not os.path.exists(backup):
+                os.close(os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            os.chmod(backup, mode)        # before the data goes in: never readable by more
+        except OSError as e:
+            raise StoreError(f"cannot write {backup}: {e.strerror}") from None
+        _atomic_write(backup, old.encode("utf-8"))
+    _atomic_write(real, new.encode("utf-8"))
+    return backup
+
+
+def setup(client, write=False, scope="user", home=None, project_dir=None, python=None, db=None):
     """Print (or with write=True merge, keeping a .bak) the MCP and hook config for `client`.
 
-    Returns a list of {"path", "content", "changed"}; running it twice changes nothing.
+    `db` pins the store (INSTINCT_DB) in the server entry and the hook commands. Every file is
+    checked before any is written: a merge instinct cannot prove correct is refused with the exact
+    lines to add by hand. Returns a list of {"path", "content", "changed", "backup"}; running it
+    twice changes nothing.
     """
-    import json
     home = home or os.path.expanduser("~")
     project_dir = project_dir or project_root()
     here = os.path.dirname(os.path.abspath(__file__))
-    plan = _setup_plan(client, scope, home, project_dir, python or sys.executable, here)
-    results = []
+    if db:
+        db = os.path.abspath(os.path.expanduser(db))
+    plan = _setup_plan(client, scope, home, project_dir, python or sys.executable, here, db)
+    merged = []
     for path, kind, entry in plan:
-        old = ""
-        if os.path.exists(path):
-            with open(path, encoding="utf-8") as f:
-                old = f.read()
         try:
+            old, real, mode = _read_config(path)
             if kind == "toml":
                 new = _merge_toml(old, entry)
             elif kind == "yaml":
                 new = _merge_yaml(old, entry)
             else:
                 new = _merge_json(old, kind, entry)
-        except (ValueError, ValidationError) as e:
-            raise ValidationError(f"cannot merge into {path} ({e}); add this entry by hand:\n"
-                                  + json.dumps(entry, indent=2)) from None
+        except ValidationError as e:
+            raise ValidationError(f"cannot merge into {path} ({e}); nothing was written. Add this by "
+                                  "hand, then run setup again:\n" + _paste_text(kind, entry)) from None
+        if write and new != old and mode is not None and not mode & 0o200:
+            raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or add this by "
+                                  "hand:\n" + _paste_text(kind, entry))
+        merged.append((path, real, old, new, mode))
+    results = []
+    for path, real, old, new, mode in merged:
         changed = new != old
-        if write and changed:
-            if old:
-                _atomic_write(path + ".bak", old.encode("utf-8"))
-            _atomic_write(path, new.encode("utf-8"))
-        results.append({"path": path, "content": new, "changed": changed})
+        backup = _write_config(path, real, old, new, mode) if write and changed else None
+        results.append({"path": path, "content": new, "changed": changed, "backup": backup})
     return results
+
+
+def _paste_text(kind, entry):
+    import json
+    if kind == "toml":
+        return _toml_block(entry)
+    if kind == "yaml":
+        return "extensions:\n" + "\n".join(_yaml_block(entry, 2)) + "\n"
+    if kind == ("hooks",):
+        return json.dumps({"hooks": {e: [g] for e, g in entry.items()}}, indent=2)
+    return json.dumps({kind[0]: {"instinct": entry}}, indent=2)
+
+
+def _quoted(v):
+    """A double-quoted string valid in both TOML and YAML (control and non-printing characters
+    escaped as \\uXXXX); a lone surrogate cannot be written to either."""
+    out = []
+    for ch in v:
+        o = ord(ch)
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif o < 0x20 or 0x7f <= o <= 0x9f or o in (0xfffe, 0xffff):
+            out.append(f"\\u{o:04x}")
+        elif 0xd800 <= o <= 0xdfff:
+            raise ValidationError("a path holds a lone surrogate, which no config file can store")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _toml_key(k):
+    import re
+    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else _quoted(k)
+
+
+def _toml_block(entry):
+    """Codex's [mcp_servers.instinct] table, ending with a newline."""
+    env = ", ".join(f"{_toml_key(k)} = {_quoted(v)}" for k, v in entry["env"].items())
+    return ("[mcp_servers.instinct]\n"
+            f"command = {_quoted(entry['command'])}\n"
+            "args = [" + ", ".join(_quoted(a) for a in entry["args"]) + "]\n"
+            f"env = {{ {env} }}\n"
+            "startup_timeout_sec = 20\n")
+
+
+def _toml_statements(lines):
+    """Split TOML lines into statements [(first, last, kind, text)]: kind 'table', 'array' (of
+    tables), 'kv' (a key = value, spanning lines for multi-line strings and arrays) or 'blank'
+    (blank or comment). Strings and brackets are tracked, so a header-like line inside a
+    multi-line string or array is not taken for a header."""
+    out, i = [], 0
+    while i < len(lines):
+        s = lines[i].lstrip(" \t")
+        if not s.strip() or s.startswith("#"):
+            out.append((i, i, "blank", lines[i]))
+            i += 1
+            continue
+        if s.startswith("["):
+            out.append((i, i, "array" if s.startswith("[[") else "table", lines[i]))
+            i += 1
+            continue
+        first, state, depth = i, None, 0
+        while i < len(lines):
+            line, k = lines[i], 0
+            while k < len(line):
+                c = line[k]
+                if state is None:
+                    if c == "#":
+                        break
+                    if line.startswith('"""', k) or line.startswith("'''", k):
+                        state, k = line[k:k + 3], k + 3
+                        continue
+                    if c in "\"'":
+                        state = c
+                    elif c in "[{":
+                        depth += 1
+                    elif c in "]}":
+                        depth -= 1
+                elif state in ('"', '"""') and c == "\\":
+                    k += 2
+                    continue
+                elif state in ('"', "'") and c == state:
+                    state = None
+                elif len(state) == 3 and line.startswith(state, k):
+                    n = 3                  # up to two more quotes belong to the content
+                    while n < 5 and line.startswith(state[0], k + n):
+                        n += 1
+                    state, k = None, k + n
+                    continue
+                k += 1
+            i += 1
+            if state is None and depth <= 0:
+                break
+        out.append((first, i - 1, "kv", "".join(lines[first:i])))
+    return out
+
+
+def _toml_path(tomllib, text, kind):
+    """The key path a header or a key = value statement names (parsed by tomllib itself)."""
+    if kind == "kv":
+        text = text.split("=", 1)[0].strip() + " = 0"
+    node, path = tomllib.loads(text.strip() + "\n"), []
+    while isinstance(node, (dict, list)) and node:
+        if isinstance(node, list):
+            node = node[-1]
+            continue
+        (k, node), = node.items()
+        path.append(k)
+    return tuple(path)
+
+
+def _canonical(v):
+    """TOML data compared with NaN equal to itself and tables unordered."""
+    if isinstance(v, dict):
+        return sorted(((k, _canonical(x)) for k, x in v.items()), key=lambda kv: kv[0])
+    if isinstance(v, list):
+        return [_canonical(x) for x in v]
+    if isinstance(v, float) and v != v:
+        return "nan"
+    return (type(v).__name__, v)
+
+
+def _merge_toml(text, entry):
+    """Replace (or add) Codex's [mcp_servers.instinct] table: the result must parse back to the
+    old data plus instinct's entry, otherwise nothing is written."""
+    block = _toml_block(entry)
+    if not text.strip():
+        return block
+    nl = "\r\n" if "\r\n" in text else "\n"
+    try:
+        import tomllib
+    except ImportError:                    # Python 3.10: no TOML parser to prove a merge with
+        flat = "\n" + text.replace("\r\n", "\n")
+        at = flat.find("\n" + block)
+        nxt = next((s for s in (l.strip() for l in flat[at + 1 + len(block):].split("\n"))
+                    if s and not s.startswith("#")), "") if at >= 0 else None
+        if nxt is not None and nxt[:1] in ("", "["):
+            return text                    # our exact table is there already: nothing to write
+        raise ValidationError("this Python (3.10) has no TOML parser, and instinct edits a non-empty "
+                              "config.toml only when it can parse the result back")
+    import copy
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ValidationError(f"not valid TOML: {e}") from None
+    want = tomllib.loads(block)["mcp_servers"]["instinct"]
+    servers = data.get("mcp_servers")
+    if isinstance(servers, dict) and _canonical(servers.get("instinct")) == _canonical(want):
+        return text
+    expected = copy.deepcopy(data)
+    if not isinstance(expected.setdefault("mcp_servers", {}), dict):
+        raise ValidationError("mcp_servers is not a table")
+    expected["mcp_servers"]["instinct"] = want
+    parts = text.split("\n")             # only newlines end lines (not U+2028 inside a string)
+    lines = [p + "\n" for p in parts[:-1]] + ([parts[-1] + nl] if parts[-1] else [])
+    ours_key = ("mcp_servers", "instinct")
+    drop, at, table, inside = set(), None, (), False
+    try:
+        for first, last, kind, stmt in _toml_statements(lines):
+            if kind in ("table", "array"):
+                path = _toml_path(tomllib, stmt, kind)
+                table = path if kind == "table" else None
+                inside = path[:2] == ours_key
+                if inside and at is None:
+                    at = first
+            if inside and kind != "blank":
+                mine = True
+            elif kind == "kv" and table in ((), ("mcp_servers",)):
+                mine = (table + _toml_path(tomllib, stmt, kind))[:2] == ours_key
+            else:
+                mine = False
+            if mine:
+                drop.update(range(first, last + 1))
+    except (tomllib.TOMLDecodeError, ValueError):
+        raise ValidationError("a statement could not be read on its own") from None
+    kept = [l for n, l in enumerate(lines) if n not in drop]
+    ours_text = block.replace("\n", nl)
+    if at is not None:
+        pos = sum(1 for n in range(at) if n not in drop)
+        new = "".join(kept[:pos]) + ours_text + (nl if pos < len(kept) and kept[pos].strip() else "") \
+            + "".join(kept[pos:])
+    else:
+        body = "".join(kept).rstrip("\r\n")
+        new = (body + nl + nl if body else "") + ours_text
+    try:
+        ok = _canonical(tomllib.loads(new)) == _canonical(expected)
+    except tomllib.TOMLDecodeError:
+        ok = False
+    if not ok:
+        raise ValidationError("instinct cannot edit this layout of mcp_servers exactly")
+    return new
+
+
+def _yaml_block(entry, ind):
+    """Goose's `instinct:` extension as lines, the key indented by `ind` spaces."""
+    a, b = " " * ind, " " * (2 * ind)
+    return [f"{a}instinct:", f"{b}type: stdio", f"{b}name: instinct", f"{b}enabled: true",
+            f"{b}cmd: {_quoted(entry['command'])}",
+            f"{b}args: [" + ", ".join(_quoted(x) for x in entry["args"]) + "]",
+            f"{b}envs: {{" + ", ".join(f"{_quoted(k)}: {_quoted(v)}" for k, v in entry["env"].items()) + "}",
+            f"{b}timeout: 300"]
+
+
+_YAML_KEY = (r"""(?:"((?:[^"\\]|\\.)*)"|'((?:[^']|'')*)'|([^\s#'"\[\]{}&*!|>%@`,?:][^#]*?))"""
+             r"""\s*:(?:\s|$)""")
+
+
+def _yaml_outline(lines):
+    """Check that YAML lines use only the plain block layout instinct can edit exactly and return
+    its nodes [(line, column, key)] (key None for a `- ` item). Block scalars and one-line flow
+    values are fine; tabs, directives, several documents, anchors, aliases, tags, values spread
+    over lines (plain, quoted or flow) and unclosed quotes or brackets are refused."""
+    import re
+    key_re, block_re = re.compile(_YAML_KEY), re.compile(r"[|>][0-9+-]*")
+    nodes, scalar_col, prev_col, prev_opens, seen = [], None, -1, True, False
+    for i, line in enumerate(lines):
+        body = line.lstrip(" ")
+        ind = len(line) - len(body)
+        if scalar_col is not None:
+            if not body.strip() or ind > scalar_col:
+                continue                   # block scalar content
+            scalar_col = None
+        if not body.strip() or body.startswith("#"):
+            continue
+        where = f"line {i + 1}"
+        if body[:1] == "\t" or "\t" in line[:ind]:
+            raise ValidationError(f"{where} is indented with a tab")
+        if ind == 0 and (body.startswith("%") or body.rstrip() in ("---", "...")
+                         or body.startswith(("--- ", "... "))):
+            if body.rstrip() == "---" and not seen:
+                seen = True                # one leading document marker
+                continue
+            raise ValidationError(f"{where}: directives and several documents are not edited")
+        seen = True
+        if ind > prev_col and not prev_opens:
+            raise ValidationError(f"{where} continues a value over several lines")
+        col, rest, dashes = ind, body, 0
+        while rest.startswith("- ") or rest.rstrip() == "-":
+            nodes.append((i, col, None))
+            dashes += 1
+            rest = rest[1:].lstrip(" ")
+            col = len(line) - len(rest)
+        m = key_re.match(rest)
+        value = rest
+        if m:
+            key = next(g for g in m.groups() if g is not None).strip()
+            if m.group(1) is not None and "\\" in key:
+                raise ValidationError(f"{where}: escaped keys are not edited")
+            nodes.append((i, col, key.replace("''", "'") if m.group(2) is not None else key))
+            value = rest[m.end():].lstrip(" ")
+        elif not dashes:
+            raise ValidationError(f"{where} is neither a `key:` nor a `- ` item")
+        value = _yaml_value(value, where)
+        if value[:1] in ("&", "*", "!") or value.startswith("<<") or (m and m.group(3) == "<<"):
+            raise ValidationError(f"{where}: anchors, aliases and tags are not edited")
+        prev_col, prev_opens = col, value == ""
+        if block_re.fullmatch(value):
+            scalar_col, prev_opens = col - (2 if dashes and not m else 0), False
+    return nodes
+
+
+def _yaml_value(value, where):
+    """A one-line value with quotes closed and flow brackets balanced -> it without a comment."""
+    state, depth, k = None, 0, 0
+    while k < len(value):
+        c = value[k]
+        if state == '"':
+            if c == "\\":
+                k += 1
+            elif c == '"':
+                state = None
+        elif state == "'":
+            if c == "'":
+                state = None
+        elif c in "\"'" and (k == 0 or value[k - 1] in " [{,:"):
+            state = c
+        elif c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+        elif c == "#" and (k == 0 or value[k - 1] == " "):
+            break
+        if depth < 0:
+            break
+        k += 1
+    if state is not None or depth != 0:
+        raise ValidationError(f"{where} has an unclosed quote or bracket")
+    return value[:k].strip()
+
+
+def _merge_yaml(text, entry):
+    """Replace (or add) `instinct:` under the top-level `extensions:` map of Goose's config.yaml.
+    Only the plain block layout is edited; anything else is refused (nothing is written)."""
+    import re
+    if not text.strip():
+        return "extensions:\n" + "\n".join(_yaml_block(entry, 2)) + "\n"
+    nl = "\r\n" if "\r\n" in text else "\n"
+    lines = text.replace("\r\n", "\n").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    nodes = _yaml_outline(lines)
+    ext = [n[0] for n in nodes if n[1] == 0 and n[2] == "extensions"]
+    if len(ext) > 1:
+        raise ValidationError("the key extensions appears twice")
+    if not ext:
+        while lines and not lines[-1].strip():
+            lines.pop()
+        return nl.join(lines + ["extensions:"] + _yaml_block(entry, 2)) + nl
+    e = ext[0]
+    m = re.fullmatch(r"""(extensions|"extensions"|'extensions')\s*:\s*(\{\s*\})?\s*(#.*)?""", lines[e])
+    if not m:
+        raise ValidationError("extensions is not a block map (a list, a flow map or a value)")
+    if m.group(2):                         # `extensions: {}`: the same empty map, in block form
+        lines[e] = m.group(1) + ":" + ("  " + m.group(3) if m.group(3) else "")
+    end = next((n[0] for n in nodes if n[0] > e and n[1] == 0), len(lines))
+    if any(n[0] == end and n[2] is None for n in nodes):
+        raise ValidationError("extensions holds a list, not a map")
+    kids = [n for n in nodes if e < n[0] < end]
+    if kids and (kids[0][2] is None or kids[0][1] == 0):
+        raise ValidationError("extensions holds a list, not a map")
+    ind = kids[0][1] if kids else 2
+    if any(c < ind for _, c, _ in kids):
+        raise ValidationError("the extensions are not indented evenly")
+    drop = set()
+    for n, (at, col, key) in enumerate(kids):
+        if col != ind or key != "instinct":
+            continue
+        stop = next((k[0] for k in kids[n + 1:] if k[1] <= ind), end)
+        while stop - 1 > at and (not lines[stop - 1].strip() or lines[stop - 1].lstrip().startswith("#")):
+            stop -= 1                      # blank lines and comments above what follows stay
+        drop.update(range(at, stop))
+    last = max([j for j in range(e + 1, end) if j not in drop and lines[j].strip()
+                and lines[j][:1] == " "], default=e)
+    new = ([l for j, l in enumerate(lines[:last + 1]) if j not in drop] + _yaml_block(entry, ind)
+           + [l for j, l in enumerate(lines[last + 1:], last + 1) if j not in drop])
+    check = _yaml_outline(new)            # the result is still the plain layout, with ours once
+    top = [n[0] for n in check if n[1] == 0]
+    e2 = next(n[0] for n in check if n[1] == 0 and n[2] == "extensions")
+    end2 = next((t for t in top if t > e2), len(new))
+    if [n for n in check if e2 < n[0] < end2 and n[1] == ind and n[2] == "instinct"] != \
+            [(new.index(_yaml_block(entry, ind)[0], e2), ind, "instinct")]:
+        raise ValidationError("the result could not be checked")
+    return nl.join(new) + nl
 
 
 # =============================================================================
@@ -4030,8 +4487,9 @@ def _export(store, min_confidence, fmt, project, category, write, force):
             body, kept, dropped = _agent_text(fmt, rules, limit, name)
         new = body if nl == "\n" else body.replace("\n", nl)
     else:
-        begin, end = text.find(_BLOCK_BEGIN), text.find(_BLOCK_END)
-        if text.count(_BLOCK_BEGIN) > 1 or text.count(_BLOCK_END) > 1:
+        found = _block_markers(text)      # markers quoted in a code fence are examples, not ours
+        begin, end = (min(found.get(m, [-1])) for m in (_BLOCK_BEGIN, _BLOCK_END))
+        if any(len(v) > 1 for v in found.values()):
             raise ValidationError(f"{path} holds more than one instinct block; keep one and retry")
         if (begin < 0) != (end < 0) or end < begin:
             raise ValidationError(f"{path} has an unmatched {_BLOCK_BEGIN if begin >= 0 else _BLOCK_END} "
@@ -4056,6 +4514,30 @@ def _export(store, min_confidence, fmt, project, category, write, force):
 
 
 _SIGNATURE = "written by `instinct export`"
+
+
+def _block_markers(text):
+    """{marker: [offsets]} of instinct's block markers that start a line outside fenced code
+    blocks (``` or ~~~, CommonMark rules); a marker quoted in a fence or mid-line is left alone."""
+    import re
+    found, fence, pos = {}, None, 0
+    for line in text.splitlines(keepends=True):
+        bare = line.rstrip("\r\n")
+        m = re.match(r" {0,3}(`{3,}|~{3,})", bare)
+        if fence is None and m and not (m.group(1)[0] == "`" and "`" in bare[m.end():]):
+            fence, opened = m.group(1), pos + len(line)
+        elif fence is not None:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not bare[m.end():].strip():
+                fence = None
+        else:
+            for marker in (_BLOCK_BEGIN, _BLOCK_END):
+                if line.startswith(marker):
+                    found.setdefault(marker, []).append(pos)
+        pos += len(line)
+    if fence is not None:                  # a fence never closed: what follows is read as text
+        for marker, at in _block_markers(text[opened:]).items():
+            found.setdefault(marker, []).extend(opened + p for p in at)
+    return found
 
 
 def _written_by_us(fmt, path, text):
@@ -6335,15 +6817,19 @@ def _cli(argv, close=True):
             return _run_hook([args.event] + (["--db", args.db] if getattr(args, "db", None) else []),
                              close=close)
         if args.command == "setup":
-            results = setup(args.client, write=args.write, scope=args.scope)
-            if getattr(args, "json", False):
+            as_json = getattr(args, "json", False)
+            results = setup(args.client, write=args.write, scope=args.scope,
+                            db=getattr(args, "db", None) or os.environ.get("INSTINCT_DB") or None)
+            if as_json:
                 sys.stdout.write(_dumps(results, indent=2) + "\n")
             for r in results:
-                if args.write:
+                if args.write and not as_json:
                     sys.stdout.write(f"{'wrote' if r['changed'] else 'unchanged'} {r['path']}"
-                                     + (" (previous version in .bak)" if r["changed"] else "") + "\n")
-                elif not getattr(args, "json", False):
+                                     + (f" (previous version in {r['backup']})" if r["backup"] else "") + "\n")
+                elif not as_json:
                     sys.stdout.write(f"# {r['path']}\n{r['content']}\n")
+            for note in _setup_notes(args.client, args.scope, project_root()):
+                (sys.stderr if as_json else sys.stdout).write(f"note: {note}\n")
             return 0
         op = args._op
         kwargs = {p.name: getattr(args, p.name) for p in op.params}

@@ -1,0 +1,459 @@
+"""Tests for `instinct setup <client>`: the capture entries it writes (issue 11) and the safety of
+users' config files (issue 14): exact merges or refusals, links, modes, backups, odd content."""
+import json
+import os
+import shlex
+import sqlite3
+import stat
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import instinct
+from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+INSTINCT_PY = os.path.join(HERE, "instinct.py")
+HAS_TOMLLIB = sys.version_info >= (3, 11)
+try:
+    import yaml                            # dev-only: a second opinion on the YAML written
+except ImportError:
+    yaml = None
+
+
+def _read(path, mode="r"):
+    with open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+        return f.read()
+
+
+def _write(path, data):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb" if isinstance(data, bytes) else "w", **({} if isinstance(data, bytes) else
+                                                                 {"encoding": "utf-8"})) as f:
+        f.write(data)
+
+
+class _SetupEnv(unittest.TestCase):
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.tmp = tmp.name
+        self.home = os.path.join(self.tmp, "home")
+        self.repo = os.path.join(self.tmp, "repo")
+        os.makedirs(os.path.join(self.repo, ".git"))
+        os.makedirs(self.home)
+        self.db = os.path.join(self.tmp, "pinned.db")
+
+    def setup_(self, client, write=True, scope="user", db=None, python="/usr/bin/python3"):
+        return instinct.setup(client, write=write, scope=scope, home=self.home, project_dir=self.repo,
+                              python=python, **({"db": db} if db else {}))
+
+    def cli(self, *args, env=None):
+        e = {k: v for k, v in os.environ.items() if k not in ("INSTINCT_DB",)}
+        e.update({"HOME": self.home}, **(env or {}))
+        return subprocess.run([sys.executable, INSTINCT_PY, *args], capture_output=True, text=True,
+                              env=e, cwd=self.repo, timeout=60)
+
+    def path(self, *parts):
+        return os.path.join(self.home, *parts)
+
+    def assertRefused(self, client, path, reason):
+        """`setup client --write` (a real process) refuses with one error line naming `reason`,
+        prints the lines to add by hand, leaves the file byte-exact and writes no backup."""
+        before = _read(path, "rb") if os.path.isfile(path) else None
+        bak = _read(path + ".bak", "rb") if os.path.isfile(path + ".bak") else None
+        r = self.cli("setup", client, "--write")
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+        first = r.stderr.splitlines()[0]
+        self.assertTrue(first.startswith("instinct: error: cannot merge into " + path)
+                        or first.startswith("instinct: error: " + path), first)
+        self.assertIn(reason, first)
+        if os.path.isfile(path) or before is not None:
+            self.assertEqual(_read(path, "rb"), before)
+        self.assertEqual(_read(path + ".bak", "rb") if os.path.isfile(path + ".bak") else None, bak)
+        return r.stderr
+
+
+class TestCaptureEntries(_SetupEnv):
+    """Issue 11: the hook entries are synchronous, in the shell form, for the events that matter."""
+
+    def hooks(self, client="claude-code", db=None):
+        r = self.setup_(client, write=False, db=db, python=sys.executable)
+        return json.loads(r[1]["content"])["hooks"]
+
+    def test_claude_code_entries_are_sync_shell_form(self):
+        hooks = self.hooks()
+        self.assertEqual(set(hooks), {"SessionStart", "UserPromptSubmit", "PostToolUse",
+                                      "PostToolUseFailure", "SessionEnd"})
+        here = os.path.dirname(os.path.abspath(instinct.__file__))
+        for name, event, timeout, matcher in (("SessionStart", "session-start", 30, None),
+                                              ("UserPromptSubmit", "user-prompt-submit", 10, None),
+                                              ("PostToolUse", "post-tool-use", 10, "*"),
+                                              ("PostToolUseFailure", "post-tool-use-failure", 10, "*"),
+                                              ("SessionEnd", "session-end", 30, None)):
+            with self.subTest(event=name):
+                (group,) = hooks[name]
+                self.assertEqual(group.get("matcher"), matcher)
+                (h,) = group["hooks"]
+                self.assertEqual(set(h), {"type", "command", "timeout"})    # no async, no args
+                self.assertEqual(h["timeout"], timeout)
+                self.assertEqual(shlex.split(h["command"]),
+                                 instinct._launch_args(sys.executable, here, "hook", event))
+
+    def test_shell_form_really_records_through_sh(self):
+        """The exact string Claude Code hands to its shell records the call (and SessionEnd mines)."""
+        hooks = self.hooks()
+        env = {**os.environ, "INSTINCT_DB": self.db}
+        payload = {"session_id": "s1", "cwd": self.repo, "hook_event_name": "PostToolUse",
+                   "tool_name": "Bash", "tool_input": {"command": "pytest -q"}, "tool_response": {}}
+        for name in ("PostToolUse", "SessionEnd"):
+            p = subprocess.run(hooks[name][0]["hooks"][0]["command"], shell=True, cwd=self.tmp, env=env,
+                               input=json.dumps(dict(payload, hook_event_name=name)).encode(),
+                               capture_output=True, timeout=60)
+            self.assertEqual((p.returncode, p.stderr), (0, b""))
+        conn = sqlite3.connect(self.db)
+        try:
+            self.assertEqual(conn.execute("SELECT data FROM events WHERE kind='tool'").fetchall(),
+                             [("Bash(pytest)",)])
+        finally:
+            conn.close()
+
+    def test_rerun_removes_our_old_stop_and_async_entries_keeps_users(self):
+        old_ours = {"type": "command", "command": "/usr/bin/python3", "async": True, "timeout": 30,
+                    "args": instinct._launch_args("/usr/bin/python3", "/opt/old", "hook", "stop")[1:]}
+        old_post = {"type": "command", "command": "/usr/bin/python3", "async": True, "timeout": 10,
+                    "args": instinct._launch_args("/usr/bin/python3", "/opt/old", "hook", "post-tool-use")[1:]}
+        mine = {"type": "command", "command": "/home/u/instinct-research/lint.sh"}
+        notify = {"type": "command", "command": "notify-send done"}
+        settings = self.path(".claude", "settings.json")
+        _write(settings, json.dumps({"hooks": {
+            "Stop": [{"hooks": [old_ours]}, {"hooks": [notify]}],
+            "PostToolUse": [{"matcher": "*", "hooks": [old_post, mine]}],
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+                                                           "command": "python3 ~/instinct/guard.py hook"}]}]}}))
+        self.setup_("claude-code")
+        hooks = json.loads(_read(settings))["hooks"]
+        self.assertEqual(hooks["Stop"], [{"hooks": [notify]}])             # ours gone, theirs kept
+        self.assertEqual(hooks["PostToolUse"][0], {"matcher": "*", "hooks": [mine]})
+        self.assertEqual(len(hooks["PostToolUse"]), 2)
+        self.assertNotIn("async", hooks["PostToolUse"][1]["hooks"][0])
+        self.assertEqual(hooks["PreToolUse"][0]["hooks"][0]["command"], "python3 ~/instinct/guard.py hook")
+        # an old config holding only our Stop entry loses the event entirely; a re-run is a no-op
+        _write(settings, json.dumps({"hooks": {"Stop": [{"hooks": [old_ours]}]}}))
+        self.setup_("claude-code")
+        self.assertNotIn("Stop", json.loads(_read(settings))["hooks"])
+        self.assertFalse(any(r["changed"] for r in self.setup_("claude-code")))
+
+    def test_users_hook_whose_path_contains_instinct_is_kept(self):
+        """Issue 14: only instinct's own entries are recognised, not any path containing 'instinct'."""
+        theirs = [{"type": "command", "command": "/home/u/instinct-research/lint.sh"},
+                  {"type": "command", "command": "python3", "args": ["/opt/instinct/hooks.py", "post"]},
+                  {"type": "command", "command": "instinct-notify hook post-tool-use"},
+                  {"type": "command", "command": "python3 -S -c 'print(1)' hook post-tool-use"}]
+        settings = self.path(".claude", "settings.json")
+        _write(settings, json.dumps({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": theirs}],
+                                               "SessionEnd": [{"hooks": theirs[:1]}]}}))
+        self.setup_("claude-code")
+        hooks = json.loads(_read(settings))["hooks"]
+        self.assertEqual(hooks["PostToolUse"][0], {"matcher": "Bash", "hooks": theirs})
+        self.assertEqual(hooks["SessionEnd"][0], {"hooks": theirs[:1]})
+        self.assertEqual(len(hooks["PostToolUse"]), 2)
+        for h in theirs:
+            self.assertFalse(instinct._is_ours(h), h)
+
+    def test_codex_events_db_and_trust_note(self):
+        hooks = self.hooks("codex", db=self.db)
+        self.assertEqual(set(hooks), {"SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd"})
+        self.assertLessEqual(hooks["SessionEnd"][0]["hooks"][0]["timeout"], 3)   # Codex's cap
+        for name, (group,) in hooks.items():
+            argv = shlex.split(group["hooks"][0]["command"])
+            self.assertEqual(argv[-2:], ["--db", self.db], name)
+        # the CLI: INSTINCT_DB reaches the server's env and every hook; the trust step is printed
+        for extra in ((), ("--write",)):
+            r = self.cli("setup", "codex", *extra, env={"INSTINCT_DB": self.db})
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("/hooks", r.stdout)
+            self.assertIn("trust", r.stdout)
+        toml = _read(self.path(".codex", "config.toml"))
+        self.assertIn(f'INSTINCT_DB = "{self.db}"', toml)
+        if HAS_TOMLLIB:
+            import tomllib
+            self.assertEqual(tomllib.loads(toml)["mcp_servers"]["instinct"]["env"]["INSTINCT_DB"], self.db)
+        hooks = json.loads(_read(self.path(".codex", "hooks.json")))["hooks"]
+        # a hook started with a clean environment (as Codex may) still writes the pinned store
+        cmd = hooks["PostToolUse"][0]["hooks"][0]["command"]
+        env = {k: v for k, v in os.environ.items() if k != "INSTINCT_DB"}
+        payload = {"session_id": "c1", "cwd": self.repo, "hook_event_name": "PostToolUse",
+                   "tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "cargo test"]}}
+        p = subprocess.run(cmd, shell=True, input=json.dumps(payload).encode(), env=env, cwd=self.tmp,
+                           capture_output=True, timeout=60)
+        self.assertEqual(p.returncode, 0)
+        conn = sqlite3.connect(self.db)
+        try:
+            self.assertEqual(conn.execute("SELECT count(*) FROM events WHERE kind='tool'").fetchone()[0], 1)
+        finally:
+            conn.close()
+        r = self.cli("setup", "codex", "--scope", "project")
+        self.assertIn("trust_level", r.stdout)
+
+    def test_every_server_entry_pins_the_store(self):
+        for client in instinct.SETUP_CLIENTS:
+            with self.subTest(client=client):
+                r = self.setup_(client, write=False, db=self.db)
+                text = r[0]["content"]
+                self.assertIn("INSTINCT_DB", text)
+                self.assertIn(self.db, text)
+                unpinned = self.setup_(client, write=False)
+                self.assertNotIn("INSTINCT_DB", unpinned[0]["content"])
+                if client == "claude-code":
+                    for (g,) in json.loads(r[1]["content"])["hooks"].values():
+                        self.assertEqual(shlex.split(g["hooks"][0]["command"])[-2:], ["--db", self.db])
+        r = self.cli("setup", "cursor", "--db", "rel.db")
+        self.assertIn(json.dumps(os.path.join(self.repo, "rel.db")), r.stdout)   # made absolute
+
+
+class TestUsersFiles(_SetupEnv):
+    """Issue 14: a user's config is merged exactly or refused with the lines to paste."""
+
+    def test_symlinked_config_is_written_through_the_link(self):
+        real = os.path.join(self.tmp, "dotfiles", "mcp.json")
+        _write(real, json.dumps({"mcpServers": {"x": {"command": "y"}}}))
+        link = self.path(".cursor", "mcp.json")
+        os.makedirs(os.path.dirname(link))
+        os.symlink(real, link)
+        r = self.cli("setup", "cursor", "--write")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.islink(link))
+        self.assertEqual(os.readlink(link), real)
+        data = json.loads(_read(real))
+        self.assertEqual(set(data["mcpServers"]), {"x", "instinct"})
+        self.assertEqual(json.loads(_read(link + ".bak")), {"mcpServers": {"x": {"command": "y"}}})
+
+    def test_read_only_config_is_refused(self):
+        path = self.path(".cursor", "mcp.json")
+        _write(path, "{}")
+        os.chmod(path, 0o444)
+        out = self.assertRefused("cursor", path, "read-only")
+        self.assertIn('"instinct"', out)                    # the entry to add by hand
+        self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o444)
+
+    def test_non_round_trippable_json_is_refused(self):
+        path = self.path(".cursor", "mcp.json")
+        for text, why in (('{"limit": 1e400}', "1e400"), ('{"x": 1e-400}', "1e-400"),
+                          ('{"x": NaN}', "NaN"), ('{"x": Infinity}', "Infinity"),
+                          ('{"a": 1, "a": 2}', "twice"), ('{"k": "\\ud800"}', "surrogate"),
+                          ('{"mcpServers": {"x": 1}', "not valid JSON"), ("[1, 2]", "JSON object")):
+            with self.subTest(text=text):
+                _write(path, text)
+                self.assertRefused("cursor", path, why)
+
+    def test_undecodable_or_odd_files_give_one_line_errors(self):
+        path = self.path(".cursor", "mcp.json")
+        _write(path, b'{"name": "caf\xe9"}')
+        self.assertRefused("cursor", path, "not UTF-8")
+        os.remove(path)
+        os.makedirs(path)
+        r = self.cli("setup", "cursor", "--write")
+        self.assertEqual(r.returncode, 2)
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertIn("is a directory", r.stderr.splitlines()[0])
+        r = self.cli("setup", "cursor")                     # printing fails the same way
+        self.assertIn("is a directory", r.stderr)
+        self.assertTrue(os.path.isdir(path))
+
+    def test_backup_keeps_mode_and_is_only_announced_when_made(self):
+        path = self.path(".claude.json")
+        _write(path, json.dumps({"primaryApiKey": "sk-secret", "projects": {}}))
+        os.chmod(path, 0o600)
+        r = self.cli("setup", "claude-code", "--write")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(stat.S_IMODE(os.stat(path + ".bak").st_mode), 0o600)
+        self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
+        lines = r.stdout.splitlines()
+        self.assertIn(f"wrote {path} (previous version in {path}.bak)", lines)
+        settings = self.path(".claude", "settings.json")
+        self.assertIn(f"wrote {settings}", lines)          # a new file: no backup, none announced
+        self.assertFalse(os.path.exists(settings + ".bak"))
+        # an older, wider backup is narrowed before the secret goes in
+        os.chmod(path + ".bak", 0o644)
+        _write(path, json.dumps({"primaryApiKey": "sk-other"}))
+        os.chmod(path, 0o600)
+        self.cli("setup", "claude-code", "--write")
+        self.assertEqual(stat.S_IMODE(os.stat(path + ".bak").st_mode), 0o600)
+        self.assertIn("sk-other", _read(path + ".bak"))
+
+    def test_unchanged_json_keeps_users_layout(self):
+        path = self.path(".cursor", "mcp.json")
+        self.setup_("cursor")
+        compact = json.dumps(json.loads(_read(path)), separators=(",", ":"))
+        _write(path, compact)
+        self.assertFalse(self.setup_("cursor")[0]["changed"])
+        self.assertEqual(_read(path), compact)
+
+
+class TestCodexToml(_SetupEnv):
+    def toml_path(self):
+        return self.path(".codex", "config.toml")
+
+    def expect_merged(self, text):
+        """On 3.11+ the merge parses back to the old data plus instinct's table; on 3.10 (no
+        tomllib) a non-empty file is refused with the exact table to paste."""
+        path = self.toml_path()
+        _write(path, text)
+        if not HAS_TOMLLIB:
+            out = self.assertRefused("codex", path, "no TOML parser")
+            self.assertIn("[mcp_servers.instinct]\ncommand = ", out)
+            return None
+        import tomllib
+        old = tomllib.loads(text)
+        r = self.cli("setup", "codex", "--write")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        new = tomllib.loads(_read(path))
+        ours = new["mcp_servers"].pop("instinct")
+        self.assertEqual(ours["args"], ["-m", "instinct", "serve"])
+        old.get("mcp_servers", {}).pop("instinct", None)
+        if not old.get("mcp_servers"):
+            old.pop("mcp_servers", None)
+            if not new["mcp_servers"]:
+                new.pop("mcp_servers")
+        self.assertEqual(new, old)
+        self.assertEqual(self.cli("setup", "codex", "--write").stdout.splitlines()[0],
+                         f"unchanged {path}")
+        return _read(path)
+
+    def test_existing_entry_in_every_spelling_is_replaced_once(self):
+        for text in ('[mcp_servers."instinct"]\ncommand = "old"\n\n[profiles.x]\nmodel = "m"\n',
+                     "[mcp_servers.instinct] # mine\ncommand = 'old'\nargs = []\n",
+                     '[mcp_servers]\ninstinct = { command = "old", args = ["a"] }\nother = { command = "o" }\n',
+                     '[mcp_servers]\ninstinct.command = "old"\n\n[mcp_servers.other]\ncommand = "o"\n',
+                     '[ mcp_servers . instinct ]\ncommand = "old"\n[mcp_servers.instinct.env]\nA = "1"\n',
+                     'model = "o3"\n[mcp_servers.other]\ncommand = "x"'):
+            with self.subTest(text=text):
+                self.expect_merged(text)
+
+    def test_multiline_string_holding_the_header_keeps_its_lines(self):
+        text = ('notes = """\n[mcp_servers.instinct]\ncommand = "inside a string"\n"""\n'
+                "paths = [\n  [1, 2],\n  '''[mcp_servers.instinct]''',\n]\n"
+                '[mcp_servers.instinct]\ncommand = "old"\n')
+        out = self.expect_merged(text)
+        if out is not None:
+            self.assertTrue(out.startswith(text.split("[mcp_servers.instinct]\ncommand = \"old\"")[0]))
+
+    def test_malformed_or_unprovable_toml_is_refused(self):
+        path = self.toml_path()
+        for text, why in (('model = "o3"\n[mcp_servers\n', "not valid TOML" if HAS_TOMLLIB else "no TOML"),
+                          ('mcp_servers = { instinct = { command = "old" } }\n',
+                           "cannot edit" if HAS_TOMLLIB else "no TOML"),
+                          ("mcp_servers = 3\n", "not a table" if HAS_TOMLLIB else "no TOML")):
+            with self.subTest(text=text):
+                _write(path, text)
+                out = self.assertRefused("codex", path, why)
+                self.assertIn("[mcp_servers.instinct]", out)
+                self.assertFalse(os.path.exists(self.path(".codex", "hooks.json")))   # nothing written
+
+    def test_pasted_table_is_recognised_on_every_python(self):
+        """The lines a refusal prints, pasted into the file, make the next run a no-op."""
+        path = self.toml_path()
+        block = instinct._toml_block(instinct._setup_plan("codex", "user", self.home, self.repo,
+                                                          sys.executable, HERE)[0][2])
+        _write(path, 'model = "o3"\n\n' + block + "\n[profiles.x]\nmodel = 'm'\n")
+        r = self.cli("setup", "codex", "--write")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.splitlines()[0], f"unchanged {path}")
+
+    def test_empty_config_is_written_on_every_python(self):
+        _write(self.toml_path(), "\n")
+        self.assertTrue(self.setup_("codex")[0]["changed"])
+        self.assertTrue(_read(self.toml_path()).startswith("[mcp_servers.instinct]\n"))
+
+
+class TestGooseYaml(_SetupEnv):
+    def yaml_path(self):
+        return self.path(".config", "goose", "config.yaml")
+
+    def merged(self, text):
+        _write(self.yaml_path(), text)
+        r = self.cli("setup", "goose", "--write")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = _read(self.yaml_path())
+        self.assertEqual(self.cli("setup", "goose", "--write").stdout.splitlines()[0],
+                         f"unchanged {self.yaml_path()}")
+        if yaml is not None:
+            data = yaml.safe_load(out)
+            self.assertEqual(data["extensions"]["instinct"]["args"], ["-m", "instinct", "serve"])
+        return out
+
+    def block(self, ind):
+        entry = instinct._setup_plan("goose", "user", self.home, self.repo, sys.executable, HERE)[0][2]
+        return "\n".join(instinct._yaml_block(entry, ind)) + "\n"
+
+    def test_common_layouts_merge_exactly(self):
+        cases = (("GOOSE_MODEL: gpt\nextensions: {}\nother: 1\n",
+                  "GOOSE_MODEL: gpt\nextensions:\n" + self.block(2) + "other: 1\n"),
+                 ("extensions:  # mine\n  developer:\n    enabled: true\n",
+                  "extensions:  # mine\n  developer:\n    enabled: true\n" + self.block(2)),
+                 ("extensions:\n    developer:\n        enabled: true\n    instinct:\n        cmd: old\n"
+                  "        args: [a,\n          b]\n# trailing\nx: 1\n",
+                  None),
+                 ("extensions:\n  instinct:\n    cmd: old\n  developer:\n    bundled: true\n"
+                  "    description: |\n      text\n\n      instinct:\n",
+                  "extensions:\n  developer:\n    bundled: true\n    description: |\n      text\n\n"
+                  "      instinct:\n" + self.block(2)))
+        for text, expected in cases:
+            with self.subTest(text=text):
+                if expected is None:
+                    _write(self.yaml_path(), text)
+                    self.assertRefused("goose", self.yaml_path(), "unclosed")
+                    continue
+                self.assertEqual(self.merged(text), expected)
+        four = "extensions:\n    developer:\n        enabled: true\n    instinct:\n        cmd: old\n# c\nx: 1\n"
+        self.assertEqual(self.merged(four), "extensions:\n    developer:\n        enabled: true\n"
+                         + self.block(4) + "# c\nx: 1\n")
+
+    def test_unprovable_yaml_is_refused_with_lines_to_paste(self):
+        path = self.yaml_path()
+        for text, why in (("extensions:\n\tdeveloper:\n\t\tenabled: true\n", "tab"),
+                          ("extensions:\n  - developer\n", "list"),
+                          ("extensions:\n- developer\n", "list"),
+                          ("extensions: [a]\n", "not a block map"),
+                          ("extensions:\n  dev:\n    cmd: x\nextensions:\n  y: 1\n", "twice"),
+                          ("extensions:\n  dev:\n    cmd: 'unclosed\n", "unclosed"),
+                          ("extensions:\n  dev: {a: [1}\n", "unclosed"),
+                          ("extensions:\n  dev:\n    enabled: true\n      oops: 1\n", "several lines"),
+                          ("base: &b\n  x: 1\nextensions:\n  dev: *b\n", "anchors"),
+                          ("a: 1\n---\nextensions: {}\n", "documents"),
+                          ("just some words\n", "neither")):
+            with self.subTest(text=text):
+                _write(path, text)
+                out = self.assertRefused("goose", path, why)
+                self.assertIn("extensions:\n  instinct:\n    type: stdio\n", out)
+
+
+class TestRulesFileFence(unittest.TestCase):
+    def test_markers_quoted_in_a_fence_are_left_alone(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, ".git"))
+            store = instinct.InstinctStore(os.path.join(tmp, "t.db"), cwd=tmp)
+            self.addCleanup(store.close)
+            example = ("# Notes\n\ninstinct writes its block like this:\n\n```markdown\n"
+                       "<!-- instinct:begin -->\n(learned habits)\n<!-- instinct:end -->\n```\n\n"
+                       "~~~~\n<!-- instinct:begin -->\n~~~\n~~~~\n")
+            path = os.path.join(tmp, "CLAUDE.md")
+            _write(path, example)
+            first = store.export_rules(format="claude", write=path)
+            self.assertTrue(first["changed"])
+            text = _read(path)
+            self.assertTrue(text.startswith(example))
+            self.assertEqual(text.count("<!-- instinct:begin -->"), 3)
+            self.assertFalse(store.export_rules(format="claude", write=path)["changed"])
+            # a fence left open: what follows it is text, so exporting twice still adds one block
+            _write(path, "```\nunclosed example\n")
+            store.export_rules(format="claude", write=path)
+            store.export_rules(format="claude", write=path)
+            self.assertEqual(_read(path).count("<!-- instinct:begin -->"), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
