@@ -3787,9 +3787,14 @@ def _setup_plan(client, scope, home, project_dir, python, here, db=None):
 
 def _setup_notes(client, scope, project_dir):
     """What the user must still do by hand after `setup client` (printed with the entries)."""
-    if client != "codex":
+    history = ("To learn from the sessions you already had, run `instinct import-history` once: it "
+               "replays Claude Code transcripts and Codex rollouts through the same capture (shapes "
+               "only) and mining.")
+    if client not in ("claude-code", "codex"):
         return []
-    notes = ["Codex skips new or changed hooks until you trust them: start `codex` in a terminal, "
+    if client == "claude-code":
+        return [history]
+    notes = [history, "Codex skips new or changed hooks until you trust them: start `codex` in a terminal, "
              "type /hooks, review instinct's hooks and trust each one (Codex warns at start-up while "
              "hooks await review). Trust covers a hook's exact text: trust again whenever `instinct "
              "setup codex --write` changes them. For one unattended run, `codex exec "

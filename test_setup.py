@@ -176,6 +176,7 @@ class TestCaptureEntries(_SetupEnv):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("/hooks", r.stdout)
             self.assertIn("trust", r.stdout)
+            self.assertIn("instinct import-history", r.stdout)
         toml = _read(self.path(".codex", "config.toml"))
         self.assertIn(f'INSTINCT_DB = "{self.db}"', toml)
         if HAS_TOMLLIB:
@@ -197,6 +198,11 @@ class TestCaptureEntries(_SetupEnv):
             conn.close()
         r = self.cli("setup", "codex", "--scope", "project")
         self.assertIn("trust_level", r.stdout)
+
+    def test_claude_code_setup_points_to_the_history_import(self):
+        r = self.cli("setup", "claude-code")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("instinct import-history", r.stdout)
 
     def test_every_server_entry_pins_the_store(self):
         for client in instinct.SETUP_CLIENTS:
