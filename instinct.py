@@ -961,6 +961,7 @@ class _DB:
             if self.retry(lambda: conn.execute("PRAGMA journal_mode").fetchone()[0], conn=conn) != "wal":
                 self.retry(conn.execute, "PRAGMA journal_mode=WAL", conn=conn)
             conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA secure_delete=ON")    # deleted rows are zeroed, not left in free space
             conn.execute(f"PRAGMA wal_autocheckpoint={int(self.checkpoint_pages)}")
             conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
         except sqlite3.Error as e:
@@ -1631,7 +1632,9 @@ class _Core:
         title="Forget an instinct", destructive=True, idempotent=True,
         output=_RECORD, render=lambda r: f"Forgot {r['pattern']} (conf={r['confidence']})")
     def forget(self, pattern, project=""):
-        """Delete a pattern for good (its event history stays). Returns the deleted record."""
+        """Delete a pattern for good, with every copy of it: its events, mining rows, and (when no
+        project keeps it) its aliases and settings; the full-text index and the WAL are purged
+        too. Returns the deleted record."""
         proj = _resolve_project(project, self.cwd)
 
         def run(conn):
@@ -1640,9 +1643,33 @@ class _Core:
             if row is None:
                 raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
             conn.execute("DELETE FROM instincts WHERE pattern = ? AND project = ?", (p, proj))
-            self._event(conn, "forget", p, proj, delta=-row[2])
+            conn.execute("DELETE FROM events WHERE pattern = ? AND project = ?", (p, proj))
+            conn.execute("DELETE FROM mined WHERE pattern = ? AND project = ?", (p, proj))
+            line = p + "\t" + proj
+            for eid, data in conn.execute("SELECT id, data FROM events WHERE kind = 'surface'"
+                                          " AND instr(data, ?) > 0", (line,)).fetchall():
+                conn.execute("UPDATE events SET data = ? WHERE id = ?",
+                             ("\n".join(x for x in data.split("\n") if x != line), eid))
+            if not conn.execute("SELECT 1 FROM instincts WHERE pattern = ?", (p,)).fetchone():
+                conn.execute("DELETE FROM aliases WHERE pattern = ? OR alias = ?", (p, p))
+                conn.execute("DELETE FROM settings WHERE substr(key, 1, ?) = ?", (len(p) + 9, f"pattern.{p}."))
+            self._event(conn, "forget", "", proj, delta=-row[2])      # no copy of the pattern
             return row
-        return _record(self._writing(run))
+        row = self._writing(run)
+        self._scrub()
+        return _record(row)
+
+    def _scrub(self):
+        """After forgetting: fold each full-text index into one segment (old segments still hold
+        deleted terms; secure_delete zeroes what they free) and truncate the WAL, whose old frames
+        hold earlier page images. Best effort for the WAL: a reader mid-transaction keeps it."""
+        for t in ("instincts_fts", "memories_fts"):
+            if self._read("SELECT 1 FROM sqlite_master WHERE name = ?", (t,)):
+                self._writing(lambda c: c.execute(f"INSERT INTO {t}({t}) VALUES ('optimize')"))
+        try:
+            self._db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error:
+            pass
 
     @operation(
         Param("source", str, "the pattern (spelling) to fold away", required=True, positional=True),
@@ -4799,6 +4826,74 @@ class _Sharing(_Core):
         pairs.sort(key=lambda r: (-r["similarity"], r["pattern"], r["similar_to"]))
         return pairs[:limit] if limit else pairs
 
+    @staticmethod
+    def _drop_orphan_events(conn):
+        """gc: the events of patterns and memories that are gone (decayed, deleted), so no copy
+        of their text outlives them. Tool calls stay for mining until the retention cuts them."""
+        conn.execute("DELETE FROM events WHERE pattern != '' AND kind NOT IN ('tool', 'tool_fail')"
+                     " AND NOT EXISTS (SELECT 1 FROM instincts i WHERE i.pattern = events.pattern"
+                     " AND i.project = events.project)")
+        conn.execute("DELETE FROM events WHERE substr(data, 1, 10) = '{\"memory\":' AND CAST(substr(data, 11,"
+                     " instr(substr(data, 11), ',') - 1) AS INTEGER) NOT IN (SELECT id FROM memories)")
+        conn.execute("DELETE FROM mined WHERE NOT EXISTS (SELECT 1 FROM instincts i"
+                     " WHERE i.pattern = mined.pattern AND i.project = mined.project)")
+
+    @operation(
+        Param("text", str, "the text to remove wherever it appears (at least 4 characters; "
+              "case-sensitive)", required=True, positional=True),
+        title="Purge a text from the store", destructive=True, idempotent=True,
+        output=_obj({k: _INT for k in ("instincts", "memories", "events", "other", "backup")},
+                    ("instincts", "memories", "events", "other", "backup")),
+        render=lambda r: (f"Purged: {r['instincts']} instincts, {r['memories']} memories, "
+                          f"{r['events']} events, {r['other']} other rows"
+                          + (f"; {r['backup']} rows from the .bak restore kept" if r["backup"] else "")))
+    def purge(self, text):
+        """Delete every record holding a text (a leaked secret, a name): patterns, memories,
+        events, aliases, settings, mining rows, in this store and in the `.bak` restore keeps;
+        then the full-text indexes and the WAL are purged and deleted rows are zeroed on disk.
+        """
+        _check_text(text, "text", MAX_PATTERN, empty_ok=False)
+        if len(text.strip()) < 4:
+            raise ValidationError("text must hold at least 4 characters (a shorter one would match "
+                                  "too much)")
+        counts = self._purge(text)
+        bak = self.path + ".bak"
+        counts["backup"] = 0
+        if os.path.isfile(bak):
+            try:
+                with type(self)(bak, timeout=self._db.timeout) as old:
+                    counts["backup"] = sum(old._purge(text).values())
+            except InstinctError:
+                pass
+        return counts
+
+    def _purge(self, text):
+        import json
+        needles = list(dict.fromkeys([text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]]))
+
+        def has(*cols):
+            return "(" + " OR ".join(f"instr({c}, ?) > 0" for c in cols for _ in needles) + ")"
+
+        def args(*cols):
+            return [n for _ in cols for n in needles]
+        plan = (("instincts", "instincts", ("pattern", "category", "source", "metadata")),
+                ("memories", "memories", ("title", "content", "why", "how_to_apply", "tags", "source",
+                                          "metadata")),
+                ("events", "events", ("pattern", "source", "session", "data")),
+                ("other", "aliases", ("alias", "pattern")),
+                ("other", "settings", ("key", "value")),
+                ("other", "mined", ("session", "pattern")),
+                ("other", "mined_sessions", ("session",)))
+        counts = {"instincts": 0, "memories": 0, "events": 0, "other": 0}
+        tables = {r[0] for r in self._read("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        for key, table, cols in plan:
+            if table in tables:
+                counts[key] += self._writing(lambda c: c.execute(
+                    f"DELETE FROM {table} WHERE {has(*cols)}", args(*cols)).rowcount)
+        self._writing(self._drop_orphan_events)
+        self._scrub()
+        return counts
+
     def _snapshot(self, conn, dest):
         """Copy a consistent snapshot of conn into a new file `dest` (atomically, mode 0600)."""
         near = os.path.dirname(self.path)
@@ -5036,7 +5131,9 @@ class _Sharing(_Core):
         pruned = self._writing(prune)
         archived = self.memory_decay()["archived"]
         dropped = self._writing(self._gc_memories)
+        self._writing(self._drop_orphan_events)
         self._fts_sync()
+        self._scrub()                    # deleted text out of the full-text indexes, before VACUUM
         try:
             conn = self._db.conn
             conn.execute("PRAGMA optimize")
@@ -6337,10 +6434,14 @@ class _Memory(_Core):
         def run(conn):
             row = self._mem_get(conn, id)
             conn.execute("DELETE FROM memories WHERE id = ?", (id,))
+            conn.execute("DELETE FROM events WHERE substr(data, 1, ?) IN (?, ?)",
+                         (len(str(id)) + 11, f'{{"memory":{id},', f'{{"memory":{id}}}'))
             self._event(conn, "forget_memory", project=row[7], delta=-row[9],
-                        data=_dumps({"memory": id, "type": row[1], "title": row[2]}))
+                        data=_dumps({"memory": id, "type": row[1]}))      # no copy of its text
             return row
-        return _mem_record(self._writing(run))
+        row = self._writing(run)
+        self._scrub()
+        return _mem_record(row)
 
     @operation(
         Param("type", str, "only this type", choices=tuple(MEMORY_TYPES)),

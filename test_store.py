@@ -394,5 +394,89 @@ class TestReadOnly(_Base):
         self.assertEqual(mode(self.db), 0o444)
 
 
+# --- forgetting removes every copy --------------------------------------------------------------
+class TestPurge(_Base):
+    SECRET = b"zqxsecret"
+
+    def setUp(self):
+        super().setUp()
+        for _ in range(6):
+            self.store.observe("pref:keep-this", project=self.proj)
+            self.store.observe("pref:zqxsecret-token-77", project=self.proj,
+                               metadata={"note": "zqxsecret in metadata"})
+        self.store.consolidate()
+        self.assertTrue(self.store.search("zqxsecret"))          # into the full-text index
+        self.assertTrue(self.store.suggest(project=self.proj))   # a 'surface' event lists it
+        self.store.merge("pref:zqxsecret-alias", "pref:zqxsecret-token-77")
+        self.store.config("pattern.pref:zqxsecret-token-77.rule_threshold", "20")
+
+    def assertGone(self, secret=None, path=None):
+        raw = self.raw(path)
+        at = raw.find(secret or self.SECRET)
+        self.assertEqual(at, -1, f"{secret or self.SECRET!r} still at byte {at} of {len(raw)}")
+        self.assertGreater(len(raw), 4096)
+
+    def test_forget_removes_every_copy_of_a_pattern(self):
+        self.assertIn(self.SECRET, self.raw())
+        self.store.forget("pref:zqxsecret-token-77", project=self.proj)
+        self.assertGone()
+        self.assertEqual([r["pattern"] for r in self.store.suggest(project=self.proj)], ["pref:keep-this"])
+        self.assertEqual(self.store.search("keep")[0]["pattern"], "pref:keep-this")
+        self.assertEqual(self.store.doctor()["ok"], True)
+
+    def test_forget_memory_removes_every_copy(self):
+        m = self.store.remember("project", "Deploy key zqxmemsecret", "The key is zqxmemsecret-1.",
+                                why="zqxmemsecret why")
+        self.store.remember("project", "Deploy key zqxmemsecret", "The key is zqxmemsecret-1.")  # reinforce
+        self.assertTrue(self.store.recall("zqxmemsecret deploy"))
+        self.store.remember("user", "Prefers short answers", "Keep replies short.")
+        self.assertIn(b"zqxmemsecret", self.raw())
+        self.store.forget_memory(m["id"])
+        self.assertGone(b"zqxmemsecret")
+        self.assertEqual([r["title"] for r in self.store.recall("short answers")], ["Prefers short answers"])
+
+    def test_gc_removes_what_it_deletes(self):
+        m = self.store.remember("episode", "Fixed zqxgcsecret outage", "Restarted the zqxgcsecret pod.")
+        self.store.forget("pref:zqxsecret-token-77", project=self.proj)
+        self.store.observe("seq:zqxdecay->gone", project=self.proj)      # confidence 1: decays away
+        self.assertTrue(self.store.search("zqxdecay"))
+        self.now += 400 * DAY                       # the memory fades, is archived, then deleted
+        for _ in range(3):
+            self.store.memory_decay()
+            self.now += 50 * DAY
+        self.assertEqual(self.store.get_memory(m["id"])["archived"], True)
+        self.now += 200 * DAY
+        r = self.store.gc(days_inactive=30)
+        self.assertEqual(r["memories_deleted"], 1)
+        with self.assertRaises(instinct.NotFoundError):
+            self.store.get("seq:zqxdecay->gone", project=self.proj)
+        self.assertGone(b"zqxgcsecret")
+        self.assertGone(b"zqxdecay")
+
+    def test_purge_removes_a_text_everywhere_and_from_the_bak(self):
+        self.store.remember("reference", "API endpoint", "Call it with token zqxsecret-abc.")
+        self.store.remember("user", "Prefers short answers", "Keep replies short.")
+        self.store.close()
+        import shutil
+        shutil.copy(self.db, self.db + ".bak")               # what restore keeps
+        r = self.cli("--json", "purge", "zqxsecret")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = json.loads(r.stdout)
+        self.assertEqual((out["instincts"], out["memories"]), (1, 1))
+        self.assertGreater(out["events"], 6)
+        self.assertGreaterEqual(out["other"], 2)                 # the alias and the setting
+        self.assertGreater(out["backup"], 8)
+        self.assertGone()
+        self.assertGone(path=self.db + ".bak")
+        s = self.open(self.db)
+        self.assertEqual(s.stats()["total"], 1)
+        self.assertEqual([m["title"] for m in s.memories()], ["Prefers short answers"])
+        self.assertEqual(self.cli("purge", "zqxsecret").returncode, 0)       # idempotent
+        r = self.cli("purge", "abc")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("at least 4 characters", r.stderr)
+        self.assertTrue(instinct.OPERATIONS["purge"].destructive)
+
+
 if __name__ == "__main__":
     unittest.main()
