@@ -191,12 +191,13 @@ class HistoryTest(InsightCase):
         self.assertEqual((short["count"], len(short["events"]), short["baseline"]), (12, 3, 6))
         self.assertEqual([e["confidence"] for e in short["events"]], [7, 7, 6])
 
-    def test_forgotten_pattern_keeps_history(self):
+    def test_forgotten_pattern_leaves_no_history(self):
+        # issue 14: forgetting removes every copy, its events included
         self.observe("combo:a+b", 3)
+        self.assertEqual([e["confidence"] for e in self.store.history("combo:a+b")["events"]], [1, 2, 3])
         self.store.forget("combo:a+b")
-        h = self.store.history("combo:a+b")
-        self.assertFalse(h["exists"])
-        self.assertEqual([e["confidence"] for e in h["events"]], [1, 2, 3, 0])
+        with self.assertRaises(NotFoundError):
+            self.store.history("combo:a+b")
         with self.assertRaises(NotFoundError):
             self.store.history("combo:never")
         with self.assertRaises(ValidationError):

@@ -1491,11 +1491,11 @@ class TestAPI(_TempDB):
         s.decay(days_inactive=90)
         s.forget("seq:b")
         rows = self.sql("SELECT ts, kind, pattern, project, source, session, delta FROM events ORDER BY id")
+        # forget removes the pattern's events and logs no copy of it (issue 14)
         self.assertEqual(rows, [
             (instinct._iso(T0), "observe", "seq:a", FP_A, "claude-code", "sess-1", 1),
-            (instinct._iso(T0 + 100 * DAY), "observe", "seq:b", "", "", "sess-1", 1),
             (instinct._iso(T0 + 100 * DAY), "decay", "seq:a", FP_A, "", "sess-1", -1),
-            (instinct._iso(T0 + 100 * DAY), "forget", "seq:b", "", "", "sess-1", -1),
+            (instinct._iso(T0 + 100 * DAY), "forget", "", "", "", "sess-1", -1),
         ])
 
     def test_event_log_pruned_by_rows(self):

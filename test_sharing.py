@@ -749,7 +749,7 @@ class TestGC(_Base):
         self.assertEqual(self.store.get("seq:new->name")["confidence"], 8)     # 3 + 4 + 1
         self.assertEqual(r["decayed"], 1)                    # seq:stale
         self.assertEqual(r["deleted"], 1)
-        self.assertGreater(r["events_pruned"], 700)
+        self.assertGreater(r["events_pruned"], 300)        # forget already took the 400 observes' events
         self.assertLessEqual(self.store.stats()["events"], 100)
         self.assertLess(r["bytes_after"], r["bytes_before"])
         self.assertEqual(db_dump(self.db)["aliases"], [("seq:old-name", "seq:new->name"),
