@@ -4636,6 +4636,69 @@ def _check_backup(conn):
     return ""
 
 
+_SEED_TABLE = ("CREATE TABLE instincts (pattern TEXT, category TEXT, confidence INTEGER, first_seen TEXT,"
+               " last_seen TEXT, source TEXT, project TEXT, promoted INTEGER, metadata TEXT)")
+
+
+def _copy_backup_data(staged_path, built_path, version, page_size):
+    """restore: create instinct's own schema at the backup's `version` in the new file
+    `built_path` and copy into it the rows of instinct's tables, only the columns both have.
+    Nothing else of the backup (its tables, triggers, views, table definitions) is kept."""
+    out = sqlite3.connect(built_path, isolation_level=None)
+    try:
+        out.execute(f"PRAGMA page_size = {int(page_size)}")
+        out.execute("BEGIN")
+        if version == 0:
+            out.execute(_SEED_TABLE)
+        for migrate in _MIGRATIONS[:version]:
+            migrate(out)
+        out.execute(f"PRAGMA user_version = {int(version)}")
+        out.execute("COMMIT")
+        out.execute("ATTACH DATABASE ? AS b", (staged_path,))
+        kinds = dict(out.execute("SELECT name, type FROM b.sqlite_master"))
+        if kinds.get("instincts") != "table":
+            raise ValidationError("its 'instincts' is not a table")
+        fts = {"instincts_fts", "memories_fts"}
+        ours = [n for (n,) in out.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'"
+                                          " AND name NOT LIKE 'sqlite%' ORDER BY name")
+                if n not in fts and not n.startswith(tuple(f + "_" for f in fts))]
+        out.execute("BEGIN")
+        for t in ours:
+            if kinds.get(t) != "table":
+                continue
+            theirs = {r[1] for r in out.execute(f'PRAGMA b.table_info("{t}")')}
+            cols = ", ".join(f'"{c[1]}"' for c in out.execute(f'PRAGMA main.table_info("{t}")')
+                             if c[1] in theirs)
+            if cols:
+                out.execute(f'INSERT INTO main."{t}" ({cols}) SELECT {cols} FROM b."{t}"')
+        if version:
+            bad = out.execute("SELECT count(*) FROM main.instincts WHERE typeof(pattern) != 'text'"
+                              " OR typeof(confidence) != 'integer' OR typeof(promoted) != 'integer'"
+                              " OR promoted NOT BETWEEN 0 AND 3").fetchone()[0]
+            if bad:
+                raise ValidationError(f"{bad} of its instincts hold invalid values")
+        if "memories" in ours:
+            bad = out.execute("SELECT count(*) FROM main.memories WHERE typeof(title) != 'text'"
+                              " OR typeof(confidence) != 'integer' OR type NOT IN (%s)"
+                              % ",".join("?" * len(MEMORY_TYPES)), tuple(MEMORY_TYPES)).fetchone()[0]
+            if bad:
+                raise ValidationError(f"{bad} of its memories hold invalid values")
+        for t in sorted(fts & {n for (n,) in out.execute("SELECT name FROM main.sqlite_master")}):
+            out.execute(f"INSERT INTO main.{t}({t}) VALUES ('rebuild')")
+        if "fts_state" in ours:          # everything is indexed now
+            out.execute("DELETE FROM main.fts_state")
+            out.execute("INSERT INTO main.fts_state SELECT coalesce(max(id), 0) FROM main.instincts")
+        if "events_state" in ours:
+            if "pending" in {r[1] for r in out.execute("PRAGMA main.table_info(events)")}:
+                out.execute("UPDATE main.events SET pending = 0 WHERE pending != 0")
+            out.execute("DELETE FROM main.events_state")
+            out.execute("INSERT INTO main.events_state SELECT coalesce(max(id), 0) FROM main.events")
+        out.execute("COMMIT")
+        out.execute("DETACH DATABASE b")
+    finally:
+        out.close()
+
+
 def _render_write(r):
     where = os.path.relpath(r["path"]) if not os.path.relpath(r["path"]).startswith("..") else r["path"]
     drop = f" ({r['dropped']} lower-confidence rules dropped to fit the size limit)" if r["dropped"] else ""
@@ -4948,13 +5011,15 @@ class _Sharing(_Core):
         render=lambda r: f"Restored {r['instincts']} instincts and {r['events']} events from "
                          f"{r['path']}; the previous database is kept as {r['previous']}")
     def restore(self, path):
-        """Replace the database with a backup, after checking the backup's integrity and schema.
+        """Replace the database's contents with a backup's, after checking its integrity and schema.
 
-        The current database is first saved as `<db>.bak`. The copy goes through
-        SQLite's backup API, so other processes holding the store open keep
-        working on the restored contents.
+        Only data is taken: the backup's rows of instinct's own tables and columns are copied
+        into a schema instinct creates itself (at the backup's version, then migrated), so
+        foreign tables, triggers and views in the file are never installed; a file that cannot
+        be read that way is refused and the store is left as it was. The current database is
+        first saved as `<db>.bak`. The copy goes through SQLite's backup API, so other
+        processes holding the store open keep working on the restored contents.
         """
-        import tempfile
         from urllib.request import pathname2url
         _check_text(path, "path", 4096, empty_ok=False)
         src_path = self._user_path(path)
@@ -4963,41 +5028,41 @@ class _Sharing(_Core):
         if os.path.realpath(src_path) == os.path.realpath(self.path):
             raise ValidationError("cannot restore the database from itself")
         conn = self._db.conn
-        tmp = _temp_file(os.path.dirname(self.path))
+        d = os.path.dirname(self.path)
+        tmp, built_path = _temp_file(d), _temp_file(d)
         try:
-            try:             # read the backup through SQLite (read-only), check the copy we install
+            try:             # read the backup through SQLite (read-only) into a private copy
                 src = sqlite3.connect("file:" + pathname2url(src_path) + "?mode=ro", uri=True)
                 try:
                     staged = sqlite3.connect(tmp, isolation_level=None)
-                    src.backup(staged)
+                    try:
+                        src.backup(staged)
+                        problem = _check_backup(staged)
+                        version = staged.execute("PRAGMA user_version").fetchone()[0]
+                    finally:
+                        staged.close()
                 finally:
                     src.close()
-                problem = _check_backup(staged)
-                version = staged.execute("PRAGMA user_version").fetchone()[0]
+                if problem:
+                    raise ValidationError(problem)
                 page = conn.execute("PRAGMA page_size").fetchone()[0]
-                if not problem and staged.execute("PRAGMA page_size").fetchone()[0] != page:
-                    staged.execute("PRAGMA journal_mode=DELETE")     # a WAL target needs equal pages
-                    staged.execute(f"PRAGMA page_size = {int(page)}")
-                    staged.execute("VACUUM")
-            except sqlite3.Error as e:
-                raise ValidationError(f"{src_path} is not a usable instinct backup: {e}") from None
-            if problem:
-                staged.close()
-                raise ValidationError(f"{src_path} is not a usable instinct backup: {problem}")
-            try:
-                self._snapshot(conn, self.path + ".bak")
-                self._db.retry(staged.backup, conn)
-            except sqlite3.Error as e:
-                raise _db_error(self.path, e) from None
-            finally:
-                staged.close()
+                _copy_backup_data(tmp, built_path, version, page)
+                with type(self)(built_path, timeout=self._db.timeout) as built:
+                    bconn = built._db.conn             # migrates the copy to this schema
+                    try:
+                        self._snapshot(conn, self.path + ".bak")
+                        self._db.retry(bconn.backup, conn)
+                    except sqlite3.Error as e:
+                        raise _db_error(self.path, e) from None
+            except (sqlite3.Error, ValidationError, StoreError, ValueError, TypeError) as e:
+                if isinstance(e, StoreError) and not str(e).startswith(built_path):
+                    raise
+                msg = str(e).replace(built_path, "the copy")
+                raise ValidationError(f"{src_path} is not a usable instinct backup: {msg}") from None
         finally:
-            for s in ("", "-journal", "-wal", "-shm"):
-                try:
-                    os.unlink(tmp + s)
-                except OSError:
-                    pass
-        self._db.close()                 # reopen (and migrate an older schema) on next use
+            _drop_temp(tmp)
+            _drop_temp(built_path)
+        self._db.close()                 # reopen on next use
         n = self._read("SELECT count(*) FROM instincts")[0][0]
         e = self._read("SELECT count(*) FROM events")[0][0]
         return {"path": src_path, "previous": self.path + ".bak", "instincts": n, "events": e,

@@ -478,5 +478,93 @@ class TestPurge(_Base):
         self.assertTrue(instinct.OPERATIONS["purge"].destructive)
 
 
+# --- restore copies data, never a schema ---------------------------------------------------------
+class TestRestore(_Base):
+    def setUp(self):
+        super().setUp()
+        for _ in range(3):
+            self.store.observe("seq:mine->live", project=self.proj)
+        self.store.remember("user", "Prefers tabs", "Indent with tabs.")
+
+    def hostile_backup(self, name, *sql):
+        """A real backup of a store with 2 patterns and 1 memory, then `sql` run on it."""
+        src = self.open(os.path.join(self.tmp, name + "-src.db"))
+        for _ in range(5):
+            src.observe("seq:from->backup")
+        src.observe("pref:stdlib-first")
+        src.remember("project", "Uses pytest", "Run pytest -q.")
+        path = os.path.join(self.tmp, name + ".db")
+        src.backup(path)
+        src.close()
+        c = sqlite3.connect(path)
+        for stmt in sql:
+            c.execute(stmt)
+        c.commit()
+        c.close()
+        return path
+
+    def names(self):
+        return sorted(r[0] for r in sqlite3.connect(self.db).execute(
+            "SELECT type || ' ' || name FROM sqlite_master WHERE name NOT LIKE 'sqlite%'"))
+
+    def test_foreign_tables_triggers_and_views_are_never_installed(self):
+        own = self.names()
+        path = self.hostile_backup(
+            "hostile",
+            "CREATE TABLE evil (x TEXT)", "INSERT INTO evil VALUES ('payload')",
+            "CREATE VIEW v_evil AS SELECT * FROM evil",
+            "CREATE TRIGGER wipe AFTER INSERT ON events BEGIN DELETE FROM memories; END",
+            "CREATE TRIGGER wipe2 AFTER UPDATE ON instincts BEGIN DELETE FROM instincts; END",
+            "CREATE INDEX ix_evil ON instincts(source)")
+        r = self.store.restore(path)
+        self.assertEqual(r["instincts"], 2)
+        self.assertEqual(self.names(), own)                   # exactly instinct's own schema
+        self.store.observe("seq:from->backup")                # would fire both triggers
+        self.store.remember("feedback", "Short answers", "Keep it short.")
+        self.assertEqual(self.store.get("seq:from->backup")["confidence"], 6)
+        self.assertEqual(sorted(m["title"] for m in self.store.memories()), ["Short answers", "Uses pytest"])
+        self.assertEqual(self.store.recall("pytest")[0]["title"], "Uses pytest")
+        self.assertEqual(self.store.search("stdlib")[0]["pattern"], "pref:stdlib-first")
+        self.assertTrue(self.store.doctor()["ok"])
+        self.assertNotIn(b"payload", self.raw())
+        # the .bak holds the store as it was, and restoring it brings that back
+        self.store.restore(self.db + ".bak")
+        self.assertEqual(self.store.get("seq:mine->live", project=self.proj)["confidence"], 3)
+
+    def test_a_view_named_instincts_is_refused_and_the_store_keeps_working(self):
+        path = self.hostile_backup("viewed", "ALTER TABLE instincts RENAME TO real_instincts",
+                                   "CREATE VIEW instincts AS SELECT * FROM real_instincts")
+        with self.assertRaises(ValidationError) as cm:
+            self.store.restore(path)
+        self.assertIn("not a usable instinct backup", str(cm.exception))
+        self.assertEqual(self.store.observe("seq:mine->live", project=self.proj)["confidence"], 4)
+        self.assertTrue(self.store.doctor()["ok"])
+        self.assertEqual([n for n in os.listdir(self.dbdir) if n.startswith(".instinct-")], [])
+
+    def test_hostile_table_definitions_and_values(self):
+        # a backup whose instincts table caps confidence: the data comes, the cap does not
+        path = self.hostile_backup(
+            "capped", "ALTER TABLE instincts RENAME TO old",
+            "CREATE TABLE instincts (id INTEGER PRIMARY KEY, pattern TEXT NOT NULL, category TEXT NOT NULL,"
+            " confidence INTEGER CHECK (confidence < 7), first_seen TEXT NOT NULL, last_seen TEXT NOT NULL,"
+            " source TEXT NOT NULL, project TEXT NOT NULL, promoted INTEGER NOT NULL, metadata TEXT NOT NULL,"
+            " decayed_at TEXT NOT NULL DEFAULT '', quiet INTEGER NOT NULL DEFAULT 0, UNIQUE (pattern, project))",
+            "INSERT INTO instincts SELECT id, pattern, category, confidence, first_seen, last_seen, source,"
+            " project, promoted, metadata, decayed_at, quiet FROM old", "DROP TABLE old")
+        self.store.restore(path)
+        for _ in range(3):
+            self.store.observe("seq:from->backup")
+        self.assertEqual(self.store.get("seq:from->backup")["confidence"], 8)
+        # values instinct cannot read are refused, the store untouched
+        bad = self.hostile_backup("bad", "UPDATE instincts SET promoted = 99")
+        with self.assertRaises(ValidationError) as cm:
+            self.store.restore(bad)
+        self.assertIn("invalid values", str(cm.exception))
+        self.assertEqual(self.store.get("seq:from->backup")["confidence"], 8)
+        r = self.cli("restore", bad)
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
