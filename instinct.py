@@ -1308,6 +1308,10 @@ _SQL_OBSERVE = (_SQL_INSERT.format("coalesce((SELECT pattern FROM aliases WHERE 
                 + _SQL_ON_CONFLICT + " RETURNING " + _COLS)
 
 _DECAY_BATCH = 50_000               # rows per decay transaction
+_IMPORT_BATCH = 2_000               # records per import transaction (~0.2-0.4 s)
+_YIELD_S = 0.11                     # pause between a long writer's transactions: longer than a
+                                    # waiting writer's longest busy-handler sleep (100 ms), so a
+                                    # hook gets the lock instead of waiting for the whole job
 _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 
 _SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
@@ -4759,6 +4763,9 @@ class _Sharing(_Core):
         already present locally are kept. Patterns are normalised and local
         aliases applied. So importing a file twice equals importing it once. The
         whole file is checked first: one bad record refuses it and nothing changes.
+        It is written in transactions of 2,000 records with a pause between them,
+        so other writers (hooks) never wait long; if interrupted, importing it
+        again finishes the rest.
         """
         import json
         _check_text(file, "file", 4096, empty_ok=False)
@@ -4784,9 +4791,12 @@ class _Sharing(_Core):
             cur = merged.get(key)
             merged[key] = row if cur is None else _fold(cur, row)
 
-        def run(conn):
-            added = updated = 0
-            for (pattern, proj), row in sorted(merged.items()):
+        items = sorted(merged.items())
+        added = updated = 0
+
+        def run(conn, batch):
+            nonlocal added, updated
+            for (pattern, proj), row in batch:
                 p = self._canonical(pattern, conn)
                 local = self._get_row(conn, p, proj)
                 if local is None:
@@ -4812,9 +4822,12 @@ class _Sharing(_Core):
                              new[:5] + (_check_metadata(new[5]) if new[5] != meta_d else meta, p, proj))
                 self._event(conn, "import", p, proj, row["source"], new[0] - conf)
                 updated += 1
-            return {"file": path, "records": len(data), "added": added, "updated": updated,
-                    "unchanged": len(merged) - added - updated}
-        return self._writing(run)
+        for i in range(0, len(items), _IMPORT_BATCH):      # short transactions: hooks never wait long
+            if i:
+                time.sleep(_YIELD_S)
+            self._writing(lambda conn: run(conn, items[i:i + _IMPORT_BATCH]))
+        return {"file": path, "records": len(data), "added": added, "updated": updated,
+                "unchanged": len(merged) - added - updated}
 
     @staticmethod
     def _import_record(rec, remap):
@@ -6680,11 +6693,14 @@ class _Memory(_Core):
             items.append((f, proj, m["name"], m["confidence"]))
         counts = {"files": len(texts), "added": 0, "updated": 0, "unchanged": 0, "skipped": skipped}
 
-        def run(conn):
-            for item in items:
+        def run(conn, batch):
+            for item in batch:
                 counts[self._mem_import_one(conn, *item)] += 1
-            return counts
-        return self._writing(run)
+        for i in range(0, len(items), 200):               # short transactions: hooks never wait long
+            if i:
+                time.sleep(_YIELD_S)
+            self._writing(lambda conn: run(conn, items[i:i + 200]))
+        return counts
 
     def _mem_import_one(self, conn, f, proj, name, confidence):
         mtype, title = f["type"], f["title"]

@@ -566,5 +566,39 @@ class TestRestore(_Base):
         self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
 
 
+# --- long writers leave room for hooks ------------------------------------------------------------
+class TestShortTransactions(_Base):
+    def test_a_big_import_never_makes_a_hook_wait_past_its_timeout(self):
+        n = 40_000                     # one transaction of these held the lock for 3-8 s here
+        path = os.path.join(self.tmp, "big.json")
+        with open(path, "w") as f:
+            json.dump([{"pattern": f"seq:step{i}->next{i % 97}", "confidence": 1 + i % 12}
+                       for i in range(n)], f)
+        self.store.observe("seq:warm")
+        stop = os.path.join(self.tmp, "stop")
+        hook = self.python(
+            f"import os, time, instinct\nok = locked = 0\nworst = 0.0\n"
+            f"while not os.path.exists({stop!r}):\n"
+            f"    s = instinct.InstinctStore({self.db!r}, timeout=instinct.HOOK_TIMEOUT_S)\n"
+            f"    t = time.monotonic()\n"
+            f"    try:\n        s.observe('seq:hook->write'); ok += 1\n"
+            f"    except instinct.InstinctError as e:\n        locked += 1; print(e, flush=True)\n"
+            f"    worst = max(worst, time.monotonic() - t)\n"
+            f"    s.close(); time.sleep(0.05)\n"
+            f"print('ok', ok, 'locked', locked, 'worst', worst)\n")
+        self.addCleanup(hook.kill)
+        time.sleep(0.5)
+        r = self.store.import_rules(path)
+        with open(stop, "w"):
+            pass
+        out, err = hook.communicate(timeout=120)
+        self.assertEqual(r["added"], n)
+        last = out.strip().splitlines()[-1].split()
+        self.assertEqual(last[2:4], ["locked", "0"], out + err)
+        # a hook waits for one short transaction at most: well inside its 3 s timeout
+        self.assertLess(float(last[5]), instinct.HOOK_TIMEOUT_S / 2, out)
+        self.assertGreater(int(last[1]), 5)
+        self.assertEqual(self.store.get("seq:hook->write")["confidence"], int(last[1]))
+
 if __name__ == "__main__":
     unittest.main()
