@@ -5912,6 +5912,67 @@ def _mem_keys(mtype, project, title, content, name=""):
     return keys
 
 
+_REDACTED = "[REDACTED]"
+_SECRET_KEYS = ("password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key",
+                "access_key", "private_key", "auth", "credential", "bearer")
+
+
+def _redact_secrets(text):
+    """(text with every secret-looking part replaced by [REDACTED], how many were found).
+
+    What capture refuses to keep (section 11) in a memory's prose: known token prefixes
+    (ghp_, sk-, xox, AKIA, eyJ, glpat-, npm_, pypi-...), a PEM private key block, the value of
+    `password=`/`token:`-style assignments, the password of a `scheme://user:pass@host` URL,
+    and long random-looking words (24+ characters mixing upper case, lower case and digits).
+    Git hashes and ordinary words pass."""
+    import re
+    if not isinstance(text, str) or not text:
+        return text, 0
+    n = 0
+
+    def sub(pattern, repl, flags=0):
+        nonlocal text, n
+        text, k = re.subn(pattern, repl, text, flags=flags)
+        n += k
+    sub(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)",
+        _REDACTED, re.S)
+    sub(r"([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]{3,}(@)", r"\1" + _REDACTED + r"\2", re.I)
+    sub(r"((?:%s)[\w.-]*[\"']?\s*[:=]\s*[\"']?)(?!\[REDACTED\])[^\s\"',;]{6,}" % "|".join(map(re.escape, _SECRET_KEYS)),
+        r"\1" + _REDACTED, re.I)
+    sub(r"(?<![\w-])(?:%s)[\w.\-/+=]{8,}" % "|".join(map(re.escape, _SECRET_PREFIXES)), _REDACTED, re.I)
+
+    def rnd(m):
+        w = m.group(0)
+        if any(c.isupper() for c in w) and any(c.islower() for c in w) and any(c.isdigit() for c in w):
+            nonlocal n
+            n += 1
+            return _REDACTED
+        return w
+    text = re.sub(r"(?<![\w/+=-])[A-Za-z0-9_+/=-]{24,}(?![\w/+=-])", rnd, text)
+    return text, n
+
+
+def _redact_value(value):
+    """_redact_secrets over every string of a JSON value -> (value, count)."""
+    if isinstance(value, str):
+        return _redact_secrets(value)
+    if isinstance(value, list):
+        out, n = [], 0
+        for v in value:
+            v, k = _redact_value(v)
+            out.append(v)
+            n += k
+        return out, n
+    if isinstance(value, dict):
+        out, n = {}, 0
+        for key, v in value.items():
+            v, k = _redact_value(v)
+            out[key] = v
+            n += k
+        return out, n
+    return value, 0
+
+
 def _mem_text(value, what, limit, multiline=False, empty_ok=True):
     if not isinstance(value, str):
         raise ValidationError(f"{what} must be a string")
@@ -6208,7 +6269,7 @@ _MEMORY_PROPS = {
     "archived": _BOOL, "archived_at": _STR, "supersedes": _INT, "superseded_by": _INT,
     "metadata": {"type": "object"}}
 _MEMORY_REQ = ("id", "type", "title", "content", "project", "confidence", "created", "updated")
-_MEMORY = _obj(dict(_MEMORY_PROPS, status=_STR), _MEMORY_REQ)
+_MEMORY = _obj(dict(_MEMORY_PROPS, status=_STR, warnings={"type": "array", "items": _STR}), _MEMORY_REQ)
 _MEMORY_HIT = _obj(dict(_MEMORY_PROPS, score=_NUM, parts=_obj(
     {k: _NUM for k in ("relevance", "recency", "confidence", "usage")},
     ("relevance", "recency", "confidence", "usage"))), _MEMORY_REQ + ("score", "parts"))
@@ -6225,6 +6286,7 @@ def _render_memory(r):
     out += [r["content"]] if r["content"] else []
     out += [f"**Why:** {r['why']}"] if r["why"] else []
     out += [f"**How to apply:** {r['how_to_apply']}"] if r["how_to_apply"] else []
+    out += [f"warning: {w}" for w in r.get("warnings", ())]
     return "\n".join(out)
 
 
@@ -6275,6 +6337,16 @@ class _Memory(_Core):
             raise ValidationError("title must contain a word")
         if mtype == "episode" and not f["content"]:
             f["content"] = _mem_text(_mem_episode(metadata or {}), "content", 8000, True)
+        f["redacted"] = []                 # fields where a secret-looking value was replaced
+        for k in ("title", "content", "why", "how_to_apply"):
+            f[k], n = _redact_secrets(f[k])
+            if n:
+                f["redacted"].append(k)
+        if metadata:
+            clean, n = _redact_value(metadata)
+            if n:
+                f["metadata"] = _check_metadata(clean)
+                f["redacted"].append("metadata")
         return f
 
     def _mem_insert(self, conn, f, proj, keys, supersedes=None, confidence=1):
@@ -6357,7 +6429,11 @@ class _Memory(_Core):
                 conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (mid, supersedes))
             return self._mem_get(conn, mid), "created"
         row, status = self._writing(run)
-        return dict(_mem_record(row), status=status)
+        out = dict(_mem_record(row), status=status)
+        if f["redacted"]:
+            out["warnings"] = [f"secret-looking text in {', '.join(f['redacted'])} was replaced by "
+                               f"{_REDACTED}; keep secrets out of memories"]
+        return out
 
     def _mem_reinforce(self, conn, mid, f):
         src, tags, meta = conn.execute("SELECT source, tags, metadata FROM memories WHERE id = ?",
@@ -6624,9 +6700,9 @@ class _Memory(_Core):
                               " LIMIT ?", (proj, limit + len(seen)))
             hits += [r for r in map(_mem_record, rows) if r["id"] not in seen][:limit - len(hits)]
         lines, used = [], 0
-        for h in hits:
-            line = f"[{h['type']}] {' '.join(h['title'].split())}"
-            how = " ".join(h["how_to_apply"].split())
+        for h in hits:                     # a memory stored before redaction existed: redact now
+            line = f"[{h['type']}] {' '.join(_redact_secrets(h['title'])[0].split())}"
+            how = " ".join(_redact_secrets(h["how_to_apply"])[0].split())
             line += f" \u2014 {how}" if how else ""
             if used + len(line) + bool(lines) <= max_chars:
                 used += len(line) + bool(lines)
@@ -6776,6 +6852,9 @@ class _Memory(_Core):
             if stem.lower() in used:
                 stem += f"-{r['id']}"
             used.add(stem.lower())
+            for k in ("title", "content", "why", "how_to_apply"):    # stored before redaction existed
+                r[k] = _redact_secrets(r[k])[0]
+            r["metadata"] = _redact_value(r["metadata"])[0]
             data = _memory_md(r, name).encode("utf-8")
             path = os.path.join(d, stem + ".md")
             try:

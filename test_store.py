@@ -600,5 +600,63 @@ class TestShortTransactions(_Base):
         self.assertGreater(int(last[1]), 5)
         self.assertEqual(self.store.get("seq:hook->write")["confidence"], int(last[1]))
 
+# --- secrets never reach memories, the briefing or exports -----------------------------------------
+GH = "ghp_" + "Q7x" * 10                  # a GitHub-token-shaped value
+RANDOM = "Zk8Jq2Lw9Xv4Nb7Mc1Rt5Yp3"
+
+
+class TestMemorySecrets(_Base):
+    def test_remember_redacts_and_warns(self):
+        m = self.store.remember("project", f"Deploy with token {GH}",
+                                f"Run deploy.sh; password={RANDOM}x and https://bob:hunter22@example.com",
+                                how_to_apply=f"export API_KEY={RANDOM}", project=self.proj,
+                                metadata={"env": {"TOKEN": GH}})
+        self.assertEqual(len(m["warnings"]), 1)
+        for field in ("title", "content", "how_to_apply"):
+            self.assertIn("[REDACTED]", m[field])
+        blob = json.dumps(m)
+        for secret in (GH, RANDOM, "hunter22"):
+            self.assertNotIn(secret, blob)
+            self.assertEqual(self.raw().find(secret.encode()), -1)
+        self.assertEqual(m["metadata"], {"env": {"TOKEN": "[REDACTED]"}})
+        plain = self.store.remember("user", "Prefers pytest", "Run pytest -q; commit 3f2a9c0d1e4b5a69 fixed it.")
+        self.assertNotIn("warnings", plain)
+        self.assertEqual(plain["content"], "Run pytest -q; commit 3f2a9c0d1e4b5a69 fixed it.")
+        r = self.cli("remember", "reference", "CI token", f"the token is {GH}")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("warning: secret-looking text in content", r.stdout)
+        self.assertNotIn(GH, r.stdout)
+
+    def test_a_stored_secret_never_reaches_the_briefing_or_an_export(self):
+        # as an older instinct stored it, before redaction existed
+        m = self.store.remember("project", "Deploy key", "Use the deploy key.", project=self.proj,
+                                how_to_apply="Run deploy.sh")
+        self.store._writing(lambda c: c.execute(
+            "UPDATE memories SET title = ?, how_to_apply = ?, content = ? WHERE id = ?",
+            (f"Deploy key {GH}", f"export TOKEN={RANDOM}", f"key {GH}", m["id"])))
+        text = self.store.briefing(self.proj)
+        self.assertIn("Deploy key [REDACTED]", text)
+        self.assertNotIn(GH, text)
+        self.assertNotIn(RANDOM, text)
+        out = os.path.join(self.tmp, "out")
+        self.store.export_memories(out)
+        for n in os.listdir(out):
+            with open(os.path.join(out, n), encoding="utf-8") as f:
+                body = f.read()
+            self.assertNotIn(GH, body)
+            self.assertNotIn(RANDOM, body)
+            self.assertIn("[REDACTED]", body)
+
+    def test_import_memories_redacts(self):
+        d = os.path.join(self.tmp, "md")
+        os.mkdir(d)
+        with open(os.path.join(d, "a.md"), "w") as f:
+            f.write(f"---\nname: a\ndescription: Registry login\nmetadata:\n  type: reference\n---\n"
+                    f"npm login with {GH}\n")
+        self.store.import_memories(d)
+        self.assertEqual(self.store.memories()[0]["content"], "npm login with [REDACTED]")
+        self.assertEqual(self.raw().find(GH.encode()), -1)
+
+
 if __name__ == "__main__":
     unittest.main()
