@@ -4640,6 +4640,20 @@ def _check_backup(conn):
     return ""
 
 
+def _foreign_objects(conn):
+    """'type name' of every table, view, trigger or index in conn that instinct's own schema
+    (every migration, as built on an empty database) does not have."""
+    own = sqlite3.connect(":memory:")
+    try:
+        for migrate in _MIGRATIONS:
+            migrate(own)
+        mine = {r for r in own.execute("SELECT type, name FROM sqlite_master")}
+    finally:
+        own.close()
+    return sorted(f"{t} {n}" for t, n in conn.execute("SELECT type, name FROM main.sqlite_master")
+                  if (t, n) not in mine and not n.startswith("sqlite_"))
+
+
 _SEED_TABLE = ("CREATE TABLE instincts (pattern TEXT, category TEXT, confidence INTEGER, first_seen TEXT,"
                " last_seen TEXT, source TEXT, project TEXT, promoted INTEGER, metadata TEXT)")
 
@@ -5123,9 +5137,12 @@ class _Sharing(_Core):
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             missing = sorted({"instincts", "events", "aliases", "settings"} - names)
-            add("schema", "error" if missing or version != SCHEMA_VERSION else "ok",
+            foreign = _foreign_objects(conn)
+            add("schema", "error" if missing or foreign or version != SCHEMA_VERSION else "ok",
                 f"v{version} (this instinct: v{SCHEMA_VERSION})"
-                + (f"; missing tables: {', '.join(missing)}" if missing else ""))
+                + (f"; missing tables: {', '.join(missing)}" if missing else "")
+                + (f"; not instinct's (an older restore installed them?): {', '.join(foreign[:10])}"
+                   if foreign else ""))
 
         def fts():
             if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'").fetchone():

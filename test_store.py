@@ -531,6 +531,15 @@ class TestRestore(_Base):
         self.store.restore(self.db + ".bak")
         self.assertEqual(self.store.get("seq:mine->live", project=self.proj)["confidence"], 3)
 
+    def test_doctor_reports_objects_instinct_did_not_create(self):
+        self.assertTrue(self.store.doctor()["ok"])
+        self.store._writing(lambda c: c.execute(
+            "CREATE TRIGGER wipe AFTER INSERT ON events BEGIN DELETE FROM memories; END"))
+        r = self.store.doctor()
+        self.assertFalse(r["ok"])
+        check = next(c for c in r["checks"] if c["name"] == "schema")
+        self.assertIn("trigger wipe", check["detail"])
+
     def test_a_view_named_instincts_is_refused_and_the_store_keeps_working(self):
         path = self.hostile_backup("viewed", "ALTER TABLE instincts RENAME TO real_instincts",
                                    "CREATE VIEW instincts AS SELECT * FROM real_instincts")
