@@ -2744,9 +2744,14 @@ _CHANCE_P = 1e-3                    # a workflow counts when chance explains it 
 
 
 def _command_role(shape):
-    """'mix test' -> 'test'; a shape that is not a project command -> None."""
+    """'mix test' -> 'test'; a shape that is not a project command -> None.
+
+    The last word decides ('make docs' is not a build); a plain verb after a tool lets the
+    tool decide ('ruff check' is lint)."""
     words = shape.split()
-    for w in reversed(words):
+    if len(words) > 1 and words[-1] in ("check", "run", "exec", "ci"):
+        words = words[:-1]
+    for w in words[-1:]:
         for role, names in _COMMAND_ROLES:
             if w in names or (role == "test" and w.startswith(("test:", "test-", "test."))) \
                     or (role in ("lint", "format", "build") and w.startswith(role + ":")):
