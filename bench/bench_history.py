@@ -50,6 +50,27 @@ def main():
             r = json.loads(out.stdout)
             print(f"{label}: {r['imported']} imported, {r['skipped']} skipped, {r['tool_calls']} calls "
                   f"in {dt:.2f} s -> {calls / dt:,.0f} tool calls/s")
+        # the same import in-process on a fresh store, mining timed apart from parse + capture
+        import instinct
+        store = instinct.InstinctStore(os.path.join(home, "split.db"))
+        spent = [0.0, 0]
+        mine = store.mine
+
+        def timed_mine(*a, **kw):
+            t0 = time.perf_counter()
+            try:
+                return mine(*a, **kw)
+            finally:
+                spent[0] += time.perf_counter() - t0
+                spent[1] += 1
+        store.mine = timed_mine
+        t = time.perf_counter()
+        r = store.import_history(path=os.path.join(home, ".claude"))
+        dt = time.perf_counter() - t
+        store.close()
+        print(f"in-process: {dt:.2f} s; replay (parse + capture + summary) {dt - spent[0]:.2f} s -> "
+              f"{calls / (dt - spent[0]):,.0f} tool calls/s; mining {spent[0]:.2f} s in {spent[1]} passes "
+              f"({1000 * spent[0] / max(1, r['imported']):.1f} ms per session)")
 
 
 if __name__ == "__main__":
