@@ -3065,11 +3065,18 @@ class _Learning(_Core):
                                     " AND session != '' AND kind IN ('tool', 'tool_fail') ORDER BY id",
                                     (sess,)).fetchall()
 
+            canon, credited = {}, set()    # per pass: aliases and credits cannot change under it
+
             def credit(sess, pat, proj):
-                try:
-                    p = self._canonical(pat, conn)
-                except ValidationError:
+                if (sess, pat, proj) in credited:     # already inserted or ignored in this pass
                     return
+                credited.add((sess, pat, proj))
+                p = canon.get(pat)
+                if p is None:
+                    try:
+                        p = canon[pat] = self._canonical(pat, conn)
+                    except ValidationError:
+                        return
                 if conn.execute("INSERT OR IGNORE INTO mined (session, pattern, project, ts)"
                                 " VALUES (?,?,?,?)", (sess, p, proj, now)).rowcount:
                     conn.execute(_SQL_UPSERT, (p, category_for(p), now, now, "hooks", proj, "{}"))
