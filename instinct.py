@@ -2807,12 +2807,12 @@ def _chance_sessions(g, stats, enough=float("inf")):
     """Sessions expected to hold `g` by chance: each session's steps shuffled (same counts,
     no step following itself, as collapsed), summed over sessions; stops past `enough`."""
     expected, n, need, pairs = 0.0, len(g), set(g), tuple(zip(g, g[1:]))
-    for length, freq in stats:
+    for length, freq, rest in stats:
         if length < n or not need <= freq.keys():
             continue
         e = (length - n + 1) * freq[g[0]] / length
         for prev, t in pairs:
-            e *= freq[t] / max(1, length - freq[prev])
+            e *= freq[t] * rest[prev]
         expected += e if e < 1.0 else 1.0
         if expected > enough:
             break
@@ -2888,7 +2888,9 @@ class _Corpus:
             from collections import Counter
             rows = self.load(session) if rows is None else rows
             col = _collapse([st for st, _ in _steps([(r[0], r[1]) for r in rows])])
-            self.grams[session], self.stats[session] = _ngrams(col), (col, len(col), Counter(col))
+            freq, n = Counter(col), len(col)
+            rest = {t: 1.0 / max(1, n - c) for t, c in freq.items()}   # 1 / steps unlike t
+            self.grams[session], self.stats[session] = _ngrams(col), (col, n, freq, rest)
         return self.stats[session][0]
 
 
