@@ -124,15 +124,20 @@ class _EndToEnd(unittest.TestCase):
 
 class CodexEndToEnd(_EndToEnd):
     """Codex CLI (`codex exec`) against the fake Responses API, hooks as `setup codex --write`
-    writes them. Codex runs no hook the user has not reviewed; `--dangerously-bypass-hook-trust`
-    stands in for that one-time review here. Its PostToolUse payload carries no exit code (0.171),
-    so only the calls and their order are compared, not their outcome."""
+    writes them. Codex silently runs no hook the user has not reviewed: the test trusts them once
+    the way the review does (stored hashes, through Codex's app-server), and they stay trusted for
+    every session. Its PostToolUse payload carries no exit code (0.171: `tool_response` is the
+    command's output alone), so only the calls and their order are compared, not their outcome."""
 
     def test_latest(self):
         codex = self.require("Codex CLI", "INSTINCT_CODEX", "codex-latest", "codex")
         label = f"codex {_version(codex)}"
         ws = self.workspace()
-        ws.setup_codex()
+        hooks = ws.setup_codex()["hooks"]
+        trust = ws.trust_codex_hooks(codex)
+        self.assertEqual(len(trust), sum(len(g["hooks"]) for groups in hooks.values() for g in groups),
+                         f"{label}: Codex does not list every hook setup wrote: {trust}")
+        self.assertEqual(set(trust.values()), {"trusted"}, f"{label}: {trust}")
         fake = self.fake()
         briefings, ids = {}, []
         for name, plan in zip(self.names, PLANS):

@@ -118,26 +118,71 @@ class Workspace:
         with open(os.path.join(self.home, ".codex", "hooks.json"), encoding="utf-8") as f:
             return json.load(f)
 
+    def codex_env(self):
+        env = self.base_env()
+        env.update(_QUIET, E2E_OPENAI_KEY="sk-e2e-dummy-key", CODEX_HOME=os.path.join(self.home, ".codex"))
+        return env
+
+    def trust_codex_hooks(self, codex, timeout=60):
+        """Trust the hooks `setup` wrote, as the user's review in Codex's /hooks screen does.
+
+        Codex runs no hook until its current hash is stored as trusted (config.toml
+        `[hooks.state."<key>"] trusted_hash`). Done without a terminal through Codex's own
+        app-server: `hooks/list` gives each hook's key and currentHash, `config/batchWrite`
+        stores them. Returns {hook key: trust status} as listed afterwards.
+        """
+        p = subprocess.Popen([codex, "app-server"], cwd=self.repo, env=self.codex_env(), text=True,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        import threading
+        killer = threading.Timer(timeout, p.kill)
+        killer.start()
+
+        def call(i, method, params):
+            p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n")
+            p.stdin.flush()
+            for line in p.stdout:
+                msg = json.loads(line)
+                if msg.get("id") == i:
+                    if "error" in msg:
+                        raise AssertionError(f"codex app-server {method}: {msg['error']}")
+                    return msg["result"]
+            raise AssertionError(f"codex app-server closed before answering {method}")
+
+        def listed():
+            return [h for d in call(next(ids), "hooks/list", {"cwds": [self.repo]})["data"] for h in d["hooks"]]
+        ids = iter(range(1, 100))
+        try:
+            call(next(ids), "initialize", {"clientInfo": {"name": "instinct-e2e", "version": "1"}})
+            p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "initialized"}) + "\n")
+            state = {h["key"]: {"trusted_hash": h["currentHash"]} for h in listed() if not h.get("isManaged")}
+            call(next(ids), "config/batchWrite",
+                 {"edits": [{"keyPath": "hooks.state", "value": state, "mergeStrategy": "upsert"}]})
+            return {h["key"]: h["trustStatus"] for h in listed()}
+        finally:
+            killer.cancel()
+            p.stdin.close()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
     def run_codex(self, codex, fake, name, timeout=180):
         """One `codex exec` session playing plan `name` against the fake Responses API.
 
         The fake provider is given with -c overrides, so the config.toml `setup` wrote stays as
-        it wrote it. `--dangerously-bypass-hook-trust` stands in for the user's one-time review
-        of the hooks (Codex runs no untrusted hook).
+        it wrote it (plus the hooks' trust, see trust_codex_hooks).
         """
-        env = self.base_env()
-        env.update(_QUIET, E2E_OPENAI_KEY="sk-e2e-dummy-key", CODEX_HOME=os.path.join(self.home, ".codex"))
         provider = ('{ name = "e2e", base_url = "%s/v1", wire_api = "responses", env_key = "E2E_OPENAI_KEY",'
                     ' request_max_retries = 0, stream_max_retries = 0 }' % fake.url)
-        p = subprocess.run([codex, "exec", "--dangerously-bypass-approvals-and-sandbox",
-                            "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "--json",
-                            "-c", 'model="gpt-e2e"', "-c", 'model_provider="e2e"',
-                            "-c", f"model_providers.e2e={provider}",
-                            "-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false",
-                            f"E2E-SESSION {name}\nRun the project's checks."],
-                           cwd=self.repo, env=env, capture_output=True, text=True, timeout=timeout,
-                           stdin=subprocess.DEVNULL)
-        return p
+        return subprocess.run([codex, "exec", "--dangerously-bypass-approvals-and-sandbox",
+                               "--skip-git-repo-check", "--json",
+                               "-c", 'model="gpt-e2e"', "-c", 'model_provider="e2e"',
+                               "-c", f"model_providers.e2e={provider}",
+                               "-c", "analytics.enabled=false", "-c", "check_for_update_on_startup=false",
+                               f"E2E-SESSION {name}\nRun the project's checks."],
+                              cwd=self.repo, env=self.codex_env(), capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL)
 
     # --- what instinct stored -----------------------------------------------------------
     def _query(self, sql, args=()):
