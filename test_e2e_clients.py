@@ -9,7 +9,8 @@ stored, in call order (with its outcome, where the client tells it); every sessi
 its last call, each +1 given once; the session-start briefing reaches the model's request.
 
 Runs only with INSTINCT_E2E=1 (CI's python3 pass); then the CLIs must be there:
-INSTINCT_CODEX (latest), or .ci/install-interop.sh's default paths under $INSTINCT_INTEROP_DIR.
+INSTINCT_CLAUDE (latest), INSTINCT_CLAUDE_OLD (2.1.138), INSTINCT_CODEX (latest), or
+.ci/install-interop.sh's default paths under $INSTINCT_INTEROP_DIR.
 """
 import json
 import os
@@ -17,15 +18,17 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import uuid
 
 from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests_interop"))
-from e2e_harness import Workspace  # noqa: E402
+from e2e_harness import Workspace, hook_gaps_ms  # noqa: E402
 from fake_model import FINAL_TEXT, FakeModel  # noqa: E402
 
 INTEROP_DIR = os.environ.get("INSTINCT_INTEROP_DIR") or os.path.join(
     os.path.expanduser("~"), ".cache", "instinct-interop")
+OLD_CLAUDE = "2.1.138"           # the last release that ignores a hook's `args`
 
 # The fake model's sessions: the project's test and lint commands recur in every session (with a
 # failing run first in some), git inspection around them, and one-off commands. Calls follow each
@@ -122,6 +125,37 @@ class _EndToEnd(unittest.TestCase):
                     self.assertIn(line, text, f"{label} {name}: briefing line missing from the model's request")
 
 
+class ClaudeCodeEndToEnd(_EndToEnd):
+    def test_latest(self):
+        self.six_sessions(self.require("Claude Code CLI", "INSTINCT_CLAUDE", "claude-latest", "claude"), None)
+
+    def test_2_1_138(self):
+        self.six_sessions(self.require("Claude Code CLI " + OLD_CLAUDE, "INSTINCT_CLAUDE_OLD",
+                                       "claude-" + OLD_CLAUDE, "claude"), OLD_CLAUDE)
+
+    def six_sessions(self, claude, want_version):
+        version = _version(claude)
+        if want_version:
+            self.assertEqual(version, want_version)
+        label = f"claude {version}"
+        ws = self.workspace()
+        ws.setup_claude()
+        fake = self.fake()
+        ids = [str(uuid.UUID(int=0xE2E0 + i, version=4)) for i in range(len(PLANS))]
+        briefings, gaps = {}, []
+        for name, sid, plan in zip(self.names, ids, PLANS):
+            briefings[name] = ws.briefing_now()
+            p, debug = ws.run_claude(claude, fake, name, sid)
+            self.assertEqual(p.returncode, 0, f"{label} {name}: {p.stderr[-2000:]}")
+            self.assertIn(FINAL_TEXT, p.stdout, f"{label} {name}")
+            gaps += hook_gaps_ms(debug)
+            self.check_ran(fake, label, name, plan)
+        stray = [r["path"] for r in fake.requests if not r["agent"]]
+        sys.stderr.write(f"\n  {label}: {len(fake.requests)} model requests ({len(stray)} outside the plan),"
+                         f" synchronous hook gap after a Bash call: {_stats(gaps)}\n")
+        self.check_store(ws, fake, label, ids, briefings)
+
+
 class CodexEndToEnd(_EndToEnd):
     """Codex CLI (`codex exec`) against the fake Responses API, hooks as `setup codex --write`
     writes them. Codex silently runs no hook the user has not reviewed: the test trusts them once
@@ -150,6 +184,13 @@ class CodexEndToEnd(_EndToEnd):
             self.assertIn(FINAL_TEXT, p.stdout, f"{label} {name}")
             self.check_ran(fake, label, name, plan)
         self.check_store(ws, fake, label, ids, briefings, client="codex", kinds=False)
+
+
+def _stats(ms):
+    if not ms:
+        return "n/a (not in this client's debug log)"
+    s = sorted(ms)
+    return f"median {s[len(s) // 2]} ms, p90 {s[int(len(s) * 0.9)]} ms, max {s[-1]} ms over {len(s)} calls"
 
 
 if __name__ == "__main__":

@@ -2,13 +2,17 @@
 # Install the dev-only clients used by the interop tests (test_mcp.py, test_e2e_clients.py); idempotent.
 #   $DIR/venv          a virtualenv with the official MCP Python SDK (`mcp`)
 #   $DIR/node          node_modules with the MCP Inspector CLI (bin: mcp-inspector)
-#   $DIR/codex-latest/codex   the Codex CLI (native binary of @openai/codex) for test_e2e_clients.py
+#   $DIR/claude-latest/claude, $DIR/claude-2.1.138/claude
+#                      the Claude Code CLI (latest, and the last release that ignores a hook's
+#                      `args`) for test_e2e_clients.py: the native binary its npm package ships
+#   $DIR/codex-latest/codex   the Codex CLI (native binary of @openai/codex) for the same tests
 # DIR defaults to $HOME/.cache/instinct-interop; override with INSTINCT_INTEROP_DIR.
 # instinct.py itself never needs any of this.
 set -euo pipefail
 DIR=${INSTINCT_INTEROP_DIR:-$HOME/.cache/instinct-interop}
 PY=${PYTHON:-python3}
 INSPECTOR_VERSION=${INSTINCT_INSPECTOR_VERSION:-2.12.0}
+CLAUDE_OLD_VERSION=2.1.138
 mkdir -p "$DIR/node"
 
 if ! "$DIR/venv/bin/python" -c 'import mcp.client.stdio' >/dev/null 2>&1; then
@@ -21,6 +25,30 @@ if [ ! -x "$DIR/node/node_modules/.bin/mcp-inspector" ]; then
     (cd "$DIR/node" && { [ -f package.json ] || npm init -y >/dev/null; } \
         && npm install -q --no-audit --no-fund "@modelcontextprotocol/inspector@$INSPECTOR_VERSION")
 fi
+
+# Claude Code from npm: the package's optional dependency for this platform holds the native
+# binary (its postinstall only copies it over bin/claude.exe, and may be skipped); link it.
+# "latest" is re-resolved when the cached copy is older than a day.
+install_claude() {  # $1 = npm version spec, $2 = target dir
+    local spec=$1 dir=$2 bin
+    if [ -x "$dir/claude" ] && { [ "$spec" != latest ] || [ -z "$(find "$dir/claude" -mmin +1440)" ]; }; then
+        return 0
+    fi
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    (cd "$dir" && npm init -y >/dev/null \
+        && npm install -q --no-audit --no-fund "@anthropic-ai/claude-code@$spec" >/dev/null)
+    for bin in "$dir"/node_modules/@anthropic-ai/claude-code-*/claude; do
+        if [ -x "$bin" ]; then
+            ln -sf "$bin" "$dir/claude"
+            return 0
+        fi
+    done
+    echo "no native claude binary in @anthropic-ai/claude-code@$spec" >&2
+    return 1
+}
+install_claude latest "$DIR/claude-latest"
+install_claude "$CLAUDE_OLD_VERSION" "$DIR/claude-$CLAUDE_OLD_VERSION"
 
 # Codex from npm: the platform package (an alias of @openai/codex@<version>-<platform>) holds the
 # native binary under vendor/<target triple>/bin.
@@ -47,4 +75,6 @@ install_codex "$DIR/codex-latest"
 DIR="$DIR" node -p '"inspector " + require(process.env.DIR + "/node/node_modules/@modelcontextprotocol/inspector/package.json").version'
 echo "INSTINCT_MCP_PYTHON=$DIR/venv/bin/python"
 echo "INSTINCT_INSPECTOR=$DIR/node/node_modules/.bin/mcp-inspector"
+echo "INSTINCT_CLAUDE=$DIR/claude-latest/claude ($("$DIR/claude-latest/claude" --version))"
+echo "INSTINCT_CLAUDE_OLD=$DIR/claude-$CLAUDE_OLD_VERSION/claude ($("$DIR/claude-$CLAUDE_OLD_VERSION/claude" --version))"
 echo "INSTINCT_CODEX=$DIR/codex-latest/codex ($("$DIR/codex-latest/codex" --version))"
