@@ -166,6 +166,7 @@ class Workspace:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+            p.stdout.close()
 
     def run_codex(self, codex, fake, name, timeout=180):
         """One `codex exec` session playing plan `name` against the fake Responses API.
