@@ -210,25 +210,30 @@ class TestCapture(_Env):
     def test_locked_database_gives_up_quietly(self):
         self.store.stats()                 # create the file
         self.store.close()
-        t = time.monotonic()               # what one hook process costs here without waiting
-        self.hook("post-tool-use", self.payload("Read", {}))
-        unlocked = time.monotonic() - t
-        holder = sqlite3.connect(self.db, isolation_level=None)
-        holder.execute("BEGIN EXCLUSIVE")
-        try:
-            t = time.monotonic()
-            r = self.hook("post-tool-use", self.payload("Read", {}))
-            elapsed = time.monotonic() - t
-        finally:
-            holder.execute("ROLLBACK")
-            holder.close()
-        self.assertEqual((r.returncode, r.stdout), (0, b""))
-        self.assertIn(b"locked", r.stderr)
-        self.assertNotIn(b"Traceback", r.stderr)
-        self.assertGreaterEqual(elapsed, instinct.HOOK_TIMEOUT_S)
+        excess = []
+        for _ in range(3):                 # a doubled wait fails every try; load noise only some
+            t = time.monotonic()           # what one hook process costs here without waiting
+            self.hook("post-tool-use", self.payload("Read", {}))
+            unlocked = time.monotonic() - t
+            holder = sqlite3.connect(self.db, isolation_level=None)
+            holder.execute("BEGIN EXCLUSIVE")
+            try:
+                t = time.monotonic()
+                r = self.hook("post-tool-use", self.payload("Read", {}))
+                elapsed = time.monotonic() - t
+            finally:
+                holder.execute("ROLLBACK")
+                holder.close()
+            self.assertEqual((r.returncode, r.stdout), (0, b""))
+            self.assertIn(b"locked", r.stderr)
+            self.assertNotIn(b"Traceback", r.stderr)
+            self.assertGreaterEqual(elapsed, instinct.HOOK_TIMEOUT_S)
+            excess.append(elapsed - unlocked)
+            if excess[-1] < instinct.HOOK_TIMEOUT_S + 0.5:
+                break
         # one busy timeout, not two (issue 12): the wait on top of an ordinary run is
         # at most the hook's timeout plus half a second
-        self.assertLess(elapsed - unlocked, instinct.HOOK_TIMEOUT_S + 0.5)
+        self.assertLess(min(excess), instinct.HOOK_TIMEOUT_S + 0.5, excess)
 
     def test_hook_hot_path_skips_argparse(self):
         code = ("import sys, io, instinct; sys.stdin = io.TextIOWrapper(io.BytesIO(b'{}'));"
