@@ -3582,6 +3582,41 @@ class _History(_Core):
         res["projects"] = ranked
         return res
 
+    def codex_outcomes(self, session, transcript_path):
+        """Codex hooks see a call's output but not its exit code: at the session's end, mark the
+        calls its rollout (the hook's `transcript_path`) records as failed. Returns how many.
+
+        The rollout's calls are matched to the session's stored calls in order by summary;
+        only the outcome changes, nothing of the rollout is kept.
+        """
+        if not (isinstance(transcript_path, str) and os.path.basename(transcript_path).startswith("rollout-")
+                and transcript_path.endswith(".jsonl") and os.path.isfile(transcript_path)):
+            return 0
+        stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
+        try:
+            sid, calls = _codex_session(transcript_path, stats)
+        except OSError:
+            return 0
+        if sid != session:
+            return 0
+        outcomes = [(summary, failed) for summary, failed in
+                    ((_tool_summary(p)[0], f) for p, f, _ in calls) if summary is not None]
+
+        def run(conn):
+            rows = conn.execute("SELECT id, kind, data FROM events WHERE session = ? AND session != ''"
+                                " AND kind IN ('tool', 'tool_fail') ORDER BY id", (session,)).fetchall()
+            marked, j = 0, 0
+            for row_id, kind, data in rows:
+                k = next((k for k in range(j, min(j + 8, len(outcomes))) if outcomes[k][0] == data), None)
+                if k is None:
+                    continue
+                if outcomes[k][1] and kind == "tool":
+                    conn.execute("UPDATE events SET kind = 'tool_fail' WHERE id = ?", (row_id,))
+                    marked += 1
+                j = k + 1
+            return marked
+        return self._writing(run)
+
     def _history_has(self, session):
         """Whether the store already holds tool calls of `session` (the session index)."""
         return bool(self._read("SELECT 1 FROM events WHERE session = ? AND session != ''"
@@ -3744,6 +3779,10 @@ def _run_hook(argv, stdin=None, stdout=None, close=True):
         elif event in ("stop", "session-end"):
             session = _safe_session(payload.get("session_id"))
             if session:
+                if "turn_id" in payload or os.path.basename(str(payload.get("transcript_path", ""))
+                                                             ).startswith("rollout-"):
+                    say(f"{event}: {store.codex_outcomes(session, payload.get('transcript_path'))}"
+                        " failed calls read from the Codex rollout")
                 r = store.mine(session)
                 say(f"{event}: mined {len(r['observed'])} observations")
         elif event == "session-start":

@@ -602,6 +602,56 @@ class TestCodexRollouts(_Home):
         self.assertEqual(self.stored(), rows)
 
 
+class TestCodexLiveOutcomes(_Home):
+    """Codex's PostToolUse carries the output, not the exit code: SessionEnd reads the outcomes
+    from the rollout the payload points to, so fail -> pass fixes are learned live too."""
+
+    def hook(self, event, payload):
+        e = {k: v for k, v in os.environ.items() if k not in ("INSTINCT_DISABLE",)}
+        e.update({"HOME": self.home, "INSTINCT_DB": self.db})
+        r = subprocess.run([sys.executable, INSTINCT_PY, "hook", event], input=json.dumps(payload).encode(),
+                           capture_output=True, timeout=60, env=e)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn(b"Traceback", r.stderr)
+        return r
+
+    def test_session_end_marks_the_rollouts_failures_and_mines_the_fix(self):
+        sid = "0199bbbb-0000-7000-8000-000000000003"
+        day = os.path.join(self.home, ".codex", "sessions", "2026", "09", "20")
+        os.makedirs(day)
+        path = os.path.join(day, "rollout-2026-09-20T10-00-00-x.jsonl")
+        with open(path, "w") as f:
+            f.write(codex_rollout(sid, self.repo, 1_790_000_000.0))
+        stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
+        _, calls = instinct._codex_session(path, stats)
+        for payload, _, _ in calls:                 # what Codex 0.171 sends: output, no exit code
+            self.hook("post-tool-use", dict(payload, tool_response="test result: FAILED", transcript_path=path))
+        self.assertEqual([k for k, *_ in self.stored()], ["tool"] * 7)
+        self.hook("session-end", {"session_id": sid, "cwd": self.repo, "hook_event_name": "SessionEnd",
+                                  "transcript_path": path, "reason": "other"})
+        kinds = [k for k, *_ in self.stored()]
+        self.assertEqual(kinds, ["tool_fail", "tool", "tool", "tool_fail", "tool", "tool", "tool_fail"])
+        store = instinct.InstinctStore(self.db)
+        self.addCleanup(store.close)
+        rec = store.get("fix:cargo test by Edit", project=self.repo)
+        self.assertEqual(rec["confidence"], 1)
+        with open(self.db, "rb") as f:
+            self.assertNotIn(SECRETS["output"].encode(), f.read())
+
+    def test_a_rollout_of_another_session_or_no_rollout_changes_nothing(self):
+        path = os.path.join(self.home, "rollout-other.jsonl")
+        with open(path, "w") as f:
+            f.write(codex_rollout("another-session", self.repo, 1_790_000_000.0))
+        stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
+        _, calls = instinct._codex_session(path, stats)
+        for payload, _, _ in calls:
+            self.hook("post-tool-use", dict(payload, session_id="mine", tool_response=""))
+        for tp in (path, os.path.join(self.home, "missing-rollout.jsonl"), self.home, "/dev/null", 5):
+            self.hook("session-end", {"session_id": "mine", "cwd": self.repo, "hook_event_name": "SessionEnd",
+                                      "transcript_path": tp})
+        self.assertEqual([k for k, *_ in self.stored()], ["tool"] * 7)
+
+
 class TestSecrets(_Home):
     def test_no_planted_secret_reaches_store_wal_exports_briefing_or_backup(self):
         hist = self.history(n=10, seed=77)
