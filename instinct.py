@@ -75,7 +75,7 @@ __all__ = [
 ENV_DB = "INSTINCT_DB"
 ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 BUSY_TIMEOUT_S = 30.0
 # The WAL: a commit past ~4 MB of it checkpoints (PASSIVE), and a WAL file past 4 MB is cut back
 # when it restarts, so one-shot processes (hooks, CLI) that skip the close-time checkpoint keep
@@ -84,7 +84,6 @@ BUSY_TIMEOUT_S = 30.0
 WAL_AUTOCHECKPOINT_PAGES = 1_000
 WAL_SERVER_CHECKPOINT_PAGES = 10_000
 WAL_SIZE_LIMIT = 4 * 1024 * 1024
-EVENT_INDEX_BATCH = 1_000             # observe events kept out of the pattern index, then bulk-indexed
 
 LEVELS = ("raw", "mature", "rule", "universal")      # promoted = index
 CATEGORY_BY_PREFIX = {"seq": "sequence", "pref": "preference",
@@ -147,13 +146,10 @@ class StoreError(InstinctError):
 # =============================================================================
 # 5. Small helpers (time, JSON, text checks)
 # =============================================================================
-def _iso(t, _last=[(None, "")]):
+def _iso(t):
     """Epoch seconds -> '2026-11-29T13:20:09.123456+00:00' (fixed width, sortable)."""
     sec, us = divmod(round(t * 1e6), 1000000)      # round: int() loses a microsecond
-    last = _last[0]                                # one (second, text) pair: safe across threads
-    if last[0] != sec:                             # strftime once per second, not per call
-        last = _last[0] = (sec, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)))
-    return last[1] + ".%06d+00:00" % us
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(sec)) + ".%06d+00:00" % us
 
 
 def _parse_iso(text):
@@ -168,15 +164,17 @@ def _parse_iso(text):
     return d.timestamp()
 
 
-def _dumps(obj, indent=None, _enc=[]):
+@functools.lru_cache(maxsize=None)
+def _encoder(indent=None):
+    """The JSON encoder for `_dumps`, built on first use (json is imported only when needed)."""
+    import json
+    return json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=indent,
+                            separators=(",", ": ") if indent else (",", ":"))
+
+
+def _dumps(obj, indent=None):
     """Compact (or indented) JSON text, UTF-8 kept as is, NaN/Infinity refused."""
-    if indent:
-        import json
-        return json.dumps(obj, ensure_ascii=False, indent=indent, allow_nan=False)
-    if not _enc:                                   # one encoder per process, built on first use
-        import json
-        _enc.append(json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":")))
-    return _enc[0].encode(obj)
+    return _encoder(indent).encode(obj)
 
 
 def _loads_meta(text):
@@ -696,12 +694,9 @@ END;
 
 
 def _migrate_v8(conn):
-    """Lazy pattern index for observe events. observe() appends its event with pending = 1,
-    which keeps it out of ix_events_pattern: one page written per commit instead of two.
-    Every pending row has an id above events_state.indexed_id (the trigger indexes a reused
-    id at once), so readers take the index plus that short tail (`_pattern_events`), and
-    `_Core._index_events` folds the tail into the index in bulk (every EVENT_INDEX_BATCH
-    observe events, and in consolidate, merge and gc)."""
+    """Lazy pattern index for observe events (undone by v10): observe appended its event with
+    pending = 1, outside ix_events_pattern; readers added the tail above events_state's mark
+    and a bulk pass indexed it every 1,000 events."""
     for stmt in _statements(_V8_LAZY_EVENT_INDEX):
         conn.execute(stmt)
 
@@ -719,9 +714,22 @@ def _migrate_v9(conn):
     conn.execute("INSERT INTO mining_state (seen_id) VALUES (0)")
 
 
+def _migrate_v10(conn):
+    """Every event in the pattern index again: v8's lazy index (a `pending` column, a state
+    table, a trigger and a UNION ALL in every reader) saved ~10 % of one MCP observe call,
+    below what a user feels, and made every reader of the log harder to change. The column
+    goes where SQLite can drop columns (3.35+); elsewhere it stays, unused."""
+    conn.execute("DROP TRIGGER IF EXISTS events_pending_ai")
+    conn.execute("DROP TABLE IF EXISTS events_state")
+    conn.execute("DROP INDEX IF EXISTS ix_events_pattern")
+    if sqlite3.sqlite_version_info >= (3, 35, 0):
+        conn.execute("ALTER TABLE events DROP COLUMN pending")
+    conn.execute("CREATE INDEX ix_events_pattern ON events(pattern, project) WHERE pattern != ''")
+
+
 # index + 1 == the user_version each reaches; append only, never reorder.
 _MIGRATIONS = (_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6,
-               _migrate_v7, _migrate_v8, _migrate_v9)
+               _migrate_v7, _migrate_v8, _migrate_v9, _migrate_v10)
 
 
 def _has_fts5(conn):
@@ -1316,18 +1324,8 @@ _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 
 _SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
               " VALUES (?,?,?,?,?,?,?,?)")
-# observe's own event waits outside the pattern index (schema v8, `_migrate_v8`)
-_SQL_OBSERVE_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta,"
-                      " pending) VALUES (?,'observe',?,?,?,?,1,1)")
-
-
-def _pattern_events(cols, match):
-    """One SELECT of `cols` from the events whose pattern/project satisfy `match`: the rows in
-    the pattern index plus the pending tail above events_state.indexed_id. One statement,
-    so one snapshot: a concurrent bulk indexing cannot hide or double a row."""
-    return (f"SELECT {cols} FROM events WHERE {match} AND pattern != '' AND pending = 0"
-            f" UNION ALL SELECT {cols} FROM events WHERE id > (SELECT coalesce(max(indexed_id), 0)"
-            f" FROM events_state) AND pending = 1 AND {match}")
+_SQL_OBSERVE_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta)"
+                      " VALUES (?,'observe',?,?,?,?,1)")
 
 
 def _record(row):
@@ -1349,7 +1347,6 @@ class _Core:
         self._clock = clock or time.time
         self.cwd = cwd
         self.session = session if session is not None else os.environ.get(ENV_SESSION, "")
-        self._indexed_events = 0           # events_state.indexed_id as last read (_index_events)
 
     # -- plumbing -------------------------------------------------------------
     def __enter__(self):
@@ -1394,20 +1391,6 @@ class _Core:
     def _event(self, conn, kind, pattern="", project="", source="", delta=0, data=""):
         conn.execute(_SQL_EVENT, (self._now(), kind, pattern, project, source, self.session,
                                   delta, data))
-
-    def _index_events(self, conn, eid=None):
-        """Fold the pending observe events into the pattern index in one pass (see
-        `_migrate_v8`). With `eid` (the caller's newest event id) only when at least
-        EVENT_INDEX_BATCH are pending: another process may have done it already."""
-        (mark,), = conn.execute("SELECT coalesce(max(indexed_id), 0) FROM events_state").fetchall()
-        if eid is not None and eid - mark < EVENT_INDEX_BATCH:
-            self._indexed_events = mark
-            return
-        conn.execute("UPDATE events SET pending = 0 WHERE id > ? AND pending = 1", (mark,))
-        (top,), = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchall()
-        conn.execute("DELETE FROM events_state")
-        conn.execute("INSERT INTO events_state (indexed_id) VALUES (?)", (top,))
-        self._indexed_events = top
 
     def _get_row(self, conn, pattern, project):
         return conn.execute(f"SELECT {_COLS} FROM instincts WHERE pattern = ? AND project = ?",
@@ -1459,9 +1442,7 @@ class _Core:
                 conn.execute("UPDATE instincts SET metadata = ? WHERE pattern = ? AND project = ?",
                              (text, p, proj))
                 row = row[:8] + (text,)
-            eid = conn.execute(_SQL_OBSERVE_EVENT, (now, p, proj, source, self.session)).lastrowid
-            if not 0 <= eid - self._indexed_events < EVENT_INDEX_BATCH:
-                self._index_events(conn, eid)
+            conn.execute(_SQL_OBSERVE_EVENT, (now, p, proj, source, self.session))
             return row
         return _record(self._writing(run))
 
@@ -1708,9 +1689,8 @@ class _Core:
                     (t, cat, conf, first, last, src, proj, meta))
                 self._event(conn, "merge", t, proj, delta=conf, data=a)
             conn.execute("DELETE FROM instincts WHERE pattern = ?", (a,))
-            self._index_events(conn)               # no pending tail: the index finds every row
             conn.execute("UPDATE events SET pattern = ? WHERE pattern = ? AND pattern != ''"
-                         " AND pending = 0 AND kind != 'merge'", (t, a))
+                         " AND kind != 'merge'", (t, a))
             return {"alias": a, "pattern": t, "merged": len(rows)}
         return self._writing(run)
 
@@ -1770,8 +1750,7 @@ class _Core:
         return self._writing(run)
 
     def _prune_events(self, conn, settings):
-        """Index the pending tail, then cut the log to its retention (consolidate and gc)."""
-        self._index_events(conn)
+        """Cut the event log to its retention (consolidate and gc)."""
         cutoff = _iso(self._clock() - settings["events_max_days"] * 86400)
         first_kept = conn.execute("SELECT id FROM events WHERE ts >= ? ORDER BY id LIMIT 1",
                                   (cutoff,)).fetchone()
@@ -1781,9 +1760,6 @@ class _Core:
             conn.execute("DELETE FROM events")
         conn.execute("DELETE FROM events WHERE id <= (SELECT max(id) FROM events) - ?",
                      (settings["events_max_rows"],))
-        # nothing is pending now; after emptying the log the mark drops with it, so new ids
-        # land above it again (at or below it they would be indexed one by one)
-        conn.execute("UPDATE events_state SET indexed_id = (SELECT coalesce(max(id), 0) FROM events)")
 
     @operation(
         Param("days_inactive", int, "days without an observation before a pattern loses 1",
@@ -5668,8 +5644,8 @@ class _Insight(_Core):
         if last is not None:
             e["next_decay"] = {"date": _iso(last + 90 * 86400), "confidence_after": conf - 1,
                                "deletes": conf <= 1}
-        where = " FROM (" + _pattern_events("*", "pattern = :p AND project = :proj") + ")"
-        obs = self._read("SELECT session, source, count(*)" + where + " WHERE kind = 'observe'"
+        where = " FROM events WHERE pattern = :p AND project = :proj AND pattern != ''"
+        obs = self._read("SELECT session, source, count(*)" + where + " AND kind = 'observe'"
                          " GROUP BY session, source", {"p": p, "proj": proj})
         sessions, sources = {}, {}
         for s, src, n in obs:
@@ -5693,7 +5669,7 @@ class _Insight(_Core):
                                "values": [_pref_value(r, i == 0) for i, r in enumerate(group)]}
             if superseded:
                 e["preference"]["superseded_by"] = group[0][0]
-        fb = self._read("SELECT ts, data" + where + " WHERE kind = 'feedback' ORDER BY id DESC",
+        fb = self._read("SELECT ts, data" + where + " AND kind = 'feedback' ORDER BY id DESC",
                         {"p": p, "proj": proj})
         verdicts = [(ts, _loads_meta(d)) for ts, d in fb]
         e["feedback"] = {"good": sum(v.get("verdict") == "good" for _, v in verdicts),
@@ -5722,8 +5698,8 @@ class _Insight(_Core):
         p, proj = self._target(pattern, project)
         cur = self._read("SELECT confidence, promoted FROM instincts WHERE pattern = ? AND project = ?",
                          (p, proj))
-        ev = self._read(_pattern_events("id, ts, kind, delta, session, source, data",
-                                        "pattern = :p AND project = :proj") + " ORDER BY id",
+        ev = self._read("SELECT id, ts, kind, delta, session, source, data FROM events"
+                        " WHERE pattern = :p AND project = :proj AND pattern != '' ORDER BY id",
                         {"p": p, "proj": proj})
         ev = [r[1:] for r in ev]
         if not cur and not ev:
@@ -5795,9 +5771,10 @@ class _Insight(_Core):
         names, hits = sorted({p for p, _ in shown}), {}
         for i in range(0, len(names), 500):
             chunk = names[i:i + 500]
-            for p, ts in self._read(_pattern_events(
-                    "pattern, ts", f"pattern IN ({','.join('?' * len(chunk))})"
-                    " AND (kind = 'observe' OR (kind = 'feedback' AND delta > 0))"), chunk * 2):
+            for p, ts in self._read(
+                    f"SELECT pattern, ts FROM events WHERE pattern IN ({','.join('?' * len(chunk))})"
+                    " AND pattern != '' AND (kind = 'observe' OR (kind = 'feedback' AND delta > 0))",
+                    chunk):
                 hits.setdefault(p, []).append(ts)
         for h in hits.values():
             h.sort()

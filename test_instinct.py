@@ -517,13 +517,40 @@ class TestMigrations(_TempDB):
         store = self.open(path)
         self.assertEqual(len(store.history("seq:p0")["events"]), 10)
         self.assertEqual(self._schema(path)[0], instinct.SCHEMA_VERSION)
-        self.assertEqual(self.sql("SELECT count(*) FROM events WHERE pending = 0", path=path), [(30,)])
-        self.assertEqual(self.sql("SELECT indexed_id FROM events_state", path=path), [(30,)])
-        self.assertIn("pending = 0", self.sql("SELECT sql FROM sqlite_master WHERE name ="
-                                              " 'ix_events_pattern'", path=path)[0][0])
-        store.observe("seq:p0")                             # the new one waits outside the index
-        self.assertEqual(self.sql("SELECT id, pending FROM events WHERE id > 30", path=path), [(31, 1)])
+        self.assertNotIn("pending", self.sql("SELECT sql FROM sqlite_master WHERE name ="
+                                             " 'ix_events_pattern'", path=path)[0][0])
+        store.observe("seq:p0")
         self.assertEqual(len(store.history("seq:p0")["events"]), 11)
+        self.assertEqual(self.sql("SELECT count(*) FROM events INDEXED BY ix_events_pattern"
+                                  " WHERE pattern = 'seq:p0' AND project = '' AND pattern != ''", path=path), [(11,)])
+        self.assertEqual(self.sql("PRAGMA integrity_check", path=path), [("ok",)])
+
+    def test_v8_lazy_event_index_is_removed_with_every_event_indexed(self):
+        path = self.tmp / "v8.db"
+        con = sqlite3.connect(str(path), isolation_level=None)
+        for migrate in instinct._MIGRATIONS[:8]:
+            migrate(con)
+        con.execute("PRAGMA user_version = 8")
+        con.executemany("INSERT INTO events (ts, kind, pattern, project, delta, pending)"
+                        " VALUES (?,'observe',?,'',1,?)",
+                        [("2026-01-01T00:00:00.000000+00:00", f"seq:p{i % 3}", int(i >= 20))
+                         for i in range(30)])        # 10 still waiting outside the index
+        con.execute("INSERT INTO instincts (pattern, first_seen, last_seen, confidence)"
+                    " VALUES ('seq:p0', 'x', 'x', 10)")
+        con.close()
+        store = self.open(path)
+        self.assertEqual(len(store.history("seq:p0")["events"]), 10)
+        self.assertEqual(self._schema(path)[0], instinct.SCHEMA_VERSION)
+        names = {n for (n,) in self.sql("SELECT name FROM sqlite_master", path=path)}
+        self.assertNotIn("events_state", names)
+        self.assertNotIn("events_pending_ai", names)
+        cols = {r[1] for r in self.sql("PRAGMA table_info(events)", path=path)}
+        if sqlite3.sqlite_version_info >= (3, 35, 0):
+            self.assertNotIn("pending", cols)
+        for i in range(3):
+            self.assertEqual(self.sql("SELECT count(*) FROM events INDEXED BY ix_events_pattern"
+                                      " WHERE pattern = ? AND project = '' AND pattern != ''", (f"seq:p{i}",), path=path),
+                             [(10,)])
         self.assertEqual(self.sql("PRAGMA integrity_check", path=path), [("ok",)])
 
     def _foreign_file(self, name, *statements):
@@ -746,13 +773,10 @@ print(errors)
         self.assertEqual(got, expected)
         self.assertEqual(sum(got.values()), procs * per)
         self.assertEqual(self.sql("SELECT count(*) FROM events WHERE kind = 'observe'"), [(procs * n,)])
-        # bulk event indexing raced too: no pending event below the mark, none lost to readers
-        self.assertEqual(self.sql("SELECT count(*) FROM events WHERE pending = 1"
-                                  " AND id <= (SELECT indexed_id FROM events_state)"), [(0,)])
-        per_pattern = ("SELECT count(*) FROM ("
-                       + instinct._pattern_events("id", "pattern = ? AND project = ?") + ")")
+        per_pattern = ("SELECT count(*) FROM events INDEXED BY ix_events_pattern"
+                       " WHERE pattern = ? AND project = ? AND pattern != '' AND kind = 'observe'")
         for (p, pr), c in expected.items():
-            self.assertEqual(self.sql(per_pattern, (p, pr, p, pr)), [(c,)])
+            self.assertEqual(self.sql(per_pattern, (p, pr)), [(c,)])
         self.assertEqual(self.sql("PRAGMA integrity_check"), [("ok",)])
 
     def _race(self, procs, per, pattern="seq:x"):
@@ -1521,10 +1545,7 @@ class TestAPI(_TempDB):
         self.store.consolidate()
         self.assertEqual(self.sql("SELECT count(*) FROM events"), [(0,)])
         self.assertEqual(self.conf("seq:old"), 3)               # pruning never touches instincts
-        # the emptied log's index mark drops too: new events wait for the bulk pass again
-        self.assertEqual(self.sql("SELECT indexed_id FROM events_state"), [(0,)])
         self.store.observe("seq:new")
-        self.assertEqual(self.sql("SELECT id, pending FROM events"), [(1, 1)])
         self.assertEqual(self.store.explain("seq:new")["observations"], 1)
 
     def test_context_manager_and_reopen_after_close(self):
@@ -1624,56 +1645,18 @@ class TestBoundedWork(_TempDB):
                            for r in self.store.suggest(project=proj, limit=limit)]
                     self.assertEqual(got, reference(proj, limit))
 
-    def _pending_state(self):
-        """(pending observe events, pending events at or below the mark: must be 0)"""
-        return self.sql("SELECT count(*), coalesce(sum(id <= (SELECT indexed_id FROM events_state)), 0)"
-                        " FROM events WHERE pending = 1")[0]
-
-    def test_observe_events_join_the_pattern_index_in_bulk(self):
-        batch = mock.patch.object(instinct, "EVENT_INDEX_BATCH", 5)
-        batch.start()
-        self.addCleanup(batch.stop)
+    def test_pattern_event_readers_use_the_index(self):
         s = self.store
-        for i in range(4):
-            s.observe("seq:a")
-        self.assertEqual(self._pending_state(), (4, 0))     # observe writes no index page
-        self.assertEqual([e["kind"] for e in s.history("seq:a")["events"]], ["observe"] * 4)
-        self.assertEqual(s.explain("seq:a")["observations"], 4)
-        s.observe("seq:b")                                  # the 5th pending event: all indexed
-        self.assertEqual(self._pending_state(), (0, 0))
-        self.assertEqual(self.sql("SELECT indexed_id FROM events_state"), [(5,)])
-        for i in range(13):
+        for i in range(20):
             s.observe(f"seq:c{i % 2}")
-        self.assertEqual(self._pending_state(), (3, 0))     # indexed at 10 and at 15
-        self.assertEqual(len(s.history("seq:c0")["events"]), 7)
-        # readers take the index plus the tail above the mark, never the whole log
-        plan = " ".join(r[3] for r in self.sql("EXPLAIN QUERY PLAN " + instinct._pattern_events(
-            "id", "pattern = 'seq:a' AND project = ''")))
-        self.assertIn("USING INDEX ix_events_pattern", plan)
-        self.assertIn("INTEGER PRIMARY KEY (rowid>?)", plan)
+        self.assertEqual(len(s.history("seq:c0")["events"]), 10)
+        plan = " ".join(r[3] for r in self.sql(
+            "EXPLAIN QUERY PLAN SELECT id FROM events WHERE pattern = 'seq:a' AND project = ''"
+            " AND pattern != '' ORDER BY id"))
+        self.assertIn("ix_events_pattern", plan)
         self.assertNotIn("SCAN events", plan)
-        # a merge moves pending events too
-        s.observe("seq:old->name")
-        s.merge("seq:old->name", "seq:new->name")
-        self.assertEqual(self._pending_state(), (0, 0))
-        self.assertEqual([e["kind"] for e in s.history("seq:new->name")["events"]], ["observe", "merge"])
-        # an id at or below the mark (the top of the log was deleted) is indexed at once
-        with s._db.write() as conn:
-            conn.execute("DELETE FROM events WHERE id > 3")
-        s.observe("seq:reused")
-        self.assertEqual(self.sql("SELECT id, pending FROM events WHERE pattern = 'seq:reused'"), [(4, 0)])
-        self.assertEqual(s.explain("seq:reused")["observations"], 1)
-        s.observe("seq:a")
-        self.assertEqual(self._pending_state()[1], 0)
-        self.assertEqual(s.explain("seq:a")["observations"], 4)  # 3 kept + 1 new
-        s.consolidate()                                     # maintenance indexes the tail
-        self.assertEqual(self._pending_state(), (0, 0))
-        self.assertEqual(self.sql("PRAGMA integrity_check"), [("ok",)])
 
     def test_pattern_event_reads_match_a_full_scan_under_random_operations(self):
-        batch = mock.patch.object(instinct, "EVENT_INDEX_BATCH", 3)
-        batch.start()
-        self.addCleanup(batch.stop)
         rng = random.Random(8)
         s = self.store
         names = ["seq:a", "seq:b", "pref:c=1", "fix:d"]
@@ -1693,7 +1676,7 @@ class TestBoundedWork(_TempDB):
                     s.merge(p, other)
                     self.assertEqual(self.sql("SELECT count(*) FROM events WHERE pattern = ?"
                                               " AND kind != 'merge'", (p,)),
-                                     [(0,)])              # its events, pending or not, moved
+                                     [(0,)])              # its events moved
                     names.remove(p)
                     names.append(p + "x")                # keep four live names
                     keys = [(q, r) for q in names for r in ("", FP_A)]
@@ -1709,10 +1692,10 @@ class TestBoundedWork(_TempDB):
             except (NotFoundError, ValidationError):
                 pass
             with self.subTest(step=step):
-                self.assertEqual(self._pending_state()[1], 0)
                 for q, r in [(q, r) for q in names + ["seq:gone"] for r in ("", FP_A)]:
-                    lazy = [i for (i,) in self.sql(instinct._pattern_events(
-                        "id", "pattern = ? AND project = ?") + " ORDER BY id", (q, r, q, r))]
+                    lazy = [i for (i,) in self.sql(
+                        "SELECT id FROM events INDEXED BY ix_events_pattern WHERE pattern = ?"
+                        " AND project = ? AND pattern != '' ORDER BY id", (q, r))]
                     scan = [i for (i,) in self.sql("SELECT id FROM events NOT INDEXED WHERE pattern = ?"
                                                    " AND project = ? ORDER BY id", (q, r))]
                     self.assertEqual(lazy, scan, (q, r))

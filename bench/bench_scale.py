@@ -8,9 +8,7 @@ API and reports its own peak RSS (ru_maxrss) so that memory growth with the
 store size is visible.  Measured per size:
 
   observe   p50/p99 on existing patterns and on new patterns (--calls each),
-            next to a bare sqlite upsert+commit interleaved call by call; and
-            the call that folds the pending observe events into the log's
-            pattern index (one observe in EVENT_INDEX_BATCH = 1,000 does), 5 times
+            next to a bare sqlite upsert+commit interleaved call by call
   suggest   p50/p99 for the busiest project and for a typical one (+ global)
   get, search, list(limit=50)   p50/p99
   consolidate, decay            seconds (decay with the clock 30 days ahead,
@@ -188,7 +186,6 @@ def build(path, n, m, now):
         "INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
         " VALUES (?,?,?,?,?,?,?,?)", events())
     conn.execute(index_sql)
-    conn.execute("UPDATE events_state SET indexed_id = (SELECT coalesce(max(id), 0) FROM events)")
     conn.execute("COMMIT")
     t2 = time.perf_counter()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -256,22 +253,6 @@ def measure(path, n, now, calls):
     out["observe_new"] = timed(
         lambda: store.observe(f"seq:bench-new->{next(new)}", project=projects[rng.randrange(50)]),
         calls)
-
-    # the one observe in EVENT_INDEX_BATCH that folds the pending observe events into the
-    # log's pattern index: fill the tail to one short of the batch, then time the next call
-    tail = "SELECT count(*) FROM events WHERE id > (SELECT indexed_id FROM events_state)"
-    bulk = []
-    for _ in range(5):
-        (k,), = conn.execute(tail).fetchall()
-        fill = [model.row(rng.randrange(model.n)) for _ in range(instinct.EVENT_INDEX_BATCH - k)]
-        for pattern, project in fill[:-1]:
-            store.observe(pattern, project=project)
-        t = pc()
-        store.observe(fill[-1][0], project=fill[-1][1])
-        bulk.append((pc() - t) / 1e6)
-        assert conn.execute(tail).fetchall() == [(0,)], "the timed observe did not run the bulk pass"
-    bulk.sort()
-    out["bulk_index_ms"] = {"p50_ms": bulk[2], "max_ms": bulk[-1], "n": 5}
 
     # suggest: busiest project, a typical one (rank 50), and the busiest with limit=20
     for key, proj, limit in (("suggest_top_project", projects[0], None),
@@ -420,8 +401,6 @@ def main():
              lambda r: f"{r['suggest_top_project']['results']:,} / {r['suggest_typical_project']['results']:,}"),
             ("observe vs bare upsert (p50 ratio)",
              lambda r: f"{r['observe_existing']['p50_ms'] / r['floor_upsert']['p50_ms']:.2f}x"),
-            ("observe + bulk event index p50/max ms",
-             lambda r: f"{r['bulk_index_ms']['p50_ms']:.1f} / {r['bulk_index_ms']['max_ms']:.1f}"),
             ("consolidate s (again)", lambda r: f"{r['consolidate_s']:.2f} ({r['consolidate_again_s']:.2f})"),
             ("decay s (again)", lambda r: f"{r['decay_s']:.2f} ({r['decay_again_s']:.2f})"),
             ("decay decayed / deleted",
