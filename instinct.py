@@ -1328,6 +1328,20 @@ _SQL_OBSERVE_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, s
                       " VALUES (?,'observe',?,?,?,?,1)")
 
 
+# The project parameter of a command about one pattern (get, forget, explain, history, feedback)
+_PROJECT_OF_ONE = Param(
+    "project", str, "'' global, a fingerprint or a project path (default: the row suggest and list "
+    "show for the working directory: this project's, else the global one, else a universal one)")
+_RECORD_AT = _obj({**_RECORD["properties"], "scope": _STR}, _RECORD.get("required", ()))
+
+
+def _where(r):
+    """Where a command about one pattern found it: 'project X', 'global', 'universal, project X'."""
+    if r.get("scope") == "universal":
+        return f"universal, project {r['project']}"
+    return f"project {r['project']}" if r["project"] else "global"
+
+
 def _record(row):
     p, cat, conf, promoted, proj, src, first, last, meta = row
     return {"pattern": p, "category": cat, "confidence": conf, "level": LEVELS[promoted],
@@ -1391,6 +1405,30 @@ class _Core:
     def _event(self, conn, kind, pattern="", project="", source="", delta=0, data=""):
         conn.execute(_SQL_EVENT, (self._now(), kind, pattern, project, source, self.session,
                                   delta, data))
+
+    def _locate(self, pattern, project, conn=None):
+        """(canonical pattern, project key, scope) for a command about one pattern.
+
+        An explicit `project` ('' global, a fingerprint or a path) is taken as it is. Without
+        one, the rows suggest and list show for the working directory are tried in their
+        order: this project's, the global one, then a universal one (the strongest); scope
+        says which ('project', 'global' or 'universal'). NotFoundError when none exists.
+        """
+        def read(sql, args):
+            return conn.execute(sql, args).fetchall() if conn is not None else self._read(sql, args)
+        p = normalize_pattern(pattern)
+        alias = read("SELECT pattern FROM aliases WHERE alias = ?", (p,))
+        p = alias[0][0] if alias else p
+        if project is not None:
+            proj = _resolve_project(project, self.cwd)
+            return p, proj, "project" if proj else "global"
+        here = project_fingerprint(self.cwd)
+        rows = read("SELECT project, confidence FROM instincts WHERE pattern = ?"
+                    " AND (project IN (?, '') OR promoted = 3)", (p, here))
+        if not rows:
+            raise NotFoundError(f"no instinct {p!r} in this project ({here}), global or universal")
+        proj = min(rows, key=lambda r: (r[0] != here, r[0] != "", -r[1], r[0]))[0]
+        return p, proj, "project" if proj == here else "global" if proj == "" else "universal"
 
     def _get_row(self, conn, pattern, project):
         return conn.execute(f"SELECT {_COLS} FROM instincts WHERE pattern = ? AND project = ?",
@@ -1595,35 +1633,28 @@ class _Core:
 
     @operation(
         Param("pattern", str, "the pattern", required=True, positional=True),
-        Param("project", str, "'' for global (default), a fingerprint or a project path", default=""),
+        _PROJECT_OF_ONE,
         mcp="get_instinct", title="Get one instinct", read_only=True, idempotent=True,
-        output=_RECORD, render=_render_record)
-    def get(self, pattern, project=""):
-        """Return one pattern's record (confidence, level, first/last seen...)."""
-        proj = _resolve_project(project, self.cwd)
-        try:
-            conn = self._db.conn
-            row = self._get_row(conn, self._canonical(pattern, conn), proj)
-        except sqlite3.Error as e:
-            raise _db_error(self.path, e) from None
-        if row is None:
-            raise NotFoundError(f"no instinct {normalize_pattern(pattern)!r}"
-                                + (f" in project {proj}" if proj else " (global)"))
-        return _record(row)
+        output=_RECORD_AT, render=lambda r: f"{_render_record(r)}  ({_where(r)})")
+    def get(self, pattern, project=None):
+        """Return one pattern's record (confidence, level, first/last seen...) and where it was found."""
+        p, proj, scope = self._locate(pattern, project)
+        row = self._read(f"SELECT {_COLS} FROM instincts WHERE pattern = ? AND project = ?", (p, proj))
+        if not row:
+            raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
+        return {**_record(row[0]), "scope": scope}
 
     @operation(
         Param("pattern", str, "the pattern to delete", required=True, positional=True),
-        Param("project", str, "'' for global (default), a fingerprint or a project path", default=""),
+        _PROJECT_OF_ONE,
         title="Forget an instinct", destructive=True, idempotent=True,
-        output=_RECORD, render=lambda r: f"Forgot {r['pattern']} (conf={r['confidence']})")
-    def forget(self, pattern, project=""):
+        output=_RECORD_AT, render=lambda r: f"Forgot {r['pattern']} (conf={r['confidence']}, {_where(r)})")
+    def forget(self, pattern, project=None):
         """Delete a pattern for good, with every copy of it: its events, mining rows, and (when no
         project keeps it) its aliases and settings; the full-text index and the WAL are purged
         too. Returns the deleted record."""
-        proj = _resolve_project(project, self.cwd)
-
         def run(conn):
-            p = self._canonical(pattern, conn)
+            p, proj, scope = self._locate(pattern, project, conn)
             row = self._get_row(conn, p, proj)
             if row is None:
                 raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
@@ -1639,10 +1670,10 @@ class _Core:
                 conn.execute("DELETE FROM aliases WHERE pattern = ? OR alias = ?", (p, p))
                 conn.execute("DELETE FROM settings WHERE substr(key, 1, ?) = ?", (len(p) + 9, f"pattern.{p}."))
             self._event(conn, "forget", "", proj, delta=-row[2])      # no copy of the pattern
-            return row
-        row = self._writing(run)
+            return {**_record(row), "scope": scope}
+        out = self._writing(run)
         self._scrub()
-        return _record(row)
+        return out
 
     def _scrub(self):
         """After forgetting: fold each full-text index into one segment (old segments still hold
@@ -5331,7 +5362,7 @@ _NAMED = {"type": "array", "items": _obj({"name": _STR, "count": _INT}, ("name",
 _PREF_VALUE = _obj({"pattern": _STR, "value": _STR, "project": _STR, "confidence": _INT, "level": _STR,
                     "last_seen": _STR, "winner": _BOOL}, ("pattern", "value", "project", "winner"))
 _EXPLAIN = _obj({
-    **_RECORD["properties"], "decayed_at": _STR, "level_due": _STR, "suggested": _BOOL, "quiet": _INT,
+    **_RECORD["properties"], "scope": _STR, "decayed_at": _STR, "level_due": _STR, "suggested": _BOOL, "quiet": _INT,
     "why": _STR,
     "thresholds": _obj({"mature": _THRESHOLD, "rule": _THRESHOLD, "universal_projects": _THRESHOLD},
                        ("mature", "rule", "universal_projects")),
@@ -5348,7 +5379,7 @@ _EXPLAIN = _obj({
     _RECORD["required"] + ["level_due", "suggested", "quiet", "why", "thresholds", "observations",
                            "sources", "sessions", "projects", "aliases", "feedback", "surfaced"])
 _HISTORY = _obj({
-    "pattern": _STR, "project": _STR, "exists": _BOOL, "confidence": _INT, "level": _STR,
+    "pattern": _STR, "project": _STR, "scope": _STR, "exists": _BOOL, "confidence": _INT, "level": _STR,
     "baseline": _INT, "count": _INT,
     "events": {"type": "array", "items": _obj({
         "ts": _STR, "kind": _STR, "delta": _INT, "confidence": _INT, "session": _STR, "source": _STR,
@@ -5364,7 +5395,7 @@ _EFFECT = _obj({
     "patterns": {"type": "array", "items": _obj({"pattern": _STR, **_EFFECT_COUNTS},
                                                 ("pattern", "surfaced", "reinforced"))}},
     ("days", "surfaced", "reinforced", "missed", "pending", "patterns"))
-_FEEDBACK = _obj({**_RECORD["properties"], "verdict": _STR, "delta": _INT, "quiet": _INT, "note": _STR},
+_FEEDBACK = _obj({**_RECORD["properties"], "scope": _STR, "verdict": _STR, "delta": _INT, "quiet": _INT, "note": _STR},
                  _RECORD["required"] + ["verdict", "delta", "quiet"])
 _CONFLICT = _obj({"key": _STR, "project": _STR, "winner": _STR,
                   "values": {"type": "array", "items": _PREF_VALUE}}, ("key", "project", "winner", "values"))
@@ -5388,7 +5419,7 @@ def _render_explain(e):
     def th(name):
         x = t[name]
         return f"{x['value']} ({x['from']}{'' if x['from'] == 'default' else ': ' + x['key']})"
-    out = [f"{e['pattern']} ({_scope(e['project'])}): conf={e['confidence']} [{e['level']}] {e['category']}",
+    out = [f"{e['pattern']} ({_where(e)}): conf={e['confidence']} [{e['level']}] {e['category']}",
            f"  why: {e['why']}",
            f"  thresholds: mature {th('mature')}, rule {th('rule')}, universal projects "
            f"{th('universal_projects')}",
@@ -5431,7 +5462,7 @@ def _render_explain(e):
 
 
 def _render_history(h):
-    head = (f"{h['pattern']} ({_scope(h['project'])}): "
+    head = (f"{h['pattern']} ({_where(h)}): "
             + (f"conf={h['confidence']} [{h['level']}]" if h["exists"] else "no longer stored"))
     out = [head]
     if h["count"] > len(h["events"]):
@@ -5467,7 +5498,8 @@ def _render_effectiveness(e):
 
 
 def _render_feedback(r):
-    out = f"{r['verdict'].capitalize()} feedback on {r['pattern']}: conf={r['confidence']} ({r['delta']:+d})"
+    out = (f"{r['verdict'].capitalize()} feedback on {r['pattern']} ({_where(r)}):"
+           f" conf={r['confidence']} ({r['delta']:+d})")
     if r["quiet"]:
         out += f", not suggested until observed {r['quiet']} more time(s)"
     return out
@@ -5523,13 +5555,6 @@ class _Insight(_Core):
     Each pattern in it is one showing, reinforced when the pattern is observed
     (or given good feedback) in any project within the window after it.
     """
-
-    def _target(self, pattern, project):
-        """(canonical pattern, stored project key), following aliases."""
-        p = normalize_pattern(pattern)
-        proj = _resolve_project(project, self.cwd)
-        row = self._read("SELECT pattern FROM aliases WHERE alias = ?", (p,))
-        return (row[0][0] if row else p), proj
 
     def _thresholds(self, pattern, category):
         """Each threshold of one row with where it comes from, in consolidate's order.
@@ -5600,21 +5625,21 @@ class _Insight(_Core):
 
     @operation(
         Param("pattern", str, "the pattern", required=True, positional=True),
-        Param("project", str, "'' for global (default), a fingerprint or a project path", default=""),
+        _PROJECT_OF_ONE,
         title="Explain a pattern's level", read_only=True, idempotent=True,
         output=_EXPLAIN, render=_render_explain)
-    def explain(self, pattern, project=""):
+    def explain(self, pattern, project=None):
         """Why a pattern is at its level: confidence, thresholds and their origin, contributors, links.
 
         Also the next promotion and decay, aliases, preference conflicts
         (superseded values) and the feedback it received.
         """
-        p, proj = self._target(pattern, project)
+        p, proj, scope = self._locate(pattern, project)
         rows = self._read(f"SELECT {_COLS}, decayed_at, quiet FROM instincts WHERE pattern = ?", (p,))
         row = next((r for r in rows if r[4] == proj), None)
         if row is None:
             raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
-        e = _record(row[:9])
+        e = {**_record(row[:9]), "scope": scope}
         conf, promoted = e["confidence"], e["promoted"]
         th = self._thresholds(p, e["category"])
         mature, rule, need = (th[k]["value"] for k in ("mature", "rule", "universal_projects"))
@@ -5684,18 +5709,26 @@ class _Insight(_Core):
 
     @operation(
         Param("pattern", str, "the pattern", required=True, positional=True),
-        Param("project", str, "'' for global (default), a fingerprint or a project path", default=""),
+        _PROJECT_OF_ONE,
         Param("limit", int, "show at most the latest this many events", default=100, minimum=1),
         title="Confidence history of a pattern", read_only=True, idempotent=True,
         output=_HISTORY, render=_render_history)
-    def history(self, pattern, project="", limit=100):
+    def history(self, pattern, project=None, limit=100):
         """The confidence timeline of a pattern from the event log: observations, feedback, decays, merges.
 
         Each entry carries the confidence after it. Promotions and demotions
         (by consolidate) appear with a delta of 0. A merge's delta is 0 here
         because the merged pattern's own observations join this timeline.
         """
-        p, proj = self._target(pattern, project)
+        try:
+            p, proj, scope = self._locate(pattern, project)
+        except NotFoundError:              # no row left: the events of this project, else global
+            p, _, _ = self._locate(pattern, "")
+            here = project_fingerprint(self.cwd)
+            seen = self._read("SELECT project FROM events WHERE pattern = ? AND pattern != ''"
+                              " AND project IN (?, '') ORDER BY project = '' LIMIT 1", (p, here))
+            proj = seen[0][0] if seen else ""
+            scope = "global" if proj == "" else "project"
         cur = self._read("SELECT confidence, promoted FROM instincts WHERE pattern = ? AND project = ?",
                          (p, proj))
         ev = self._read("SELECT id, ts, kind, delta, session, source, data FROM events"
@@ -5719,7 +5752,7 @@ class _Insight(_Core):
                         "source": source, "detail": detail})
             running -= d
         out.reverse()
-        h = {"pattern": p, "project": proj, "exists": bool(cur), "confidence": cur[0][0] if cur else 0,
+        h = {"pattern": p, "project": proj, "scope": scope, "exists": bool(cur), "confidence": cur[0][0] if cur else 0,
              "baseline": running, "count": len(ev), "events": out}
         if cur:
             h["level"] = LEVELS[cur[0][1]]
@@ -5804,9 +5837,9 @@ class _Insight(_Core):
         Param("verdict", str, "good (reinforce) or bad (lower it and keep it out of suggestions)",
               required=True, positional=True, choices=("good", "bad")),
         Param("note", str, "why (kept in the event log)", default=""),
-        Param("project", str, "'' for global (default), a fingerprint or a project path", default=""),
+        _PROJECT_OF_ONE,
         title="Give feedback on a pattern", output=_FEEDBACK, render=_render_feedback)
-    def feedback(self, pattern, verdict, note="", project=""):
+    def feedback(self, pattern, verdict, note="", project=None):
         """Confirm (good) or reject (bad) a learned pattern, e.g. a suggestion that helped or misled.
 
         good: +1 confidence, like an observation. bad: -1 (never below 1) and the
@@ -5815,11 +5848,10 @@ class _Insight(_Core):
         """
         _check_text(note, "note", MAX_PATTERN)
         normalize_pattern(pattern)
-        proj = _resolve_project(project, self.cwd)
         quiet = self._settings()["feedback_bad_quiet"] if verdict == "bad" else 0
 
         def run(conn):
-            p = self._canonical(pattern, conn)
+            p, proj, scope = self._locate(pattern, project, conn)
             row = self._get_row(conn, p, proj)
             if row is None:
                 raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
@@ -5830,9 +5862,10 @@ class _Insight(_Core):
                          " WHERE pattern = ? AND project = ?", (delta, quiet, delta, now, p, proj))
             conn.execute(_SQL_EVENT, (now, "feedback", p, proj, "", self.session, delta,
                                       _dumps({"verdict": verdict, "note": note})))
-            return self._get_row(conn, p, proj), delta
-        row, delta = self._writing(run)
-        return {**_record(row), "verdict": verdict, "delta": delta, "quiet": quiet, "note": note}
+            return self._get_row(conn, p, proj), delta, scope
+        row, delta, scope = self._writing(run)
+        return {**_record(row), "scope": scope, "verdict": verdict, "delta": delta, "quiet": quiet,
+                "note": note}
 
     @operation(
         title="Preference conflicts", read_only=True, idempotent=True,

@@ -199,5 +199,80 @@ class TestCommandLine(_TempDB):
         self.assertIn("refused input (a value a parameter does not allow) exit 2", readme)
 
 
+class TestOnePatternLookup(_TempDB):
+    """What suggest shows for the working directory is what get/explain/history/feedback/forget
+    find (this project's row, else global, else universal), and they say which they used."""
+
+    def setUp(self):
+        super().setUp()
+        self.repo = self.tmp / "repo"
+        (self.repo / ".git").mkdir(parents=True)
+        self.fp = instinct.project_fingerprint(str(self.repo))
+        self.here = self.open(cwd=str(self.repo))
+
+    def test_project_row_is_found_first(self):
+        for _ in range(5):
+            self.here.observe("pref:use-uv", project=str(self.repo))
+        self.here.observe("pref:use-uv")                       # a weaker global row too
+        self.here.consolidate()
+        self.assertEqual([(r["pattern"], r["project"]) for r in self.here.suggest()],
+                         [("pref:use-uv", self.fp)])
+        g = self.here.get("pref:use-uv")
+        self.assertEqual((g["project"], g["scope"], g["confidence"]), (self.fp, "project", 5))
+        e = self.here.explain("pref:use-uv")
+        self.assertEqual((e["project"], e["scope"]), (self.fp, "project"))
+        h = self.here.history("pref:use-uv")
+        self.assertEqual((h["project"], h["scope"], h["count"]), (self.fp, "project", 6))
+        f = self.here.feedback("pref:use-uv", "good")
+        self.assertEqual((f["project"], f["scope"], f["confidence"]), (self.fp, "project", 6))
+        self.assertEqual(self.here.get("pref:use-uv", project="")["confidence"], 1)   # explicit: as asked
+        gone = self.here.forget("pref:use-uv")
+        self.assertEqual((gone["project"], gone["scope"]), (self.fp, "project"))
+        self.assertEqual(self.here.get("pref:use-uv")["scope"], "global")             # next in line
+        # history of a row that is gone: its events in this project
+        self.here.forget("pref:use-uv")
+        h = self.here.history("pref:use-uv")
+        self.assertEqual((h["project"], h["exists"]), (self.fp, False))
+
+    def test_global_then_universal(self):
+        self.here.observe("seq:g")
+        self.assertEqual(self.here.get("seq:g")["scope"], "global")
+        a, b = self.tmp / "a", self.tmp / "b"
+        for d in (a, b):
+            (d / ".git").mkdir(parents=True)
+            for _ in range(10):
+                self.here.observe("seq:u", project=str(d))
+        self.here.observe("seq:u", project=str(a))              # a holds the stronger row
+        self.here.consolidate()
+        self.assertIn("seq:u", [r["pattern"] for r in self.here.suggest()])
+        u = self.here.get("seq:u")
+        self.assertEqual((u["scope"], u["project"], u["level"]),
+                         ("universal", instinct.project_fingerprint(str(a)), "universal"))
+        self.assertEqual(self.here.explain("seq:u")["scope"], "universal")
+        self.assertEqual(self.here.feedback("seq:u", "good")["confidence"], 12)
+        with self.assertRaises(NotFoundError) as cm:
+            self.here.get("seq:raw-elsewhere-only")
+        self.assertIn("global or universal", str(cm.exception))
+        # a raw row in another project is not what this directory sees
+        self.here.observe("seq:other", project=str(b))
+        with self.assertRaises(NotFoundError):
+            self.here.explain("seq:other")
+
+    def test_cli_in_a_project_says_where_it_found_it(self):
+        for _ in range(5):
+            self.here.observe("pref:use-uv", project=str(self.repo))
+        self.here.consolidate()
+        env = _child_env(self.tmp, self.db)
+        for cmd, want in ((["suggest"], "pref:use-uv"),
+                          (["get", "pref:use-uv"], f"(project {self.fp})"),
+                          (["explain", "pref:use-uv"], f"pref:use-uv (project {self.fp})"),
+                          (["history", "pref:use-uv"], f"pref:use-uv (project {self.fp})"),
+                          (["feedback", "pref:use-uv", "good"], f"(project {self.fp})")):
+            with self.subTest(cmd=cmd):
+                r = self.run_cli(*cmd, cwd=str(self.repo), env=env)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertIn(want, r.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -455,7 +455,7 @@ class SurfacesTest(InsightCase):
         self.assertEqual(out.splitlines()[-1], "7 events")
         self.assertIn("promote  +0  -> 6    raw -> mature", out)
         code, out, _ = self.cli("feedback", "pref:tz=Beijing", "good", "--note", "confirmed")
-        self.assertEqual(out.strip(), "Good feedback on pref:tz=Beijing: conf=2 (+1)")
+        self.assertEqual(out.strip(), "Good feedback on pref:tz=Beijing (global): conf=2 (+1)")
         code, out, _ = self.cli("conflicts", "--json")
         self.assertEqual(json.loads(out)[0]["winner"], "pref:tz=Beijing")
         code, out, _ = self.cli("trending", "--days", "3")
@@ -467,7 +467,8 @@ class SurfacesTest(InsightCase):
         self.assertIn("Promoted:\n  pref:tz=UTC (global) raw -> mature", out)
         code, out, err = self.cli("feedback", "pref:tz=nope", "bad")
         self.assertEqual((code, out), (1, ""))
-        self.assertEqual(err, "instinct: error: no instinct 'pref:tz=nope' (global)\n")
+        self.assertRegex(err, r"^instinct: error: no instinct 'pref:tz=nope' in this project "
+                              r"\([0-9a-f]{12}\), global or universal\n$")
 
     def test_cli_subprocess(self):
         self.seed()
