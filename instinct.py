@@ -96,6 +96,8 @@ MAX_SHORT = 200                   # source, category, setting names
 MAX_IMPORT_BYTES = 128 * 1024 * 1024     # a rules file `import` reads (200k records take ~60 MB)
 MAX_MEMORY_FILE = 1024 * 1024            # one Markdown memory file
 MAX_MEMORY_DIR = 64 * 1024 * 1024        # every Markdown memory file of one import together
+SURFACE_REPEAT_S = 3600           # suggest: the same list shown again within this is one showing
+SURFACE_MAX_EVENTS = 2000         # surface events kept (newest), about 9 MB at most
 MAX_INT_ARG = 10**9               # bound of an integer argument whose Param names none
 
 # Settings stored in the database (`instinct config`); values are integers.
@@ -115,6 +117,10 @@ SETTINGS = {
     "memory_gc_days": (180, "days an archived memory is kept before gc deletes it"),
 }
 _THRESHOLD_KEYS = ("mature_threshold", "rule_threshold")
+# Where a row's threshold comes from, first found wins: `pattern.<pattern>.<threshold>`, then
+# `category.<category>.<threshold>`, then the store-wide setting, then the default. Consolidate
+# (SQL) and explain (Python) both read this order.
+_THRESHOLD_SCOPES = ("pattern", "category")
 
 # Project root markers: version control first (nearest wins), then build files.
 ROOT_MARKERS = (".instinct-project", ".git", ".hg", ".svn", ".jj")
@@ -433,8 +439,20 @@ def _resolve_project(project, default_dir=None):
         f"project {project!r} is neither '' (global), a 12-hex fingerprint, nor an existing directory")
 
 
+_LEVEL_RULE = ((2, "rule"), (1, "mature"))      # (level, threshold): the first one reached wins; else raw
+
+
 def _level_for(confidence, mature, rule):
-    return 2 if confidence >= rule else 1 if confidence >= mature else 0
+    """The level (index into LEVELS, universal aside) a confidence reaches under these thresholds."""
+    th = {"mature": mature, "rule": rule}
+    return next((lv for lv, name in _LEVEL_RULE if confidence >= th[name]), 0)
+
+
+def _level_sql(confidence, mature, rule):
+    """`_level_for` as an SQL expression over the given SQL operands (consolidate's form)."""
+    th = {"mature": mature, "rule": rule}
+    return ("CASE " + " ".join(f"WHEN {confidence} >= {th[name]} THEN {lv}" for lv, name in _LEVEL_RULE)
+            + " ELSE 0 END")
 
 
 # =============================================================================
@@ -1300,6 +1318,18 @@ def _render_markdown(rules):
 # =============================================================================
 # 10. Core API (the seeds' operations)
 # =============================================================================
+# format -> (file written for a directory --write, size limit in bytes, instinct owns the whole file)
+# Limits: Windsurf truncates rule files past 6,000 chars, Codex reads 32 KiB of AGENTS.md in all,
+# a CLAUDE.md block should stay a short preamble, Cursor and SKILL.md bodies are best kept brief.
+_EXPORT_FORMATS = {
+    "json": ("instinct-rules.json", None, True),
+    "markdown": ("instinct-rules.md", None, False),
+    "claude": ("CLAUDE.md", 4000, False),
+    "agents": ("AGENTS.md", 32 * 1024, False),
+    "cursor": (os.path.join(".cursor", "rules", "instinct.mdc"), 12000, True),
+    "windsurf": (os.path.join(".windsurf", "rules", "instinct.md"), 6000, True),
+    "skill": (os.path.join(".claude", "skills", "instinct-rules", "SKILL.md"), 20000, True),
+}
 _COLS = "pattern, category, confidence, promoted, project, source, first_seen, last_seen, metadata"
 
 _SQL_ON_CONFLICT = """
@@ -1430,6 +1460,10 @@ class _Core:
         proj = min(rows, key=lambda r: (r[0] != here, r[0] != "", -r[1], r[0]))[0]
         return p, proj, "project" if proj == here else "global" if proj == "" else "universal"
 
+    def _user_path(self, path):
+        """A path from the user, relative to the store's working directory (every command)."""
+        return os.path.abspath(os.path.join(self.cwd or os.getcwd(), os.path.expanduser(path)))
+
     def _get_row(self, conn, pattern, project):
         return conn.execute(f"SELECT {_COLS} FROM instincts WHERE pattern = ? AND project = ?",
                             (pattern, project)).fetchone()
@@ -1489,7 +1523,7 @@ class _Core:
               "(default: the project of the working directory)"),
         Param("limit", int, "at most this many suggestions (default: the suggest_limit setting, 50)",
               minimum=1),
-        title="Suggest learned habits", read_only=True, idempotent=True,
+        title="Suggest learned habits", idempotent=True,       # it logs what it showed (surface)
         output=_RECORD, list_key="suggestions",
         render=lambda rs: _lines(rs, "suggestion"))
     def suggest(self, project=None, limit=None):
@@ -1533,13 +1567,21 @@ class _Core:
                 break
             k *= 4
         out = out[:limit]
-        if out:               # one event per call: the first 100 shown, for effectiveness (section 13)
-            shown = "\n".join(r["pattern"] + "\t" + r["project"] for r in out[:100])
-            try:
-                self._writing(lambda conn: self._event(conn, "surface", data=shown))
-            except StoreError:
-                pass          # a read-only store still answers
+        if out:               # what was shown, for effectiveness (section 13)
+            self._surface("\n".join(r["pattern"] + "\t" + r["project"] for r in out[:100]))
         return out
+
+    def _surface(self, shown):
+        """Log one showing of suggestions ('pattern<TAB>project' lines) as a `surface` event.
+        The same list shown again within SURFACE_REPEAT_S is the same showing (no new event);
+        consolidate keeps the newest SURFACE_MAX_EVENTS. A read-only store logs nothing."""
+        last = self._read("SELECT ts, data FROM events WHERE kind = 'surface' ORDER BY ts DESC LIMIT 1")
+        if last and last[0][1] == shown and last[0][0] >= _iso(self._clock() - SURFACE_REPEAT_S):
+            return
+        try:
+            self._writing(lambda conn: self._event(conn, "surface", data=shown))
+        except StoreError:
+            pass
 
     def _suggest_filter(self, records, project):
         """Hook: drop records suggest must not show (section 13 drops superseded preferences)."""
@@ -1584,7 +1626,7 @@ class _Core:
         Param("query", str, "words to look for in patterns and categories", required=True,
               positional=True),
         Param("limit", int, "at most this many (default: the list_limit setting, 200)", minimum=1),
-        mcp="search_instincts", title="Search instincts", read_only=True, idempotent=True,
+        mcp="search_instincts", title="Search instincts", idempotent=True,   # indexes new patterns
         output=_RECORD, list_key="instincts", render=lambda rs: _lines(rs, "match"))
     def search(self, query, limit=None):
         """Full-text search over patterns (FTS5 prefix match; substring match without FTS5)."""
@@ -1726,13 +1768,13 @@ class _Core:
         return self._writing(run)
 
     def _threshold_sql(self, settings, which):
-        """SQL expression for a row's threshold: pattern setting, else category, else store-wide."""
+        """SQL expression for a row's threshold, in _THRESHOLD_SCOPES' order, then store-wide."""
         default = int(settings[which])
         parts = []
-        for scope, col in (("pattern", "pattern"), ("category", "category")):
+        for scope in _THRESHOLD_SCOPES:               # the scope names the row's column
             if any(k.startswith(scope + ".") and k.endswith("." + which) for k in settings):
                 parts.append(f"(SELECT CAST(value AS INTEGER) FROM settings WHERE key = "
-                             f"'{scope}.' || i.{col} || '.{which}')")
+                             f"'{scope}.' || i.{scope} || '.{which}')")
         return f"coalesce({', '.join(parts + [str(default)])})" if parts else str(default)
 
     @operation(
@@ -1759,8 +1801,7 @@ class _Core:
             conn.execute("CREATE TEMP TABLE _lv (rid INTEGER PRIMARY KEY, pattern TEXT, project TEXT,"
                          " old INTEGER, new INTEGER)")
             conn.execute(f"INSERT INTO _lv SELECT i.id, i.pattern, i.project, i.promoted,"
-                         f" CASE WHEN i.confidence >= {rule} THEN 2"
-                         f" WHEN i.confidence >= {mature} THEN 1 ELSE 0 END FROM instincts i")
+                         f" {_level_sql('i.confidence', mature, rule)} FROM instincts i")
             conn.execute("UPDATE _lv SET new = 3 WHERE new = 2 AND pattern IN (SELECT pattern FROM _lv"
                          " WHERE new = 2 AND project != '' GROUP BY pattern"
                          " HAVING count(DISTINCT project) >= ?)", (settings["universal_projects"],))
@@ -1791,6 +1832,8 @@ class _Core:
             conn.execute("DELETE FROM events")
         conn.execute("DELETE FROM events WHERE id <= (SELECT max(id) FROM events) - ?",
                      (settings["events_max_rows"],))
+        conn.execute("DELETE FROM events WHERE kind = 'surface' AND ts < (SELECT ts FROM events"
+                     " WHERE kind = 'surface' ORDER BY ts DESC LIMIT 1 OFFSET ?)", (SURFACE_MAX_EVENTS - 1,))
 
     @operation(
         Param("days_inactive", int, "days without an observation before a pattern loses 1",
@@ -1860,7 +1903,7 @@ class _Core:
               minimum=0),
         Param("format", str, "json (records), markdown, or a file agents read: claude (CLAUDE.md "
               "block), agents (AGENTS.md block), cursor (.mdc rule), windsurf (rule), skill (SKILL.md)",
-              default="json", choices=("json", "markdown", "claude", "agents", "cursor", "windsurf", "skill")),
+              default="json", choices=tuple(_EXPORT_FORMATS)),
         Param("project", str, "rules of this project plus global and universal ones ('' = global; "
               "default: every project for json/markdown, the working directory's project otherwise)"),
         Param("category", str, "only this category"),
@@ -1924,7 +1967,7 @@ class _Core:
         if key in SETTINGS:
             return key
         for which in _THRESHOLD_KEYS:
-            for scope in ("category", "pattern"):
+            for scope in _THRESHOLD_SCOPES:
                 pre, suf = scope + ".", "." + which
                 if key.startswith(pre) and key.endswith(suf) and len(key) > len(pre) + len(suf):
                     name = key[len(pre):-len(suf)]
@@ -4447,18 +4490,6 @@ def _merge_yaml(text, entry):
 # 12. Sharing (rules files, import, backup, doctor, gc)
 # =============================================================================
 _BLOCK_BEGIN, _BLOCK_END = "<!-- instinct:begin -->", "<!-- instinct:end -->"
-# format -> (file written for a directory --write, size limit in bytes, instinct owns the whole file)
-# Limits: Windsurf truncates rule files past 6,000 chars, Codex reads 32 KiB of AGENTS.md in all,
-# a CLAUDE.md block should stay a short preamble, Cursor and SKILL.md bodies are best kept brief.
-_EXPORT_FORMATS = {
-    "json": ("instinct-rules.json", None, True),
-    "markdown": ("instinct-rules.md", None, False),
-    "claude": ("CLAUDE.md", 4000, False),
-    "agents": ("AGENTS.md", 32 * 1024, False),
-    "cursor": (os.path.join(".cursor", "rules", "instinct.mdc"), 12000, True),
-    "windsurf": (os.path.join(".windsurf", "rules", "instinct.md"), 6000, True),
-    "skill": (os.path.join(".claude", "skills", "instinct-rules", "SKILL.md"), 20000, True),
-}
 _SKILL_NAME = "instinct-rules"
 _ABOUT = "Habits learned by instinct from repeated work in this project"
 _SKILL_DESCRIPTION = (
@@ -4526,8 +4557,6 @@ def _agent_text(fmt, rules, budget, name=_SKILL_NAME):
 
 def _export(store, min_confidence, fmt, project, category, write, force):
     """The body of export_rules (section 10): select, render, optionally write."""
-    if fmt not in _EXPORT_FORMATS:
-        raise ValidationError(f"format must be one of: {', '.join(_EXPORT_FORMATS)}")
     if isinstance(min_confidence, bool) or not isinstance(min_confidence, int) or min_confidence < 0:
         raise ValidationError("min_confidence must be a whole number >= 0")
     cat = _check_category(category) if category is not None else None
@@ -4811,10 +4840,6 @@ _DOCTOR_CHECK = _obj({"name": _STR, "ok": _BOOL, "level": _STR, "detail": _STR},
 
 class _Sharing(_Core):
     """Operations that carry learned rules to other agents, machines and years."""
-
-    def _user_path(self, path):
-        """A path from the user, relative to the store's working directory."""
-        return os.path.abspath(os.path.join(self.cwd or os.getcwd(), os.path.expanduser(path)))
 
     def _db_bytes(self):
         return sum(os.path.getsize(self.path + s) for s in ("", "-wal") if os.path.exists(self.path + s))
@@ -5166,10 +5191,6 @@ class _Sharing(_Core):
         `ok` is false when a check failed (the CLI then exits 1); warnings
         (loose file modes, a large WAL, unapplied aliases) leave it true.
         """
-        try:
-            self._fts_sync()
-        except InstinctError:
-            pass                   # the checks below report what is wrong
         checks = []
 
         def add(name, level, detail):
@@ -5207,13 +5228,18 @@ class _Sharing(_Core):
         def fts():
             if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'").fetchone():
                 return add("fts", "ok", "no FTS5 index (search uses LIKE)")
+            lazy = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'fts_state'").fetchone()
+            mark = conn.execute("SELECT indexed_id FROM fts_state").fetchone()[0] if lazy else 2**62
+            rows, new, docs = conn.execute(        # rows above the mark wait for the next sync
+                "SELECT count(*), coalesce(sum(id > ?), 0), (SELECT count(*) FROM instincts_fts_docsize)"
+                " FROM instincts", (mark,)).fetchone()
+            # against the table only when every row is indexed; else the index's own structure
             self._db.retry(conn.execute, "INSERT INTO instincts_fts(instincts_fts, rank)"
-                                         " VALUES ('integrity-check', 1)")
-            rows, docs = conn.execute("SELECT (SELECT count(*) FROM instincts),"
-                                      " (SELECT count(*) FROM instincts_fts_docsize)").fetchone()
-            add("fts", "ok" if rows == docs else "error",
-                f"index in sync with {rows} patterns" if rows == docs
-                else f"index holds {docs} entries for {rows} patterns; run: instinct gc")
+                                         f" VALUES ('integrity-check', {0 if new else 1})")
+            add("fts", "ok" if rows - new == docs else "error",
+                (f"index in sync with {rows - new} patterns" + (f" ({new} newer ones are indexed by"
+                 " the next search or consolidate)" if new else "")) if rows - new == docs
+                else f"index holds {docs} entries for {rows - new} patterns; run: instinct gc")
 
         def wal():
             size = os.path.getsize(self.path + "-wal") if os.path.exists(self.path + "-wal") else 0
@@ -5559,13 +5585,14 @@ class _Insight(_Core):
     def _thresholds(self, pattern, category):
         """Each threshold of one row with where it comes from, in consolidate's order.
 
-        A pattern setting, else a category setting, else the store-wide setting,
-        else the built-in default (see _Core._threshold_sql).
+        _THRESHOLD_SCOPES (a pattern setting, else a category setting), else the
+        store-wide setting, else the built-in default.
         """
         names = {"mature": "mature_threshold", "rule": "rule_threshold",
                  "universal_projects": "universal_projects"}
+        row = {"pattern": pattern, "category": category}
         cands = {name: ([] if name == "universal_projects" else
-                        [("pattern", f"pattern.{pattern}.{which}"), ("category", f"category.{category}.{which}")])
+                        [(scope, f"{scope}.{row[scope]}.{which}") for scope in _THRESHOLD_SCOPES])
                  + [("store", which)] for name, which in names.items()}
         keys = [k for c in cands.values() for _, k in c]
         stored = dict(self._read(f"SELECT key, value FROM settings WHERE key IN ({','.join('?' * len(keys))})",
@@ -5970,6 +5997,10 @@ def _mem_words(text):
 def _mem_key(kind, mtype, project, text):
     from zlib import crc32
     return crc32(f"{kind}\x1f{mtype}\x1f{project}\x1f{text}".encode())
+
+
+_MEM_PER_KEY = 200         # remember: newest memories read per key when looking for a repeat
+_MEM_CANDIDATES = 64       # ... of which this many (sharing the most keys) are compared
 
 
 def _mem_keys(mtype, project, title, content, name=""):
@@ -6443,12 +6474,24 @@ class _Memory(_Core):
         return mid
 
     def _mem_repeat(self, conn, f, proj, keys):
-        """The stored memory `f` repeats (same type and scope, same title or 80% of its words)."""
+        """The stored memory `f` repeats (same type and scope, same title or 80% of its words).
+
+        Candidates are the newest _MEM_PER_KEY memories holding each key (an index range each,
+        so the cost does not grow with how many similar memories are stored); the
+        _MEM_CANDIDATES sharing the most keys, newest first, are compared word by word.
+        """
+        shared = {}
+        for k in keys:
+            for (mid,) in conn.execute("SELECT memory_id FROM memory_keys WHERE key = ?"
+                                       " ORDER BY memory_id DESC LIMIT ?", (k, _MEM_PER_KEY)):
+                shared[mid] = shared.get(mid, 0) + 1
+        ids = sorted(shared, key=lambda m: (-shared[m], -m))[:_MEM_CANDIDATES]
+        if not ids:
+            return None
         rows = conn.execute(
-            f"SELECT DISTINCT m.id, m.title, m.content, m.archived FROM memory_keys k JOIN memories m"
-            f" ON m.id = k.memory_id WHERE k.key IN ({','.join('?' * len(keys))}) AND m.type = ?"
-            f" AND m.project = ? AND m.superseded_by IS NULL ORDER BY m.archived, m.id DESC",
-            (*keys, f["type"], proj)).fetchall()
+            f"SELECT id, title, content, archived FROM memories WHERE id IN ({','.join('?' * len(ids))})"
+            f" AND type = ? AND project = ? AND superseded_by IS NULL ORDER BY archived, id DESC",
+            (*ids, f["type"], proj)).fetchall()
         title = _mem_words(f["title"])
         words = set(_mem_words(f["title"] + " " + f["content"]))
         best, best_j = None, _MEM_JACCARD
@@ -6812,7 +6855,7 @@ class _Memory(_Core):
         """
         _check_text(path, "path", 4096, empty_ok=False)
         default = _resolve_project(project, self.cwd)
-        p = os.path.abspath(os.path.expanduser(path))
+        p = self._user_path(path)
         try:
             files = ([os.path.join(p, n) for n in sorted(os.listdir(p)) if n.endswith(".md")
                       and os.path.isfile(os.path.join(p, n))] if os.path.isdir(p) else [p])
@@ -6921,7 +6964,7 @@ class _Memory(_Core):
         for it in items:                     # two titles with one default name: tell them apart
             if not it[2] and scopes[(it[0]["type"], it[0]["project"], it[1])] > 1:
                 it[1] += "-" + _mem_digest(it[0])
-        d = os.path.abspath(os.path.expanduser(dir))
+        d = self._user_path(dir)
         used, written, same = set(), 0, 0
         for r, name, _ in sorted(items, key=lambda it: (it[1], it[0]["project"], it[0]["title"],
                                                         it[0]["content"], it[0]["id"])):
@@ -6992,6 +7035,23 @@ def _json_object_arg(text):
     return v
 
 
+def _take_db(argv):
+    """argv -> (the --db value or None, argv without it): the one reading of --db outside
+    argparse (the fast paths and the choice of which subcommand parser to build)."""
+    db, rest, i = None, [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--db" and i + 1 < len(argv):
+            db, i = argv[i + 1], i + 2
+            continue
+        if a.startswith("--db="):
+            db = a[5:]
+        else:
+            rest.append(a)
+        i += 1
+    return db, rest
+
+
 def build_parser(argv=None):
     """The argparse parser; with argv, only the subcommand argv names is fully built (fast start)."""
     import argparse
@@ -7007,9 +7067,7 @@ def build_parser(argv=None):
                     "consolidate them into habits, suggest them back.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     names = {op.cli: op for op in OPERATIONS.values()}
-    args = list(argv or [])
-    wanted = next((a for i, a in enumerate(args) if (a in names or a in _CLI_EXTRAS)
-                   and (i == 0 or args[i - 1] != "--db")), None)
+    wanted = next((a for a in _take_db(list(argv or []))[1] if a in names or a in _CLI_EXTRAS), None)
     for cli, op in names.items():
         if wanted and cli != wanted:
             continue
@@ -7045,7 +7103,8 @@ def _fast_args(argv):
     """Parse the common forms of `[--db P] [--json] COMMAND args` from the operation table
     without argparse (it costs a few ms per process); None means "let argparse decide"
     (help, errors, unusual forms), so both parsers read the same Params."""
-    db, as_json, i = None, False, 0
+    db, argv = _take_db(argv)
+    as_json, i = False, 0
     names = {op.cli: op for op in OPERATIONS.values()}
     op, positional, kwargs = None, [], {}
     while i < len(argv):
@@ -7053,10 +7112,6 @@ def _fast_args(argv):
         i += 1
         if a == "--json":
             as_json = True
-        elif a == "--db" and i < len(argv):
-            db, i = argv[i], i + 1
-        elif a.startswith("--db="):
-            db = a[5:]
         elif op is None:
             op = names.get(a)
             if op is None:
@@ -7141,12 +7196,8 @@ def _cli(argv, close=True):
     if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
         return _run_hook(argv[1:], close=close)      # hot path: no argparse
     if "serve" in argv[:3] and not {"-h", "--help"} & set(argv):   # clients spawn it per window
-        rest, db = [a for a in argv if a != "serve"], None
-        if len(rest) == 2 and rest[0] == "--db":
-            db, rest = rest[1], []
-        elif len(rest) == 1 and rest[0].startswith("--db="):
-            db, rest = rest[0][5:], []
-        if not rest and argv.count("serve") == 1:
+        db, rest = _take_db(argv)
+        if rest == ["serve"]:
             return serve(InstinctStore(db))
     fast = _fast_args(argv)
     if fast is not None:

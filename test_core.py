@@ -13,6 +13,8 @@ import subprocess
 import sys
 import time
 import unittest
+from pathlib import Path
+from unittest import mock
 
 import instinct
 from instinct import InstinctStore, NotFoundError, StoreError, ValidationError
@@ -272,6 +274,137 @@ class TestOnePatternLookup(_TempDB):
                 r = self.run_cli(*cmd, cwd=str(self.repo), env=env)
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertIn(want, r.stdout)
+
+
+class TestMemoryCore(_TempDB):
+    def _similar(self, store, n):
+        """n episodes sharing most of their words (templated), written straight into the tables."""
+        conn = store._db.conn
+        now = instinct._iso(self.clock())
+        with store._db.write() as c:
+            for i in range(n):
+                title = f"episode {i}"
+                content = (f"Task: fix flaky test number{i} in module m{i % 7}. Steps: run pytest,"
+                           " read the failure, fix the import, rerun pytest. Outcome: green")
+                mid = c.execute("INSERT INTO memories (type, title, content, project, created, updated)"
+                                " VALUES ('episode', ?, ?, '', ?, ?)", (title, content, now, now)).lastrowid
+                c.executemany("INSERT OR IGNORE INTO memory_keys (key, memory_id) VALUES (?, ?)",
+                              [(k, mid) for k in instinct._mem_keys("episode", "", title, content)])
+        return conn
+
+    def _steps_of_remember(self, n):
+        store = self.open(self.tmp / f"m{n}.db")
+        conn = self._similar(store, n)
+        steps = [0]
+
+        def tick():
+            steps[0] += 1
+        conn.set_progress_handler(tick, 10)
+        r = store.remember("episode", "another episode", "Task: fix flaky test number0 in module m0."
+                           " Steps: run pytest, read the failure, fix the import, rerun pytest. Outcome: green")
+        conn.set_progress_handler(None, 0)
+        return steps[0], r
+
+    def test_remember_does_not_slow_down_with_similar_memories(self):
+        small, r1 = self._steps_of_remember(300)
+        large, r2 = self._steps_of_remember(2400)       # 8x the similar memories
+        self.assertEqual((r1["status"], r2["status"]), ("reinforced", "reinforced"))
+        self.assertLess(large, small * 2, (small, large))   # linear would be ~8x
+
+    def test_memory_files_resolve_against_the_working_directory(self):
+        work = self.tmp / "work"
+        work.mkdir()
+        s = self.open(cwd=str(work))
+        s.remember("user", "Prefers tabs", "Indent with tabs.")
+        out = s.export_memories("notes")
+        self.assertTrue((work / "notes").is_dir(), out)
+        other = self.open(self.tmp / "other.db", cwd=str(work))
+        got = other.import_memories("notes")
+        self.assertEqual(other.memories()[0]["title"], "Prefers tabs", got)
+        r = self.run_cli("export-memories", "cli-notes", cwd=str(work))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue((work / "cli-notes").is_dir())
+
+
+class TestReadersWriteLittle(_TempDB):
+    def test_suggest_logs_a_showing_once_and_keeps_the_log_bounded(self):
+        for _ in range(5):
+            self.store.observe("seq:x")
+        self.store.consolidate()
+        surface = "SELECT count(*) FROM events WHERE kind = 'surface'"
+        for _ in range(50):
+            self.store.suggest(project="")
+        self.assertEqual(self.sql(surface), [(1,)])        # the same list again: the same showing
+        self.clock.advance(seconds=instinct.SURFACE_REPEAT_S + 1)
+        self.store.suggest(project="")
+        self.assertEqual(self.sql(surface), [(2,)])
+        with mock.patch.object(instinct, "SURFACE_MAX_EVENTS", 3):
+            for i in range(6):
+                self.clock.advance(seconds=instinct.SURFACE_REPEAT_S + 1)
+                self.store.suggest(project="")
+            self.assertEqual(self.sql(surface), [(8,)])
+            self.store.consolidate()
+            self.assertEqual(self.sql(surface), [(3,)])
+        self.assertEqual(self.store.effectiveness()["surfaced"], 3)
+
+    def test_doctor_writes_nothing_and_annotations_are_true(self):
+        self.store.observe("seq:new-pattern")             # not yet in the search index
+        before = self.sql("SELECT count(*) FROM instincts_fts_docsize") if self.store._fts() else None
+        def files():
+            return [(self.tmp / n).read_bytes() if (self.tmp / n).exists() else None
+                    for n in ("t.db", "t.db-wal")]
+        self.store._db.conn
+        was = files()
+        r = self.store.doctor()
+        self.assertTrue(r["ok"], r)
+        self.assertEqual(files(), was)                      # not a byte written
+        if before is not None:
+            self.assertEqual(self.sql("SELECT count(*) FROM instincts_fts_docsize"), before)
+            fts = next(c for c in r["checks"] if c["name"] == "fts")
+            self.assertIn("1 newer ones are indexed", fts["detail"])
+        ops = instinct.OPERATIONS
+        self.assertTrue(ops["doctor"].read_only)
+        self.assertFalse(ops["suggest"].read_only)         # it logs what it showed
+        self.assertFalse(ops["search"].read_only)          # it indexes new patterns
+
+
+class TestOneSource(_TempDB):
+    def test_level_rule_in_sql_matches_python(self):
+        con = sqlite3.connect(":memory:")
+        for mature, rule in ((5, 10), (1, 1), (3, 2), (7, 7)):
+            for conf in range(0, 13):
+                with self.subTest(conf=conf, mature=mature, rule=rule):
+                    (sql,), = con.execute("SELECT " + instinct._level_sql(str(conf), str(mature), str(rule)))
+                    self.assertEqual(sql, instinct._level_for(conf, mature, rule))
+        con.close()
+
+    def test_threshold_precedence_explain_matches_consolidate(self):
+        for _ in range(4):
+            self.store.observe("seq:a", category="build")
+        self.store.config("mature_threshold", "6")
+        self.store.config("category.build.mature_threshold", "4")
+        self.store.consolidate()
+        e = self.store.explain("seq:a", project="")
+        self.assertEqual((e["level"], e["thresholds"]["mature"]["from"]), ("mature", "category"))
+        self.store.config("pattern.seq:a.mature_threshold", "5")
+        self.store.consolidate()
+        e = self.store.explain("seq:a", project="")
+        self.assertEqual((e["level"], e["thresholds"]["mature"]["from"]), ("raw", "pattern"))
+
+    def test_db_is_read_the_same_everywhere(self):
+        self.assertEqual(instinct._take_db(["--db", "x", "observe", "p"]), ("x", ["observe", "p"]))
+        self.assertEqual(instinct._take_db(["observe", "--db=y", "p"]), ("y", ["observe", "p"]))
+        self.assertEqual(instinct._take_db(["observe", "--db"]), (None, ["observe", "--db"]))
+        other = self.tmp / "other.db"
+        for args in (["observe", "seq:a", "--db", str(other)], ["--db=" + str(other), "observe", "seq:a"],
+                     ["observe", "--db=" + str(other), "seq:a", "--json"]):
+            with self.subTest(args=args):
+                out, err = io.StringIO(), io.StringIO()
+                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                    self.assertEqual(instinct.main(args), 0, err.getvalue())
+        self.assertEqual(self.open(other).get("seq:a", project="")["confidence"], 3)
+        self.assertEqual(instinct.OPERATIONS["export_rules"].known["format"].choices,
+                         tuple(instinct._EXPORT_FORMATS))
 
 
 if __name__ == "__main__":

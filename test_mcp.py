@@ -694,7 +694,9 @@ class TestTools(ServerTestCase):
                             self.assertNotIn("annotations", t)
                 tools = {t["name"]: t for t in res["tools"]}
                 if v >= "2025-03-26":
-                    self.assertTrue(tools["suggest"]["annotations"]["readOnlyHint"])
+                    self.assertTrue(tools["stats"]["annotations"]["readOnlyHint"])
+                    # suggest logs what it showed (the surface event): annotated truthfully (issue 12)
+                    self.assertFalse(tools["suggest"]["annotations"]["readOnlyHint"])
                     self.assertFalse(tools["observe"]["annotations"]["readOnlyHint"])
                     self.assertTrue(tools["forget"]["annotations"]["destructiveHint"])
                 self.assertEqual(tools["observe"]["inputSchema"]["required"], ["pattern"])
