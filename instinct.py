@@ -7276,6 +7276,16 @@ def _run_op(op, kwargs, db, as_json, close):
 # 17. MCP stdio server
 # =============================================================================
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")   # newest first
+# The stateless revision: no initialize; version and capabilities ride in every request's
+# _meta (the "envelope"). Which era a request belongs to is decided per request.
+MODERN_VERSIONS = ("2026-07-28",)
+_M_VERSION = "io.modelcontextprotocol/protocolVersion"
+_M_CAPS = "io.modelcontextprotocol/clientCapabilities"
+_M_INFO = "io.modelcontextprotocol/clientInfo"
+_M_LOG = "io.modelcontextprotocol/logLevel"
+_M_SERVER = "io.modelcontextprotocol/serverInfo"
+_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+_UNSUPPORTED_VERSION = -32022
 MAX_LINE = 16 * 1024 * 1024
 MAX_DEPTH = 512                              # JSON nesting accepted on input
 _PARSE_ERROR, _INVALID_REQUEST, _METHOD_NOT_FOUND = -32700, -32600, -32601
@@ -7312,6 +7322,7 @@ class _ToolReply(dict):
     the text copy. `_reply_line` splices that text in instead of encoding the object twice."""
 
     __slots__ = ("text",)
+    KEYS = ("content", "isError", "structuredContent")
 
     def __init__(self, text, structured):
         super().__init__(content=[{"type": "text", "text": text}], isError=False,
@@ -7329,9 +7340,11 @@ def _reply_line(reply, _enc=[]):
     res = reply.get("result") if type(reply) is dict else None
     if type(res) is _ToolReply and len(reply) == 3 and res.text.isascii():
         # ASCII text is exactly what encoding structuredContent here would give: splice it
+        more = "".join(",%s:%s" % (enc(k), enc(v)) for k, v in res.items()
+                       if k not in _ToolReply.KEYS) if len(res) > 3 else ""
         return ('{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}],'
-                '"isError":false,"structuredContent":%s}}\n'
-                % (enc(reply["id"]), enc(res.text), res.text)).encode("ascii")
+                '"isError":false,"structuredContent":%s%s}}\n'
+                % (enc(reply["id"]), enc(res.text), res.text, more)).encode("ascii")
     return (enc(reply) + "\n").encode("ascii")
 
 
@@ -7432,10 +7445,19 @@ class _Server:
 
     # -- methods ----------------------------------------------------------------
     def dispatch(self, method, params):
+        if method == "initialize":             # a legacy session starts, envelope or not
+            return self.initialize(params)
+        meta = params.get("_meta")
+        if type(meta) is dict:
+            if _M_VERSION in meta:
+                return self.modern(method, params, meta)
+            if _M_CAPS in meta or _M_INFO in meta:
+                raise _RpcError(_INVALID_PARAMS, f"Invalid params: _meta lacks {_M_VERSION}")
+        if method == "server/discover":        # exists only in the modern era
+            raise _RpcError(_INVALID_PARAMS, f"Invalid params: server/discover needs _meta with "
+                            f"{_M_VERSION} and {_M_CAPS}")
         if method == "ping":
             return {}
-        if method == "initialize":
-            return self.initialize(params)
         if self.version is None:
             raise _RpcError(_INVALID_REQUEST, "server not initialized: send initialize first")
         handler = _METHODS.get(method)
@@ -7449,11 +7471,41 @@ class _Server:
             raise _RpcError(_INVALID_PARAMS, "Invalid params: protocolVersion must be a string")
         self.version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
         self._tools = {}
-        return {"protocolVersion": self.version,
-                "capabilities": {"tools": {"listChanged": False},
-                                 "resources": {"subscribe": False, "listChanged": False},
-                                 "prompts": {"listChanged": False}},
-                "serverInfo": {"name": "instinct", "title": "instinct", "version": __version__},
+        return {"protocolVersion": self.version, "capabilities": _capabilities(),
+                "serverInfo": dict(_SERVER_INFO), "instructions": INSTRUCTIONS}
+
+    def modern(self, method, params, meta):
+        """A 2026-07-28 request: check the envelope, serve it statelessly, mark the result."""
+        caps = meta.get(_M_CAPS)
+        if type(caps) is not dict:
+            raise _RpcError(_INVALID_PARAMS, f"Invalid params: _meta lacks {_M_CAPS} (an object)")
+        asked = meta[_M_VERSION]
+        if not isinstance(asked, str):
+            raise _RpcError(_INVALID_PARAMS, f"Invalid params: {_M_VERSION} must be a string")
+        if asked not in MODERN_VERSIONS:
+            raise _RpcError(_UNSUPPORTED_VERSION, "Unsupported protocol version",
+                            {"supported": list(MODERN_VERSIONS), "requested": asked})
+        level = meta.get(_M_LOG)
+        if level is not None and level not in _LOG_LEVELS:
+            raise _RpcError(_INVALID_PARAMS, f"Invalid params: {_M_LOG} must be one of: "
+                            + ", ".join(_LOG_LEVELS))
+        handler = _MODERN_METHODS.get(method)
+        if handler is None:
+            raise _RpcError(_METHOD_NOT_FOUND, f"Method not found: {method}")
+        legacy = self.version
+        self.version = asked                  # nothing from earlier requests is used
+        try:
+            result = handler(self, params)
+        finally:
+            self.version = legacy
+        result["resultType"] = "complete"
+        if method in _CACHEABLE:
+            result["ttlMs"], result["cacheScope"] = _CACHEABLE[method], "private"
+        result["_meta"] = {_M_SERVER: _SERVER_INFO}
+        return result
+
+    def discover(self, params):
+        return {"supportedVersions": list(MODERN_VERSIONS), "capabilities": _capabilities(),
                 "instructions": INSTRUCTIONS}
 
     def _at_least(self, version):
@@ -7543,8 +7595,9 @@ class _Server:
             elif uri == "instinct://stats":
                 data = s.stats()
                 md = "```\n" + _render_stats(data) + "\n```\n"
-            else:
-                raise _RpcError(_RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
+            else:                              # the stateless revision made it -32602
+                code = _INVALID_PARAMS if self.version in MODERN_VERSIONS else _RESOURCE_NOT_FOUND
+                raise _RpcError(code, f"Resource not found: {uri}", {"uri": uri})
         except InstinctError as e:
             raise _RpcError(_INTERNAL_ERROR, f"could not read {uri}: {e}") from None
         return {"contents": [{"uri": uri, "mimeType": "application/json", "text": _dumps(data)},
@@ -7576,6 +7629,19 @@ _METHODS = {"tools/list": _Server.tools_list, "tools/call": _Server.tools_call,
             "resources/list": _Server.resources_list, "resources/read": _Server.resources_read,
             "resources/templates/list": _Server.templates_list,
             "prompts/list": _Server.prompts_list, "prompts/get": _Server.prompts_get}
+# 2026-07-28: ping, logging/setLevel and resources/(un)subscribe are gone; discover is new
+_MODERN_METHODS = dict(_METHODS, **{"server/discover": _Server.discover})
+_STATIC_TTL = 3600 * 1000                   # lists fixed for the process's life
+_CACHEABLE = {"server/discover": _STATIC_TTL, "tools/list": _STATIC_TTL,
+              "prompts/list": _STATIC_TTL, "resources/list": _STATIC_TTL,
+              "resources/templates/list": _STATIC_TTL, "resources/read": 0}
+_SERVER_INFO = {"name": "instinct", "title": "instinct", "version": __version__}
+
+
+def _capabilities():
+    return {"tools": {"listChanged": False},
+            "resources": {"subscribe": False, "listChanged": False},
+            "prompts": {"listChanged": False}}
 
 
 _TOOLS = {}                          # MCP tool name -> Operation, filled on first use

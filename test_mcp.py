@@ -154,7 +154,8 @@ def check_message(msg, version, allow_array=False):
         e = msg["error"]
         if not (isinstance(e, dict) and isinstance(e.get("code"), int) and isinstance(e.get("message"), str)):
             probs.append(f"malformed error {e!r:.100}")
-        elif -32099 <= e["code"] <= -32020:
+        elif -32099 <= e["code"] <= -32020 and not (       # only a modern request's -32022
+                e["code"] == -32022 and (e.get("data") or {}).get("supported") == ["2026-07-28"]):
             probs.append(f"error code {e['code']} is reserved by 2026-07-28")
         if "id" not in msg and version != "2025-11-25":
             probs.append("error without id before 2025-11-25")
@@ -969,6 +970,163 @@ sys.exit(instinct.main(["serve"]))
 """
 
 
+MODERN = "2026-07-28"
+ENV = {"io.modelcontextprotocol/protocolVersion": MODERN,
+       "io.modelcontextprotocol/clientCapabilities": {}}
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+
+
+def modern(mid, method, params=None, meta=None):
+    p = dict(params or {})
+    p["_meta"] = dict(ENV) if meta is None else meta
+    return req(mid, method, p)
+
+
+class TestModernEra(ServerTestCase):
+    """The stateless revision 2026-07-28 beside the legacy ones (reference mcp-2026-07-28.md)."""
+
+    def ask(self, s, method, params=None, meta=None):
+        mid = s.next_id()
+        s.send(modern(mid, method, params, meta))
+        r = s.recv()
+        self.assertEqual(r.get("id"), mid, r)
+        return r
+
+    def assertModernResult(self, r, cacheable):
+        self.assertIn("result", r, r)
+        res = r["result"]
+        self.assertEqual(res["resultType"], "complete")
+        self.assertEqual(res["_meta"][SERVER_INFO_KEY]["name"], "instinct")
+        self.assertIsInstance(res["_meta"][SERVER_INFO_KEY]["version"], str)
+        if cacheable:
+            self.assertIs(type(res["ttlMs"]), int)
+            self.assertGreaterEqual(res["ttlMs"], 0)
+            self.assertIn(res["cacheScope"], ("public", "private"))
+        else:
+            self.assertNotIn("ttlMs", res)
+            self.assertNotIn("cacheScope", res)
+        return res
+
+    def test_discover_first_then_initialize(self):                           # 2026 10.1
+        s = self.server(None)
+        r = self.ask(s, "server/discover")
+        res = self.assertModernResult(r, cacheable=True)
+        self.assertEqual(res["supportedVersions"], [MODERN])
+        self.assertEqual(set(res["capabilities"]), {"tools", "resources", "prompts"})
+        self.assertNotIn("serverInfo", res)              # only in result _meta
+        self.assertIsInstance(res["instructions"], str)
+        s.init()                                          # the same process still shakes hands
+        self.assertTrue(s.result("tools/list")["tools"])
+
+    def test_bad_envelopes(self):                                            # 2026 10.2, 10.3
+        s = self.server(None)
+        V, C = "io.modelcontextprotocol/protocolVersion", "io.modelcontextprotocol/clientCapabilities"
+        for meta in ({}, {V: MODERN}, {C: {}}, {V: 7, C: {}}, {V: MODERN, C: []},
+                     {"io.modelcontextprotocol/clientInfo": {"name": "x", "version": "1"}}):
+            with self.subTest(meta=meta):
+                r = self.ask(s, "server/discover", meta=meta)
+                s.version = None
+                self.assertError(r, -32602, r["id"])
+        for params in (None, {}):                         # bare discover: modern-only method
+            r = s.call("server/discover", params)
+            self.assertError(r, -32602, r["id"])
+        for v in ("v999", "2025-11-25", "1900-01-01"):
+            with self.subTest(version=v):
+                r = self.ask(s, "tools/list", meta={V: v, C: {}})
+                self.assertEqual(r["error"]["code"], -32022, r)
+                self.assertEqual(r["error"]["data"], {"supported": [MODERN], "requested": v})
+        r = self.ask(s, "tools/list", meta=dict(ENV, **{"io.modelcontextprotocol/logLevel": "verbose"}))
+        self.assertError(r, -32602, r["id"])
+        r = self.ask(s, "tools/list", meta=dict(ENV, **{"io.modelcontextprotocol/logLevel": "debug"}))
+        self.assertModernResult(r, cacheable=True)       # and no notifications/message line
+        s.assert_silent()
+
+    def test_every_method_marks_its_result(self):                            # 2026 10.4
+        s = self.server(None)                             # no initialize at all
+        tools = self.assertModernResult(self.ask(s, "tools/list"), True)["tools"]
+        self.assertTrue(tools)
+        self.assertNotIn("nextCursor", self.ask(s, "tools/list")["result"])
+        for t in tools:
+            self.assertIn("outputSchema", t)
+        self.assertModernResult(self.ask(s, "resources/list"), True)
+        self.assertModernResult(self.ask(s, "resources/templates/list"), True)
+        self.assertModernResult(self.ask(s, "prompts/list"), True)
+        res = self.assertModernResult(self.ask(s, "resources/read", {"uri": "instinct://stats"}), True)
+        self.assertEqual(res["ttlMs"], 0)                 # it changes with every observe
+        self.assertModernResult(self.ask(s, "prompts/get", {"name": "session_briefing"}), False)
+        res = self.assertModernResult(self.ask(s, "tools/call", {"name": "observe", "arguments": {
+            "pattern": "seq:a->b", "source": "t"}}), False)
+        self.assertIs(res["isError"], False)
+        self.assertEqual(json.loads(res["content"][0]["text"]), res["structuredContent"])
+        self.assertEqual(res["structuredContent"]["pattern"], "seq:a->b")
+        res = self.assertModernResult(self.ask(s, "tools/call", {"name": "observe", "arguments": {
+            "pattern": "seq:\u00e9->\u00fc", "source": "t"}}), False)   # non-ASCII: plain encoding
+        self.assertEqual(res["structuredContent"]["pattern"], "seq:\u00e9->\u00fc")
+
+    def test_removed_and_unknown_methods(self):                               # 2026 10.5, 10.8
+        s = self.server(None)
+        for method in ("ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe",
+                       "foo/bar", "subscriptions/listen", "completion/complete", "initialize/x"):
+            with self.subTest(method=method):
+                r = self.ask(s, method, {"uri": "instinct://stats", "level": "debug"})
+                self.assertError(r, -32601, r["id"])
+
+    def test_errors_per_era(self):                                           # 2026 10.6, 10.7
+        s = self.server(None)
+        r = self.ask(s, "resources/read", {"uri": "x://missing"})
+        self.assertError(r, -32602, r["id"])
+        self.assertEqual(r["error"]["data"], {"uri": "x://missing"})
+        r = self.ask(s, "tools/call", {"name": "nope", "arguments": {}})
+        self.assertError(r, -32602, r["id"])
+        res = self.assertModernResult(self.ask(s, "tools/call", {"name": "observe",
+                                                                  "arguments": {"pattern": 5}}), False)
+        self.assertIs(res["isError"], True)
+        self.assertNotIn("structuredContent", res)
+        s.init()                                          # legacy keeps -32002
+        r = s.call("resources/read", {"uri": "x://missing"})
+        self.assertError(r, -32002, r["id"])
+
+    def test_eras_mix_in_one_process(self):                                  # 2026 10.11-10.13
+        s = self.server(None)
+        r = s.call("tools/list")                          # un-enveloped before initialize
+        self.assertError(r, -32600, r["id"])
+        self.assertModernResult(self.ask(s, "tools/list"), True)
+        legacy = s.init("2025-11-25")                     # enveloped request, then initialize
+        self.assertEqual(legacy["protocolVersion"], "2025-11-25")
+        self.assertNotIn("resultType", legacy)
+        for method in ("tools/list", "resources/list", "prompts/list"):
+            res = s.result(method)
+            for k in ("resultType", "ttlMs", "cacheScope", "_meta"):
+                self.assertNotIn(k, res)
+        res = s.tool("stats")
+        self.assertNotIn("resultType", res)
+        self.assertEqual(set(res), {"content", "isError", "structuredContent"})
+        self.assertModernResult(self.ask(s, "tools/list"), True)     # after legacy initialize
+        self.assertEqual(s.call("ping")["result"], {})     # the legacy session is unchanged
+        # an envelope on initialize itself is still the legacy handshake
+        mid = s.next_id()
+        s.send(modern(mid, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                          "clientInfo": {"name": "t", "version": "0"}}))
+        r = s.recv()
+        self.assertEqual(r["result"]["protocolVersion"], "2025-06-18")
+        self.assertNotIn("resultType", r["result"])
+
+    def test_legacy_replies_byte_for_byte(self):                            # 2026 10.13
+        s = self.server(None)
+        s.send(init_msg("2025-11-25"), INITIALIZED, req(2, "tools/call", {"name": "stats"}),
+               req(3, "resources/read", {"uri": "instinct://rules"}))
+        lines = [s.recv_line() for _ in range(3)]
+        for line in lines:
+            for key in (b'"resultType"', b'"ttlMs"', b'"cacheScope"', b'"_meta"'):
+                self.assertNotIn(key, line)
+
+    def test_probe_then_eof_exits_cleanly(self):                             # 2026 §8 (TS probe)
+        s = self.server(None)
+        s.send(modern("server-discover-probe-1", "server/discover"))
+        self.assertModernResult(s.recv(), True)
+        self.assertEqual(s.close(), 0)
+
+
 @unittest.skipIf(os.name == "nt", "uses echo")
 class TestStdoutGuard(ServerTestCase):
     def test_stray_output_goes_to_stderr(self):                               # 10.26
@@ -1151,7 +1309,8 @@ class Fuzzer:
                                  "notifications/initialized", "server/discover", "sampling/createMessage",
                                  "logging/setLevel", "completion/complete", "resources/subscribe",
                                  "\ud800", "PING", "ping "])
-            self.add(req(mid, method, {}), (mid, -32601))
+            # server/discover exists (2026-07-28) but needs the _meta envelope: -32602 without
+            self.add(req(mid, method, {}), (mid, -32602 if method == "server/discover" else -32601))
         elif kind == 10:                                        # notifications with odd fields
             m = {"jsonrpc": "2.0", "method": rng.choice(["notifications/initialized", "notifications/x",
                                                          "notifications/cancelled", "ping", "tools/call",
@@ -1424,7 +1583,10 @@ class TestPythonSdk(InteropTestCase):
                 "env": {"INSTINCT_DB": os.path.join(self.tmp, "instinct.db"), "HOME": self.tmp,
                         "PATH": os.environ.get("PATH", "")},
                 "calls": call_plan(tools, self.tmp), "prompt": "session_briefing"}
-        for mode in ("auto", "legacy"):          # auto probes server/discover, then initialize
+        # auto probes server/discover and goes modern; "2026-07-28" skips the probe; legacy
+        # is the initialize handshake (SDK 1.x has only that)
+        expect = {"auto": MODERN, "2026-07-28": MODERN, "legacy": NEWEST}
+        for mode in ("auto", "2026-07-28", "legacy"):
             with self.subTest(mode=mode):
                 plan["env"]["INSTINCT_DB"] = os.path.join(self.tmp, f"sdk-{mode}.db")
                 p = subprocess.run([py, os.path.join(HERE, "tests_interop", "sdk_client.py")],
@@ -1434,7 +1596,7 @@ class TestPythonSdk(InteropTestCase):
                 self.assertEqual(p.returncode, 0, out + p.stderr.decode("utf-8", "replace")[-3000:])
                 summary = json.loads(out.strip().splitlines()[-1])
                 self.assertEqual(summary["failures"], [])
-                self.assertEqual(summary["protocol"], NEWEST)
+                self.assertEqual(summary["protocol"], expect[mode] if summary["sdk"] >= "2" else NEWEST)
                 self.assertEqual(summary["server"], "instinct")
                 self.assertEqual(summary["tools"], sorted(tools))
                 self.assertLessEqual(MUST_SUCCEED, set(summary["ok"]))

@@ -38,9 +38,16 @@ async def run(plan):
 
 
 async def exercise(c, version, info):
-    out = {"protocol": version, "server": info.name, "failures": []}
-    await c.send_ping()
-    tools = (await c.list_tools()).tools
+    import importlib.metadata
+    out = {"protocol": version, "server": info.name if info else None, "failures": [],
+           "sdk": importlib.metadata.version("mcp")}
+    if version < "2026":                 # ping is gone from the stateless revision
+        await c.send_ping()
+    listed = await c.list_tools()
+    tools = listed.tools
+    if info is None:                     # pinned modern mode skips discover: every result's _meta
+        meta = field(listed, "meta", "_meta") or {}
+        out["server"] = meta.get("io.modelcontextprotocol/serverInfo", {}).get("name")
     out["tools"] = sorted(t.name for t in tools)
     missing = set(out["tools"]) - {name for name, _, _ in PLAN["calls"]}
     if missing:
