@@ -7655,20 +7655,31 @@ def _tools_by_name():
 
 def _too_deep(line, limit=None):
     """True when brackets outside strings nest deeper than MAX_DEPTH. Python versions differ
-    in how deep their JSON decoder goes before RecursionError; this makes the limit one."""
+    in how deep their JSON decoder goes before RecursionError; this makes the limit one.
+    Linear in time, a few copies of the line in memory: escape pairs go first, then every
+    string is the span between two remaining quotes; no pattern can backtrack."""
     limit = limit or MAX_DEPTH
     if line.count(b"[") + line.count(b"{") <= limit:
         return False                       # the common case: no scan at all
-    import re
-    depth = 0
-    for ch in re.sub(rb'"(?:[^"\\]|\\.)*"', b"", line):
-        if ch == 91 or ch == 123:          # [ {
-            depth += 1
-            if depth > limit:
-                return True
-        elif ch == 93 or ch == 125:        # ] }
-            depth -= 1
-    return False
+    from itertools import accumulate
+    from operator import mul, xor
+    # \\ and \" are the only escapes that matter; then only quotes and brackets are kept:
+    # brackets count while an even number of quotes precede them. C iterators, no lists.
+    s = line.replace(b"\\\\", b"").replace(b'\\"', b"").translate(_BRACKETS, _NOT_BRACKETS)
+    if s.count(b"(") <= limit:
+        return False
+    outside = map(_FLIP.__getitem__, accumulate(map(_QUOTE.__getitem__, s), xor))
+    depths = accumulate(map(mul, map(_STEP.__getitem__, s), outside))
+    return next(filter(limit.__lt__, depths), None) is not None     # stops at the first
+
+
+_BRACKETS = bytes.maketrans(b"[{]}", b"(())")
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b'[]{}"')
+_STEP = [0] * 256                          # ( +1, ) -1, " 0
+_STEP[40], _STEP[41] = 1, -1
+_QUOTE = [0] * 256
+_QUOTE[34] = 1
+_FLIP = [1, 0]                             # quote parity 0 (outside a string) counts
 
 
 def _no_constants(name):

@@ -881,6 +881,36 @@ class TestTools(ServerTestCase):
                     self.assertEqual(json.loads(line)["error"]["code"], -32700, line[:200])
         s.assert_silent()
 
+    def test_nesting_check_is_linear(self):                                  # issue 14
+        """> MAX_DEPTH brackets and a long run of escaped quotes once took 132 s at 157 KiB
+        (quadratic backtracking) and ~120 bytes of memory per byte: now one pass."""
+        s = self.server()
+        hostile = b"[" * 600 + b'"' + b'\\"' * (80 * 1024)          # 160 KiB, never closed
+        t0 = time.monotonic()
+        s.write(b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":' + hostile + b"}}\n")
+        self.assertEqual(s.recv()["error"]["code"], -32700)
+        s.write(b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":["' + b'\\"' * 81920
+                + b'",' + b"[]," * 600 + b'"\\\\"]}}\n')               # legal: 600 flat lists
+        self.assertEqual(s.recv(), {"jsonrpc": "2.0", "id": 2, "result": {}})
+        s.assert_silent()
+        self.assertLess(time.monotonic() - t0, 10)      # generous: ~20 ms on one core
+
+    def test_nesting_check_memory_is_bounded(self):                          # issue 14
+        import tracemalloc
+        for line in (b"[" * 600 + b'"' + b'\\"' * 10240,              # 20 KiB each
+                     b"[" * 600 + b'"x"[[' * 4096, b'"[",' * 5120 + b"[]" * 600):
+            with self.subTest(line=line[:8] + line[-8:]):
+                tracemalloc.start()
+                try:
+                    instinct._too_deep(line)
+                    peak = tracemalloc.get_traced_memory()[1]
+                finally:
+                    tracemalloc.stop()
+                self.assertLess(peak, 4 * len(line) + 4096)
+        self.assertTrue(instinct._too_deep(b'["\\\\"' + b"[" * 600))       # \\ ends the string
+        self.assertFalse(instinct._too_deep(b'["\\\\\\"' + b"[" * 600 + b'"]'))   # \\\" does not
+        self.assertFalse(instinct._too_deep(b"[" * 500 + b'"]]]]"' + b"]" * 500 + b"[]" * 100))
+
 
 class TestResourcesAndPrompts(ServerTestCase):
     def test_resources(self):                                                 # 10.29
