@@ -128,6 +128,9 @@ PROJECT_MARKERS = ("pyproject.toml", "setup.py", "package.json", "Cargo.toml",
                    "go.mod", "pom.xml", "build.gradle", "Gemfile", "composer.json")
 
 
+MAX_LIMIT = 1000                       # the largest `limit` any operation accepts
+
+
 # =============================================================================
 # 4. Exceptions
 # =============================================================================
@@ -1522,7 +1525,7 @@ class _Core:
         Param("project", str, "project to suggest for: '' global only, a fingerprint or a path "
               "(default: the project of the working directory)"),
         Param("limit", int, "at most this many suggestions (default: the suggest_limit setting, 50)",
-              minimum=1),
+              minimum=1, maximum=MAX_LIMIT),
         title="Suggest learned habits", idempotent=True,       # it logs what it showed (surface)
         output=_RECORD, list_key="suggestions",
         render=lambda rs: _lines(rs, "suggestion"))
@@ -1602,7 +1605,8 @@ class _Core:
         Param("category", str, "only this category"),
         Param("project", str, "only this project ('' = global only; default: all)"),
         Param("level", str, "only this level", choices=LEVELS),
-        Param("limit", int, "at most this many (default: the list_limit setting, 200)", minimum=1),
+        Param("limit", int, "at most this many (default: the list_limit setting, 200)", minimum=1,
+              maximum=MAX_LIMIT),
         mcp="list_instincts", title="List instincts", read_only=True, idempotent=True,
         output=_RECORD, list_key="instincts", render=lambda rs: _lines(rs, "instinct"))
     def list(self, min_confidence=1, category=None, project=None, level=None, limit=None):
@@ -1625,7 +1629,8 @@ class _Core:
     @operation(
         Param("query", str, "words to look for in patterns and categories", required=True,
               positional=True),
-        Param("limit", int, "at most this many (default: the list_limit setting, 200)", minimum=1),
+        Param("limit", int, "at most this many (default: the list_limit setting, 200)", minimum=1,
+              maximum=MAX_LIMIT),
         mcp="search_instincts", title="Search instincts", idempotent=True,   # indexes new patterns
         output=_RECORD, list_key="instincts", render=lambda rs: _lines(rs, "match"))
     def search(self, query, limit=None):
@@ -4696,13 +4701,23 @@ def _safe_target(path, root, force):
     return path
 
 
-def _tokens(pattern):
+def _tokens(pattern, _words=[]):
+    if not _words:                       # runs of characters that are str.isalnum()
+        import re
+        _words.append(re.compile(r"[^\W_]+").findall)
     head, colon, body = pattern.partition(":")
-    words = "".join(c if c.isalnum() else " " for c in (body if colon else pattern).lower()).split()
     counts = {}
-    for w in words:
+    for w in _words[0]((body if colon else pattern).lower()):
         counts[w] = counts.get(w, 0) + 1
     return (head if colon else ""), counts
+
+
+SIMILAR_WORK = 300_000                   # pattern comparisons one `similar` call may make
+
+
+class _Pairs(list):
+    """similar()'s pairs; `note` says when the comparison budget cut the scan short."""
+    note = None
 
 
 def _fold(a, b):
@@ -4962,7 +4977,7 @@ class _Sharing(_Core):
     @operation(
         Param("threshold", float, "minimum token similarity, 0 to 1", default=0.6,
               minimum=0, maximum=1),
-        Param("limit", int, "at most this many pairs", minimum=1),
+        Param("limit", int, "at most this many pairs", minimum=1, maximum=MAX_LIMIT),
         title="Find near-duplicate patterns", read_only=True, idempotent=True,
         output=_obj({"pattern": _STR, "similar_to": _STR, "similarity": {"type": "number"},
                      "confidence": _INT, "similar_confidence": _INT},
@@ -4976,30 +4991,50 @@ class _Sharing(_Core):
         """
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
             raise ValidationError("threshold must be a number from 0 to 1")
+        from math import ceil
         conf = dict(self._read("SELECT pattern, sum(confidence) FROM instincts GROUP BY pattern"))
         toks = {p: _tokens(p) for p in conf}
-        index = {}                       # (prefix, token) -> patterns holding it
-        for p, (prefix, counts) in toks.items():
-            for w in counts:
-                index.setdefault((prefix, w), []).append(p)
-        pairs = []
-        for p, (prefix, a) in sorted(toks.items()):
-            seen = set()
-            for w in a:
-                for q in index[(prefix, w)]:
-                    if q <= p or q in seen:
+        # Prefix filtering (exact): a word seen n times is n elements (prefix, word, i); with
+        # elements ordered rarest first, two patterns at similarity >= t share an element among
+        # the first |x| - ceil(t*|x|) + 1 of each. The strongest patterns go first, and the
+        # comparisons are capped, so a huge store answers in bounded time.
+        freq = {}
+        for prefix, counts in toks.values():
+            for w, n in counts.items():
+                for i in range(n):
+                    k = (prefix, w, i)
+                    freq[k] = freq.get(k, 0) + 1
+        index, sizes, pairs, work = {}, {}, _Pairs(), 0
+        for p in sorted(conf, key=lambda x: (-conf[x], x)):
+            prefix, a = toks[p]
+            elems = sorted((freq[(prefix, w, i)], w, i) for w, n in a.items() for i in range(n))
+            size = sizes[p] = len(elems)
+            keep = size - ceil(threshold * size - 1e-9) + 1 if threshold > 0 else size
+            seen, total_a = set(), sum(a.values())
+            for _, w, i in elems[:max(1, min(size, keep))]:
+                key = (prefix, w, i)
+                for q in index.get(key, ()):
+                    if q in seen or sizes[q] < threshold * size - 1e-9:
                         continue
                     seen.add(q)
                     b = toks[q][1]
                     inter = sum(min(n, b.get(t, 0)) for t, n in a.items())
-                    sim = inter / (sum(a.values()) + sum(b.values()) - inter)
+                    sim = inter / (total_a + sizes[q] - inter)
                     if sim >= threshold:
                         weak, strong = sorted((p, q), key=lambda x: (conf[x], x))
                         pairs.append({"pattern": weak, "similar_to": strong,
                                       "similarity": round(sim, 4), "confidence": conf[weak],
                                       "similar_confidence": conf[strong]})
+                work += len(index.get(key, ()))
+                index.setdefault(key, []).append(p)
+            if work > SIMILAR_WORK:
+                pairs.note = (f"Stopped after {work} comparisons (the strongest patterns were "
+                              "compared first); raise the threshold for a complete answer.")
+                break
         pairs.sort(key=lambda r: (-r["similarity"], r["pattern"], r["similar_to"]))
-        return pairs[:limit] if limit else pairs
+        if limit and len(pairs) > limit:
+            del pairs[limit:]
+        return pairs
 
     @staticmethod
     def _drop_orphan_events(conn):
@@ -5737,7 +5772,7 @@ class _Insight(_Core):
     @operation(
         Param("pattern", str, "the pattern", required=True, positional=True),
         _PROJECT_OF_ONE,
-        Param("limit", int, "show at most the latest this many events", default=100, minimum=1),
+        Param("limit", int, "show at most the latest this many events", default=100, minimum=1, maximum=MAX_LIMIT),
         title="Confidence history of a pattern", read_only=True, idempotent=True,
         output=_HISTORY, render=_render_history)
     def history(self, pattern, project=None, limit=100):
@@ -5788,7 +5823,7 @@ class _Insight(_Core):
     @operation(
         Param("days", int, "window length in days (compared with the same length before it)",
               default=7, minimum=1, maximum=3650),
-        Param("limit", int, "at most this many patterns", default=20, minimum=1),
+        Param("limit", int, "at most this many patterns", default=20, minimum=1, maximum=MAX_LIMIT),
         title="Trending patterns", read_only=True, idempotent=True,
         output=_TREND, list_key="trending", render=_render_trending)
     def trending(self, days=7, limit=20):
@@ -5812,7 +5847,7 @@ class _Insight(_Core):
     @operation(
         Param("days", int, "a suggestion counts as reinforced when observed within this many days after",
               default=7, minimum=1, maximum=3650),
-        Param("limit", int, "at most this many patterns in the per-pattern list", default=20, minimum=1),
+        Param("limit", int, "at most this many patterns in the per-pattern list", default=20, minimum=1, maximum=MAX_LIMIT),
         title="Effectiveness of suggestions", read_only=True, idempotent=True,
         output=_EFFECT, render=_render_effectiveness)
     def effectiveness(self, days=7, limit=20):
@@ -5928,7 +5963,7 @@ class _Insight(_Core):
     @operation(
         Param("since", str, "start of the period: an ISO time or a number of hours ago (default: 24)"),
         Param("project", str, "project for the top suggestions (default: the working directory's)"),
-        Param("limit", int, "at most this many entries per list", default=10, minimum=1),
+        Param("limit", int, "at most this many entries per list", default=10, minimum=1, maximum=MAX_LIMIT),
         title="Summarise a session", output=_SUMMARY, render=_render_summary)
     def session_summary(self, since=None, project=None, limit=10):
         """What changed since a time (new patterns, promotions, decays), top suggestions and stats.
@@ -6725,7 +6760,7 @@ class _Memory(_Core):
         Param("project", str, "only this scope: '' global, a fingerprint or a project path "
               "(default: all)"),
         Param("archived", bool, "list archived memories instead of current ones", default=False),
-        Param("limit", int, "at most this many", minimum=1),
+        Param("limit", int, "at most this many", minimum=1, maximum=MAX_LIMIT),
         mcp="memory_list", title="List memories", read_only=True, idempotent=True,
         output=_MEMORY, list_key="memories", render=_render_memories)
     def memories(self, type=None, project=None, archived=False, limit=None):
@@ -7287,6 +7322,7 @@ _M_SERVER = "io.modelcontextprotocol/serverInfo"
 _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _UNSUPPORTED_VERSION = -32022
 MAX_LINE = 16 * 1024 * 1024
+MAX_REPLY = 1024 * 1024                      # bytes per tool reply line (INSTINCT_MCP_MAX_REPLY)
 MAX_DEPTH = 512                              # JSON nesting accepted on input
 _PARSE_ERROR, _INVALID_REQUEST, _METHOD_NOT_FOUND = -32700, -32600, -32601
 _INVALID_PARAMS, _INTERNAL_ERROR, _RESOURCE_NOT_FOUND = -32602, -32603, -32002
@@ -7520,7 +7556,7 @@ class _Server:
         tools = []
         for op in _tools_by_name().values():
             t = {"name": op.mcp, "description": (op.summary + " " + (op.description or "")).strip(),
-                 "inputSchema": op.input_schema()}
+                 "inputSchema": _paged_schema(op)}
             if self._at_least("2025-06-18"):
                 t["title"] = op.title
                 t["outputSchema"] = op.output_schema()
@@ -7543,8 +7579,15 @@ class _Server:
             args = {}
         if not isinstance(args, dict):
             raise _RpcError(_INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
+        page = None
         try:
-            result = getattr(self.store, op.name)(**op.coerce(args))
+            if op.list_key and "cursor" in args:    # MCP-only: the list tools page by cursor
+                args = dict(args)
+                page = _cursor_offset(args.pop("cursor"))
+            kwargs = op.coerce(args)
+            if op.list_key:
+                page, size = self._page(op, kwargs, page or 0)
+            result = getattr(self.store, op.name)(**kwargs)
         except InstinctError as e:
             return {"content": [{"type": "text", "text": f"Error: {e}"}], "isError": True}
         except Exception as e:            # a tool failure must not kill the session
@@ -7552,6 +7595,10 @@ class _Server:
             _log(f"tool {name} failed:\n" + traceback.format_exc())
             return {"content": [{"type": "text", "text": f"Error: {type(e).__name__}: {e}"}],
                     "isError": True}
+        more, note = None, getattr(result, "note", None)     # similar(): a capped scan
+        if op.list_key and isinstance(result, list):
+            more = len(result) > page + size
+            result = result[page:page + size]
         structured = op.structured(result)
         if not isinstance(structured, dict):        # export_rules: records or markdown text
             props = op.output_schema().get("properties", {})
@@ -7560,10 +7607,33 @@ class _Server:
                 structured = {key: structured, "count": len(structured)}
             else:
                 structured = {"text": structured if isinstance(structured, str) else _dumps(structured)}
+        if note:
+            structured["note"] = note
+        if more:
+            structured["nextCursor"] = _cursor_token(page + len(result))
+            structured["note"] = ("More results: call again with the same arguments and "
+                                  "cursor=nextCursor for the next page.")
         text = _dumps(structured)
+        if len(text) * 13 + 200 > _max_reply():     # could a reply outgrow the budget?
+            text, structured = _fit_reply(op, structured, text, page if more is not None else None)
+            if text is None:
+                return {"content": [{"type": "text", "text": structured}], "isError": True}
         if not self._at_least("2025-06-18"):       # structuredContent exists from 2025-06-18
             return {"content": [{"type": "text", "text": text}], "isError": False}
         return _ToolReply(text, structured)
+
+    def _page(self, op, kwargs, offset):
+        """A list tool's page: (offset, page size), and kwargs asking for one row more than
+        the page (to know whether more follow) within the operation's own maximum."""
+        lim = op.known.get("limit")
+        size = kwargs.get("limit") or (lim and lim.default)
+        if not size and lim is not None:            # the setting-based defaults
+            key = "suggest_limit" if op.name == "suggest" else "list_limit"
+            size = int(self.store._settings().get(key) or 200)
+        size = min(size or MAX_LIMIT, MAX_LIMIT)
+        if lim is not None:
+            kwargs["limit"] = min(offset + size + 1, lim.maximum or MAX_LIMIT)
+        return offset, size
 
     def resources_list(self, params):
         self._check_cursor(params)
@@ -7651,6 +7721,79 @@ def _tools_by_name():
     if not _TOOLS:
         _TOOLS.update((op.mcp, op) for op in OPERATIONS.values() if op.mcp)
     return _TOOLS
+
+
+def _max_reply():
+    try:
+        return max(4096, int(os.environ.get("INSTINCT_MCP_MAX_REPLY") or MAX_REPLY))
+    except ValueError:
+        return MAX_REPLY
+
+
+def _cursor_token(offset):
+    import base64
+    return base64.urlsafe_b64encode(b"instinct:%d" % offset).decode("ascii")
+
+
+def _cursor_offset(token):
+    """A nextCursor token -> the row offset it stands for (ValidationError if not ours)."""
+    import base64
+    import binascii
+    try:
+        raw = base64.urlsafe_b64decode(token.encode("ascii")) if isinstance(token, str) else b""
+    except (ValueError, binascii.Error):
+        raw = b""
+    tag, _, num = raw.partition(b":")
+    if tag != b"instinct" or not num.isdigit() or len(num) > 9:
+        raise ValidationError("argument 'cursor' must be a nextCursor value from an earlier call")
+    return int(num)
+
+
+def _paged_schema(op):
+    s = op.input_schema()
+    if op.list_key:
+        s = dict(s, properties=dict(s["properties"], cursor={
+            "type": "string", "description": "nextCursor of the previous page (when a reply has "
+                                             "more results than fit)"}))
+        s["additionalProperties"] = False
+    return s
+
+
+def _reply_size(text, structured, _enc=[]):
+    """Bytes of the tools/call reply line around `text` and `structured` (pure-ASCII JSON)."""
+    if not _enc:
+        import json
+        _enc.append(json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode)
+    return len(_enc[0](text)) + (len(text) if text.isascii() else len(_enc[0](structured))) + 200
+
+
+def _fit_reply(op, structured, text, offset):
+    """Cut the longest list of a result until its reply fits the byte budget, saying so (and,
+    for a list tool, where the next page starts). -> (text, structured), or (None, message)."""
+    budget = _max_reply()
+    while _reply_size(text, structured) > budget:
+        holder, key, longest = None, None, 0
+        for k, v in structured.items():          # the longest list, at the top or one level down
+            for h, kk, vv in [(structured, k, v)] + ([(v, k2, v2) for k2, v2 in v.items()]
+                                                     if isinstance(v, dict) else []):
+                if isinstance(vv, list) and len(vv) > longest:
+                    holder, key, longest = h, kk, len(vv)
+        if longest <= 1:
+            return None, (f"Error: the result is larger than the {budget}-byte reply budget; "
+                          "narrow the query (filters, a smaller limit)")
+        keep = max(1, longest * budget * 9 // (_reply_size(text, structured) * 10))
+        keep = min(keep, longest - 1)
+        holder[key] = holder[key][:keep]
+        if holder is structured and key == op.list_key and offset is not None:
+            structured["count"] = keep
+            structured["nextCursor"] = _cursor_token(offset + keep)
+            structured["note"] = (f"Cut to {keep} results to stay under {budget} bytes: call again "
+                                  "with the same arguments and cursor=nextCursor for the rest.")
+        else:
+            structured["note"] = (f"Cut '{key}' to its first {keep} entries to stay under "
+                                  f"{budget} bytes; ask for less (a smaller limit) to see it whole.")
+        text = _dumps(structured)
+    return text, structured
 
 
 def _too_deep(line, limit=None):
