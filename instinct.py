@@ -1142,8 +1142,7 @@ class Operation:
         req = [p.name for p in self.params if p.required]
         if req:
             s["required"] = req
-        if props:
-            s["additionalProperties"] = False
+        s["additionalProperties"] = False      # strict mode everywhere; unknown args are refused
         return s
 
     def output_schema(self):
@@ -1164,11 +1163,11 @@ class Operation:
         if not isinstance(args, dict):
             raise ValidationError("arguments must be a JSON object")
         known = self.known
-        if known and not all(k in known for k in args):
+        if not all(k in known for k in args):
             extra = sorted(set(args) - set(known))
             if extra:
                 raise ValidationError(f"unknown argument(s) for {self.mcp}: {', '.join(extra)}; "
-                                      f"expected: {', '.join(known)}")
+                                      f"expected: {', '.join(known) or 'none'}")
         out = {}
         for p in self.params:
             if p.name not in args:
@@ -7406,6 +7405,7 @@ class _Server:
         store._db.set_checkpoint(WAL_SERVER_CHECKPOINT_PAGES)
         self.version = None                # negotiated protocol version
         self._tools = {}
+        self.cancelled = set()             # _id_key()s of requests the client cancelled
 
     # -- framing-level ----------------------------------------------------------
     def handle_line(self, line):
@@ -7465,7 +7465,11 @@ class _Server:
                                "Invalid Request: method must be a string")
         params = msg.get("params", {})
         if not has_id:                     # notification: never answered
+            if self.cancelled and method == "notifications/cancelled" and type(params) is dict:
+                self.cancelled.discard(_id_key(params.get("requestId")))   # later ids are new
             return None
+        if self.cancelled and _id_key(mid) in self.cancelled:
+            return None                    # cancelled before it was reached: no work, no reply
         if params is None:
             params = {}
         if not isinstance(params, dict):
@@ -7837,6 +7841,76 @@ def _json_decoder(_cache=[]):
     return _cache[0]
 
 
+def _id_key(mid):
+    return (type(mid) is str, mid) if _valid_id(mid) else None
+
+
+class _Input:
+    """stdin lines from the raw descriptor, with a look-ahead: before a reply is written,
+    poll() reads what the client has already sent (bounded) and notes the requests it
+    cancelled in that, so that a cancelled request gets no reply."""
+
+    AHEAD = 1 << 20                        # bytes of look-ahead kept at most
+
+    def __init__(self, fd, cancelled):
+        self.fd, self.cancelled, self.select = fd, cancelled, None
+        self.buf, self.pos, self.scanned = bytearray(), 0, 0
+
+    def readline(self, limit):
+        buf = self.buf
+        while True:
+            i = buf.find(b"\n", self.pos, self.pos + limit)
+            if i >= 0:
+                end = i + 1
+                break
+            if len(buf) - self.pos >= limit:
+                end = self.pos + limit
+                break
+            if self.pos:
+                del buf[:self.pos]
+                self.scanned = max(0, self.scanned - self.pos)
+                self.pos = 0
+            chunk = os.read(self.fd, 1 << 16)
+            if not chunk:
+                end = len(buf)
+                break
+            buf += chunk
+        line = bytes(buf[self.pos:end])
+        self.pos = end
+        return line
+
+    def poll(self):
+        """Read what is already waiting (never blocks) and note the cancellations in it."""
+        buf = self.buf
+        if self.select is None:            # imported on the first reply, not at start-up
+            import select
+            self.select = select.select
+        try:
+            while len(buf) - self.pos < self.AHEAD and self.select([self.fd], [], [], 0)[0]:
+                chunk = os.read(self.fd, 1 << 16)
+                if not chunk:
+                    break
+                buf += chunk
+        except (OSError, ValueError):
+            return
+        start = max(self.pos, self.scanned)
+        if buf.find(b"notifications/cancelled", start) < 0:
+            self.scanned = max(start, len(buf) - 64)
+            return
+        end = buf.rfind(b"\n") + 1
+        for line in bytes(buf[start:end]).split(b"\n"):
+            if b"notifications/cancelled" in line:
+                try:
+                    msg = _json_decoder().decode(line.decode("utf-8"))
+                    if msg.get("method") == "notifications/cancelled" and "id" not in msg:
+                        key = _id_key(msg["params"].get("requestId"))
+                        if key:
+                            self.cancelled.add(key)
+                except (ValueError, AttributeError, TypeError, KeyError, RecursionError):
+                    pass                   # malformed cancellations are ignored
+        self.scanned = max(self.scanned, end)
+
+
 def _valid_id(mid):
     return isinstance(mid, str) or (isinstance(mid, int) and not isinstance(mid, bool))
 
@@ -7879,6 +7953,12 @@ def serve(store=None, stdin=None, stdout=None):
     except ValueError:                     # not the main thread (tests)
         pass
     server = _Server(store)
+    ahead = None
+    if os.name != "nt":                    # select() works on pipes only on POSIX
+        try:
+            ahead = inp = _Input(inp.fileno(), server.cancelled)
+        except (AttributeError, OSError, ValueError):
+            pass                           # a file-like object without a descriptor
     try:
         while True:
             line = inp.readline(MAX_LINE + 1)
@@ -7896,6 +7976,10 @@ def serve(store=None, stdin=None, stdout=None):
                 if not line.strip():
                     continue
                 reply = server.handle_line(line)
+            if reply is not None and ahead is not None and type(reply) is dict:
+                ahead.poll()               # cancelled while it ran? then it gets no reply
+                if server.cancelled and _id_key(reply.get("id")) in server.cancelled:
+                    continue
             if reply is not None:
                 out.write(_reply_line(reply))
                 if hasattr(out, "flush"):

@@ -746,13 +746,20 @@ class TestTools(ServerTestCase):
         self.assertIn("stats", zero)
         self.assertIn("consolidate", zero)
         for n in ("stats", "consolidate"):
-            for params in ({"name": n}, {"name": n, "arguments": None}, {"name": n, "arguments": {}},
-                           {"name": n, "arguments": {"placeholder": "cursor-injected"}}):
+            self.assertIs(tools[n]["inputSchema"]["additionalProperties"], False)
+            for params in ({"name": n}, {"name": n, "arguments": None}, {"name": n, "arguments": {}}):
                 with self.subTest(params=params):
                     res = s.result("tools/call", params)
                     self.assertIs(res["isError"], False, res)
                     self.assertEqual(validate(res["structuredContent"],
                                               tools[n]["outputSchema"]), [])
+            # issue 13: unknown arguments are refused by every tool, parameterless ones too
+            # (strict-mode clients rely on additionalProperties: false meaning it)
+            res = s.result("tools/call", {"name": n, "arguments": {"placeholder": "x"}})
+            self.assertIs(res["isError"], True, res)
+            self.assertIn("placeholder", res["content"][0]["text"])
+        for name, t in tools.items():
+            self.assertIs(t["inputSchema"].get("additionalProperties"), False, name)
 
     def test_every_tool_structured_content(self):                             # 10.23
         s = self.server("2025-06-18")
@@ -1040,6 +1047,53 @@ class TestBoundedWork(ServerTestCase):
         self.assertIn("similar", slow)
         # the issue asks for 2 s per tool on an idle machine; this one is shared, so generous
         self.assertLess(max(slow.values()), 30, slow)
+
+
+class TestCancellation(ServerTestCase):
+    """notifications/cancelled: a request cancelled before its reply is written gets none."""
+
+    def cancel(self, rid, meta=False):
+        m = {"jsonrpc": "2.0", "method": "notifications/cancelled",
+             "params": {"requestId": rid, "reason": "user"}}
+        if meta:
+            m["params"]["_meta"] = dict(ENV)
+        return m
+
+    def test_cancelled_requests_get_no_reply(self):
+        s = self.server()
+        obs = lambda mid: req(mid, "tools/call", {"name": "observe", "arguments": {"pattern": "seq:c->d"}})
+        # in flight (its reply not yet written when the cancel is read), and queued behind it
+        s.send(obs(1), self.cancel(1), obs("two"), obs(3), self.cancel(3, meta=True), req(4, "ping"))
+        r = s.recv()
+        self.assertEqual(r["id"], "two")
+        self.assertEqual(s.recv(), {"jsonrpc": "2.0", "id": 4, "result": {}})
+        s.assert_silent()
+        # unknown, finished and malformed cancellations are ignored; ids stay usable after
+        s.send(self.cancel(99), self.cancel("two"), self.cancel(None), self.cancel({"x": 1}),
+               {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": "x"},
+               b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1\n',
+               obs(1))
+        self.assertEqual(s.recv()["error"]["code"], -32700)      # the truncated line
+        self.assertEqual(s.recv()["id"], 1)                      # id 1 again: a new request
+        s.assert_silent()
+        self.assertEqual(s.tool("get_instinct", {"pattern": "seq:c->d"})["structuredContent"]
+                         ["confidence"], 3)     # 1 ran (reply dropped), "two", 1 again; 3 never ran
+        # a cancel for the other type of id does not match (1 is not "1")
+        s.send(obs("1"), self.cancel(1), req(5, "ping"))
+        self.assertEqual(s.recv()["id"], "1")
+        self.assertEqual(s.recv()["id"], 5)
+
+    def test_modern_cancel_and_pipelined_burst(self):
+        s = self.server(None)
+        frames = []
+        for i in range(200):
+            frames.append(modern(i, "tools/call", {"name": "observe", "arguments": {"pattern": "seq:b"}}))
+            if i % 3 == 0:
+                frames.append(self.cancel(i, meta=True))
+        s.send(*frames)
+        got = [s.recv()["id"] for i in range(200) if i % 3]
+        self.assertEqual(got, [i for i in range(200) if i % 3])
+        s.assert_silent()
 
 
 class TestResourcesAndPrompts(ServerTestCase):
