@@ -7334,11 +7334,42 @@ INSTRUCTIONS = (
     "(seq:test->fix->test), `pref:` a user preference (pref:stdlib-first, pref:style=black), "
     "`fix:` a recurring fix (fix:missing-import), `combo:` tools used together "
     "(combo:pytest+coverage). Reuse the exact spelling of existing patterns (see "
-    "`search_instincts`). Call `consolidate` at the end of a session to promote patterns "
-    "(confidence 5 = mature, 10 = rule). Use `get_instinct` to inspect one pattern and "
-    "`forget` only when the user asks to drop a habit. For knowledge rather than habits "
+    "`search_instincts`). Confidence 5 makes a pattern mature, 10 a rule. Call `feedback` when "
+    "a suggestion helped or misled. For knowledge rather than habits "
     "(\"this repo uses Vitest\", a decision and why), call `memory_recall` with a few words "
     "before answering, and `memory_store` when you learn a durable fact, with why and how to apply it.")
+
+# The tools listed by default: what an agent needs in a session. Every tool stays callable;
+# INSTINCT_MCP_TOOLS=all lists all of them (housekeeping, export, backup, insight...).
+LEAN_TOOLS = ("suggest", "observe", "search_instincts", "feedback", "memory_recall",
+              "memory_store", "memory_forget")
+# Descriptions for the model: what the tool is for and when to call it.
+_TOOL_HELP = {
+    "suggest": "The user's learned habits and rules for this project, strongest first. Call it "
+               "at the start of every task and follow what it returns.",
+    "observe": "Record one more occurrence of a habit: seq: a tool/action sequence, pref: a user "
+               "preference, fix: a recurring fix, combo: tools used together. Call it whenever "
+               "you notice a recurring pattern, reusing the exact spelling of known ones.",
+    "search_instincts": "Find learned patterns by words. Call it before observe to reuse an "
+                        "existing pattern's spelling, or to see what is known about a topic.",
+    "feedback": "Say whether a learned pattern helped (good) or misled (bad); bad keeps it out "
+                "of suggestions for a while. Call it when a suggestion proved right or wrong.",
+    "memory_recall": "The stored memories most relevant to a few words, best first. Call it "
+                     "before answering or starting work that may depend on earlier facts or "
+                     "decisions.",
+    "memory_store": "Save durable knowledge (a user preference, feedback on how to work, a "
+                    "project fact, a reference, or an episode) with why and how to apply it. "
+                    "Call it when you learn something worth knowing next session; the same "
+                    "knowledge stored again is reinforced.",
+    "memory_forget": "Archive a memory by id so it is no longer recalled. Call it when the user "
+                     "says a stored memory is wrong or should be dropped.",
+}
+
+
+def _all_tools_listed():
+    """`instinct serve` lists every tool when INSTINCT_MCP_TOOLS is all (or full)."""
+    return os.environ.get("INSTINCT_MCP_TOOLS", "").strip().lower() in ("all", "full")
+
 
 _RESOURCES = (
     ("instinct://suggestions", "suggestions", "Current suggestions",
@@ -7400,8 +7431,9 @@ def _log(msg):
 class _Server:
     """The MCP session state and dispatch; IO lives in serve()."""
 
-    def __init__(self, store):
+    def __init__(self, store, lean=False):
         self.store = store
+        self.lean = lean                   # list LEAN_TOOLS only (serve()'s default)
         store._db.set_checkpoint(WAL_SERVER_CHECKPOINT_PAGES)
         self.version = None                # negotiated protocol version
         self._tools = {}
@@ -7557,13 +7589,16 @@ class _Server:
 
     def tools_list(self, params):
         self._check_cursor(params)
-        tools = []
+        tools, full = [], not self.lean
         for op in _tools_by_name().values():
-            t = {"name": op.mcp, "description": (op.summary + " " + (op.description or "")).strip(),
-                 "inputSchema": _paged_schema(op)}
+            if not full and op.mcp not in LEAN_TOOLS:
+                continue
+            help = _TOOL_HELP.get(op.mcp) or (op.summary + " " + (op.description or "")).strip()
+            t = {"name": op.mcp, "description": help, "inputSchema": _paged_schema(op)}
             if self._at_least("2025-06-18"):
                 t["title"] = op.title
-                t["outputSchema"] = op.output_schema()
+                if full:                          # optional; left out to keep the list small
+                    t["outputSchema"] = op.output_schema()
             if self._at_least("2025-03-26"):
                 t["annotations"] = {"title": op.title, "readOnlyHint": bool(op.read_only),
                                     "destructiveHint": bool(op.destructive),
@@ -7952,7 +7987,7 @@ def serve(store=None, stdin=None, stdout=None):
         signal.signal(signal.SIGTERM, stop)
     except ValueError:                     # not the main thread (tests)
         pass
-    server = _Server(store)
+    server = _Server(store, lean=not _all_tools_listed())
     ahead = None
     if os.name != "nt":                    # select() works on pipes only on POSIX
         try:

@@ -191,6 +191,7 @@ class Server:
         e = {k: v for k, v in os.environ.items()
              if k not in ("CLAUDE_PROJECT_DIR", "INSTINCT_PROJECT_DIR", "INSTINCT_SESSION")}
         e.update(INSTINCT_DB=self.db, HOME=tmp, PYTHONDONTWRITEBYTECODE="1")
+        e.setdefault("INSTINCT_MCP_TOOLS", "all")    # the whole surface; TestLeanToolSet: default
         e.update(env or {})
         self.version = None
         self.p = subprocess.Popen(argv or [sys.executable, INSTINCT_PY, "serve"], cwd=tmp, env=e,
@@ -1049,6 +1050,43 @@ class TestBoundedWork(ServerTestCase):
         self.assertLess(max(slow.values()), 30, slow)
 
 
+class TestLeanToolSet(ServerTestCase):
+    """Issue 13: by default tools/list holds the session tools only, in <= 8 KB."""
+
+    def test_default_list_is_lean_and_small(self):
+        for version in VERSIONS:
+            with self.subTest(version=version):
+                s = self.server(version, env={"INSTINCT_MCP_TOOLS": ""})
+                s.send(req(2, "tools/list"))
+                line = s.recv_line()
+                self.assertLessEqual(len(line), 8 * 1024)
+                tools = json.loads(line)["result"]["tools"]
+                self.assertEqual([t["name"] for t in tools],
+                                 [n for n in instinct._tools_by_name() if n in instinct.LEAN_TOOLS])
+                self.assertEqual(set(instinct.LEAN_TOOLS), {t["name"] for t in tools})
+                for t in tools:
+                    self.assertLessEqual(t["description"].count(". "), 2, t["description"])
+                    self.assertIn("Call it", t["description"])      # says when to call it
+                    self.assertIs(t["inputSchema"]["additionalProperties"], False)
+                res = s.tool("stats")                   # unlisted tools stay callable
+                self.assertIs(res["isError"], False)
+                s.close()
+        s = self.server(None, env={"INSTINCT_MCP_TOOLS": ""})
+        mid = s.next_id()
+        s.send(modern(mid, "tools/list"))
+        self.assertLessEqual(len(s.recv_line()), 8 * 1024)
+
+    def test_full_set_behind_the_switch(self):
+        for value in ("all", "ALL", "full"):
+            s = self.server(env={"INSTINCT_MCP_TOOLS": value})
+            tools = s.result("tools/list")["tools"]
+            self.assertEqual(len(tools), len(instinct._tools_by_name()))
+            self.assertTrue(all("outputSchema" in t for t in tools))
+            s.close()
+        named = set(re.findall(r"`([a-z_]+)`", instinct.INSTRUCTIONS))   # only listed tools
+        self.assertLessEqual(named, set(instinct.LEAN_TOOLS))
+
+
 class TestCancellation(ServerTestCase):
     """notifications/cancelled: a request cancelled before its reply is written gets none."""
 
@@ -1779,7 +1817,8 @@ class InteropTestCase(ServerTestCase):
         e = {k: v for k, v in os.environ.items()
              if k not in ("CLAUDE_PROJECT_DIR", "INSTINCT_PROJECT_DIR", "INSTINCT_SESSION")}
         e.update(INSTINCT_DB=os.path.join(self.tmp, "instinct.db"), HOME=self.tmp,
-                 MCP_CATALOG_PATH=os.path.join(self.tmp, "catalog.json"), **extra)
+                 MCP_CATALOG_PATH=os.path.join(self.tmp, "catalog.json"), INSTINCT_MCP_TOOLS="all")
+        e.update(extra)
         return e
 
     def listed_tools(self):
@@ -1795,7 +1834,7 @@ class TestPythonSdk(InteropTestCase):
         tools = self.listed_tools()
         plan = {"command": sys.executable, "args": [INSTINCT_PY, "serve"],
                 "env": {"INSTINCT_DB": os.path.join(self.tmp, "instinct.db"), "HOME": self.tmp,
-                        "PATH": os.environ.get("PATH", "")},
+                        "PATH": os.environ.get("PATH", ""), "INSTINCT_MCP_TOOLS": "all"},
                 "calls": call_plan(tools, self.tmp), "prompt": "session_briefing"}
         # auto probes server/discover and goes modern; "2026-07-28" skips the probe; legacy
         # is the initialize handshake (SDK 1.x has only that)
@@ -1894,7 +1933,8 @@ class TestOptimizedInterpreter(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             lines = enc(init_msg("2025-06-18")) + enc(req(2, "tools/list"))
             r = subprocess.run([sys.executable, "-OO", INSTINCT_PY, "serve"], input=lines, timeout=60,
-                               capture_output=True, env={**os.environ, "INSTINCT_DB": os.path.join(tmp, "t.db")})
+                               capture_output=True, env={**os.environ, "INSTINCT_DB": os.path.join(tmp, "t.db"),
+                                                         "INSTINCT_MCP_TOOLS": "all"})
             tools = json.loads(r.stdout.splitlines()[1])["result"]["tools"]
             self.assertEqual(len(tools), len(instinct._tools_by_name()))
             for t in tools:
