@@ -191,7 +191,7 @@ class Server:
         e = {k: v for k, v in os.environ.items()
              if k not in ("CLAUDE_PROJECT_DIR", "INSTINCT_PROJECT_DIR", "INSTINCT_SESSION")}
         e.update(INSTINCT_DB=self.db, HOME=tmp, PYTHONDONTWRITEBYTECODE="1")
-        e.setdefault("INSTINCT_MCP_TOOLS", "all")    # the whole surface; TestLeanToolSet: default
+        e["INSTINCT_MCP_TOOLS"] = "all"    # the whole surface; TestLeanToolSet passes ""
         e.update(env or {})
         self.version = None
         self.p = subprocess.Popen(argv or [sys.executable, INSTINCT_PY, "serve"], cwd=tmp, env=e,
@@ -1863,6 +1863,59 @@ class TestPythonSdk(InteropTestCase):
                 self.__class__.last_summary = summary
 
 
+class TestTypeScriptSdk(InteropTestCase):
+    """The official TypeScript SDK v2 client (@modelcontextprotocol/client) in its legacy,
+    auto (server/discover probe on a sibling process) and pinned-modern modes."""
+
+    def test_ts_client_every_mode(self):
+        node = self.require("node >= 22 (npm package node)", "INSTINCT_NODE",
+                            "node", "node_modules", ".bin", "node")
+        mods = os.path.join(os.path.dirname(os.path.dirname(node)))
+        if not os.path.isdir(os.path.join(mods, "@modelcontextprotocol", "client")):
+            self.require("@modelcontextprotocol/client", "INSTINCT_NO_SUCH_TOOL", "missing")
+        tools = self.listed_tools()
+        expect = {"auto": MODERN, "modern": MODERN, "legacy": NEWEST}
+        for mode in ("auto", "modern", "legacy"):
+            with self.subTest(mode=mode):
+                plan = {"command": sys.executable, "args": [INSTINCT_PY, "serve"], "mode": mode,
+                        "env": {"INSTINCT_DB": os.path.join(self.tmp, f"ts-{mode}.db"), "HOME": self.tmp,
+                                "PATH": os.environ.get("PATH", ""), "INSTINCT_MCP_TOOLS": "all"},
+                        "calls": call_plan(tools, self.tmp), "prompt": "session_briefing"}
+                p = subprocess.run([node, os.path.join(HERE, "tests_interop", "ts_client.mjs")],
+                                   input=json.dumps(plan).encode(), capture_output=True, timeout=300,
+                                   env=self.env(), cwd=os.path.dirname(mods))
+                out = p.stdout.decode("utf-8", "replace")
+                self.assertEqual(p.returncode, 0, out[-3000:] + p.stderr.decode("utf-8", "replace")[-3000:])
+                summary = json.loads(out.strip().splitlines()[-1])
+                self.assertEqual(summary["failures"], [])
+                self.assertEqual(summary["protocol"], expect[mode])
+                self.assertEqual(summary["server"], "instinct")
+                self.assertEqual(summary["tools"], sorted(tools))
+                self.assertEqual(set(summary["ok"]), set(tools))     # every tool, SDK-validated
+                self.assertEqual(set(summary["resources"]), {
+                    "instinct://suggestions", "instinct://rules", "instinct://stats"})
+                self.assertIn(P, summary["prompt_text"])
+
+
+class TestConformanceSuite(InteropTestCase):
+    """The official conformance suite (npm @modelcontextprotocol/conformance; HTTP only) through
+    tests_interop/stdio_http_front.py: every applicable check of both requirement sets passes."""
+
+    def test_both_requirement_sets(self):
+        conformance = self.require("MCP conformance suite", "INSTINCT_CONFORMANCE",
+                                   "node", "node_modules", ".bin", "conformance")
+        out = os.path.join(self.tmp, "conformance")
+        p = subprocess.run([sys.executable, os.path.join(HERE, "tests_interop", "run_conformance.py"),
+                            conformance, out], capture_output=True, timeout=1800, env=self.env())
+        text = p.stdout.decode("utf-8", "replace")
+        self.assertEqual(p.returncode, 0, text[-4000:] + p.stderr.decode("utf-8", "replace")[-2000:])
+        summary = json.loads(text.strip().splitlines()[-1])
+        self.assertEqual(summary["applicable_failures"], [])
+        self.assertGreater(summary["counts"]["applicable"]["pass"], 100)
+        for req_set in ("2025-11-25", "2026-07-28"):
+            self.assertIn(f"== {req_set}: Total:", text)
+
+
 CANARY = r"""
 import json, sys
 for line in sys.stdin:
@@ -1884,7 +1937,8 @@ for line in sys.stdin:
 
 class TestInspector(InteropTestCase):
     def inspect(self, *args, server=None):
-        cmd = [self.inspector, "--cli"] + (server or [sys.executable, INSTINCT_PY, "serve"]) + list(args)
+        cmd = [self.inspector, "--cli", "-e", "INSTINCT_MCP_TOOLS=all"] + (
+            server or [sys.executable, INSTINCT_PY, "serve"]) + list(args)
         p = subprocess.run(cmd, capture_output=True, timeout=120, env=self.env(), cwd=self.tmp)
         return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Install the dev-only clients used by the interop tests (test_mcp.py, test_e2e_clients.py); idempotent.
-#   $DIR/venv          a virtualenv with the official MCP Python SDK (`mcp`)
-#   $DIR/node          node_modules with the MCP Inspector CLI (bin: mcp-inspector)
+# Sources: PyPI and the npm registry only.
+#   $DIR/venv          a virtualenv with the official MCP Python SDK 2.x (`mcp`)
+#   $DIR/node          node_modules with the MCP Inspector CLI (bin: mcp-inspector), the
+#                      TypeScript SDK v2 client (@modelcontextprotocol/client), the official
+#                      conformance suite (bin: conformance) and node 22 (npm package `node`,
+#                      bin: node; the suite and the inspector need node >= 22)
 #   $DIR/claude-latest/claude, $DIR/claude-2.1.138/claude
 #                      the Claude Code CLI (latest, and the last release that ignores a hook's
 #                      `args`) for test_e2e_clients.py: the native binary its npm package ships
@@ -13,17 +17,25 @@ DIR=${INSTINCT_INTEROP_DIR:-$HOME/.cache/instinct-interop}
 PY=${PYTHON:-python3}
 INSPECTOR_VERSION=${INSTINCT_INSPECTOR_VERSION:-2.12.0}
 CLAUDE_OLD_VERSION=2.1.138
+TS_CLIENT_VERSION=${INSTINCT_TS_CLIENT_VERSION:-2.4.0}
+CONFORMANCE_VERSION=${INSTINCT_CONFORMANCE_VERSION:-0.2.0-alpha.12}
+NODE_VERSION=${INSTINCT_NODE_VERSION:-22}
 mkdir -p "$DIR/node"
 
-if ! "$DIR/venv/bin/python" -c 'import mcp.client.stdio' >/dev/null 2>&1; then
+if ! "$DIR/venv/bin/python" -c 'import mcp.client.stdio; from mcp import Client' >/dev/null 2>&1; then
     rm -rf "$DIR/venv"
     "$PY" -m venv "$DIR/venv"
-    "$DIR/venv/bin/python" -m pip install -q --disable-pip-version-check mcp
+    "$DIR/venv/bin/python" -m pip install -q --disable-pip-version-check 'mcp>=2.3,<3'
 fi
 
-if [ ! -x "$DIR/node/node_modules/.bin/mcp-inspector" ]; then
+NM="$DIR/node/node_modules"
+if [ ! -x "$NM/.bin/mcp-inspector" ] || [ ! -x "$NM/.bin/conformance" ] || [ ! -x "$NM/.bin/node" ] \
+        || [ ! -d "$NM/@modelcontextprotocol/client" ]; then
     (cd "$DIR/node" && { [ -f package.json ] || npm init -y >/dev/null; } \
-        && npm install -q --no-audit --no-fund "@modelcontextprotocol/inspector@$INSPECTOR_VERSION")
+        && npm install -q --no-audit --no-fund --foreground-scripts \
+            "@modelcontextprotocol/inspector@$INSPECTOR_VERSION" \
+            "@modelcontextprotocol/client@$TS_CLIENT_VERSION" \
+            "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" "node@$NODE_VERSION")
 fi
 
 # Claude Code from npm: the package's optional dependency for this platform holds the native
@@ -73,8 +85,11 @@ install_codex "$DIR/codex-latest"
 
 "$DIR/venv/bin/python" -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))'
 DIR="$DIR" node -p '"inspector " + require(process.env.DIR + "/node/node_modules/@modelcontextprotocol/inspector/package.json").version'
+"$NM/.bin/node" -p '"node " + process.version'
 echo "INSTINCT_MCP_PYTHON=$DIR/venv/bin/python"
-echo "INSTINCT_INSPECTOR=$DIR/node/node_modules/.bin/mcp-inspector"
+echo "INSTINCT_INSPECTOR=$NM/.bin/mcp-inspector"
+echo "INSTINCT_NODE=$NM/.bin/node"
+echo "INSTINCT_CONFORMANCE=$NM/.bin/conformance"
 echo "INSTINCT_CLAUDE=$DIR/claude-latest/claude ($("$DIR/claude-latest/claude" --version))"
 echo "INSTINCT_CLAUDE_OLD=$DIR/claude-$CLAUDE_OLD_VERSION/claude ($("$DIR/claude-$CLAUDE_OLD_VERSION/claude" --version))"
 echo "INSTINCT_CODEX=$DIR/codex-latest/codex ($("$DIR/codex-latest/codex" --version))"
