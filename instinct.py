@@ -7620,11 +7620,12 @@ class _Server:
             raise _RpcError(_INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
         page = None
         try:
-            if op.list_key and "cursor" in args:    # MCP-only: the list tools page by cursor
+            paged = op.list_key and op.read_only     # a reader can fetch a row more than it shows
+            if paged and "cursor" in args:          # MCP-only: the list tools page by cursor
                 args = dict(args)
                 page = _cursor_offset(args.pop("cursor"))
             kwargs = op.coerce(args)
-            if op.list_key:
+            if paged:
                 page, size = self._page(op, kwargs, page or 0)
             result = getattr(self.store, op.name)(**kwargs)
         except InstinctError as e:
@@ -7635,7 +7636,7 @@ class _Server:
             return {"content": [{"type": "text", "text": f"Error: {type(e).__name__}: {e}"}],
                     "isError": True}
         more, note = None, getattr(result, "note", None)     # similar(): a capped scan
-        if op.list_key and isinstance(result, list):
+        if paged and isinstance(result, list):
             more = len(result) > page + size
             result = result[page:page + size]
         structured = op.structured(result)
@@ -7790,7 +7791,7 @@ def _cursor_offset(token):
 
 def _paged_schema(op):
     s = op.input_schema()
-    if op.list_key:
+    if op.list_key and op.read_only:
         s = dict(s, properties=dict(s["properties"], cursor={
             "type": "string", "description": "nextCursor of the previous page (when a reply has "
                                              "more results than fit)"}))

@@ -994,6 +994,20 @@ class TestBoundedWork(ServerTestCase):
                         self.assertIsNotNone(p.maximum)
                         self.assertLessEqual(p.maximum, instinct.MAX_LIMIT)
 
+    def test_recall_is_not_paged(self):
+        """memory_recall counts every hit as used: it is never asked for a row it does not show."""
+        s = self.server()
+        for i in range(3):
+            s.tool("memory_store", {"type": "project", "title": f"pytest fact {i}", "content": f"pytest {i}"})
+        props = {t["name"]: t for t in s.result("tools/list")["tools"]}["memory_recall"]["inputSchema"]
+        self.assertNotIn("cursor", props["properties"])
+        sc = s.tool("memory_recall", {"query": "pytest", "limit": 2})["structuredContent"]
+        self.assertEqual(sc["count"], 2)
+        self.assertNotIn("nextCursor", sc)
+        rows = s.tool("memory_list", {})["structuredContent"]["memories"]
+        self.assertEqual(sum(r.get("recall_count", 0) for r in rows), 2)
+        self.assertIs(s.tool("memory_recall", {"query": "pytest", "cursor": "x"})["isError"], True)
+
     def test_similar_prefix_filter_is_exact(self):
         rng = random.Random(5)
         words = ["a", "b", "c", "d", "e", "f", "g", "h"]
