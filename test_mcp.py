@@ -1884,9 +1884,12 @@ class TestTypeScriptSdk(InteropTestCase):
     def test_ts_client_every_mode(self):
         node = self.require("node >= 22 (npm package node)", "INSTINCT_NODE",
                             "node", "node_modules", ".bin", "node")
-        mods = os.path.join(os.path.dirname(os.path.dirname(node)))
+        mods = os.path.dirname(os.path.dirname(node))         # the node_modules beside it
         if not os.path.isdir(os.path.join(mods, "@modelcontextprotocol", "client")):
-            self.require("@modelcontextprotocol/client", "INSTINCT_NO_SUCH_TOOL", "missing")
+            msg = f"@modelcontextprotocol/client not found in {mods} (run .ci/install-interop.sh)"
+            if os.environ.get("INSTINCT_REQUIRE_INTEROP") == "1":
+                self.fail(msg)
+            self.skipTest(msg)
         tools = self.listed_tools()
         expect = {"auto": MODERN, "modern": MODERN, "legacy": NEWEST}
         for mode in ("auto", "modern", "legacy"):
