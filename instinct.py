@@ -5003,36 +5003,45 @@ class _Sharing(_Core):
                 for i in range(n):
                     k = (prefix, w, i)
                     freq[k] = freq.get(k, 0) + 1
-        index, sizes, pairs, work = {}, {}, _Pairs(), 0
+        index, sizes, found, work, stopped = {}, {}, [], 0, False
         for p in sorted(conf, key=lambda x: (-conf[x], x)):
             prefix, a = toks[p]
             elems = sorted((freq[(prefix, w, i)], w, i) for w, n in a.items() for i in range(n))
             size = sizes[p] = len(elems)
             keep = size - ceil(threshold * size - 1e-9) + 1 if threshold > 0 else size
-            seen, total_a = set(), sum(a.values())
+            seen, total_a, shortest = set(), sum(a.values()), threshold * size - 1e-9
             for _, w, i in elems[:max(1, min(size, keep))]:
                 key = (prefix, w, i)
-                for q in index.get(key, ()):
-                    if q in seen or sizes[q] < threshold * size - 1e-9:
+                others = index.get(key)
+                if others is None:
+                    index[key] = [p]
+                    continue
+                if work + len(others) > SIMILAR_WORK:
+                    others, stopped = others[:SIMILAR_WORK - work], True
+                work += len(others)
+                for q in others:
+                    if q in seen or sizes[q] < shortest:
                         continue
                     seen.add(q)
                     b = toks[q][1]
                     inter = sum(min(n, b.get(t, 0)) for t, n in a.items())
                     sim = inter / (total_a + sizes[q] - inter)
                     if sim >= threshold:
-                        weak, strong = sorted((p, q), key=lambda x: (conf[x], x))
-                        pairs.append({"pattern": weak, "similar_to": strong,
-                                      "similarity": round(sim, 4), "confidence": conf[weak],
-                                      "similar_confidence": conf[strong]})
-                work += len(index.get(key, ()))
-                index.setdefault(key, []).append(p)
-            if work > SIMILAR_WORK:
-                pairs.note = (f"Stopped after {work} comparisons (the strongest patterns were "
-                              "compared first); raise the threshold for a complete answer.")
+                        weak, strong = (p, q) if (conf[p], p) < (conf[q], q) else (q, p)
+                        found.append((-round(sim, 4), weak, strong))
+                if stopped:
+                    break
+                index[key].append(p)
+            if stopped:
                 break
-        pairs.sort(key=lambda r: (-r["similarity"], r["pattern"], r["similar_to"]))
-        if limit and len(pairs) > limit:
-            del pairs[limit:]
+        import heapq
+        best = heapq.nsmallest(limit, found) if limit else sorted(found)
+        pairs = _Pairs({"pattern": weak, "similar_to": strong, "similarity": -neg,
+                        "confidence": conf[weak], "similar_confidence": conf[strong]}
+                       for neg, weak, strong in best)
+        if stopped:
+            pairs.note = (f"Stopped after {work} comparisons (the strongest patterns were "
+                          "compared first); raise the threshold for a complete answer.")
         return pairs
 
     @staticmethod
