@@ -7772,11 +7772,14 @@ def _tools_by_name():
     return _TOOLS
 
 
-def _max_reply():
-    try:
-        return max(4096, int(os.environ.get("INSTINCT_MCP_MAX_REPLY") or MAX_REPLY))
-    except ValueError:
-        return MAX_REPLY
+def _max_reply(_cache=[]):
+    """The reply budget in bytes, read from INSTINCT_MCP_MAX_REPLY once per process."""
+    if not _cache:
+        try:
+            _cache.append(max(4096, int(os.environ.get("INSTINCT_MCP_MAX_REPLY") or MAX_REPLY)))
+        except ValueError:
+            _cache.append(MAX_REPLY)
+    return _cache[0]
 
 
 def _cursor_token(offset):
