@@ -3036,8 +3036,9 @@ def _generic_habit(pattern):
     if not colon or head not in ("seq", "combo"):
         return False
     parts = [s.strip() for s in body.replace("->", "+").split("+")]
-    if all(s.startswith("git ") for s in parts) and len(set(parts)) < 3:
-        return True                           # git add -> git commit: everyone, everywhere
+    if all(s.startswith("git ") for s in parts) and (
+            len(set(parts)) < 3 or set(parts) <= {"git add", "git commit", "git push", "git status"}):
+        return True                           # git add -> git commit -> git push: everyone, everywhere
 
     def generic(s):
         name = s[5:-1] if s.startswith("Bash(") and s.endswith(")") else s

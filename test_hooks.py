@@ -449,6 +449,7 @@ class TestMining(_Env):
         for _ in range(6):                      # a store from an older instinct may hold them
             self.store.observe("seq:Read->Edit", project=self.repo)
             self.store.observe("combo:head+ls", project=self.repo)
+            self.store.observe("seq:git add->git commit->git push", project=self.repo)
         self.store.consolidate()
         self.assertEqual(self.store.briefing(self.repo), "")
 
