@@ -3895,11 +3895,13 @@ def _hook_groups(events, python, here, db):
     return groups
 
 
-def _setup_plan(client, scope, home, project_dir, python, here, db=None):
+def _setup_plan(client, scope, home, project_dir, python, here, db=None, all_tools=False):
     """[(path, kind, entry)]: what `setup` merges into which file (kind: json key path, toml, yaml)."""
     env = {"PYTHONPATH": here}
     if db:                         # clients start servers with their own env: pin the same store
         env["INSTINCT_DB"] = db
+    if all_tools:                  # every operation as a tool, not only the lean session set
+        env["INSTINCT_MCP_TOOLS"] = "all"
     server = {"command": python, "args": ["-m", "instinct", "serve"], "env": env}
     j = os.path.join
     user = scope == "user"
@@ -4109,10 +4111,12 @@ def _write_config(path, real, old, new, mode):
     return backup
 
 
-def setup(client, write=False, scope="user", home=None, project_dir=None, python=None, db=None):
+def setup(client, write=False, scope="user", home=None, project_dir=None, python=None, db=None,
+          all_tools=False):
     """Print (or with write=True merge, keeping a .bak) the MCP and hook config for `client`.
 
-    `db` pins the store (INSTINCT_DB) in the server entry and the hook commands. Every file is
+    `db` pins the store (INSTINCT_DB) in the server entry and the hook commands; `all_tools`
+    makes the server list every tool (INSTINCT_MCP_TOOLS=all), not the lean set. Every file is
     checked before any is written: a merge instinct cannot prove correct is refused with the exact
     lines to add by hand. Returns a list of {"path", "content", "changed", "backup"}; running it
     twice changes nothing.
@@ -4122,7 +4126,7 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
     here = os.path.dirname(os.path.abspath(__file__))
     if db:
         db = os.path.abspath(os.path.expanduser(db))
-    plan = _setup_plan(client, scope, home, project_dir, python or sys.executable, here, db)
+    plan = _setup_plan(client, scope, home, project_dir, python or sys.executable, here, db, all_tools)
     merged = []
     for path, kind, entry in plan:
         try:
@@ -7063,7 +7067,9 @@ _CLI_EXTRAS = {
               [(("client",), {"choices": SETUP_CLIENTS}),
                (("--write",), {"action": "store_true", "help": "merge into the config files (a .bak is kept)"}),
                (("--scope",), {"choices": ("user", "project"), "default": "user",
-                               "help": "user-wide config or this project's (default: user)"})]),
+                               "help": "user-wide config or this project's (default: user)"}),
+               (("--all-tools",), {"action": "store_true",
+                                   "help": "list every tool, not only the lean session set"})]),
 }
 
 
@@ -7259,7 +7265,7 @@ def _cli(argv, close=True):
                              close=close)
         if args.command == "setup":
             as_json = getattr(args, "json", False)
-            results = setup(args.client, write=args.write, scope=args.scope,
+            results = setup(args.client, write=args.write, scope=args.scope, all_tools=args.all_tools,
                             db=getattr(args, "db", None) or os.environ.get("INSTINCT_DB") or None)
             if as_json:
                 sys.stdout.write(_dumps(results, indent=2) + "\n")

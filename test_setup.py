@@ -199,6 +199,24 @@ class TestCaptureEntries(_SetupEnv):
         r = self.cli("setup", "codex", "--scope", "project")
         self.assertIn("trust_level", r.stdout)
 
+    def test_all_tools_flag_lists_every_tool_through_the_written_server_entry(self):
+        for flag, want in ((("--all-tools",), "all"), ((), None)):
+            r = self.cli("setup", "cursor", "--json", *flag)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            env = json.loads(json.loads(r.stdout)[0]["content"])["mcpServers"]["instinct"]["env"]
+            self.assertEqual(env.get("INSTINCT_MCP_TOOLS"), want)
+            # the server started with that entry's env lists all tools, or the lean set
+            e = {k: v for k, v in os.environ.items() if k != "INSTINCT_MCP_TOOLS"}
+            e.update(env, INSTINCT_DB=self.db)
+            lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+            p = subprocess.run([sys.executable, "-m", "instinct", "serve"], input="\n".join(map(json.dumps, lines)) + "\n",
+                               capture_output=True, text=True, env=e, timeout=60, cwd=self.tmp)
+            tools = json.loads(p.stdout.splitlines()[-1])["result"]["tools"]
+            self.assertEqual(len(tools) == len(instinct.OPERATIONS), want == "all", len(tools))
+
     def test_claude_code_setup_points_to_the_history_import(self):
         r = self.cli("setup", "claude-code")
         self.assertEqual(r.returncode, 0, r.stderr)
