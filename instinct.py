@@ -1049,25 +1049,20 @@ class _DB:
         the time that is left: the whole wait is one timeout, not two. `start` given means
         the caller's own first try (begun then) already failed as busy."""
         deadline = (time.monotonic() if start is None else start) + self.timeout
-        pause, shortened, last = 0.001, None, None
+        pause, shortened, last, wait = 0.001, None, None, start is not None
         try:
-            if start is None:
-                try:
-                    return fn(*args)
-                except sqlite3.OperationalError as e:
-                    if not _is_busy(e):
-                        raise
-                    last = e
             while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise last or sqlite3.OperationalError("database is locked")
-                time.sleep(min(pause, left))
-                pause = min(pause * 2, 0.05)
-                c = conn or self._conn
-                if c is not None:
-                    c.execute(f"PRAGMA busy_timeout = {max(1, int((deadline - time.monotonic()) * 1000))}")
-                    shortened = c
+                if wait:                   # before every try but a first one of our own
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise last or sqlite3.OperationalError("database is locked")
+                    time.sleep(min(pause, left))
+                    pause = min(pause * 2, 0.05)
+                    c = conn or self._conn
+                    if c is not None:
+                        c.execute(f"PRAGMA busy_timeout = {max(1, int((deadline - time.monotonic()) * 1000))}")
+                        shortened = c
+                wait = True
                 try:
                     return fn(*args)
                 except sqlite3.OperationalError as e:
