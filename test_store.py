@@ -20,9 +20,9 @@ sys.path.insert(0, HERE)
 import instinct  # noqa: E402
 from instinct import InstinctStore, StoreError, ValidationError  # noqa: E402
 from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
+from test_sharing import T0, _Base as SharingBase  # noqa: E402
 
 INSTINCT_PY = os.path.join(HERE, "instinct.py")
-T0 = 1_790_000_000.0
 DAY = 86400
 
 
@@ -30,18 +30,8 @@ def mode(path):
     return stat.S_IMODE(os.stat(path).st_mode)
 
 
-class _Base(unittest.TestCase):
-    def setUp(self):
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.tmp = os.path.realpath(tmp.name)
-        self.proj = os.path.join(self.tmp, "proj")
-        os.makedirs(os.path.join(self.proj, ".git"))
-        self.dbdir = os.path.join(self.tmp, "store")
-        os.mkdir(self.dbdir, 0o700)
-        self.db = os.path.join(self.dbdir, "i.db")
-        self.now = T0
-        self.store = self.open(self.db)
+class _Base(SharingBase):
+    """test_sharing's temp project and 0700 store folder; stores may take extra options."""
 
     def open(self, path, **kw):
         s = InstinctStore(path, clock=lambda: self.now, cwd=self.proj, **kw)
