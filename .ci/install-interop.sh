@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install the dev-only clients used by the interop tests (test_mcp.py, test_e2e_clients.py); idempotent.
+# Install the dev-only clients used by the interop tests (tests/test_mcp.py, tests/test_e2e_clients.py); idempotent.
 # Sources: PyPI and the npm registry only.
 #   $DIR/venv          a virtualenv with the official MCP Python SDK 2.x (`mcp`)
 #   $DIR/node          node_modules with the MCP Inspector CLI (bin: mcp-inspector), the
@@ -8,7 +8,7 @@
 #                      bin: node; the suite and the inspector need node >= 22)
 #   $DIR/claude-latest/claude, $DIR/claude-2.1.138/claude
 #                      the Claude Code CLI (latest, and the last release that ignores a hook's
-#                      `args`) for test_e2e_clients.py: the native binary its npm package ships
+#                      `args`) for tests/test_e2e_clients.py: the native binary its npm package ships
 #   $DIR/codex-latest/codex   the Codex CLI (native binary of @openai/codex) for the same tests
 # DIR defaults to $HOME/.cache/instinct-interop; override with INSTINCT_INTEROP_DIR.
 # instinct.py itself never needs any of this.

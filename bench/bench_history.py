@@ -15,7 +15,7 @@ import time
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
-from test_history import claude_dir_name, make_history  # noqa: E402
+from tests.test_history import claude_dir_name, make_history  # noqa: E402
 
 
 def main():

@@ -25,10 +25,10 @@ import threading
 import time
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-INSTINCT_PY = os.path.join(HERE, "instinct.py")
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository root
+INSTINCT_PY = os.path.join(ROOT, "instinct.py")
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
 import instinct  # noqa: E402
 
 VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
@@ -1396,7 +1396,7 @@ class TestModernEra(ServerTestCase):
 @unittest.skipIf(os.name == "nt", "uses echo")
 class TestStdoutGuard(ServerTestCase):
     def test_stray_output_goes_to_stderr(self):                               # 10.26
-        s = self.server(argv=[sys.executable, "-c", NOISY, HERE])
+        s = self.server(argv=[sys.executable, "-c", NOISY, ROOT])
         for _ in range(2):
             res = s.tool("stats")
             self.assertIs(res["isError"], False)
@@ -1425,7 +1425,7 @@ sys.exit(instinct.main(["serve"]))
 
 class TestFailures(ServerTestCase):
     def test_unexpected_exceptions(self):                                   # 10.21
-        s = self.server(argv=[sys.executable, "-c", BROKEN, HERE])
+        s = self.server(argv=[sys.executable, "-c", BROKEN, ROOT])
         res = s.tool("suggest")
         self.assertIs(res["isError"], True)
         self.assertNotIn("structuredContent", res)
@@ -1856,7 +1856,7 @@ class TestPythonSdk(InteropTestCase):
         for mode in ("auto", "2026-07-28", "legacy"):
             with self.subTest(mode=mode):
                 plan["env"]["INSTINCT_DB"] = os.path.join(self.tmp, f"sdk-{mode}.db")
-                p = subprocess.run([py, os.path.join(HERE, "tests_interop", "sdk_client.py")],
+                p = subprocess.run([py, os.path.join(ROOT, "tests", "interop", "sdk_client.py")],
                                    input=json.dumps(dict(plan, mode=mode)).encode(),
                                    capture_output=True, timeout=120, env=self.env(), cwd=self.tmp)
                 out = p.stdout.decode("utf-8", "replace")
@@ -1898,7 +1898,7 @@ class TestTypeScriptSdk(InteropTestCase):
                         "env": {"INSTINCT_DB": os.path.join(self.tmp, f"ts-{mode}.db"), "HOME": self.tmp,
                                 "PATH": os.environ.get("PATH", ""), "INSTINCT_MCP_TOOLS": "all"},
                         "calls": call_plan(tools, self.tmp), "prompt": "session_briefing"}
-                p = subprocess.run([node, os.path.join(HERE, "tests_interop", "ts_client.mjs")],
+                p = subprocess.run([node, os.path.join(ROOT, "tests", "interop", "ts_client.mjs")],
                                    input=json.dumps(plan).encode(), capture_output=True, timeout=300,
                                    env=self.env(), cwd=os.path.dirname(mods))
                 out = p.stdout.decode("utf-8", "replace")
@@ -1916,13 +1916,13 @@ class TestTypeScriptSdk(InteropTestCase):
 
 class TestConformanceSuite(InteropTestCase):
     """The official conformance suite (npm @modelcontextprotocol/conformance; HTTP only) through
-    tests_interop/stdio_http_front.py: every applicable check of both requirement sets passes."""
+    tests/interop/stdio_http_front.py: every applicable check of both requirement sets passes."""
 
     def test_both_requirement_sets(self):
         conformance = self.require("MCP conformance suite", "INSTINCT_CONFORMANCE",
                                    "node", "node_modules", ".bin", "conformance")
         out = os.path.join(self.tmp, "conformance")
-        p = subprocess.run([sys.executable, os.path.join(HERE, "tests_interop", "run_conformance.py"),
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "interop", "run_conformance.py"),
                             conformance, out], capture_output=True, timeout=1800, env=self.env())
         text = p.stdout.decode("utf-8", "replace")
         self.assertEqual(p.returncode, 0, text[-4000:] + p.stderr.decode("utf-8", "replace")[-2000:])

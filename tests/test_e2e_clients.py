@@ -2,7 +2,7 @@
 `instinct setup <client> --write` writes them.
 
 Each CLI runs 6 non-interactive sessions (`claude -p`, `codex exec`) in a temp git project with
-HOME = a temp dir, talking to a scripted fake model on 127.0.0.1 (tests_interop/fake_model.py:
+HOME = a temp dir, talking to a scripted fake model on 127.0.0.1 (tests/interop/fake_model.py:
 the Anthropic Messages API, the OpenAI Responses API): the fake model asks for planned shell
 calls one per turn, back to back, some failing, then answers. Over the 6 sessions: every call
 stored, in call order (with its outcome, where the client tells it); every session mined after
@@ -22,7 +22,7 @@ import uuid
 
 from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests_interop"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "interop"))
 from e2e_harness import Workspace, hook_gaps_ms  # noqa: E402
 from fake_model import FINAL_TEXT, FakeModel  # noqa: E402
 

@@ -1,7 +1,7 @@
 """A dev-only HTTP front for `instinct serve` (stdlib): lets HTTP-only MCP tools, such as the
 official conformance suite, talk to the stdio server. Not part of instinct.
 
-    python3 tests_interop/stdio_http_front.py --port 0 -- python3 instinct.py serve
+    python3 tests/interop/stdio_http_front.py --port 0 -- python3 instinct.py serve
 
 prints `listening on http://127.0.0.1:PORT/mcp` on stderr when ready. One child process
 serves every request in arrival order: each POSTed JSON-RPC message becomes one stdin line;

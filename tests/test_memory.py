@@ -4,7 +4,7 @@ remember / recall / forget_memory, reinforcement instead of duplicates,
 supersession, ranking and its explanation, aging and archive/restore, gc,
 seed 004's Markdown import/export, the .git reader behind memory_briefing, the
 CLI and the MCP tools. Real SQLite files in temp dirs, injected clocks.
-Run: python3 -m unittest -v test_memory
+Run: python3 -m unittest -v tests.test_memory
 """
 import contextlib
 import io
@@ -17,9 +17,9 @@ import tempfile
 import unittest
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
+ROOT = Path(__file__).resolve().parent.parent   # the repository root
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 import instinct  # noqa: E402
 from instinct import InstinctStore, NotFoundError, ValidationError  # noqa: E402
@@ -542,7 +542,7 @@ class CliTest(_Base):
         env.update(INSTINCT_DB=str(self.db), HOME=str(self.tmp), PYTHONIOENCODING="utf-8")
 
         def run(*args):
-            return subprocess.run([sys.executable, str(HERE / "instinct.py"), *args], env=env, cwd=self.tmp,
+            return subprocess.run([sys.executable, str(ROOT / "instinct.py"), *args], env=env, cwd=self.tmp,
                                   capture_output=True, text=True, timeout=60)
         p = run("remember", "project", "Uses Vitest", "vitest for unit tests", "--json")
         self.assertEqual(p.returncode, 0, p.stderr)

@@ -13,8 +13,8 @@ import unittest
 import instinct
 from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-INSTINCT_PY = os.path.join(HERE, "instinct.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository root
+INSTINCT_PY = os.path.join(ROOT, "instinct.py")
 HAS_TOMLLIB = sys.version_info >= (3, 11)
 try:
     import yaml                            # dev-only: a second opinion on the YAML written
@@ -381,7 +381,7 @@ class TestCodexToml(_SetupEnv):
         """The lines a refusal prints, pasted into the file, make the next run a no-op."""
         path = self.toml_path()
         block = instinct._toml_block(instinct._setup_plan("codex", "user", self.home, self.repo,
-                                                          sys.executable, HERE)[0][2])
+                                                          sys.executable, ROOT)[0][2])
         _write(path, 'model = "o3"\n\n' + block + "\n[profiles.x]\nmodel = 'm'\n")
         r = self.cli("setup", "codex", "--write")
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -410,7 +410,7 @@ class TestGooseYaml(_SetupEnv):
         return out
 
     def block(self, ind):
-        entry = instinct._setup_plan("goose", "user", self.home, self.repo, sys.executable, HERE)[0][2]
+        entry = instinct._setup_plan("goose", "user", self.home, self.repo, sys.executable, ROOT)[0][2]
         return "\n".join(instinct._yaml_block(entry, ind)) + "\n"
 
     def test_common_layouts_merge_exactly(self):

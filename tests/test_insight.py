@@ -15,7 +15,7 @@ import instinct
 from instinct import InstinctStore, NotFoundError, ValidationError
 from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository root
 DAY = 86400.0
 T0 = 1_780_000_000.0          # 2026-05-28
 
@@ -473,7 +473,7 @@ class SurfacesTest(InsightCase):
     def test_cli_subprocess(self):
         self.seed()
         env = dict(os.environ, INSTINCT_DB=self.path)
-        script = os.path.join(HERE, "instinct.py")
+        script = os.path.join(ROOT, "instinct.py")
         p = subprocess.run([sys.executable, script, "feedback", "pref:tz=UTC", "bad"],
                            capture_output=True, text=True, env=env, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)

@@ -2,7 +2,7 @@
 from the Params for API, CLI and MCP alike, single-pattern lookup by the working directory,
 schema v9, and the command line's exit codes.
 
-Run: python3 -m unittest -v test_core
+Run: python3 -m unittest -v tests.test_core
 """
 import contextlib
 import io
@@ -19,7 +19,7 @@ from unittest import mock
 import instinct
 from instinct import InstinctStore, NotFoundError, StoreError, ValidationError
 from test_instinct import setUpModule, _TempDB, _child_env, INSTINCT_PY  # noqa: F401
-from test_mcp import Server
+from tests.test_mcp import Server
 
 
 def _filler(op, skip):

@@ -12,13 +12,13 @@ import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository root
+sys.path.insert(0, ROOT)
 import instinct  # noqa: E402
 from instinct import InstinctStore, ValidationError  # noqa: E402
 from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
 
-INSTINCT_PY = os.path.join(HERE, "instinct.py")
+INSTINCT_PY = os.path.join(ROOT, "instinct.py")
 T0 = 1_790_000_000.0           # a fixed "now" (2026-09) for injected clocks
 DAY = 86400
 
@@ -508,7 +508,7 @@ class TestBackupRestore(_Base):
     def test_backup_while_two_writers_run(self):
         self.observe("pref:seed", 3)
         stop = os.path.join(self.tmp, "stop")
-        writers = [subprocess.Popen([sys.executable, "-c", _WRITER, HERE, self.db, str(n), stop],
+        writers = [subprocess.Popen([sys.executable, "-c", _WRITER, ROOT, self.db, str(n), stop],
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                    for n in (1, 2)]
         try:

@@ -15,14 +15,14 @@ import tempfile
 import time
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository root
+sys.path.insert(0, ROOT)
 import instinct  # noqa: E402
 from instinct import InstinctStore, StoreError, ValidationError  # noqa: E402
 from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
-from test_sharing import T0, _Base as SharingBase  # noqa: E402
+from tests.test_sharing import T0, _Base as SharingBase  # noqa: E402
 
-INSTINCT_PY = os.path.join(HERE, "instinct.py")
+INSTINCT_PY = os.path.join(ROOT, "instinct.py")
 DAY = 86400
 
 
@@ -46,7 +46,7 @@ class _Base(SharingBase):
 
     def python(self, code):
         """Start `code` in a child Python with instinct importable; returns the Popen."""
-        return subprocess.Popen([sys.executable, "-c", f"import sys; sys.path.insert(0, {HERE!r})\n"
+        return subprocess.Popen([sys.executable, "-c", f"import sys; sys.path.insert(0, {ROOT!r})\n"
                                  + code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def raw(self, path=None):

@@ -1,6 +1,6 @@
 """Drive a real coding-agent CLI against a scripted fake model, with instinct's hooks installed.
 
-Test-only helpers for test_e2e_clients.py (standard library only). Everything runs in one temp
+Test-only helpers for tests/test_e2e_clients.py (standard library only). Everything runs in one temp
 dir: HOME (so `setup --write` and the client's own state land there), a git repository as the
 project, a bin/ of stand-ins for `uv` and `ruff` (so planned commands never reach a network and
 fail or pass as planned), and the fake model server on 127.0.0.1.
@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))   # the repository root
 INSTINCT_PY = os.path.join(ROOT, "instinct.py")
 sys.path.insert(0, HERE)
 from fake_model import tool_id  # noqa: E402

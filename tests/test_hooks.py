@@ -12,8 +12,8 @@ import unittest
 import instinct
 from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-INSTINCT_PY = os.path.join(HERE, "instinct.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository root
+INSTINCT_PY = os.path.join(ROOT, "instinct.py")
 
 
 def _read(path):
@@ -238,7 +238,7 @@ class TestCapture(_Env):
     def test_hook_hot_path_skips_argparse(self):
         code = ("import sys, io, instinct; sys.stdin = io.TextIOWrapper(io.BytesIO(b'{}'));"
                 "instinct.main(['hook', 'pre-tool-use']); print('argparse' in sys.modules, 'json' in sys.modules)")
-        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=HERE,
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                            env={**os.environ, "INSTINCT_DB": self.db}, timeout=60)
         self.assertEqual(r.stdout.split(), ["False", "True"], r.stderr)
 
@@ -257,7 +257,7 @@ class TestFastCLI(unittest.TestCase):
                     "('argparse' in sys.modules and 3))")
             for argv in (["--db", db, "serve"], ["serve", f"--db={db}"], ["serve", "--db", db]):
                 with self.subTest(argv=argv):
-                    r = subprocess.run([sys.executable, "-c", code, *argv], cwd=HERE, timeout=60,
+                    r = subprocess.run([sys.executable, "-c", code, *argv], cwd=ROOT, timeout=60,
                                        input=(json.dumps(init) + "\n" + json.dumps(call) + "\n").encode(),
                                        capture_output=True, env={**os.environ, "INSTINCT_DB": os.devnull})
                     self.assertEqual(r.returncode, 0, r.stderr)

@@ -1,8 +1,8 @@
 """Run the official MCP conformance suite against `instinct serve` (dev-only).
 
-    python3 tests_interop/run_conformance.py CONFORMANCE_BIN OUT_DIR [REQUIREMENTS...]
+    python3 tests/interop/run_conformance.py CONFORMANCE_BIN OUT_DIR [REQUIREMENTS...]
 
-Starts tests_interop/stdio_http_front.py in front of `python3 instinct.py serve` (a fresh
+Starts tests/interop/stdio_http_front.py in front of `python3 instinct.py serve` (a fresh
 store under OUT_DIR), runs `conformance server --requirements R` for each requirement set
 (default: 2025-11-25 and 2026-07-28), and summarises with conformance_summary.py. Exits 1
 when an applicable check failed.
@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))   # the repository root
 
 
 def main(argv):

@@ -1,6 +1,6 @@
 """Summarise an `npx conformance server -o DIR` run against instinct (dev-only).
 
-    python3 tests_interop/conformance_summary.py DIR [DIR...]
+    python3 tests/interop/conformance_summary.py DIR [DIR...]
 
 Every check is sorted into one bucket, each with its reason:
   applicable   a requirement instinct's server has to meet: must pass

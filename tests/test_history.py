@@ -14,8 +14,8 @@ import uuid
 import instinct
 from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-INSTINCT_PY = os.path.join(HERE, "instinct.py")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository root
+INSTINCT_PY = os.path.join(ROOT, "instinct.py")
 DAY = 86400.0
 
 # --- planted secrets: none of these bytes may ever reach the store or anything made from it ----
