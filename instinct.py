@@ -1691,9 +1691,10 @@ class _Core:
         title="Forget an instinct", destructive=True, idempotent=True,
         output=_RECORD_AT, render=lambda r: f"Forgot {r['pattern']} (conf={r['confidence']}, {_where(r)})")
     def forget(self, pattern, project=None):
-        """Delete a pattern for good, with every copy of it: its events, mining rows, and (when no
-        project keeps it) its aliases and settings; the full-text index and the WAL are purged
-        too. Returns the deleted record."""
+        """Delete a pattern for good, with every copy of it; returns the deleted record.
+
+        Its events and mining rows go, and (when no project keeps it) its aliases and settings;
+        the full-text index and the WAL are purged too."""
         def run(conn):
             p, proj, scope = self._locate(pattern, project, conn)
             row = self._get_row(conn, p, proj)
@@ -5066,9 +5067,11 @@ class _Sharing(_Core):
                           f"{r['events']} events, {r['other']} other rows"
                           + (f"; {r['backup']} rows from the .bak restore kept" if r["backup"] else "")))
     def purge(self, text):
-        """Delete every record holding a text (a leaked secret, a name): patterns, memories,
-        events, aliases, settings, mining rows, in this store and in the `.bak` restore keeps;
-        then the full-text indexes and the WAL are purged and deleted rows are zeroed on disk.
+        """Delete every record holding a text (a leaked secret, a name), here and in the `.bak`.
+
+        Patterns, memories, events, aliases, settings and mining rows go, in this store and in
+        the `.bak` restore keeps; then the full-text indexes and the WAL are purged and deleted
+        rows are zeroed on disk.
         """
         _check_text(text, "text", MAX_PATTERN, empty_ok=False)
         if len(text.strip()) < 4:
