@@ -22,121 +22,24 @@ import sys
 import tempfile
 import time
 import unittest
-import warnings
 from unittest import mock
-from datetime import datetime, timedelta, timezone
+from datetime import timezone
 from pathlib import Path
-
-HERE = Path(__file__).resolve().parent
-INSTINCT_PY = HERE / "instinct.py"
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
 
 import instinct  # noqa: E402
 from instinct import (InstinctStore, NotFoundError, StoreError,  # noqa: E402
                       ValidationError)
+from tests.helpers import (DAY, ROOT, T0, Clock, StoreCase, child_env,  # noqa: E402,F401
+                           find_python, mcp_in_process, old_schema_db, seeds_db, setUpModule,
+                           tool_result)
 
-
-def setUpModule():
-    """Python 3.12 deprecates binding named placeholders (:x, ?1) from a sequence and 3.14
-    refuses it: make such a call an error in the tests. The runner resets the warning filters
-    before it runs anything, so this is installed at run time; the other test modules import it."""
-    warnings.filterwarnings("error", message=r"Binding .* is a named parameter",
-                            category=DeprecationWarning)
-
-
-T0 = 1_767_225_600.0          # 2026-01-01T00:00:00Z
-DAY = 86400
-PY310 = Path.home() / ".pyenv" / "versions" / "3.10.13" / "bin" / "python"
+HERE = Path(ROOT)
+INSTINCT_PY = HERE / "instinct.py"
 FP_A, FP_B, FP_C = "aaaaaaaaaaaa", "bbbbbbbbbbbb", "cccccccccccc"
-
-
-class Clock:
-    """An injectable clock: epoch seconds that only move when told to."""
-
-    def __init__(self, t=T0):
-        self.t = t
-
-    def __call__(self):
-        return self.t
-
-    def advance(self, days=0, seconds=0):
-        self.t += days * DAY + seconds
 
 
 def _sha12(path):
     return hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:12]
-
-
-def _child_env(tmp, db=None, **extra):
-    env = {k: v for k, v in os.environ.items() if k not in ("INSTINCT_DB", "INSTINCT_SESSION")}
-    env.update(HOME=str(tmp), PYTHONIOENCODING="utf-8", PYTHONDONTWRITEBYTECODE="1")
-    if db is not None:
-        env["INSTINCT_DB"] = str(db)
-    env.update(extra)
-    return env
-
-
-class _TempDB(unittest.TestCase):
-    """A temporary directory, a database path inside it and a store with a fake clock."""
-
-    def setUp(self):
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.tmp = Path(tmp.name).resolve()
-        self.db = self.tmp / "t.db"
-        self.clock = Clock()
-        self.store = self.open()
-
-    def open(self, path=None, **kw):
-        kw.setdefault("clock", self.clock)
-        s = InstinctStore(str(path or self.db), **kw)
-        self.addCleanup(s.close)
-        return s
-
-    def sql(self, query, params=(), path=None):
-        """Rows from a fresh raw sqlite3 connection (sees only committed data)."""
-        con = sqlite3.connect(str(path or self.db))
-        try:
-            return con.execute(query, params).fetchall()
-        finally:
-            con.close()
-
-    def counts(self):
-        return (self.sql("SELECT count(*) FROM instincts")[0][0],
-                self.sql("SELECT count(*) FROM events")[0][0],
-                self.sql("SELECT coalesce(sum(confidence), 0) FROM instincts")[0][0])
-
-    def conf(self, pattern, project=""):
-        return self.store.get(pattern, project=project)["confidence"]
-
-    def observe_n(self, pattern, n, **kw):
-        r = None
-        for _ in range(n):
-            r = self.store.observe(pattern, **kw)
-        return r
-
-    def cli(self, *args, db=None):
-        """instinct.main in process -> (exit code, stdout, stderr)."""
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = instinct.main(["--db", str(db or self.db), *args])
-        return code, out.getvalue(), err.getvalue()
-
-    def run_cli(self, *args, db=None, python=None, script=None, cwd=None, env=None, timeout=60):
-        """instinct.py as a real process -> CompletedProcess."""
-        cmd = [str(python or sys.executable), str(script or INSTINCT_PY), *args]
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=cwd,
-                              env=env or _child_env(self.tmp, db or self.db))
-
-    def assertOneLineError(self, proc, code=1):
-        self.assertEqual(proc.returncode, code, proc.stderr)
-        self.assertEqual(proc.stdout, "")
-        self.assertNotIn("Traceback", proc.stderr)
-        lines = proc.stderr.splitlines()
-        self.assertEqual(len(lines), 1, proc.stderr)
-        self.assertTrue(lines[0].startswith("instinct: error: "), lines[0])
-        return lines[0]
 
 
 # =============================================================================
@@ -204,7 +107,7 @@ CATEGORIES = [
 ]
 
 
-class TestPatterns(_TempDB):
+class TestPatterns(StoreCase):
 
     def test_normalisation_table(self):
         for spelling, canonical in NORMALISATION:
@@ -305,7 +208,7 @@ class TestPatterns(_TempDB):
 # =============================================================================
 # 6. Domain logic: project fingerprints
 # =============================================================================
-class TestFingerprint(_TempDB):
+class TestFingerprint(StoreCase):
 
     def setUp(self):
         super().setUp()
@@ -409,44 +312,7 @@ class TestFingerprint(_TempDB):
 # =============================================================================
 # 7. Schema and migrations
 # =============================================================================
-SEEDS_SCHEMA = ("CREATE TABLE instincts (pattern TEXT PRIMARY KEY, category TEXT NOT NULL DEFAULT "
-                "'sequence', confidence INTEGER NOT NULL DEFAULT 1, first_seen TEXT NOT NULL, "
-                "last_seen TEXT NOT NULL, source TEXT NOT NULL DEFAULT '', project TEXT NOT NULL "
-                "DEFAULT '', promoted INTEGER NOT NULL DEFAULT 0, metadata TEXT NOT NULL DEFAULT '{}')")
-
-
-def _build_seeds_db(path):
-    """A database made with exactly the seeds' schema, filled the way the original tool did."""
-    now = datetime(2025, 3, 14, 9, 26, 53, 589793)
-    rows = [
-        # pattern, category, confidence, first, last, source, project, promoted, metadata
-        ("seq:test->fix->test", "sequence", 8, now - timedelta(days=30), now, "claude-code",
-         "", 1, "{}"),
-        ("pref:stdlib-first", "preference", 12, now - timedelta(days=60), now - timedelta(days=1),
-         "", "", 2, json.dumps({"note": "prefer stdlib", "n": [1, 2]})),
-        ("fix:missing-init", "fix_pattern", 6, now - timedelta(days=10), now, "cursor",
-         "3f2a9c1b7d4e", 1, "{}"),
-        ("combo:pytest+coverage", "combo", 5, now - timedelta(days=5), now, "", "3f2a9c1b7d4e",
-         1, json.dumps({"why": "always with coverage"})),
-        ("seq:lint->fix->test", "sequence", 3, now - timedelta(days=2), now, "", "", 0, "{}"),
-        ("pref:style=black", "preference", 11, now - timedelta(days=90), now, "", "0123456789ab",
-         2, "{}"),
-    ]
-    con = sqlite3.connect(str(path))
-    con.execute(SEEDS_SCHEMA)
-    for p, c, n, f, l, s, pr, pm, m in rows:
-        # the original tool: observe inserts, then later UPDATEs set promoted
-        con.execute("INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen,"
-                    " source, project, metadata) VALUES (?,?,?,?,?,?,?,?)",
-                    (p, c, n, f.isoformat(), l.isoformat(), s, pr, m))
-        if pm:
-            con.execute("UPDATE instincts SET promoted = ? WHERE pattern = ?", (pm, p))
-    con.commit()
-    con.close()
-    return rows
-
-
-class TestMigrations(_TempDB):
+class TestMigrations(StoreCase):
 
     def _schema(self, path=None):
         return (self.sql("PRAGMA user_version", path=path)[0][0],
@@ -474,7 +340,7 @@ class TestMigrations(_TempDB):
 
     def test_seeds_database_is_upgraded_in_place(self):
         path = self.tmp / "seeds.db"
-        rows = _build_seeds_db(path)
+        rows = seeds_db(path)
         store = self.open(path)
         got = {(r["pattern"], r["project"]): r for r in store.list(min_confidence=0)}
         self.assertEqual(len(got), len(rows))
@@ -504,10 +370,7 @@ class TestMigrations(_TempDB):
 
     def test_v7_event_log_is_upgraded_with_every_event_indexed(self):
         path = self.tmp / "v7.db"
-        con = sqlite3.connect(str(path), isolation_level=None)
-        for migrate in instinct._MIGRATIONS[:7]:
-            migrate(con)
-        con.execute("PRAGMA user_version = 7")
+        con = old_schema_db(path, 7)
         con.executemany("INSERT INTO events (ts, kind, pattern, project, delta) VALUES (?,?,?,?,1)",
                         [("2026-01-01T00:00:00.000000+00:00", "observe", f"seq:p{i % 3}", "")
                          for i in range(30)])
@@ -527,10 +390,7 @@ class TestMigrations(_TempDB):
 
     def test_v8_lazy_event_index_is_removed_with_every_event_indexed(self):
         path = self.tmp / "v8.db"
-        con = sqlite3.connect(str(path), isolation_level=None)
-        for migrate in instinct._MIGRATIONS[:8]:
-            migrate(con)
-        con.execute("PRAGMA user_version = 8")
+        con = old_schema_db(path, 8)
         con.executemany("INSERT INTO events (ts, kind, pattern, project, delta, pending)"
                         " VALUES (?,'observe',?,'',1,?)",
                         [("2026-01-01T00:00:00.000000+00:00", f"seq:p{i % 3}", int(i >= 20))
@@ -601,7 +461,7 @@ class TestMigrations(_TempDB):
 # =============================================================================
 # 8. Database connection: storage safety
 # =============================================================================
-class TestStorage(_TempDB):
+class TestStorage(StoreCase):
 
     def test_wal_mode_and_busy_timeout(self):
         self.store.observe("seq:a")
@@ -632,14 +492,14 @@ class TestStorage(_TempDB):
         code = ("import instinct; s = instinct.InstinctStore(); s.observe('seq:a'); "
                 "print(s.path); s.close()")
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              timeout=60, cwd=str(HERE), env=_child_env(home))
+                              timeout=60, cwd=str(HERE), env=child_env(home))
         self.assertEqual(proc.returncode, 0, proc.stderr)
         d = home / ".instinct"
         self.assertEqual(proc.stdout.strip(), str(d / "instinct.db"))
         self.assertEqual(stat.S_IMODE(d.stat().st_mode), 0o700)
         self.assertEqual(stat.S_IMODE((d / "instinct.db").stat().st_mode), 0o600)
         # the CLI uses the same default
-        proc = self.run_cli("observe", "seq:a", env=_child_env(home))
+        proc = self.run_cli("observe", "seq:a", env=child_env(home))
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("conf=2", proc.stdout)
 
@@ -674,7 +534,7 @@ class TestStorage(_TempDB):
     def test_default_directory_that_cannot_be_created_exits_1(self):
         home = self.tmp / "homefile"
         home.write_text("not a directory")
-        proc = self.run_cli("observe", "seq:a", env=_child_env(home))
+        proc = self.run_cli("observe", "seq:a", env=child_env(home))
         line = self.assertOneLineError(proc, 1)
         self.assertIn("cannot create directory", line)
 
@@ -728,7 +588,7 @@ class TestStorage(_TempDB):
                 self.assertOneLineError(self.run_cli(*args), 2)
 
 
-class TestConcurrency(_TempDB):
+class TestConcurrency(StoreCase):
     PATTERNS = ("seq:test->fix->test", "pref:stdlib-first", "combo:pytest+coverage")
     PROJECTS = ("", FP_A)
 
@@ -757,7 +617,7 @@ print(errors)
         code = self.CHILD % (self.PATTERNS, self.PROJECTS)
         children = [subprocess.Popen([sys.executable, "-c", code, str(HERE), str(self.db), str(per), str(k)],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     env=_child_env(self.tmp))
+                                     env=child_env(self.tmp))
                     for k in range(procs)]
         for c in children:
             out, err = c.communicate(timeout=120)
@@ -783,7 +643,7 @@ print(errors)
         code = self.CHILD % ((pattern,), ("",))
         children = [subprocess.Popen([sys.executable, "-c", code, str(HERE), str(self.db), str(per), str(k)],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     env=_child_env(self.tmp))
+                                     env=child_env(self.tmp))
                     for k in range(procs)]
         for c in children:
             out, err = c.communicate(timeout=120)
@@ -796,7 +656,7 @@ print(errors)
         self.assertEqual(self.sql("PRAGMA user_version"), [(instinct.SCHEMA_VERSION,)])
 
     def test_processes_racing_to_upgrade_a_seeds_file(self):
-        _build_seeds_db(self.db)
+        seeds_db(self.db)
         self._race(6, 50, "seq:test->fix->test")
         self.assertEqual(self.conf("seq:test->fix->test"), 8 + 300)
         self.assertEqual(self.store.get("pref:stdlib-first")["confidence"], 12)
@@ -804,7 +664,7 @@ print(errors)
 
     def test_parallel_cli_processes(self):
         rounds, width = 5, 4
-        env = _child_env(self.tmp, self.db)
+        env = child_env(self.tmp, self.db)
         for r in range(rounds):
             ps = [subprocess.Popen([sys.executable, str(INSTINCT_PY), "observe", "seq:cli->race",
                                     "--source", f"p{k}"], stdout=subprocess.PIPE,
@@ -819,7 +679,7 @@ print(errors)
         self.assertEqual(self.sql("PRAGMA integrity_check"), [("ok",)])
 
 
-class TestCrashSafety(_TempDB):
+class TestCrashSafety(StoreCase):
     CHILD = r"""
 import sys
 sys.path.insert(0, sys.argv[1])
@@ -846,7 +706,7 @@ while True:
         for rnd in range(6):
             child = subprocess.Popen([sys.executable, "-c", self.CHILD, str(HERE), str(self.db)],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=_child_env(self.tmp))
+                                     env=child_env(self.tmp))
             target = rng.randrange(5, 400)
             for _ in range(target):
                 line = child.stdout.readline()
@@ -905,7 +765,7 @@ while True:
         for rnd in range(4):
             child = subprocess.Popen([sys.executable, "-c", self.BULK, str(HERE), str(self.db), repr(t)],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=_child_env(self.tmp))
+                                     env=child_env(self.tmp))
             for _ in range(rng.randrange(1, 6)):
                 line = child.stdout.readline()
                 if not line:
@@ -1094,7 +954,7 @@ class TestRegistry(unittest.TestCase):
 # =============================================================================
 # 10. Core API semantics (injected clock)
 # =============================================================================
-class TestAPI(_TempDB):
+class TestAPI(StoreCase):
 
     def set(self, key, value):
         self.store.config(key, str(value))
@@ -1575,7 +1435,7 @@ class TestAPI(_TempDB):
 # =============================================================================
 # 16. CLI (in process)
 # =============================================================================
-class TestBoundedWork(_TempDB):
+class TestBoundedWork(StoreCase):
     """Large stores: capped default results, SQL-side suggest ranking, lazy FTS, batched decay."""
 
     def test_suggest_list_search_have_configurable_default_caps(self):
@@ -1741,7 +1601,7 @@ class TestBoundedWork(_TempDB):
 SUGGEST_LINE = re.compile(r"^  seq:test->fix->test {4}conf=5  \[mature\]  sequence$", re.M)
 
 
-class TestCLI(_TempDB):
+class TestCLI(StoreCase):
 
     def test_version_and_help(self):
         out = io.StringIO()
@@ -1844,7 +1704,7 @@ class TestCLI(_TempDB):
             self.store.observe(f"seq:p{i}")
         self.store.close()
         proc = subprocess.Popen([sys.executable, str(INSTINCT_PY), "list"], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env=_child_env(self.tmp, self.db))
+                                stderr=subprocess.PIPE, env=child_env(self.tmp, self.db))
         proc.stdout.readline()
         proc.stdout.close()
         err = proc.stderr.read().decode()
@@ -1854,7 +1714,7 @@ class TestCLI(_TempDB):
         self.assertIn(proc.returncode, (0, 1, -signal.SIGPIPE))
 
 
-class TestCLISubprocess(_TempDB):
+class TestCLISubprocess(StoreCase):
 
     def test_version_and_help(self):
         proc = self.run_cli("--version")
@@ -1893,7 +1753,7 @@ class TestCLISubprocess(_TempDB):
         self.assertIsNotNone(m, "README.md has no ```sh block under '## Quick start'")
         script = m.group(1)
         self.assertIn("observe", script)
-        env = _child_env(self.tmp, TMPDIR=str(self.tmp))
+        env = child_env(self.tmp, TMPDIR=str(self.tmp))
         proc = subprocess.run(["bash", "-e", "-c", script], capture_output=True, text=True, timeout=120,
                               cwd=str(HERE), env=env)
         self.assertEqual(proc.returncode, 0, proc.stderr)
@@ -1906,7 +1766,7 @@ class TestCLISubprocess(_TempDB):
 
     def test_python_dash_m(self):
         proc = subprocess.run([sys.executable, "-m", "instinct", "observe", "pref:m"], capture_output=True,
-                              text=True, timeout=60, cwd=str(HERE), env=_child_env(self.tmp, self.db))
+                              text=True, timeout=60, cwd=str(HERE), env=child_env(self.tmp, self.db))
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("conf=1", proc.stdout)
 
@@ -1918,7 +1778,7 @@ class TestCLISubprocess(_TempDB):
 # =============================================================================
 # 17. Parity: API, CLI --json and MCP tools/call give the same JSON
 # =============================================================================
-class TestParity(_TempDB):
+class TestParity(StoreCase):
     """The CLI runs on the real clock, so these stores do too; timestamps are compared apart."""
     VOLATILE = ("first_seen", "last_seen")
 
@@ -1927,14 +1787,8 @@ class TestParity(_TempDB):
         return super().open(path, **kw)
 
     def mcp_call(self, store, name, arguments):
-        server = instinct._Server(store)
-        init = server.handle_message({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"}}})
-        self.assertIn("result", init)
-        reply = server.handle_message({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                                       "params": {"name": name, "arguments": arguments}})
-        result = reply["result"]
+        server, _ = mcp_in_process(store, "2025-06-18")
+        result = tool_result(server, name, arguments)
         self.assertFalse(result["isError"], result)
         op = next(o for o in instinct.OPERATIONS.values() if o.mcp == name)
         sc = result["structuredContent"]
@@ -2027,7 +1881,7 @@ class TestParity(_TempDB):
 # =============================================================================
 # Vendoring: the file alone, stdlib only, isolated mode
 # =============================================================================
-class TestVendoring(_TempDB):
+class TestVendoring(StoreCase):
 
     def _vendored_round_trip(self, python):
         vendor = self.tmp / ("vendor-" + Path(python).name)
@@ -2035,7 +1889,7 @@ class TestVendoring(_TempDB):
         copy = vendor / "instinct.py"
         shutil.copy(INSTINCT_PY, copy)
         db = self.tmp / (vendor.name + ".db")
-        env = _child_env(self.tmp, db)
+        env = child_env(self.tmp, db)
         run = lambda *a: subprocess.run([str(python), "-I", "instinct.py", *a], capture_output=True,  # noqa
                                         text=True, timeout=60, cwd=str(vendor), env=env)
         proc = run("--version")
@@ -2054,9 +1908,11 @@ class TestVendoring(_TempDB):
     def test_vendored_copy_runs_isolated(self):
         self._vendored_round_trip(sys.executable)
 
-    @unittest.skipUnless(PY310.exists(), "no ~/.pyenv/versions/3.10.13")
     def test_vendored_copy_runs_on_python_310(self):
-        self._vendored_round_trip(PY310)
+        py310 = find_python("3.10")
+        if py310 is None:
+            self.skipTest("no Python 3.10 here ($INSTINCT_PYTHON310, python3.10 on PATH or pyenv's)")
+        self._vendored_round_trip(py310)
 
     def test_imports_are_stdlib_only(self):
         if sys.version_info < (3, 10):

@@ -6,20 +6,17 @@ Run: python3 -m unittest -v tests.test_core
 """
 import contextlib
 import io
-import json
 import os
 import sqlite3
 import subprocess
 import sys
 import time
 import unittest
-from pathlib import Path
 from unittest import mock
 
 import instinct
-from instinct import InstinctStore, NotFoundError, StoreError, ValidationError
-from test_instinct import setUpModule, _TempDB, _child_env, INSTINCT_PY  # noqa: F401
-from tests.test_mcp import Server
+from instinct import NotFoundError, StoreError, ValidationError
+from tests.helpers import ROOT, Server, StoreCase, child_env, read, setUpModule  # noqa: F401
 
 
 def _filler(op, skip):
@@ -37,7 +34,7 @@ def _numeric_params():
             if p.type in (int, float)]
 
 
-class TestBusyWait(_TempDB):
+class TestBusyWait(StoreCase):
     """A busy wait lasts one timeout, not two (issue 12)."""
 
     def locked(self):
@@ -80,7 +77,7 @@ class TestBusyWait(_TempDB):
         self.assertLess(time.monotonic() - t, 0.4)
 
 
-class TestWriteEnds(_TempDB):
+class TestWriteEnds(StoreCase):
     """_Write never leaves a transaction open and never hides the block's own error."""
 
     def test_failed_commit_is_rolled_back(self):
@@ -117,7 +114,7 @@ class TestWriteEnds(_TempDB):
         self.assertEqual(self.sql("SELECT key FROM settings ORDER BY key"), [("outer",)])
 
 
-class TestValidation(_TempDB):
+class TestValidation(StoreCase):
     """Every caller is held to the Params: API, CLI and MCP alike (issues 12 and 14)."""
 
     def test_api_list_refuses_what_the_params_refuse(self):
@@ -173,7 +170,7 @@ class TestValidation(_TempDB):
         self.assertEqual(srv.close(), 0)
 
 
-class TestCommandLine(_TempDB):
+class TestCommandLine(StoreCase):
     def test_version_after_the_command(self):
         for args in (["--version"], ["suggest", "--version"], ["--db", str(self.db), "stats", "--version"]):
             with self.subTest(args=args):
@@ -188,8 +185,8 @@ class TestCommandLine(_TempDB):
         code = ("import sys; sys.path.insert(0, sys.argv[1]); import instinct;"
                 "sys.argv = ['instinct', '--db', sys.argv[2], 'get', 'seq:missing'];"
                 "c = instinct.main(); print('after', c)")
-        r = subprocess.run([sys.executable, "-c", code, str(INSTINCT_PY.parent), str(self.db)],
-                           capture_output=True, text=True, timeout=60, env=_child_env(self.tmp))
+        r = subprocess.run([sys.executable, "-c", code, ROOT, str(self.db)],
+                           capture_output=True, text=True, timeout=60, env=child_env(self.tmp))
         self.assertEqual((r.returncode, r.stdout), (0, "after 1\n"), r.stderr)
 
     def test_readme_exit_codes_are_true(self):
@@ -197,11 +194,11 @@ class TestCommandLine(_TempDB):
         self.assertOneLineError(bad, 2)
         missing = self.run_cli("get", "seq:nothing")
         self.assertOneLineError(missing, 1)
-        readme = (INSTINCT_PY.parent / "README.md").read_text(encoding="utf-8")
+        readme = read(os.path.join(ROOT, "README.md"))
         self.assertIn("refused input (a value a parameter does not allow) exit 2", readme)
 
 
-class TestOnePatternLookup(_TempDB):
+class TestOnePatternLookup(StoreCase):
     """What suggest shows for the working directory is what get/explain/history/feedback/forget
     find (this project's row, else global, else universal), and they say which they used."""
 
@@ -264,7 +261,7 @@ class TestOnePatternLookup(_TempDB):
         for _ in range(5):
             self.here.observe("pref:use-uv", project=str(self.repo))
         self.here.consolidate()
-        env = _child_env(self.tmp, self.db)
+        env = child_env(self.tmp, self.db)
         for cmd, want in ((["suggest"], "pref:use-uv"),
                           (["get", "pref:use-uv"], f"(project {self.fp})"),
                           (["explain", "pref:use-uv"], f"pref:use-uv (project {self.fp})"),
@@ -276,7 +273,7 @@ class TestOnePatternLookup(_TempDB):
                 self.assertIn(want, r.stdout)
 
 
-class TestMemoryCore(_TempDB):
+class TestMemoryCore(StoreCase):
     def _similar(self, store, n):
         """n episodes sharing most of their words (templated), written straight into the tables."""
         conn = store._db.conn
@@ -326,7 +323,7 @@ class TestMemoryCore(_TempDB):
         self.assertTrue((work / "cli-notes").is_dir())
 
 
-class TestReadersWriteLittle(_TempDB):
+class TestReadersWriteLittle(StoreCase):
     def test_suggest_logs_a_showing_once_and_keeps_the_log_bounded(self):
         for _ in range(5):
             self.store.observe("seq:x")
@@ -368,7 +365,7 @@ class TestReadersWriteLittle(_TempDB):
         self.assertFalse(ops["search"].read_only)          # it indexes new patterns
 
 
-class TestOneSource(_TempDB):
+class TestOneSource(StoreCase):
     def test_level_rule_in_sql_matches_python(self):
         con = sqlite3.connect(":memory:")
         for mature, rule in ((5, 10), (1, 1), (3, 2), (7, 7)):

@@ -20,7 +20,7 @@ import tempfile
 import unittest
 import uuid
 
-from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
+from tests.helpers import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "interop"))
 from e2e_harness import Workspace, hook_gaps_ms  # noqa: E402

@@ -5,18 +5,11 @@ import os
 import random
 import shutil
 import sqlite3
-import subprocess
-import sys
-import tempfile
 import unittest
 import uuid
 
 import instinct
-from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository root
-INSTINCT_PY = os.path.join(ROOT, "instinct.py")
-DAY = 86400.0
+from tests.helpers import DAY, child_env, make_repo, run_instinct, setUpModule, temp_dir  # noqa: F401
 
 # --- planted secrets: none of these bytes may ever reach the store or anything made from it ----
 SECRETS = {
@@ -292,22 +285,16 @@ class _Home(unittest.TestCase):
     """A temp HOME with ~/.claude/projects and ~/.codex/sessions, a project repo, a db."""
 
     def setUp(self):
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.home = os.path.realpath(tmp.name)
-        self.repo = os.path.join(self.home, "work", "shop")
-        os.makedirs(os.path.join(self.repo, ".git"))
+        self.home = temp_dir(self)
+        self.repo = make_repo(os.path.join(self.home, "work", "shop"))
         self.db = os.path.join(self.home, "store.db")
         self.projdir = os.path.join(self.home, ".claude", "projects", claude_dir_name(self.repo))
         os.makedirs(self.projdir)
         self.now = 1_790_000_000.0 + 30 * DAY
 
     def cli(self, *args, check=True, env=None):
-        e = {k: v for k, v in os.environ.items()
-             if k not in ("INSTINCT_DB", "INSTINCT_DISABLE", "CLAUDE_CONFIG_DIR", "CODEX_HOME")}
-        e.update({"HOME": self.home, "INSTINCT_DB": self.db}, **(env or {}))
-        r = subprocess.run([sys.executable, INSTINCT_PY, *args], capture_output=True, text=True,
-                           timeout=300, env=e, cwd=self.repo)
+        r = run_instinct(*args, env=child_env(self.home, self.db, **(env or {})), cwd=self.repo,
+                         timeout=300)
         if check:
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertNotIn("Traceback", r.stderr)
@@ -404,8 +391,7 @@ class TestClaudeTranscripts(_Home):
         sid3, tr3, _ = hist[2]
         payload = {"session_id": sid3, "cwd": self.repo, "hook_event_name": "PostToolUse",
                    "tool_name": "Bash", "tool_input": {"command": "make live"}, "tool_response": {}}
-        h = subprocess.run([sys.executable, INSTINCT_PY, "hook", "post-tool-use"], input=json.dumps(payload),
-                           text=True, capture_output=True, env={**os.environ, "INSTINCT_DB": self.db})
+        h = run_instinct("hook", "post-tool-use", input=json.dumps(payload), env=child_env(db=self.db))
         self.assertEqual(h.returncode, 0, h.stderr)
         self.write_session(sid3, tr3)
         third = self.import_json()
@@ -607,10 +593,8 @@ class TestCodexLiveOutcomes(_Home):
     from the rollout the payload points to, so fail -> pass fixes are learned live too."""
 
     def hook(self, event, payload):
-        e = {k: v for k, v in os.environ.items() if k not in ("INSTINCT_DISABLE",)}
-        e.update({"HOME": self.home, "INSTINCT_DB": self.db})
-        r = subprocess.run([sys.executable, INSTINCT_PY, "hook", event], input=json.dumps(payload).encode(),
-                           capture_output=True, timeout=60, env=e)
+        r = run_instinct("hook", event, input=json.dumps(payload).encode(), text=False,
+                         env=child_env(self.home, self.db))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn(b"Traceback", r.stderr)
         return r
@@ -674,10 +658,9 @@ class TestSecrets(_Home):
                                     "--project", self.repo).stdout)
         outputs.append(self.cli("suggest", "--json", "--project", self.repo).stdout)
         outputs.append(self.cli("list", "--json", "--min-confidence", "1").stdout)
-        hook = subprocess.run([sys.executable, INSTINCT_PY, "hook", "session-start"], text=True,
-                              input=json.dumps({"session_id": "new", "cwd": self.repo,
-                                                "hook_event_name": "SessionStart"}),
-                              capture_output=True, env={**os.environ, "INSTINCT_DB": self.db})
+        hook = run_instinct("hook", "session-start", env=child_env(db=self.db),
+                            input=json.dumps({"session_id": "new", "cwd": self.repo,
+                                              "hook_event_name": "SessionStart"}))
         outputs.append(hook.stdout)
         backup = os.path.join(self.home, "backup.db")
         self.cli("backup", backup)

@@ -10,39 +10,26 @@ import time
 import unittest
 
 import instinct
-from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository root
-INSTINCT_PY = os.path.join(ROOT, "instinct.py")
-
-
-def _read(path):
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+from tests.helpers import (INSTINCT_PY, ROOT, Clock, child_env, init_msg, make_repo, read,  # noqa: F401
+                           req, run_instinct, setUpModule, temp_dir)
 
 
 class _Env(unittest.TestCase):
     def setUp(self):
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.tmp = tmp.name
+        self.tmp = temp_dir(self)
         self.db = os.path.join(self.tmp, "t.db")
-        self.repo = os.path.join(self.tmp, "repo")
-        os.makedirs(os.path.join(self.repo, ".git"))
-        os.makedirs(os.path.join(self.repo, "src"))
-        self.now = 1_800_000_000.0
-        self.store = instinct.InstinctStore(self.db, clock=lambda: self.now)
+        self.repo = make_repo(os.path.join(self.tmp, "repo"), "src")
+        self.clock = Clock(1_800_000_000.0)
+        self.store = instinct.InstinctStore(self.db, clock=self.clock)
         self.addCleanup(self.store.close)
 
     def hook(self, event, payload, env=None, db=None):
+        """`instinct hook EVENT` as a real process fed `payload` -> CompletedProcess (bytes)."""
         data = payload if isinstance(payload, (bytes, str)) else json.dumps(payload)
         if isinstance(data, str):
             data = data.encode()
-        e = {**os.environ, "INSTINCT_DB": db or self.db}
-        e.pop("INSTINCT_DISABLE", None)
-        e.update(env or {})
-        return subprocess.run([sys.executable, INSTINCT_PY, "hook", event], input=data,
-                              capture_output=True, timeout=60, env=e)
+        return run_instinct("hook", event, input=data, text=False,
+                            env=child_env(db=db or self.db, **(env or {})))
 
     def payload(self, tool, tool_input, session="s1", cwd=None, **extra):
         return {"session_id": session, "cwd": cwd or self.repo, "hook_event_name": "PostToolUse",
@@ -247,10 +234,8 @@ class TestFastCLI(unittest.TestCase):
     """The argparse-free fast paths (test_instinct checks they agree with argparse)."""
 
     def test_serve_takes_the_fast_path_with_db_in_either_place(self):
-        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
-        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                "params": {"name": "observe", "arguments": {"pattern": "seq:a->b"}}}
+        init = init_msg("2025-06-18")
+        call = req(2, "tools/call", {"name": "observe", "arguments": {"pattern": "seq:a->b"}})
         with tempfile.TemporaryDirectory() as tmp:
             db = os.path.join(tmp, "s.db")
             code = ("import sys, instinct; sys.exit(instinct.main(sys.argv[1:]) or "
@@ -482,7 +467,7 @@ class TestMining(_Env):
         self.assertLessEqual(self.store.stats()["events"], 50)
         _session(self.ROUTINE * 3, "old", self.store, self.repo)
         self.store.mine("old")
-        self.now += 400 * 86400                     # past events_max_days (365)
+        self.clock.advance(days=400)                # past events_max_days (365)
         _session(self.ROUTINE * 3, "new", self.store, self.repo)
         self.store.mine("new")                       # consolidate prunes the old events...
         self.store.mine("new")                       # ...and the next mining drops their bookkeeping
@@ -623,21 +608,21 @@ class TestSetup(_Env):
                 self.assertTrue(printed and all(not os.path.exists(r["path"]) for r in printed))
                 first = self.run_setup(client, write=True)
                 self.assertTrue(all(r["changed"] for r in first))
-                contents = {r["path"]: _read(r["path"]) for r in first}
+                contents = {r["path"]: read(r["path"]) for r in first}
                 self.assertEqual(contents, {r["path"]: r["content"] for r in printed})
                 second = self.run_setup(client, write=True)
                 self.assertFalse(any(r["changed"] for r in second))
-                self.assertEqual({r["path"]: _read(r["path"]) for r in second}, contents)
+                self.assertEqual({r["path"]: read(r["path"]) for r in second}, contents)
 
     def test_merge_keeps_other_keys_and_writes_backup(self):
         original = json.dumps({"mcpServers": {"other": {"command": "x"}}, "theme": "dark"})
         mcp = self.existing_config(".cursor", "mcp.json", text=original)
         self.run_setup("cursor", write=True)
-        data = json.loads(_read(mcp))
+        data = json.loads(read(mcp))
         self.assertEqual(data["theme"], "dark")
         self.assertEqual(data["mcpServers"]["other"], {"command": "x"})
         self.assertEqual(data["mcpServers"]["instinct"]["args"], ["-m", "instinct", "serve"])
-        self.assertEqual(_read(mcp + ".bak"), original)
+        self.assertEqual(read(mcp + ".bak"), original)
 
     def test_claude_hooks_merge_replaces_only_ours(self):
         mine = {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]}
@@ -645,7 +630,7 @@ class TestSetup(_Env):
             {"hooks": {"PostToolUse": [mine]}, "model": "opus"}))
         self.run_setup("claude-code", write=True)
         self.run_setup("claude-code", write=True)
-        data = json.loads(_read(settings))
+        data = json.loads(read(settings))
         self.assertEqual(data["model"], "opus")
         post = data["hooks"]["PostToolUse"]
         self.assertEqual(post[0], mine)
@@ -660,7 +645,7 @@ class TestSetup(_Env):
     def test_windows_paths_are_escaped(self):
         py = "C:\\Users\\dev\\tools\\python.exe"
         r = self.run_setup("vscode", write=True, python=py)
-        data = json.loads(_read(r[0]["path"]))
+        data = json.loads(read(r[0]["path"]))
         self.assertEqual(data["servers"]["instinct"]["command"], py)
         self.assertIn("\\\\Users", r[0]["content"])
 
@@ -673,7 +658,7 @@ class TestSetup(_Env):
                 self.run_setup("codex", write=True)
         else:
             self.run_setup("codex", write=True)
-            text = _read(toml)
+            text = read(toml)
             self.assertIn('model = "o3"', text)
             self.assertIn("[mcp_servers.other]", text)
             self.assertIn("[profiles.fast]\nmodel = \"mini\"", text)
@@ -688,7 +673,7 @@ class TestSetup(_Env):
             "GOOSE_MODEL: gpt\nextensions:\n  developer:\n    enabled: true\n    type: builtin\n"
             "  instinct:\n    cmd: old\nother: 1\n"))
         self.run_setup("goose", write=True)
-        text = _read(yaml)
+        text = read(yaml)
         self.assertIn("  developer:\n    enabled: true\n    type: builtin\n", text)
         self.assertIn("GOOSE_MODEL: gpt", text)
         self.assertIn("other: 1", text)
@@ -707,19 +692,15 @@ class TestSetup(_Env):
         self.assertEqual(self.events()[0][1], "Bash(pytest)")
 
     def test_cli_setup(self):
-        e = {**os.environ, "HOME": self.tmp, "INSTINCT_DB": self.db}
-        r = subprocess.run([sys.executable, INSTINCT_PY, "setup", "cursor"], capture_output=True, text=True,
-                           env=e, timeout=60)
+        e = child_env(self.tmp, self.db)
+        r = run_instinct("setup", "cursor", env=e)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn('"instinct"', r.stdout)
-        r = subprocess.run([sys.executable, INSTINCT_PY, "setup", "cursor", "--write"], capture_output=True,
-                           text=True, env=e, timeout=60)
+        r = run_instinct("setup", "cursor", "--write", env=e)
         self.assertTrue(r.stdout.startswith("wrote "), r.stdout)
-        r = subprocess.run([sys.executable, INSTINCT_PY, "setup", "cursor", "--write"], capture_output=True,
-                           text=True, env=e, timeout=60)
+        r = run_instinct("setup", "cursor", "--write", env=e)
         self.assertTrue(r.stdout.startswith("unchanged "), r.stdout)
-        r = subprocess.run([sys.executable, INSTINCT_PY, "setup", "nope"], capture_output=True, text=True,
-                           env=e, timeout=60)
+        r = run_instinct("setup", "nope", env=e)
         self.assertEqual(r.returncode, 2)
 
 

@@ -5,69 +5,22 @@ import io
 import json
 import os
 import sqlite3
-import subprocess
-import sys
-import tempfile
 import time
 import unittest
 
 import instinct
 from instinct import InstinctStore, NotFoundError, ValidationError
-from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
+from tests.helpers import (DAY, Clock, mcp_in_process, run_instinct, schema_problems, setUpModule,  # noqa: F401
+                           temp_dir, tool_result, validate)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository root
-DAY = 86400.0
 T0 = 1_780_000_000.0          # 2026-05-28
-
-
-class Clock:
-    def __init__(self, t=T0):
-        self.t = t
-
-    def __call__(self):
-        return self.t
-
-    def advance(self, seconds):
-        self.t += seconds
-
-
-def _conforms(schema, value, where="$"):
-    """Check value against the portable JSON-schema subset the operations use; raise on mismatch."""
-    kind = schema["type"]
-    ok = {"object": isinstance(value, dict), "array": isinstance(value, list),
-          "string": isinstance(value, str), "boolean": isinstance(value, bool),
-          "integer": isinstance(value, int) and not isinstance(value, bool),
-          "number": isinstance(value, (int, float)) and not isinstance(value, bool)}[kind]
-    if not ok:
-        raise AssertionError(f"{where}: {value!r} is not {kind}")
-    if kind == "object":
-        for k in schema.get("required", ()):
-            if k not in value:
-                raise AssertionError(f"{where}: missing {k}")
-        for k, sub in schema.get("properties", {}).items():
-            if k in value:
-                _conforms(sub, value[k], f"{where}.{k}")
-    elif kind == "array":
-        for i, item in enumerate(value):
-            _conforms(schema["items"], item, f"{where}[{i}]")
-
-
-def _portable(schema, where="$"):
-    assert isinstance(schema.get("type"), str), f"{where}: type must be one string"
-    assert "$ref" not in schema and "$schema" not in schema, where
-    for k, sub in schema.get("properties", {}).items():
-        _portable(sub, f"{where}.{k}")
-    if "items" in schema:
-        _portable(schema["items"], f"{where}[]")
 
 
 class InsightCase(unittest.TestCase):
     def setUp(self):
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.dir = tmp.name
+        self.dir = temp_dir(self)
         self.path = os.path.join(self.dir, "i.db")
-        self.clock = Clock()
+        self.clock = Clock(T0)
         self.store = self.open()
 
     def open(self, session="s1"):
@@ -78,7 +31,7 @@ class InsightCase(unittest.TestCase):
     def observe(self, pattern, n=1, step=60.0, store=None, **kw):
         for _ in range(n):
             (store or self.store).observe(pattern, **kw)
-            self.clock.advance(step)
+            self.clock.advance(seconds=step)
 
     def events(self, kind):
         return [r for r in self.store._read("SELECT pattern, project, delta, data FROM events"
@@ -135,7 +88,7 @@ class ExplainTest(InsightCase):
         self.assertEqual(e["next_decay"], {"date": instinct._iso(last + 90 * DAY), "confidence_after": 4,
                                            "deletes": False})
         # a decay charge moves the next decay date on from the charge, not from last_seen
-        self.clock.advance(100 * DAY)
+        self.clock.advance(days=100)
         self.store.decay()
         e = self.store.explain("seq:a->b")
         self.assertEqual(e["decayed_at"], instinct._iso(self.clock.t))
@@ -172,7 +125,7 @@ class HistoryTest(InsightCase):
         self.store.feedback("seq:t->f", "good")
         self.observe("seq:t - g", 2)
         self.store.merge("seq:t - g", "seq:t->f")
-        self.clock.advance(91 * DAY)
+        self.clock.advance(days=91)
         self.store.decay()
         h = self.store.history("seq:t->f")
         kinds = [e["kind"] for e in h["events"]]
@@ -246,9 +199,9 @@ class EffectivenessTest(InsightCase):
         shown = self.store.suggest(project="")
         self.assertEqual(len(shown), 2)
         self.assertEqual(self.events("surface"), [("", "", 0, "seq:ignored\t\nseq:used\t")])
-        self.clock.advance(2 * DAY)
+        self.clock.advance(days=2)
         self.observe("seq:used")                              # within 7 days: reinforced
-        self.clock.advance(10 * DAY)
+        self.clock.advance(days=10)
         e = self.store.effectiveness(days=7)
         self.assertEqual((e["surfaced"], e["reinforced"], e["missed"], e["pending"]), (2, 1, 1, 0))
         self.assertEqual(e["rate"], 0.5)
@@ -262,7 +215,7 @@ class EffectivenessTest(InsightCase):
         self.assertEqual(self.store.explain("seq:used")["surfaced"], 2)
         self.assertEqual(self.store.explain("seq:ignored")["surfaced"], 1)
         self.observe("seq:ignored")                           # 12 days after it was shown
-        self.clock.advance(8 * DAY)
+        self.clock.advance(days=8)
         e = self.store.effectiveness(days=7)
         self.assertEqual((e["reinforced"], e["missed"], e["pending"]), (1, 2, 0))
         e = self.store.effectiveness(days=30)
@@ -324,7 +277,7 @@ class ConflictTest(InsightCase):
         self.observe("pref:tz=UTC", 6)
         self.store.consolidate()
         self.assertEqual([r["pattern"] for r in self.store.suggest(project="")], ["pref:tz=UTC"])
-        self.clock.advance(7 * DAY)
+        self.clock.advance(days=7)
         self.observe("pref:tz=Beijing", 5)
         self.store.consolidate()
         self.assertEqual([r["pattern"] for r in self.store.suggest(project="")], ["pref:tz=Beijing"])
@@ -341,7 +294,7 @@ class ConflictTest(InsightCase):
         self.assertEqual([r["pattern"] for r in self.store.suggest(project="")], ["pref:tz=UTC"])
         self.assertFalse(self.store.explain("pref:tz=UTC")["preference"]["superseded"])
         # a newer value that is still raw silences the older one without being suggested itself
-        self.clock.advance(DAY)
+        self.clock.advance(days=1)
         self.observe("pref:tz=Tokyo")
         self.assertEqual(self.store.suggest(project=""), [])
         self.assertEqual(self.store.conflicts()[0]["winner"], "pref:tz=Tokyo")
@@ -365,10 +318,10 @@ class SummaryTest(InsightCase):
         self.observe("seq:old", 5)
         self.store.consolidate()
         self.observe("seq:stale", 1)
-        self.clock.advance(100 * DAY)
+        self.clock.advance(days=100)
         self.store.decay()
         start = self.clock.t
-        self.clock.advance(3600)
+        self.clock.advance(seconds=3600)
         self.observe("seq:new", 5)
         s = self.store.session_summary(since="1h", project="")
         self.assertEqual(s["since"], instinct._iso(self.clock.t - 3600))
@@ -419,8 +372,8 @@ class SchemaTest(InsightCase):
         for name in ("explain", "history", "trending", "effectiveness", "feedback", "conflicts",
                      "session_summary"):
             op = instinct.OPERATIONS[name]
-            _portable(op.output_schema())
-            _portable(op.input_schema())
+            self.assertEqual(schema_problems(op.output_schema()), [], name)
+            self.assertEqual(schema_problems(op.input_schema()), [], name)
 
 
 class SurfacesTest(InsightCase):
@@ -448,7 +401,7 @@ class SurfacesTest(InsightCase):
         self.assertIn("sources: claude-code (6)", out)
         code, out, _ = self.cli("explain", "pref:tz=UTC", "--json")
         data = json.loads(out)
-        _conforms(instinct.OPERATIONS["explain"].output_schema(), data)
+        self.assertEqual(validate(data, instinct.OPERATIONS["explain"].output_schema()), [])
         self.assertEqual(data["preference"]["superseded_by"], "pref:tz=Beijing")
 
         code, out, _ = self.cli("history", "pref:tz=UTC")
@@ -473,13 +426,10 @@ class SurfacesTest(InsightCase):
     def test_cli_subprocess(self):
         self.seed()
         env = dict(os.environ, INSTINCT_DB=self.path)
-        script = os.path.join(ROOT, "instinct.py")
-        p = subprocess.run([sys.executable, script, "feedback", "pref:tz=UTC", "bad"],
-                           capture_output=True, text=True, env=env, timeout=60)
+        p = run_instinct("feedback", "pref:tz=UTC", "bad", env=env)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("conf=5 (-1), not suggested until observed 3 more time(s)", p.stdout)
-        p = subprocess.run([sys.executable, script, "feedback", "pref:tz=UTC", "meh"],
-                           capture_output=True, text=True, env=env, timeout=60)
+        p = run_instinct("feedback", "pref:tz=UTC", "meh", env=env)
         self.assertEqual((p.returncode, p.stdout), (2, ""))
         self.assertIn("invalid choice: 'meh'", p.stderr)
         self.assertNotIn("Traceback", p.stderr)
@@ -487,10 +437,8 @@ class SurfacesTest(InsightCase):
     def test_mcp_tools_call(self):
         self.seed()
         store = self.open()
-        server = instinct._Server(store)
-        init = server.handle_message({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
-        self.assertEqual(init["result"]["protocolVersion"], "2025-06-18")
+        server, init = mcp_in_process(store, "2025-06-18")
+        self.assertEqual(init["protocolVersion"], "2025-06-18")
         tools = {t["name"]: t for t in server.handle_message(
             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})["result"]["tools"]}
         for name in ("explain", "history", "trending", "effectiveness", "feedback", "conflicts",
@@ -503,10 +451,9 @@ class SurfacesTest(InsightCase):
                            ("feedback", {"pattern": "pref:tz=UTC", "verdict": "bad", "note": "wrong"}),
                            ("conflicts", {}), ("trending", {"days": 2}), ("effectiveness", {}),
                            ("session_summary", {"since": "24", "project": ""})):
-            reply = server.handle_message({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                                           "params": {"name": name, "arguments": args}})["result"]
+            reply = tool_result(server, name, args, mid=3)
             self.assertFalse(reply["isError"], reply)
-            _conforms(tools[name]["outputSchema"], reply["structuredContent"], name)
+            self.assertEqual(validate(reply["structuredContent"], tools[name]["outputSchema"], name), [])
             self.assertEqual(json.loads(reply["content"][0]["text"]), reply["structuredContent"])
         e = server.handle_message({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
             "name": "explain", "arguments": {"pattern": "pref:tz=UTC"}}})["result"]["structuredContent"]

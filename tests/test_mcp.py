@@ -14,7 +14,6 @@ INSTINCT_DB in a temporary directory:
 """
 import json
 import os
-import queue
 import random
 import re
 import signal
@@ -25,18 +24,16 @@ import threading
 import time
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository root
-INSTINCT_PY = os.path.join(ROOT, "instinct.py")
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
+from tests.helpers import (INITIALIZED, INSTINCT_PY, INTEROP, NEWEST, ROOT, Server,  # noqa: F401
+                           check_message, enc, init_msg, mcp_in_process, req, schema_problems, setUpModule,
+                           temp_dir, validate)
+
 import instinct  # noqa: E402
 
 VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-NEWEST = "2025-11-25"
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 NOID = object()          # "the id could not be read": null, or omitted under 2025-11-25
 P = "seq:test->fix->test"
-WAIT = 15.0              # generous per-line timeout; a healthy server answers in ms
 
 # The tools the issue requires, with arguments that must succeed (called in this order,
 # after P has been observed 12 times and consolidated into a rule).
@@ -58,257 +55,14 @@ KNOWN_CALLS = [
 MUST_SUCCEED = {name for name, _ in KNOWN_CALLS} | {"observe", "consolidate"}
 
 
-# -----------------------------------------------------------------------------
-# helpers: a validator for the portable JSON Schema subset and a JSON-RPC checker
-# -----------------------------------------------------------------------------
-_TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "integer": int,
-          "number": (int, float), "null": type(None)}
-_PORTABLE_KEYS = {"type", "properties", "required", "items", "enum", "const", "description",
-                  "default", "minimum", "maximum", "minLength", "maxLength", "pattern",
-                  "minItems", "maxItems", "additionalProperties", "title", "format"}
-_FORMATS = {"date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
-
-
-def schema_problems(schema, path="$"):
-    """Portability problems of a schema node (reference section 8): [] when portable."""
-    if not isinstance(schema, dict):
-        return [f"{path}: a schema must be an object, got {schema!r}"]
-    out = [f"{path}: keyword {k!r} is not in the portable subset"
-           for k in schema if k not in _PORTABLE_KEYS]
-    t = schema.get("type")
-    if not isinstance(t, str) or t not in _TYPES:
-        out.append(f"{path}: needs a single string type, got {t!r}")
-    if "format" in schema and schema["format"] not in _FORMATS:
-        out.append(f"{path}: format {schema['format']!r} is not portable")
-    props = schema.get("properties", {})
-    if not isinstance(props, dict):
-        out.append(f"{path}.properties must be an object")
-        props = {}
-    for name, sub in props.items():
-        out += schema_problems(sub, f"{path}.properties.{name}")
-    req = schema.get("required", [])
-    if not isinstance(req, list) or any(r not in props for r in req):
-        out.append(f"{path}.required {req!r} names a missing property")
-    if "items" in schema:
-        out += schema_problems(schema["items"], f"{path}.items")
-    ap = schema.get("additionalProperties")
-    if ap is not None and not isinstance(ap, bool):
-        out += schema_problems(ap, f"{path}.additionalProperties")
-    return out
-
-
-def validate(value, schema, path="$"):
-    """Validate value against the portable subset: type/properties/required/items/enum/
-    minimum/maximum/additionalProperties. Returns a list of errors."""
-    t = schema.get("type")
-    if t is not None:
-        ok = isinstance(value, _TYPES[t]) and not (t in ("integer", "number") and isinstance(value, bool))
-        if not ok:
-            return [f"{path}: expected {t}, got {type(value).__name__} {value!r:.60}"]
-    errs = []
-    if "enum" in schema and value not in schema["enum"]:
-        errs.append(f"{path}: {value!r} not in {schema['enum']}")
-    if "minimum" in schema and isinstance(value, (int, float)) and value < schema["minimum"]:
-        errs.append(f"{path}: {value} < minimum {schema['minimum']}")
-    if "maximum" in schema and isinstance(value, (int, float)) and value > schema["maximum"]:
-        errs.append(f"{path}: {value} > maximum {schema['maximum']}")
-    if isinstance(value, dict):
-        props = schema.get("properties", {})
-        for r in schema.get("required", []):
-            if r not in value:
-                errs.append(f"{path}: missing required {r!r}")
-        for k, v in value.items():
-            if k in props:
-                errs += validate(v, props[k], f"{path}.{k}")
-            elif schema.get("additionalProperties") is False:
-                errs.append(f"{path}: unexpected property {k!r}")
-    if isinstance(value, list) and "items" in schema:
-        for i, v in enumerate(value):
-            errs += validate(v, schema["items"], f"{path}[{i}]")
-    return errs
-
-
-def check_message(msg, version, allow_array=False):
-    """Assert msg is one JSON-RPC 2.0 response our server may send; returns problems."""
-    if isinstance(msg, list):
-        if not allow_array:
-            return ["array reply outside a 2025-03-26 batch"]
-        if not msg:
-            return ["empty array reply"]
-        return [p for m in msg for p in check_message(m, version)]
-    if not isinstance(msg, dict):
-        return [f"not an object: {msg!r:.80}"]
-    probs = []
-    if msg.get("jsonrpc") != "2.0":
-        probs.append("jsonrpc is not 2.0")
-    extra = set(msg) - {"jsonrpc", "id", "result", "error"}
-    if extra:
-        probs.append(f"unexpected keys {sorted(extra)}")
-    if ("result" in msg) == ("error" in msg):
-        probs.append("needs exactly one of result/error")
-    if "result" in msg and not isinstance(msg["result"], dict):
-        probs.append("result is not an object")
-    if "result" in msg and not (isinstance(msg.get("id"), (str, int)) and not isinstance(msg.get("id"), bool)):
-        probs.append(f"result with a bad id {msg.get('id')!r}")
-    if "error" in msg:
-        e = msg["error"]
-        if not (isinstance(e, dict) and isinstance(e.get("code"), int) and isinstance(e.get("message"), str)):
-            probs.append(f"malformed error {e!r:.100}")
-        elif -32099 <= e["code"] <= -32020 and not (       # only a modern request's -32022
-                e["code"] == -32022 and (e.get("data") or {}).get("supported") == ["2026-07-28"]):
-            probs.append(f"error code {e['code']} is reserved by 2026-07-28")
-        if "id" not in msg and version != "2025-11-25":
-            probs.append("error without id before 2025-11-25")
-        if "id" in msg and msg["id"] is None and version == "2025-11-25":
-            probs.append("id null under 2025-11-25 (must be omitted)")
-    return probs
-
-
-def req(mid, method, params=None):
-    m = {"jsonrpc": "2.0", "id": mid, "method": method}
-    if params is not None:
-        m["params"] = params
-    return m
-
-
-def init_msg(version, mid=1):
-    return req(mid, "initialize", {"protocolVersion": version, "capabilities": {},
-                                   "clientInfo": {"name": "t", "version": "0"}})
-
-
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-
-
-def enc(obj):
-    return json.dumps(obj, separators=(",", ":")).encode() + b"\n"
-
-
-class Server:
-    """One `instinct serve` subprocess with a reader thread on stdout and stderr."""
-
-    def __init__(self, tmp, argv=None, env=None, db=None):
-        self.db = db or os.path.join(tmp, "instinct.db")
-        e = {k: v for k, v in os.environ.items()
-             if k not in ("CLAUDE_PROJECT_DIR", "INSTINCT_PROJECT_DIR", "INSTINCT_SESSION")}
-        e.update(INSTINCT_DB=self.db, HOME=tmp, PYTHONDONTWRITEBYTECODE="1")
-        e["INSTINCT_MCP_TOOLS"] = "all"    # the whole surface; TestLeanToolSet passes ""
-        e.update(env or {})
-        self.version = None
-        self.p = subprocess.Popen(argv or [sys.executable, INSTINCT_PY, "serve"], cwd=tmp, env=e,
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE)
-        self.lines, self.err = queue.Queue(), []
-        self.all_lines = []
-        self._ids = 100000
-        self._t = [threading.Thread(target=self._pump_out, daemon=True),
-                   threading.Thread(target=self._pump_err, daemon=True)]
-        for t in self._t:
-            t.start()
-
-    def _pump_out(self):
-        for line in iter(self.p.stdout.readline, b""):
-            self.all_lines.append(line)
-            self.lines.put(line)
-        self.lines.put(None)
-
-    def _pump_err(self):
-        for chunk in iter(lambda: self.p.stderr.read(65536), b""):
-            self.err.append(chunk)
-
-    @property
-    def stderr(self):
-        return b"".join(self.err).decode("utf-8", "replace")
-
-    def write(self, data):
-        self.p.stdin.write(data)
-        self.p.stdin.flush()
-
-    def send(self, *msgs):
-        self.write(b"".join(m if isinstance(m, bytes) else enc(m) for m in msgs))
-
-    def recv_line(self, timeout=WAIT):
-        try:
-            line = self.lines.get(timeout=timeout)
-        except queue.Empty:
-            raise AssertionError(f"no reply within {timeout}s; stderr: {self.stderr[-2000:]}") from None
-        if line is None:
-            raise AssertionError(f"server closed stdout; stderr: {self.stderr[-2000:]}")
-        return line
-
-    def recv(self, timeout=WAIT, allow_array=False):
-        line = self.recv_line(timeout)
-        assert line.endswith(b"\n") and line.count(b"\n") == 1, line[:200]
-        msg = json.loads(line)
-        probs = check_message(msg, self.version, allow_array)
-        assert not probs, f"{probs}: {line[:300]!r}"
-        return msg
-
-    def next_id(self):
-        self._ids += 1
-        return self._ids
-
-    def call(self, method, params=None, mid=None):
-        mid = self.next_id() if mid is None else mid
-        self.send(req(mid, method, params))
-        reply = self.recv()
-        assert reply.get("id") == mid, (mid, reply)
-        return reply
-
-    def result(self, method, params=None):
-        reply = self.call(method, params)
-        assert "result" in reply, reply
-        return reply["result"]
-
-    def tool(self, name, arguments=None):
-        params = {"name": name}
-        if arguments is not None:
-            params["arguments"] = arguments
-        return self.result("tools/call", params)
-
-    def init(self, version=NEWEST):
-        self.send(init_msg(version), INITIALIZED)
-        reply = self.recv()
-        self.version = reply["result"]["protocolVersion"]
-        return reply["result"]
-
-    def assert_silent(self):
-        """Nothing was written since the last read: the next line answers a fresh ping."""
-        mid = self.next_id()
-        self.send(req(mid, "ping"))
-        reply = self.recv()
-        assert reply == {"jsonrpc": "2.0", "id": mid, "result": {}}, reply
-
-    def close(self, timeout=10):
-        try:
-            self.p.stdin.close()
-        except OSError:
-            pass
-        rc = self.p.wait(timeout)
-        for t in self._t:
-            t.join(timeout)
-        return rc
-
-    def kill(self):
-        if self.p.poll() is None:
-            self.p.kill()
-            self.p.wait()
-        for f in (self.p.stdin, self.p.stdout, self.p.stderr):
-            try:
-                f.close()
-            except OSError:
-                pass
-
-
 class ServerTestCase(unittest.TestCase):
     def setUp(self):
-        self._tmp = tempfile.TemporaryDirectory()
-        self.tmp = self._tmp.name
+        self.tmp = temp_dir(self)
         self.servers = []
 
-    def tearDown(self):
+    def tearDown(self):                 # before the temp dir goes (cleanups run after tearDown)
         for s in self.servers:
             s.kill()
-        self._tmp.cleanup()
 
     def server(self, version=NEWEST, **kw):
         s = Server(self.tmp, **kw)
@@ -836,9 +590,7 @@ class TestTools(ServerTestCase):
         # encoding it twice; the bytes must be exactly what plain json.dumps gives
         store = instinct.InstinctStore(os.path.join(self.tmp, "i.db"), cwd=self.tmp)
         self.addCleanup(store.close)
-        srv = instinct._Server(store)
-        srv.handle_message(req(0, "initialize", {"protocolVersion": NEWEST, "capabilities": {},
-                                                 "clientInfo": {"name": "t", "version": "1"}}))
+        srv, _ = mcp_in_process(store, NEWEST)
         tools = {t["name"]: t for t in srv.handle_message(req(1, "tools/list"))["result"]["tools"]}
         calls = call_plan(tools, self.tmp) + [
             ("observe", {"pattern": "pref:caf\u00e9 \U0001F600", "metadata": {"n": 1.5}}, True),
@@ -1856,7 +1608,7 @@ class TestPythonSdk(InteropTestCase):
         for mode in ("auto", "2026-07-28", "legacy"):
             with self.subTest(mode=mode):
                 plan["env"]["INSTINCT_DB"] = os.path.join(self.tmp, f"sdk-{mode}.db")
-                p = subprocess.run([py, os.path.join(ROOT, "tests", "interop", "sdk_client.py")],
+                p = subprocess.run([py, os.path.join(INTEROP, "sdk_client.py")],
                                    input=json.dumps(dict(plan, mode=mode)).encode(),
                                    capture_output=True, timeout=120, env=self.env(), cwd=self.tmp)
                 out = p.stdout.decode("utf-8", "replace")
@@ -1898,7 +1650,7 @@ class TestTypeScriptSdk(InteropTestCase):
                         "env": {"INSTINCT_DB": os.path.join(self.tmp, f"ts-{mode}.db"), "HOME": self.tmp,
                                 "PATH": os.environ.get("PATH", ""), "INSTINCT_MCP_TOOLS": "all"},
                         "calls": call_plan(tools, self.tmp), "prompt": "session_briefing"}
-                p = subprocess.run([node, os.path.join(ROOT, "tests", "interop", "ts_client.mjs")],
+                p = subprocess.run([node, os.path.join(INTEROP, "ts_client.mjs")],
                                    input=json.dumps(plan).encode(), capture_output=True, timeout=300,
                                    env=self.env(), cwd=os.path.dirname(mods))
                 out = p.stdout.decode("utf-8", "replace")
@@ -1922,7 +1674,7 @@ class TestConformanceSuite(InteropTestCase):
         conformance = self.require("MCP conformance suite", "INSTINCT_CONFORMANCE",
                                    "node", "node_modules", ".bin", "conformance")
         out = os.path.join(self.tmp, "conformance")
-        p = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "interop", "run_conformance.py"),
+        p = subprocess.run([sys.executable, os.path.join(INTEROP, "run_conformance.py"),
                             conformance, out], capture_output=True, timeout=1800, env=self.env())
         text = p.stdout.decode("utf-8", "replace")
         self.assertEqual(p.returncode, 0, text[-4000:] + p.stderr.decode("utf-8", "replace")[-2000:])

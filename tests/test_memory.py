@@ -9,24 +9,13 @@ Run: python3 -m unittest -v tests.test_memory
 import contextlib
 import io
 import json
-import os
-import sqlite3
-import subprocess
-import sys
-import tempfile
 import unittest
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent   # the repository root
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 import instinct  # noqa: E402
 from instinct import InstinctStore, NotFoundError, ValidationError  # noqa: E402
-from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
+from tests.helpers import (DAY, T0, Clock, StoreCase, child_env, mcp_in_process, run_instinct,  # noqa: F401
+                           setUpModule, tool_result, validate)
 
-T0 = 1_767_225_600.0          # 2026-01-01T00:00:00Z
-DAY = 86400
 P1, P2 = "aaaaaaaaaaaa", "bbbbbbbbbbbb"
 
 # A memory file in seed 004's layout, written for these tests.
@@ -44,26 +33,13 @@ metadata:
 """
 
 
-class Clock:
-    def __init__(self, t=T0):
-        self.t = t
+class _Base(StoreCase):
+    """A store (m.db) in a temp dir that is also its working directory."""
+    DB_NAME = "m.db"
 
-    def __call__(self):
-        return self.t
-
-    def advance(self, days):
-        self.t += days * DAY
-
-
-class _Base(unittest.TestCase):
-    def setUp(self):
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.tmp = Path(tmp.name).resolve()
-        self.db = self.tmp / "m.db"
-        self.clock = Clock()
-        self.store = InstinctStore(self.db, clock=self.clock, cwd=str(self.tmp))
-        self.addCleanup(self.store.close)
+    def open(self, path=None, **kw):
+        kw.setdefault("cwd", str(self.tmp))
+        return super().open(path, **kw)
 
     def count(self, table="memories"):
         return self.store._read(f"SELECT count(*) FROM {table}")[0][0]
@@ -538,12 +514,10 @@ class CliTest(_Base):
 
     def test_subprocess(self):
         self.store.close()
-        env = {k: v for k, v in os.environ.items() if k != "INSTINCT_DB"}
-        env.update(INSTINCT_DB=str(self.db), HOME=str(self.tmp), PYTHONIOENCODING="utf-8")
+        env = child_env(self.tmp, self.db)
 
         def run(*args):
-            return subprocess.run([sys.executable, str(ROOT / "instinct.py"), *args], env=env, cwd=self.tmp,
-                                  capture_output=True, text=True, timeout=60)
+            return run_instinct(*args, env=env, cwd=self.tmp)
         p = run("remember", "project", "Uses Vitest", "vitest for unit tests", "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
         mid = json.loads(p.stdout)["id"]
@@ -565,32 +539,14 @@ class McpTest(_Base):
              "memory_restore", "memory_decay", "memory_import", "memory_export")
 
     def server(self):
-        srv = instinct._Server(self.store)
-        r = srv.handle_message({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
-        self.assertIn("result", r)
-        return srv
+        return mcp_in_process(self.store, "2025-06-18")[0]
 
     def call(self, srv, name, args, mid=2):
-        r = srv.handle_message({"jsonrpc": "2.0", "id": mid, "method": "tools/call",
-                                "params": {"name": name, "arguments": args}})
-        return r["result"]
+        return tool_result(srv, name, args, mid)
 
-    def check(self, value, schema, path="$"):
-        """The portable JSON-schema subset instinct emits: type, properties, required, items."""
-        kinds = {"object": dict, "array": list, "string": str, "boolean": bool, "number": (int, float),
-                 "integer": int}
-        self.assertIsInstance(value, kinds[schema["type"]], path)
-        if schema["type"] in ("integer", "number"):
-            self.assertNotIsInstance(value, bool, path)
-        for k in schema.get("required", ()):
-            self.assertIn(k, value, path)
-        for k, sub in schema.get("properties", {}).items():
-            if k in value:
-                self.check(value[k], sub, f"{path}.{k}")
-        if "items" in schema:
-            for i, v in enumerate(value):
-                self.check(v, schema["items"], f"{path}[{i}]")
+    def check(self, value, schema):
+        """value fits the tool's output schema (the portable subset instinct emits)."""
+        self.assertEqual(validate(value, schema), [])
 
     def test_tools_listed_and_calls_match_their_output_schemas(self):
         srv = self.server()

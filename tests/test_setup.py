@@ -11,10 +11,9 @@ import tempfile
 import unittest
 
 import instinct
-from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
+from tests.helpers import (INITIALIZED, ROOT, child_env, init_msg, make_repo, read, req,  # noqa: F401
+                           run_instinct, serve_once, setUpModule, temp_dir, write)
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository root
-INSTINCT_PY = os.path.join(ROOT, "instinct.py")
 HAS_TOMLLIB = sys.version_info >= (3, 11)
 try:
     import yaml                            # dev-only: a second opinion on the YAML written
@@ -22,26 +21,11 @@ except ImportError:
     yaml = None
 
 
-def _read(path, mode="r"):
-    with open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
-        return f.read()
-
-
-def _write(path, data):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "wb" if isinstance(data, bytes) else "w", **({} if isinstance(data, bytes) else
-                                                                 {"encoding": "utf-8"})) as f:
-        f.write(data)
-
-
 class _SetupEnv(unittest.TestCase):
     def setUp(self):
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.tmp = tmp.name
+        self.tmp = temp_dir(self)
         self.home = os.path.join(self.tmp, "home")
-        self.repo = os.path.join(self.tmp, "repo")
-        os.makedirs(os.path.join(self.repo, ".git"))
+        self.repo = make_repo(os.path.join(self.tmp, "repo"))
         os.makedirs(self.home)
         self.db = os.path.join(self.tmp, "pinned.db")
 
@@ -50,10 +34,7 @@ class _SetupEnv(unittest.TestCase):
                               python=python, **({"db": db} if db else {}))
 
     def cli(self, *args, env=None):
-        e = {k: v for k, v in os.environ.items() if k not in ("INSTINCT_DB",)}
-        e.update({"HOME": self.home}, **(env or {}))
-        return subprocess.run([sys.executable, INSTINCT_PY, *args], capture_output=True, text=True,
-                              env=e, cwd=self.repo, timeout=60)
+        return run_instinct(*args, env=child_env(self.home, **(env or {})), cwd=self.repo)
 
     def path(self, *parts):
         return os.path.join(self.home, *parts)
@@ -61,8 +42,8 @@ class _SetupEnv(unittest.TestCase):
     def assertRefused(self, client, path, reason):
         """`setup client --write` (a real process) refuses with one error line naming `reason`,
         prints the lines to add by hand, leaves the file byte-exact and writes no backup."""
-        before = _read(path, "rb") if os.path.isfile(path) else None
-        bak = _read(path + ".bak", "rb") if os.path.isfile(path + ".bak") else None
+        before = read(path, "rb") if os.path.isfile(path) else None
+        bak = read(path + ".bak", "rb") if os.path.isfile(path + ".bak") else None
         r = self.cli("setup", client, "--write")
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertNotIn("Traceback", r.stderr)
@@ -71,8 +52,8 @@ class _SetupEnv(unittest.TestCase):
                         or first.startswith("instinct: error: " + path), first)
         self.assertIn(reason, first)
         if os.path.isfile(path) or before is not None:
-            self.assertEqual(_read(path, "rb"), before)
-        self.assertEqual(_read(path + ".bak", "rb") if os.path.isfile(path + ".bak") else None, bak)
+            self.assertEqual(read(path, "rb"), before)
+        self.assertEqual(read(path + ".bak", "rb") if os.path.isfile(path + ".bak") else None, bak)
         return r.stderr
 
 
@@ -128,22 +109,22 @@ class TestCaptureEntries(_SetupEnv):
         mine = {"type": "command", "command": "/home/u/instinct-research/lint.sh"}
         notify = {"type": "command", "command": "notify-send done"}
         settings = self.path(".claude", "settings.json")
-        _write(settings, json.dumps({"hooks": {
+        write(settings, json.dumps({"hooks": {
             "Stop": [{"hooks": [old_ours]}, {"hooks": [notify]}],
             "PostToolUse": [{"matcher": "*", "hooks": [old_post, mine]}],
             "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
                                                            "command": "python3 ~/instinct/guard.py hook"}]}]}}))
         self.setup_("claude-code")
-        hooks = json.loads(_read(settings))["hooks"]
+        hooks = json.loads(read(settings))["hooks"]
         self.assertEqual(hooks["Stop"], [{"hooks": [notify]}])             # ours gone, theirs kept
         self.assertEqual(hooks["PostToolUse"][0], {"matcher": "*", "hooks": [mine]})
         self.assertEqual(len(hooks["PostToolUse"]), 2)
         self.assertNotIn("async", hooks["PostToolUse"][1]["hooks"][0])
         self.assertEqual(hooks["PreToolUse"][0]["hooks"][0]["command"], "python3 ~/instinct/guard.py hook")
         # an old config holding only our Stop entry loses the event entirely; a re-run is a no-op
-        _write(settings, json.dumps({"hooks": {"Stop": [{"hooks": [old_ours]}]}}))
+        write(settings, json.dumps({"hooks": {"Stop": [{"hooks": [old_ours]}]}}))
         self.setup_("claude-code")
-        self.assertNotIn("Stop", json.loads(_read(settings))["hooks"])
+        self.assertNotIn("Stop", json.loads(read(settings))["hooks"])
         self.assertFalse(any(r["changed"] for r in self.setup_("claude-code")))
 
     def test_users_hook_whose_path_contains_instinct_is_kept(self):
@@ -153,10 +134,10 @@ class TestCaptureEntries(_SetupEnv):
                   {"type": "command", "command": "instinct-notify hook post-tool-use"},
                   {"type": "command", "command": "python3 -S -c 'print(1)' hook post-tool-use"}]
         settings = self.path(".claude", "settings.json")
-        _write(settings, json.dumps({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": theirs}],
+        write(settings, json.dumps({"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": theirs}],
                                                "SessionEnd": [{"hooks": theirs[:1]}]}}))
         self.setup_("claude-code")
-        hooks = json.loads(_read(settings))["hooks"]
+        hooks = json.loads(read(settings))["hooks"]
         self.assertEqual(hooks["PostToolUse"][0], {"matcher": "Bash", "hooks": theirs})
         self.assertEqual(hooks["SessionEnd"][0], {"hooks": theirs[:1]})
         self.assertEqual(len(hooks["PostToolUse"]), 2)
@@ -177,12 +158,12 @@ class TestCaptureEntries(_SetupEnv):
             self.assertIn("/hooks", r.stdout)
             self.assertIn("trust", r.stdout)
             self.assertIn("instinct import-history", r.stdout)
-        toml = _read(self.path(".codex", "config.toml"))
+        toml = read(self.path(".codex", "config.toml"))
         self.assertIn(f'INSTINCT_DB = "{self.db}"', toml)
         if HAS_TOMLLIB:
             import tomllib
             self.assertEqual(tomllib.loads(toml)["mcp_servers"]["instinct"]["env"]["INSTINCT_DB"], self.db)
-        hooks = json.loads(_read(self.path(".codex", "hooks.json")))["hooks"]
+        hooks = json.loads(read(self.path(".codex", "hooks.json")))["hooks"]
         # a hook started with a clean environment (as Codex may) still writes the pinned store
         cmd = hooks["PostToolUse"][0]["hooks"][0]["command"]
         env = {k: v for k, v in os.environ.items() if k != "INSTINCT_DB"}
@@ -208,13 +189,9 @@ class TestCaptureEntries(_SetupEnv):
             # the server started with that entry's env lists all tools, or the lean set
             e = {k: v for k, v in os.environ.items() if k != "INSTINCT_MCP_TOOLS"}
             e.update(env, INSTINCT_DB=self.db)
-            lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
-                {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
-            p = subprocess.run([sys.executable, "-m", "instinct", "serve"], input="\n".join(map(json.dumps, lines)) + "\n",
-                               capture_output=True, text=True, env=e, timeout=60, cwd=self.tmp)
-            tools = json.loads(p.stdout.splitlines()[-1])["result"]["tools"]
+            replies, p = serve_once([init_msg("2025-06-18"), INITIALIZED, req(2, "tools/list")], env=e,
+                                    cwd=self.tmp, argv=[sys.executable, "-m", "instinct", "serve"])
+            tools = replies[-1]["result"]["tools"]
             self.assertEqual(len(tools) == len(instinct.OPERATIONS), want == "all", len(tools))
 
     def test_claude_code_setup_points_to_the_history_import(self):
@@ -243,7 +220,7 @@ class TestUsersFiles(_SetupEnv):
 
     def test_symlinked_config_is_written_through_the_link(self):
         real = os.path.join(self.tmp, "dotfiles", "mcp.json")
-        _write(real, json.dumps({"mcpServers": {"x": {"command": "y"}}}))
+        write(real, json.dumps({"mcpServers": {"x": {"command": "y"}}}))
         link = self.path(".cursor", "mcp.json")
         os.makedirs(os.path.dirname(link))
         os.symlink(real, link)
@@ -251,13 +228,13 @@ class TestUsersFiles(_SetupEnv):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(os.path.islink(link))
         self.assertEqual(os.readlink(link), real)
-        data = json.loads(_read(real))
+        data = json.loads(read(real))
         self.assertEqual(set(data["mcpServers"]), {"x", "instinct"})
-        self.assertEqual(json.loads(_read(link + ".bak")), {"mcpServers": {"x": {"command": "y"}}})
+        self.assertEqual(json.loads(read(link + ".bak")), {"mcpServers": {"x": {"command": "y"}}})
 
     def test_read_only_config_is_refused(self):
         path = self.path(".cursor", "mcp.json")
-        _write(path, "{}")
+        write(path, "{}")
         os.chmod(path, 0o444)
         out = self.assertRefused("cursor", path, "read-only")
         self.assertIn('"instinct"', out)                    # the entry to add by hand
@@ -270,12 +247,12 @@ class TestUsersFiles(_SetupEnv):
                           ('{"a": 1, "a": 2}', "twice"), ('{"k": "\\ud800"}', "surrogate"),
                           ('{"mcpServers": {"x": 1}', "not valid JSON"), ("[1, 2]", "JSON object")):
             with self.subTest(text=text):
-                _write(path, text)
+                write(path, text)
                 self.assertRefused("cursor", path, why)
 
     def test_undecodable_or_odd_files_give_one_line_errors(self):
         path = self.path(".cursor", "mcp.json")
-        _write(path, b'{"name": "caf\xe9"}')
+        write(path, b'{"name": "caf\xe9"}')
         self.assertRefused("cursor", path, "not UTF-8")
         os.remove(path)
         os.makedirs(path)
@@ -289,7 +266,7 @@ class TestUsersFiles(_SetupEnv):
 
     def test_backup_keeps_mode_and_is_only_announced_when_made(self):
         path = self.path(".claude.json")
-        _write(path, json.dumps({"primaryApiKey": "sk-secret", "projects": {}}))
+        write(path, json.dumps({"primaryApiKey": "sk-secret", "projects": {}}))
         os.chmod(path, 0o600)
         r = self.cli("setup", "claude-code", "--write")
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -302,19 +279,19 @@ class TestUsersFiles(_SetupEnv):
         self.assertFalse(os.path.exists(settings + ".bak"))
         # an older, wider backup is narrowed before the secret goes in
         os.chmod(path + ".bak", 0o644)
-        _write(path, json.dumps({"primaryApiKey": "sk-other"}))
+        write(path, json.dumps({"primaryApiKey": "sk-other"}))
         os.chmod(path, 0o600)
         self.cli("setup", "claude-code", "--write")
         self.assertEqual(stat.S_IMODE(os.stat(path + ".bak").st_mode), 0o600)
-        self.assertIn("sk-other", _read(path + ".bak"))
+        self.assertIn("sk-other", read(path + ".bak"))
 
     def test_unchanged_json_keeps_users_layout(self):
         path = self.path(".cursor", "mcp.json")
         self.setup_("cursor")
-        compact = json.dumps(json.loads(_read(path)), separators=(",", ":"))
-        _write(path, compact)
+        compact = json.dumps(json.loads(read(path)), separators=(",", ":"))
+        write(path, compact)
         self.assertFalse(self.setup_("cursor")[0]["changed"])
-        self.assertEqual(_read(path), compact)
+        self.assertEqual(read(path), compact)
 
 
 class TestCodexToml(_SetupEnv):
@@ -325,7 +302,7 @@ class TestCodexToml(_SetupEnv):
         """On 3.11+ the merge parses back to the old data plus instinct's table; on 3.10 (no
         tomllib) a non-empty file is refused with the exact table to paste."""
         path = self.toml_path()
-        _write(path, text)
+        write(path, text)
         if not HAS_TOMLLIB:
             out = self.assertRefused("codex", path, "no TOML parser")
             self.assertIn("[mcp_servers.instinct]\ncommand = ", out)
@@ -334,7 +311,7 @@ class TestCodexToml(_SetupEnv):
         old = tomllib.loads(text)
         r = self.cli("setup", "codex", "--write")
         self.assertEqual(r.returncode, 0, r.stderr)
-        new = tomllib.loads(_read(path))
+        new = tomllib.loads(read(path))
         ours = new["mcp_servers"].pop("instinct")
         self.assertEqual(ours["args"], ["-m", "instinct", "serve"])
         old.get("mcp_servers", {}).pop("instinct", None)
@@ -345,7 +322,7 @@ class TestCodexToml(_SetupEnv):
         self.assertEqual(new, old)
         self.assertEqual(self.cli("setup", "codex", "--write").stdout.splitlines()[0],
                          f"unchanged {path}")
-        return _read(path)
+        return read(path)
 
     def test_existing_entry_in_every_spelling_is_replaced_once(self):
         for text in ('[mcp_servers."instinct"]\ncommand = "old"\n\n[profiles.x]\nmodel = "m"\n',
@@ -372,7 +349,7 @@ class TestCodexToml(_SetupEnv):
                            "cannot edit" if HAS_TOMLLIB else "no TOML"),
                           ("mcp_servers = 3\n", "not a table" if HAS_TOMLLIB else "no TOML")):
             with self.subTest(text=text):
-                _write(path, text)
+                write(path, text)
                 out = self.assertRefused("codex", path, why)
                 self.assertIn("[mcp_servers.instinct]", out)
                 self.assertFalse(os.path.exists(self.path(".codex", "hooks.json")))   # nothing written
@@ -382,15 +359,15 @@ class TestCodexToml(_SetupEnv):
         path = self.toml_path()
         block = instinct._toml_block(instinct._setup_plan("codex", "user", self.home, self.repo,
                                                           sys.executable, ROOT)[0][2])
-        _write(path, 'model = "o3"\n\n' + block + "\n[profiles.x]\nmodel = 'm'\n")
+        write(path, 'model = "o3"\n\n' + block + "\n[profiles.x]\nmodel = 'm'\n")
         r = self.cli("setup", "codex", "--write")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.splitlines()[0], f"unchanged {path}")
 
     def test_empty_config_is_written_on_every_python(self):
-        _write(self.toml_path(), "\n")
+        write(self.toml_path(), "\n")
         self.assertTrue(self.setup_("codex")[0]["changed"])
-        self.assertTrue(_read(self.toml_path()).startswith("[mcp_servers.instinct]\n"))
+        self.assertTrue(read(self.toml_path()).startswith("[mcp_servers.instinct]\n"))
 
 
 class TestGooseYaml(_SetupEnv):
@@ -398,10 +375,10 @@ class TestGooseYaml(_SetupEnv):
         return self.path(".config", "goose", "config.yaml")
 
     def merged(self, text):
-        _write(self.yaml_path(), text)
+        write(self.yaml_path(), text)
         r = self.cli("setup", "goose", "--write")
         self.assertEqual(r.returncode, 0, r.stderr)
-        out = _read(self.yaml_path())
+        out = read(self.yaml_path())
         self.assertEqual(self.cli("setup", "goose", "--write").stdout.splitlines()[0],
                          f"unchanged {self.yaml_path()}")
         if yaml is not None:
@@ -428,7 +405,7 @@ class TestGooseYaml(_SetupEnv):
         for text, expected in cases:
             with self.subTest(text=text):
                 if expected is None:
-                    _write(self.yaml_path(), text)
+                    write(self.yaml_path(), text)
                     self.assertRefused("goose", self.yaml_path(), "unclosed")
                     continue
                 self.assertEqual(self.merged(text), expected)
@@ -450,7 +427,7 @@ class TestGooseYaml(_SetupEnv):
                           ("a: 1\n---\nextensions: {}\n", "documents"),
                           ("just some words\n", "neither")):
             with self.subTest(text=text):
-                _write(path, text)
+                write(path, text)
                 out = self.assertRefused("goose", path, why)
                 self.assertIn("extensions:\n  instinct:\n    type: stdio\n", out)
 
@@ -465,18 +442,18 @@ class TestRulesFileFence(unittest.TestCase):
                        "<!-- instinct:begin -->\n(learned habits)\n<!-- instinct:end -->\n```\n\n"
                        "~~~~\n<!-- instinct:begin -->\n~~~\n~~~~\n")
             path = os.path.join(tmp, "CLAUDE.md")
-            _write(path, example)
+            write(path, example)
             first = store.export_rules(format="claude", write=path)
             self.assertTrue(first["changed"])
-            text = _read(path)
+            text = read(path)
             self.assertTrue(text.startswith(example))
             self.assertEqual(text.count("<!-- instinct:begin -->"), 3)
             self.assertFalse(store.export_rules(format="claude", write=path)["changed"])
             # a fence left open: what follows it is text, so exporting twice still adds one block
-            _write(path, "```\nunclosed example\n")
+            write(path, "```\nunclosed example\n")
             store.export_rules(format="claude", write=path)
             store.export_rules(format="claude", write=path)
-            self.assertEqual(_read(path).count("<!-- instinct:begin -->"), 1)
+            self.assertEqual(read(path).count("<!-- instinct:begin -->"), 1)
 
 
 if __name__ == "__main__":

@@ -9,18 +9,15 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import unittest
+from datetime import datetime
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository root
-sys.path.insert(0, ROOT)
 import instinct  # noqa: E402
 from instinct import InstinctStore, ValidationError  # noqa: E402
-from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
+from tests.helpers import (DAY, ROOT, ProjectCase, mcp_in_process, seeds_db,  # noqa: E402,F401
+                           setUpModule, tool_result)
 
-INSTINCT_PY = os.path.join(ROOT, "instinct.py")
-T0 = 1_790_000_000.0           # a fixed "now" (2026-09) for injected clocks
-DAY = 86400
+T0 = ProjectCase.T0           # the fixed "now" (2026-09) of the stores' injected clock
 
 
 def front_matter(text):
@@ -49,42 +46,8 @@ def db_dump(path):
         c.close()
 
 
-class _Base(unittest.TestCase):
-    def setUp(self):
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.tmp = os.path.realpath(tmp.name)
-        self.proj = os.path.join(self.tmp, "proj")
-        os.makedirs(os.path.join(self.proj, ".git"))
-        self.dbdir = os.path.join(self.tmp, "store")
-        os.mkdir(self.dbdir, 0o700)
-        self.db = os.path.join(self.dbdir, "i.db")
-        self.now = T0
-        self.store = self.open(self.db)
-
-    def open(self, path):
-        s = InstinctStore(path, clock=lambda: self.now, cwd=self.proj)
-        self.addCleanup(s.close)
-        return s
-
-    def observe(self, pattern, n, project="", store=None):
-        for _ in range(n):
-            (store or self.store).observe(pattern, project=project)
-
-    def cli(self, *args, cwd=None, db=None):
-        env = {**os.environ, "INSTINCT_DB": db or self.db, "PYTHONIOENCODING": "utf-8"}
-        env.pop("INSTINCT_SESSION", None)
-        return subprocess.run([sys.executable, INSTINCT_PY, *args], capture_output=True, text=True,
-                              timeout=60, env=env, cwd=cwd or self.proj)
-
-    def read(self, path, mode="r"):
-        with open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
-            return f.read()
-
-    def write(self, path, data):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "wb" if isinstance(data, bytes) else "w") as f:
-            f.write(data)
+class _Base(ProjectCase):
+    """A git project and a 0700 store folder in a temp dir (tests.helpers.ProjectCase)."""
 
 
 # --- export formats ------------------------------------------------------------
@@ -367,10 +330,10 @@ class TestImport(_Base):
     def setUp(self):
         super().setUp()
         self.teammate = self.open(os.path.join(self.tmp, "mate.db"))
-        self.now = T0 - 10 * DAY
+        self.clock.t = T0 - 10 * DAY
         self.observe("seq:test->fix->test", 14, store=self.teammate)
         self.observe("pref:stdlib-first", 11, "abcdefabcdef", store=self.teammate)
-        self.now = T0
+        self.clock.t = T0
         self.observe("seq:test->fix->test", 12)                        # local: lower, later
         self.observe("combo:pytest+coverage", 20)
         self.teammate.consolidate()
@@ -614,15 +577,8 @@ class TestBackupRestore(_Base):
 
     def test_restore_migrates_a_seed_schema_backup(self):
         seed = os.path.join(self.tmp, "seed.db")
-        c = sqlite3.connect(seed)
-        c.execute("PRAGMA page_size = 1024")               # differs from the live WAL file's
-        c.execute("CREATE TABLE instincts (pattern TEXT PRIMARY KEY, category TEXT, confidence INTEGER,"
-                  " first_seen TEXT, last_seen TEXT, source TEXT, project TEXT, promoted INTEGER,"
-                  " metadata TEXT)")
-        c.execute("INSERT INTO instincts VALUES ('seq:old->habit', 'sequence', 7, '2025-01-01T00:00:00',"
-                  " '2025-02-01T00:00:00', 'cli', '', 1, '{}')")
-        c.commit()
-        c.close()
+        seeds_db(seed, [("seq:old->habit", "sequence", 7, datetime(2025, 1, 1), datetime(2025, 2, 1), "cli",
+                         "", 1, "{}")], page_size=1024)      # a page size unlike the live WAL file's
         self.store.restore(seed)
         self.assertEqual(self.store.get("seq:old->habit")["confidence"], 7)
         self.store.observe("seq:old->habit")
@@ -742,7 +698,7 @@ class TestGC(_Base):
         for i in range(400):
             self.store.forget(f"seq:bulk-{i}->" + "z" * 200)
         self.store.config("events_max_rows", "100")
-        self.now = T0 + 91 * DAY
+        self.clock.t = T0 + 91 * DAY
         self.store.observe("seq:new->name")                 # fresh: not decayed
         r = self.store.gc()
         self.assertEqual(r["aliases_applied"], 1)
@@ -774,13 +730,9 @@ class TestSurface(_Base):
             with self.subTest(name=name):
                 self.assertEqual((ops[name].cli, ops[name].mcp), (cli, name))
         self.assertEqual(set(ops["export_rules"].params[1].choices), set(instinct._EXPORT_FORMATS))
-        srv = instinct._Server(self.store)
-        srv.handle_message({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                            "params": {"protocolVersion": "2025-06-18"}})
+        srv, _ = mcp_in_process(self.store, "2025-06-18")
         self.observe("seq:a->b", 10)
-        call = lambda name, args: srv.handle_message(  # noqa: E731
-            {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-             "params": {"name": name, "arguments": args}})["result"]
+        call = lambda name, args: tool_result(srv, name, args, mid=1)  # noqa: E731
         r = call("export_rules", {})
         self.assertEqual(r["structuredContent"]["count"], 1)
         self.assertEqual(r["structuredContent"]["rules"], self.store.export_rules())

@@ -5,7 +5,7 @@ import time
 import unittest
 
 import instinct
-from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
+from tests.helpers import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
 
 shapes = instinct._command_shapes
 

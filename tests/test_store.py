@@ -11,53 +11,31 @@ import sqlite3
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the repository root
-sys.path.insert(0, ROOT)
 import instinct  # noqa: E402
-from instinct import InstinctStore, StoreError, ValidationError  # noqa: E402
-from test_instinct import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
-from tests.test_sharing import T0, _Base as SharingBase  # noqa: E402
+from instinct import InstinctStore, ValidationError  # noqa: E402
+from tests.helpers import (INITIALIZED, INSTINCT_PY, ProjectCase, init_msg, python_child,  # noqa: E402,F401
+                           raw_bytes, req, serve_once, setUpModule)
 
-INSTINCT_PY = os.path.join(ROOT, "instinct.py")
-DAY = 86400
+T0 = ProjectCase.T0
 
 
 def mode(path):
     return stat.S_IMODE(os.stat(path).st_mode)
 
 
-class _Base(SharingBase):
-    """test_sharing's temp project and 0700 store folder; stores may take extra options."""
-
-    def open(self, path, **kw):
-        s = InstinctStore(path, clock=lambda: self.now, cwd=self.proj, **kw)
-        self.addCleanup(s.close)
-        return s
-
-    def cli(self, *args, db=None, stdin=None, timeout=60):
-        env = {**os.environ, "INSTINCT_DB": db or self.db, "PYTHONIOENCODING": "utf-8"}
-        env.pop("INSTINCT_SESSION", None)
-        return subprocess.run([sys.executable, INSTINCT_PY, *args], capture_output=True, text=True,
-                              timeout=timeout, env=env, cwd=self.proj, input=stdin)
+class _Base(ProjectCase):
+    """A git project and a 0700 store folder (tests.helpers.ProjectCase); child Pythons."""
 
     def python(self, code):
         """Start `code` in a child Python with instinct importable; returns the Popen."""
-        return subprocess.Popen([sys.executable, "-c", f"import sys; sys.path.insert(0, {ROOT!r})\n"
-                                 + code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        return python_child(code)
 
     def raw(self, path=None):
         """Every byte of the store: the file, its WAL and its SHM."""
-        out = b""
-        for s in ("", "-wal", "-shm"):
-            p = (path or self.db) + s
-            if os.path.exists(p):
-                with open(p, "rb") as f:
-                    out += f.read()
-        return out
+        return raw_bytes(path or self.db)
 
 
 # --- memories exported as Markdown ------------------------------------------------
@@ -187,16 +165,9 @@ class TestFiles(_Base):
 class TestBoundedInput(_Base):
     def mcp(self, *calls):
         """Run the stdio server over these tools/call (name, arguments) -> the results, in order."""
-        lines = [{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
-            {"jsonrpc": "2.0", "method": "notifications/initialized"}]
-        lines += [{"jsonrpc": "2.0", "id": i + 1, "method": "tools/call",
-                   "params": {"name": n, "arguments": a}} for i, (n, a) in enumerate(calls)]
-        env = {**os.environ, "INSTINCT_DB": self.db}
-        p = subprocess.run([sys.executable, INSTINCT_PY, "serve"], input="".join(
-            json.dumps(x) + "\n" for x in lines), capture_output=True, text=True, timeout=60,
-            env=env, cwd=self.proj)
-        out = [json.loads(x) for x in p.stdout.splitlines()]
+        lines = [init_msg("2025-06-18", mid=0), INITIALIZED]
+        lines += [req(i + 1, "tools/call", {"name": n, "arguments": a}) for i, (n, a) in enumerate(calls)]
+        out, _ = serve_once(lines, env={**os.environ, "INSTINCT_DB": self.db}, cwd=self.proj)
         self.assertEqual([o["id"] for o in out], list(range(len(calls) + 1)))
         return [o["result"] for o in out[1:]]
 
@@ -425,12 +396,12 @@ class TestPurge(_Base):
         self.store.forget("pref:zqxsecret-token-77", project=self.proj)
         self.store.observe("seq:zqxdecay->gone", project=self.proj)      # confidence 1: decays away
         self.assertTrue(self.store.search("zqxdecay"))
-        self.now += 400 * DAY                       # the memory fades, is archived, then deleted
+        self.clock.advance(days=400)                      # the memory fades, is archived, then deleted
         for _ in range(3):
             self.store.memory_decay()
-            self.now += 50 * DAY
+            self.clock.advance(days=50)
         self.assertEqual(self.store.get_memory(m["id"])["archived"], True)
-        self.now += 200 * DAY
+        self.clock.advance(days=200)
         r = self.store.gc(days_inactive=30)
         self.assertEqual(r["memories_deleted"], 1)
         with self.assertRaises(instinct.NotFoundError):
