@@ -30,8 +30,8 @@ import instinct  # noqa: E402
 from instinct import (InstinctStore, NotFoundError, StoreError,  # noqa: E402
                       ValidationError)
 from tests.helpers import (DAY, ROOT, T0, Clock, StoreCase, child_env,  # noqa: E402,F401
-                           find_python, mcp_in_process, old_schema_db, seeds_db, setUpModule,
-                           tool_result)
+                           find_python, mcp_in_process, old_schema_db, schema_problems, seeds_db,
+                           setUpModule, subcommands, tool_result)
 
 HERE = Path(ROOT)
 INSTINCT_PY = HERE / "instinct.py"
@@ -794,29 +794,6 @@ while True:
 # =============================================================================
 # 9. Operation registry (drift tests)
 # =============================================================================
-def _subcommands(parser):
-    import argparse
-    for a in parser._actions:
-        if isinstance(a, argparse._SubParsersAction):
-            return a.choices
-    raise AssertionError("no subcommands")
-
-
-def _portable(node, where="$"):
-    """Yield problems with a JSON schema node (portable subset)."""
-    if not isinstance(node, dict):
-        yield f"{where}: not an object"
-        return
-    if "$ref" in node or "$schema" in node:
-        yield f"{where}: $ref/$schema"
-    if not isinstance(node.get("type"), str):
-        yield f"{where}: type must be one string, got {node.get('type')!r}"
-    for name, sub in (node.get("properties") or {}).items():
-        yield from _portable(sub, f"{where}.{name}")
-    if "items" in node:
-        yield from _portable(node["items"], f"{where}[]")
-
-
 class TestRegistry(unittest.TestCase):
     NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
@@ -842,7 +819,7 @@ class TestRegistry(unittest.TestCase):
                         self.assertEqual(p.default, s.default, f"{op.name}.{p.name}")
 
     def test_argparse_subcommands_are_the_operations_plus_extras(self):
-        cmds = _subcommands(instinct.build_parser())
+        cmds = subcommands(instinct.build_parser())
         self.assertEqual(set(cmds), {op.cli for op in instinct.OPERATIONS.values()}
                          | set(instinct._CLI_EXTRAS))
         for op in instinct.OPERATIONS.values():
@@ -892,7 +869,7 @@ class TestRegistry(unittest.TestCase):
     def test_fast_parser_builds_only_the_wanted_subcommand(self):
         for op in instinct.OPERATIONS.values():
             with self.subTest(op=op.cli):
-                self.assertEqual(set(_subcommands(instinct.build_parser([op.cli]))), {op.cli})
+                self.assertEqual(set(subcommands(instinct.build_parser([op.cli]))), {op.cli})
 
     def test_input_schemas(self):
         names = set()
@@ -905,7 +882,7 @@ class TestRegistry(unittest.TestCase):
                 self.assertTrue(set(schema.get("required", [])) <= set(props))
                 for name in props:
                     self.assertRegex(name, self.NAME)
-                self.assertEqual(list(_portable(schema)), [])
+                self.assertEqual(schema_problems(schema), [])
                 if op.mcp:
                     self.assertRegex(op.mcp, self.NAME)
                     self.assertNotIn(op.mcp, names)
@@ -917,7 +894,7 @@ class TestRegistry(unittest.TestCase):
                 schema = op.output_schema()
                 self.assertEqual(json.loads(json.dumps(schema)), schema)
                 self.assertEqual(schema["type"], "object")
-                self.assertEqual(list(_portable(schema)), [])
+                self.assertEqual(schema_problems(schema), [])
                 self.assertTrue(set(schema.get("required", [])) <= set(schema.get("properties", {})))
 
     def test_coerce_checks_types(self):

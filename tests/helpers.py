@@ -216,6 +216,15 @@ def find_python(version):
     return None
 
 
+def subcommands(parser):
+    """An argparse parser's subcommands -> {name: subparser}."""
+    import argparse
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            return a.choices
+    raise AssertionError("no subcommands")
+
+
 # -----------------------------------------------------------------------------
 # test case bases
 # -----------------------------------------------------------------------------

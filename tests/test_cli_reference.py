@@ -7,14 +7,14 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 from pathlib import Path
 
 import instinct
-from test_instinct import setUpModule, _child_env, _subcommands, INSTINCT_PY  # noqa: F401
+from tests.helpers import ROOT, child_env, setUpModule, subcommands, temp_dir  # noqa: F401
 
-HERE = INSTINCT_PY.parent
+HERE = Path(ROOT)
+INSTINCT_PY = HERE / "instinct.py"
 CLI_REFERENCE = HERE / "tools" / "cli_reference.py"
 
 
@@ -23,13 +23,11 @@ class TestCliReference(unittest.TestCase):
     (tools/cli_reference.py) and CI fails when they drift."""
 
     def setUp(self):
-        tmp = tempfile.TemporaryDirectory()
-        self.addCleanup(tmp.cleanup)
-        self.tmp = Path(tmp.name)
+        self.tmp = Path(temp_dir(self))
 
     def run_tool(self, *args, tool=CLI_REFERENCE):
         return subprocess.run([sys.executable, str(tool), *args], capture_output=True, text=True,
-                              timeout=120, env=_child_env(self.tmp), cwd=str(self.tmp))
+                              timeout=120, env=child_env(self.tmp), cwd=str(self.tmp))
 
     def assertStale(self, r, *expected):
         self.assertEqual(r.returncode, 1, r.stderr)
@@ -47,7 +45,7 @@ class TestCliReference(unittest.TestCase):
         r = self.run_tool()
         self.assertEqual(r.returncode, 0, r.stderr)
         rows = re.findall(r"^\| `([a-z-]+)[^`]*` \| .+ \| (?:`([a-z_]+)`|—)", r.stdout, re.M)
-        cmds = _subcommands(instinct.build_parser())
+        cmds = subcommands(instinct.build_parser())
         self.assertEqual([c for c, _ in rows], list(cmds))
         ops = {op.cli: op.mcp for op in instinct.OPERATIONS.values()}
         self.assertEqual({c: t for c, t in rows if t}, ops)
