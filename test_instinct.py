@@ -368,18 +368,29 @@ class TestMigrations(StoreCase):
         self.assertEqual(counts["demoted"], 0)
         self.assertEqual(store.get("seq:lint->fix->test")["level"], "raw")
 
-    def test_v7_event_log_is_upgraded_with_every_event_indexed(self):
-        path = self.tmp / "v7.db"
-        con = old_schema_db(path, 7)
-        con.executemany("INSERT INTO events (ts, kind, pattern, project, delta) VALUES (?,?,?,?,1)",
-                        [("2026-01-01T00:00:00.000000+00:00", "observe", f"seq:p{i % 3}", "")
-                         for i in range(30)])
+    def _old_event_log(self, version, pending=None):
+        """A store left at schema `version` holding seq:p0's row and 30 observe events (seq:p0,
+        p1, p2: 10 each; `pending(i)` fills v8's lazy-index column), opened by this instinct
+        -> (store, path), after checking the upgrade kept seq:p0's 10 events."""
+        path = self.tmp / f"v{version}.db"
+        con = old_schema_db(path, version)
+        ts = "2026-01-01T00:00:00.000000+00:00"
+        if pending is None:
+            con.executemany("INSERT INTO events (ts, kind, pattern, project, delta) VALUES (?,'observe',?,'',1)",
+                            [(ts, f"seq:p{i % 3}") for i in range(30)])
+        else:
+            con.executemany("INSERT INTO events (ts, kind, pattern, project, delta, pending)"
+                            " VALUES (?,'observe',?,'',1,?)", [(ts, f"seq:p{i % 3}", pending(i)) for i in range(30)])
         con.execute("INSERT INTO instincts (pattern, first_seen, last_seen, confidence)"
                     " VALUES ('seq:p0', 'x', 'x', 10)")
         con.close()
         store = self.open(path)
         self.assertEqual(len(store.history("seq:p0")["events"]), 10)
         self.assertEqual(self._schema(path)[0], instinct.SCHEMA_VERSION)
+        return store, path
+
+    def test_v7_event_log_is_upgraded_with_every_event_indexed(self):
+        store, path = self._old_event_log(7)
         self.assertNotIn("pending", self.sql("SELECT sql FROM sqlite_master WHERE name ="
                                              " 'ix_events_pattern'", path=path)[0][0])
         store.observe("seq:p0")
@@ -389,18 +400,7 @@ class TestMigrations(StoreCase):
         self.assertEqual(self.sql("PRAGMA integrity_check", path=path), [("ok",)])
 
     def test_v8_lazy_event_index_is_removed_with_every_event_indexed(self):
-        path = self.tmp / "v8.db"
-        con = old_schema_db(path, 8)
-        con.executemany("INSERT INTO events (ts, kind, pattern, project, delta, pending)"
-                        " VALUES (?,'observe',?,'',1,?)",
-                        [("2026-01-01T00:00:00.000000+00:00", f"seq:p{i % 3}", int(i >= 20))
-                         for i in range(30)])        # 10 still waiting outside the index
-        con.execute("INSERT INTO instincts (pattern, first_seen, last_seen, confidence)"
-                    " VALUES ('seq:p0', 'x', 'x', 10)")
-        con.close()
-        store = self.open(path)
-        self.assertEqual(len(store.history("seq:p0")["events"]), 10)
-        self.assertEqual(self._schema(path)[0], instinct.SCHEMA_VERSION)
+        _, path = self._old_event_log(8, pending=lambda i: int(i >= 20))       # 10 outside the index
         names = {n for (n,) in self.sql("SELECT name FROM sqlite_master", path=path)}
         self.assertNotIn("events_state", names)
         self.assertNotIn("events_pending_ai", names)

@@ -235,13 +235,26 @@ class TestLifecycle(ServerTestCase):
         self.assertEqual(r3["result"], {})
         s.assert_silent()
 
+    def exits_within(self, bound, stop, tries=3):
+        """Start an idle server, `stop(server)` it -> seconds until it exited; up to `tries`
+        servers until one exits within `bound`, which one must: a server that really waits
+        misses it every time, a loaded machine only sometimes."""
+        took = []
+        for _ in range(tries):
+            s = self.server()
+            s.assert_silent()
+            t0 = time.monotonic()
+            stop(s)
+            took.append(time.monotonic() - t0)
+            if took[-1] < bound:
+                break
+        self.assertLess(min(took), bound, took)
+        return s
+
     def test_stdin_eof_exits_promptly(self):                                 # 10.34
-        s = self.server()
-        s.assert_silent()
-        t0 = time.monotonic()
-        rc = s.close(timeout=5)
-        self.assertEqual(rc, 0)
-        self.assertLess(time.monotonic() - t0, 2.0)
+        def close(s):
+            self.assertEqual(s.close(timeout=30), 0)
+        s = self.exits_within(2.0, close)                   # the SDK client waits 2 s
         self.assertIsNone(s.lines.get(timeout=1))            # EOF, nothing more written
         self.assertNotIn("Traceback", s.stderr)
 
@@ -263,13 +276,10 @@ class TestLifecycle(ServerTestCase):
 
     @unittest.skipIf(os.name == "nt", "POSIX signals")
     def test_sigterm_while_idle(self):                                       # 10.35
-        s = self.server()
-        s.assert_silent()
-        t0 = time.monotonic()
-        s.p.send_signal(signal.SIGTERM)
-        rc = s.p.wait(5)
-        self.assertLess(time.monotonic() - t0, 2.0)
-        self.assertIn(rc, (0, -signal.SIGTERM))
+        def term(s):
+            s.p.send_signal(signal.SIGTERM)
+            self.assertIn(s.p.wait(30), (0, -signal.SIGTERM))
+        s = self.exits_within(2.0, term)
         for t in s._t:
             t.join(5)
         self.assertEqual(len(s.all_lines), 2, s.all_lines)    # initialize + ping replies
