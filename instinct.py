@@ -867,7 +867,8 @@ def _tighten(path):
 
 
 class _Write:
-    """Context manager for one short BEGIN IMMEDIATE transaction (SAVEPOINT when nested).
+    """`with db.write() as conn:` one short BEGIN IMMEDIATE transaction (a SAVEPOINT when
+    nested); every sqlite3 error in it becomes a StoreError with one readable line.
 
     On leaving, a transaction that is already gone (a statement inside ended it) is left
     alone, and a COMMIT that fails is rolled back, so the connection never stays inside a
@@ -880,11 +881,12 @@ class _Write:
         self.db = db
 
     def __enter__(self):
-        conn = self.conn = self.db.conn
-        self.nested = conn.in_transaction
-        if self.nested:
-            conn.execute("SAVEPOINT w")
-        else:
+        try:
+            conn = self.conn = self.db.conn
+            self.nested = conn.in_transaction
+            if self.nested:
+                conn.execute("SAVEPOINT w")
+                return conn
             start = time.monotonic()
             try:                       # the common case, without the retry loop's set-up
                 conn.execute("BEGIN IMMEDIATE")
@@ -892,22 +894,33 @@ class _Write:
                 if not _is_busy(e):
                     raise
                 self.db.retry(conn.execute, "BEGIN IMMEDIATE", start=start)
-        return conn
+            return conn
+        except sqlite3.Error as e:
+            raise _db_error(self.db.path, e) from None
 
     def __exit__(self, et, ev, tb):
+        try:
+            self._finish(et is None)
+        except sqlite3.Error as e:
+            raise _db_error(self.db.path, e) from None
+        if et is not None and issubclass(et, sqlite3.Error):
+            raise _db_error(self.db.path, ev) from None
+        return False
+
+    def _finish(self, ok):
         conn = self.conn
         if not conn.in_transaction:        # ended inside the block: nothing left to finish
-            return False
+            return
         if self.nested:
-            if et is None:
+            if ok:
                 conn.execute("RELEASE w")
-            else:
-                try:
-                    conn.execute("ROLLBACK TO w")
-                    conn.execute("RELEASE w")
-                except sqlite3.Error:
-                    pass                   # the block's own error is the one to report
-        elif et is None:
+                return
+            try:
+                conn.execute("ROLLBACK TO w")
+                conn.execute("RELEASE w")
+            except sqlite3.Error:
+                pass                       # the block's own error is the one to report
+        elif ok:
             try:
                 try:
                     conn.execute("COMMIT")
@@ -924,7 +937,6 @@ class _Write:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
-        return False
 
 
 class _DB:
@@ -1409,13 +1421,10 @@ class _Core:
         except sqlite3.Error as e:
             raise _db_error(self.path, e) from None
 
-    def _writing(self, fn):
-        """Run fn(conn) in one short write transaction; sqlite errors -> StoreError."""
-        try:
-            with self._db.write() as conn:
-                return fn(conn)
-        except sqlite3.Error as e:
-            raise _db_error(self.path, e) from None
+    def _write(self):
+        """`with self._write() as conn:` one short write transaction (sqlite errors ->
+        StoreError); nested ones are savepoints."""
+        return self._db.write()
 
     def _canonical(self, pattern, conn=None):
         p = normalize_pattern(pattern)
@@ -1461,9 +1470,12 @@ class _Core:
         """A path from the user, relative to the store's working directory (every command)."""
         return os.path.abspath(os.path.join(self.cwd or os.getcwd(), os.path.expanduser(path)))
 
-    def _get_row(self, conn, pattern, project):
-        return conn.execute(f"SELECT {_COLS} FROM instincts WHERE pattern = ? AND project = ?",
-                            (pattern, project)).fetchone()
+    @staticmethod
+    def _get_record(conn, pattern, project):
+        """The record of (pattern, project), or None."""
+        row = conn.execute(f"SELECT {_COLS} FROM instincts WHERE pattern = ? AND project = ?",
+                           (pattern, project)).fetchone()
+        return None if row is None else _record(row)
 
     # -- operations -------------------------------------------------------------
     @operation(
@@ -1488,32 +1500,28 @@ class _Core:
         proj = _resolve_project(project, self.cwd)
         meta = _check_metadata(metadata)
 
-        def run(conn):
+        with self._write() as conn:
             now = self._now()
             if _HAS_RETURNING:
-                row = conn.execute(_SQL_OBSERVE, (given, given, cat or category_for(given), now, now,
-                                                  source, proj, meta or "{}")).fetchone()
+                r = _record(conn.execute(_SQL_OBSERVE, (given, given, cat or category_for(given), now,
+                                                        now, source, proj, meta or "{}")).fetchone())
             else:
                 q = self._canonical(given, conn)
                 conn.execute(_SQL_UPSERT, (q, cat or category_for(q), now, now, source, proj, meta or "{}"))
-                row = self._get_row(conn, q, proj)
-            p, want = row[0], cat                       # the canonical pattern
-            if want is None and p != given and row[2] == 1 and row[6] == now:
+                r = self._get_record(conn, q, proj)
+            p, want = r["pattern"], cat                 # the canonical pattern
+            if want is None and p != given and r["confidence"] == 1 and r["first_seen"] == now:
                 want = category_for(p)                  # new under an alias: the canonical's category
-            if want is not None and row[1] != want:
+            if want is not None and r["category"] != want:
                 conn.execute("UPDATE instincts SET category = ? WHERE pattern = ? AND project = ?",
                              (want, p, proj))
-                row = row[:1] + (want,) + row[2:]
-            if meta and row[2] > 1:
-                merged = _loads_meta(row[8])
-                merged.update(_loads_meta(meta))
-                text = _check_metadata(merged)
+                r["category"] = want
+            if meta and r["confidence"] > 1:
+                r["metadata"].update(_loads_meta(meta))
                 conn.execute("UPDATE instincts SET metadata = ? WHERE pattern = ? AND project = ?",
-                             (text, p, proj))
-                row = row[:8] + (text,)
+                             (_check_metadata(r["metadata"]), p, proj))
             conn.execute(_SQL_OBSERVE_EVENT, (now, p, proj, source, self.session))
-            return row
-        return _record(self._writing(run))
+        return r
 
     @operation(
         Param("project", str, "project to suggest for: '' global only, a fingerprint or a path "
@@ -1553,11 +1561,12 @@ class _Core:
                         " AND quiet = 0 AND pattern IN ({})", list(best), (proj,)):
                     best[pat] = rid
             rows = self._chunked(f"SELECT {_COLS} FROM instincts WHERE id IN ({{}})", list(best.values()))
-            rows.sort(key=lambda r: (-r[3], -r[2], r[0]))
-            out = self._suggest_filter([_record(r) for r in rows], proj)
+            recs = sorted(map(_record, rows), key=lambda r: (-r["promoted"], -r["confidence"], r["pattern"]))
+            out = self._suggest_filter(recs, proj)
             if len(cand) < k:
                 break
-            cut = (-cand[-1][3], -cand[-1][4], cand[-1][1])
+            _, pat, _, promoted, conf = cand[-1]
+            cut = (-promoted, -conf, pat)
             strong = [r for r in out if (-r["promoted"], -r["confidence"], r["pattern"]) <= cut]
             if len(strong) >= limit:
                 out = strong
@@ -1576,7 +1585,8 @@ class _Core:
         if last and last[0][1] == shown and last[0][0] >= _iso(self._clock() - SURFACE_REPEAT_S):
             return
         try:
-            self._writing(lambda conn: self._event(conn, "surface", data=shown))
+            with self._write() as conn:
+                self._event(conn, "surface", data=shown)
         except StoreError:
             pass
 
@@ -1657,15 +1667,13 @@ class _Core:
             return
         if not self._read("SELECT 1 FROM fts_state, instincts WHERE instincts.id > indexed_id LIMIT 1"):
             return
-
-        def run(conn):
-            (mark,), = conn.execute("SELECT indexed_id FROM fts_state").fetchall()
-            conn.execute("INSERT INTO instincts_fts (rowid, pattern, category)"
-                         " SELECT id, pattern, category FROM instincts WHERE id > ?", (mark,))
-            conn.execute("UPDATE fts_state SET indexed_id = (SELECT max(?, coalesce(max(id), 0))"
-                         " FROM instincts)", (mark,))
         try:
-            self._writing(run)
+            with self._write() as conn:
+                (mark,), = conn.execute("SELECT indexed_id FROM fts_state").fetchall()
+                conn.execute("INSERT INTO instincts_fts (rowid, pattern, category)"
+                             " SELECT id, pattern, category FROM instincts WHERE id > ?", (mark,))
+                conn.execute("UPDATE fts_state SET indexed_id = (SELECT max(?, coalesce(max(id), 0))"
+                             " FROM instincts)", (mark,))
         except StoreError:
             pass                   # a read-only store: search what is indexed
 
@@ -1695,10 +1703,10 @@ class _Core:
 
         Its events and mining rows go, and (when no project keeps it) its aliases and settings;
         the full-text index and the WAL are purged too."""
-        def run(conn):
+        with self._write() as conn:
             p, proj, scope = self._locate(pattern, project, conn)
-            row = self._get_row(conn, p, proj)
-            if row is None:
+            rec = self._get_record(conn, p, proj)
+            if rec is None:
                 raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
             conn.execute("DELETE FROM instincts WHERE pattern = ? AND project = ?", (p, proj))
             conn.execute("DELETE FROM events WHERE pattern = ? AND project = ?", (p, proj))
@@ -1711,11 +1719,9 @@ class _Core:
             if not conn.execute("SELECT 1 FROM instincts WHERE pattern = ?", (p,)).fetchone():
                 conn.execute("DELETE FROM aliases WHERE pattern = ? OR alias = ?", (p, p))
                 conn.execute("DELETE FROM settings WHERE substr(key, 1, ?) = ?", (len(p) + 9, f"pattern.{p}."))
-            self._event(conn, "forget", "", proj, delta=-row[2])      # no copy of the pattern
-            return {**_record(row), "scope": scope}
-        out = self._writing(run)
+            self._event(conn, "forget", "", proj, delta=-rec["confidence"])    # no copy of the pattern
         self._scrub()
-        return out
+        return {**rec, "scope": scope}
 
     def _scrub(self):
         """After forgetting: fold each full-text index into one segment (old segments still hold
@@ -1723,7 +1729,8 @@ class _Core:
         hold earlier page images. Best effort for the WAL: a reader mid-transaction keeps it."""
         for t in ("instincts_fts", "memories_fts"):
             if self._read("SELECT 1 FROM sqlite_master WHERE name = ?", (t,)):
-                self._writing(lambda c: c.execute(f"INSERT INTO {t}({t}) VALUES ('optimize')"))
+                with self._write() as conn:
+                    conn.execute(f"INSERT INTO {t}({t}) VALUES ('optimize')")
         try:
             self._db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
         except sqlite3.Error:
@@ -1743,8 +1750,7 @@ class _Core:
         a, target = normalize_pattern(source), normalize_pattern(target)
         if a == target:
             raise ValidationError("an alias must differ from its pattern")
-
-        def run(conn):
+        with self._write() as conn:
             t = self._canonical(target, conn)
             if t == a:
                 raise ValidationError(f"{target!r} is already an alias of {a!r}")
@@ -1765,7 +1771,6 @@ class _Core:
             conn.execute("UPDATE events SET pattern = ? WHERE pattern = ? AND pattern != ''"
                          " AND kind != 'merge'", (t, a))
             return {"alias": a, "pattern": t, "merged": len(rows)}
-        return self._writing(run)
 
     def _threshold_sql(self, settings, which):
         """SQL expression for a row's threshold, in _THRESHOLD_SCOPES' order, then store-wide."""
@@ -1795,8 +1800,7 @@ class _Core:
         settings = self._settings()
         mature = self._threshold_sql(settings, "mature_threshold")
         rule = self._threshold_sql(settings, "rule_threshold")
-
-        def run(conn):
+        with self._write() as conn:
             conn.execute("DROP TABLE IF EXISTS temp._lv")
             conn.execute("CREATE TEMP TABLE _lv (rid INTEGER PRIMARY KEY, pattern TEXT, project TEXT,"
                          " old INTEGER, new INTEGER)")
@@ -1819,7 +1823,6 @@ class _Core:
             conn.execute("DROP TABLE temp._lv")
             self._prune_events(conn, settings)
             return counts
-        return self._writing(run)
 
     def _prune_events(self, conn, settings):
         """Cut the event log to its retention (consolidate and gc)."""
@@ -1857,19 +1860,14 @@ class _Core:
         decayed = deleted = 0
         for lo in range(0, top, _DECAY_BATCH):
             rng = (lo, lo + _DECAY_BATCH, cutoff)
-
-            def run(conn):
+            with self._write() as conn:
                 conn.execute(f"INSERT INTO events (ts, kind, pattern, project, session, delta, data)"
                              f" SELECT ?, 'decay', pattern, project, ?, -1, '' FROM instincts WHERE {stale}",
                              (now, self.session) + rng)
-                n = conn.execute(f"UPDATE instincts SET confidence = confidence - 1, decayed_at = ?"
-                                 f" WHERE {stale}", (now,) + rng).rowcount
-                gone = conn.execute("DELETE FROM instincts WHERE id > ? AND id <= ? AND confidence <= 0",
-                                    rng[:2]).rowcount
-                return n, gone
-            n, gone = self._writing(run)
-            decayed += n
-            deleted += gone
+                decayed += conn.execute(f"UPDATE instincts SET confidence = confidence - 1, decayed_at = ?"
+                                        f" WHERE {stale}", (now,) + rng).rowcount
+                deleted += conn.execute("DELETE FROM instincts WHERE id > ? AND id <= ? AND confidence <= 0",
+                                        rng[:2]).rowcount
         (total,), = self._read("SELECT count(*) FROM instincts")
         return {"decayed": decayed, "deleted": deleted, "total": total}
 
@@ -1948,7 +1946,8 @@ class _Core:
             return {key: self._settings().get(key, None if "." in key else SETTINGS[key][0])}
         _check_text(value, "value")
         if value.strip().lower() == "default":
-            self._writing(lambda c: c.execute("DELETE FROM settings WHERE key = ?", (key,)))
+            with self._write() as conn:
+                conn.execute("DELETE FROM settings WHERE key = ?", (key,))
             return {key: None if "." in key else SETTINGS[key][0]}
         try:
             n = int(value)
@@ -1956,9 +1955,9 @@ class _Core:
             raise ValidationError(f"value for {key} must be a whole number") from None
         if not 1 <= n <= 10**9:
             raise ValidationError(f"value for {key} must be between 1 and 1000000000")
-        self._writing(lambda c: c.execute(
-            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET"
-            " value = excluded.value", (key, str(n))))
+        with self._write() as conn:
+            conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
+                         " SET value = excluded.value", (key, str(n)))
         return {key: n}
 
     @staticmethod
@@ -3097,9 +3096,8 @@ class _Learning(_Core):
         """
         if session is not None:
             _check_text(session, "session", 100, empty_ok=False)
-
-        def run(conn):
-            from collections import Counter
+        from collections import Counter
+        with self._write() as conn:
             if session is None:            # every session with events past the full-pass mark
                 seen = conn.execute("SELECT seen_id FROM mining_state").fetchone()[0]
                 todo = conn.execute(_SQL_UNMINED, (seen,)).fetchall()
@@ -3138,7 +3136,7 @@ class _Learning(_Core):
             corpus = _Corpus(rows_of)
             for sess, last_id in todo:
                 rows = rows_of(sess)
-                proj = Counter(r[2] for r in rows).most_common(1)[0][0]
+                proj = Counter(p for _, _, p in rows).most_common(1)[0][0]
                 conn.execute("INSERT INTO mined_sessions (session, last_id, project) VALUES (?, ?, ?)"
                              " ON CONFLICT (session) DO UPDATE SET last_id = excluded.last_id,"
                              " project = excluded.project", (sess, last_id, proj))
@@ -3165,11 +3163,9 @@ class _Learning(_Core):
             cutoff = _iso(self._clock() - self._settings()["events_max_days"] * 86400)
             conn.execute("DELETE FROM mined WHERE ts < ?", (cutoff,))
             conn.execute("DELETE FROM mined_sessions WHERE last_id < (SELECT coalesce(min(id), 0) FROM events)")
-            return len(todo), observed
-        n, observed = self._writing(run)
         # levels change only where something was observed: an idle pass (every SessionStart
         # runs one) does not pay for a whole-store consolidate
-        return {"sessions": n, "observed": observed, "consolidated": self.consolidate() if observed else {}}
+        return {"sessions": len(todo), "observed": observed, "consolidated": self.consolidate() if observed else {}}
 
     def record_tool(self, payload, failed=False, ts=None):
         """Store one tool call of a hook payload; returns the summary or the skip reason.
@@ -3185,9 +3181,10 @@ class _Learning(_Core):
         proj = project_fingerprint(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
         failed = failed or _response_failed(payload.get("tool_response"))
         source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload else "claude-code")
-        self._writing(lambda c: c.execute(_SQL_EVENT, (
-            self._now() if ts is None else _iso(ts), "tool_fail" if failed else "tool", "", proj,
-            source[:40], session, 0, summary)))
+        with self._write() as conn:
+            conn.execute(_SQL_EVENT, (self._now() if ts is None else _iso(ts),
+                                      "tool_fail" if failed else "tool", "", proj, source[:40],
+                                      session, 0, summary))
         return summary
 
     def briefing(self, cwd=None, max_items=INJECT_MAX_ITEMS, max_chars=INJECT_MAX_CHARS):
@@ -3652,8 +3649,7 @@ class _History(_Core):
             return 0
         outcomes = [(summary, failed) for summary, failed in
                     ((_tool_summary(p)[0], f) for p, f, _ in calls) if summary is not None]
-
-        def run(conn):
+        with self._write() as conn:
             rows = conn.execute("SELECT id, kind, data FROM events WHERE session = ? AND session != ''"
                                 " AND kind IN ('tool', 'tool_fail') ORDER BY id", (session,)).fetchall()
             marked, j = 0, 0
@@ -3666,7 +3662,6 @@ class _History(_Core):
                     marked += 1
                 j = k + 1
             return marked
-        return self._writing(run)
 
     def _history_has(self, session):
         """Whether the store already holds tool calls of `session` (the session index)."""
@@ -4905,43 +4900,47 @@ class _Sharing(_Core):
             cur = merged.get(key)
             merged[key] = row if cur is None else _fold(cur, row)
 
+        from collections import Counter
         items = sorted(merged.items())
-        added = updated = 0
-
-        def run(conn, batch):
-            nonlocal added, updated
-            for (pattern, proj), row in batch:
-                p = self._canonical(pattern, conn)
-                local = self._get_row(conn, p, proj)
-                if local is None:
-                    now = self._now()
-                    conn.execute("INSERT INTO instincts (pattern, category, confidence, first_seen,"
-                                 " last_seen, source, project, promoted, metadata)"
-                                 " VALUES (?,?,?,?,?,?,?,?,?)",
-                                 (p, row["category"] or category_for(p), row["confidence"],
-                                  row["first_seen"] or now, row["last_seen"] or now, row["source"],
-                                  proj, row["promoted"], _check_metadata(row["metadata"]) or "{}"))
-                    self._event(conn, "import", p, proj, row["source"], row["confidence"])
-                    added += 1
-                    continue
-                _, _, conf, promoted, _, src, first, last, meta = local
-                meta_d = _loads_meta(meta)
-                new = (max(conf, row["confidence"]), max(promoted, row["promoted"]),
-                       src or row["source"], min(first, row["first_seen"] or first),
-                       max(last, row["last_seen"] or last), {**row["metadata"], **meta_d})
-                if new == (conf, promoted, src, first, last, meta_d):
-                    continue
-                conn.execute("UPDATE instincts SET confidence = ?, promoted = ?, source = ?,"
-                             " first_seen = ?, last_seen = ?, metadata = ? WHERE pattern = ? AND project = ?",
-                             new[:5] + (_check_metadata(new[5]) if new[5] != meta_d else meta, p, proj))
-                self._event(conn, "import", p, proj, row["source"], new[0] - conf)
-                updated += 1
+        done = Counter()
         for i in range(0, len(items), _IMPORT_BATCH):      # short transactions: hooks never wait long
             if i:
                 time.sleep(_YIELD_S)
-            self._writing(lambda conn: run(conn, items[i:i + _IMPORT_BATCH]))
-        return {"file": path, "records": len(data), "added": added, "updated": updated,
-                "unchanged": len(merged) - added - updated}
+            with self._write() as conn:
+                for (pattern, proj), row in items[i:i + _IMPORT_BATCH]:
+                    done[self._import_one(conn, pattern, proj, row)] += 1
+        return {"file": path, "records": len(data), "added": done["added"], "updated": done["updated"],
+                "unchanged": done["unchanged"]}
+
+    def _import_one(self, conn, pattern, proj, row):
+        """Fold one imported record into the store: 'added', 'updated' or 'unchanged'."""
+        p = self._canonical(pattern, conn)
+        old = self._get_record(conn, p, proj)
+        if old is None:
+            now = self._now()
+            conn.execute("INSERT INTO instincts (pattern, category, confidence, first_seen,"
+                         " last_seen, source, project, promoted, metadata)"
+                         " VALUES (?,?,?,?,?,?,?,?,?)",
+                         (p, row["category"] or category_for(p), row["confidence"],
+                          row["first_seen"] or now, row["last_seen"] or now, row["source"],
+                          proj, row["promoted"], _check_metadata(row["metadata"]) or "{}"))
+            self._event(conn, "import", p, proj, row["source"], row["confidence"])
+            return "added"
+        new = {"confidence": max(old["confidence"], row["confidence"]),
+               "promoted": max(old["promoted"], row["promoted"]),
+               "source": old["source"] or row["source"],
+               "first_seen": min(old["first_seen"], row["first_seen"] or old["first_seen"]),
+               "last_seen": max(old["last_seen"], row["last_seen"] or old["last_seen"]),
+               "metadata": {**row["metadata"], **old["metadata"]}}
+        if all(old[k] == v for k, v in new.items()):
+            return "unchanged"
+        conn.execute("UPDATE instincts SET confidence = ?, promoted = ?, source = ?, first_seen = ?,"
+                     " last_seen = ?, metadata = coalesce(?, metadata) WHERE pattern = ? AND project = ?",
+                     (new["confidence"], new["promoted"], new["source"], new["first_seen"],
+                      new["last_seen"], None if new["metadata"] == old["metadata"]
+                      else _check_metadata(new["metadata"]), p, proj))
+        self._event(conn, "import", p, proj, row["source"], new["confidence"] - old["confidence"])
+        return "updated"
 
     @staticmethod
     def _import_record(rec, remap):
@@ -5109,9 +5108,11 @@ class _Sharing(_Core):
         tables = {r[0] for r in self._read("SELECT name FROM sqlite_master WHERE type = 'table'")}
         for key, table, cols in plan:
             if table in tables:
-                counts[key] += self._writing(lambda c: c.execute(
-                    f"DELETE FROM {table} WHERE {has(*cols)}", args(*cols)).rowcount)
-        self._writing(self._drop_orphan_events)
+                with self._write() as conn:
+                    counts[key] += conn.execute(f"DELETE FROM {table} WHERE {has(*cols)}",
+                                                args(*cols)).rowcount
+        with self._write() as conn:
+            self._drop_orphan_events(conn)
         self._scrub()
         return counts
 
@@ -5337,28 +5338,26 @@ class _Sharing(_Core):
         (section 14); the file is compacted and the WAL truncated.
         """
         before = self._db_bytes()
-
-        def flatten(conn):
+        with self._write() as conn:              # alias chains flattened first
             for _ in range(16):
                 if not conn.execute("UPDATE aliases SET pattern = (SELECT b.pattern FROM aliases b"
                                     " WHERE b.alias = aliases.pattern) WHERE alias != pattern AND pattern IN"
                                     " (SELECT alias FROM aliases)").rowcount:
                     break
             conn.execute("DELETE FROM aliases WHERE alias = pattern")
-            return conn.execute("SELECT alias, pattern FROM aliases WHERE alias IN"
-                                " (SELECT pattern FROM instincts)").fetchall()
-        applied = sum(self.merge(a, p)["merged"] for a, p in self._writing(flatten))
+            stored = conn.execute("SELECT alias, pattern FROM aliases WHERE alias IN"
+                                  " (SELECT pattern FROM instincts)").fetchall()
+        applied = sum(self.merge(a, p)["merged"] for a, p in stored)
         decayed = self.decay(days_inactive)
         settings = self._settings()
-
-        def prune(conn):
-            n = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+        with self._write() as conn:
+            (n,), = conn.execute("SELECT count(*) FROM events")
             self._prune_events(conn, settings)
-            return n - conn.execute("SELECT count(*) FROM events").fetchone()[0]
-        pruned = self._writing(prune)
+            pruned = n - conn.execute("SELECT count(*) FROM events").fetchone()[0]
         archived = self.memory_decay()["archived"]
-        dropped = self._writing(self._gc_memories)
-        self._writing(self._drop_orphan_events)
+        with self._write() as conn:
+            dropped = self._gc_memories(conn)
+            self._drop_orphan_events(conn)
         self._fts_sync()
         self._scrub()                    # deleted text out of the full-text indexes, before VACUUM
         try:
@@ -5393,17 +5392,19 @@ def _pref_groups(rows):
     """
     groups = {}
     for row in sorted(rows):
-        key = _pref_key(row[0])
+        pattern, project, _, _, _ = row
+        key = _pref_key(pattern)
         if key is not None:
-            groups.setdefault((key, row[1]), []).append(row)
+            groups.setdefault((key, project), []).append(row)
     for g in groups.values():
-        g.sort(key=lambda r: (r[4], r[2]), reverse=True)
+        g.sort(key=lambda r: (r[4], r[2]), reverse=True)      # last_seen, then confidence
     return groups
 
 
 def _pref_value(row, winner):
-    return {"pattern": row[0], "value": row[0].partition("=")[2], "project": row[1],
-            "confidence": row[2], "level": LEVELS[row[3]], "last_seen": row[4], "winner": winner}
+    pattern, project, conf, promoted, last_seen = row
+    return {"pattern": pattern, "value": pattern.partition("=")[2], "project": project,
+            "confidence": conf, "level": LEVELS[promoted], "last_seen": last_seen, "winner": winner}
 
 
 def _check_int(value, what, lo, hi):
@@ -5708,16 +5709,17 @@ class _Insight(_Core):
         (superseded values) and the feedback it received.
         """
         p, proj, scope = self._locate(pattern, project)
-        rows = self._read(f"SELECT {_COLS}, decayed_at, quiet FROM instincts WHERE pattern = ?", (p,))
-        row = next((r for r in rows if r[4] == proj), None)
-        if row is None:
+        recs = [dict(_record(cols), decayed_at=decayed_at, quiet=quiet) for *cols, decayed_at, quiet
+                in self._read(f"SELECT {_COLS}, decayed_at, quiet FROM instincts WHERE pattern = ?", (p,))]
+        e = next((r for r in recs if r["project"] == proj), None)
+        if e is None:
             raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
-        e = {**_record(row[:9]), "scope": scope}
+        e["scope"] = scope
         conf, promoted = e["confidence"], e["promoted"]
         th = self._thresholds(p, e["category"])
         mature, rule, need = (th[k]["value"] for k in ("mature", "rule", "universal_projects"))
-        rules = {cat: self._thresholds(p, cat)["rule"]["value"] for cat in {r[1] for r in rows}}
-        at_rule = {r[4] for r in rows if r[4] and r[2] >= rules[r[1]]}
+        rules = {cat: self._thresholds(p, cat)["rule"]["value"] for cat in {r["category"] for r in recs}}
+        at_rule = {r["project"] for r in recs if r["project"] and r["confidence"] >= rules[r["category"]]}
         due = _level_for(conf, mature, rule)
         if due == 2 and len(at_rule) >= need:
             due = 3
@@ -5731,14 +5733,14 @@ class _Insight(_Core):
                f"universal needs {need} ({origin('universal_projects')})")
         if due != promoted:
             why += f"; consolidate will make it {LEVELS[due]} (now {LEVELS[promoted]})"
-        e.update(decayed_at=row[9], level_due=LEVELS[due], quiet=row[10], why=why, thresholds=th)
+        e.update(level_due=LEVELS[due], why=why, thresholds=th)
         if due < 2:
             e["next_promotion"] = {"level": LEVELS[due + 1],
                                    "observations_needed": (mature if due == 0 else rule) - conf}
         elif due == 2:
             e["next_promotion"] = {"level": "universal", "observations_needed": 0,
                                    "projects_needed": need - len(at_rule)}
-        last = _parse_iso(max(e["last_seen"], row[9]))
+        last = _parse_iso(max(e["last_seen"], e["decayed_at"]))
         if last is not None:
             e["next_decay"] = {"date": _iso(last + 90 * 86400), "confidence_after": conf - 1,
                                "deletes": conf <= 1}
@@ -5754,8 +5756,8 @@ class _Insight(_Core):
             return _named(sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))[:10])
         e.update(observations=sum(sessions.values()), sources=top(sources), sessions=top(sessions),
                  session_count=len([s for s in sessions if s]))
-        e["projects"] = [{"project": r[4], "confidence": r[2], "level": LEVELS[r[3]]}
-                         for r in sorted(rows, key=lambda r: (-r[2], r[4]))]
+        e["projects"] = [{"project": r["project"], "confidence": r["confidence"], "level": r["level"]}
+                         for r in sorted(recs, key=lambda r: (-r["confidence"], r["project"]))]
         e["aliases"] = [a for a, in self._read("SELECT alias FROM aliases WHERE pattern = ? ORDER BY alias",
                                                (p,))]
         superseded = False
@@ -5804,14 +5806,14 @@ class _Insight(_Core):
             scope = "global" if proj == "" else "project"
         cur = self._read("SELECT confidence, promoted FROM instincts WHERE pattern = ? AND project = ?",
                          (p, proj))
-        ev = self._read("SELECT id, ts, kind, delta, session, source, data FROM events"
+        ev = self._read("SELECT ts, kind, delta, session, source, data FROM events"
                         " WHERE pattern = :p AND project = :proj AND pattern != '' ORDER BY id",
                         {"p": p, "proj": proj})
-        ev = [r[1:] for r in ev]
         if not cur and not ev:
             raise NotFoundError(f"no instinct or history for {p!r}"
                                 + (f" in project {proj}" if proj else " (global)"))
-        running = cur[0][0] if cur else 0
+        conf, promoted = cur[0] if cur else (0, None)
+        running = conf
         out = []
         for ts, kind, delta, session, source, data in reversed(ev[-limit:]):
             d = 0 if kind == "merge" else delta
@@ -5825,10 +5827,10 @@ class _Insight(_Core):
                         "source": source, "detail": detail})
             running -= d
         out.reverse()
-        h = {"pattern": p, "project": proj, "scope": scope, "exists": bool(cur), "confidence": cur[0][0] if cur else 0,
+        h = {"pattern": p, "project": proj, "scope": scope, "exists": bool(cur), "confidence": conf,
              "baseline": running, "count": len(ev), "events": out}
         if cur:
-            h["level"] = LEVELS[cur[0][1]]
+            h["level"] = LEVELS[promoted]
         return h
 
     @operation(
@@ -5923,21 +5925,20 @@ class _Insight(_Core):
         normalize_pattern(pattern)
         quiet = self._settings()["feedback_bad_quiet"] if verdict == "bad" else 0
 
-        def run(conn):
+        with self._write() as conn:
             p, proj, scope = self._locate(pattern, project, conn)
-            row = self._get_row(conn, p, proj)
-            if row is None:
+            rec = self._get_record(conn, p, proj)
+            if rec is None:
                 raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
             now = self._now()
-            delta = 1 if verdict == "good" else -1 if row[2] > 1 else 0
+            delta = 1 if verdict == "good" else -1 if rec["confidence"] > 1 else 0
             conn.execute("UPDATE instincts SET confidence = confidence + ?, quiet = ?,"
                          " last_seen = CASE WHEN ? > 0 THEN ? ELSE last_seen END"
                          " WHERE pattern = ? AND project = ?", (delta, quiet, delta, now, p, proj))
             conn.execute(_SQL_EVENT, (now, "feedback", p, proj, "", self.session, delta,
                                       _dumps({"verdict": verdict, "note": note})))
-            return self._get_row(conn, p, proj), delta, scope
-        row, delta, scope = self._writing(run)
-        return {**_record(row), "scope": scope, "verdict": verdict, "delta": delta, "quiet": quiet,
+            rec = self._get_record(conn, p, proj)
+        return {**rec, "scope": scope, "verdict": verdict, "delta": delta, "quiet": quiet,
                 "note": note}
 
     @operation(
@@ -6474,10 +6475,11 @@ class _Memory(_Core):
 
     @staticmethod
     def _mem_get(conn, mid):
+        """The record of memory `mid` (NotFoundError if there is none)."""
         row = conn.execute(f"SELECT {_MEM_COLS} FROM memories WHERE id = ?", (mid,)).fetchone()
         if row is None:
             raise NotFoundError(f"no memory #{mid}")
-        return row
+        return _mem_record(row)
 
     @staticmethod
     def _mem_fields(mtype, title, content, why, how_to_apply, tags, source, metadata):
@@ -6582,27 +6584,28 @@ class _Memory(_Core):
         f = self._mem_fields(type, title, content, why, how_to_apply, tags, source, metadata)
         proj = _resolve_project(project, self.cwd)
         keys = _mem_keys(f["type"], proj, f["title"], f["content"])
-
-        def run(conn):
-            if supersedes is not None:
-                old = self._mem_get(conn, supersedes)
-                if old[17] is not None:
-                    raise ValidationError(f"memory #{supersedes} is already superseded by #{old[17]}; "
-                                          "supersede that one instead")
-            else:
-                mid = self._mem_repeat(conn, f, proj, keys)
-                if mid is not None:
-                    return self._mem_reinforce(conn, mid, f), "reinforced"
-            mid = self._mem_insert(conn, f, proj, keys, supersedes)
-            if supersedes is not None:
-                conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (mid, supersedes))
-            return self._mem_get(conn, mid), "created"
-        row, status = self._writing(run)
-        out = dict(_mem_record(row), status=status)
+        with self._write() as conn:
+            out = self._mem_save(conn, f, proj, keys, supersedes)
         if f["redacted"]:
             out["warnings"] = [f"secret-looking text in {', '.join(f['redacted'])} was replaced by "
                                f"{_REDACTED}; keep secrets out of memories"]
         return out
+
+    def _mem_save(self, conn, f, proj, keys, supersedes):
+        """remember's write: reinforce a near-copy, or insert (and mark what it supersedes)."""
+        if supersedes is not None:
+            old = self._mem_get(conn, supersedes)
+            if "superseded_by" in old:
+                raise ValidationError(f"memory #{supersedes} is already superseded by "
+                                      f"#{old['superseded_by']}; supersede that one instead")
+        else:
+            mid = self._mem_repeat(conn, f, proj, keys)
+            if mid is not None:
+                return dict(self._mem_reinforce(conn, mid, f), status="reinforced")
+        mid = self._mem_insert(conn, f, proj, keys, supersedes)
+        if supersedes is not None:
+            conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (mid, supersedes))
+        return dict(self._mem_get(conn, mid), status="created")
 
     def _mem_reinforce(self, conn, mid, f):
         src, tags, meta = conn.execute("SELECT source, tags, metadata FROM memories WHERE id = ?",
@@ -6617,10 +6620,10 @@ class _Memory(_Core):
             " metadata = ?, updated = ?, decayed_at = '', archived = 0, archived_at = '' WHERE id = ?",
             (_merge_csv(src, f["source"]), _mem_tags(_merge_csv(tags, f["tags"])), f["why"],
              f["how_to_apply"], _check_metadata(merged), self._now(), mid))
-        row = self._mem_get(conn, mid)
-        self._event(conn, "reinforce", project=row[7], source=f["source"], delta=1,
-                    data=_dumps({"memory": mid, "type": row[1], "title": row[2]}))
-        return row
+        rec = self._mem_get(conn, mid)
+        self._event(conn, "reinforce", project=rec["project"], source=f["source"], delta=1,
+                    data=_dumps({"memory": mid, "type": rec["type"], "title": rec["title"]}))
+        return rec
 
     def _mem_scored(self, cands, limit):
         """[(raw relevance, id, type, updated, confidence, recall count)] -> [(score, id, parts)].
@@ -6668,11 +6671,12 @@ class _Memory(_Core):
                 f" WHERE {where} AND ({' OR '.join([text + ' LIKE ?'] * len(terms))})",
                 [*params, *(f"%{t}%" for t in terms)])
             out = []
-            for r in rows:
-                title, body = set(_mem_words(r[5])), set(_mem_words(" ".join(r[5:])))
-                raw = sum(2.0 if t in title else 1.0 for t in terms if t in body)
+            for *head, title, content, why, how, tags in rows:
+                in_title = set(_mem_words(title))
+                body = set(_mem_words(" ".join((title, content, why, how, tags))))
+                raw = sum(2.0 if t in in_title else 1.0 for t in terms if t in body)
                 if raw:
-                    out.append((raw,) + tuple(r[:5]))
+                    out.append((raw, *head))
             return out
         (n,), = self._read("SELECT coalesce(max(id), 0) FROM memories")
         rare = terms if n <= _MEM_COMMON else [t for t in terms if self._read(
@@ -6730,20 +6734,18 @@ class _Memory(_Core):
             return []
         ids = [h[1] for h in hits]
         marks = ",".join("?" * len(ids))
-
-        def run(conn):
-            conn.execute(f"UPDATE memories SET recall_count = recall_count + 1, last_recalled = ?"
-                         f" WHERE id IN ({marks})", (self._now(), *ids))
-            rows = conn.execute(f"SELECT {_MEM_COLS} FROM memories WHERE id IN ({marks})", ids)
-            return {r[0]: r for r in rows}
+        sql = f"SELECT {_MEM_COLS} FROM memories WHERE id IN ({marks})"
         try:
-            rows = self._writing(run)
+            with self._write() as conn:
+                conn.execute(f"UPDATE memories SET recall_count = recall_count + 1, last_recalled = ?"
+                             f" WHERE id IN ({marks})", (self._now(), *ids))
+                rows = conn.execute(sql, ids).fetchall()
         except StoreError:
             if not self._db.read_only:
                 raise                     # a read-only store answers without counting the use
-            rows = {r[0]: r for r in self._read(f"SELECT {_MEM_COLS} FROM memories WHERE id IN ({marks})", ids)}
-        return [dict(_mem_record(rows[mid]), score=score, parts=parts)
-                for score, mid, parts in hits if mid in rows]
+            rows = self._read(sql, ids)
+        recs = {r["id"]: r for r in map(_mem_record, rows)}
+        return [dict(recs[mid], score=score, parts=parts) for score, mid, parts in hits if mid in recs]
 
     @operation(
         _MEM_ID, mcp="memory_forget", title="Forget a memory", destructive=True, idempotent=True,
@@ -6753,18 +6755,15 @@ class _Memory(_Core):
 
         Stale memories need no forgetting: they fade and are archived on their own.
         """
-
-        def run(conn):
-            row = self._mem_get(conn, id)
+        with self._write() as conn:
+            rec = self._mem_get(conn, id)
             conn.execute("DELETE FROM memories WHERE id = ?", (id,))
             conn.execute("DELETE FROM events WHERE substr(data, 1, ?) IN (?, ?)",
                          (len(str(id)) + 11, f'{{"memory":{id},', f'{{"memory":{id}}}'))
-            self._event(conn, "forget_memory", project=row[7], delta=-row[9],
-                        data=_dumps({"memory": id, "type": row[1]}))      # no copy of its text
-            return row
-        row = self._writing(run)
+            self._event(conn, "forget_memory", project=rec["project"], delta=-rec["confidence"],
+                        data=_dumps({"memory": id, "type": rec["type"]}))    # no copy of its text
         self._scrub()
-        return _mem_record(row)
+        return rec
 
     @operation(
         Param("type", str, "only this type", choices=tuple(MEMORY_TYPES)),
@@ -6795,7 +6794,7 @@ class _Memory(_Core):
     def get_memory(self, id):
         """Return one memory by id, archived or superseded ones included."""
         try:
-            return _mem_record(self._mem_get(self._db.conn, id))
+            return self._mem_get(self._db.conn, id)
         except sqlite3.Error as e:
             raise _db_error(self.path, e) from None
 
@@ -6803,16 +6802,14 @@ class _Memory(_Core):
                output=_MEMORY, render=_render_memory)
     def restore_memory(self, id):
         """Bring an archived memory back (confidence at least 1, a fresh aging period)."""
-
-        def run(conn):
-            row = self._mem_get(conn, id)
-            if row[14]:
+        with self._write() as conn:
+            rec = self._mem_get(conn, id)
+            if rec["archived"]:
                 conn.execute("UPDATE memories SET archived = 0, archived_at = '', decayed_at = ?,"
                              " confidence = max(confidence, 1) WHERE id = ?", (self._now(), id))
-                self._event(conn, "restore_memory", project=row[7],
-                            data=_dumps({"memory": id, "type": row[1], "title": row[2]}))
+                self._event(conn, "restore_memory", project=rec["project"],
+                            data=_dumps({"memory": id, "type": rec["type"], "title": rec["title"]}))
             return self._mem_get(conn, id)
-        return _mem_record(self._writing(run))
 
     @operation(
         title="Age stale memories", destructive=True,
@@ -6830,8 +6827,7 @@ class _Memory(_Core):
         now, t = self._now(), self._clock()
         case = "CASE type " + " ".join(f"WHEN '{k}' THEN ?" for k in MEMORY_TYPES) + " END"
         cutoffs = [_iso(t - days * 86400) for _, days in MEMORY_TYPES.values()]
-
-        def run(conn):
+        with self._write() as conn:
             decayed = conn.execute(
                 f"UPDATE memories SET confidence = confidence - 1, decayed_at = ? WHERE archived = 0"
                 f" AND max(updated, last_recalled, decayed_at) < {case}", (now, *cutoffs)).rowcount
@@ -6841,7 +6837,6 @@ class _Memory(_Core):
                 self._event(conn, "memory_decay", delta=-decayed, data=_dumps({"archived": archived}))
             (active,), = conn.execute("SELECT count(*) FROM memories WHERE archived = 0").fetchall()
             return {"decayed": decayed, "archived": archived, "active": active}
-        return self._writing(run)
 
     def _gc_memories(self, conn):
         """Delete memories archived more than `memory_gc_days` ago, inside the caller's write
@@ -6937,14 +6932,12 @@ class _Memory(_Core):
                 raise ValidationError(f"{fp}: {e}") from None
             items.append((f, proj, m["name"], m["confidence"]))
         counts = {"files": len(texts), "added": 0, "updated": 0, "unchanged": 0, "skipped": skipped}
-
-        def run(conn, batch):
-            for item in batch:
-                counts[self._mem_import_one(conn, *item)] += 1
         for i in range(0, len(items), 200):               # short transactions: hooks never wait long
             if i:
                 time.sleep(_YIELD_S)
-            self._writing(lambda conn: run(conn, items[i:i + 200]))
+            with self._write() as conn:
+                for item in items[i:i + 200]:
+                    counts[self._mem_import_one(conn, *item)] += 1
         return counts
 
     def _mem_import_one(self, conn, f, proj, name, confidence):

@@ -92,7 +92,7 @@ class TestWriteEnds(StoreCase):
         conn.execute("CREATE TEMP TABLE parent (id INTEGER PRIMARY KEY)")
         conn.execute("CREATE TEMP TABLE child (pid INTEGER REFERENCES parent(id)"
                      " DEFERRABLE INITIALLY DEFERRED)")
-        with self.assertRaises(sqlite3.IntegrityError):          # the COMMIT fails
+        with self.assertRaisesRegex(StoreError, "FOREIGN KEY"):  # the COMMIT fails: one line
             with self.store._db.write() as c:
                 c.execute("INSERT INTO child (pid) VALUES (42)")
         self.assertFalse(conn.in_transaction)

@@ -60,8 +60,8 @@ class SchemaTest(_Base):
         m = self.mem()
         fts = "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?"
         self.assertEqual(self.store._read(fts, ('"vitest"',)), [(m["id"],)])
-        self.store._writing(lambda c: c.execute("UPDATE memories SET content = 'uses jest' WHERE id = ?",
-                                                (m["id"],)))
+        with self.store._write() as c:
+            c.execute("UPDATE memories SET content = 'uses jest' WHERE id = ?", (m["id"],))
         self.assertEqual(self.store._read(fts, ('"vitest"',)), [(m["id"],)])   # still in the title
         self.assertEqual(self.store._read(fts, ('"jest"',)), [(m["id"],)])
         self.store.forget_memory(m["id"])
@@ -176,8 +176,8 @@ class RankingTest(_Base):
         new = self.mem(title="Staging before production", content=text, project=P1)
         self.mem(title="Staging before production", content=text, project=P1)     # confidence 2
         self.mem(title="Staging before production", content=text, project=P1)     # confidence 3
-        self.store._writing(lambda c: c.execute("UPDATE memories SET recall_count = 4 WHERE id = ?",
-                                                (new["id"],)))
+        with self.store._write() as c:
+            c.execute("UPDATE memories SET recall_count = 4 WHERE id = ?", (new["id"],))
         hits = self.store.recall("staging deploys", project=P1)
         self.assertEqual([h["id"] for h in hits], [new["id"], old["id"]])
         self.assertEqual(hits[0]["parts"]["relevance"], hits[1]["parts"]["relevance"])
@@ -249,11 +249,10 @@ class RankingTest(_Base):
         self.assertEqual(len(self.store.recall("common shared", project="*", limit=3)), 3)
 
     def test_token_overlap_fallback_without_fts5(self):
-        def drop(conn):
+        with self.store._write() as conn:
             for name in ("memories_fts_ai", "memories_fts_ad", "memories_fts_au"):
                 conn.execute(f"DROP TRIGGER {name}")
             conn.execute("DROP TABLE memories_fts")
-        self.store._writing(drop)
         a = self.mem(title="Vitest for unit tests", content="run vitest in watch mode")
         b = self.mem(title="Coverage", content="vitest coverage via c8")
         self.mem(title="Unrelated", content="nothing here")
@@ -300,9 +299,11 @@ class AgingTest(_Base):
         self.store.memory_decay()                            # both archived now
         self.store.restore_memory(keep["id"])
         self.clock.advance(179)
-        self.assertEqual(self.store._writing(self.store._gc_memories), 0)
+        with self.store._write() as conn:
+            self.assertEqual(self.store._gc_memories(conn), 0)
         self.clock.advance(2)
-        self.assertEqual(self.store._writing(self.store._gc_memories), 1)
+        with self.store._write() as conn:
+            self.assertEqual(self.store._gc_memories(conn), 1)
         with self.assertRaises(NotFoundError):
             self.store.get_memory(old["id"])
         self.assertEqual(self.store._read("SELECT DISTINCT memory_id FROM memory_keys"), [(keep["id"],)])

@@ -136,10 +136,10 @@ class TestExportFormats(_Base):
 
     def test_size_limits_drop_lowest_confidence(self):
         for i in range(300):
-            self.store._writing(lambda c, i=i: c.execute(
-                "INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen, project)"
-                " VALUES (?, 'preference', ?, 't', 't', '')",
-                (f"pref:rule-number-{i:03d}-" + "w" * 40, 20 + i)))
+            with self.store._write() as c:
+                c.execute("INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen,"
+                          " project) VALUES (?, 'preference', ?, 't', 't', '')",
+                          (f"pref:rule-number-{i:03d}-" + "w" * 40, 20 + i))
         for fmt, limit in (("windsurf", 6000), ("claude", 4000), ("cursor", 12000), ("skill", 20000)):
             with self.subTest(fmt=fmt):
                 text = self.store.export_rules(format=fmt)
@@ -589,10 +589,10 @@ class TestBackupRestore(_Base):
     def _big_db(self):
         path = os.path.join(self.tmp, "big.db")
         s = InstinctStore(path, clock=lambda: T0)
-        s._writing(lambda c: c.executemany(
-            "INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen, project)"
-            " VALUES (?, 'sequence', ?, 't', 't', '')",
-            [(f"seq:step-{i}->next-{i}-" + "p" * 60, i % 30 + 1) for i in range(3000)]))
+        with s._write() as c:
+            c.executemany("INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen,"
+                          " project) VALUES (?, 'sequence', ?, 't', 't', '')",
+                          [(f"seq:step-{i}->next-{i}-" + "p" * 60, i % 30 + 1) for i in range(3000)])
         s.close()                                          # checkpoints the WAL into the file
         self.assertFalse(os.path.exists(path + "-wal"))
         return path
@@ -661,8 +661,9 @@ class TestDoctor(_Base):
         if not self.store._fts():
             self.skipTest("no FTS5 in this SQLite build")
         self.store.search("a")                              # index what observe queued
-        self.store._writing(lambda c: (c.execute("DROP TRIGGER instincts_fts_au"),
-                                       c.execute("UPDATE instincts SET pattern = 'seq:x->y'")))
+        with self.store._write() as c:
+            c.execute("DROP TRIGGER instincts_fts_au")
+            c.execute("UPDATE instincts SET pattern = 'seq:x->y'")
         r = self.store.doctor()
         self.assertFalse(r["ok"])
         self.assertEqual([c["name"] for c in r["checks"] if c["level"] == "error"], ["fts"])
@@ -671,8 +672,8 @@ class TestDoctor(_Base):
         fresh = self.open(os.path.join(self.tmp, "fresh", "f.db"))
         fresh.observe("seq:p->q")
         fresh.merge("seq:p-q", "seq:p->q")
-        fresh._writing(lambda c: c.execute(
-            "INSERT INTO instincts (pattern, first_seen, last_seen) VALUES ('seq:p-q', 't', 't')"))
+        with fresh._write() as c:
+            c.execute("INSERT INTO instincts (pattern, first_seen, last_seen) VALUES ('seq:p-q', 't', 't')")
         os.chmod(fresh.path, 0o644)
         r = fresh.doctor()
         self.assertTrue(r["ok"])
@@ -688,10 +689,10 @@ class TestGC(_Base):
         self.store.merge("seq:old-name", "seq:new->name")
         self.observe("seq:new->name", 3)
         # a row under the alias (e.g. written by an older version) and an alias chain
-        self.store._writing(lambda c: (
+        with self.store._write() as c:
             c.execute("INSERT INTO instincts (pattern, confidence, first_seen, last_seen)"
-                      " VALUES ('seq:old-name', 4, 't', 't')"),
-            c.execute("INSERT INTO aliases VALUES ('seq:older', 'seq:old-name')")))
+                      " VALUES ('seq:old-name', 4, 't', 't')")
+            c.execute("INSERT INTO aliases VALUES ('seq:older', 'seq:old-name')")
         self.observe("seq:stale", 1)
         for i in range(400):
             self.store.observe(f"seq:bulk-{i}->" + "z" * 200)

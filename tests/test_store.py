@@ -489,8 +489,8 @@ class TestRestore(_Base):
 
     def test_doctor_reports_objects_instinct_did_not_create(self):
         self.assertTrue(self.store.doctor()["ok"])
-        self.store._writing(lambda c: c.execute(
-            "CREATE TRIGGER wipe AFTER INSERT ON events BEGIN DELETE FROM memories; END"))
+        with self.store._write() as c:
+            c.execute("CREATE TRIGGER wipe AFTER INSERT ON events BEGIN DELETE FROM memories; END")
         r = self.store.doctor()
         self.assertFalse(r["ok"])
         check = next(c for c in r["checks"] if c["name"] == "schema")
@@ -596,9 +596,9 @@ class TestMemorySecrets(_Base):
         # as an older instinct stored it, before redaction existed
         m = self.store.remember("project", "Deploy key", "Use the deploy key.", project=self.proj,
                                 how_to_apply="Run deploy.sh")
-        self.store._writing(lambda c: c.execute(
-            "UPDATE memories SET title = ?, how_to_apply = ?, content = ? WHERE id = ?",
-            (f"Deploy key {GH}", f"export TOKEN={RANDOM}", f"key {GH}", m["id"])))
+        with self.store._write() as c:
+            c.execute("UPDATE memories SET title = ?, how_to_apply = ?, content = ? WHERE id = ?",
+                      (f"Deploy key {GH}", f"export TOKEN={RANDOM}", f"key {GH}", m["id"]))
         text = self.store.briefing(self.proj)
         self.assertIn("Deploy key [REDACTED]", text)
         self.assertNotIn(GH, text)
