@@ -131,6 +131,11 @@ PROJECT_MARKERS = ("pyproject.toml", "setup.py", "package.json", "Cargo.toml",
 MAX_LIMIT = 1000                       # the largest `limit` any operation accepts
 
 
+# Token prefixes of well-known secrets: capture refuses them (section 12), memories redact them (11)
+_SECRET_PREFIXES = ("ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "sk-", "xox", "akia", "aiza",
+                    "glpat-", "eyj", "npm_", "pypi-")
+
+
 # =============================================================================
 # 4. Exceptions
 # =============================================================================
@@ -217,6 +222,12 @@ def _check_text(value, what, limit=MAX_SHORT, empty_ok=True):
         raise ValidationError(f"{what} is longer than {limit} characters")
     if _bad_chars(value):
         raise ValidationError(f"{what} must not contain control characters")
+    return value
+
+
+def _check_int(value, what, lo, hi):
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        raise ValidationError(f"{what} must be a whole number from {lo} to {hi}")
     return value
 
 
@@ -571,7 +582,7 @@ def _migrate_v2(conn):
 
 
 def _migrate_v3(conn):
-    """Insight and feedback (section 13): the bad-feedback quiet count, surfaced suggestions."""
+    """Insight and feedback (section 14): the bad-feedback quiet count, surfaced suggestions."""
     conn.execute("ALTER TABLE instincts ADD COLUMN quiet INTEGER NOT NULL DEFAULT 0")
     conn.execute("CREATE INDEX ix_events_surface ON events(ts) WHERE kind = 'surface'")
 
@@ -635,7 +646,7 @@ END;
 
 
 def _migrate_v4(conn):
-    """Knowledge memories (section 14): the table, near-duplicate keys, and FTS5 when available."""
+    """Knowledge memories (section 11): the table, near-duplicate keys, and FTS5 when available."""
     for stmt in _statements(_V4):
         conn.execute(stmt)
     if _has_fts5(conn):
@@ -644,7 +655,7 @@ def _migrate_v4(conn):
 
 
 def _migrate_v5(conn):
-    """Agent hooks (section 11): per-session mining bookkeeping."""
+    """Agent hooks (section 12): per-session mining bookkeeping."""
     conn.execute("CREATE INDEX ix_events_session ON events(session, id) WHERE session != ''")
     conn.execute("CREATE TABLE mined (session TEXT NOT NULL, pattern TEXT NOT NULL,"
                  " project TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY (session, pattern, project))"
@@ -653,7 +664,7 @@ def _migrate_v5(conn):
 
 
 def _migrate_v6(conn):
-    """Sharing (section 12)."""
+    """Sharing (section 13)."""
 
 
 _V7_SUGGEST_INDEX = """
@@ -1308,7 +1319,7 @@ def _render_stats(s):
 def _render_export(result):
     if isinstance(result, str):
         return result.rstrip("\n")
-    if isinstance(result, dict):          # --write: what was written where (section 12)
+    if isinstance(result, dict):          # --write: what was written where (section 13)
         return _render_write(result)
     return _dumps(result, indent=2)
 
@@ -1388,8 +1399,34 @@ def _record(row):
             "last_seen": last, "metadata": _loads_meta(meta)}
 
 
+def _pref_key(pattern):
+    """'pref:tz=UTC' -> 'tz' (a preference with a value); None for any other pattern."""
+    if pattern.startswith("pref:"):
+        key, eq, value = pattern[5:].partition("=")
+        if eq and key and value:
+            return key
+    return None
+
+
+def _pref_groups(rows):
+    """Rows (pattern, project, confidence, promoted, last_seen) -> {(key, project): rows}.
+
+    Each group lists one preference key's values in one project scope, the
+    winner first: the most recently reinforced, then the most confident.
+    """
+    groups = {}
+    for row in sorted(rows):
+        pattern, project, _, _, _ = row
+        key = _pref_key(pattern)
+        if key is not None:
+            groups.setdefault((key, project), []).append(row)
+    for g in groups.values():
+        g.sort(key=lambda r: (r[4], r[2]), reverse=True)      # last_seen, then confidence
+    return groups
+
+
 class _Core:
-    """Plumbing plus the seeds' operations; InstinctStore (section 13) is assembled from it."""
+    """Plumbing plus the seeds' operations; InstinctStore (section 15) is assembled from it."""
 
     def __init__(self, path=None, *, clock=None, cwd=None, session=None, timeout=None):
         if path is None:
@@ -1573,7 +1610,7 @@ class _Core:
                 break
             k *= 4
         out = out[:limit]
-        if out:               # what was shown, for effectiveness (section 13)
+        if out:               # what was shown, for effectiveness (section 14)
             self._surface("\n".join(r["pattern"] + "\t" + r["project"] for r in out[:100]))
         return out
 
@@ -1590,9 +1627,34 @@ class _Core:
         except StoreError:
             pass
 
+    def _pref_rows(self, keys=None):
+        """Stored rows of these preference keys (None: all): (pattern, project, confidence, promoted, last_seen)."""
+        cols = "SELECT pattern, project, confidence, promoted, last_seen FROM instincts WHERE "
+        if keys is None or len(keys) > 50:
+            return self._read(cols + "pattern >= 'pref:' AND pattern < 'pref;'")
+        keys = sorted(keys)       # 'pref:K=' <= pattern < 'pref:K>' is exactly the prefix, on the index
+        return self._read(cols + " OR ".join(["(pattern >= ? AND pattern < ?)"] * len(keys)),
+                          [b for k in keys for b in (f"pref:{k}=", f"pref:{k}>")])
+
     def _suggest_filter(self, records, project):
-        """Hook: drop records suggest must not show (section 13 drops superseded preferences)."""
-        return records
+        """Drop superseded preferences: of one `pref:KEY=VALUE` key only the winning value is
+        suggested (this project's own before a global one)."""
+        keys = {k for k in (_pref_key(r["pattern"]) for r in records) if k}
+        if not keys:
+            return records
+        losers = {(pattern, proj) for g in _pref_groups(self._pref_rows(keys)).values()
+                  for pattern, proj, _, _, _ in g[1:]}
+        chosen = {}
+        for r in records:
+            k = _pref_key(r["pattern"])
+            if k is None or (r["pattern"], r["project"]) in losers:
+                continue
+            cur = chosen.get(k)
+            if cur is None or ((r["project"] == project, r["last_seen"])
+                               > (cur["project"] == project, cur["last_seen"])):
+                chosen[k] = r
+        keep = {id(r) for r in chosen.values()}
+        return [r for r in records if id(r) in keep or _pref_key(r["pattern"]) is None]
 
     def _chunked(self, sql, values, head=()):
         """Rows of `sql` whose "{}" takes an IN-list of `values`, 500 at a time (old SQLite
@@ -1978,7 +2040,1031 @@ class _Core:
 
 
 # =============================================================================
-# 11. Agent hooks (capture, session mining, injection, setup)
+# 11. Knowledge memories (remember, recall, forget_memory)
+# =============================================================================
+# Seed 002 (hindsight) keeps distilled knowledge beside raw experience and
+# recalls it by relevance, recency, confidence and usage; seed 004 types each
+# memory, gives it a Why and a How to apply, and keeps it as a Markdown file.
+#
+# type -> (recency half-life in days, days without a recall or reinforcement
+# after which a memory loses 1 confidence; archived at 0, deleted by gc later).
+MEMORY_TYPES = {"user": (180, 120), "feedback": (120, 90), "project": (60, 60),
+                "reference": (120, 90), "episode": (30, 45)}
+_MEM_JACCARD = 0.8      # share of words (title + content) at which a memory repeats another
+_MEM_COMMON = 500       # query words found in more memories than this are skipped (stop words);
+                        # also the most candidates (newest first) that recall scores
+_MEM_SATURATE = 10      # confidence and recall counts score fully from here on
+_MEM_STOP = frozenset(
+    "a an and are as at be but by do does for from has have how i if in into is it its my no not of "
+    "on or so than that the then there this to us was we were what when which with you your".split())
+_MEM_COLS = ("id, type, title, content, why, how_to_apply, tags, project, source, confidence,"
+             " created, updated, last_recalled, recall_count, archived, archived_at, supersedes,"
+             " superseded_by, metadata")
+_MEM_MARKERS = (("**why:**", "why"), ("**why**:", "why"),
+                ("**how to apply:**", "how_to_apply"), ("**how to apply**:", "how_to_apply"))
+_MEM_HASHES = ((1390851129, 4071050724), (647892279, 1695753998), (2795742289, 207388624),
+               (311111475, 3527346212), (2301595691, 404285457), (1570621945, 2503055453),
+               (249103477, 3907149204), (2179419893, 922121676))    # 4 bands of 2 min-hashes
+
+
+def _mem_words(text):
+    """Lower-cased runs of letters and digits: the words FTS5's unicode61 tokenizer indexes."""
+    import re
+    return re.findall(r"[^\W_]+", text.lower())
+
+
+def _mem_key(kind, mtype, project, text):
+    from zlib import crc32
+    return crc32(f"{kind}\x1f{mtype}\x1f{project}\x1f{text}".encode())
+
+
+_MEM_PER_KEY = 200         # remember: newest memories read per key when looking for a repeat
+_MEM_CANDIDATES = 64       # ... of which this many (sharing the most keys) are compared
+
+
+def _mem_keys(mtype, project, title, content, name=""):
+    """Keys that find a memory's repeats in its scope: its title, its name, 4 bands of min-hashes.
+
+    Two word sets share a min-hash with probability equal to their Jaccard
+    similarity J; a band pairs two, so a repeat shares one of 4 bands with
+    probability 1 - (1 - J**2)**4 (0.98 at J = 0.8), while memories that merely
+    share a frequent word rarely share a band. Stop words are left out.
+    """
+    from zlib import crc32
+    keys = {_mem_key("t", mtype, project, " ".join(_mem_words(title)))}
+    if name:
+        keys.add(_mem_key("n", mtype, project, name))
+    words = set(_mem_words(title + " " + content))
+    base = [crc32(w.encode()) for w in (words - _MEM_STOP or words)]
+    mins = [min((h * a + b) % 4294967311 for h in base) for a, b in _MEM_HASHES]
+    for i in range(0, len(mins), 2):
+        keys.add(_mem_key(f"b{i}", mtype, project, f"{mins[i]}.{mins[i + 1]}"))
+    return keys
+
+
+_REDACTED = "[REDACTED]"
+_SECRET_KEYS = ("password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key",
+                "access_key", "private_key", "auth", "credential", "bearer")
+
+
+def _redact_secrets(text):
+    """(text with every secret-looking part replaced by [REDACTED], how many were found).
+
+    What capture refuses to keep (section 12) in a memory's prose: known token prefixes
+    (ghp_, sk-, xox, AKIA, eyJ, glpat-, npm_, pypi-...), a PEM private key block, the value of
+    `password=`/`token:`-style assignments, the password of a `scheme://user:pass@host` URL,
+    and long random-looking words (24+ characters mixing upper case, lower case and digits).
+    Git hashes and ordinary words pass."""
+    import re
+    if not isinstance(text, str) or not text:
+        return text, 0
+    n = 0
+
+    def sub(pattern, repl, flags=0):
+        nonlocal text, n
+        text, k = re.subn(pattern, repl, text, flags=flags)
+        n += k
+    sub(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)",
+        _REDACTED, re.S)
+    sub(r"([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]{3,}(@)", r"\1" + _REDACTED + r"\2", re.I)
+    sub(r"((?:%s)[\w.-]*[\"']?\s*[:=]\s*[\"']?)(?!\[REDACTED\])[^\s\"',;]{6,}" % "|".join(map(re.escape, _SECRET_KEYS)),
+        r"\1" + _REDACTED, re.I)
+    sub(r"(?<![\w-])(?:%s)[\w.\-/+=]{8,}" % "|".join(map(re.escape, _SECRET_PREFIXES)), _REDACTED, re.I)
+
+    def rnd(m):
+        w = m.group(0)
+        if any(c.isupper() for c in w) and any(c.islower() for c in w) and any(c.isdigit() for c in w):
+            nonlocal n
+            n += 1
+            return _REDACTED
+        return w
+    text = re.sub(r"(?<![\w/+=-])[A-Za-z0-9_+/=-]{24,}(?![\w/+=-])", rnd, text)
+    return text, n
+
+
+def _redact_value(value):
+    """_redact_secrets over every string of a JSON value -> (value, count)."""
+    if isinstance(value, str):
+        return _redact_secrets(value)
+    if isinstance(value, list):
+        out, n = [], 0
+        for v in value:
+            v, k = _redact_value(v)
+            out.append(v)
+            n += k
+        return out, n
+    if isinstance(value, dict):
+        out, n = {}, 0
+        for key, v in value.items():
+            v, k = _redact_value(v)
+            out[key] = v
+            n += k
+        return out, n
+    return value, 0
+
+
+def _mem_text(value, what, limit, multiline=False, empty_ok=True):
+    if not isinstance(value, str):
+        raise ValidationError(f"{what} must be a string")
+    value = value.replace("\r\n", "\n").strip()
+    _check_text(value.replace("\n", " ") if multiline else value, what, limit, empty_ok)
+    if multiline and any(line.lower().startswith(tuple(m for m, _ in _MEM_MARKERS))
+                         for line in value.split("\n")):
+        raise ValidationError(f"{what} must not hold a '**Why:**' or '**How to apply:**' line; "
+                              "pass those as why and how_to_apply")
+    return value
+
+
+def _mem_tags(tags):
+    """'a, b' or ['a', 'b'] -> 'a,b' (distinct, in order)."""
+    if isinstance(tags, str):
+        tags = tags.split(",")
+    if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
+        raise ValidationError("tags must be a comma-separated string")
+    out = []
+    for t in (t.strip() for t in tags):
+        if t and not (t[0].isalnum() and all(c.isalnum() or c in "-_./+" for c in t)):
+            raise ValidationError(f"tag {t!r} must start with a letter or digit and hold only "
+                                  "letters, digits and - _ . / +")
+        if t and t not in out:
+            out.append(t)
+    text = ",".join(out)
+    if len(text) > 500:
+        raise ValidationError("tags are longer than 500 characters")
+    return text
+
+
+def _merge_csv(old, new):
+    parts = [p for p in old.split(",") if p]
+    parts += [p for p in new.split(",") if p and p not in parts]
+    return ",".join(parts)
+
+
+def _mem_episode(meta):
+    """Check an episode's task, steps, failures and outcome -> a text for its content."""
+    out = []
+    for key in ("task", "steps", "failures", "outcome"):
+        v = meta.get(key)
+        if v is None:
+            continue
+        if key in ("steps", "failures"):
+            if not isinstance(v, list) or not all(isinstance(s, str) for s in v):
+                raise ValidationError(f"episode metadata '{key}' must be a list of strings")
+            if v:
+                out.append(key.capitalize() + ":" + "".join(f"\n- {s}" for s in v))
+        elif not isinstance(v, str):
+            raise ValidationError(f"episode metadata '{key}' must be a string")
+        elif v:
+            out.append(f"{key.capitalize()}: {v}")
+    return "\n".join(out)
+
+
+def _mem_record(row):
+    (mid, mtype, title, content, why, how, tags, proj, src, conf, created, updated, recalled,
+     count, archived, archived_at, sup, sup_by, meta) = row
+    r = {"id": mid, "type": mtype, "title": title, "content": content, "why": why,
+         "how_to_apply": how, "tags": [t for t in tags.split(",") if t], "project": proj,
+         "source": src, "confidence": conf, "created": created, "updated": updated,
+         "last_recalled": recalled, "recall_count": count, "archived": bool(archived),
+         "archived_at": archived_at, "metadata": _loads_meta(meta)}
+    if sup is not None:
+        r["supersedes"] = sup
+    if sup_by is not None:
+        r["superseded_by"] = sup_by
+    return r
+
+
+def _mem_slug(mtype, title):
+    """The default `name` of a memory in Markdown: its type and the ASCII words of its title."""
+    s = "-".join("".join(c if c.isascii() and c.isalnum() else " " for c in title.lower()).split())
+    s = s[:60].rstrip("-")
+    return f"{mtype}-{s}" if s else f"{mtype}-{_sha256_hex(title)[:8]}"
+
+
+def _mem_digest(r):
+    return _sha256_hex("\x1f".join((r["project"], r["type"], r["title"], r["content"])))[:8]
+
+
+def _git_subjects(root, n=3):
+    """The last `n` commit subjects of the repository at `root`, newest first, from .git/logs/HEAD.
+
+    No git process: the reflog is read directly (a worktree's or submodule's
+    `.git` file points at its git directory). [] when there is none.
+    """
+    git = os.path.join(root, ".git")
+    try:
+        if os.path.isfile(git):
+            with open(git, encoding="utf-8", errors="replace") as f:
+                head = f.readline().strip()
+            if not head.startswith("gitdir:"):
+                return []
+            git = os.path.join(root, head[7:].strip())
+        with open(os.path.join(git, "logs", "HEAD"), "rb") as f:
+            size = f.seek(0, 2)
+            f.seek(max(0, size - 65536))
+            lines = f.read().decode("utf-8", "replace").split("\n")
+    except OSError:
+        return []
+    if size > 65536:
+        lines = lines[1:]                    # the first one was cut by the seek
+    out = []
+    for line in reversed(lines):
+        kind, colon, subject = line.partition("\t")[2].partition(": ")
+        kind = kind.split(" (", 1)
+        if (colon and subject.strip() and subject.strip() not in out
+                and (kind[0] in ("commit", "cherry-pick", "revert")
+                     or kind[0].startswith("rebase") and kind[1:] and kind[1][:4] in ("pick", "rewo"))):
+            out.append(subject.strip())
+            if len(out) == n:
+                break
+    return out
+
+
+# --- seed 004's Markdown: front matter (name, description, metadata.type) + body --
+def _fm_quote(s):
+    """A front-matter value: plain when a YAML reader gets it back unchanged, else double-quoted."""
+    plain = (s and s == s.strip() and s[0] not in "-?:,[]{}#&*!|>'\"%@`" and ":" not in s
+             and " #" not in s and s.isprintable()
+             and s.lower() not in ("true", "false", "yes", "no", "on", "off", "null", "~"))
+    if plain:
+        try:
+            float(s)
+            plain = False
+        except ValueError:
+            pass
+    if plain:
+        return s
+    import json
+    return json.dumps(s, ensure_ascii=False)
+
+
+def _fm_unquote(raw, where):
+    s = raw.strip()
+    if s[:1] == '"':
+        import json
+        try:
+            v = json.loads(s)
+        except ValueError:
+            v = None
+        if not isinstance(v, str):
+            raise ValidationError(f"{where}: cannot read the quoted value {s}")
+        return v
+    if len(s) >= 2 and s[0] == s[-1] == "'":
+        return s[1:-1].replace("''", "'")
+    i = s.find(" #")
+    return s[:i].rstrip() if i >= 0 else s
+
+
+def _fm_entries(lines, where):
+    """Front-matter lines -> [(key, rest of its line, the more-indented lines under it)]."""
+    out, i = [], 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        key, colon, rest = line.strip().partition(":")
+        if not colon or not key.strip() or key.startswith("-"):
+            raise ValidationError(f"{where}: cannot read the front-matter line {line.strip()!r}")
+        depth = len(line) - len(line.lstrip())
+        block = []
+        while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > depth):
+            block.append(lines[i])
+            i += 1
+        while block and not block[-1].strip():
+            block.pop()
+        out.append((key.strip(), rest, block))
+    return out
+
+
+def _parse_memory_md(text, where):
+    """A seed-004 Markdown memory -> dict of its fields; None when the file has no front matter."""
+    lines = text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
+    if lines[0].rstrip() != "---":
+        return None
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+    if end is None:
+        raise ValidationError(f"{where}: the front matter has no closing '---'")
+    m = {"name": "", "title": None, "type": None, "tags": "", "project": None, "source": "",
+         "confidence": None, "data": {}, "extra": {}}
+    top_type = None
+
+    def one_line(key, rest, block):
+        if block:
+            raise ValidationError(f"{where}: '{key}' must be a one-line value")
+        return _fm_unquote(rest, where)
+    for key, rest, block in _fm_entries(lines[1:end], where):
+        if key == "metadata" and not rest.strip():
+            for k, r, b in _fm_entries(block, where):
+                if k == "tags":
+                    items = r.strip()
+                    items = items[1:-1].split(",") if items[:1] == "[" and items[-1:] == "]" else \
+                        items.split(",") if items else [x.strip()[1:] for x in b if x.strip().startswith("-")]
+                    m["tags"] = ",".join(_fm_unquote(x, where) for x in items if x.strip())
+                elif k == "data":
+                    import json
+                    try:
+                        m["data"] = json.loads(r) if not b else None
+                    except ValueError:
+                        m["data"] = None
+                    if not isinstance(m["data"], dict):
+                        raise ValidationError(f"{where}: metadata.data must be a one-line JSON object")
+                elif k == "confidence":
+                    v = one_line(k, r, b)
+                    if not v.isdigit():
+                        raise ValidationError(f"{where}: metadata.confidence must be a whole number")
+                    m["confidence"] = int(v)
+                elif k in ("type", "project", "source"):
+                    m[k] = one_line(k, r, b)
+                else:
+                    m["extra"]["metadata." + k] = r + "".join("\n" + x for x in b)
+        elif key in ("name", "description"):
+            m["title" if key == "description" else key] = one_line(key, rest, block)
+        elif key == "type":
+            top_type = one_line(key, rest, block)
+        else:
+            m["extra"][key] = rest + "".join("\n" + x for x in block)
+    m["type"] = m["type"] or top_type
+    if not m["type"]:
+        raise ValidationError(f"{where}: the front matter names no metadata.type")
+    if not m["title"]:
+        m["title"] = m["name"]
+    if not m["title"]:
+        raise ValidationError(f"{where}: the front matter has no description")
+    parts, cur = {"content": [], "why": [], "how_to_apply": []}, "content"
+    for line in lines[end + 1:]:
+        low = line.lower()
+        for marker, key in _MEM_MARKERS:
+            if low.startswith(marker):
+                cur, line = key, line[len(marker):].lstrip(" ")
+                break
+        parts[cur].append(line)
+    for k, v in parts.items():
+        m[k] = "\n".join(v).strip()
+    return m
+
+
+def _mem_md(meta):
+    """The Markdown bookkeeping a memory's metadata keeps under `_md` ({name, extra}), or {}
+    when it is missing or not what import-memories writes (an agent may store anything)."""
+    md = meta.get("_md")
+    if not isinstance(md, dict):
+        return {}
+    out = {}
+    if isinstance(md.get("name"), str) and md["name"]:
+        out["name"] = md["name"]
+    extra = md.get("extra")
+
+    def fits(k, v):                  # written back as `k:v`, its later lines nested under k
+        depth = 2 if k.startswith("metadata.") else 0
+        return (isinstance(k, str) and isinstance(v, str) and k.strip() == k and k
+                and not any(c in k for c in ":\n#") and not k.startswith("-")
+                and all(not x.strip() or len(x) - len(x.lstrip()) > depth for x in v.split("\n")[1:]))
+    if isinstance(extra, dict) and all(fits(k, v) for k, v in extra.items()):
+        out["extra"] = extra
+    return out
+
+
+def _memory_md(r, name):
+    """A memory record -> seed 004's Markdown (the exact inverse of _parse_memory_md)."""
+    import json
+    md = _mem_md(r["metadata"])
+    extra = md.get("extra") or {}
+    data = {k: v for k, v in r["metadata"].items() if k != "_md" or not md}
+    out = ["---", f"name: {_fm_quote(name)}", f"description: {_fm_quote(r['title'])}"]
+    out += [f"{k}:{v}" for k, v in extra.items() if not k.startswith("metadata.")]
+    out += ["metadata:", f"  type: {r['type']}"]
+    if r["tags"]:
+        out.append(f"  tags: [{', '.join(r['tags'])}]")
+    for k in ("project", "source"):
+        if r[k]:
+            out.append(f"  {k}: {_fm_quote(r[k])}")
+    if r["confidence"] != 1:
+        out.append(f"  confidence: {r['confidence']}")
+    if data:
+        out.append("  data: " + json.dumps(data, ensure_ascii=False, separators=(", ", ": ")))
+    out += [f"  {k[9:]}:{v}" for k, v in extra.items() if k.startswith("metadata.")]
+    marks = ([f"**Why:** {r['why']}"] if r["why"] else []) + \
+        ([f"**How to apply:** {r['how_to_apply']}"] if r["how_to_apply"] else [])
+    body = "\n\n".join(x for x in (r["content"], "\n".join(marks)) if x)
+    return "\n".join(out) + "\n---\n" + ("\n" + body + "\n" if body else "")
+
+
+# --- output schemas and renderers ------------------------------------------------
+_NUM = {"type": "number"}
+_MEMORY_PROPS = {
+    "id": _INT, "type": _STR, "title": _STR, "content": _STR, "why": _STR, "how_to_apply": _STR,
+    "tags": {"type": "array", "items": _STR}, "project": _STR, "source": _STR, "confidence": _INT,
+    "created": _STR, "updated": _STR, "last_recalled": _STR, "recall_count": _INT,
+    "archived": _BOOL, "archived_at": _STR, "supersedes": _INT, "superseded_by": _INT,
+    "metadata": {"type": "object"}}
+_MEMORY_REQ = ("id", "type", "title", "content", "project", "confidence", "created", "updated")
+_MEMORY = _obj(dict(_MEMORY_PROPS, status=_STR, warnings={"type": "array", "items": _STR}), _MEMORY_REQ)
+_MEMORY_HIT = _obj(dict(_MEMORY_PROPS, score=_NUM, parts=_obj(
+    {k: _NUM for k in ("relevance", "recency", "confidence", "usage")},
+    ("relevance", "recency", "confidence", "usage"))), _MEMORY_REQ + ("score", "parts"))
+
+
+def _render_memory(r):
+    flags = [r["status"]] if r.get("status") else []
+    flags += [f"confidence {r['confidence']}", f"recalled {r['recall_count']}x",
+              f"project {r['project']}" if r["project"] else "global"]
+    flags += ["archived"] if r["archived"] else []
+    flags += [f"supersedes #{r['supersedes']}"] if "supersedes" in r else []
+    flags += [f"superseded by #{r['superseded_by']}"] if "superseded_by" in r else []
+    out = [f"#{r['id']} [{r['type']}] {r['title']}  ({', '.join(flags)})"]
+    out += [r["content"]] if r["content"] else []
+    out += [f"**Why:** {r['why']}"] if r["why"] else []
+    out += [f"**How to apply:** {r['how_to_apply']}"] if r["how_to_apply"] else []
+    out += [f"warning: {w}" for w in r.get("warnings", ())]
+    return "\n".join(out)
+
+
+def _render_memories(rs):
+    out = []
+    for r in rs:
+        line = f"  #{r['id']:<5} [{r['type']}] {r['title']}  conf={r['confidence']}"
+        if "score" in r:
+            p = r["parts"]
+            line += (f"  score={r['score']:.3f} = relevance {p['relevance']:.3f} + recency "
+                     f"{p['recency']:.3f} + confidence {p['confidence']:.3f} + usage {p['usage']:.3f}")
+        line += "  [archived]" if r["archived"] else ""
+        line += f"  [superseded by #{r['superseded_by']}]" if "superseded_by" in r else ""
+        out.append(line)
+    out.append(f"{len(rs)} memor{'y' if len(rs) == 1 else 'ies'}")
+    return "\n".join(out)
+
+
+_MEM_ID = Param("id", int, "the memory's id", required=True, positional=True, minimum=1,
+                maximum=2**63 - 1)
+
+
+class _Memory(_Core):
+    """Typed knowledge memories next to the counted instincts (issue 7)."""
+
+    def _mem_fts(self):
+        return bool(self._read("SELECT 1 FROM sqlite_master WHERE name = 'memories_fts'"))
+
+    @staticmethod
+    def _mem_get(conn, mid):
+        """The record of memory `mid` (NotFoundError if there is none)."""
+        row = conn.execute(f"SELECT {_MEM_COLS} FROM memories WHERE id = ?", (mid,)).fetchone()
+        if row is None:
+            raise NotFoundError(f"no memory #{mid}")
+        return _mem_record(row)
+
+    @staticmethod
+    def _mem_fields(mtype, title, content, why, how_to_apply, tags, source, metadata):
+        """Check one memory's fields -> a dict ready to store (ValidationError on bad input)."""
+        if mtype not in MEMORY_TYPES:
+            raise ValidationError(f"type must be one of: {', '.join(MEMORY_TYPES)}")
+        f = {"type": mtype, "title": _mem_text(title, "title", MAX_SHORT, empty_ok=False),
+             "content": _mem_text(content, "content", 8000, True),
+             "why": _mem_text(why, "why", 2000, True),
+             "how_to_apply": _mem_text(how_to_apply, "how_to_apply", 2000, True),
+             "tags": _mem_tags(tags), "source": _mem_text(source, "source", MAX_SHORT),
+             "metadata": _check_metadata(metadata) or "{}"}
+        if not _mem_words(f["title"]):
+            raise ValidationError("title must contain a word")
+        if mtype == "episode" and not f["content"]:
+            f["content"] = _mem_text(_mem_episode(metadata or {}), "content", 8000, True)
+        f["redacted"] = []                 # fields where a secret-looking value was replaced
+        for k in ("title", "content", "why", "how_to_apply"):
+            f[k], n = _redact_secrets(f[k])
+            if n:
+                f["redacted"].append(k)
+        if metadata:
+            clean, n = _redact_value(metadata)
+            if n:
+                f["metadata"] = _check_metadata(clean)
+                f["redacted"].append("metadata")
+        return f
+
+    def _mem_insert(self, conn, f, proj, keys, supersedes=None, confidence=1):
+        now = self._now()
+        mid = conn.execute(
+            "INSERT INTO memories (type, title, content, why, how_to_apply, tags, project, source,"
+            " confidence, created, updated, supersedes, metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (f["type"], f["title"], f["content"], f["why"], f["how_to_apply"], f["tags"], proj,
+             f["source"], confidence, now, now, supersedes, f["metadata"])).lastrowid
+        conn.executemany("INSERT OR IGNORE INTO memory_keys (key, memory_id) VALUES (?, ?)",
+                         [(k, mid) for k in keys])
+        self._event(conn, "remember", project=proj, source=f["source"], delta=confidence,
+                    data=_dumps({"memory": mid, "type": f["type"], "title": f["title"]}))
+        return mid
+
+    def _mem_repeat(self, conn, f, proj, keys):
+        """The stored memory `f` repeats (same type and scope, same title or 80% of its words).
+
+        Candidates are the newest _MEM_PER_KEY memories holding each key (an index range each,
+        so the cost does not grow with how many similar memories are stored); the
+        _MEM_CANDIDATES sharing the most keys, newest first, are compared word by word.
+        """
+        shared = {}
+        for k in keys:
+            for (mid,) in conn.execute("SELECT memory_id FROM memory_keys WHERE key = ?"
+                                       " ORDER BY memory_id DESC LIMIT ?", (k, _MEM_PER_KEY)):
+                shared[mid] = shared.get(mid, 0) + 1
+        ids = sorted(shared, key=lambda m: (-shared[m], -m))[:_MEM_CANDIDATES]
+        if not ids:
+            return None
+        rows = conn.execute(
+            f"SELECT id, title, content, archived FROM memories WHERE id IN ({','.join('?' * len(ids))})"
+            f" AND type = ? AND project = ? AND superseded_by IS NULL ORDER BY archived, id DESC",
+            (*ids, f["type"], proj)).fetchall()
+        title = _mem_words(f["title"])
+        words = set(_mem_words(f["title"] + " " + f["content"]))
+        best, best_j = None, _MEM_JACCARD
+        for mid, t, c, _ in rows:
+            if _mem_words(t) == title:
+                return mid
+            other = set(_mem_words(t + " " + c))
+            j = len(words & other) / len(words | other)
+            if j >= best_j:
+                best, best_j = mid, j
+        return best
+
+    @operation(
+        Param("type", str, "user, feedback, project, reference or episode", required=True,
+              positional=True, choices=tuple(MEMORY_TYPES)),
+        Param("title", str, "one line naming the knowledge", required=True, positional=True),
+        Param("content", str, "the knowledge itself (may span lines; '' for an episode described "
+              "by its metadata)", required=True, positional=True),
+        Param("why", str, "the reason it holds", default=""),
+        Param("how_to_apply", str, "what to do because of it", default=""),
+        Param("tags", str, "comma-separated tags", default=""),
+        Param("project", str, "'' for global (default), a 12-hex fingerprint or a project path",
+              default=""),
+        Param("source", str, "who stored it, e.g. claude-code", default=""),
+        Param("supersedes", int, "id of an older memory this one replaces", minimum=1,
+              maximum=2**63 - 1),
+        Param("metadata", dict, "a JSON object kept with the memory; an episode keeps task, steps, "
+              "failures and outcome here", flag="--meta"),
+        mcp="memory_store", title="Remember a piece of knowledge", output=_MEMORY,
+        render=_render_memory)
+    def remember(self, type, title, content, why="", how_to_apply="", tags="", project="",
+                 source="", supersedes=None, metadata=None):
+        """Store a typed memory; storing nearly the same one again reinforces it instead.
+
+        Store distilled knowledge, not transcripts: a user preference, feedback on
+        how to work, a project fact, a reference, or an episode (one task: steps,
+        failures, outcome). A memory with the same type, scope and title, or
+        sharing 80% of its words, gains 1 confidence and merges sources (status
+        'reinforced'). `supersedes` replaces an older memory: it is kept, marked,
+        and no longer recalled.
+        """
+        f = self._mem_fields(type, title, content, why, how_to_apply, tags, source, metadata)
+        proj = _resolve_project(project, self.cwd)
+        keys = _mem_keys(f["type"], proj, f["title"], f["content"])
+        with self._write() as conn:
+            out = self._mem_save(conn, f, proj, keys, supersedes)
+        if f["redacted"]:
+            out["warnings"] = [f"secret-looking text in {', '.join(f['redacted'])} was replaced by "
+                               f"{_REDACTED}; keep secrets out of memories"]
+        return out
+
+    def _mem_save(self, conn, f, proj, keys, supersedes):
+        """remember's write: reinforce a near-copy, or insert (and mark what it supersedes)."""
+        if supersedes is not None:
+            old = self._mem_get(conn, supersedes)
+            if "superseded_by" in old:
+                raise ValidationError(f"memory #{supersedes} is already superseded by "
+                                      f"#{old['superseded_by']}; supersede that one instead")
+        else:
+            mid = self._mem_repeat(conn, f, proj, keys)
+            if mid is not None:
+                return dict(self._mem_reinforce(conn, mid, f), status="reinforced")
+        mid = self._mem_insert(conn, f, proj, keys, supersedes)
+        if supersedes is not None:
+            conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (mid, supersedes))
+        return dict(self._mem_get(conn, mid), status="created")
+
+    def _mem_reinforce(self, conn, mid, f):
+        src, tags, meta = conn.execute("SELECT source, tags, metadata FROM memories WHERE id = ?",
+                                       (mid,)).fetchone()
+        merged = _loads_meta(meta)
+        for k, v in _loads_meta(f["metadata"]).items():
+            merged.setdefault(k, v)
+        conn.execute(
+            "UPDATE memories SET confidence = max(confidence, 0) + 1, source = ?, tags = ?,"
+            " why = CASE WHEN why = '' THEN ? ELSE why END,"
+            " how_to_apply = CASE WHEN how_to_apply = '' THEN ? ELSE how_to_apply END,"
+            " metadata = ?, updated = ?, decayed_at = '', archived = 0, archived_at = '' WHERE id = ?",
+            (_merge_csv(src, f["source"]), _mem_tags(_merge_csv(tags, f["tags"])), f["why"],
+             f["how_to_apply"], _check_metadata(merged), self._now(), mid))
+        rec = self._mem_get(conn, mid)
+        self._event(conn, "reinforce", project=rec["project"], source=f["source"], delta=1,
+                    data=_dumps({"memory": mid, "type": rec["type"], "title": rec["title"]}))
+        return rec
+
+    def _mem_scored(self, cands, limit):
+        """[(raw relevance, id, type, updated, confidence, recall count)] -> [(score, id, parts)].
+
+        Relevance is scaled so the best candidate has 1; recency halves every
+        MEMORY_TYPES half-life; confidence and usage saturate at 10. Candidates go
+        in relevance order and stop once even perfect other parts cannot reach
+        the current top `limit`.
+        """
+        s = self._settings()
+        w = [max(0, s["memory_weight_" + k]) for k in ("relevance", "recency", "confidence", "usage")]
+        total = sum(w) or 1
+        w = [x / total for x in w]
+        top = max(c[0] for c in cands)
+        now = self._clock()
+        best = []
+        for raw, mid, mtype, updated, conf, uses in sorted(cands, key=lambda c: (-c[0], -c[1])):
+            rel = raw / top if top > 0 else 1.0
+            if len(best) >= limit and w[0] * rel + w[1] + w[2] + w[3] < best[-1][0]:
+                break
+            t = _parse_iso(updated)
+            age = max(0.0, now - t) / 86400 if t is not None else 0.0
+            parts = {"relevance": round(w[0] * rel, 6),
+                     "recency": round(w[1] * 0.5 ** (age / MEMORY_TYPES.get(mtype, (90,))[0]), 6),
+                     "confidence": round(w[2] * max(0, min(conf, _MEM_SATURATE)) / _MEM_SATURATE, 6),
+                     "usage": round(w[3] * min(uses, _MEM_SATURATE) / _MEM_SATURATE, 6)}
+            best.append((round(sum(parts.values()), 6), mid, parts))
+            best.sort(key=lambda b: (-b[0], -b[1]))
+            del best[limit:]
+        return best
+
+    def _mem_candidates(self, words, where, params):
+        """Memories matching the query words -> [(raw relevance, id, type, updated, conf, uses)].
+
+        With FTS5: BM25 (title and tags weigh more), over the words found in at
+        most _MEM_COMMON memories, so cost stays bounded at any size; at most
+        _MEM_COMMON candidates, newest first. Without: shared words, title x2.
+        """
+        cols = "m.id, m.type, m.updated, m.confidence, m.recall_count"
+        terms = [w for w in words if w not in _MEM_STOP] or words
+        if not self._mem_fts():
+            text = "(m.title || ' ' || m.content || ' ' || m.why || ' ' || m.how_to_apply || ' ' || m.tags)"
+            rows = self._read(
+                f"SELECT {cols}, m.title, m.content, m.why, m.how_to_apply, m.tags FROM memories m"
+                f" WHERE {where} AND ({' OR '.join([text + ' LIKE ?'] * len(terms))})",
+                [*params, *(f"%{t}%" for t in terms)])
+            out = []
+            for *head, title, content, why, how, tags in rows:
+                in_title = set(_mem_words(title))
+                body = set(_mem_words(" ".join((title, content, why, how, tags))))
+                raw = sum(2.0 if t in in_title else 1.0 for t in terms if t in body)
+                if raw:
+                    out.append((raw, *head))
+            return out
+        (n,), = self._read("SELECT coalesce(max(id), 0) FROM memories")
+        rare = terms if n <= _MEM_COMMON else [t for t in terms if self._read(
+            "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
+            (f'"{t}"', _MEM_COMMON + 1))[0][0] <= _MEM_COMMON]
+        sql = (f"SELECT -bm25(memories_fts, 3.0, 1.0, 1.0, 1.0, 2.0), {cols} FROM memories_fts"
+               f" JOIN memories m ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? AND {where}"
+               f" ORDER BY memories_fts.rowid DESC LIMIT {_MEM_COMMON}")
+        queries = [" OR ".join(f'"{t}"' for t in rare)] if rare else []
+        queries += [" AND ".join(f'"{t}"' for t in terms), " OR ".join(f'"{t}"' for t in terms)]
+        for q in queries:
+            rows = self._read(sql, [q, *params])
+            if rows:
+                return rows
+        return []
+
+    @operation(
+        Param("query", str, "what the task is about: words, names of files, tools, topics",
+              required=True, positional=True),
+        Param("type", str, "only this type", choices=tuple(MEMORY_TYPES)),
+        Param("project", str, "a project path or fingerprint: its memories plus global ones; '' global "
+              "only; '*' every project (default: the working directory's project)"),
+        Param("limit", int, "at most this many", default=5, minimum=1, maximum=100),
+        Param("include_superseded", bool, "also return memories a newer one replaced", default=False),
+        mcp="memory_recall", title="Recall memories", output=_MEMORY_HIT, list_key="memories",
+        render=_render_memories)
+    def recall(self, query, type=None, project=None, limit=5, include_superseded=False):
+        """Find the memories most relevant to a query, ranked and explained; each counts as used.
+
+        score = 0.6 x relevance (full-text BM25, best match = 1) + 0.2 x recency
+        (halves every 30-180 days by type) + 0.15 x confidence + 0.05 x usage (both
+        saturate at 10); the weights are settings memory_weight_*. Every hit
+        carries its id, score and the four weighted parts, which sum to the score.
+        Archived and superseded memories are left out.
+        """
+        _check_text(query, "query", 4000, empty_ok=False)
+        words = list(dict.fromkeys(_mem_words(query)))
+        if not words:
+            raise ValidationError("query must contain a word")
+        if type is not None and type not in MEMORY_TYPES:
+            raise ValidationError(f"type must be one of: {', '.join(MEMORY_TYPES)}")
+        where, params = ["m.archived = 0"], []
+        if not include_superseded:
+            where.append("m.superseded_by IS NULL")
+        if type is not None:
+            where.append("m.type = ?")
+            params.append(type)
+        if project != "*":
+            proj = _resolve_project(project, self.cwd)
+            where.append("m.project IN (?, '')")
+            params.append(proj)
+        cands = self._mem_candidates(words, " AND ".join(where), params)
+        hits = self._mem_scored(cands, limit) if cands else []
+        if not hits:
+            return []
+        ids = [h[1] for h in hits]
+        marks = ",".join("?" * len(ids))
+        sql = f"SELECT {_MEM_COLS} FROM memories WHERE id IN ({marks})"
+        try:
+            with self._write() as conn:
+                conn.execute(f"UPDATE memories SET recall_count = recall_count + 1, last_recalled = ?"
+                             f" WHERE id IN ({marks})", (self._now(), *ids))
+                rows = conn.execute(sql, ids).fetchall()
+        except StoreError:
+            if not self._db.read_only:
+                raise                     # a read-only store answers without counting the use
+            rows = self._read(sql, ids)
+        recs = {r["id"]: r for r in map(_mem_record, rows)}
+        return [dict(recs[mid], score=score, parts=parts) for score, mid, parts in hits if mid in recs]
+
+    @operation(
+        _MEM_ID, mcp="memory_forget", title="Forget a memory", destructive=True, idempotent=True,
+        output=_MEMORY, render=lambda r: f"Forgot #{r['id']} [{r['type']}] {r['title']}")
+    def forget_memory(self, id):
+        """Delete a memory for good (for one that is wrong); returns the deleted record.
+
+        Stale memories need no forgetting: they fade and are archived on their own.
+        """
+        with self._write() as conn:
+            rec = self._mem_get(conn, id)
+            conn.execute("DELETE FROM memories WHERE id = ?", (id,))
+            conn.execute("DELETE FROM events WHERE substr(data, 1, ?) IN (?, ?)",
+                         (len(str(id)) + 11, f'{{"memory":{id},', f'{{"memory":{id}}}'))
+            self._event(conn, "forget_memory", project=rec["project"], delta=-rec["confidence"],
+                        data=_dumps({"memory": id, "type": rec["type"]}))    # no copy of its text
+        self._scrub()
+        return rec
+
+    @operation(
+        Param("type", str, "only this type", choices=tuple(MEMORY_TYPES)),
+        Param("project", str, "only this scope: '' global, a fingerprint or a project path "
+              "(default: all)"),
+        Param("archived", bool, "list archived memories instead of current ones", default=False),
+        Param("limit", int, "at most this many", minimum=1, maximum=MAX_LIMIT),
+        mcp="memory_list", title="List memories", read_only=True, idempotent=True,
+        output=_MEMORY, list_key="memories", render=_render_memories)
+    def memories(self, type=None, project=None, archived=False, limit=None):
+        """List memories, most recently stored or reinforced first (superseded ones are marked)."""
+        where, params = ["archived = ?"], [1 if archived else 0]
+        if type is not None:
+            if type not in MEMORY_TYPES:
+                raise ValidationError(f"type must be one of: {', '.join(MEMORY_TYPES)}")
+            where.append("type = ?")
+            params.append(type)
+        if project is not None:
+            where.append("project = ?")
+            params.append(_resolve_project(project, self.cwd))
+        sql = f"SELECT {_MEM_COLS} FROM memories WHERE {' AND '.join(where)} ORDER BY updated DESC, id DESC"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [_mem_record(r) for r in self._read(sql, params)]
+
+    @operation(_MEM_ID, mcp="memory_get", title="Get one memory", read_only=True, idempotent=True,
+               output=_MEMORY, render=_render_memory)
+    def get_memory(self, id):
+        """Return one memory by id, archived or superseded ones included."""
+        try:
+            return self._mem_get(self._db.conn, id)
+        except sqlite3.Error as e:
+            raise _db_error(self.path, e) from None
+
+    @operation(_MEM_ID, mcp="memory_restore", title="Restore an archived memory", idempotent=True,
+               output=_MEMORY, render=_render_memory)
+    def restore_memory(self, id):
+        """Bring an archived memory back (confidence at least 1, a fresh aging period)."""
+        with self._write() as conn:
+            rec = self._mem_get(conn, id)
+            if rec["archived"]:
+                conn.execute("UPDATE memories SET archived = 0, archived_at = '', decayed_at = ?,"
+                             " confidence = max(confidence, 1) WHERE id = ?", (self._now(), id))
+                self._event(conn, "restore_memory", project=rec["project"],
+                            data=_dumps({"memory": id, "type": rec["type"], "title": rec["title"]}))
+            return self._mem_get(conn, id)
+
+    @operation(
+        title="Age stale memories", destructive=True,
+        output=_obj({"decayed": _INT, "archived": _INT, "active": _INT}, ("decayed", "archived", "active")),
+        render=lambda r: (f"Decayed: {r['decayed']}\nArchived: {r['archived']}\n"
+                          f"Active memories: {r['active']}"))
+    def memory_decay(self):
+        """Memories neither recalled nor reinforced for their type's period lose 1; at 0 they are archived.
+
+        Periods in days: user 120, feedback 90, project 60, reference 90, episode
+        45. A memory is charged at most once per period however often this runs.
+        Archived memories are hidden but restorable (restore_memory); gc deletes
+        them memory_gc_days after archiving.
+        """
+        now, t = self._now(), self._clock()
+        case = "CASE type " + " ".join(f"WHEN '{k}' THEN ?" for k in MEMORY_TYPES) + " END"
+        cutoffs = [_iso(t - days * 86400) for _, days in MEMORY_TYPES.values()]
+        with self._write() as conn:
+            decayed = conn.execute(
+                f"UPDATE memories SET confidence = confidence - 1, decayed_at = ? WHERE archived = 0"
+                f" AND max(updated, last_recalled, decayed_at) < {case}", (now, *cutoffs)).rowcount
+            archived = conn.execute("UPDATE memories SET archived = 1, archived_at = ?, confidence = 0"
+                                    " WHERE archived = 0 AND confidence <= 0", (now,)).rowcount
+            if decayed:
+                self._event(conn, "memory_decay", delta=-decayed, data=_dumps({"archived": archived}))
+            (active,), = conn.execute("SELECT count(*) FROM memories WHERE archived = 0").fetchall()
+            return {"decayed": decayed, "archived": archived, "active": active}
+
+    def _gc_memories(self, conn):
+        """Delete memories archived more than `memory_gc_days` ago, inside the caller's write
+        transaction (for gc); returns how many."""
+        cutoff = _iso(self._clock() - self._settings()["memory_gc_days"] * 86400)
+        return conn.execute("DELETE FROM memories WHERE archived = 1 AND archived_at < ?",
+                            (cutoff,)).rowcount
+
+    def memory_briefing(self, project_dir=None, max_chars=2000, limit=5):
+        """Lines '[type] title — how to apply' for a session starting in `project_dir`.
+
+        The query is the project folder's name plus its last three commit
+        subjects (read from .git, no git process); the project's own memories
+        fill the room the query leaves. The lines fit in max_chars (newlines
+        included). Recalled memories count as used.
+        """
+        root = project_root(project_dir)
+        proj = _sha256_hex(root)[:12]
+        query = " ".join([os.path.basename(root)] + _git_subjects(root))
+        hits = self.recall(query, project=proj, limit=limit) if _mem_words(query) else []
+        if len(hits) < limit:
+            seen = {h["id"] for h in hits}
+            rows = self._read(f"SELECT {_MEM_COLS} FROM memories WHERE project = ? AND archived = 0"
+                              " AND superseded_by IS NULL ORDER BY confidence DESC, updated DESC, id DESC"
+                              " LIMIT ?", (proj, limit + len(seen)))
+            hits += [r for r in map(_mem_record, rows) if r["id"] not in seen][:limit - len(hits)]
+        lines, used = [], 0
+        for h in hits:                     # a memory stored before redaction existed: redact now
+            line = f"[{h['type']}] {' '.join(_redact_secrets(h['title'])[0].split())}"
+            how = " ".join(_redact_secrets(h["how_to_apply"])[0].split())
+            line += f" \u2014 {how}" if how else ""
+            if used + len(line) + bool(lines) <= max_chars:
+                used += len(line) + bool(lines)
+                lines.append(line)
+        return lines
+
+    @operation(
+        Param("path", str, "a Markdown memory file, or a directory of them (*.md)", required=True,
+              positional=True),
+        Param("project", str, "scope of files that name none: '' global (default), a fingerprint or "
+              "a project path", default=""),
+        mcp="memory_import", title="Import Markdown memories", idempotent=True,
+        output=_obj({k: _INT for k in ("files", "added", "updated", "unchanged", "skipped")},
+                    ("files", "added", "updated", "unchanged", "skipped")),
+        render=lambda r: ", ".join(f"{k} {r[k]}" for k in
+                                   ("files", "added", "updated", "unchanged", "skipped")))
+    def import_memories(self, path, project=""):
+        """Read seed-004 Markdown memories (front matter name, description, metadata.type; body).
+
+        The body is the content, then `**Why:**` and `**How to apply:**` lines.
+
+        A file matches the stored memory of its type and scope with the same name
+        (or title): unchanged ones stay as they are, edited ones are updated and
+        archived ones restored, so importing twice adds nothing. Markdown without
+        front matter (an index such as MEMORY.md) is skipped. Nothing is written
+        if any file is invalid.
+        """
+        _check_text(path, "path", 4096, empty_ok=False)
+        default = _resolve_project(project, self.cwd)
+        p = self._user_path(path)
+        try:
+            files = ([os.path.join(p, n) for n in sorted(os.listdir(p)) if n.endswith(".md")
+                      and os.path.isfile(os.path.join(p, n))] if os.path.isdir(p) else [p])
+            texts, total = [], 0
+            for fp in files:
+                data = _read_regular(fp, MAX_MEMORY_FILE)
+                total += len(data)
+                if total > MAX_MEMORY_DIR:
+                    raise ValidationError(f"{path}: the Markdown files hold more than "
+                                          f"{MAX_MEMORY_DIR // (1024 * 1024)} MiB; import fewer at once")
+                texts.append((fp, data.decode("utf-8")))
+        except FileNotFoundError:
+            raise NotFoundError(f"no such file or directory: {path}") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValidationError(f"cannot read {path}: {e}") from None
+        items, skipped = [], 0
+        for fp, text in texts:
+            m = _parse_memory_md(text, fp)
+            if m is None:
+                skipped += 1
+                continue
+            try:
+                _check_text(m["name"], "name")
+                meta = dict(m["data"])
+                if m["extra"] or (m["name"] and m["name"] != _mem_slug(m["type"], m["title"])):
+                    meta["_md"] = dict({"name": m["name"]}, **({"extra": m["extra"]} if m["extra"] else {}))
+                f = self._mem_fields(m["type"], m["title"], m["content"], m["why"], m["how_to_apply"],
+                                     m["tags"], m["source"], meta)
+                proj = default if m["project"] is None else _resolve_project(m["project"])
+                if m["confidence"] is not None:
+                    _check_int(m["confidence"], "confidence", 1, 10**9)
+            except ValidationError as e:
+                raise ValidationError(f"{fp}: {e}") from None
+            items.append((f, proj, m["name"], m["confidence"]))
+        counts = {"files": len(texts), "added": 0, "updated": 0, "unchanged": 0, "skipped": skipped}
+        for i in range(0, len(items), 200):               # short transactions: hooks never wait long
+            if i:
+                time.sleep(_YIELD_S)
+            with self._write() as conn:
+                for item in items[i:i + 200]:
+                    counts[self._mem_import_one(conn, *item)] += 1
+        return counts
+
+    def _mem_import_one(self, conn, f, proj, name, confidence):
+        mtype, title = f["type"], f["title"]
+        keys = _mem_keys(mtype, proj, title, f["content"], name)
+        rows = conn.execute(
+            f"SELECT {_MEM_COLS} FROM memories WHERE type = ? AND project = ? AND id IN (SELECT memory_id"
+            " FROM memory_keys WHERE key IN (?, ?)) ORDER BY superseded_by IS NOT NULL, archived, id",
+            (mtype, proj, _mem_key("n", mtype, proj, name),
+             _mem_key("t", mtype, proj, " ".join(_mem_words(title))))
+        ).fetchall()
+        recs = [_mem_record(r) for r in rows]
+        match = (next((r for r in recs if name and name == (_mem_md(r["metadata"]).get("name")
+                                                             or _mem_slug(mtype, r["title"]))), None)
+                 or next((r for r in recs if _mem_words(r["title"]) == _mem_words(title)), None))
+        if match is None:
+            self._mem_insert(conn, f, proj, keys, confidence=confidence or 1)
+            return "added"
+        new = (title, f["content"], f["why"], f["how_to_apply"], f["tags"], f["source"],
+               _loads_meta(f["metadata"]), confidence or match["confidence"], False)
+        old = (match["title"], match["content"], match["why"], match["how_to_apply"], ",".join(match["tags"]),
+               match["source"], match["metadata"], match["confidence"], match["archived"])
+        if new == old:
+            return "unchanged"
+        conn.execute(
+            "UPDATE memories SET title = ?, content = ?, why = ?, how_to_apply = ?, tags = ?, source = ?,"
+            " metadata = ?, confidence = ?, updated = ?, archived = 0, archived_at = '' WHERE id = ?",
+            (title, f["content"], f["why"], f["how_to_apply"], f["tags"], f["source"], f["metadata"],
+             new[7], self._now(), match["id"]))
+        conn.execute("DELETE FROM memory_keys WHERE memory_id = ?", (match["id"],))
+        conn.executemany("INSERT OR IGNORE INTO memory_keys (key, memory_id) VALUES (?, ?)",
+                         [(k, match["id"]) for k in keys])
+        self._event(conn, "import_memory", project=proj, data=_dumps({"memory": match["id"], "title": title}))
+        return "updated"
+
+    @operation(
+        Param("dir", str, "directory for the <name>.md files (created if missing)", required=True,
+              positional=True),
+        Param("type", str, "only this type", choices=tuple(MEMORY_TYPES)),
+        Param("project", str, "only this scope: '' global, a fingerprint or a project path (default: all)"),
+        mcp="memory_export", title="Export memories as Markdown", idempotent=True, destructive=True,
+        output=_obj({"dir": _STR, "files": _INT, "written": _INT, "unchanged": _INT},
+                    ("dir", "files", "written", "unchanged")),
+        render=lambda r: (f"{r['files']} files in {r['dir']} ({r['written']} written, "
+                          f"{r['unchanged']} unchanged)"))
+    def export_memories(self, dir, type=None, project=None):
+        """Write current memories (not archived, not superseded) as seed-004 Markdown, one file each.
+
+        import-memories reads them back without loss. Files whose bytes would not
+        change are left untouched, so a second export is byte-identical; files of
+        memories no longer stored are left alone.
+        """
+        import re
+        _check_text(dir, "dir", 4096, empty_ok=False)
+        recs = [r for r in self.memories(type=type, project=project) if "superseded_by" not in r]
+        items = []
+        for r in sorted(recs, key=lambda r: r["id"]):
+            stored = _mem_md(r["metadata"]).get("name")
+            items.append([r, stored or _mem_slug(r["type"], r["title"]), bool(stored)])
+        scopes = {}
+        for r, name, _ in items:
+            scopes[(r["type"], r["project"], name)] = scopes.get((r["type"], r["project"], name), 0) + 1
+        for it in items:                     # two titles with one default name: tell them apart
+            if not it[2] and scopes[(it[0]["type"], it[0]["project"], it[1])] > 1:
+                it[1] += "-" + _mem_digest(it[0])
+        d = self._user_path(dir)
+        used, written, same = set(), 0, 0
+        for r, name, _ in sorted(items, key=lambda it: (it[1], it[0]["project"], it[0]["title"],
+                                                        it[0]["content"], it[0]["id"])):
+            safe = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name)
+            stem = name if safe else _mem_slug(r["type"], r["title"])
+            if stem.lower() in used:
+                stem += "-" + _mem_digest(r)
+            if stem.lower() in used:
+                stem += f"-{r['id']}"
+            used.add(stem.lower())
+            for k in ("title", "content", "why", "how_to_apply"):    # stored before redaction existed
+                r[k] = _redact_secrets(r[k])[0]
+            r["metadata"] = _redact_value(r["metadata"])[0]
+            data = _memory_md(r, name).encode("utf-8")
+            path = os.path.join(d, stem + ".md")
+            try:
+                with open(path, "rb") as fh:
+                    if fh.read(len(data) + 1) == data and not os.fstat(fh.fileno()).st_mode & 0o077:
+                        same += 1
+                        continue
+            except OSError:
+                pass
+            _atomic_write(path, data, private=True)
+            written += 1
+        return {"dir": d, "files": len(items), "written": written, "unchanged": same}
+
+
+# =============================================================================
+# 12. Agent hooks (capture, session mining, injection, setup)
 # =============================================================================
 # `instinct hook <event>` runs on every tool call: it imports nothing heavy,
 # stores one short, safe summary (never contents, prompts or output) and exits
@@ -1992,8 +3078,6 @@ INJECT_MAX_ITEMS, INJECT_MAX_CHARS = 10, 2000
 _SHELL_TOOLS = {"Bash": "Bash", "PowerShell": "PowerShell", "shell": "Bash",
                 "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash"}
 _EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file", "replace"}
-_SECRET_PREFIXES = ("ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "sk-", "xox", "akia", "aiza",
-                    "glpat-", "eyj", "npm_", "pypi-")
 
 
 def _safe_token(tok, limit=40):
@@ -3075,7 +4159,7 @@ _SQL_UNMINED = ("SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessi
                 " HAVING max(e.id) > coalesce(max(m.last_id), 0) ORDER BY max(e.id)")
 
 
-class _Learning(_Core):
+class _Learning(_Memory):
     """Operations fed by agent hooks: session mining and the session-start briefing."""
 
     @operation(
@@ -3191,12 +4275,10 @@ class _Learning(_Core):
         """The session-start context for the project of `cwd`: facts, rules first, capped; '' if none."""
         items = _briefing_rows(self.suggest(project=project_fingerprint(cwd), limit=max_items * 3))
         lines = [_briefing_line(r) for r in items[:max_items]]
-        extra = getattr(self, "memory_briefing", None)
-        if extra is not None:
-            try:
-                lines += list(extra(cwd or os.getcwd(), max_chars))
-            except InstinctError:
-                pass
+        try:
+            lines += self.memory_briefing(cwd or os.getcwd(), max_chars)
+        except InstinctError:
+            pass
         if not lines:
             return ""
         text = "What instinct learned from this user's past sessions here (follow it unless told otherwise):"
@@ -3540,7 +4622,7 @@ def _codex_session(path, stats):
     return session, out
 
 
-class _History(_Core):
+class _History(_Learning):
     """`import-history`: learn from the sessions the user already had before instinct."""
 
     progress = None        # optional callback(done, total) for long operations (not a Param)
@@ -4487,7 +5569,7 @@ def _merge_yaml(text, entry):
 
 
 # =============================================================================
-# 12. Sharing (rules files, import, backup, doctor, gc)
+# 13. Sharing (rules files, import, backup, doctor, gc)
 # =============================================================================
 _BLOCK_BEGIN, _BLOCK_END = "<!-- instinct:begin -->", "<!-- instinct:end -->"
 _SKILL_NAME = "instinct-rules"
@@ -4499,7 +5581,7 @@ _SKILL_DESCRIPTION = (
 
 
 def _phrase(r):
-    """A rule record -> one short factual line (the wording of section 11's `_rule_text`)."""
+    """A rule record -> one short factual line (the wording of section 12's `_rule_text`)."""
     text = _rule_text(r)
     if r.get("project") == "" or r.get("level") == "universal":
         text += " (in every project)"
@@ -4848,7 +5930,7 @@ _DOCTOR_CHECK = _obj({"name": _STR, "ok": _BOOL, "level": _STR, "detail": _STR},
                      ("name", "ok", "level", "detail"))
 
 
-class _Sharing(_Core):
+class _Sharing(_Memory):
     """Operations that carry learned rules to other agents, machines and years."""
 
     def _db_bytes(self):
@@ -5335,7 +6417,7 @@ class _Sharing(_Core):
         Rows still stored under an alias are merged into its pattern (alias
         chains are flattened first); the event log is cut to its retention
         settings; stale memories are aged and long-archived ones deleted
-        (section 14); the file is compacted and the WAL truncated.
+        (section 11); the file is compacted and the WAL truncated.
         """
         before = self._db_bytes()
         with self._write() as conn:              # alias chains flattened first
@@ -5373,44 +6455,12 @@ class _Sharing(_Core):
 
 
 # =============================================================================
-# 13. Insight and feedback (explain, history, trends, effectiveness, conflicts)
+# 14. Insight and feedback (explain, history, trends, effectiveness, conflicts)
 # =============================================================================
-def _pref_key(pattern):
-    """'pref:tz=UTC' -> 'tz' (a preference with a value); None for any other pattern."""
-    if pattern.startswith("pref:"):
-        key, eq, value = pattern[5:].partition("=")
-        if eq and key and value:
-            return key
-    return None
-
-
-def _pref_groups(rows):
-    """Rows (pattern, project, confidence, promoted, last_seen) -> {(key, project): rows}.
-
-    Each group lists one preference key's values in one project scope, the
-    winner first: the most recently reinforced, then the most confident.
-    """
-    groups = {}
-    for row in sorted(rows):
-        pattern, project, _, _, _ = row
-        key = _pref_key(pattern)
-        if key is not None:
-            groups.setdefault((key, project), []).append(row)
-    for g in groups.values():
-        g.sort(key=lambda r: (r[4], r[2]), reverse=True)      # last_seen, then confidence
-    return groups
-
-
 def _pref_value(row, winner):
     pattern, project, conf, promoted, last_seen = row
     return {"pattern": pattern, "value": pattern.partition("=")[2], "project": project,
             "confidence": conf, "level": LEVELS[promoted], "last_seen": last_seen, "winner": winner}
-
-
-def _check_int(value, what, lo, hi):
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ValidationError(f"{what} must be a whole number from {lo} to {hi}")
-    return value
 
 
 def _scope(project):
@@ -5670,32 +6720,6 @@ class _Insight(_Core):
             else:
                 lo = nid + 1
         return lo
-
-    def _pref_rows(self, keys=None):
-        """Stored rows of these preference keys (None: all): (pattern, project, confidence, promoted, last_seen)."""
-        cols = "SELECT pattern, project, confidence, promoted, last_seen FROM instincts WHERE "
-        if keys is None or len(keys) > 50:
-            return self._read(cols + "pattern >= 'pref:' AND pattern < 'pref;'")
-        keys = sorted(keys)       # 'pref:K=' <= pattern < 'pref:K>' is exactly the prefix, on the index
-        return self._read(cols + " OR ".join(["(pattern >= ? AND pattern < ?)"] * len(keys)),
-                          [b for k in keys for b in (f"pref:{k}=", f"pref:{k}>")])
-
-    def _suggest_filter(self, records, project):
-        keys = {k for k in (_pref_key(r["pattern"]) for r in records) if k}
-        if not keys:
-            return records
-        losers = {(r[0], r[1]) for g in _pref_groups(self._pref_rows(keys)).values() for r in g[1:]}
-        chosen = {}
-        for r in records:
-            k = _pref_key(r["pattern"])
-            if k is None or (r["pattern"], r["project"]) in losers:
-                continue
-            cur = chosen.get(k)
-            if cur is None or ((r["project"] == project, r["last_seen"])
-                               > (cur["project"] == project, cur["last_seen"])):
-                chosen[k] = r
-        keep = {id(r) for r in chosen.values()}
-        return [r for r in records if id(r) in keep or _pref_key(r["pattern"]) is None]
 
     @operation(
         Param("pattern", str, "the pattern", required=True, positional=True),
@@ -6008,1033 +7032,9 @@ class _Insight(_Core):
 
 
 # =============================================================================
-# 14. Knowledge memories (remember, recall, forget_memory)
-# =============================================================================
-# Seed 002 (hindsight) keeps distilled knowledge beside raw experience and
-# recalls it by relevance, recency, confidence and usage; seed 004 types each
-# memory, gives it a Why and a How to apply, and keeps it as a Markdown file.
-#
-# type -> (recency half-life in days, days without a recall or reinforcement
-# after which a memory loses 1 confidence; archived at 0, deleted by gc later).
-MEMORY_TYPES = {"user": (180, 120), "feedback": (120, 90), "project": (60, 60),
-                "reference": (120, 90), "episode": (30, 45)}
-_MEM_JACCARD = 0.8      # share of words (title + content) at which a memory repeats another
-_MEM_COMMON = 500       # query words found in more memories than this are skipped (stop words);
-                        # also the most candidates (newest first) that recall scores
-_MEM_SATURATE = 10      # confidence and recall counts score fully from here on
-_MEM_STOP = frozenset(
-    "a an and are as at be but by do does for from has have how i if in into is it its my no not of "
-    "on or so than that the then there this to us was we were what when which with you your".split())
-_MEM_COLS = ("id, type, title, content, why, how_to_apply, tags, project, source, confidence,"
-             " created, updated, last_recalled, recall_count, archived, archived_at, supersedes,"
-             " superseded_by, metadata")
-_MEM_MARKERS = (("**why:**", "why"), ("**why**:", "why"),
-                ("**how to apply:**", "how_to_apply"), ("**how to apply**:", "how_to_apply"))
-_MEM_HASHES = ((1390851129, 4071050724), (647892279, 1695753998), (2795742289, 207388624),
-               (311111475, 3527346212), (2301595691, 404285457), (1570621945, 2503055453),
-               (249103477, 3907149204), (2179419893, 922121676))    # 4 bands of 2 min-hashes
-
-
-def _mem_words(text):
-    """Lower-cased runs of letters and digits: the words FTS5's unicode61 tokenizer indexes."""
-    import re
-    return re.findall(r"[^\W_]+", text.lower())
-
-
-def _mem_key(kind, mtype, project, text):
-    from zlib import crc32
-    return crc32(f"{kind}\x1f{mtype}\x1f{project}\x1f{text}".encode())
-
-
-_MEM_PER_KEY = 200         # remember: newest memories read per key when looking for a repeat
-_MEM_CANDIDATES = 64       # ... of which this many (sharing the most keys) are compared
-
-
-def _mem_keys(mtype, project, title, content, name=""):
-    """Keys that find a memory's repeats in its scope: its title, its name, 4 bands of min-hashes.
-
-    Two word sets share a min-hash with probability equal to their Jaccard
-    similarity J; a band pairs two, so a repeat shares one of 4 bands with
-    probability 1 - (1 - J**2)**4 (0.98 at J = 0.8), while memories that merely
-    share a frequent word rarely share a band. Stop words are left out.
-    """
-    from zlib import crc32
-    keys = {_mem_key("t", mtype, project, " ".join(_mem_words(title)))}
-    if name:
-        keys.add(_mem_key("n", mtype, project, name))
-    words = set(_mem_words(title + " " + content))
-    base = [crc32(w.encode()) for w in (words - _MEM_STOP or words)]
-    mins = [min((h * a + b) % 4294967311 for h in base) for a, b in _MEM_HASHES]
-    for i in range(0, len(mins), 2):
-        keys.add(_mem_key(f"b{i}", mtype, project, f"{mins[i]}.{mins[i + 1]}"))
-    return keys
-
-
-_REDACTED = "[REDACTED]"
-_SECRET_KEYS = ("password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key",
-                "access_key", "private_key", "auth", "credential", "bearer")
-
-
-def _redact_secrets(text):
-    """(text with every secret-looking part replaced by [REDACTED], how many were found).
-
-    What capture refuses to keep (section 11) in a memory's prose: known token prefixes
-    (ghp_, sk-, xox, AKIA, eyJ, glpat-, npm_, pypi-...), a PEM private key block, the value of
-    `password=`/`token:`-style assignments, the password of a `scheme://user:pass@host` URL,
-    and long random-looking words (24+ characters mixing upper case, lower case and digits).
-    Git hashes and ordinary words pass."""
-    import re
-    if not isinstance(text, str) or not text:
-        return text, 0
-    n = 0
-
-    def sub(pattern, repl, flags=0):
-        nonlocal text, n
-        text, k = re.subn(pattern, repl, text, flags=flags)
-        n += k
-    sub(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)",
-        _REDACTED, re.S)
-    sub(r"([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]{3,}(@)", r"\1" + _REDACTED + r"\2", re.I)
-    sub(r"((?:%s)[\w.-]*[\"']?\s*[:=]\s*[\"']?)(?!\[REDACTED\])[^\s\"',;]{6,}" % "|".join(map(re.escape, _SECRET_KEYS)),
-        r"\1" + _REDACTED, re.I)
-    sub(r"(?<![\w-])(?:%s)[\w.\-/+=]{8,}" % "|".join(map(re.escape, _SECRET_PREFIXES)), _REDACTED, re.I)
-
-    def rnd(m):
-        w = m.group(0)
-        if any(c.isupper() for c in w) and any(c.islower() for c in w) and any(c.isdigit() for c in w):
-            nonlocal n
-            n += 1
-            return _REDACTED
-        return w
-    text = re.sub(r"(?<![\w/+=-])[A-Za-z0-9_+/=-]{24,}(?![\w/+=-])", rnd, text)
-    return text, n
-
-
-def _redact_value(value):
-    """_redact_secrets over every string of a JSON value -> (value, count)."""
-    if isinstance(value, str):
-        return _redact_secrets(value)
-    if isinstance(value, list):
-        out, n = [], 0
-        for v in value:
-            v, k = _redact_value(v)
-            out.append(v)
-            n += k
-        return out, n
-    if isinstance(value, dict):
-        out, n = {}, 0
-        for key, v in value.items():
-            v, k = _redact_value(v)
-            out[key] = v
-            n += k
-        return out, n
-    return value, 0
-
-
-def _mem_text(value, what, limit, multiline=False, empty_ok=True):
-    if not isinstance(value, str):
-        raise ValidationError(f"{what} must be a string")
-    value = value.replace("\r\n", "\n").strip()
-    _check_text(value.replace("\n", " ") if multiline else value, what, limit, empty_ok)
-    if multiline and any(line.lower().startswith(tuple(m for m, _ in _MEM_MARKERS))
-                         for line in value.split("\n")):
-        raise ValidationError(f"{what} must not hold a '**Why:**' or '**How to apply:**' line; "
-                              "pass those as why and how_to_apply")
-    return value
-
-
-def _mem_tags(tags):
-    """'a, b' or ['a', 'b'] -> 'a,b' (distinct, in order)."""
-    if isinstance(tags, str):
-        tags = tags.split(",")
-    if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
-        raise ValidationError("tags must be a comma-separated string")
-    out = []
-    for t in (t.strip() for t in tags):
-        if t and not (t[0].isalnum() and all(c.isalnum() or c in "-_./+" for c in t)):
-            raise ValidationError(f"tag {t!r} must start with a letter or digit and hold only "
-                                  "letters, digits and - _ . / +")
-        if t and t not in out:
-            out.append(t)
-    text = ",".join(out)
-    if len(text) > 500:
-        raise ValidationError("tags are longer than 500 characters")
-    return text
-
-
-def _merge_csv(old, new):
-    parts = [p for p in old.split(",") if p]
-    parts += [p for p in new.split(",") if p and p not in parts]
-    return ",".join(parts)
-
-
-def _mem_episode(meta):
-    """Check an episode's task, steps, failures and outcome -> a text for its content."""
-    out = []
-    for key in ("task", "steps", "failures", "outcome"):
-        v = meta.get(key)
-        if v is None:
-            continue
-        if key in ("steps", "failures"):
-            if not isinstance(v, list) or not all(isinstance(s, str) for s in v):
-                raise ValidationError(f"episode metadata '{key}' must be a list of strings")
-            if v:
-                out.append(key.capitalize() + ":" + "".join(f"\n- {s}" for s in v))
-        elif not isinstance(v, str):
-            raise ValidationError(f"episode metadata '{key}' must be a string")
-        elif v:
-            out.append(f"{key.capitalize()}: {v}")
-    return "\n".join(out)
-
-
-def _mem_record(row):
-    (mid, mtype, title, content, why, how, tags, proj, src, conf, created, updated, recalled,
-     count, archived, archived_at, sup, sup_by, meta) = row
-    r = {"id": mid, "type": mtype, "title": title, "content": content, "why": why,
-         "how_to_apply": how, "tags": [t for t in tags.split(",") if t], "project": proj,
-         "source": src, "confidence": conf, "created": created, "updated": updated,
-         "last_recalled": recalled, "recall_count": count, "archived": bool(archived),
-         "archived_at": archived_at, "metadata": _loads_meta(meta)}
-    if sup is not None:
-        r["supersedes"] = sup
-    if sup_by is not None:
-        r["superseded_by"] = sup_by
-    return r
-
-
-def _mem_slug(mtype, title):
-    """The default `name` of a memory in Markdown: its type and the ASCII words of its title."""
-    s = "-".join("".join(c if c.isascii() and c.isalnum() else " " for c in title.lower()).split())
-    s = s[:60].rstrip("-")
-    return f"{mtype}-{s}" if s else f"{mtype}-{_sha256_hex(title)[:8]}"
-
-
-def _mem_digest(r):
-    return _sha256_hex("\x1f".join((r["project"], r["type"], r["title"], r["content"])))[:8]
-
-
-def _git_subjects(root, n=3):
-    """The last `n` commit subjects of the repository at `root`, newest first, from .git/logs/HEAD.
-
-    No git process: the reflog is read directly (a worktree's or submodule's
-    `.git` file points at its git directory). [] when there is none.
-    """
-    git = os.path.join(root, ".git")
-    try:
-        if os.path.isfile(git):
-            with open(git, encoding="utf-8", errors="replace") as f:
-                head = f.readline().strip()
-            if not head.startswith("gitdir:"):
-                return []
-            git = os.path.join(root, head[7:].strip())
-        with open(os.path.join(git, "logs", "HEAD"), "rb") as f:
-            size = f.seek(0, 2)
-            f.seek(max(0, size - 65536))
-            lines = f.read().decode("utf-8", "replace").split("\n")
-    except OSError:
-        return []
-    if size > 65536:
-        lines = lines[1:]                    # the first one was cut by the seek
-    out = []
-    for line in reversed(lines):
-        kind, colon, subject = line.partition("\t")[2].partition(": ")
-        kind = kind.split(" (", 1)
-        if (colon and subject.strip() and subject.strip() not in out
-                and (kind[0] in ("commit", "cherry-pick", "revert")
-                     or kind[0].startswith("rebase") and kind[1:] and kind[1][:4] in ("pick", "rewo"))):
-            out.append(subject.strip())
-            if len(out) == n:
-                break
-    return out
-
-
-# --- seed 004's Markdown: front matter (name, description, metadata.type) + body --
-def _fm_quote(s):
-    """A front-matter value: plain when a YAML reader gets it back unchanged, else double-quoted."""
-    plain = (s and s == s.strip() and s[0] not in "-?:,[]{}#&*!|>'\"%@`" and ":" not in s
-             and " #" not in s and s.isprintable()
-             and s.lower() not in ("true", "false", "yes", "no", "on", "off", "null", "~"))
-    if plain:
-        try:
-            float(s)
-            plain = False
-        except ValueError:
-            pass
-    if plain:
-        return s
-    import json
-    return json.dumps(s, ensure_ascii=False)
-
-
-def _fm_unquote(raw, where):
-    s = raw.strip()
-    if s[:1] == '"':
-        import json
-        try:
-            v = json.loads(s)
-        except ValueError:
-            v = None
-        if not isinstance(v, str):
-            raise ValidationError(f"{where}: cannot read the quoted value {s}")
-        return v
-    if len(s) >= 2 and s[0] == s[-1] == "'":
-        return s[1:-1].replace("''", "'")
-    i = s.find(" #")
-    return s[:i].rstrip() if i >= 0 else s
-
-
-def _fm_entries(lines, where):
-    """Front-matter lines -> [(key, rest of its line, the more-indented lines under it)]."""
-    out, i = [], 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        key, colon, rest = line.strip().partition(":")
-        if not colon or not key.strip() or key.startswith("-"):
-            raise ValidationError(f"{where}: cannot read the front-matter line {line.strip()!r}")
-        depth = len(line) - len(line.lstrip())
-        block = []
-        while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > depth):
-            block.append(lines[i])
-            i += 1
-        while block and not block[-1].strip():
-            block.pop()
-        out.append((key.strip(), rest, block))
-    return out
-
-
-def _parse_memory_md(text, where):
-    """A seed-004 Markdown memory -> dict of its fields; None when the file has no front matter."""
-    lines = text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
-    if lines[0].rstrip() != "---":
-        return None
-    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
-    if end is None:
-        raise ValidationError(f"{where}: the front matter has no closing '---'")
-    m = {"name": "", "title": None, "type": None, "tags": "", "project": None, "source": "",
-         "confidence": None, "data": {}, "extra": {}}
-    top_type = None
-
-    def one_line(key, rest, block):
-        if block:
-            raise ValidationError(f"{where}: '{key}' must be a one-line value")
-        return _fm_unquote(rest, where)
-    for key, rest, block in _fm_entries(lines[1:end], where):
-        if key == "metadata" and not rest.strip():
-            for k, r, b in _fm_entries(block, where):
-                if k == "tags":
-                    items = r.strip()
-                    items = items[1:-1].split(",") if items[:1] == "[" and items[-1:] == "]" else \
-                        items.split(",") if items else [x.strip()[1:] for x in b if x.strip().startswith("-")]
-                    m["tags"] = ",".join(_fm_unquote(x, where) for x in items if x.strip())
-                elif k == "data":
-                    import json
-                    try:
-                        m["data"] = json.loads(r) if not b else None
-                    except ValueError:
-                        m["data"] = None
-                    if not isinstance(m["data"], dict):
-                        raise ValidationError(f"{where}: metadata.data must be a one-line JSON object")
-                elif k == "confidence":
-                    v = one_line(k, r, b)
-                    if not v.isdigit():
-                        raise ValidationError(f"{where}: metadata.confidence must be a whole number")
-                    m["confidence"] = int(v)
-                elif k in ("type", "project", "source"):
-                    m[k] = one_line(k, r, b)
-                else:
-                    m["extra"]["metadata." + k] = r + "".join("\n" + x for x in b)
-        elif key in ("name", "description"):
-            m["title" if key == "description" else key] = one_line(key, rest, block)
-        elif key == "type":
-            top_type = one_line(key, rest, block)
-        else:
-            m["extra"][key] = rest + "".join("\n" + x for x in block)
-    m["type"] = m["type"] or top_type
-    if not m["type"]:
-        raise ValidationError(f"{where}: the front matter names no metadata.type")
-    if not m["title"]:
-        m["title"] = m["name"]
-    if not m["title"]:
-        raise ValidationError(f"{where}: the front matter has no description")
-    parts, cur = {"content": [], "why": [], "how_to_apply": []}, "content"
-    for line in lines[end + 1:]:
-        low = line.lower()
-        for marker, key in _MEM_MARKERS:
-            if low.startswith(marker):
-                cur, line = key, line[len(marker):].lstrip(" ")
-                break
-        parts[cur].append(line)
-    for k, v in parts.items():
-        m[k] = "\n".join(v).strip()
-    return m
-
-
-def _mem_md(meta):
-    """The Markdown bookkeeping a memory's metadata keeps under `_md` ({name, extra}), or {}
-    when it is missing or not what import-memories writes (an agent may store anything)."""
-    md = meta.get("_md")
-    if not isinstance(md, dict):
-        return {}
-    out = {}
-    if isinstance(md.get("name"), str) and md["name"]:
-        out["name"] = md["name"]
-    extra = md.get("extra")
-
-    def fits(k, v):                  # written back as `k:v`, its later lines nested under k
-        depth = 2 if k.startswith("metadata.") else 0
-        return (isinstance(k, str) and isinstance(v, str) and k.strip() == k and k
-                and not any(c in k for c in ":\n#") and not k.startswith("-")
-                and all(not x.strip() or len(x) - len(x.lstrip()) > depth for x in v.split("\n")[1:]))
-    if isinstance(extra, dict) and all(fits(k, v) for k, v in extra.items()):
-        out["extra"] = extra
-    return out
-
-
-def _memory_md(r, name):
-    """A memory record -> seed 004's Markdown (the exact inverse of _parse_memory_md)."""
-    import json
-    md = _mem_md(r["metadata"])
-    extra = md.get("extra") or {}
-    data = {k: v for k, v in r["metadata"].items() if k != "_md" or not md}
-    out = ["---", f"name: {_fm_quote(name)}", f"description: {_fm_quote(r['title'])}"]
-    out += [f"{k}:{v}" for k, v in extra.items() if not k.startswith("metadata.")]
-    out += ["metadata:", f"  type: {r['type']}"]
-    if r["tags"]:
-        out.append(f"  tags: [{', '.join(r['tags'])}]")
-    for k in ("project", "source"):
-        if r[k]:
-            out.append(f"  {k}: {_fm_quote(r[k])}")
-    if r["confidence"] != 1:
-        out.append(f"  confidence: {r['confidence']}")
-    if data:
-        out.append("  data: " + json.dumps(data, ensure_ascii=False, separators=(", ", ": ")))
-    out += [f"  {k[9:]}:{v}" for k, v in extra.items() if k.startswith("metadata.")]
-    marks = ([f"**Why:** {r['why']}"] if r["why"] else []) + \
-        ([f"**How to apply:** {r['how_to_apply']}"] if r["how_to_apply"] else [])
-    body = "\n\n".join(x for x in (r["content"], "\n".join(marks)) if x)
-    return "\n".join(out) + "\n---\n" + ("\n" + body + "\n" if body else "")
-
-
-# --- output schemas and renderers ------------------------------------------------
-_NUM = {"type": "number"}
-_MEMORY_PROPS = {
-    "id": _INT, "type": _STR, "title": _STR, "content": _STR, "why": _STR, "how_to_apply": _STR,
-    "tags": {"type": "array", "items": _STR}, "project": _STR, "source": _STR, "confidence": _INT,
-    "created": _STR, "updated": _STR, "last_recalled": _STR, "recall_count": _INT,
-    "archived": _BOOL, "archived_at": _STR, "supersedes": _INT, "superseded_by": _INT,
-    "metadata": {"type": "object"}}
-_MEMORY_REQ = ("id", "type", "title", "content", "project", "confidence", "created", "updated")
-_MEMORY = _obj(dict(_MEMORY_PROPS, status=_STR, warnings={"type": "array", "items": _STR}), _MEMORY_REQ)
-_MEMORY_HIT = _obj(dict(_MEMORY_PROPS, score=_NUM, parts=_obj(
-    {k: _NUM for k in ("relevance", "recency", "confidence", "usage")},
-    ("relevance", "recency", "confidence", "usage"))), _MEMORY_REQ + ("score", "parts"))
-
-
-def _render_memory(r):
-    flags = [r["status"]] if r.get("status") else []
-    flags += [f"confidence {r['confidence']}", f"recalled {r['recall_count']}x",
-              f"project {r['project']}" if r["project"] else "global"]
-    flags += ["archived"] if r["archived"] else []
-    flags += [f"supersedes #{r['supersedes']}"] if "supersedes" in r else []
-    flags += [f"superseded by #{r['superseded_by']}"] if "superseded_by" in r else []
-    out = [f"#{r['id']} [{r['type']}] {r['title']}  ({', '.join(flags)})"]
-    out += [r["content"]] if r["content"] else []
-    out += [f"**Why:** {r['why']}"] if r["why"] else []
-    out += [f"**How to apply:** {r['how_to_apply']}"] if r["how_to_apply"] else []
-    out += [f"warning: {w}" for w in r.get("warnings", ())]
-    return "\n".join(out)
-
-
-def _render_memories(rs):
-    out = []
-    for r in rs:
-        line = f"  #{r['id']:<5} [{r['type']}] {r['title']}  conf={r['confidence']}"
-        if "score" in r:
-            p = r["parts"]
-            line += (f"  score={r['score']:.3f} = relevance {p['relevance']:.3f} + recency "
-                     f"{p['recency']:.3f} + confidence {p['confidence']:.3f} + usage {p['usage']:.3f}")
-        line += "  [archived]" if r["archived"] else ""
-        line += f"  [superseded by #{r['superseded_by']}]" if "superseded_by" in r else ""
-        out.append(line)
-    out.append(f"{len(rs)} memor{'y' if len(rs) == 1 else 'ies'}")
-    return "\n".join(out)
-
-
-_MEM_ID = Param("id", int, "the memory's id", required=True, positional=True, minimum=1,
-                maximum=2**63 - 1)
-
-
-class _Memory(_Core):
-    """Typed knowledge memories next to the counted instincts (issue 7)."""
-
-    def _mem_fts(self):
-        return bool(self._read("SELECT 1 FROM sqlite_master WHERE name = 'memories_fts'"))
-
-    @staticmethod
-    def _mem_get(conn, mid):
-        """The record of memory `mid` (NotFoundError if there is none)."""
-        row = conn.execute(f"SELECT {_MEM_COLS} FROM memories WHERE id = ?", (mid,)).fetchone()
-        if row is None:
-            raise NotFoundError(f"no memory #{mid}")
-        return _mem_record(row)
-
-    @staticmethod
-    def _mem_fields(mtype, title, content, why, how_to_apply, tags, source, metadata):
-        """Check one memory's fields -> a dict ready to store (ValidationError on bad input)."""
-        if mtype not in MEMORY_TYPES:
-            raise ValidationError(f"type must be one of: {', '.join(MEMORY_TYPES)}")
-        f = {"type": mtype, "title": _mem_text(title, "title", MAX_SHORT, empty_ok=False),
-             "content": _mem_text(content, "content", 8000, True),
-             "why": _mem_text(why, "why", 2000, True),
-             "how_to_apply": _mem_text(how_to_apply, "how_to_apply", 2000, True),
-             "tags": _mem_tags(tags), "source": _mem_text(source, "source", MAX_SHORT),
-             "metadata": _check_metadata(metadata) or "{}"}
-        if not _mem_words(f["title"]):
-            raise ValidationError("title must contain a word")
-        if mtype == "episode" and not f["content"]:
-            f["content"] = _mem_text(_mem_episode(metadata or {}), "content", 8000, True)
-        f["redacted"] = []                 # fields where a secret-looking value was replaced
-        for k in ("title", "content", "why", "how_to_apply"):
-            f[k], n = _redact_secrets(f[k])
-            if n:
-                f["redacted"].append(k)
-        if metadata:
-            clean, n = _redact_value(metadata)
-            if n:
-                f["metadata"] = _check_metadata(clean)
-                f["redacted"].append("metadata")
-        return f
-
-    def _mem_insert(self, conn, f, proj, keys, supersedes=None, confidence=1):
-        now = self._now()
-        mid = conn.execute(
-            "INSERT INTO memories (type, title, content, why, how_to_apply, tags, project, source,"
-            " confidence, created, updated, supersedes, metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (f["type"], f["title"], f["content"], f["why"], f["how_to_apply"], f["tags"], proj,
-             f["source"], confidence, now, now, supersedes, f["metadata"])).lastrowid
-        conn.executemany("INSERT OR IGNORE INTO memory_keys (key, memory_id) VALUES (?, ?)",
-                         [(k, mid) for k in keys])
-        self._event(conn, "remember", project=proj, source=f["source"], delta=confidence,
-                    data=_dumps({"memory": mid, "type": f["type"], "title": f["title"]}))
-        return mid
-
-    def _mem_repeat(self, conn, f, proj, keys):
-        """The stored memory `f` repeats (same type and scope, same title or 80% of its words).
-
-        Candidates are the newest _MEM_PER_KEY memories holding each key (an index range each,
-        so the cost does not grow with how many similar memories are stored); the
-        _MEM_CANDIDATES sharing the most keys, newest first, are compared word by word.
-        """
-        shared = {}
-        for k in keys:
-            for (mid,) in conn.execute("SELECT memory_id FROM memory_keys WHERE key = ?"
-                                       " ORDER BY memory_id DESC LIMIT ?", (k, _MEM_PER_KEY)):
-                shared[mid] = shared.get(mid, 0) + 1
-        ids = sorted(shared, key=lambda m: (-shared[m], -m))[:_MEM_CANDIDATES]
-        if not ids:
-            return None
-        rows = conn.execute(
-            f"SELECT id, title, content, archived FROM memories WHERE id IN ({','.join('?' * len(ids))})"
-            f" AND type = ? AND project = ? AND superseded_by IS NULL ORDER BY archived, id DESC",
-            (*ids, f["type"], proj)).fetchall()
-        title = _mem_words(f["title"])
-        words = set(_mem_words(f["title"] + " " + f["content"]))
-        best, best_j = None, _MEM_JACCARD
-        for mid, t, c, _ in rows:
-            if _mem_words(t) == title:
-                return mid
-            other = set(_mem_words(t + " " + c))
-            j = len(words & other) / len(words | other)
-            if j >= best_j:
-                best, best_j = mid, j
-        return best
-
-    @operation(
-        Param("type", str, "user, feedback, project, reference or episode", required=True,
-              positional=True, choices=tuple(MEMORY_TYPES)),
-        Param("title", str, "one line naming the knowledge", required=True, positional=True),
-        Param("content", str, "the knowledge itself (may span lines; '' for an episode described "
-              "by its metadata)", required=True, positional=True),
-        Param("why", str, "the reason it holds", default=""),
-        Param("how_to_apply", str, "what to do because of it", default=""),
-        Param("tags", str, "comma-separated tags", default=""),
-        Param("project", str, "'' for global (default), a 12-hex fingerprint or a project path",
-              default=""),
-        Param("source", str, "who stored it, e.g. claude-code", default=""),
-        Param("supersedes", int, "id of an older memory this one replaces", minimum=1,
-              maximum=2**63 - 1),
-        Param("metadata", dict, "a JSON object kept with the memory; an episode keeps task, steps, "
-              "failures and outcome here", flag="--meta"),
-        mcp="memory_store", title="Remember a piece of knowledge", output=_MEMORY,
-        render=_render_memory)
-    def remember(self, type, title, content, why="", how_to_apply="", tags="", project="",
-                 source="", supersedes=None, metadata=None):
-        """Store a typed memory; storing nearly the same one again reinforces it instead.
-
-        Store distilled knowledge, not transcripts: a user preference, feedback on
-        how to work, a project fact, a reference, or an episode (one task: steps,
-        failures, outcome). A memory with the same type, scope and title, or
-        sharing 80% of its words, gains 1 confidence and merges sources (status
-        'reinforced'). `supersedes` replaces an older memory: it is kept, marked,
-        and no longer recalled.
-        """
-        f = self._mem_fields(type, title, content, why, how_to_apply, tags, source, metadata)
-        proj = _resolve_project(project, self.cwd)
-        keys = _mem_keys(f["type"], proj, f["title"], f["content"])
-        with self._write() as conn:
-            out = self._mem_save(conn, f, proj, keys, supersedes)
-        if f["redacted"]:
-            out["warnings"] = [f"secret-looking text in {', '.join(f['redacted'])} was replaced by "
-                               f"{_REDACTED}; keep secrets out of memories"]
-        return out
-
-    def _mem_save(self, conn, f, proj, keys, supersedes):
-        """remember's write: reinforce a near-copy, or insert (and mark what it supersedes)."""
-        if supersedes is not None:
-            old = self._mem_get(conn, supersedes)
-            if "superseded_by" in old:
-                raise ValidationError(f"memory #{supersedes} is already superseded by "
-                                      f"#{old['superseded_by']}; supersede that one instead")
-        else:
-            mid = self._mem_repeat(conn, f, proj, keys)
-            if mid is not None:
-                return dict(self._mem_reinforce(conn, mid, f), status="reinforced")
-        mid = self._mem_insert(conn, f, proj, keys, supersedes)
-        if supersedes is not None:
-            conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (mid, supersedes))
-        return dict(self._mem_get(conn, mid), status="created")
-
-    def _mem_reinforce(self, conn, mid, f):
-        src, tags, meta = conn.execute("SELECT source, tags, metadata FROM memories WHERE id = ?",
-                                       (mid,)).fetchone()
-        merged = _loads_meta(meta)
-        for k, v in _loads_meta(f["metadata"]).items():
-            merged.setdefault(k, v)
-        conn.execute(
-            "UPDATE memories SET confidence = max(confidence, 0) + 1, source = ?, tags = ?,"
-            " why = CASE WHEN why = '' THEN ? ELSE why END,"
-            " how_to_apply = CASE WHEN how_to_apply = '' THEN ? ELSE how_to_apply END,"
-            " metadata = ?, updated = ?, decayed_at = '', archived = 0, archived_at = '' WHERE id = ?",
-            (_merge_csv(src, f["source"]), _mem_tags(_merge_csv(tags, f["tags"])), f["why"],
-             f["how_to_apply"], _check_metadata(merged), self._now(), mid))
-        rec = self._mem_get(conn, mid)
-        self._event(conn, "reinforce", project=rec["project"], source=f["source"], delta=1,
-                    data=_dumps({"memory": mid, "type": rec["type"], "title": rec["title"]}))
-        return rec
-
-    def _mem_scored(self, cands, limit):
-        """[(raw relevance, id, type, updated, confidence, recall count)] -> [(score, id, parts)].
-
-        Relevance is scaled so the best candidate has 1; recency halves every
-        MEMORY_TYPES half-life; confidence and usage saturate at 10. Candidates go
-        in relevance order and stop once even perfect other parts cannot reach
-        the current top `limit`.
-        """
-        s = self._settings()
-        w = [max(0, s["memory_weight_" + k]) for k in ("relevance", "recency", "confidence", "usage")]
-        total = sum(w) or 1
-        w = [x / total for x in w]
-        top = max(c[0] for c in cands)
-        now = self._clock()
-        best = []
-        for raw, mid, mtype, updated, conf, uses in sorted(cands, key=lambda c: (-c[0], -c[1])):
-            rel = raw / top if top > 0 else 1.0
-            if len(best) >= limit and w[0] * rel + w[1] + w[2] + w[3] < best[-1][0]:
-                break
-            t = _parse_iso(updated)
-            age = max(0.0, now - t) / 86400 if t is not None else 0.0
-            parts = {"relevance": round(w[0] * rel, 6),
-                     "recency": round(w[1] * 0.5 ** (age / MEMORY_TYPES.get(mtype, (90,))[0]), 6),
-                     "confidence": round(w[2] * max(0, min(conf, _MEM_SATURATE)) / _MEM_SATURATE, 6),
-                     "usage": round(w[3] * min(uses, _MEM_SATURATE) / _MEM_SATURATE, 6)}
-            best.append((round(sum(parts.values()), 6), mid, parts))
-            best.sort(key=lambda b: (-b[0], -b[1]))
-            del best[limit:]
-        return best
-
-    def _mem_candidates(self, words, where, params):
-        """Memories matching the query words -> [(raw relevance, id, type, updated, conf, uses)].
-
-        With FTS5: BM25 (title and tags weigh more), over the words found in at
-        most _MEM_COMMON memories, so cost stays bounded at any size; at most
-        _MEM_COMMON candidates, newest first. Without: shared words, title x2.
-        """
-        cols = "m.id, m.type, m.updated, m.confidence, m.recall_count"
-        terms = [w for w in words if w not in _MEM_STOP] or words
-        if not self._mem_fts():
-            text = "(m.title || ' ' || m.content || ' ' || m.why || ' ' || m.how_to_apply || ' ' || m.tags)"
-            rows = self._read(
-                f"SELECT {cols}, m.title, m.content, m.why, m.how_to_apply, m.tags FROM memories m"
-                f" WHERE {where} AND ({' OR '.join([text + ' LIKE ?'] * len(terms))})",
-                [*params, *(f"%{t}%" for t in terms)])
-            out = []
-            for *head, title, content, why, how, tags in rows:
-                in_title = set(_mem_words(title))
-                body = set(_mem_words(" ".join((title, content, why, how, tags))))
-                raw = sum(2.0 if t in in_title else 1.0 for t in terms if t in body)
-                if raw:
-                    out.append((raw, *head))
-            return out
-        (n,), = self._read("SELECT coalesce(max(id), 0) FROM memories")
-        rare = terms if n <= _MEM_COMMON else [t for t in terms if self._read(
-            "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
-            (f'"{t}"', _MEM_COMMON + 1))[0][0] <= _MEM_COMMON]
-        sql = (f"SELECT -bm25(memories_fts, 3.0, 1.0, 1.0, 1.0, 2.0), {cols} FROM memories_fts"
-               f" JOIN memories m ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? AND {where}"
-               f" ORDER BY memories_fts.rowid DESC LIMIT {_MEM_COMMON}")
-        queries = [" OR ".join(f'"{t}"' for t in rare)] if rare else []
-        queries += [" AND ".join(f'"{t}"' for t in terms), " OR ".join(f'"{t}"' for t in terms)]
-        for q in queries:
-            rows = self._read(sql, [q, *params])
-            if rows:
-                return rows
-        return []
-
-    @operation(
-        Param("query", str, "what the task is about: words, names of files, tools, topics",
-              required=True, positional=True),
-        Param("type", str, "only this type", choices=tuple(MEMORY_TYPES)),
-        Param("project", str, "a project path or fingerprint: its memories plus global ones; '' global "
-              "only; '*' every project (default: the working directory's project)"),
-        Param("limit", int, "at most this many", default=5, minimum=1, maximum=100),
-        Param("include_superseded", bool, "also return memories a newer one replaced", default=False),
-        mcp="memory_recall", title="Recall memories", output=_MEMORY_HIT, list_key="memories",
-        render=_render_memories)
-    def recall(self, query, type=None, project=None, limit=5, include_superseded=False):
-        """Find the memories most relevant to a query, ranked and explained; each counts as used.
-
-        score = 0.6 x relevance (full-text BM25, best match = 1) + 0.2 x recency
-        (halves every 30-180 days by type) + 0.15 x confidence + 0.05 x usage (both
-        saturate at 10); the weights are settings memory_weight_*. Every hit
-        carries its id, score and the four weighted parts, which sum to the score.
-        Archived and superseded memories are left out.
-        """
-        _check_text(query, "query", 4000, empty_ok=False)
-        words = list(dict.fromkeys(_mem_words(query)))
-        if not words:
-            raise ValidationError("query must contain a word")
-        if type is not None and type not in MEMORY_TYPES:
-            raise ValidationError(f"type must be one of: {', '.join(MEMORY_TYPES)}")
-        where, params = ["m.archived = 0"], []
-        if not include_superseded:
-            where.append("m.superseded_by IS NULL")
-        if type is not None:
-            where.append("m.type = ?")
-            params.append(type)
-        if project != "*":
-            proj = _resolve_project(project, self.cwd)
-            where.append("m.project IN (?, '')")
-            params.append(proj)
-        cands = self._mem_candidates(words, " AND ".join(where), params)
-        hits = self._mem_scored(cands, limit) if cands else []
-        if not hits:
-            return []
-        ids = [h[1] for h in hits]
-        marks = ",".join("?" * len(ids))
-        sql = f"SELECT {_MEM_COLS} FROM memories WHERE id IN ({marks})"
-        try:
-            with self._write() as conn:
-                conn.execute(f"UPDATE memories SET recall_count = recall_count + 1, last_recalled = ?"
-                             f" WHERE id IN ({marks})", (self._now(), *ids))
-                rows = conn.execute(sql, ids).fetchall()
-        except StoreError:
-            if not self._db.read_only:
-                raise                     # a read-only store answers without counting the use
-            rows = self._read(sql, ids)
-        recs = {r["id"]: r for r in map(_mem_record, rows)}
-        return [dict(recs[mid], score=score, parts=parts) for score, mid, parts in hits if mid in recs]
-
-    @operation(
-        _MEM_ID, mcp="memory_forget", title="Forget a memory", destructive=True, idempotent=True,
-        output=_MEMORY, render=lambda r: f"Forgot #{r['id']} [{r['type']}] {r['title']}")
-    def forget_memory(self, id):
-        """Delete a memory for good (for one that is wrong); returns the deleted record.
-
-        Stale memories need no forgetting: they fade and are archived on their own.
-        """
-        with self._write() as conn:
-            rec = self._mem_get(conn, id)
-            conn.execute("DELETE FROM memories WHERE id = ?", (id,))
-            conn.execute("DELETE FROM events WHERE substr(data, 1, ?) IN (?, ?)",
-                         (len(str(id)) + 11, f'{{"memory":{id},', f'{{"memory":{id}}}'))
-            self._event(conn, "forget_memory", project=rec["project"], delta=-rec["confidence"],
-                        data=_dumps({"memory": id, "type": rec["type"]}))    # no copy of its text
-        self._scrub()
-        return rec
-
-    @operation(
-        Param("type", str, "only this type", choices=tuple(MEMORY_TYPES)),
-        Param("project", str, "only this scope: '' global, a fingerprint or a project path "
-              "(default: all)"),
-        Param("archived", bool, "list archived memories instead of current ones", default=False),
-        Param("limit", int, "at most this many", minimum=1, maximum=MAX_LIMIT),
-        mcp="memory_list", title="List memories", read_only=True, idempotent=True,
-        output=_MEMORY, list_key="memories", render=_render_memories)
-    def memories(self, type=None, project=None, archived=False, limit=None):
-        """List memories, most recently stored or reinforced first (superseded ones are marked)."""
-        where, params = ["archived = ?"], [1 if archived else 0]
-        if type is not None:
-            if type not in MEMORY_TYPES:
-                raise ValidationError(f"type must be one of: {', '.join(MEMORY_TYPES)}")
-            where.append("type = ?")
-            params.append(type)
-        if project is not None:
-            where.append("project = ?")
-            params.append(_resolve_project(project, self.cwd))
-        sql = f"SELECT {_MEM_COLS} FROM memories WHERE {' AND '.join(where)} ORDER BY updated DESC, id DESC"
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
-        return [_mem_record(r) for r in self._read(sql, params)]
-
-    @operation(_MEM_ID, mcp="memory_get", title="Get one memory", read_only=True, idempotent=True,
-               output=_MEMORY, render=_render_memory)
-    def get_memory(self, id):
-        """Return one memory by id, archived or superseded ones included."""
-        try:
-            return self._mem_get(self._db.conn, id)
-        except sqlite3.Error as e:
-            raise _db_error(self.path, e) from None
-
-    @operation(_MEM_ID, mcp="memory_restore", title="Restore an archived memory", idempotent=True,
-               output=_MEMORY, render=_render_memory)
-    def restore_memory(self, id):
-        """Bring an archived memory back (confidence at least 1, a fresh aging period)."""
-        with self._write() as conn:
-            rec = self._mem_get(conn, id)
-            if rec["archived"]:
-                conn.execute("UPDATE memories SET archived = 0, archived_at = '', decayed_at = ?,"
-                             " confidence = max(confidence, 1) WHERE id = ?", (self._now(), id))
-                self._event(conn, "restore_memory", project=rec["project"],
-                            data=_dumps({"memory": id, "type": rec["type"], "title": rec["title"]}))
-            return self._mem_get(conn, id)
-
-    @operation(
-        title="Age stale memories", destructive=True,
-        output=_obj({"decayed": _INT, "archived": _INT, "active": _INT}, ("decayed", "archived", "active")),
-        render=lambda r: (f"Decayed: {r['decayed']}\nArchived: {r['archived']}\n"
-                          f"Active memories: {r['active']}"))
-    def memory_decay(self):
-        """Memories neither recalled nor reinforced for their type's period lose 1; at 0 they are archived.
-
-        Periods in days: user 120, feedback 90, project 60, reference 90, episode
-        45. A memory is charged at most once per period however often this runs.
-        Archived memories are hidden but restorable (restore_memory); gc deletes
-        them memory_gc_days after archiving.
-        """
-        now, t = self._now(), self._clock()
-        case = "CASE type " + " ".join(f"WHEN '{k}' THEN ?" for k in MEMORY_TYPES) + " END"
-        cutoffs = [_iso(t - days * 86400) for _, days in MEMORY_TYPES.values()]
-        with self._write() as conn:
-            decayed = conn.execute(
-                f"UPDATE memories SET confidence = confidence - 1, decayed_at = ? WHERE archived = 0"
-                f" AND max(updated, last_recalled, decayed_at) < {case}", (now, *cutoffs)).rowcount
-            archived = conn.execute("UPDATE memories SET archived = 1, archived_at = ?, confidence = 0"
-                                    " WHERE archived = 0 AND confidence <= 0", (now,)).rowcount
-            if decayed:
-                self._event(conn, "memory_decay", delta=-decayed, data=_dumps({"archived": archived}))
-            (active,), = conn.execute("SELECT count(*) FROM memories WHERE archived = 0").fetchall()
-            return {"decayed": decayed, "archived": archived, "active": active}
-
-    def _gc_memories(self, conn):
-        """Delete memories archived more than `memory_gc_days` ago, inside the caller's write
-        transaction (for gc); returns how many."""
-        cutoff = _iso(self._clock() - self._settings()["memory_gc_days"] * 86400)
-        return conn.execute("DELETE FROM memories WHERE archived = 1 AND archived_at < ?",
-                            (cutoff,)).rowcount
-
-    def memory_briefing(self, project_dir=None, max_chars=2000, limit=5):
-        """Lines '[type] title — how to apply' for a session starting in `project_dir`.
-
-        The query is the project folder's name plus its last three commit
-        subjects (read from .git, no git process); the project's own memories
-        fill the room the query leaves. The lines fit in max_chars (newlines
-        included). Recalled memories count as used.
-        """
-        root = project_root(project_dir)
-        proj = _sha256_hex(root)[:12]
-        query = " ".join([os.path.basename(root)] + _git_subjects(root))
-        hits = self.recall(query, project=proj, limit=limit) if _mem_words(query) else []
-        if len(hits) < limit:
-            seen = {h["id"] for h in hits}
-            rows = self._read(f"SELECT {_MEM_COLS} FROM memories WHERE project = ? AND archived = 0"
-                              " AND superseded_by IS NULL ORDER BY confidence DESC, updated DESC, id DESC"
-                              " LIMIT ?", (proj, limit + len(seen)))
-            hits += [r for r in map(_mem_record, rows) if r["id"] not in seen][:limit - len(hits)]
-        lines, used = [], 0
-        for h in hits:                     # a memory stored before redaction existed: redact now
-            line = f"[{h['type']}] {' '.join(_redact_secrets(h['title'])[0].split())}"
-            how = " ".join(_redact_secrets(h["how_to_apply"])[0].split())
-            line += f" \u2014 {how}" if how else ""
-            if used + len(line) + bool(lines) <= max_chars:
-                used += len(line) + bool(lines)
-                lines.append(line)
-        return lines
-
-    @operation(
-        Param("path", str, "a Markdown memory file, or a directory of them (*.md)", required=True,
-              positional=True),
-        Param("project", str, "scope of files that name none: '' global (default), a fingerprint or "
-              "a project path", default=""),
-        mcp="memory_import", title="Import Markdown memories", idempotent=True,
-        output=_obj({k: _INT for k in ("files", "added", "updated", "unchanged", "skipped")},
-                    ("files", "added", "updated", "unchanged", "skipped")),
-        render=lambda r: ", ".join(f"{k} {r[k]}" for k in
-                                   ("files", "added", "updated", "unchanged", "skipped")))
-    def import_memories(self, path, project=""):
-        """Read seed-004 Markdown memories (front matter name, description, metadata.type; body).
-
-        The body is the content, then `**Why:**` and `**How to apply:**` lines.
-
-        A file matches the stored memory of its type and scope with the same name
-        (or title): unchanged ones stay as they are, edited ones are updated and
-        archived ones restored, so importing twice adds nothing. Markdown without
-        front matter (an index such as MEMORY.md) is skipped. Nothing is written
-        if any file is invalid.
-        """
-        _check_text(path, "path", 4096, empty_ok=False)
-        default = _resolve_project(project, self.cwd)
-        p = self._user_path(path)
-        try:
-            files = ([os.path.join(p, n) for n in sorted(os.listdir(p)) if n.endswith(".md")
-                      and os.path.isfile(os.path.join(p, n))] if os.path.isdir(p) else [p])
-            texts, total = [], 0
-            for fp in files:
-                data = _read_regular(fp, MAX_MEMORY_FILE)
-                total += len(data)
-                if total > MAX_MEMORY_DIR:
-                    raise ValidationError(f"{path}: the Markdown files hold more than "
-                                          f"{MAX_MEMORY_DIR // (1024 * 1024)} MiB; import fewer at once")
-                texts.append((fp, data.decode("utf-8")))
-        except FileNotFoundError:
-            raise NotFoundError(f"no such file or directory: {path}") from None
-        except (OSError, UnicodeDecodeError) as e:
-            raise ValidationError(f"cannot read {path}: {e}") from None
-        items, skipped = [], 0
-        for fp, text in texts:
-            m = _parse_memory_md(text, fp)
-            if m is None:
-                skipped += 1
-                continue
-            try:
-                _check_text(m["name"], "name")
-                meta = dict(m["data"])
-                if m["extra"] or (m["name"] and m["name"] != _mem_slug(m["type"], m["title"])):
-                    meta["_md"] = dict({"name": m["name"]}, **({"extra": m["extra"]} if m["extra"] else {}))
-                f = self._mem_fields(m["type"], m["title"], m["content"], m["why"], m["how_to_apply"],
-                                     m["tags"], m["source"], meta)
-                proj = default if m["project"] is None else _resolve_project(m["project"])
-                if m["confidence"] is not None:
-                    _check_int(m["confidence"], "confidence", 1, 10**9)
-            except ValidationError as e:
-                raise ValidationError(f"{fp}: {e}") from None
-            items.append((f, proj, m["name"], m["confidence"]))
-        counts = {"files": len(texts), "added": 0, "updated": 0, "unchanged": 0, "skipped": skipped}
-        for i in range(0, len(items), 200):               # short transactions: hooks never wait long
-            if i:
-                time.sleep(_YIELD_S)
-            with self._write() as conn:
-                for item in items[i:i + 200]:
-                    counts[self._mem_import_one(conn, *item)] += 1
-        return counts
-
-    def _mem_import_one(self, conn, f, proj, name, confidence):
-        mtype, title = f["type"], f["title"]
-        keys = _mem_keys(mtype, proj, title, f["content"], name)
-        rows = conn.execute(
-            f"SELECT {_MEM_COLS} FROM memories WHERE type = ? AND project = ? AND id IN (SELECT memory_id"
-            " FROM memory_keys WHERE key IN (?, ?)) ORDER BY superseded_by IS NOT NULL, archived, id",
-            (mtype, proj, _mem_key("n", mtype, proj, name),
-             _mem_key("t", mtype, proj, " ".join(_mem_words(title))))
-        ).fetchall()
-        recs = [_mem_record(r) for r in rows]
-        match = (next((r for r in recs if name and name == (_mem_md(r["metadata"]).get("name")
-                                                             or _mem_slug(mtype, r["title"]))), None)
-                 or next((r for r in recs if _mem_words(r["title"]) == _mem_words(title)), None))
-        if match is None:
-            self._mem_insert(conn, f, proj, keys, confidence=confidence or 1)
-            return "added"
-        new = (title, f["content"], f["why"], f["how_to_apply"], f["tags"], f["source"],
-               _loads_meta(f["metadata"]), confidence or match["confidence"], False)
-        old = (match["title"], match["content"], match["why"], match["how_to_apply"], ",".join(match["tags"]),
-               match["source"], match["metadata"], match["confidence"], match["archived"])
-        if new == old:
-            return "unchanged"
-        conn.execute(
-            "UPDATE memories SET title = ?, content = ?, why = ?, how_to_apply = ?, tags = ?, source = ?,"
-            " metadata = ?, confidence = ?, updated = ?, archived = 0, archived_at = '' WHERE id = ?",
-            (title, f["content"], f["why"], f["how_to_apply"], f["tags"], f["source"], f["metadata"],
-             new[7], self._now(), match["id"]))
-        conn.execute("DELETE FROM memory_keys WHERE memory_id = ?", (match["id"],))
-        conn.executemany("INSERT OR IGNORE INTO memory_keys (key, memory_id) VALUES (?, ?)",
-                         [(k, match["id"]) for k in keys])
-        self._event(conn, "import_memory", project=proj, data=_dumps({"memory": match["id"], "title": title}))
-        return "updated"
-
-    @operation(
-        Param("dir", str, "directory for the <name>.md files (created if missing)", required=True,
-              positional=True),
-        Param("type", str, "only this type", choices=tuple(MEMORY_TYPES)),
-        Param("project", str, "only this scope: '' global, a fingerprint or a project path (default: all)"),
-        mcp="memory_export", title="Export memories as Markdown", idempotent=True, destructive=True,
-        output=_obj({"dir": _STR, "files": _INT, "written": _INT, "unchanged": _INT},
-                    ("dir", "files", "written", "unchanged")),
-        render=lambda r: (f"{r['files']} files in {r['dir']} ({r['written']} written, "
-                          f"{r['unchanged']} unchanged)"))
-    def export_memories(self, dir, type=None, project=None):
-        """Write current memories (not archived, not superseded) as seed-004 Markdown, one file each.
-
-        import-memories reads them back without loss. Files whose bytes would not
-        change are left untouched, so a second export is byte-identical; files of
-        memories no longer stored are left alone.
-        """
-        import re
-        _check_text(dir, "dir", 4096, empty_ok=False)
-        recs = [r for r in self.memories(type=type, project=project) if "superseded_by" not in r]
-        items = []
-        for r in sorted(recs, key=lambda r: r["id"]):
-            stored = _mem_md(r["metadata"]).get("name")
-            items.append([r, stored or _mem_slug(r["type"], r["title"]), bool(stored)])
-        scopes = {}
-        for r, name, _ in items:
-            scopes[(r["type"], r["project"], name)] = scopes.get((r["type"], r["project"], name), 0) + 1
-        for it in items:                     # two titles with one default name: tell them apart
-            if not it[2] and scopes[(it[0]["type"], it[0]["project"], it[1])] > 1:
-                it[1] += "-" + _mem_digest(it[0])
-        d = self._user_path(dir)
-        used, written, same = set(), 0, 0
-        for r, name, _ in sorted(items, key=lambda it: (it[1], it[0]["project"], it[0]["title"],
-                                                        it[0]["content"], it[0]["id"])):
-            safe = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name)
-            stem = name if safe else _mem_slug(r["type"], r["title"])
-            if stem.lower() in used:
-                stem += "-" + _mem_digest(r)
-            if stem.lower() in used:
-                stem += f"-{r['id']}"
-            used.add(stem.lower())
-            for k in ("title", "content", "why", "how_to_apply"):    # stored before redaction existed
-                r[k] = _redact_secrets(r[k])[0]
-            r["metadata"] = _redact_value(r["metadata"])[0]
-            data = _memory_md(r, name).encode("utf-8")
-            path = os.path.join(d, stem + ".md")
-            try:
-                with open(path, "rb") as fh:
-                    if fh.read(len(data) + 1) == data and not os.fstat(fh.fileno()).st_mode & 0o077:
-                        same += 1
-                        continue
-            except OSError:
-                pass
-            _atomic_write(path, data, private=True)
-            written += 1
-        return {"dir": d, "files": len(items), "written": written, "unchanged": same}
-
-
-# =============================================================================
 # 15. InstinctStore (the public class)
 # =============================================================================
-class InstinctStore(_Learning, _History, _Sharing, _Insight, _Memory):
+class InstinctStore(_History, _Sharing, _Insight):
     """The instinct memory: a SQLite file of patterns with confidence and levels.
 
     ``InstinctStore(path=None)`` opens ``path``, else ``$INSTINCT_DB``, else
