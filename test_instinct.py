@@ -610,15 +610,19 @@ s.close()
 print(errors)
 """
 
+    def _spawn(self, code, procs, per):
+        """`procs` child Pythons running CHILD-shaped `code`, `per` observes each -> the Popens."""
+        return [subprocess.Popen([sys.executable, "-c", code, str(HERE), str(self.db), str(per), str(k)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env=child_env(self.tmp))
+                for k in range(procs)]
+
     def test_processes_observing_the_same_patterns_get_exact_totals(self):
         procs, n, per = 8, 2000, 2000
         self.store.stats()                       # create the file first
         self.store.close()
         code = self.CHILD % (self.PATTERNS, self.PROJECTS)
-        children = [subprocess.Popen([sys.executable, "-c", code, str(HERE), str(self.db), str(per), str(k)],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     env=child_env(self.tmp))
-                    for k in range(procs)]
+        children = self._spawn(code, procs, per)
         for c in children:
             out, err = c.communicate(timeout=120)
             self.assertEqual(c.returncode, 0, err)
@@ -641,10 +645,7 @@ print(errors)
 
     def _race(self, procs, per, pattern="seq:x"):
         code = self.CHILD % ((pattern,), ("",))
-        children = [subprocess.Popen([sys.executable, "-c", code, str(HERE), str(self.db), str(per), str(k)],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     env=child_env(self.tmp))
-                    for k in range(procs)]
+        children = self._spawn(code, procs, per)
         for c in children:
             out, err = c.communicate(timeout=120)
             self.assertEqual((c.returncode, out.strip(), err), (0, "0", ""))

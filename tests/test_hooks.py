@@ -10,7 +10,7 @@ import time
 import unittest
 
 import instinct
-from tests.helpers import (INSTINCT_PY, ROOT, Clock, child_env, init_msg, make_repo, read,  # noqa: F401
+from tests.helpers import (ROOT, Clock, child_env, init_msg, make_repo, read,  # noqa: F401
                            req, run_instinct, setUpModule, temp_dir)
 
 
@@ -124,9 +124,7 @@ class TestCapture(_Env):
     def test_claude_event_names_and_payload_event_name_are_accepted(self):
         p = self.payload("Read", {"file_path": "/x"})
         self.assertEqual(self.hook("PostToolUse", p).returncode, 0)
-        e = {**os.environ, "INSTINCT_DB": self.db}
-        r = subprocess.run([sys.executable, INSTINCT_PY, "hook", ""], input=json.dumps(p).encode(),
-                           capture_output=True, env=e, timeout=60)
+        r = run_instinct("hook", "", input=json.dumps(p).encode(), text=False, env=child_env(db=self.db))
         self.assertEqual(r.returncode, 0)
         self.assertEqual(len(self.events()), 2)
 
@@ -550,9 +548,8 @@ class TestCaptureUnderRealClients(_Env):
                 event = None if i in (3, 4) else "post-tool-use"
                 t0 = time.monotonic()
                 data = p.encode() if isinstance(p, str) else json.dumps(p).encode()
-                e = {**os.environ, "INSTINCT_DB": self.db}
-                argv = [sys.executable, INSTINCT_PY, "hook"] + ([event] if event else [])
-                r = subprocess.run(argv, input=data, capture_output=True, timeout=60, env=e)
+                r = run_instinct("hook", *([event] if event else []), input=data, text=False,
+                                 env=child_env(db=self.db))
                 self.assertEqual(r.returncode, 0)
                 self.assertNotIn(b"Traceback", r.stderr)
                 self.assertLess(time.monotonic() - t0, 30)
