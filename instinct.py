@@ -179,10 +179,11 @@ def _parse_iso(text):
 
 
 @functools.lru_cache(maxsize=None)
-def _encoder(indent=None):
-    """The JSON encoder for `_dumps`, built on first use (json is imported only when needed)."""
+def _encoder(indent=None, ascii=False):
+    """A JSON encoder, built on first use (json is imported only when needed): UTF-8 kept as is
+    for `_dumps`, pure ASCII (`ascii=True`) for protocol lines; NaN/Infinity refused."""
     import json
-    return json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=indent,
+    return json.JSONEncoder(ensure_ascii=ascii, allow_nan=False, indent=indent,
                             separators=(",", ": ") if indent else (",", ":"))
 
 
@@ -412,20 +413,23 @@ def _worktree_main(root):
     return common if os.path.isdir(common) else root      # a bare repository's worktrees
 
 
-def _sha256_hex(text, _impl=[]):
+@functools.lru_cache(maxsize=None)
+def _sha256():
     # CPython's built-in SHA-256 module (named _sha256 before 3.12, _sha2 since): ~0.4 ms to
     # import against ~3 ms for hashlib, which loads OpenSSL; hooks pay this on every tool call.
     # Resolved once per process: a failed import is retried on every call (~0.3 ms each).
-    if not _impl:
+    try:
+        from _sha2 import sha256
+    except ImportError:
         try:
-            from _sha2 import sha256
+            from _sha256 import sha256
         except ImportError:
-            try:
-                from _sha256 import sha256
-            except ImportError:
-                from hashlib import sha256
-        _impl.append(sha256)
-    return _impl[0](text.encode("utf-8", "surrogatepass")).hexdigest()
+            from hashlib import sha256
+    return sha256
+
+
+def _sha256_hex(text):
+    return _sha256()(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def project_fingerprint(path=None):
@@ -5778,13 +5782,17 @@ def _safe_target(path, root, force):
     return path
 
 
-def _tokens(pattern, _words=[]):
-    if not _words:                       # runs of characters that are str.isalnum()
-        import re
-        _words.append(re.compile(r"[^\W_]+").findall)
+@functools.lru_cache(maxsize=None)
+def _word_runs():
+    """findall of the runs of characters that are str.isalnum()."""
+    import re
+    return re.compile(r"[^\W_]+").findall
+
+
+def _tokens(pattern):
     head, colon, body = pattern.partition(":")
     counts = {}
-    for w in _words[0]((body if colon else pattern).lower()):
+    for w in _word_runs()((body if colon else pattern).lower()):
         counts[w] = counts.get(w, 0) + 1
     return (head if colon else ""), counts
 
@@ -7403,13 +7411,10 @@ class _ToolReply(dict):
         self.text = text
 
 
-def _reply_line(reply, _enc=[]):
+def _reply_line(reply):
     """A reply object (or batch list) -> its protocol line: compact, pure-ASCII JSON (other
     characters escaped, the safest choice for every client) and a newline."""
-    if not _enc:
-        import json
-        _enc.append(json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode)
-    enc = _enc[0]
+    enc = _encoder(None, True).encode
     res = reply.get("result") if type(reply) is dict else None
     if type(res) is _ToolReply and len(reply) == 3 and res.text.isascii():
         # ASCII text is exactly what encoding structuredContent here would give: splice it
@@ -7634,7 +7639,7 @@ class _Server:
             kwargs = op.coerce(args)
             if paged:
                 page, size = self._page(op, kwargs, page or 0)
-            result = getattr(self.store, op.name)(**kwargs)
+            result = op.fn(self.store, **kwargs)       # checked once, by coerce above
         except InstinctError as e:
             return {"content": [{"type": "text", "text": f"Error: {e}"}], "isError": True}
         except Exception as e:            # a tool failure must not kill the session
@@ -7770,14 +7775,13 @@ def _tools_by_name():
     return _TOOLS
 
 
-def _max_reply(_cache=[]):
+@functools.lru_cache(maxsize=None)
+def _max_reply():
     """The reply budget in bytes, read from INSTINCT_MCP_MAX_REPLY once per process."""
-    if not _cache:
-        try:
-            _cache.append(max(4096, int(os.environ.get("INSTINCT_MCP_MAX_REPLY") or MAX_REPLY)))
-        except ValueError:
-            _cache.append(MAX_REPLY)
-    return _cache[0]
+    try:
+        return max(4096, int(os.environ.get("INSTINCT_MCP_MAX_REPLY") or MAX_REPLY))
+    except ValueError:
+        return MAX_REPLY
 
 
 def _cursor_token(offset):
@@ -7809,12 +7813,10 @@ def _paged_schema(op):
     return s
 
 
-def _reply_size(text, structured, _enc=[]):
+def _reply_size(text, structured):
     """Bytes of the tools/call reply line around `text` and `structured` (pure-ASCII JSON)."""
-    if not _enc:
-        import json
-        _enc.append(json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode)
-    return len(_enc[0](text)) + (len(text) if text.isascii() else len(_enc[0](structured))) + 200
+    enc = _encoder(None, True).encode
+    return len(enc(text)) + (len(text) if text.isascii() else len(enc(structured))) + 200
 
 
 def _fit_reply(op, structured, text, offset):
@@ -7879,12 +7881,11 @@ def _no_constants(name):
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _json_decoder(_cache=[]):
+@functools.lru_cache(maxsize=None)
+def _json_decoder():
     """One strict decoder per process (NaN/Infinity refused), built on first use."""
-    if not _cache:
-        import json
-        _cache.append(json.JSONDecoder(parse_constant=_no_constants))
-    return _cache[0]
+    import json
+    return json.JSONDecoder(parse_constant=_no_constants)
 
 
 def _id_key(mid):

@@ -982,7 +982,7 @@ NOISY = r"""
 import os, subprocess, sys, warnings
 sys.path.insert(0, sys.argv[1])
 import instinct
-real = instinct.InstinctStore.stats
+real = instinct.OPERATIONS["stats"].fn     # what the server runs for tools/call
 def noisy(self):
     print("NOISE-print")
     sys.stdout.write("NOISE-sys-stdout\n")
@@ -993,7 +993,7 @@ def noisy(self):
     subprocess.run([sys.executable, "-c", "print('NOISE-child-python')"])
     warnings.warn("NOISE-warning")
     return real(self)
-instinct.InstinctStore.stats = noisy
+instinct.OPERATIONS["stats"].fn = noisy
 sys.exit(instinct.main(["serve"]))
 """
 
@@ -1180,7 +1180,8 @@ sys.path.insert(0, sys.argv[1])
 import instinct
 def boom(self, *args, **kwargs):
     raise RuntimeError("boom-from-tool")
-instinct.InstinctStore.suggest = boom
+instinct.OPERATIONS["suggest"].fn = boom     # what the server runs for tools/call
+instinct.InstinctStore.suggest = boom          # and what resources/read calls
 sys.exit(instinct.main(["serve"]))
 """
 
