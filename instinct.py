@@ -4163,6 +4163,69 @@ _SQL_UNMINED = ("SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessi
                 " HAVING max(e.id) > coalesce(max(m.last_id), 0) ORDER BY max(e.id)")
 
 
+class _Miner:
+    """One mining pass, inside the caller's write transaction. Each (session, pattern,
+    project) is credited at most once: +1 confidence and an `observe` event."""
+
+    def __init__(self, store, conn):
+        self.store, self.conn, self.now = store, conn, store._now()
+        self.canon, self.credited, self.observed = {}, set(), []   # aliases cannot change mid-pass
+        self.corpus = _Corpus(self.rows_of)
+
+    def rows_of(self, sess):
+        """A session's recorded tool calls: (kind, summary, project) in order."""
+        return self.conn.execute("SELECT kind, data, project FROM events WHERE session = ?"
+                                 " AND session != '' AND kind IN ('tool', 'tool_fail') ORDER BY id",
+                                 (sess,)).fetchall()
+
+    def credit(self, sess, pat, proj):
+        if (sess, pat, proj) in self.credited:          # already inserted or ignored in this pass
+            return
+        self.credited.add((sess, pat, proj))
+        p = self.canon.get(pat)
+        if p is None:
+            try:
+                p = self.canon[pat] = self.store._canonical(pat, self.conn)
+            except ValidationError:
+                return
+        conn, now = self.conn, self.now
+        if conn.execute("INSERT OR IGNORE INTO mined (session, pattern, project, ts)"
+                        " VALUES (?,?,?,?)", (sess, p, proj, now)).rowcount:
+            conn.execute(_SQL_UPSERT, (p, category_for(p), now, now, "hooks", proj, "{}"))
+            conn.execute(_SQL_EVENT, (now, "observe", p, proj, "hooks", sess, 1, ""))
+            self.observed.append(p)
+
+    def session(self, sess, last_id):
+        """Mine one session (its calls up to event `last_id`): its own habits and combos, then
+        the workflows it shares with its project's recent sessions, and with the user's
+        recent sessions anywhere (global once they are held in 2+ projects)."""
+        from collections import Counter
+        conn, corpus = self.conn, self.corpus
+        rows = self.rows_of(sess)
+        calls = [(k, d) for k, d, _ in rows]
+        proj = Counter(p for _, _, p in rows).most_common(1)[0][0]   # where most of it ran
+        conn.execute("INSERT INTO mined_sessions (session, last_id, project) VALUES (?, ?, ?)"
+                     " ON CONFLICT (session) DO UPDATE SET last_id = excluded.last_id,"
+                     " project = excluded.project", (sess, last_id, proj))
+        corpus.grams.pop(sess, None)                    # new events since it was last loaded
+        for pat in sorted(_session_habits(_steps(calls)) | _combos(calls)):
+            self.credit(sess, pat, proj)
+        recent = conn.execute("SELECT session, project FROM mined_sessions ORDER BY last_id DESC"
+                              " LIMIT ?", (_SESSIONS_COMPARED,)).fetchall()
+        same = [s for s, p in recent if p == proj] + [s for s, in conn.execute(
+            "SELECT session FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
+            (proj, _SESSIONS_COMPARED))]
+        corpus.add(sess, calls)
+        for pat, have in sorted(_workflows(sess, list(dict.fromkeys(same)), corpus).items()):
+            for s in have:
+                self.credit(s, pat, proj)
+        where = dict(recent)
+        for pat, have in sorted(_workflows(sess, list(where), corpus).items()):
+            if len({where.get(s, proj) for s in have}) >= 2:
+                for s in have:
+                    self.credit(s, pat, "")
+
+
 class _Learning(_Memory):
     """Operations fed by agent hooks: session mining and the session-start briefing."""
 
@@ -4184,7 +4247,6 @@ class _Learning(_Memory):
         """
         if session is not None:
             _check_text(session, "session", 100, empty_ok=False)
-        from collections import Counter
         with self._write() as conn:
             if session is None:            # every session with events past the full-pass mark
                 seen = conn.execute("SELECT seen_id FROM mining_state").fetchone()[0]
@@ -4196,63 +4258,16 @@ class _Learning(_Memory):
                     " ON m.session = e.session WHERE e.session = ? AND e.session != ''"
                     " AND e.kind IN ('tool', 'tool_fail')"
                     " GROUP BY e.session HAVING max(e.id) > coalesce(max(m.last_id), 0)", (session,)).fetchall()
-            observed = []
-            now = self._now()
-
-            def rows_of(sess):
-                return conn.execute("SELECT kind, data, project FROM events WHERE session = ?"
-                                    " AND session != '' AND kind IN ('tool', 'tool_fail') ORDER BY id",
-                                    (sess,)).fetchall()
-
-            canon, credited = {}, set()    # per pass: aliases and credits cannot change under it
-
-            def credit(sess, pat, proj):
-                if (sess, pat, proj) in credited:     # already inserted or ignored in this pass
-                    return
-                credited.add((sess, pat, proj))
-                p = canon.get(pat)
-                if p is None:
-                    try:
-                        p = canon[pat] = self._canonical(pat, conn)
-                    except ValidationError:
-                        return
-                if conn.execute("INSERT OR IGNORE INTO mined (session, pattern, project, ts)"
-                                " VALUES (?,?,?,?)", (sess, p, proj, now)).rowcount:
-                    conn.execute(_SQL_UPSERT, (p, category_for(p), now, now, "hooks", proj, "{}"))
-                    conn.execute(_SQL_EVENT, (now, "observe", p, proj, "hooks", sess, 1, ""))
-                    observed.append(p)
-            corpus = _Corpus(rows_of)
+            miner = _Miner(self, conn)
             for sess, last_id in todo:
-                rows = rows_of(sess)
-                proj = Counter(p for _, _, p in rows).most_common(1)[0][0]
-                conn.execute("INSERT INTO mined_sessions (session, last_id, project) VALUES (?, ?, ?)"
-                             " ON CONFLICT (session) DO UPDATE SET last_id = excluded.last_id,"
-                             " project = excluded.project", (sess, last_id, proj))
-                corpus.grams.pop(sess, None)          # new events since it was last loaded
-                steps = _steps([(k, d) for k, d, _ in rows])
-                for pat in sorted(_session_habits(steps) | _combos([(k, d) for k, d, _ in rows])):
-                    credit(sess, pat, proj)
-                recent = conn.execute("SELECT session, project FROM mined_sessions ORDER BY last_id DESC"
-                                      " LIMIT ?", (_SESSIONS_COMPARED,)).fetchall()
-                mine_too = [s for s, p in recent if p == proj] + [r[0] for r in conn.execute(
-                    "SELECT session FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
-                    (proj, _SESSIONS_COMPARED))]
-                corpus.add(sess, [(k, d) for k, d, _ in rows])
-                for pat, have in sorted(_workflows(sess, list(dict.fromkeys(mine_too)), corpus).items()):
-                    for s in have:
-                        credit(s, pat, proj)
-                # the user's own workflows, whatever the project: global once held in 2+ projects
-                where = dict(recent)
-                for pat, have in sorted(_workflows(sess, list(where), corpus).items()):
-                    if len({where.get(s, proj) for s in have}) >= 2:
-                        for s in have:
-                            credit(s, pat, "")
+                miner.session(sess, last_id)
             # bookkeeping lives as long as the events it describes (the event-log retention)
             cutoff = _iso(self._clock() - self._settings()["events_max_days"] * 86400)
             conn.execute("DELETE FROM mined WHERE ts < ?", (cutoff,))
             conn.execute("DELETE FROM mined_sessions WHERE last_id < (SELECT coalesce(min(id), 0) FROM events)")
         # levels change only where something was observed: an idle pass (every SessionStart
         # runs one) does not pay for a whole-store consolidate
+        observed = miner.observed
         return {"sessions": len(todo), "observed": observed, "consolidated": self.consolidate() if observed else {}}
 
     def record_tool(self, payload, failed=False, ts=None):
