@@ -1,6 +1,6 @@
 """History replay speed: `instinct import-history` over a generated Claude Code history.
 
-Generates realistic transcripts (test_history's generator: tool_use/tool_result pairs,
+Generates realistic transcripts (tests/test_history.py's generator: tool_use/tool_result pairs,
 noise, failures, side-chains) totalling about N tool calls across 5 projects in a temp HOME,
 then times one `instinct import-history` process (parse + capture + per-session mining +
 summary) and a second, idempotent run. Prints calls/s. Usage:

@@ -9,7 +9,7 @@ import unittest
 import uuid
 
 import instinct
-from tests.helpers import DAY, child_env, make_repo, run_instinct, setUpModule, temp_dir  # noqa: F401
+from tests.helpers import DAY, Clock, child_env, make_repo, run_instinct, setUpModule, temp_dir  # noqa: F401
 
 # --- planted secrets: none of these bytes may ever reach the store or anything made from it ----
 SECRETS = {
@@ -475,7 +475,7 @@ class TestClaudeTranscripts(_Home):
         self.assertEqual(bad.returncode, 2)
 
     def test_since_and_retention_skip_old_sessions(self):
-        store = instinct.InstinctStore(self.db, clock=lambda: self.now)
+        store = instinct.InstinctStore(self.db, clock=Clock(self.now))
         self.addCleanup(store.close)
         hist = make_history(cwd=self.repo, n=3, start=self.now - 40 * DAY)
         for sid, tr, _ in hist:
