@@ -4,7 +4,9 @@
 Standard library only, like the tests. test_instinct.py and every module in tests/ import from
 here; nothing here is a test.
 """
+import contextlib
 import glob
+import io
 import json
 import os
 import queue
@@ -266,8 +268,6 @@ class StoreCase(unittest.TestCase):
 
     def cli(self, *args, db=None):
         """instinct.main in process -> (exit code, stdout, stderr)."""
-        import contextlib
-        import io
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = instinct.main(["--db", str(db or self.db), *args])
@@ -314,9 +314,8 @@ class ProjectCase(unittest.TestCase):
 
     def cli(self, *args, cwd=None, db=None, stdin=None, timeout=60):
         """instinct.py as a real process in the project (the real HOME) -> CompletedProcess."""
-        env = {**os.environ, "INSTINCT_DB": db or self.db, "PYTHONIOENCODING": "utf-8"}
-        env.pop("INSTINCT_SESSION", None)
-        return run_instinct(*args, env=env, cwd=cwd or self.proj, input=stdin, timeout=timeout)
+        return run_instinct(*args, env=child_env(db=db or self.db), cwd=cwd or self.proj, input=stdin,
+                            timeout=timeout)
 
     read = staticmethod(read)
     write = staticmethod(write)
@@ -481,11 +480,8 @@ class Server:
 
     def __init__(self, tmp, argv=None, env=None, db=None):
         self.db = db or os.path.join(tmp, "instinct.db")
-        e = {k: v for k, v in os.environ.items()
-             if k not in ("CLAUDE_PROJECT_DIR", "INSTINCT_PROJECT_DIR", "INSTINCT_SESSION")}
-        e.update(INSTINCT_DB=self.db, HOME=tmp, PYTHONDONTWRITEBYTECODE="1")
-        e["INSTINCT_MCP_TOOLS"] = "all"    # the whole surface; TestLeanToolSet passes ""
-        e.update(env or {})
+        # the whole tool surface; TestLeanToolSet passes INSTINCT_MCP_TOOLS=""
+        e = child_env(tmp, self.db, **{"INSTINCT_MCP_TOOLS": "all", **(env or {})})
         self.version = None
         self.p = subprocess.Popen(argv or [sys.executable, INSTINCT_PY, "serve"], cwd=tmp, env=e,
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE,
