@@ -3751,6 +3751,10 @@ _GENERIC_PROGRAMS = frozenset(
     "realpath readlink less more tree open xdg-open seq nl column bat jq yq diff cmp md5sum "
     "sha256sum shasum base64 hexdump xxd od strings lsof whoami id hostname uname free nproc "
     "unzip tar gzip gunzip zip wget curl man help history".split())
+# Version-control reads (what changed, where am I): looking around, like Read, so a ritual's
+# steps stay adjacent however often the agent checks the status between them.
+_LOOK_COMMANDS = frozenset(f"{vcs} {sub}" for vcs in ("git", "hg", "jj", "svn") for sub in (
+    "status", "diff", "log", "show", "blame", "branch", "remote", "rev-parse", "reflog"))
 _EDIT_STEP = "Edit"
 
 
@@ -3908,7 +3912,8 @@ def _steps(rows):
         ok = kind == "tool"
         head, _, rest = data.partition("(")
         if head in ("Bash", "PowerShell"):
-            shapes = [s for s in rest[:-1].split(";") if s.split(" ", 1)[0] not in _GENERIC_PROGRAMS]
+            shapes = [s for s in rest[:-1].split(";")
+                      if s.split(" ", 1)[0] not in _GENERIC_PROGRAMS and s not in _LOOK_COMMANDS]
             out += [(s, True) for s in shapes[:-1]]
             if shapes:
                 out.append((shapes[-1], ok))
@@ -3930,24 +3935,38 @@ def _periodic(g):
 
 
 def _ngrams(col):
-    return {col[i:i + n] for n in range(2, _SEQ_MAX + 1) for i in range(len(col) - n + 1)}
+    """The 2-5 step runs of `col` -> (contiguous ones, those with one extra step inside: a
+    ritual whose agent did one other thing in the middle)."""
+    runs, gapped = set(), set()
+    for n in range(2, _SEQ_MAX + 1):
+        for i in range(len(col) - n + 1):
+            runs.add(col[i:i + n])
+            w = col[i:i + n + 1]
+            if len(w) > n:
+                for j in range(1, n):
+                    g = w[:j] + w[j + 1:]
+                    if g[j - 1] != g[j]:
+                        gapped.add(g)
+    return runs, gapped
 
 
 def _workflow_candidates(col):
     """Candidate workflows of one session: 2-5 steps from a command to a command (edits may
     sit between: test -> edit -> test), not a loop restated."""
-    return {g for g in _ngrams(col)
+    runs, gapped = _ngrams(col)
+    return {g for g in runs | gapped
             if g[0] != _EDIT_STEP and g[-1] != _EDIT_STEP and not _periodic(g) and len(set(g)) > 1}
 
 
-def _chance_sessions(g, stats, enough=float("inf")):
+def _chance_sessions(g, stats, enough=float("inf"), gapped=False):
     """Sessions expected to hold `g` by chance: each session's steps shuffled (same counts,
-    no step following itself, as collapsed), summed over sessions; stops past `enough`."""
+    no step following itself, as collapsed), summed over sessions; stops past `enough`.
+    `gapped`: held as a run or with one extra step inside, n placements instead of one."""
     expected, n, need, pairs = 0.0, len(g), set(g), tuple(zip(g, g[1:]))
     for length, freq, rest in stats:
         if length < n or not need <= freq.keys():
             continue
-        e = (length - n + 1) * freq[g[0]] / length
+        e = (length - n + 1) * freq[g[0]] / length * (n if gapped else 1)
         for prev, t in pairs:
             e *= freq[t] * rest[prev]
         expected += e if e < 1.0 else 1.0
@@ -4015,7 +4034,8 @@ def _combos(rows):
 
 
 class _Corpus:
-    """Sessions' collapsed steps and their n-grams, each session loaded once per mining pass."""
+    """Sessions' collapsed steps and their n-grams (runs, one-gap), each session loaded once
+    per mining pass."""
 
     def __init__(self, load):
         self.load, self.grams, self.stats = load, {}, {}
@@ -4035,8 +4055,10 @@ def _workflows(session, others, corpus):
     """Workflows of `session` that recur across sessions (`others`) beyond chance.
 
     A candidate counts when at least 2 sessions hold it and chance would give that many
-    less than once in a thousand times (each session's own steps shuffled); a workflow that
-    only restates a longer one held by the same sessions is dropped.
+    less than once in a thousand times (each session's own steps shuffled). Sessions hold it
+    as a run, or with one extra step inside; the looser reading has its own (n times
+    larger) chance, and is tried first. A workflow that only restates a longer one (a
+    subsequence of it) held by as many sessions is dropped.
     Returns {pattern: [session ids holding it]}.
     """
     own = _workflow_candidates(corpus.add(session))
@@ -4046,22 +4068,33 @@ def _workflows(session, others, corpus):
     for s in ids:
         corpus.add(s)
     stats = [corpus.stats[s][1:] for s in ids]
-    have = {g: [] for g in own}
+    as_run, loosely = {g: [] for g in own}, {g: [] for g in own}
     for s in ids:
-        for g in own & corpus.grams[s] if len(own) < len(corpus.grams[s]) else corpus.grams[s] & own:
-            have[g].append(s)
+        runs, gapped = corpus.grams[s]
+        hit = own & runs
+        for g in hit:
+            as_run[g].append(s)
+            loosely[g].append(s)
+        for g in (own & gapped) - hit:
+            loosely[g].append(s)
     holders = {}
-    for g, hs in have.items():
-        if len(hs) >= 2:
-            enough = _chance_limit(len(hs))
-            if _chance_sessions(g, stats, enough) <= enough:
-                holders[g] = hs
+    for g in own:
+        for hs, gap in ((loosely[g], True), (as_run[g], False)):
+            if len(hs) >= 2:
+                enough = _chance_limit(len(hs))
+                if _chance_sessions(g, stats, enough, gap) <= enough:
+                    holders[g] = hs
+                    break
 
-    def inside(small, big):
-        return any(big[i:i + len(small)] == small for i in range(len(big) - len(small) + 1))
     return {"seq:" + "->".join(g): have for g, have in holders.items()
-            if not any(len(h) > len(g) and len(hh) >= len(have) and inside(g, h)
+            if not any(len(h) > len(g) and len(hh) >= len(have) and _subsequence(g, h)
                        for h, hh in holders.items())}
+
+
+def _subsequence(small, big):
+    """Whether the steps of `small` occur in `big` in the same order."""
+    steps = iter(big)
+    return all(step in steps for step in small)
 
 
 # --- the briefing: what was learned, as instructions an agent can act on -------------
@@ -4132,9 +4165,10 @@ def _generic_habit(pattern):
 
 def _briefing_rows(rows):
     """Drop generic habits, a project command shadowed by a stronger one for the same role,
-    and workflows that a longer briefed one already contains."""
+    and workflows that a longer one, as strong, already contains."""
     out, roles, shown = [], set(), set()
-    seqs = [tuple(r["pattern"][4:].split("->")) for r in rows if r["pattern"].startswith("seq:")]
+    seqs = [(tuple(r["pattern"][4:].split("->")), r["confidence"]) for r in rows
+            if r["pattern"].startswith("seq:")]
     for r in rows:
         p = r["pattern"]
         if _generic_habit(p) or p in shown:       # a habit both here and global: once
@@ -4148,8 +4182,7 @@ def _briefing_rows(rows):
                 roles.add(key)
         if p.startswith("seq:"):
             g = tuple(p[4:].split("->"))
-            if any(len(h) > len(g) and any(h[i:i + len(g)] == g for i in range(len(h) - len(g) + 1))
-                   for h in seqs):
+            if any(len(h) > len(g) and conf >= r["confidence"] and _subsequence(g, h) for h, conf in seqs):
                 continue
         out.append(r)
     return out
