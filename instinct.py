@@ -39,14 +39,17 @@ Sections:
      8. Database connection (WAL, busy timeout, atomic writes)
      9. Operation registry (one table for API, CLI and MCP)
     10. Core API (the seeds' operations)
-    11. Agent hooks (capture, session mining, injection, setup)
-    12. Sharing (rules files, import, backup, doctor, gc)
-    13. Insight and feedback (explain, history, trends, effectiveness, conflicts)
-    14. Knowledge memories (remember, recall, forget_memory)
-    15. InstinctStore (the public class)
-    16. CLI
-    17. MCP stdio server
-    18. Entry point
+    11. Knowledge memories (remember, recall, forget_memory)
+    12. Shell commands (the shape reader: program and subcommand, never arguments)
+    13. Learning from tool calls (capture, session mining, the briefing)
+    14. History import (past Claude Code transcripts and Codex rollouts)
+    15. Agent hooks and client setup (the hook entry point, `instinct setup`)
+    16. Sharing (rules files, import, backup, doctor, gc)
+    17. Insight and feedback (explain, history, trends, effectiveness, conflicts)
+    18. InstinctStore (the public class)
+    19. CLI
+    20. MCP stdio server
+    21. Entry point
 
 MIT License.
 """
@@ -131,7 +134,7 @@ PROJECT_MARKERS = ("pyproject.toml", "setup.py", "package.json", "Cargo.toml",
 MAX_LIMIT = 1000                       # the largest `limit` any operation accepts
 
 
-# Token prefixes of well-known secrets: capture refuses them (section 12), memories redact them (11)
+# Token prefixes of well-known secrets: the shape reader refuses them (section 12), memories redact them (11)
 _SECRET_PREFIXES = ("ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "sk-", "xox", "akia", "aiza",
                     "glpat-", "eyj", "npm_", "pypi-")
 
@@ -586,7 +589,7 @@ def _migrate_v2(conn):
 
 
 def _migrate_v3(conn):
-    """Insight and feedback (section 14): the bad-feedback quiet count, surfaced suggestions."""
+    """Insight and feedback (section 17): the bad-feedback quiet count, surfaced suggestions."""
     conn.execute("ALTER TABLE instincts ADD COLUMN quiet INTEGER NOT NULL DEFAULT 0")
     conn.execute("CREATE INDEX ix_events_surface ON events(ts) WHERE kind = 'surface'")
 
@@ -659,7 +662,7 @@ def _migrate_v4(conn):
 
 
 def _migrate_v5(conn):
-    """Agent hooks (section 12): per-session mining bookkeeping."""
+    """Learning from tool calls (section 13): per-session mining bookkeeping."""
     conn.execute("CREATE INDEX ix_events_session ON events(session, id) WHERE session != ''")
     conn.execute("CREATE TABLE mined (session TEXT NOT NULL, pattern TEXT NOT NULL,"
                  " project TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY (session, pattern, project))"
@@ -668,7 +671,7 @@ def _migrate_v5(conn):
 
 
 def _migrate_v6(conn):
-    """Sharing (section 13)."""
+    """Sharing (section 16)."""
 
 
 _V7_SUGGEST_INDEX = """
@@ -1323,7 +1326,7 @@ def _render_stats(s):
 def _render_export(result):
     if isinstance(result, str):
         return result.rstrip("\n")
-    if isinstance(result, dict):          # --write: what was written where (section 13)
+    if isinstance(result, dict):          # --write: what was written where (section 16)
         return _render_write(result)
     return _dumps(result, indent=2)
 
@@ -1430,7 +1433,7 @@ def _pref_groups(rows):
 
 
 class _Core:
-    """Plumbing plus the seeds' operations; InstinctStore (section 15) is assembled from it."""
+    """Plumbing plus the seeds' operations; InstinctStore (section 18) is assembled from it."""
 
     def __init__(self, path=None, *, clock=None, cwd=None, session=None, timeout=None):
         if path is None:
@@ -1614,7 +1617,7 @@ class _Core:
                 break
             k *= 4
         out = out[:limit]
-        if out:               # what was shown, for effectiveness (section 14)
+        if out:               # what was shown, for effectiveness (section 17)
             self._surface("\n".join(r["pattern"] + "\t" + r["project"] for r in out[:100]))
         return out
 
@@ -2114,7 +2117,7 @@ _SECRET_KEYS = ("password", "passwd", "pwd", "secret", "token", "api_key", "apik
 def _redact_secrets(text):
     """(text with every secret-looking part replaced by [REDACTED], how many were found).
 
-    What capture refuses to keep (section 12) in a memory's prose: known token prefixes
+    What capture refuses to keep (sections 12 and 13) in a memory's prose: known token prefixes
     (ghp_, sk-, xox, AKIA, eyJ, glpat-, npm_, pypi-...), a PEM private key block, the value of
     `password=`/`token:`-style assignments, the password of a `scheme://user:pass@host` URL,
     and long random-looking words (24+ characters mixing upper case, lower case and digits).
@@ -3068,22 +3071,8 @@ class _Memory(_Core):
 
 
 # =============================================================================
-# 12. Agent hooks (capture, session mining, injection, setup)
+# 12. Shell commands (the shape reader: program and subcommand, never arguments)
 # =============================================================================
-# `instinct hook <event>` runs on every tool call: it imports nothing heavy,
-# stores one short, safe summary (never contents, prompts or output) and exits
-# 0 whatever happens, so it can never block or break the agent.
-HOOK_EVENTS = {"sessionstart": "session-start", "userpromptsubmit": "user-prompt-submit",
-               "pretooluse": "pre-tool-use", "posttooluse": "post-tool-use",
-               "posttoolusefailure": "post-tool-use-failure", "stop": "stop",
-               "sessionend": "session-end"}
-HOOK_TIMEOUT_S = 3.0                       # a hook gives up on a locked database after this
-INJECT_MAX_ITEMS, INJECT_MAX_CHARS = 10, 2000
-_SHELL_TOOLS = {"Bash": "Bash", "PowerShell": "PowerShell", "shell": "Bash",
-                "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash"}
-_EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file", "replace"}
-
-
 def _safe_token(tok, limit=40):
     """A program/tool/extension token with a plain charset, or '?' (redacted)."""
     tok = tok.strip("'\"`")
@@ -3095,7 +3084,6 @@ def _safe_token(tok, limit=40):
     return tok
 
 
-# --- Shell command shapes ----------------------------------------------------
 # A hook learns habits from shell commands, so it reads them the way a shell
 # does (quotes, escapes, heredocs, $( ), pipelines, lists, subshells,
 # compound commands) and keeps only each simple command's SHAPE: the program
@@ -3731,6 +3719,20 @@ def _command_shapes(command):
     except Exception:                              # a reader bug must never break capture
         return ["?"]
     return out[:_SHAPE_MAX_SHAPES]
+
+
+# =============================================================================
+# 13. Learning from tool calls (capture, session mining, the briefing)
+# =============================================================================
+HOOK_EVENTS = {"sessionstart": "session-start", "userpromptsubmit": "user-prompt-submit",
+               "pretooluse": "pre-tool-use", "posttooluse": "post-tool-use",
+               "posttoolusefailure": "post-tool-use-failure", "stop": "stop",
+               "sessionend": "session-end"}
+HOOK_TIMEOUT_S = 3.0                       # a hook gives up on a locked database after this
+INJECT_MAX_ITEMS, INJECT_MAX_CHARS = 10, 2000
+_SHELL_TOOLS = {"Bash": "Bash", "PowerShell": "PowerShell", "shell": "Bash",
+                "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash"}
+_EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file", "replace"}
 
 
 # --- capture: one tool call -> one shape-only step ---------------------------------
@@ -4378,7 +4380,9 @@ def _hook_cwd(payload):
     return cwd
 
 
-# --- `instinct import-history`: replay the user's past Claude Code and Codex sessions ----
+# =============================================================================
+# 14. History import (past Claude Code transcripts and Codex rollouts)
+# =============================================================================
 # Each recorded tool call becomes the payload the live hook would have received and goes
 # through record_tool (the hook's own capture: only its shape is kept), then each session is
 # mined once. Nothing of a transcript is stored but those shapes.
@@ -4898,6 +4902,12 @@ def _tty_progress(stream=None):
     return progress
 
 
+# =============================================================================
+# 15. Agent hooks and client setup (the hook entry point, `instinct setup`)
+# =============================================================================
+# `instinct hook <event>` runs on every tool call: it imports nothing heavy,
+# stores one short, safe summary (never contents, prompts or output) and exits
+# 0 whatever happens, so it can never block or break the agent.
 def _run_hook(argv, stdin=None, stdout=None, close=True):
     """`instinct hook EVENT [--db PATH]`: always exits 0; one stderr line on trouble."""
     debug = os.environ.get("INSTINCT_DEBUG", "") not in ("", "0")
@@ -5621,7 +5631,7 @@ def _merge_yaml(text, entry):
 
 
 # =============================================================================
-# 13. Sharing (rules files, import, backup, doctor, gc)
+# 16. Sharing (rules files, import, backup, doctor, gc)
 # =============================================================================
 _BLOCK_BEGIN, _BLOCK_END = "<!-- instinct:begin -->", "<!-- instinct:end -->"
 _SKILL_NAME = "instinct-rules"
@@ -5633,7 +5643,7 @@ _SKILL_DESCRIPTION = (
 
 
 def _phrase(r):
-    """A rule record -> one short factual line (the wording of section 12's `_rule_text`)."""
+    """A rule record -> one short factual line (the wording of section 13's `_rule_text`)."""
     text = _rule_text(r)
     if r.get("project") == "" or r.get("level") == "universal":
         text += " (in every project)"
@@ -6511,7 +6521,7 @@ class _Sharing(_Memory):
 
 
 # =============================================================================
-# 14. Insight and feedback (explain, history, trends, effectiveness, conflicts)
+# 17. Insight and feedback (explain, history, trends, effectiveness, conflicts)
 # =============================================================================
 def _pref_value(row, winner):
     pattern, project, conf, promoted, last_seen = row
@@ -7088,7 +7098,7 @@ class _Insight(_Core):
 
 
 # =============================================================================
-# 15. InstinctStore (the public class)
+# 18. InstinctStore (the public class)
 # =============================================================================
 class InstinctStore(_History, _Sharing, _Insight):
     """The instinct memory: a SQLite file of patterns with confidence and levels.
@@ -7102,7 +7112,7 @@ class InstinctStore(_History, _Sharing, _Insight):
 
 
 # =============================================================================
-# 16. CLI
+# 19. CLI
 # =============================================================================
 # Commands that are not store operations: name -> (help, [(args, kwargs)]).
 _CLI_EXTRAS = {
@@ -7370,7 +7380,7 @@ def _run_op(op, kwargs, db, as_json, close):
 
 
 # =============================================================================
-# 17. MCP stdio server
+# 20. MCP stdio server
 # =============================================================================
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")   # newest first
 # The stateless revision: no initialize; version and capabilities ride in every request's
@@ -8087,7 +8097,7 @@ def serve(store=None, stdin=None, stdout=None):
 
 
 # =============================================================================
-# 18. Entry point
+# 21. Entry point
 # =============================================================================
 if __name__ == "__main__":
     _exit_now(main())

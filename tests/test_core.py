@@ -509,3 +509,46 @@ class TestTheTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestStructure(unittest.TestCase):
+    """instinct.py's layout promises (issue 12): the table of sections is true, and each room
+    of InstinctStore uses only what it or the rooms it extends define (no sibling's method
+    found through the final class, no override decided by the MRO)."""
+
+    ROOMS = ("_Core", "_Memory", "_Learning", "_History", "_Sharing", "_Insight")
+
+    def setUp(self):
+        self.src = read(os.path.join(ROOT, "instinct.py"))
+        self.tree = ast.parse(self.src)
+
+    def test_the_table_of_sections_matches_the_section_headers(self):
+        import re
+        heads = re.findall(r"^# (\d+)\. (.+)$", self.src, re.M)
+        self.assertEqual([int(n) for n, _ in heads], list(range(2, len(heads) + 2)))
+        toc = re.findall(r"^ +(\d+)\. (.+)$", instinct.__doc__, re.M)
+        self.assertEqual(toc[1:], heads)
+
+    def test_each_room_uses_only_what_it_and_its_bases_define(self):
+        classes = {n.name: n for n in self.tree.body if isinstance(n, ast.ClassDef)}
+        assigned = {t.attr for c in self.ROOMS for t in ast.walk(classes[c])
+                    if isinstance(t, ast.Attribute) and isinstance(t.ctx, ast.Store)
+                    and isinstance(t.value, ast.Name) and t.value.id == "self"}
+        defined_in = {}
+        for name in self.ROOMS:
+            for node in classes[name].body:
+                if isinstance(node, ast.FunctionDef):
+                    defined_in.setdefault(node.name, []).append(name)
+        self.assertEqual({k: v for k, v in defined_in.items() if len(v) > 1}, {})   # no overrides
+        for name in self.ROOMS:
+            cls = getattr(instinct, name)
+            for node in ast.walk(classes[name]):
+                if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "getattr":
+                    self.assertFalse(isinstance(node.args[0], ast.Name) and node.args[0].id == "self",
+                                     f"{name}: getattr(self, ...) at line {node.lineno}")
+                if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                        and node.value.id == "self" and isinstance(node.ctx, ast.Load)):
+                    with self.subTest(room=name, attr=node.attr):
+                        self.assertTrue(hasattr(cls, node.attr) or node.attr in assigned,
+                                        f"{name} uses self.{node.attr} (line {node.lineno}), which "
+                                        f"only {defined_in.get(node.attr)} defines")

@@ -1,4 +1,4 @@
-"""Tests for section 14 of instinct.py: knowledge memories (issue 7).
+"""Tests for section 11 of instinct.py: knowledge memories (issue 7).
 
 remember / recall / forget_memory, reinforcement instead of duplicates,
 supersession, ranking and its explanation, aging and archive/restore, gc,

@@ -1,4 +1,4 @@
-"""Tests for section 12 (sharing): rules files, import, similar, merge, backup/restore, doctor, gc.
+"""Tests for section 16 (sharing): rules files, import, similar, merge, backup/restore, doctor, gc.
 
 stdlib unittest only; real SQLite files in temp dirs; real subprocesses for the CLI.
 """
