@@ -3,9 +3,11 @@
 Generates realistic transcripts (tests/test_history.py's generator: tool_use/tool_result pairs,
 noise, failures, side-chains) totalling about N tool calls across 5 projects in a temp HOME,
 then times one `instinct import-history` process (parse + capture + per-session mining +
-summary) and a second, idempotent run. Prints calls/s. Usage:
-    python bench/bench_history.py [N=50000]
+summary) and a second, idempotent run, then the same import in-process with mining timed
+apart. Prints calls/s. Usage:
+    python bench/bench_history.py [N=50000]     (at least one session per project: ~140 calls)
 """
+import argparse
 import json
 import os
 import subprocess
@@ -19,7 +21,11 @@ from tests.test_history import claude_dir_name, make_history  # noqa: E402
 
 
 def main():
-    target = int(sys.argv[1]) if len(sys.argv) > 1 else 50_000
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("n", nargs="?", type=int, default=50_000, help="about how many tool calls (default 50000)")
+    target = ap.parse_args().n
+    if target < 1:
+        sys.exit("bench_history: N must be at least 1")
     with tempfile.TemporaryDirectory() as home:
         calls = sessions = 0
         now = time.time()
@@ -39,14 +45,16 @@ def main():
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(os.path.join(home, ".claude"))
                    for f in fs)
         print(f"history: {sessions} sessions, {calls} tool calls, {size / 1e6:.1f} MB of transcripts")
-        env = {**os.environ, "HOME": home, "INSTINCT_DB": os.path.join(home, "bench.db")}
-        env.pop("CLAUDE_CONFIG_DIR", None)
-        env.pop("CODEX_HOME", None)
+        env = {k: v for k, v in os.environ.items()          # nothing steers the child but HOME and the DB
+               if not k.startswith("INSTINCT_") and k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME")}
+        env.update(HOME=home, INSTINCT_DB=os.path.join(home, "bench.db"))
         for label in ("first run", "second run (idempotent)"):
             t = time.perf_counter()
             out = subprocess.run([sys.executable, os.path.join(HERE, "instinct.py"), "import-history", "--json"],
-                                 capture_output=True, text=True, env=env, check=True)
+                                 capture_output=True, text=True, env=env)
             dt = time.perf_counter() - t
+            if out.returncode != 0:
+                sys.exit(f"bench_history: import-history failed (rc={out.returncode}): {out.stderr[-800:]}")
             r = json.loads(out.stdout)
             print(f"{label}: {r['imported']} imported, {r['skipped']} skipped, {r['tool_calls']} calls "
                   f"in {dt:.2f} s -> {calls / dt:,.0f} tool calls/s")

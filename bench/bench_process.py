@@ -19,7 +19,10 @@ temp project folder (with .git).  PYTHONUNBUFFERED / PYTHONDONTWRITEBYTECODE are
 removed from the children's environment; instinct's __pycache__ is written first.
 Afterwards `-X importtime` of the observe path shows what it imports beyond the floor.
 
-  python bench/bench_process.py [--python PATH] [--reps 40]
+The exit status is 1 when a target fails, unless --report-only (a smoke run at tiny sizes).
+
+  python bench/bench_process.py [--python PATH] [--reps 40] [--warmup 3] [--split-runs 15]
+                                [--report-only] [--json]
 """
 import argparse
 import ast
@@ -129,12 +132,21 @@ print(repr({"import instinct": (t1 - t0) * 1e3, "run command": (t3 - t2) * 1e3,
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--python", default=DEFAULT_PY if os.path.exists(DEFAULT_PY) else sys.executable,
-                    help="a real interpreter (not the pyenv shim); default %(default)s")
+                    help="a real interpreter (not the pyenv shim); default %(default)s "
+                         f"({DEFAULT_PY} when it exists, else this interpreter)")
     ap.add_argument("--reps", type=int, default=40, help="interleaved repetitions (default 40)")
-    ap.add_argument("--warmup", type=int, default=3, help="untimed runs of each command first")
+    ap.add_argument("--warmup", type=int, default=3, help="untimed runs of each command first (default 3)")
+    ap.add_argument("--split-runs", type=int, default=15,
+                    help="child runs for the in-process split, import vs command (default 15)")
+    ap.add_argument("--report-only", action="store_true",
+                    help="print the targets' verdicts but exit 0 when one fails")
     ap.add_argument("--json", action="store_true", help="also print the raw timings as JSON")
     a = ap.parse_args()
     py = a.python
+    if a.reps < 1 or a.warmup < 0 or a.split_runs < 1:
+        sys.exit("bench_process: --reps and --split-runs must be at least 1, --warmup at least 0")
+    if not os.path.exists(py):
+        sys.exit(f"bench_process: no interpreter at {py}")
     if "shims" in py:
         sys.exit(f"{py} is a pyenv shim (~95 ms per start); give a real interpreter")
 
@@ -241,16 +253,18 @@ def main():
             print(f"  hook path beyond the floor ({len(hx)}): " + ", ".join(
                 f"{m} ({s} us)" for m, (s, c) in sorted(hx.items(), key=lambda kv: -kv[1][0])))
         # where the process spends its time once the interpreter is up (import vs command)
-        print("\nin-process split (median of 15 child runs; the floor process is "
+        print(f"\nin-process split (median of {a.split_runs} child runs; the floor process is "
               f"{fmed * 1e3:.1f} ms):")
         for k in [1] + ([k_hook] if k_hook is not None else []):
             name, argv, stdin, _ = cmds[k]
             runs = []
-            for _ in range(15):
+            for _ in range(a.split_runs):
                 r = subprocess.run([py, "-c", BREAKDOWN] + argv[argv.index("instinct") + 1:],
                                    env=envs[k], cwd=proj, input=stdin, capture_output=True)
-                if r.returncode == 0:
-                    runs.append(ast.literal_eval(r.stdout.decode().strip().splitlines()[-1]))
+                if r.returncode != 0:
+                    sys.exit(f"in-process split of {name} failed (rc={r.returncode}): "
+                             f"{r.stderr.decode()[-800:]}")
+                runs.append(ast.literal_eval(r.stdout.decode().strip().splitlines()[-1]))
             if runs:
                 imp = statistics.median(x["import instinct"] for x in runs)
                 run_ms = statistics.median(x["run command"] for x in runs)
@@ -260,7 +274,7 @@ def main():
             print(json.dumps({"summary": summary,
                               "times_ms": {c[0]: [t * 1e3 for t in ts] for c, ts in zip(cmds, times)}},
                              indent=1))
-        return 0 if ok_all else 1
+        return 0 if ok_all or a.report_only else 1
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

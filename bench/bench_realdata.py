@@ -1,6 +1,8 @@
 """Replay real Claude Code sessions (hook payloads) through instinct and print what it learned.
 
-    python bench/bench_realdata.py [--data ../shared/realdata] [--instinct PATH] [--source NAME]
+    python bench/bench_realdata.py [--data DIR] [--instinct PATH] [--source NAME]
+
+--data defaults to $INSTINCT_REALDATA, else ../shared/realdata beside the repository.
 
 Each payload line is one `instinct hook <event>` call, run in-process in `seq` order through the
 same entry point a hook process uses, with the sessions' directories (git repositories and
@@ -107,12 +109,23 @@ def report(mod, lines, root, db):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=os.path.join(HERE, "..", "..", "shared", "realdata"))
+    ap.add_argument("--data", default=os.environ.get("INSTINCT_REALDATA")
+                    or os.path.join(HERE, "..", "..", "shared", "realdata"),
+                    help="the realdata folder (default: $INSTINCT_REALDATA, else %(default)s)")
     ap.add_argument("--instinct", default=os.path.join(HERE, "..", "instinct.py"))
     ap.add_argument("--source", action="append", help="replay only this source (repeatable)")
     a = ap.parse_args()
+    found = sorted(n[:-len(".payloads.jsonl.gz")] for n in os.listdir(a.data)
+                   if n.endswith(".payloads.jsonl.gz")) if os.path.isdir(a.data) else []
+    if not found:
+        sys.exit(f"bench_realdata: no <source>.payloads.jsonl.gz in {a.data} (give --data or set INSTINCT_REALDATA)")
+    unknown = [s for s in a.source or () if s not in found]
+    if unknown:
+        sys.exit(f"bench_realdata: no source {', '.join(unknown)} in {a.data} (there: {', '.join(found)})")
+    if not os.path.isfile(a.instinct):
+        sys.exit(f"bench_realdata: no instinct.py at {a.instinct}")
     mod = load(a.instinct)
-    sources = a.source or sorted(n.split(".")[0] for n in os.listdir(a.data) if n.endswith(".payloads.jsonl.gz"))
+    sources = a.source or found
     home = os.environ.get("HOME")
     for source in sources:
         with tempfile.TemporaryDirectory() as root:

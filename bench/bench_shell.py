@@ -2,8 +2,11 @@
 
 Cases: a realistic ~300-character command (cd, VAR=value, a runner with options, quoted text,
 a pipeline, a commit with a message), a heredoc commit, and every Bash command of the real
-sessions in ../shared/realdata (when present). Interleaved reps; prints medians and p99.
+sessions in ../shared/realdata or $INSTINCT_REALDATA (when present); then 64 KiB inputs (the
+read cap). Prints medians and p99.
+    python bench/bench_shell.py [REPS=2000]
 """
+import argparse
 import gzip
 import json
 import os
@@ -48,7 +51,11 @@ def timed(cmd, reps):
 
 
 def main():
-    reps = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("reps", nargs="?", type=int, default=2000, help="runs per case (default 2000)")
+    reps = ap.parse_args().reps
+    if reps < 1:
+        sys.exit("bench_shell: REPS must be at least 1")
     for label, cmd in (("typical", TYPICAL), ("heredoc commit", HEREDOC)):
         t = sorted(timed(cmd, reps))
         print(f"{label:16} {len(cmd):5} chars  median {statistics.median(t) * 1e6:7.1f} us  "
