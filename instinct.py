@@ -1914,7 +1914,7 @@ class _Core:
         output=_obj({"decayed": _INT, "deleted": _INT, "total": _INT}, ("decayed", "deleted", "total")),
         render=lambda r: f"Decayed: {r['decayed']}\nDeleted: {r['deleted']}\nTotal instincts: {r['total']}")
     def decay(self, days_inactive=90):
-        """Patterns not observed for `days_inactive` days lose 1 confidence; at 0 they are deleted.
+        """Patterns not observed for a number of days (90 by default) lose 1 confidence; at 0 they are deleted.
 
         A pattern is charged at most once per inactive period, however often
         decay runs (a daily cron equals a weekly one). Large stores are done in
@@ -6930,7 +6930,7 @@ class _Insight(_Core):
         title="Trending patterns", read_only=True, idempotent=True,
         output=_TREND, list_key="trending", render=_render_trending)
     def trending(self, days=7, limit=20):
-        """Patterns ranked by how much their observations per day rose in the last `days` vs the period before.
+        """Patterns ranked by how much their observations per day rose in a recent window (7 days by default) over the one before.
 
         Counts observations of every project together.
         """
