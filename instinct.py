@@ -3978,7 +3978,7 @@ def _ngrams(col):
         for i in range(len(col) - n + 1):
             runs.add(col[i:i + n])
             w = col[i:i + n + 1]
-            if len(w) > n:
+            if n > 2 and len(w) > n:                     # a -> (x) -> b alone says little
                 for j in range(1, n):
                     g = w[:j] + w[j + 1:]
                     if g[j - 1] != g[j]:
@@ -4104,24 +4104,29 @@ def _workflows(session, others, corpus):
     for s in ids:
         corpus.add(s)
     stats = [corpus.stats[s][1:] for s in ids]
-    as_run, loosely = {g: [] for g in own}, {g: [] for g in own}
-    for s in ids:
-        runs, gapped = corpus.grams[s]
+    from collections import Counter
+    grams = [corpus.grams[s] for s in ids]               # per session: (runs, one-gap runs)
+    n_run, n_loose = Counter(), Counter()                # sessions holding each candidate
+    for runs, gapped in grams:
         hit = own & runs
-        for g in hit:
-            as_run[g].append(s)
-            loosely[g].append(s)
-        for g in (own & gapped) - hit:
-            loosely[g].append(s)
+        n_run.update(hit)
+        n_loose.update(hit)
+        n_loose.update((own & gapped) - hit)
     holders = {}
-    for g in own:
-        for hs, gap in ((loosely[g], True), (as_run[g], False)):
-            if len(hs) >= 2:
-                enough = _chance_limit(len(hs))
+    for g in sorted(own, key=len, reverse=True):       # longest first
+        k_run, k_loose = n_run[g], n_loose[g]
+        if k_loose < 2 or any(len(hh) >= k_loose and len(h) > len(g) and _subsequence(g, h)
+                              for h, hh in holders.items()):
+            continue            # a longer workflow held as widely already says it (no chance test)
+        # the loose reading only when it adds holders: with the same ones the run's smaller
+        # chance decides alone
+        for gap, k in ((True, k_loose), (False, k_run)) if k_loose > k_run else ((False, k_run),):
+            if k >= 2:
+                enough = _chance_limit(k)
                 if _chance_sessions(g, stats, enough, gap) <= enough:
-                    holders[g] = hs
+                    holders[g] = [s for s, (runs, gapped) in zip(ids, grams)
+                                  if g in runs or gap and g in gapped]
                     break
-
     return {"seq:" + "->".join(g): have for g, have in holders.items()
             if not any(len(h) > len(g) and len(hh) >= len(have) and _subsequence(g, h)
                        for h, hh in holders.items())}
