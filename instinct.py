@@ -1407,7 +1407,9 @@ _SQL_UPSERT = _SQL_INSERT.format("?") + _SQL_ON_CONFLICT
 _SQL_OBSERVE = (_SQL_INSERT.format("coalesce((SELECT pattern FROM aliases WHERE alias = ?), ?)")
                 + _SQL_ON_CONFLICT + " RETURNING " + _COLS)
 
-_DECAY_BATCH = 50_000               # rows per decay transaction
+_DECAY_BATCH = 50_000               # rows per decay (and event-log pruning) transaction
+_PRUNE_PER_CONSOLIDATE = 500_000    # event rows one consolidate cuts at most (the next ones and gc
+                                    # do the rest): a 10M-event log never makes it a minute long
 _IMPORT_BATCH = 2_000               # records per import transaction (~0.2-0.4 s)
 _YIELD_S = 0.11                     # pause between a long writer's transactions: longer than a
                                     # waiting writer's longest busy-handler sleep (100 ms), so a
@@ -1898,7 +1900,9 @@ class _Core:
         """Promote patterns whose confidence reached a threshold (mature 5, rule 10), demote the rest.
 
         A rule found in 2 or more projects becomes universal. Run it at the end
-        of a session or periodically; it is the only place levels change.
+        of a session or periodically; it is the only place levels change. It
+        also cuts the event log toward its retention, at most 500,000 rows a run
+        in short transactions (gc cuts all of it).
         """
         self._fts_sync()
         settings = self._settings()
@@ -1925,22 +1929,32 @@ class _Core:
                          " CASE WHEN new > old THEN 'promote' ELSE 'demote' END, pattern, project, ?,"
                          " old || '->' || new FROM _lv WHERE old != new", (self._now(), self.session))
             conn.execute("DROP TABLE temp._lv")
-            self._prune_events(conn, settings)
-            return counts
+        self._prune_events(settings, most=_PRUNE_PER_CONSOLIDATE)
+        return counts
 
-    def _prune_events(self, conn, settings):
-        """Cut the event log to its retention (consolidate and gc)."""
+    def _prune_events(self, settings, most=None):
+        """Cut the event log to its retention (events_max_days, events_max_rows, the newest
+        SURFACE_MAX_EVENTS showings), oldest first, in transactions of _DECAY_BATCH rows with a
+        pause between them, so a hook never waits long; at most `most` rows (None: all).
+        Returns how many events were deleted."""
         cutoff = _iso(self._clock() - settings["events_max_days"] * 86400)
-        first_kept = conn.execute("SELECT id FROM events WHERE ts >= ? ORDER BY id LIMIT 1",
-                                  (cutoff,)).fetchone()
-        if first_kept:
-            conn.execute("DELETE FROM events WHERE id < ?", (first_kept[0],))
-        else:
-            conn.execute("DELETE FROM events")
-        conn.execute("DELETE FROM events WHERE id <= (SELECT max(id) FROM events) - ?",
-                     (settings["events_max_rows"],))
-        conn.execute("DELETE FROM events WHERE kind = 'surface' AND ts < (SELECT ts FROM events"
-                     " WHERE kind = 'surface' ORDER BY ts DESC LIMIT 1 OFFSET ?)", (SURFACE_MAX_EVENTS - 1,))
+        (lo, hi), = self._read("SELECT min(id), max(id) FROM events")
+        deleted = 0
+        if lo is not None:
+            kept = self._read("SELECT id FROM events WHERE ts >= ? ORDER BY id LIMIT 1", (cutoff,))
+            end = max(kept[0][0] if kept else hi + 1, hi - settings["events_max_rows"] + 1)
+            end = end if most is None else min(end, lo + most)      # ids below `end` go
+            for start in range(lo, end, _DECAY_BATCH):
+                if start > lo:
+                    time.sleep(_YIELD_S)
+                with self._write() as conn:
+                    deleted += conn.execute("DELETE FROM events WHERE id >= ? AND id < ?",
+                                            (start, min(start + _DECAY_BATCH, end))).rowcount
+        with self._write() as conn:
+            deleted += conn.execute(
+                "DELETE FROM events WHERE kind = 'surface' AND ts < (SELECT ts FROM events WHERE"
+                " kind = 'surface' ORDER BY ts DESC LIMIT 1 OFFSET ?)", (SURFACE_MAX_EVENTS - 1,)).rowcount
+        return deleted
 
     @operation(
         Param("days_inactive", int, "days without an observation before a pattern loses 1",
@@ -6535,11 +6549,7 @@ class _Sharing(_Memory):
                                   " (SELECT pattern FROM instincts)").fetchall()
         applied = sum(self.merge(a, p)["merged"] for a, p in stored)
         decayed = self.decay(days_inactive)
-        settings = self._settings()
-        with self._write() as conn:
-            (n,), = conn.execute("SELECT count(*) FROM events")
-            self._prune_events(conn, settings)
-            pruned = n - conn.execute("SELECT count(*) FROM events").fetchone()[0]
+        pruned = self._prune_events(self._settings())
         archived = self.memory_decay()["archived"]
         with self._write() as conn:
             dropped = self._gc_memories(conn)

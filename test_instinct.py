@@ -1368,6 +1368,35 @@ class TestAPI(StoreCase):
         self.assertEqual([p for (p,) in self.sql("SELECT pattern FROM events ORDER BY id")],
                          ["seq:6", "seq:7", "seq:8", "seq:9"])
 
+    def test_consolidate_prunes_a_huge_backlog_a_bounded_slice_at_a_time(self):
+        # a log far past its retention (e.g. years of MCP observes with no consolidate) is cut
+        # oldest first in short transactions, a bounded share per consolidate; gc cuts the rest
+        for i in range(30):
+            self.store.observe(f"seq:{i}")
+        self.set("events_max_rows", 4)
+        ends = []
+        real_write = self.store._write
+
+        def counting_write():
+            ends.append(1)
+            return real_write()
+        with mock.patch.object(instinct, "_PRUNE_PER_CONSOLIDATE", 10), \
+                mock.patch.object(instinct, "_DECAY_BATCH", 3), mock.patch.object(instinct, "_YIELD_S", 0), \
+                mock.patch.object(self.store, "_write", counting_write):
+            self.store.consolidate()
+            self.assertEqual(self.sql("SELECT min(id), count(*) FROM events WHERE kind = 'observe'"),
+                             [(11, 20)])                 # the 10 oldest went
+            ends.clear()
+            self.store.consolidate()
+            self.assertEqual(self.sql("SELECT min(id) FROM events WHERE kind = 'observe'"), [(21,)])
+            self.assertEqual(len(ends), 1 + 4 + 1)      # levels, 4 slices of <= 3 rows, surface cap
+            r = self.store.gc()
+        self.assertGreater(r["events_pruned"], 0)
+        self.assertEqual([p for (p,) in self.sql("SELECT pattern FROM events WHERE kind = 'observe'"
+                                                 " ORDER BY id")], ["seq:26", "seq:27", "seq:28", "seq:29"])
+        self.assertLessEqual(self.sql("SELECT count(*) FROM events")[0][0], 4)
+        self.assertEqual(self.conf("seq:3"), 1)                # pruning never touches instincts
+
     def test_event_log_pruned_by_age(self):
         self.observe_n("seq:old", 3)
         self.clock.advance(days=20)
