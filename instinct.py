@@ -195,6 +195,10 @@ def _dumps(obj, indent=None):
     return _encoder(indent).encode(obj)
 
 
+def _no_constants(name):
+    raise ValueError(f"{name} is not valid JSON")
+
+
 class _JSONDefaults:
     """What the json module's C scanner reads from its decoder: json.loads' defaults."""
     strict = True
@@ -203,23 +207,28 @@ class _JSONDefaults:
     parse_constant = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}.__getitem__
 
 
+class _StrictJSON(_JSONDefaults):
+    """The same, refusing NaN and Infinity (not JSON; MCP messages)."""
+    parse_constant = staticmethod(_no_constants)
+
+
 @functools.lru_cache(maxsize=None)
-def _json_scanner():
+def _json_scanner(strict=False):
+    context = _StrictJSON() if strict else _JSONDefaults()
     try:
         from _json import make_scanner
-    except ImportError:                    # a Python without the C accelerator
-        return None
-    return make_scanner(_JSONDefaults())
-
-
-def _loads(text):
-    """json.loads(text) for a hook's input, without importing the json module: that import
-    compiles regular expressions, ~4 ms of a ~23 ms hook process (measured in
-    bench_process.py). ValueError (json's JSONDecodeError) for text that is not one JSON value."""
-    scan = _json_scanner()
-    if scan is None:
+    except ImportError:                    # a Python without the C accelerator: json's own
         import json
-        return json.loads(text)
+        return json.JSONDecoder(parse_constant=context.parse_constant).scan_once
+    return make_scanner(context)
+
+
+def _loads(text, strict=False):
+    """json.loads(text) without importing the json module: that import compiles regular
+    expressions, ~4 ms of a ~23 ms hook process (measured in bench_process.py). `strict`
+    refuses NaN/Infinity. ValueError (json's JSONDecodeError) for text that is not one JSON
+    value; RecursionError for one nested too deep."""
+    scan = _json_scanner(strict)
     s = text.strip(" \t\n\r")
     try:
         value, end = scan(s, 0)
@@ -7567,7 +7576,7 @@ class _Server:
         if _too_deep(line):
             return self._error(None, _PARSE_ERROR, f"Parse error: nested deeper than {MAX_DEPTH} levels")
         try:
-            msg = _json_decoder().decode(text)
+            msg = _loads(text, strict=True)
         except (ValueError, RecursionError) as e:
             return self._error(None, _PARSE_ERROR, f"Parse error: {e}")
         if isinstance(msg, list):
@@ -7983,17 +7992,6 @@ _QUOTE[34] = 1
 _FLIP = [1, 0]                             # quote parity 0 (outside a string) counts
 
 
-def _no_constants(name):
-    raise ValueError(f"{name} is not valid JSON")
-
-
-@functools.lru_cache(maxsize=None)
-def _json_decoder():
-    """One strict decoder per process (NaN/Infinity refused), built on first use."""
-    import json
-    return json.JSONDecoder(parse_constant=_no_constants)
-
-
 def _id_key(mid):
     return (type(mid) is str, mid) if _valid_id(mid) else None
 
@@ -8054,7 +8052,7 @@ class _Input:
         for line in bytes(buf[start:end]).split(b"\n"):
             if b"notifications/cancelled" in line:
                 try:
-                    msg = _json_decoder().decode(line.decode("utf-8"))
+                    msg = _loads(line.decode("utf-8"), strict=True)
                     if msg.get("method") == "notifications/cancelled" and "id" not in msg:
                         key = _id_key(msg["params"].get("requestId"))
                         if key:

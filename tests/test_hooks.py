@@ -83,11 +83,17 @@ class TestHookInput(_Env):
                     instinct._loads(text)
         with self.assertRaises(RecursionError):
             instinct._loads("[" * 100_000 + "]" * 100_000)
-        from unittest import mock
-        with mock.patch.object(instinct, "_json_scanner", lambda: None):    # no C scanner: json's own
-            self.assertEqual(instinct._loads(self.GOOD[1]), json.loads(self.GOOD[1]))
-            with self.assertRaises(ValueError):
-                instinct._loads(self.BAD[3])
+        # a Python without the C accelerator: json's own pure-Python scanner, the same answers
+        code = ("import sys; sys.modules['_json'] = None; sys.path.insert(0, sys.argv[1]); import instinct\n"
+                "print(type(instinct._json_scanner()).__module__ == '_json')\n"
+                "print(instinct._loads(sys.argv[2]))\n"
+                "try:\n    instinct._loads(sys.argv[3])\nexcept ValueError:\n    print('ValueError')\n")
+        p = subprocess.run([sys.executable, "-c", code, ROOT, '{"a": [1, 2.5]}', self.BAD[3]],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual((p.returncode, p.stdout), (0, "False\n{'a': [1, 2.5]}\nValueError\n"), p.stderr)
+        with self.assertRaises(ValueError):                        # MCP messages: no NaN
+            instinct._loads("[NaN]", strict=True)
+        self.assertEqual(instinct._loads('{"a": [1.5]}', strict=True), {"a": [1.5]})
 
     def test_a_post_tool_use_hook_process_imports_neither_json_nor_re(self):
         code = ("import sys; sys.path.insert(0, sys.argv[1]); "
