@@ -78,7 +78,7 @@ __all__ = [
 ENV_DB = "INSTINCT_DB"
 ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 BUSY_TIMEOUT_S = 30.0
 # The WAL: a commit past ~4 MB of it checkpoints (PASSIVE), and a WAL file past 4 MB is cut back
 # when it restarts, so one-shot processes (hooks, CLI) that skip the close-time checkpoint keep
@@ -810,9 +810,25 @@ def _migrate_v10(conn):
     conn.execute("CREATE INDEX ix_events_pattern ON events(pattern, project) WHERE pattern != ''")
 
 
+def _migrate_v11(conn):
+    """Captured calls become typed records (section 13's `_Call`): 'Bash(a;b)' -> tool, name,
+    extension and command shapes as tab-separated fields; a mined session keeps its steps."""
+    rows = conn.execute("SELECT id, data FROM events WHERE kind IN ('tool', 'tool_fail')").fetchall()
+    for row_id, data in rows:
+        head, paren, rest = data.partition("(")
+        tool, ext, cmds = head, "", ()
+        if paren and head in ("Bash", "PowerShell"):
+            cmds = tuple(c for c in rest[:-1].split(";") if c)
+        elif paren:
+            ext = rest[:-1]
+        conn.execute("UPDATE events SET data = ? WHERE id = ?",
+                     ("\t".join((tool, "", ext) + cmds), row_id))
+    conn.execute("ALTER TABLE mined_sessions ADD COLUMN steps TEXT NOT NULL DEFAULT ''")
+
+
 # index + 1 == the user_version each reaches; append only, never reorder.
 _MIGRATIONS = (_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6,
-               _migrate_v7, _migrate_v8, _migrate_v9, _migrate_v10)
+               _migrate_v7, _migrate_v8, _migrate_v9, _migrate_v10, _migrate_v11)
 
 
 def _has_fts5(conn):
@@ -3829,45 +3845,87 @@ def _is_own_command(cmd):
             or "-m instinct" in text or text.strip().startswith("instinct "))
 
 
-def _tool_summary(payload):
-    """A hook payload -> (summary, '') or (None, skip reason).
+class _Call:
+    """One captured tool call, shape only: the one record of it, written once (`encode`, kept in
+    events.data as tab-separated fields: tool, name, extension, command shapes) and read by field
+    (`read`). `name` is what identifies the call beyond its tool: a skill's name, a subagent's
+    type. Never an argument value."""
 
-    Only the call's shape is kept: 'Bash(uv run pytest;ruff check)' (the command shapes of a
-    shell call, in order), 'Edit(.py)', 'WebFetch', 'mcp__server__tool'. Never an argument.
-    """
-    tool = payload.get("tool_name")
-    if not isinstance(tool, str) or not tool:
-        return None, "no tool_name"
-    tinput = payload.get("tool_input")
-    tinput = tinput if isinstance(tinput, dict) else {}
-    low = tool.lower()
-    if low.startswith(("mcp__instinct__", "mcp__plugin_instinct")):
-        return None, "instinct's own tool call"
-    if tool in _PLUMBING_TOOLS:
-        return None, "client plumbing, not a habit step"
-    if tool in _SHELL_TOOLS:
-        cmd = _shell_command_text(tinput)
-        if _is_own_command(cmd):
-            return None, "instinct's own command"
-        shapes, total = [], 0
-        for shape in _command_shapes(cmd):
-            total += len(shape) + 1
-            if total > 400:
-                break
-            shapes.append(shape)
-        return f"{_SHELL_TOOLS[tool]}({';'.join(shapes) or '?'})", ""
-    name = "".join(c for c in tool if c.isalnum() or c in "_.-")[:64] or "?"
-    if low.startswith("mcp__"):
-        return name, ""
-    if tool in _EDIT_TOOLS:
-        path = tinput.get("file_path") or tinput.get("path") or tinput.get("notebook_path") or ""
-        ext = os.path.splitext(str(path).replace("\\", "/").rsplit("/", 1)[-1])[1].lower()
-        if tool == "apply_patch":
-            name = _EDIT_STEP
-        if ext and len(ext) <= 11 and ext[1:].isalnum() and ext.isascii():
-            return f"{name}({ext})", ""
-        return name, ""
-    return _safe_token(name, 64), ""
+    __slots__ = ("tool", "name", "ext", "cmds")
+    SHELLS = frozenset(_SHELL_TOOLS.values())
+    NAMED = {"Skill": "skill", "Task": "subagent_type", "Agent": "subagent_type"}
+
+    def __init__(self, tool, name="", ext="", cmds=()):
+        self.tool, self.name, self.ext, self.cmds = tool, name, ext, tuple(cmds)
+
+    def encode(self):
+        return "\t".join((self.tool, self.name, self.ext) + self.cmds)
+
+    @classmethod
+    def read(cls, data):
+        f = data.split("\t") + ["", ""]
+        return cls(f[0], f[1], f[2], f[3:len(f) - 2])
+
+    def label(self):
+        """How a person reads it: 'Bash(uv run pytest;ruff check)', 'Edit(.py)', 'Skill(x)'."""
+        inner = ";".join(self.cmds) or self.ext or self.name
+        return f"{self.tool}({inner})" if inner else self.tool
+
+    def steps(self):
+        """The habit steps of this call, in order: a shell call's command shapes (generic
+        utilities and version-control reads left out), 'Edit' for an edit, 'Skill(name)' /
+        'Task(type)', a tool's name; looking around and plumbing give none."""
+        if self.tool in self.SHELLS:
+            return [c for c in self.cmds
+                    if c.split(" ", 1)[0] not in _GENERIC_PROGRAMS and c not in _LOOK_COMMANDS]
+        if self.tool in _EDIT_TOOLS:
+            return [_EDIT_STEP]
+        if self.tool in _LOOK_TOOLS or self.tool in _PLUMBING_TOOLS or self.tool == "?":
+            return []
+        return [f"{self.tool}({self.name})" if self.name else self.tool]
+
+    @classmethod
+    def of(cls, payload):
+        """A hook payload -> (_Call, '') or (None, skip reason)."""
+        tool = payload.get("tool_name")
+        if not isinstance(tool, str) or not tool:
+            return None, "no tool_name"
+        tinput = payload.get("tool_input")
+        tinput = tinput if isinstance(tinput, dict) else {}
+        low = tool.lower()
+        if low.startswith(("mcp__instinct__", "mcp__plugin_instinct")):
+            return None, "instinct's own tool call"
+        if tool in _PLUMBING_TOOLS:
+            return None, "client plumbing, not a habit step"
+        if tool in _SHELL_TOOLS:
+            cmd = _shell_command_text(tinput)
+            if _is_own_command(cmd):
+                return None, "instinct's own command"
+            shapes, total = [], 0
+            for shape in _command_shapes(cmd):
+                total += len(shape) + 1
+                if total > 400:
+                    break
+                shapes.append(shape)
+            return cls(_SHELL_TOOLS[tool], cmds=shapes or ["?"]), ""
+        name = "".join(c for c in tool if c.isalnum() or c in "_.-")[:64] or "?"
+        if low.startswith("mcp__"):
+            return cls(name), ""
+        if tool in _EDIT_TOOLS:
+            path = tinput.get("file_path") or tinput.get("path") or tinput.get("notebook_path") or ""
+            ext = os.path.splitext(str(path).replace("\\", "/").rsplit("/", 1)[-1])[1].lower()
+            ok = ext and len(ext) <= 11 and ext[1:].isalnum() and ext.isascii()
+            return cls(_EDIT_STEP if tool == "apply_patch" else name, ext=ext if ok else ""), ""
+        named = tinput.get(cls.NAMED.get(tool, ""))
+        ok = isinstance(named, str) and len(named) <= 64 and all(
+            _safe_token(w, 64) == w for w in named.split(":"))
+        return cls(_safe_token(name, 64), name=named if ok else ""), ""
+
+
+def _tool_summary(payload):
+    """A hook payload -> (its `_Call`'s label, '') or (None, skip reason)."""
+    call, reason = _Call.of(payload)
+    return (call.label() if call else None), reason
 
 
 def _response_failed(resp):
@@ -3941,6 +3999,11 @@ _ROLE_TITLES = {"test": "Tests here", "lint": "Lint here", "format": "Format her
 _SEQ_MAX = 5                        # longest workflow mined (steps)
 _SESSIONS_COMPARED = 100            # a project's most recent sessions compared when mining
 _CHANCE_P = 1e-3                    # a workflow counts when chance explains it less often than this
+_HABIT_WINDOW = 20                  # a project's recent sessions a command must recur in ...
+_HABIT_SHARE = 0.5                  # ... at least half of them (and at least 2)
+_STEPS_KEPT = 400                   # steps of a mined session kept for the briefing's use counts
+_BRIEF_SESSIONS = 10                # a project's recent sessions whose use decides what is briefed
+_BRIEF_MIN_USE = 0.3                # a mined item used in fewer of them than this is not briefed
 
 
 def _command_role(shape):
@@ -3960,26 +4023,14 @@ def _command_role(shape):
 
 
 def _steps(rows):
-    """[(kind, data)] of one session's tool events, in call order -> [(step, ok)].
-
-    A shell call gives one step per command shape it ran (a chain is several steps; a
-    failure is the last one's); edits are one step 'Edit'; looking around, plumbing and
-    generic shell utilities give none.
-    """
+    """[(kind, data)] of one session's tool events, in call order -> [(step, ok)]: the steps of
+    each `_Call`; a failed call's failure is its last step's."""
     out = []
     for kind, data in rows:
-        ok = kind == "tool"
-        head, _, rest = data.partition("(")
-        if head in ("Bash", "PowerShell"):
-            shapes = [s for s in rest[:-1].split(";")
-                      if s.split(" ", 1)[0] not in _GENERIC_PROGRAMS and s not in _LOOK_COMMANDS]
-            out += [(s, True) for s in shapes[:-1]]
-            if shapes:
-                out.append((shapes[-1], ok))
-        elif head in _EDIT_TOOLS:
-            out.append((_EDIT_STEP, ok))
-        elif head not in _LOOK_TOOLS and head not in _PLUMBING_TOOLS and head != "?":
-            out.append((head, ok))
+        steps = _Call.read(data).steps()
+        out += [(st, True) for st in steps[:-1]]
+        if steps:
+            out.append((steps[-1], kind == "tool"))
     return out
 
 
@@ -4054,60 +4105,98 @@ def _by_chance(k, expected):
     return max(0.0, 1.0 - total)
 
 
-def _session_habits(steps):
-    """One session's own habits (no baseline needed) -> set of patterns.
-
-    pref:test=mix test   the project's test / lint / format / typecheck / build commands
-    fix:A by B           A failed, then B ran (or files were edited: 'by Edit'), then A passed
-    """
-    found = set()
-    for s, _ in steps:
-        role = _command_role(s)
-        if role:
-            found.add(f"pref:{role}={s}")
+def _fixes(steps):
+    """One session's fixes -> ({(A, B)}, {A}): A failed, then A ran again within 10 steps and
+    passed, B the last step before that run; the second set holds every A that failed and
+    then passed (with or without a step between)."""
+    pairs, passed = set(), set()
     for i, (a, ok) in enumerate(steps):
         if ok or a == _EDIT_STEP:
             continue
-        between = []                                   # up to a's next run (a retry ends it)
-        for b, ok_b in steps[i + 1:i + 40]:
-            if b == a:
-                if ok_b and between:
-                    by = _EDIT_STEP if _EDIT_STEP in between else between[-1]
-                    found.add(f"fix:{a} by {by}")
+        for j in range(i + 1, min(i + 11, len(steps))):
+            if steps[j][0] == a:
+                if steps[j][1]:
+                    passed.add(a)
+                    if j > i + 1:
+                        pairs.add((a, steps[j - 1][0]))
                 break
-            between.append(b)
-    return found
+    return pairs, passed
 
 
-def _combos(rows):
+def _combos(calls):
     """combo:a+b - two to four different command shapes chained in one shell call."""
     found = set()
-    for _, data in rows:
-        head, _, rest = data.partition("(")
-        if head in ("Bash", "PowerShell"):
-            shapes = sorted({s for s in rest[:-1].split(";")
-                             if s.split(" ", 1)[0] not in _GENERIC_PROGRAMS})
-            if 2 <= len(shapes) <= 4:
-                found.add("combo:" + "+".join(shapes))
+    for _, data in calls:
+        shapes = sorted(set(_Call.read(data).steps()) - {_EDIT_STEP})
+        if 2 <= len(shapes) <= 4:
+            found.add("combo:" + "+".join(shapes))
     return found
+
+
+def _command_pattern(step, shell):
+    """A step used in most of a project's sessions -> its pattern: 'pref:test=mix test' when
+    its role can be told, 'pref:command=just verify' for another command, 'pref:tool=X'."""
+    role = _command_role(step) if shell else None
+    return f"pref:{role or ('command' if shell else 'tool')}={step}"
 
 
 class _Corpus:
-    """Sessions' collapsed steps and their n-grams (runs, one-gap), each session loaded once
-    per mining pass."""
+    """What mining reads of each session, loaded once per mining pass: collapsed steps and
+    their n-grams (runs, one-gap), the session's habits candidates (commands, combos) and
+    fixes."""
 
     def __init__(self, load):
-        self.load, self.grams, self.stats = load, {}, {}
+        self.load, self.grams, self.stats, self.items, self.fixes = load, {}, {}, {}, {}
 
     def add(self, session, rows=None):
         if session not in self.grams:
             from collections import Counter
             rows = self.load(session) if rows is None else rows
-            col = _collapse([st for st, _ in _steps([(r[0], r[1]) for r in rows])])
+            calls = [(r[0], r[1]) for r in rows]
+            steps = _steps(calls)
+            col = _collapse([st for st, _ in steps])
             freq, n = Counter(col), len(col)
             rest = {t: 1.0 / max(1, n - c) for t, c in freq.items()}   # 1 / steps unlike t
             self.grams[session], self.stats[session] = _ngrams(col), (col, n, freq, rest)
+            shell = {st for c in map(_Call.read, (d for _, d in calls))
+                     if c.tool in _Call.SHELLS for st in c.steps()}
+            self.items[session] = ({_command_pattern(st, st in shell) for st in col
+                                    if st != _EDIT_STEP} | _combos(calls))
+            self.fixes[session] = _fixes(steps)
         return self.stats[session][0]
+
+
+def _recurring(session, window, corpus):
+    """The commands, tools and combos of `session` used in at least 2 and in at least half of
+    the project's recent sessions (`window`, this one included) -> {pattern: holders}: a
+    habit is what most sessions do, whatever its name."""
+    own = corpus.items[session]
+    held = {}
+    for s in window:
+        for p in own & corpus.items[s]:
+            held.setdefault(p, []).append(s)
+    need = max(2, len(window) * _HABIT_SHARE)
+    return {p: have for p, have in held.items() if len(have) >= need}
+
+
+def _fix_habits(session, window, corpus):
+    """Fixes of `session` that recur beyond chance -> {'fix:A by B': holders}. Chance: in each
+    session where A failed and then passed, B is the step before the passing run as often as
+    B is among that session's steps."""
+    pairs = corpus.fixes[session][0]
+    out = {}
+    for a, b in pairs:
+        have, expected = [], 0.0
+        for s in window:
+            got, passed = corpus.fixes[s]
+            if a in passed:
+                _, n, freq, _ = corpus.stats[s]
+                expected += min(1.0, freq.get(b, 0) / max(1, n))
+                if (a, b) in got:
+                    have.append(s)
+        if len(have) >= 2 and expected <= _chance_limit(len(have)):
+            out[f"fix:{a} by {b}"] = have
+    return out
 
 
 def _workflows(session, others, corpus):
@@ -4150,9 +4239,32 @@ def _workflows(session, others, corpus):
                     holders[g] = [s for s, (runs, gapped) in zip(ids, grams)
                                   if g in runs or gap and g in gapped]
                     break
-    return {"seq:" + "->".join(g): have for g, have in holders.items()
-            if not any(len(h) > len(g) and len(hh) >= len(have) and _subsequence(g, h)
-                       for h, hh in holders.items())}
+    return {"seq:" + "->".join(g): have for g, have in _families(holders)}
+
+
+def _same_family(g, h):
+    """Two workflows are one ritual told twice when they share, in order, all steps of the
+    shorter but one (and at least two): windows of a longer ritual, a contained or permuted
+    variant."""
+    if len(g) > len(h):
+        g, h = h, g
+    prev = [0] * (len(h) + 1)                 # longest common subsequence, row by row
+    for x in g:
+        cur = [0]
+        for j, y in enumerate(h):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1] >= max(2, len(g) - 1)
+
+
+def _families(found):
+    """{workflow: holders} -> [(workflow, holders)], one per family: its best member, held by
+    the most sessions, then the longest (ties: the first in order)."""
+    best = []
+    for g, have in sorted(found.items(), key=lambda x: (-len(x[1]), -len(x[0]), x[0])):
+        if not any(_same_family(g, h) for h, _ in best):
+            best.append((g, have))
+    return best
 
 
 def _subsequence(small, big):
@@ -4169,12 +4281,14 @@ def _rule_text(r):
     by hand hold their own words, shown as they are.
     """
     p = r["pattern"]
-    code = (lambda s: f"`{s}`") if r.get("source") == "hooks" else (lambda s: s)
+    code = (lambda s: f"`{s}`") if _mined(r) else (lambda s: s)
     head, colon, body = p.partition(":")
     if colon and head == "pref" and "=" in body:
         key, _, value = body.partition("=")
         if key in _ROLE_TITLES:
             return f"{_ROLE_TITLES[key]}: {code(value)}"
+        if key in ("command", "tool") and _mined(r):
+            return ("Project command: " if key == "command" else "Often used here: ") + code(value)
         return f"Preference: {key} = {value}"
     if colon and head == "seq":
         steps = [s.strip() for s in body.split("->")]
@@ -4199,57 +4313,108 @@ def _rule_text(r):
     return f"Habit: {p}"
 
 
+def _mined(r):
+    """Whether a pattern was learned from captured calls (its words are command shapes)."""
+    return r.get("source") == "hooks" or str(r.get("source", "")).startswith("import:")
+
+
 def _rule_evidence(r):
-    if r.get("source") == "hooks":
-        return f"{r['confidence']} sessions"
+    if _mined(r):
+        use = r.get("use")
+        return f"{r['confidence']} sessions" + (f", used in {use[0]} of the last {use[1]}"
+                                                if use else "")
     return f"seen {r['confidence']}x"
 
 
 def _briefing_line(r):
-    scope = "every project" if r["level"] == "universal" else "this project" if r["project"] else "all projects"
+    """The one wording of a learned item on every channel (briefing, MCP, rules files)."""
+    scope = ("every project" if r["level"] == "universal" else "this project" if r["project"]
+             else "all projects")
     return f"- {_rule_text(r)} ({r['level']}, {_rule_evidence(r)}, {scope})"
 
 
 def _generic_habit(pattern):
-    """Habits every project has (Read -> Edit, head + ls): true for those, never briefed."""
+    """Habits every project has (Read -> Edit, head + ls), which an older store may hold."""
     head, colon, body = pattern.partition(":")
-    if not colon or head not in ("seq", "combo"):
-        return False
-    parts = [s.strip() for s in body.replace("->", "+").split("+")]
-    if all(s.startswith("git ") for s in parts) and (
-            len(set(parts)) < 3 or set(parts) <= {"git add", "git commit", "git push", "git status"}):
-        return True                           # git add -> git commit -> git push: everyone, everywhere
-
-    def generic(s):
-        name = s[5:-1] if s.startswith("Bash(") and s.endswith(")") else s
-        return (name.split("(", 1)[0] in _LOOK_TOOLS or name.split("(", 1)[0] in _EDIT_TOOLS
-                or name.split(" ", 1)[0] in _GENERIC_PROGRAMS or name == _EDIT_STEP)
-    return all(generic(s) for s in parts)
+    return head in ("seq", "combo") and all(
+        s in _LOOK_TOOLS or s in _EDIT_TOOLS or s.split(" ", 1)[0] in _GENERIC_PROGRAMS
+        or s == _EDIT_STEP for s in body.replace("->", "+").split("+"))
 
 
-def _briefing_rows(rows):
-    """Drop generic habits, a project command shadowed by a stronger one for the same role,
-    and workflows that a longer one, as strong, already contains."""
-    out, roles, shown = [], set(), set()
-    seqs = [(tuple(r["pattern"][4:].split("->")), r["confidence"]) for r in rows
-            if r["pattern"].startswith("seq:")]
-    for r in rows:
+def _item_steps(pattern):
+    """The steps a session takes to use a mined item, in order (a combo's in any order)."""
+    head, _, body = pattern.partition(":")
+    if head == "seq":
+        return body.split("->")
+    if head == "combo":
+        return sorted(body.split("+"))
+    if head == "fix":
+        return [body.partition(" by ")[0]]
+    return [body.partition("=")[2]] if head == "pref" and "=" in body else []
+
+
+# Files that show a project's toolchain: where a habit of another project applies before this
+# one has shown its own (a program not listed applies once the project has run it).
+_TOOLCHAIN_FILES = {
+    "package.json": "npm npx pnpm yarn bun bunx node tsc eslint prettier vitest jest",
+    "Cargo.toml": "cargo rustc rustfmt", "mix.exs": "mix iex elixir", "go.mod": "go gofmt",
+    "pyproject.toml": "uv uvx poetry pytest ruff mypy pyright tox nox hatch pdm black",
+    "setup.py": "pytest tox python", "Makefile": "make", "justfile": "just",
+    "Gemfile": "bundle rake rspec rubocop", "pom.xml": "mvn", "build.gradle": "gradle",
+    "deno.json": "deno", ".git": "git"}
+
+
+def _applies(steps, root):
+    """Whether the files of `root` show the toolchain of every program among `steps`."""
+    progs = {st.split(" ", 1)[0] for st in steps
+             if " " in st or st.islower() and not st.startswith("mcp__")}
+    have = {prog for f, progs_ in _TOOLCHAIN_FILES.items()
+            if root and os.path.exists(os.path.join(root, f)) for prog in progs_.split()}
+    return progs <= have
+
+
+def _presented(store, project, root, limit=INJECT_MAX_ITEMS):
+    """The one selection of learned items for every channel: mature ones for `project` (and
+    global ones), the items of the project's recent sessions first, each dropped where it
+    does not apply (used in too few of the project's recent sessions, or, before the project
+    has shown its own, a toolchain its files do not show), a habit shown once, a role's
+    commands by the strongest, a ritual's family by one member. Records with 'use'."""
+    recent = [tuple(x.split("\t")) for x, in store._read(
+        "SELECT steps FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
+        (project, _BRIEF_SESSIONS))]
+    out, seen, roles = [], set(), set()
+    for r in store.suggest(project=project, limit=max(100, limit * 3)):
         p = r["pattern"]
-        if _generic_habit(p) or p in shown:       # a habit both here and global: once
+        if p in seen:                         # a habit both here and global: once
             continue
-        shown.add(p)
-        if p.startswith("pref:") and "=" in p:
-            key = p[5:].split("=", 1)[0]
-            if key in _ROLE_TITLES:
-                if key in roles:
-                    continue
-                roles.add(key)
-        if p.startswith("seq:"):
-            g = tuple(p[4:].split("->"))
-            if any(len(h) > len(g) and conf >= r["confidence"] and _subsequence(g, h) for h, conf in seqs):
+        seen.add(p)
+        steps = _item_steps(p) if _mined(r) else []
+        if steps:
+            if p.startswith("combo:"):
+                k = sum(set(steps) <= set(x) for x in recent)
+            else:
+                k = sum(_subsequence(steps, x) for x in recent)
+            r = dict(r, use=(k, len(recent)) if recent else None)
+            if len(recent) >= 3 and k < _BRIEF_MIN_USE * len(recent):
+                continue                      # not what this project does (any more)
+            if not k and r["project"] != project and not _applies(steps, root):
                 continue
-        out.append(r)
-    return out
+        key = p[5:].split("=", 1)[0] if p.startswith("pref:") else None
+        if key in _ROLE_TITLES:
+            if key in roles:
+                continue
+            roles.add(key)
+        if not _generic_habit(p):
+            out.append(r)
+    seqs = {r["pattern"]: [s for s in out if s["pattern"] == r["pattern"]] for r in out
+            if r["pattern"].startswith("seq:")}
+    best = _families({tuple(p[4:].split("->")): [None] * rs[0]["confidence"]
+                      for p, rs in seqs.items()})
+    keep = {"seq:" + "->".join(g) for g, _ in best}
+    out = [r for r in out if not r["pattern"].startswith("seq:") or r["pattern"] in keep]
+    rank = {id(r): i for i, r in enumerate(out)}
+    out.sort(key=lambda r: (-(r["use"][0] / r["use"][1]) if r.get("use") else -0.5, rank[id(r)]))
+    return out[:limit]
 
 
 # Sessions with tool events past the full-pass mark and not mined that far: the log's tail by
@@ -4305,15 +4470,21 @@ class _Miner:
                      " ON CONFLICT (session) DO UPDATE SET last_id = excluded.last_id,"
                      " project = excluded.project", (sess, last_id, proj))
         corpus.grams.pop(sess, None)                    # new events since it was last loaded
-        for pat in sorted(_session_habits(_steps(calls)) | _combos(calls)):
-            self.credit(sess, pat, proj)
+        steps = corpus.add(sess, calls)
+        conn.execute("UPDATE mined_sessions SET steps = ? WHERE session = ?",
+                     ("\t".join(steps[:_STEPS_KEPT]), sess))
         recent = conn.execute("SELECT session, project FROM mined_sessions ORDER BY last_id DESC"
                               " LIMIT ?", (_SESSIONS_COMPARED,)).fetchall()
-        same = [s for s, p in recent if p == proj] + [s for s, in conn.execute(
+        same = list(dict.fromkeys([s for s, p in recent if p == proj] + [s for s, in conn.execute(
             "SELECT session FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
-            (proj, _SESSIONS_COMPARED))]
-        corpus.add(sess, calls)
-        for pat, have in sorted(_workflows(sess, list(dict.fromkeys(same)), corpus).items()):
+            (proj, _SESSIONS_COMPARED))]))
+        window = [sess] + [s for s in same if s != sess][:_HABIT_WINDOW - 1]
+        for s in window:
+            corpus.add(s)
+        found = _recurring(sess, window, corpus)
+        found.update(_fix_habits(sess, window, corpus))
+        found.update(_workflows(sess, same, corpus))
+        for pat, have in sorted(found.items()):
             for s in have:
                 self.credit(s, pat, proj)
         where = dict(recent)
@@ -4361,7 +4532,9 @@ class _Learning(_Memory):
             # bookkeeping lives as long as the events it describes (the event-log retention)
             cutoff = _iso(self._clock() - self._settings()["events_max_days"] * 86400)
             conn.execute("DELETE FROM mined WHERE ts < ?", (cutoff,))
-            conn.execute("DELETE FROM mined_sessions WHERE last_id < (SELECT coalesce(min(id), 0) FROM events)")
+            gone = conn.execute("DELETE FROM mined_sessions WHERE last_id < (SELECT coalesce(min(id), 0)"
+                                " FROM events) RETURNING session").fetchall()
+            conn.executemany("DELETE FROM mined WHERE session = ?", gone)
         # levels change only where something was observed: an idle pass (every SessionStart
         # runs one) does not pay for a whole-store consolidate
         observed = miner.observed
@@ -4372,8 +4545,8 @@ class _Learning(_Memory):
 
         `ts` (epoch seconds) dates the call when it is replayed from history; default now.
         """
-        summary, reason = _tool_summary(payload)
-        if summary is None:
+        call, reason = _Call.of(payload)
+        if call is None:
             return "skipped: " + reason
         session = _safe_session(payload.get("session_id"))
         if not session:
@@ -4384,13 +4557,13 @@ class _Learning(_Memory):
         with self._write() as conn:
             conn.execute(_SQL_EVENT, (self._now() if ts is None else _iso(ts),
                                       "tool_fail" if failed else "tool", "", proj, source[:40],
-                                      session, 0, summary))
-        return summary
+                                      session, 0, call.encode()))
+        return call.label()
 
     def briefing(self, cwd=None, max_items=INJECT_MAX_ITEMS, max_chars=INJECT_MAX_CHARS):
         """The session-start context for the project of `cwd`: facts, rules first, capped; '' if none."""
-        items = _briefing_rows(self.suggest(project=project_fingerprint(cwd), limit=max_items * 3))
-        lines = [_briefing_line(r) for r in items[:max_items]]
+        items = _presented(self, project_fingerprint(cwd), project_root(cwd), max_items)
+        lines = [_briefing_line(r) for r in items]
         try:
             lines += self.memory_briefing(cwd or os.getcwd(), max_chars)
         except InstinctError:
@@ -4847,8 +5020,8 @@ class _History(_Learning):
             return 0
         if sid != session:
             return 0
-        outcomes = [(summary, failed) for summary, failed in
-                    ((_tool_summary(p)[0], f) for p, f, _ in calls) if summary is not None]
+        outcomes = [(call.encode(), failed) for call, failed in
+                    ((_Call.of(p)[0], f) for p, f, _ in calls) if call is not None]
         with self._write() as conn:
             rows = conn.execute("SELECT id, kind, data FROM events WHERE session = ? AND session != ''"
                                 " AND kind IN ('tool', 'tool_fail') ORDER BY id", (session,)).fetchall()

@@ -41,6 +41,11 @@ def setUpModule():
                             category=DeprecationWarning)
 
 
+def label(data):
+    """A stored call record (events.data) as a person reads it: 'Bash(pytest)'."""
+    return instinct._Call.read(data).label()
+
+
 class Clock:
     """An injectable clock: epoch seconds that only move when told to."""
 

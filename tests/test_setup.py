@@ -11,7 +11,7 @@ import tempfile
 import unittest
 
 import instinct
-from tests.helpers import (INITIALIZED, ROOT, child_env, init_msg, make_repo, read, req,  # noqa: F401
+from tests.helpers import (INITIALIZED, ROOT, child_env, init_msg, label, make_repo, read, req,  # noqa: F401
                            run_instinct, serve_once, setUpModule, temp_dir, write)
 
 HAS_TOMLLIB = sys.version_info >= (3, 11)
@@ -96,8 +96,8 @@ class TestCaptureEntries(_SetupEnv):
             self.assertEqual((p.returncode, p.stderr), (0, b""))
         conn = sqlite3.connect(self.db)
         try:
-            self.assertEqual(conn.execute("SELECT data FROM events WHERE kind='tool'").fetchall(),
-                             [("Bash(pytest)",)])
+            self.assertEqual([label(d) for d, in conn.execute(
+                "SELECT data FROM events WHERE kind='tool'")], ["Bash(pytest)"])
         finally:
             conn.close()
 

@@ -280,7 +280,8 @@ class TestShapes(unittest.TestCase):
         self.assertEqual(summary(None), "Bash(?)")
 
         def combos(cmd):
-            return instinct._combos([("tool", summary(cmd))])
+            call = instinct._Call.of({"tool_name": "Bash", "tool_input": {"command": cmd}})[0]
+            return instinct._combos([("tool", call.encode())])
         self.assertEqual(combos("pytest --cov && coverage html"), {"combo:coverage+pytest"})
         self.assertEqual(combos("git add -A && git commit -m 'x && y'"), {"combo:git add+git commit"})
         self.assertEqual(combos("cat > f <<'EOF'\nSHOW x\nEOF\ngit add f"), set())  # cat: generic
