@@ -102,6 +102,7 @@ MAX_MEMORY_DIR = 64 * 1024 * 1024        # every Markdown memory file of one imp
 SURFACE_REPEAT_S = 3600           # suggest: the same list shown again within this is one showing
 SURFACE_MAX_EVENTS = 2000         # surface events kept (newest), about 9 MB at most
 MAX_INT_ARG = 10**9               # bound of an integer argument whose Param names none
+MAX_DEPTH = 512                   # nesting of a JSON object argument (metadata)
 
 # Settings stored in the database (`instinct config`); values are integers.
 SETTINGS = {
@@ -583,12 +584,11 @@ _SEED_COLUMNS = {"pattern", "category", "confidence", "first_seen", "last_seen",
 
 
 def _statements(script):
-    """Split a schema script into statements ("END;" closes a trigger body)."""
+    """Split a schema script into statements (SQLite's own test: a trigger body is one)."""
     out, buf = [], ""
-    for line in script.strip().splitlines():
-        buf += line + "\n"
-        end = line.rstrip()
-        if end.endswith(";") and (not buf.lstrip().startswith("CREATE TRIGGER") or end == "END;"):
+    for line in script.strip().splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
             out.append(buf.strip())
             buf = ""
     return out
@@ -1264,6 +1264,8 @@ class Operation:
                 raise ValidationError(f"argument '{p.name}' must be of type {p.schema()['type']}")
             if t is float and not -1e300 < v < 1e300:          # NaN and infinities fail too
                 raise ValidationError(f"argument '{p.name}' must be a finite number")
+            if t is dict and _nested_deeper(v, MAX_DEPTH):
+                raise ValidationError(f"argument '{p.name}' is nested deeper than {MAX_DEPTH} levels")
             if p.choices and v not in p.choices:
                 raise ValidationError(f"argument '{p.name}' must be one of: {', '.join(p.choices)}")
             if p.minimum is not None and v < p.minimum:
@@ -1300,6 +1302,18 @@ class Operation:
         if lim is not None:                  # past Param.maximum: it bounds a page, not a row
             kwargs["limit"] = offset + size + 1
         return kwargs, offset, size
+
+
+def _nested_deeper(value, limit):
+    """True when a JSON value nests more than `limit` objects and arrays: one bound on what is
+    stored, whichever Python (their JSON decoders stop at depths from ~1,000 to ~10,000)."""
+    level = [value] if isinstance(value, (dict, list)) else []
+    for _ in range(limit):
+        level = [x for v in level for x in (v.values() if isinstance(v, dict) else v)
+                 if isinstance(x, (dict, list))]
+        if not level:
+            return False
+    return True
 
 
 def _cursor_token(offset):
@@ -7517,7 +7531,6 @@ _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert
 _UNSUPPORTED_VERSION = -32022
 MAX_LINE = 16 * 1024 * 1024
 MAX_REPLY = 1024 * 1024                      # bytes per tool reply line (INSTINCT_MCP_MAX_REPLY)
-MAX_DEPTH = 512                              # JSON nesting accepted on input
 _PARSE_ERROR, _INVALID_REQUEST, _METHOD_NOT_FOUND = -32700, -32600, -32601
 _INVALID_PARAMS, _INTERNAL_ERROR, _RESOURCE_NOT_FOUND = -32602, -32603, -32002
 
@@ -7642,8 +7655,6 @@ class _Server:
             text = line.decode("utf-8")
         except UnicodeDecodeError:
             return self._error(None, _PARSE_ERROR, "Parse error: input is not valid UTF-8")
-        if _too_deep(line):
-            return self._error(None, _PARSE_ERROR, f"Parse error: nested deeper than {MAX_DEPTH} levels")
         try:
             msg = _loads(text, strict=True)
         except (ValueError, RecursionError) as e:
@@ -8006,35 +8017,6 @@ def _fit_reply(op, structured, text, offset):
                                   f"{budget} bytes; ask for less (a smaller limit) to see it whole.")
         text = _dumps(structured)
     return text, structured
-
-
-def _too_deep(line, limit=None):
-    """True when brackets outside strings nest deeper than MAX_DEPTH. Python versions differ
-    in how deep their JSON decoder goes before RecursionError; this makes the limit one.
-    Linear in time, a few copies of the line in memory: escape pairs go first, then every
-    string is the span between two remaining quotes; no pattern can backtrack."""
-    limit = limit or MAX_DEPTH
-    if line.count(b"[") + line.count(b"{") <= limit:
-        return False                       # the common case: no scan at all
-    from itertools import accumulate
-    from operator import mul, xor
-    # \\ and \" are the only escapes that matter; then only quotes and brackets are kept:
-    # brackets count while an even number of quotes precede them. C iterators, no lists.
-    s = line.replace(b"\\\\", b"").replace(b'\\"', b"").translate(_BRACKETS, _NOT_BRACKETS)
-    if s.count(b"(") <= limit:
-        return False
-    outside = map(_FLIP.__getitem__, accumulate(map(_QUOTE.__getitem__, s), xor))
-    depths = accumulate(map(mul, map(_STEP.__getitem__, s), outside))
-    return next(filter(limit.__lt__, depths), None) is not None     # stops at the first
-
-
-_BRACKETS = bytes.maketrans(b"[{]}", b"(())")
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b'[]{}"')
-_STEP = [0] * 256                          # ( +1, ) -1, " 0
-_STEP[40], _STEP[41] = 1, -1
-_QUOTE = [0] * 256
-_QUOTE[34] = 1
-_FLIP = [1, 0]                             # quote parity 0 (outside a string) counts
 
 
 def _id_key(mid):
