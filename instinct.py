@@ -1265,7 +1265,7 @@ class Operation:
             if t is float and not -1e300 < v < 1e300:          # NaN and infinities fail too
                 raise ValidationError(f"argument '{p.name}' must be a finite number")
             if t is dict and _nested_deeper(v, MAX_DEPTH):
-                raise ValidationError(f"argument '{p.name}' is nested deeper than {MAX_DEPTH} levels")
+                raise ValidationError(f"argument '{p.name}' nests deeper than {MAX_DEPTH} levels")
             if p.choices and v not in p.choices:
                 raise ValidationError(f"argument '{p.name}' must be one of: {', '.join(p.choices)}")
             if p.minimum is not None and v < p.minimum:
@@ -1297,8 +1297,9 @@ class Operation:
         offset = 0 if cursor in (None, "") else _cursor_offset(cursor)
         kwargs = self.coerce(args)
         lim = self.known.get("limit")
-        size = (kwargs.get("limit") or (lim and (lim.default or lim.setting and
-                store._settings()[lim.setting])) or store._settings()["list_limit"])
+        size = kwargs.get("limit") or (lim and lim.default)
+        if not size:                         # a setting's default, else list_limit
+            size = store._settings()[(lim and lim.setting) or "list_limit"]
         if lim is not None:                  # past Param.maximum: it bounds a page, not a row
             kwargs["limit"] = offset + size + 1
         return kwargs, offset, size
@@ -1335,13 +1336,26 @@ def _cursor_offset(token):
     return int(num)
 
 
+_OPT_OUTS = {}         # folder -> (time.monotonic(), its reason): a server stats once a second
+
+
 def _opted_out(store, project):
     """Why nothing may be learned here, or None: the hooks' own test (INSTINCT_DISABLE, a
-    .instinct-disable file) on the working directory and on a project given as a path."""
+    .instinct-disable file) on the working directory and on a project given as a path.
+    Walking up the tree costs ~1/3 of an MCP observe, so a result holds for a second."""
     dirs = [store.cwd or os.getcwd()]
     if project and not _is_fingerprint(project):
         dirs.append(os.path.expanduser(project))
-    return next(filter(None, (_disabled_reason({}, os.path.abspath(d)) for d in dirs)), None)
+    now = time.monotonic()
+    if len(_OPT_OUTS) > 256:
+        _OPT_OUTS.clear()
+    for d in map(os.path.abspath, dirs):
+        hit = _OPT_OUTS.get(d)
+        if hit is None or not 0 <= now - hit[0] < 1:
+            hit = _OPT_OUTS[d] = (now, _disabled_reason({}, d))
+        if hit[1]:
+            return hit[1]
+    return None
 
 
 OPERATIONS = {}      # name -> Operation, in definition order
@@ -7954,8 +7968,8 @@ def _check_envelope(meta):
             bad(f"{_M_INFO}.icons", "an array")
     if _M_LOG in meta and meta[_M_LOG] not in _LOG_LEVELS:
         bad(_M_LOG, "one of: " + ", ".join(_LOG_LEVELS))
-    token = meta.get("progressToken")
-    if "progressToken" in meta and (type(token) is bool or not isinstance(token, (str, int, float))):
+    token = meta.get("progressToken", "")
+    if type(token) is bool or not isinstance(token, (str, int, float)):
         bad("progressToken", "a string or a number")
     return asked
 

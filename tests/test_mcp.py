@@ -695,7 +695,7 @@ class TestTools(ServerTestCase):
                 else:
                     res = json.loads(line)["result"]
                     self.assertIs(res["isError"], True)
-                    self.assertIn("nested deeper than", res["content"][0]["text"])
+                    self.assertIn("nests deeper than", res["content"][0]["text"])
         s.assert_silent()
 
     def test_nesting_check_is_linear(self):                                  # issue 14
