@@ -102,6 +102,7 @@ MAX_MEMORY_DIR = 64 * 1024 * 1024        # every Markdown memory file of one imp
 SURFACE_REPEAT_S = 3600           # suggest: the same list shown again within this is one showing
 SURFACE_MAX_EVENTS = 2000         # surface events kept (newest), about 9 MB at most
 MAX_INT_ARG = 10**9               # bound of an integer argument whose Param names none
+MAX_DEPTH = 512                   # nesting of a JSON object argument (metadata)
 
 # Settings stored in the database (`instinct config`); values are integers.
 SETTINGS = {
@@ -583,12 +584,11 @@ _SEED_COLUMNS = {"pattern", "category", "confidence", "first_seen", "last_seen",
 
 
 def _statements(script):
-    """Split a schema script into statements ("END;" closes a trigger body)."""
+    """Split a schema script into statements (SQLite's own test: a trigger body is one)."""
     out, buf = [], ""
-    for line in script.strip().splitlines():
-        buf += line + "\n"
-        end = line.rstrip()
-        if end.endswith(";") and (not buf.lstrip().startswith("CREATE TRIGGER") or end == "END;"):
+    for line in script.strip().splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
             out.append(buf.strip())
             buf = ""
     return out
@@ -1183,11 +1183,12 @@ class Param:
     """
 
     __slots__ = ("name", "type", "help", "default", "required", "positional",
-                 "flag", "choices", "minimum", "maximum")
+                 "flag", "choices", "minimum", "maximum", "setting")
 
     def __init__(self, name, type, help, default=None, required=False, positional=False,
-                 flag=None, choices=None, minimum=None, maximum=None):
+                 flag=None, choices=None, minimum=None, maximum=None, setting=None):
         self.name, self.type, self.help, self.default = name, type, help, default
+        self.setting = setting             # a SETTINGS key giving the default when it is absent
         self.required, self.positional, self.choices = required, positional, choices
         self.flag = flag or "--" + name.replace("_", "-")
         if type is int:
@@ -1214,15 +1215,20 @@ class Operation:
 
     __slots__ = ("name", "cli", "mcp", "title", "summary", "description", "params",
                  "read_only", "destructive", "idempotent", "output", "list_key", "render",
-                 "exit_code", "known", "fn")
+                 "exit_code", "learns", "known", "paged", "fn")
 
     def __init__(self, **kw):
         for k in self.__slots__:
             setattr(self, k, kw.get(k))
         self.known = {p.name: p for p in self.params or ()}
+        # MCP pages a reader of a list by cursor (a writer such as suggest logs what it shows)
+        self.paged = bool(self.list_key and self.read_only)
 
     def input_schema(self):
         props = {p.name: p.schema() for p in self.params}
+        if self.paged:
+            props["cursor"] = {"type": "string", "description": "nextCursor of the previous page "
+                               "(when a reply has more results than fit)"}
         s = {"type": "object", "properties": props}
         req = [p.name for p in self.params if p.required]
         if req:
@@ -1244,7 +1250,8 @@ class Operation:
         return result
 
     def coerce(self, args):
-        """Check a JSON arguments object against the params -> kwargs (ValidationError)."""
+        """Check a JSON arguments object against the params -> kwargs (ValidationError).
+        An optional argument given as null is absent (clients send every one they know)."""
         if not isinstance(args, dict):
             raise ValidationError("arguments must be a JSON object")
         known = self.known
@@ -1255,12 +1262,11 @@ class Operation:
                                       f"expected: {', '.join(known) or 'none'}")
         out = {}
         for p in self.params:
-            if p.name not in args:
+            v = args.get(p.name)
+            if v is None:
                 if p.required:
-                    raise ValidationError(f"missing required argument '{p.name}'")
-                continue
-            v = args[p.name]
-            if v is None and not p.required:
+                    raise ValidationError(f"missing required argument '{p.name}'"
+                                          + (" (it is null)" if p.name in args else ""))
                 continue
             t = p.type
             if t is int and type(v) is float and v.is_integer():
@@ -1274,6 +1280,8 @@ class Operation:
                 raise ValidationError(f"argument '{p.name}' must be of type {p.schema()['type']}")
             if t is float and not -1e300 < v < 1e300:          # NaN and infinities fail too
                 raise ValidationError(f"argument '{p.name}' must be a finite number")
+            if t is dict and _nested_deeper(v, MAX_DEPTH):
+                raise ValidationError(f"argument '{p.name}' nests deeper than {MAX_DEPTH} levels")
             if p.choices and v not in p.choices:
                 raise ValidationError(f"argument '{p.name}' must be one of: {', '.join(p.choices)}")
             if p.minimum is not None and v < p.minimum:
@@ -1283,12 +1291,95 @@ class Operation:
             out[p.name] = v
         return out
 
+    def run(self, store, kwargs):
+        """The body on checked kwargs, for every surface: defaults read from the settings filled
+        in; an operation that learns refused where the project opted out (as the hooks are)."""
+        for p in self.params:
+            if p.setting and kwargs.get(p.name) is None:
+                kwargs[p.name] = store._settings()[p.setting]
+        if self.learns:
+            why = _opted_out(store, kwargs.get("project"))
+            if why:
+                raise InstinctError(f"not recorded: {why}; nothing is learned there")
+        return self.fn(store, **kwargs)
+
+    def page(self, store, args):
+        """Paging, one definition for every paged operation (MCP): `limit` is the page size
+        (default: the operation's own, else the list_limit setting) and `cursor` (null or "" =
+        the first page) where it starts -> (kwargs asking for one row past the page, the
+        page's offset, its size). The row past it tells whether more follow."""
+        args = dict(args)
+        cursor = args.pop("cursor", None)
+        offset = 0 if cursor in (None, "") else _cursor_offset(cursor)
+        kwargs = self.coerce(args)
+        lim = self.known.get("limit")
+        size = kwargs.get("limit") or (lim and lim.default)
+        if not size:                         # a setting's default, else list_limit
+            size = store._settings()[(lim and lim.setting) or "list_limit"]
+        if lim is not None:                  # past Param.maximum: it bounds a page, not a row
+            kwargs["limit"] = offset + size + 1
+        return kwargs, offset, size
+
+
+def _nested_deeper(value, limit):
+    """True when a JSON value nests more than `limit` objects and arrays: one bound on what is
+    stored, whichever Python (their JSON decoders stop at depths from ~1,000 to ~10,000)."""
+    level = [value] if isinstance(value, (dict, list)) else []
+    for _ in range(limit):
+        level = [x for v in level for x in (v.values() if isinstance(v, dict) else v)
+                 if isinstance(x, (dict, list))]
+        if not level:
+            return False
+    return True
+
+
+def _cursor_token(offset):
+    import base64
+    return base64.urlsafe_b64encode(b"instinct:%d" % offset).decode("ascii")
+
+
+def _cursor_offset(token):
+    """A nextCursor token -> the row offset it stands for (ValidationError if not ours)."""
+    import base64
+    import binascii
+    try:
+        raw = base64.urlsafe_b64decode(token.encode("ascii")) if isinstance(token, str) else b""
+    except (ValueError, binascii.Error):
+        raw = b""
+    tag, _, num = raw.partition(b":")
+    if tag != b"instinct" or not num.isdigit() or len(num) > 9:
+        raise ValidationError("argument 'cursor' must be a nextCursor value from an earlier call")
+    return int(num)
+
+
+_OPT_OUTS = {}         # folder -> (time.monotonic(), its reason): a server stats once a second
+
+
+def _opted_out(store, project):
+    """Why nothing may be learned here, or None: the hooks' own test (INSTINCT_DISABLE, a
+    .instinct-disable file) on the working directory and on a project given as a path.
+    Walking up the tree costs ~1/3 of an MCP observe, so a result holds for a second."""
+    dirs = [store.cwd or os.getcwd()]
+    if project and not _is_fingerprint(project):
+        dirs.append(os.path.expanduser(project))
+    now = time.monotonic()
+    if len(_OPT_OUTS) > 256:
+        _OPT_OUTS.clear()
+    for d in map(os.path.abspath, dirs):
+        hit = _OPT_OUTS.get(d)
+        if hit is None or not 0 <= now - hit[0] < 1:
+            hit = _OPT_OUTS[d] = (now, _disabled_reason({}, d))
+        if hit[1]:
+            return hit[1]
+    return None
+
 
 OPERATIONS = {}      # name -> Operation, in definition order
 
 
 def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=False,
-              idempotent=False, output, list_key=None, render=None, exit_code=None):
+              idempotent=False, output, list_key=None, render=None, exit_code=None,
+              learns=False):
     """Register the decorated InstinctStore method as an operation.
 
     The method the class gets checks its arguments with `Operation.coerce` (the Params'
@@ -1297,6 +1388,7 @@ def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=F
     `exit_code(result) -> int` (optional) gives the CLI's exit status for a
     successful call (e.g. doctor exits 1 when a check failed); default 0.
     An `output` object schema that already declares `list_key` is used as is.
+    `learns`: it records what an agent did or learned, so an opted-out project refuses it.
     """
     def deco(fn):
         doc = (fn.__doc__ or "").strip()
@@ -1308,10 +1400,11 @@ def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=F
             name=name, cli=cli or name.replace("_", "-"), mcp=mcp or name, title=title,
             summary=summary.strip() or title, description=" ".join(rest.split()), params=params,
             read_only=read_only, destructive=destructive, idempotent=idempotent,
-            output=output, list_key=list_key, render=render, exit_code=exit_code, fn=fn)
+            output=output, list_key=list_key, render=render, exit_code=exit_code,
+            learns=learns, fn=fn)
         code = fn.__code__
         names = code.co_varnames[1:code.co_argcount]
-        coerce = op.coerce
+        coerce, run = op.coerce, op.run
 
         @functools.wraps(fn)
         def checked(self, *args, **kwargs):
@@ -1322,7 +1415,7 @@ def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=F
                     if k in kwargs:
                         raise TypeError(f"{name}() got multiple values for argument '{k}'")
                     kwargs[k] = v
-            return fn(self, **coerce(kwargs))
+            return run(self, coerce(kwargs))
         return checked
     return deco
 
@@ -1593,7 +1686,7 @@ class _Core:
         Param("project", str, "'' for global (default), a 12-hex fingerprint or a project path",
               default=""),
         Param("metadata", dict, "a JSON object merged into the pattern's metadata", flag="--meta"),
-        title="Observe a pattern", output=_RECORD, render=_render_record)
+        title="Observe a pattern", output=_RECORD, render=_render_record, learns=True)
     def observe(self, pattern, category=None, source="", project="", metadata=None):
         """Record one occurrence of a pattern: new ones start at confidence 1, known ones gain 1.
 
@@ -1633,7 +1726,7 @@ class _Core:
         Param("project", str, "project to suggest for: '' global only, a fingerprint or a path "
               "(default: the project of the working directory)"),
         Param("limit", int, "at most this many suggestions (default: the suggest_limit setting, 50)",
-              minimum=1, maximum=MAX_LIMIT),
+              minimum=1, maximum=MAX_LIMIT, setting="suggest_limit"),
         title="Suggest learned habits", idempotent=True,       # it logs what it showed (surface)
         output=_RECORD, list_key="suggestions",
         render=lambda rs: _lines(rs, "suggestion"))
@@ -1644,7 +1737,6 @@ class _Core:
         repetition. Raw observations are never suggested.
         """
         proj = _resolve_project(project, self.cwd)
-        limit = limit or self._settings()["suggest_limit"]
         # Candidates strongest first, read from the covering index over mature+ rows; one per
         # pattern (this project's own row, else the strongest). The window of k candidates
         # grows until it provably holds the answer: `limit` results at least as strong as the
@@ -1741,7 +1833,7 @@ class _Core:
         Param("project", str, "only this project ('' = global only; default: all)"),
         Param("level", str, "only this level", choices=LEVELS),
         Param("limit", int, "at most this many (default: the list_limit setting, 200)", minimum=1,
-              maximum=MAX_LIMIT),
+              maximum=MAX_LIMIT, setting="list_limit"),
         mcp="list_instincts", title="List instincts", read_only=True, idempotent=True,
         output=_RECORD, list_key="instincts", render=lambda rs: _lines(rs, "instinct"))
     def list(self, min_confidence=1, category=None, project=None, level=None, limit=None):
@@ -1758,21 +1850,21 @@ class _Core:
             params.append(LEVELS.index(level))
         sql = (f"SELECT {_COLS} FROM instincts WHERE {' AND '.join(where)}"
                " ORDER BY confidence DESC, pattern, project LIMIT ?")
-        params.append(int(limit or self._settings()["list_limit"]))
+        params.append(int(limit))
         return [_record(r) for r in self._read(sql, params)]
 
     @operation(
         Param("query", str, "words to look for in patterns and categories", required=True,
               positional=True),
         Param("limit", int, "at most this many (default: the list_limit setting, 200)", minimum=1,
-              maximum=MAX_LIMIT),
+              maximum=MAX_LIMIT, setting="list_limit"),
         mcp="search_instincts", title="Search instincts", idempotent=True,   # indexes new patterns
         output=_RECORD, list_key="instincts", render=lambda rs: _lines(rs, "match"))
     def search(self, query, limit=None):
         """Full-text search over patterns (FTS5 prefix match; substring match without FTS5)."""
         _check_text(query, "query", MAX_PATTERN, empty_ok=False)
         words = "".join(c if c.isalnum() or c == "_" else " " for c in query).split()
-        lim = f" LIMIT {int(limit or self._settings()['list_limit'])}"
+        lim = f" LIMIT {int(limit)}"
         cols = ", ".join("i." + c.strip() for c in _COLS.split(","))
         if words and self._fts():
             self._fts_sync()
@@ -2682,7 +2774,7 @@ class _Memory(_Core):
         Param("metadata", dict, "a JSON object kept with the memory; an episode keeps task, steps, "
               "failures and outcome here", flag="--meta"),
         mcp="memory_store", title="Remember a piece of knowledge", output=_MEMORY,
-        render=_render_memory)
+        render=_render_memory, learns=True)
     def remember(self, type, title, content, why="", how_to_apply="", tags="", project="",
                  source="", supersedes=None, metadata=None):
         """Store a typed memory; storing nearly the same one again reinforces it instead.
@@ -2991,7 +3083,7 @@ class _Memory(_Core):
               positional=True),
         Param("project", str, "scope of files that name none: '' global (default), a fingerprint or "
               "a project path", default=""),
-        mcp="memory_import", title="Import Markdown memories", idempotent=True,
+        mcp="memory_import", title="Import Markdown memories", idempotent=True, learns=True,
         output=_obj({k: _INT for k in ("files", "added", "updated", "unchanged", "skipped")},
                     ("files", "added", "updated", "unchanged", "skipped")),
         render=lambda r: ", ".join(f"{k} {r[k]}" for k in
@@ -7233,7 +7325,8 @@ class _Insight(_Core):
               required=True, positional=True, choices=("good", "bad")),
         Param("note", str, "why (kept in the event log)", default=""),
         _PROJECT_OF_ONE,
-        title="Give feedback on a pattern", output=_FEEDBACK, render=_render_feedback)
+        title="Give feedback on a pattern", output=_FEEDBACK, render=_render_feedback,
+        learns=True)
     def feedback(self, pattern, verdict, note="", project=None):
         """Confirm (good) or reject (bad) a learned pattern, e.g. a suggestion that helped or misled.
 
@@ -7625,7 +7718,6 @@ _LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert
 _UNSUPPORTED_VERSION = -32022
 MAX_LINE = 16 * 1024 * 1024
 MAX_REPLY = 1024 * 1024                      # bytes per tool reply line (INSTINCT_MCP_MAX_REPLY)
-MAX_DEPTH = 512                              # JSON nesting accepted on input
 _PARSE_ERROR, _INVALID_REQUEST, _METHOD_NOT_FOUND = -32700, -32600, -32601
 _INVALID_PARAMS, _INTERNAL_ERROR, _RESOURCE_NOT_FOUND = -32602, -32603, -32002
 
@@ -7644,8 +7736,8 @@ INSTRUCTIONS = (
 
 # The tools listed by default: what an agent needs in a session. Every tool stays callable;
 # INSTINCT_MCP_TOOLS=all lists all of them (housekeeping, export, backup, insight...).
-LEAN_TOOLS = ("suggest", "observe", "search_instincts", "feedback", "memory_recall",
-              "memory_store", "memory_forget")
+LEAN_TOOLS = ("suggest", "observe", "consolidate", "decay", "search_instincts", "feedback",
+              "memory_recall", "memory_store", "memory_forget")
 # Descriptions for the model: what the tool is for and when to call it.
 _TOOL_HELP = {
     "suggest": "The user's learned habits and rules for this project, strongest first. Call it "
@@ -7653,6 +7745,10 @@ _TOOL_HELP = {
     "observe": "Record one more occurrence of a habit: seq: a tool/action sequence, pref: a user "
                "preference, fix: a recurring fix, combo: tools used together. Call it whenever "
                "you notice a recurring pattern, reusing the exact spelling of known ones.",
+    "consolidate": "Promote patterns that reached their thresholds (5 mature, 10 rule) and "
+                   "demote weakened ones. Call it after a batch of observe calls.",
+    "decay": "Let patterns unseen for a while lose confidence; the weakest disappear. Call it "
+             "now and then, or when suggestions feel stale.",
     "search_instincts": "Find learned patterns by words. Call it before observe to reuse an "
                         "existing pattern's spelling, or to see what is known about a topic.",
     "feedback": "Say whether a learned pattern helped (good) or misled (bad); bad keeps it out "
@@ -7746,8 +7842,6 @@ class _Server:
             text = line.decode("utf-8")
         except UnicodeDecodeError:
             return self._error(None, _PARSE_ERROR, "Parse error: input is not valid UTF-8")
-        if _too_deep(line):
-            return self._error(None, _PARSE_ERROR, f"Parse error: nested deeper than {MAX_DEPTH} levels")
         try:
             msg = _loads(text, strict=True)
         except (ValueError, RecursionError) as e:
@@ -7823,7 +7917,7 @@ class _Server:
         if type(meta) is dict:
             if _M_VERSION in meta:
                 return self.modern(method, params, meta)
-            if _M_CAPS in meta or _M_INFO in meta:
+            if _M_CAPS in meta or _M_INFO in meta or _M_LOG in meta:
                 raise _RpcError(_INVALID_PARAMS, f"Invalid params: _meta lacks {_M_VERSION}")
         if method == "server/discover":        # exists only in the modern era
             raise _RpcError(_INVALID_PARAMS, f"Invalid params: server/discover needs _meta with "
@@ -7848,19 +7942,7 @@ class _Server:
 
     def modern(self, method, params, meta):
         """A 2026-07-28 request: check the envelope, serve it statelessly, mark the result."""
-        caps = meta.get(_M_CAPS)
-        if type(caps) is not dict:
-            raise _RpcError(_INVALID_PARAMS, f"Invalid params: _meta lacks {_M_CAPS} (an object)")
-        asked = meta[_M_VERSION]
-        if not isinstance(asked, str):
-            raise _RpcError(_INVALID_PARAMS, f"Invalid params: {_M_VERSION} must be a string")
-        if asked not in MODERN_VERSIONS:
-            raise _RpcError(_UNSUPPORTED_VERSION, "Unsupported protocol version",
-                            {"supported": list(MODERN_VERSIONS), "requested": asked})
-        level = meta.get(_M_LOG)
-        if level is not None and level not in _LOG_LEVELS:
-            raise _RpcError(_INVALID_PARAMS, f"Invalid params: {_M_LOG} must be one of: "
-                            + ", ".join(_LOG_LEVELS))
+        asked = _check_envelope(meta)
         handler = _MODERN_METHODS.get(method)
         if handler is None:
             raise _RpcError(_METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -7894,7 +7976,7 @@ class _Server:
             if not full and op.mcp not in LEAN_TOOLS:
                 continue
             help = _TOOL_HELP.get(op.mcp) or (op.summary + " " + (op.description or "")).strip()
-            t = {"name": op.mcp, "description": help, "inputSchema": _paged_schema(op)}
+            t = {"name": op.mcp, "description": help, "inputSchema": op.input_schema()}
             if self._at_least("2025-06-18"):
                 t["title"] = op.title
                 if full:                          # optional; left out to keep the list small
@@ -7918,16 +8000,9 @@ class _Server:
             args = {}
         if not isinstance(args, dict):
             raise _RpcError(_INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
-        page = None
         try:
-            paged = op.list_key and op.read_only     # a reader can fetch a row more than it shows
-            if paged and "cursor" in args:          # MCP-only: the list tools page by cursor
-                args = dict(args)
-                page = _cursor_offset(args.pop("cursor"))
-            kwargs = op.coerce(args)
-            if paged:
-                page, size = self._page(op, kwargs, page or 0)
-            result = op.fn(self.store, **kwargs)       # checked once, by coerce above
+            kwargs, page, size = op.page(self.store, args) if op.paged else (op.coerce(args), 0, 0)
+            result = op.run(self.store, kwargs)         # checked once, above
         except InstinctError as e:
             return {"content": [{"type": "text", "text": f"Error: {e}"}], "isError": True}
         except Exception as e:            # a tool failure must not kill the session
@@ -7936,7 +8011,7 @@ class _Server:
             return {"content": [{"type": "text", "text": f"Error: {type(e).__name__}: {e}"}],
                     "isError": True}
         more, note = None, getattr(result, "note", None)     # similar(): a capped scan
-        if paged and isinstance(result, list):
+        if op.paged and isinstance(result, list):
             more = len(result) > page + size
             result = result[page:page + size]
         structured = op.structured(result)
@@ -7961,19 +8036,6 @@ class _Server:
         if not self._at_least("2025-06-18"):       # structuredContent exists from 2025-06-18
             return {"content": [{"type": "text", "text": text}], "isError": False}
         return _ToolReply(text, structured)
-
-    def _page(self, op, kwargs, offset):
-        """A list tool's page: (offset, page size), and kwargs asking for one row more than
-        the page (to know whether more follow) within the operation's own maximum."""
-        lim = op.known.get("limit")
-        size = kwargs.get("limit") or (lim and lim.default)
-        if not size and lim is not None:            # the setting-based defaults
-            key = "suggest_limit" if op.name == "suggest" else "list_limit"
-            size = int(self.store._settings().get(key) or 200)
-        size = min(size or MAX_LIMIT, MAX_LIMIT)
-        if lim is not None:
-            kwargs["limit"] = min(offset + size + 1, lim.maximum or MAX_LIMIT)
-        return offset, size
 
     def resources_list(self, params):
         self._check_cursor(params)
@@ -8048,6 +8110,43 @@ _CACHEABLE = {"server/discover": _STATIC_TTL, "tools/list": _STATIC_TTL,
 _SERVER_INFO = {"name": "instinct", "title": "instinct", "version": __version__}
 
 
+def _check_envelope(meta):
+    """A 2026-07-28 request's _meta envelope -> its protocol version; every malformed field is
+    refused (-32602, naming it). An unsupported version is -32022 once the version and the
+    capabilities are there: the rest of the envelope may differ in another revision."""
+    def bad(key, what):
+        raise _RpcError(_INVALID_PARAMS, f"Invalid params: _meta {key} must be {what}")
+    caps = meta.get(_M_CAPS)
+    if _M_CAPS not in meta:
+        raise _RpcError(_INVALID_PARAMS, f"Invalid params: _meta lacks {_M_CAPS} (an object)")
+    asked = meta[_M_VERSION]
+    if not isinstance(asked, str):
+        bad(_M_VERSION, "a string")
+    if type(caps) is not dict:
+        bad(_M_CAPS, "an object")
+    if asked not in MODERN_VERSIONS:
+        raise _RpcError(_UNSUPPORTED_VERSION, "Unsupported protocol version",
+                        {"supported": list(MODERN_VERSIONS), "requested": asked})
+    for k, v in caps.items():                  # every capability the schema names is an object
+        if type(v) is not dict:
+            bad(f"{_M_CAPS}.{k}", "an object")
+    if _M_INFO in meta:                        # optional; an Implementation when sent
+        info = meta[_M_INFO]
+        if type(info) is not dict:
+            bad(_M_INFO, "an object with a name and a version")
+        for k in ("name", "version", "title", "description", "websiteUrl"):   # 2 required
+            if (k in info or k in ("name", "version")) and not isinstance(info.get(k), str):
+                bad(f"{_M_INFO}.{k}", "a string")
+        if "icons" in info and type(info["icons"]) is not list:
+            bad(f"{_M_INFO}.icons", "an array")
+    if _M_LOG in meta and meta[_M_LOG] not in _LOG_LEVELS:
+        bad(_M_LOG, "one of: " + ", ".join(_LOG_LEVELS))
+    token = meta.get("progressToken", "")
+    if type(token) is bool or not isinstance(token, (str, int, float)):
+        bad("progressToken", "a string or a number")
+    return asked
+
+
 def _capabilities():
     return {"tools": {"listChanged": False},
             "resources": {"subscribe": False, "listChanged": False},
@@ -8070,35 +8169,6 @@ def _max_reply():
         return max(4096, int(os.environ.get("INSTINCT_MCP_MAX_REPLY") or MAX_REPLY))
     except ValueError:
         return MAX_REPLY
-
-
-def _cursor_token(offset):
-    import base64
-    return base64.urlsafe_b64encode(b"instinct:%d" % offset).decode("ascii")
-
-
-def _cursor_offset(token):
-    """A nextCursor token -> the row offset it stands for (ValidationError if not ours)."""
-    import base64
-    import binascii
-    try:
-        raw = base64.urlsafe_b64decode(token.encode("ascii")) if isinstance(token, str) else b""
-    except (ValueError, binascii.Error):
-        raw = b""
-    tag, _, num = raw.partition(b":")
-    if tag != b"instinct" or not num.isdigit() or len(num) > 9:
-        raise ValidationError("argument 'cursor' must be a nextCursor value from an earlier call")
-    return int(num)
-
-
-def _paged_schema(op):
-    s = op.input_schema()
-    if op.list_key and op.read_only:
-        s = dict(s, properties=dict(s["properties"], cursor={
-            "type": "string", "description": "nextCursor of the previous page (when a reply has "
-                                             "more results than fit)"}))
-        s["additionalProperties"] = False
-    return s
 
 
 def _reply_size(text, structured):
@@ -8134,35 +8204,6 @@ def _fit_reply(op, structured, text, offset):
                                   f"{budget} bytes; ask for less (a smaller limit) to see it whole.")
         text = _dumps(structured)
     return text, structured
-
-
-def _too_deep(line, limit=None):
-    """True when brackets outside strings nest deeper than MAX_DEPTH. Python versions differ
-    in how deep their JSON decoder goes before RecursionError; this makes the limit one.
-    Linear in time, a few copies of the line in memory: escape pairs go first, then every
-    string is the span between two remaining quotes; no pattern can backtrack."""
-    limit = limit or MAX_DEPTH
-    if line.count(b"[") + line.count(b"{") <= limit:
-        return False                       # the common case: no scan at all
-    from itertools import accumulate
-    from operator import mul, xor
-    # \\ and \" are the only escapes that matter; then only quotes and brackets are kept:
-    # brackets count while an even number of quotes precede them. C iterators, no lists.
-    s = line.replace(b"\\\\", b"").replace(b'\\"', b"").translate(_BRACKETS, _NOT_BRACKETS)
-    if s.count(b"(") <= limit:
-        return False
-    outside = map(_FLIP.__getitem__, accumulate(map(_QUOTE.__getitem__, s), xor))
-    depths = accumulate(map(mul, map(_STEP.__getitem__, s), outside))
-    return next(filter(limit.__lt__, depths), None) is not None     # stops at the first
-
-
-_BRACKETS = bytes.maketrans(b"[{]}", b"(())")
-_NOT_BRACKETS = bytes(b for b in range(256) if b not in b'[]{}"')
-_STEP = [0] * 256                          # ( +1, ) -1, " 0
-_STEP[40], _STEP[41] = 1, -1
-_QUOTE = [0] * 256
-_QUOTE[34] = 1
-_FLIP = [1, 0]                             # quote parity 0 (outside a string) counts
 
 
 def _id_key(mid):

@@ -663,7 +663,7 @@ class TestTools(ServerTestCase):
         self.assertEqual(sc["count"], 3)
         sc2 = s.tool("list_instincts", {"limit": 3, "cursor": sc["nextCursor"]})["structuredContent"]
         self.assertEqual([r["pattern"] for r in sc["instincts"] + sc2["instincts"]], everything[:6])
-        for bad in ("garbage", "", 5, "aW5zdGluY3Q6LTE="):
+        for bad in ("garbage", 5, "aW5zdGluY3Q6LTE="):     # "" and null: the first page
             with self.subTest(cursor=bad):
                 res = s.tool("list_instincts", {"cursor": bad})
                 self.assertIs(res["isError"], True)
@@ -672,9 +672,11 @@ class TestTools(ServerTestCase):
         s.assert_silent()
 
     def test_deep_arguments_do_not_kill_the_server(self):
-        """Nesting up to MAX_DEPTH is processed, deeper is -32700, on every Python version."""
+        """metadata nested up to MAX_DEPTH is stored, deeper is refused on every Python version:
+        a tool error, or -32700 past the depth this Python's JSON decoder reads (~1,000 to
+        ~10,000)."""
         s = self.server()
-        limit = instinct.MAX_DEPTH - 4            # the request itself adds 4 levels
+        limit = instinct.MAX_DEPTH - 1            # the innermost {} is one level more
         for depth in [10, 200, limit - 1, limit, limit + 1] + list(range(900, 1100, 37)) + [5000]:
             meta = "{}"
             for _ in range(depth):
@@ -688,13 +690,17 @@ class TestTools(ServerTestCase):
                     self.assertTrue(line.startswith(b'{"jsonrpc":"2.0","id":%d,"result":{"content"' % depth),
                                     line[:200])
                     self.assertNotIn(b'"isError":true', line[-40:])
-                else:
+                elif b'"error"' in line[:40]:
                     self.assertEqual(json.loads(line)["error"]["code"], -32700, line[:200])
+                else:
+                    res = json.loads(line)["result"]
+                    self.assertIs(res["isError"], True)
+                    self.assertIn("nests deeper than", res["content"][0]["text"])
         s.assert_silent()
 
     def test_nesting_check_is_linear(self):                                  # issue 14
         """> MAX_DEPTH brackets and a long run of escaped quotes once took 132 s at 157 KiB
-        (quadratic backtracking) and ~120 bytes of memory per byte: now one pass."""
+        (a bracket scanner's quadratic backtracking): JSON's own decoder reads it in one pass."""
         s = self.server()
         hostile = b"[" * 600 + b'"' + b'\\"' * (80 * 1024)          # 160 KiB, never closed
         t0 = time.monotonic()
@@ -705,22 +711,6 @@ class TestTools(ServerTestCase):
         self.assertEqual(s.recv(), {"jsonrpc": "2.0", "id": 2, "result": {}})
         s.assert_silent()
         self.assertLess(time.monotonic() - t0, 10)      # generous: ~20 ms on one core
-
-    def test_nesting_check_memory_is_bounded(self):                          # issue 14
-        import tracemalloc
-        for line in (b"[" * 600 + b'"' + b'\\"' * 10240,              # 20 KiB each
-                     b"[" * 600 + b'"x"[[' * 4096, b'"[",' * 5120 + b"[]" * 600):
-            with self.subTest(line=line[:8] + line[-8:]):
-                tracemalloc.start()
-                try:
-                    instinct._too_deep(line)
-                    peak = tracemalloc.get_traced_memory()[1]
-                finally:
-                    tracemalloc.stop()
-                self.assertLess(peak, 4 * len(line) + 4096)
-        self.assertTrue(instinct._too_deep(b'["\\\\"' + b"[" * 600))       # \\ ends the string
-        self.assertFalse(instinct._too_deep(b'["\\\\\\"' + b"[" * 600 + b'"]'))   # \\\" does not
-        self.assertFalse(instinct._too_deep(b"[" * 500 + b'"]]]]"' + b"]" * 500 + b"[]" * 100))
 
 
 def build_big_store(path, n=100_000):
@@ -1320,7 +1310,7 @@ class Fuzzer:
                               "i" * rng.randint(1000, 100000), 2 ** 63, -(2 ** 63) - 1])
             self.add(req(big, "ping"), (big, "ok"))
         elif kind == 6:                                         # deep nesting
-            d = rng.choice([2000, 50000, 300000])
+            d = rng.choice([30000, 50000, 300000])        # past every Python's JSON depth
             frame = rng.choice([b"[" * d + b"]" * d, b"[" * d, b'{"a":' * d + b"1" + b"}" * d,
                                 b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":'
                                 + b"[" * d + b"]" * d + b"}}"])
@@ -1470,8 +1460,6 @@ class TestFuzz(ServerTestCase):
                     el.add(INITIALIZED, None)
                 else:
                     el.hostile()
-                if instinct._too_deep(el.frames[-1]):
-                    continue                     # refused before parsing, like non-JSON
                 try:
                     item = strict_loads(el.frames[-1].decode("utf-8"))
                 except (ValueError, RecursionError):
