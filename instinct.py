@@ -2132,8 +2132,8 @@ class _Core:
                 "db_bytes": size, "schema_version": version, "fts": self._fts()}
 
     @operation(
-        Param("min_confidence", int, "export patterns with at least this confidence", default=10,
-              minimum=0),
+        Param("min_confidence", int, "only patterns with at least this confidence (default: 10 for "
+              "json/markdown; the rules files hold what the session briefing shows)", minimum=0),
         Param("format", str, "json (records), markdown, or a file agents read: claude (CLAUDE.md "
               "block), agents (AGENTS.md block), cursor (.mdc rule), windsurf (rule), skill (SKILL.md)",
               default="json", choices=tuple(_EXPORT_FORMATS)),
@@ -2150,7 +2150,7 @@ class _Core:
                      "path": _STR, "format": _STR, "included": _INT, "dropped": _INT,
                      "changed": _BOOL, "bytes": _INT}),
         render=_render_export)
-    def export_rules(self, min_confidence=10, format="json", project=None, category=None,
+    def export_rules(self, min_confidence=None, format="json", project=None, category=None,
                      write=None, force=False):
         """Export rules (high-confidence patterns) as JSON, Markdown or the rules files agents read.
 
@@ -4652,12 +4652,16 @@ class _Learning(_Memory):
                                       session, 0, call.encode()))
         return call.label()
 
-    def briefing(self, cwd=None, max_items=INJECT_MAX_ITEMS, max_chars=INJECT_MAX_CHARS):
-        """The session-start context for the project of `cwd`: facts, rules first, capped; '' if none."""
-        items = _presented(self, project_fingerprint(cwd), project_root(cwd), max_items)
-        lines = [_briefing_line(r) for r in items]
+    def briefing(self, cwd=None, max_items=INJECT_MAX_ITEMS, max_chars=INJECT_MAX_CHARS,
+                 project=None):
+        """The session-start context for the project of `cwd` (or the fingerprint `project`,
+        whose folder is not known): facts, rules first, capped; '' if none."""
+        proj = project_fingerprint(cwd) if project is None else project
+        root = project_root(cwd) if cwd or project is None else None
+        lines = [_briefing_line(r) for r in _presented(self, proj, root, max_items)]
         try:
-            lines += self.memory_briefing(cwd or os.getcwd(), max_chars)
+            if root:
+                lines += self.memory_briefing(cwd or os.getcwd(), max_chars)
         except InstinctError:
             pass
         if not lines:
@@ -5969,11 +5973,8 @@ _SKILL_DESCRIPTION = (
 
 
 def _phrase(r):
-    """A rule record -> one short factual line (the wording of section 13's `_rule_text`)."""
-    text = _rule_text(r)
-    if r.get("project") == "" or r.get("level") == "universal":
-        text += " (in every project)"
-    return " ".join(text.split()).replace("<!--", "&lt;!--") + "."
+    """A rule record -> the line every channel shows (section 13's `_briefing_line`)."""
+    return " ".join(_briefing_line(r)[2:].split()).replace("<!--", "&lt;!--")
 
 
 def _skill_name(folder):
@@ -6027,11 +6028,17 @@ def _agent_text(fmt, rules, budget, name=_SKILL_NAME):
 
 def _export(store, min_confidence, fmt, project, category, write, force):
     """The body of export_rules (section 10): select, render, optionally write."""
-    if isinstance(min_confidence, bool) or not isinstance(min_confidence, int) or min_confidence < 0:
-        raise ValidationError("min_confidence must be a whole number >= 0")
     cat = _check_category(category) if category is not None else None
-    if project is None and fmt in ("json", "markdown"):
-        rules = store.list(min_confidence=min_confidence, category=cat)
+    if fmt not in ("json", "markdown"):          # what the briefing shows, in its words
+        proj = _resolve_project(project, store.cwd)
+        root = project_root(project if project and not _is_fingerprint(project) else store.cwd)
+        rules = [r for r in _presented(store, proj, root if project_fingerprint(root) == proj
+                                       else None)
+                 if (min_confidence is None or r["confidence"] >= min_confidence)
+                 and (cat is None or r["category"] == cat)]
+    elif project is None:
+        rules = store.list(min_confidence=10 if min_confidence is None else min_confidence,
+                           category=cat)
     else:                          # one project: its rules, global ones, universal ones
         proj = _resolve_project(project, store.cwd)
         rows = store._read(
@@ -6039,7 +6046,7 @@ def _export(store, min_confidence, fmt, project, category, write, force):
             + (" AND category = ?" if cat else "")
             + (" AND quiet = 0" if fmt not in ("json", "markdown") else "")   # as suggest: not after bad feedback
             + " ORDER BY confidence DESC, pattern, project",
-            (min_confidence, proj) + ((cat,) if cat else ()))
+            (10 if min_confidence is None else min_confidence, proj) + ((cat,) if cat else ()))
         best = {}
         for r in map(_record, rows):
             if r["pattern"] not in best or (r["project"] == proj and best[r["pattern"]]["project"] != proj):
@@ -8059,7 +8066,7 @@ class _Server:
         try:
             if uri == "instinct://suggestions":
                 data = s.suggest()
-                md = _briefing(data, "Suggestions")
+                md = s.briefing(s.cwd) or "No learned habits for this project yet.\n"
                 data = {"suggestions": data, "count": len(data)}
             elif uri == "instinct://rules":
                 rules = s.export_rules()
@@ -8088,13 +8095,16 @@ class _Server:
         args = params.get("arguments") or {}
         if not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
             raise _RpcError(_INVALID_PARAMS, "Invalid params: prompt arguments must be strings")
+        project = args.get("project") or None
         try:
-            items = self.store.suggest(project=args.get("project") or None)
+            proj = _resolve_project(project, self.store.cwd)
         except InstinctError as e:
             raise _RpcError(_INVALID_PARAMS, f"Invalid params: {e}") from None
+        cwd = project if project and not _is_fingerprint(project) else self.store.cwd
+        text = self.store.briefing(cwd if project_fingerprint(cwd) == proj else None, project=proj)
         return {"description": _PROMPT["description"],
                 "messages": [{"role": "user", "content": {
-                    "type": "text", "text": _briefing(items, "Session briefing")}}]}
+                    "type": "text", "text": text or "No learned habits for this project yet."}}]}
 
 
 _METHODS = {"tools/list": _Server.tools_list, "tools/call": _Server.tools_call,
@@ -8278,16 +8288,6 @@ class _Input:
 
 def _valid_id(mid):
     return isinstance(mid, str) or (isinstance(mid, int) and not isinstance(mid, bool))
-
-
-def _briefing(items, heading):
-    if not items:
-        return f"# {heading}\n\nNo learned habits yet for this project.\n"
-    out = [f"# {heading}", "", "Habits learned from repetition in this user's past sessions "
-           "(rules first):", ""]
-    for r in items:
-        out.append(f"- [{r['level']}] `{r['pattern']}` ({r['category']}, seen {r['confidence']} times)")
-    return "\n".join(out) + "\n"
 
 
 def serve(store=None, stdin=None, stdout=None):
