@@ -91,8 +91,9 @@ def home_of(cwd):
 def replay(mod, lines, root, db, answer=None):
     """Every line through the hook entry point, in order -> (tool calls, seconds).
 
-    `answer(index, line, text)` gets every non-empty hook answer (stdout)."""
-    calls, t0 = 0, time.perf_counter()
+    `answer(index, line, out, err)` gets each call's stdout (its answer) and stderr when either
+    is not empty."""
+    calls, t0, stderr = 0, time.perf_counter(), sys.stderr
     os.environ["INSTINCT_DB"] = db
     for i, r in enumerate(lines):
         p = dict(r["payload"])
@@ -102,11 +103,16 @@ def replay(mod, lines, root, db, answer=None):
             os.environ["HOME"] = root + home_of(cwd)
         if "transcript_path" in p:
             p["transcript_path"] = root + "/transcript.jsonl"
-        out = io.StringIO()
-        mod._run_hook([r["event"]], stdin=io.BytesIO(json.dumps(p).encode()), stdout=out)
+        out, err = io.StringIO(), io.StringIO()
+        if answer:
+            sys.stderr = err
+        try:
+            mod._run_hook([r["event"]], stdin=io.BytesIO(json.dumps(p).encode()), stdout=out)
+        finally:
+            sys.stderr = stderr
         calls += r["event"].startswith("post-tool")
-        if answer and out.getvalue().strip():
-            answer(i, r, out.getvalue())
+        if answer and (out.getvalue().strip() or err.getvalue().strip()):
+            answer(i, r, out.getvalue(), err.getvalue())
     return calls, time.perf_counter() - t0
 
 
