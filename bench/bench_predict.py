@@ -1,7 +1,8 @@
 """Does the session-start briefing predict what the session then does? Scored on real sessions.
 
     python bench/bench_predict.py [--data DIR] [--source NAME] [--instinct PATH] [--json FILE]
-                                  [--show N] [--hints] [--pre-tool-use auto|on|off] [--beside]
+                                  [--show N] [--hints] [--pre-tool-use auto|on|off]
+                                  [--join-worktrees] [--tmp DIR]
 
 Each source is replayed in-process as bench_realdata does it (its functions, one store per
 source). Every hook answer is kept with its place in the replay. Then, per project (the git root
@@ -25,8 +26,13 @@ subagent calls are left out.
 
 --hints lists every other hook answer (pre-tool-use, post-tool-use(-failure), user prompt) with
 the next 5 shell commands the agent ran; PreToolUse calls are sent before each tool call when
-the instinct under test registers that hook (auto) or when asked (on). --beside lays worktrees
-out with a main repository of their own beside them, as ../shared/bench/predict.py does.
+the instinct under test registers that hook (auto) or when asked (on).
+
+Worktrees are laid out as ../shared/bench/predict.py does (the worktrees of one folder share a
+main repository beside them), so the figures are the same as its own; --join-worktrees joins
+them to the repository their name starts with instead (spotter-gqc -> spotter), as
+bench_realdata does. The replay's temporary tree is made in /dev/shm when there is one (a
+store on a busy disk made the replay 7x slower; the figures are the same): --tmp DIR.
 """
 import argparse
 import json
@@ -474,7 +480,7 @@ def project_of(root, cwd):
         d = parent
 
 
-def run_source(mod, data, source, pre, beside):
+def run_source(mod, data, source, pre, beside, tmp):
     """Replay one source -> (sessions by id, hook answers, replay figures)."""
     lines = read_lines(data, source)
     if pre:
@@ -489,7 +495,7 @@ def run_source(mod, data, source, pre, beside):
             pass
         answers.append({"at": i, "event": r["event"], "session": r["session"], "text": text,
                         "stderr": err.strip()[-300:]})
-    with tempfile.TemporaryDirectory() as root:
+    with tempfile.TemporaryDirectory(dir=tmp) as root:
         with open(os.path.join(data, f"{source}.layout.json"), encoding="utf-8") as f:
             build_layout(root, json.load(f), beside=beside)
         calls, secs = replay(mod, lines, root, os.path.join(root, "instinct.db"), keep)
@@ -659,7 +665,10 @@ def main(argv=None):
     ap.add_argument("--show", type=int, default=0, metavar="N", help="print the N worst briefings")
     ap.add_argument("--hints", action="store_true", help="list the hook answers other than briefings")
     ap.add_argument("--pre-tool-use", choices=("auto", "on", "off"), default="auto")
-    ap.add_argument("--beside", action="store_true", help="worktrees get a main repository of their own")
+    ap.add_argument("--join-worktrees", action="store_true",
+                    help="a worktree's main repository is the one its name starts with")
+    ap.add_argument("--tmp", default="/dev/shm" if os.access("/dev/shm", os.W_OK) else None,
+                    help="where the replay's temporary tree goes (default: %(default)s)")
     a = ap.parse_args(argv)
     found = sources(a.data)
     if not found:
@@ -677,10 +686,10 @@ def main(argv=None):
     registered = any(e[1] == "pre-tool-use" for e in getattr(mod, "_HOOK_EVENTS_CLAUDE", ()))
     pre = a.pre_tool_use == "on" or a.pre_tool_use == "auto" and registered
     report, everything = {"instinct": os.path.abspath(a.instinct), "data": os.path.abspath(a.data),
-                          "pre_tool_use": pre, "beside": a.beside, "sources": {}}, []
+                          "pre_tool_use": pre, "join_worktrees": a.join_worktrees, "sources": {}}, []
     try:
         for source in a.source or found:
-            sessions, answers, figures = run_source(mod, a.data, source, pre, a.beside)
+            sessions, answers, figures = run_source(mod, a.data, source, pre, not a.join_worktrees, a.tmp)
             by_project = defaultdict(list)
             for s in sessions.values():
                 by_project[s["project"]].append(s)
