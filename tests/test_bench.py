@@ -230,6 +230,37 @@ class SyntheticSessions(unittest.TestCase):
 class BenchScripts(unittest.TestCase):
     """What can be checked of the scripts without running them all."""
 
+    def test_predict_reads_what_was_run_without_instinct(self):
+        """The ground truth's own shell reading: program and subcommand of each simple command."""
+        bp = load_bench("bench_predict")
+        cases = {
+            "cd /x && MIX_ENV=test mix test --failed | tail -5": ["cd", "mix test", "tail"],
+            "git -C /a/b commit -m 'x; y | z' && git push": ["git commit", "git push"],
+            "git commit -m \"$(cat <<'EOF'\nFix the user's bug; don't | care\nEOF\n)\" && bd sync": ["git commit", "bd sync"],
+            "cat <<EOF > f.txt\nhello | world && x\nEOF\nbd close abc": ["cat", "bd close"],
+            "uv run pytest -x tests/": ["uv run pytest"], "python3 -m pytest tests": ["python3 -m pytest"],
+            "sudo -u bob env A=1 timeout 30 nice -n 5 make test": ["make test"],
+            "npm run build -- --watch": ["npm run build"], "npx vitest run": ["npx vitest"],
+            "for f in *.py; do python3 $f; done": ["python3"], "(cd web && npm test) 2>&1": ["cd", "npm test"],
+            "mix ecto.migrate && ./gradlew test": ["mix ecto.migrate", "gradlew test"],
+            "ls src 2>/dev/null || echo `date` >&2": ["ls", "echo"], "br show US-007": ["br show"],
+        }
+        for text, want in cases.items():
+            got = [r[0] for r in map(bp.shape, bp.commands(text)) if r]
+            self.assertEqual(got, want, text)
+        step = bp.steps_of({"tool_name": "Bash", "tool_input": {"command": "uv run pytest -q"}})[0]
+        self.assertEqual(step, ("cmd", "uv run pytest", ["uv", "run", "pytest", "-q"], True))
+        self.assertEqual(bp.steps_of({"tool_name": "Skill", "tool_input": {"skill": "x"}}), [("tool", "Skill")])
+        text = ("intro\n- Tests here: `mix test` (mature)\n- Before committing: `mix credo`, then `bd close`"
+                " (then `git push`, `Skill(commit)`)")
+        names = bp.names_in(text, implied=True)
+        self.assertEqual([n[2] for n in names], ["mix test", "mix credo", "bd close", "git commit", "git push", "Skill"])
+        self.assertEqual([n[2] for n in bp.names_in(text)], ["mix test", "mix credo", "bd close", "git push", "Skill"])
+        ritual = (("cmd", "mix credo"), ("cmd", "bd close"), ("cmd", "git commit"))
+        self.assertTrue(bp.names_habit(ritual, names))
+        self.assertFalse(bp.names_habit((("cmd", "mix test"), ("cmd", "mix credo")), names))   # two lines
+        self.assertTrue(bp.names_habit(("tool", "Skill"), names))
+
     def test_no_bare_assert(self):
         """`python -O` strips an assert: a bench reports a broken assumption with SystemExit."""
         for path in glob.glob(os.path.join(BENCH, "*.py")):
