@@ -728,7 +728,8 @@ def main(argv=None):
                             for e, n in sorted(h["per_event"].items())) or "none"
             print(f"{source}: {per}")
             for x in h["answers"][:3]:
-                print(f"    at {x['at']} {x['event']}: {x['text'][:100]!r} -> next: {', '.join(x['next_shell']) or '-'}")
+                nxt = ", ".join(x["next_shell"]) or "-"
+                print(f"    at {x['at']} {x['event']}: {x['text'][:100]!r} -> next: {nxt}")
     if a.show:
         show(everything, a.show)
     print(f"\nbench_predict: {report['seconds']} s in all")

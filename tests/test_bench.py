@@ -236,7 +236,8 @@ class BenchScripts(unittest.TestCase):
         cases = {
             "cd /x && MIX_ENV=test mix test --failed | tail -5": ["cd", "mix test", "tail"],
             "git -C /a/b commit -m 'x; y | z' && git push": ["git commit", "git push"],
-            "git commit -m \"$(cat <<'EOF'\nFix the user's bug; don't | care\nEOF\n)\" && bd sync": ["git commit", "bd sync"],
+            "git commit -m \"$(cat <<'EOF'\nFix the user's bug; don't | care\nEOF\n)\" && bd sync":
+                ["git commit", "bd sync"],
             "cat <<EOF > f.txt\nhello | world && x\nEOF\nbd close abc": ["cat", "bd close"],
             "uv run pytest -x tests/": ["uv run pytest"], "python3 -m pytest tests": ["python3 -m pytest"],
             "sudo -u bob env A=1 timeout 30 nice -n 5 make test": ["make test"],
@@ -254,7 +255,8 @@ class BenchScripts(unittest.TestCase):
         text = ("intro\n- Tests here: `mix test` (mature)\n- Before committing: `mix credo`, then `bd close`"
                 " (then `git push`, `Skill(commit)`)")
         names = bp.names_in(text, implied=True)
-        self.assertEqual([n[2] for n in names], ["mix test", "mix credo", "bd close", "git commit", "git push", "Skill"])
+        self.assertEqual([n[2] for n in names],
+                         ["mix test", "mix credo", "bd close", "git commit", "git push", "Skill"])
         self.assertEqual([n[2] for n in bp.names_in(text)], ["mix test", "mix credo", "bd close", "git push", "Skill"])
         ritual = (("cmd", "mix credo"), ("cmd", "bd close"), ("cmd", "git commit"))
         self.assertTrue(bp.names_habit(ritual, names))
