@@ -481,7 +481,10 @@ def project_of(root, cwd):
 
 
 def run_source(mod, data, source, pre, beside, tmp):
-    """Replay one source -> (sessions by id, hook answers, replay figures)."""
+    """Replay one source -> (sessions by id, hook answers, replay figures).
+
+    An answer is every hook call's non-empty stdout (its additionalContext when it is JSON) or
+    stderr, with its place: `at` (index in the replay, PreToolUse calls included) and `seq`."""
     lines = read_lines(data, source)
     if pre:
         lines = with_pre_tool_use(lines)
@@ -493,7 +496,7 @@ def run_source(mod, data, source, pre, beside, tmp):
             text = json.loads(text)["hookSpecificOutput"]["additionalContext"] if text else ""
         except (ValueError, KeyError, TypeError):
             pass
-        answers.append({"at": i, "event": r["event"], "session": r["session"], "text": text,
+        answers.append({"at": i, "seq": r["seq"], "event": r["event"], "session": r["session"], "text": text,
                         "stderr": err.strip()[-300:]})
     with tempfile.TemporaryDirectory(dir=tmp) as root:
         with open(os.path.join(data, f"{source}.layout.json"), encoding="utf-8") as f:
@@ -701,6 +704,7 @@ def main(argv=None):
             everything += records
             report["sources"][source] = {"replay": figures, "sessions": len(sessions), "projects": projects,
                                          "total": summary(records), "records": records,
+                                         "answers": answers,
                                          "hints": hints(sessions, answers, figures["tool_calls"])}
     finally:
         for k, v in saved.items():
