@@ -32,8 +32,12 @@ def load(path):
     return mod
 
 
-def build_layout(root, layout):
-    """Recreate repositories, worktrees and plain directories under `root`."""
+def build_layout(root, layout, beside=False):
+    """Recreate repositories, worktrees and plain directories under `root`.
+
+    A worktree's main repository is the one whose folder name starts its own (spotter-gqc ->
+    spotter); `beside` gives the worktrees of one folder a main repository of their own beside
+    them instead (<parent>/.main-repo.git, as ../shared/bench/predict.py lays them out)."""
     repos = [r for r in layout["repos"] if r["git"] == "dir"]
     for d in layout["dirs"]:
         os.makedirs(root + d, exist_ok=True)
@@ -44,9 +48,12 @@ def build_layout(root, layout):
             continue
         name = os.path.basename(r["path"])
         main = next((m for m in repos if name.startswith(os.path.basename(m["path"]))), repos[0] if repos else None)
-        if main is None:
+        if beside:
+            common = root + os.path.dirname(r["path"]) + "/.main-repo.git"
+        elif main is None:
             continue
-        common = root + main["path"] + "/.git"
+        else:
+            common = root + main["path"] + "/.git"
         wt = f"{common}/worktrees/{name}"
         os.makedirs(wt, exist_ok=True)
         os.makedirs(root + r["path"], exist_ok=True)
@@ -58,27 +65,55 @@ def build_layout(root, layout):
                 f.write(text)
 
 
-def replay(mod, data, source, root, db):
-    with open(os.path.join(data, f"{source}.layout.json")) as f:
-        build_layout(root, json.load(f))
-    with gzip.open(os.path.join(data, f"{source}.payloads.jsonl.gz"), "rt") as f:
-        lines = [json.loads(line) for line in f]
+def sources(data):
+    """The sources in a realdata folder: <source>.payloads.jsonl or .jsonl.gz."""
+    names = os.listdir(data) if os.path.isdir(data) else []
+    return sorted({n.split(".payloads.jsonl")[0] for n in names
+                   if n.endswith((".payloads.jsonl", ".payloads.jsonl.gz"))})
+
+
+def read_lines(data, source):
+    """A source's payload lines in `seq` order."""
+    path = os.path.join(data, f"{source}.payloads.jsonl")
+    opener = open if os.path.exists(path) else gzip.open
+    with opener(path if opener is open else path + ".gz", "rt", encoding="utf-8") as f:
+        lines = [json.loads(line) for line in f if line.strip()]
     lines.sort(key=lambda r: r["seq"])
-    calls, t0 = 0, time.perf_counter()
+    return lines
+
+
+def home_of(cwd):
+    """The user's home of an original path: /home/<user>."""
+    parts = cwd.split("/")
+    return "/".join(parts[:3]) if len(parts) > 2 else ""
+
+
+def replay(mod, lines, root, db, answer=None):
+    """Every line through the hook entry point, in order -> (tool calls, seconds).
+
+    `answer(index, line, out, err)` gets each call's stdout (its answer) and stderr when either
+    is not empty."""
+    calls, t0, stderr = 0, time.perf_counter(), sys.stderr
     os.environ["INSTINCT_DB"] = db
-    for r in lines:
+    for i, r in enumerate(lines):
         p = dict(r["payload"])
         cwd = p.get("cwd")
         if isinstance(cwd, str) and cwd.startswith("/"):
             p["cwd"] = root + cwd
-            parts = cwd.split("/")
-            os.environ["HOME"] = root + "/".join(parts[:3]) if len(parts) > 2 else root
+            os.environ["HOME"] = root + home_of(cwd)
         if "transcript_path" in p:
             p["transcript_path"] = root + "/transcript.jsonl"
-        out = io.StringIO()
-        mod._run_hook([r["event"]], stdin=io.BytesIO(json.dumps(p).encode()), stdout=out)
+        out, err = io.StringIO(), io.StringIO()
+        if answer:
+            sys.stderr = err
+        try:
+            mod._run_hook([r["event"]], stdin=io.BytesIO(json.dumps(p).encode()), stdout=out)
+        finally:
+            sys.stderr = stderr
         calls += r["event"].startswith("post-tool")
-    return lines, calls, time.perf_counter() - t0
+        if answer and (out.getvalue().strip() or err.getvalue().strip()):
+            answer(i, r, out.getvalue(), err.getvalue())
+    return calls, time.perf_counter() - t0
 
 
 def report(mod, lines, root, db):
@@ -87,7 +122,7 @@ def report(mod, lines, root, db):
     for r in lines:
         cwd = r["payload"].get("cwd")
         if isinstance(cwd, str) and cwd.startswith("/"):
-            os.environ["HOME"] = root + "/".join(cwd.split("/")[:3])
+            os.environ["HOME"] = root + home_of(cwd)
             fp = mod.project_fingerprint(root + cwd)
             names.setdefault(fp, (mod.project_root(root + cwd)[len(root):], set(), cwd))[1].add(r["session"])
     store = mod.InstinctStore(db)
@@ -100,7 +135,7 @@ def report(mod, lines, root, db):
         for p, c, lvl in rows:
             if lvl > 0:
                 print(f"   {('raw', 'mature', 'rule', 'universal')[lvl]:<9} {c:>3}  {p}")
-        os.environ["HOME"] = root + "/".join(cwd.split("/")[:3])
+        os.environ["HOME"] = root + home_of(cwd)
         text = store.briefing(root + cwd)
         print("   briefing:" + ("\n     " + text.replace("\n", "\n     ") if text else " (none)"))
     store.close()
@@ -115,22 +150,23 @@ def main():
     ap.add_argument("--instinct", default=os.path.join(HERE, "..", "instinct.py"))
     ap.add_argument("--source", action="append", help="replay only this source (repeatable)")
     a = ap.parse_args()
-    found = sorted(n[:-len(".payloads.jsonl.gz")] for n in os.listdir(a.data)
-                   if n.endswith(".payloads.jsonl.gz")) if os.path.isdir(a.data) else []
+    found = sources(a.data)
     if not found:
-        sys.exit(f"bench_realdata: no <source>.payloads.jsonl.gz in {a.data} (give --data or set INSTINCT_REALDATA)")
+        sys.exit(f"bench_realdata: no <source>.payloads.jsonl(.gz) in {a.data} (give --data or set INSTINCT_REALDATA)")
     unknown = [s for s in a.source or () if s not in found]
     if unknown:
         sys.exit(f"bench_realdata: no source {', '.join(unknown)} in {a.data} (there: {', '.join(found)})")
     if not os.path.isfile(a.instinct):
         sys.exit(f"bench_realdata: no instinct.py at {a.instinct}")
     mod = load(a.instinct)
-    sources = a.source or found
     home = os.environ.get("HOME")
-    for source in sources:
+    for source in a.source or found:
         with tempfile.TemporaryDirectory() as root:
             db = os.path.join(root, "instinct.db")
-            lines, calls, secs = replay(mod, a.data, source, root, db)
+            with open(os.path.join(a.data, f"{source}.layout.json")) as f:
+                build_layout(root, json.load(f))
+            lines = read_lines(a.data, source)
+            calls, secs = replay(mod, lines, root, db)
             print(f"\n# {source}: {len(lines)} hook calls ({calls} tool calls) replayed in {secs:.2f} s"
                   f" ({len(lines) / secs:,.0f} hook calls/s in-process)")
             report(mod, lines, root, db)

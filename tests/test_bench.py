@@ -8,15 +8,18 @@ its floor row when the shared bench folder is there ($SHARED_BENCH, else ../shar
 run_mcp_bench.sh needs the MCP peer venvs, so only its arguments and suite are checked here.
 """
 import ast
+import collections
 import glob
+import importlib.util
 import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 import unittest
 
-from tests.helpers import ROOT, child_env, setUpModule, temp_dir  # noqa: F401
+from tests.helpers import ROOT, child_env, instinct, setUpModule, temp_dir  # noqa: F401
 
 BENCH = os.path.join(ROOT, "bench")
 TIMEOUT = 300              # a hung script fails the test; a healthy smoke run takes about a second
@@ -109,8 +112,156 @@ class BenchSmoke(unittest.TestCase):
                             "briefing:")
 
 
+    def test_predict(self):
+        """bench_predict on a small generated dataset: every section's headings."""
+        data, out = temp_dir(self), temp_dir(self)
+        for name, src in (("ritual", sessions.ritual(seed=1)), ("plain", sessions.plain_command(seed=2)),
+                          ("noise", sessions.random_sessions(n=12, seed=3))):
+            src.write(data, name, gz=name != "plain")
+        report = os.path.join(out, "predict.json")
+        printed = self.bench("bench_predict.py", "--data", data, "--json", report, "--show", 2, "--hints",
+                             "--pre-tool-use", "on", "--tmp", out)
+        self.assertHeadings(printed, "## noise: 12 sessions", "## plain: 6 sessions", "## ritual: 6 sessions",
+                            "scored", "briefed", "names", "R spec", "test named", "empty&known", "top5 P",
+                            "TOTAL ritual", "## overall", "most missed known habits",
+                            "## hints: hook answers other than the briefing (PreToolUse sent: yes)",
+                            "## the 2 worst briefings", "bench_predict:", "written: " + report)
+        with open(report, encoding="utf-8") as f:
+            self.assertEqual(sorted(json.load(f)["sources"]), ["noise", "plain", "ritual"])
+
+
+def load_bench(name):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", os.path.join(BENCH, f"{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+sessions = load_bench("sessions")
+EVENTS = {"session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit",
+          "post-tool-use": "PostToolUse", "post-tool-use-failure": "PostToolUseFailure",
+          "stop": "Stop", "session-end": "SessionEnd"}
+
+
+class SyntheticSessions(unittest.TestCase):
+    """bench/sessions.py writes what Claude Code would send, the same for the same seed."""
+
+    def check_payloads(self, src):
+        dirs = set(src.layout()["dirs"])
+        tools = set()
+        for n, line in enumerate(src.lines):
+            self.assertEqual(sorted(line), ["event", "payload", "seq", "session", "ts"])
+            self.assertEqual(line["seq"], n)
+            p = line["payload"]
+            self.assertEqual(p["hook_event_name"], EVENTS[line["event"]])
+            self.assertEqual(p["session_id"], line["session"])
+            self.assertIn(p["cwd"], dirs)
+            self.assertTrue(p["transcript_path"].endswith(f"/{line['session']}.jsonl"))
+            if line["event"].startswith("post-tool-use"):
+                tools.add(p["tool_name"])
+                self.assertIsInstance(p["tool_input"], dict)
+                self.assertTrue(p["tool_use_id"].startswith("toolu_01"))
+                if line["event"].endswith("failure"):
+                    self.assertRegex(p["error"], r"^Exit code \d+")
+                    self.assertNotIn("tool_response", p)
+                else:
+                    self.assertIn("tool_response", p)
+                want = {"Bash": {"command", "description"}, "Skill": {"skill"},
+                        "Task": {"subagent_type", "description", "prompt"},
+                        "Read": {"file_path"}}.get(p["tool_name"])
+                if want:
+                    self.assertEqual(set(p["tool_input"]), want)
+            elif line["event"] == "user-prompt-submit":
+                self.assertIsInstance(p["prompt"], str)
+            elif line["event"] == "session-start":
+                self.assertIn(p["source"], ("startup", "resume", "compact", "clear"))
+        self.assertEqual(json.loads(json.dumps(src.lines)), src.lines)      # plain JSON all through
+        return tools
+
+    def test_scenarios_are_well_formed_and_deterministic(self):
+        for name, make in (("random_sessions", lambda s: sessions.random_sessions(n=300, seed=s)),
+                           ("plain_command", lambda s: sessions.plain_command(seed=s)),
+                           ("ritual", lambda s: sessions.ritual(seed=s)),
+                           ("automation_prompt", lambda s: sessions.automation_prompt(seed=s))):
+            with self.subTest(name):
+                src = make(7)
+                tools = self.check_payloads(src)
+                self.assertEqual(len({line["session"] for line in src.lines}), 300 if name == "random_sessions" else 6)
+                self.assertIn("Bash", tools)
+                self.assertEqual(make(7).lines, src.lines)
+                self.assertNotEqual(make(8).lines, src.lines)
+        tools = self.check_payloads(sessions.random_sessions(n=40, seed=1))
+        self.assertTrue({"Read", "Edit", "Grep", "Task", "mcp__context7__get-library-docs"} <= tools, tools)
+        self.assertIn("Skill", self.check_payloads(sessions.automation_prompt(seed=1)))
+
+    def test_written_files_replay_as_realdata(self):
+        data = temp_dir(self)
+        src = sessions.ritual(seed=3)
+        for gz in (True, False):
+            path, layout = src.write(data, f"r{int(gz)}", gz=gz)
+            self.assertTrue(path.endswith(".payloads.jsonl.gz" if gz else ".payloads.jsonl"))
+            with open(layout, encoding="utf-8") as f:
+                self.assertEqual(json.load(f), {"repos": [{"path": "/home/dev/src/spotter", "git": "dir"}],
+                                                "dirs": ["/home/dev/src/spotter"]})
+        realdata = load_bench("bench_realdata")
+        self.assertEqual(realdata.sources(data), ["r0", "r1"])
+        self.assertEqual(realdata.read_lines(data, "r1"), src.lines)
+        self.assertEqual(realdata.read_lines(data, "r0"), src.lines)
+
+    def test_old_history_is_a_claude_code_transcript(self):
+        home = temp_dir(self)
+        paths = sessions.old_history(home, n=4, days=400, seed=5)
+        self.assertEqual(len(paths), 4)
+        for path in paths:
+            self.assertEqual(os.path.dirname(os.path.dirname(path)), os.path.join(home, ".claude", "projects"))
+            self.assertGreater(time.time() - os.path.getmtime(path), 400 * 86400)
+            with open(path, encoding="utf-8") as f:
+                records = [json.loads(line) for line in f]
+            uses = sum(1 for r in records if r["type"] == "assistant" and not r["isSidechain"])
+            stats = collections.Counter()
+            sid, calls = instinct._claude_session(path, stats)
+            self.assertEqual(sid, os.path.basename(path)[:-len(".jsonl")])
+            self.assertEqual(len(calls), uses)
+            self.assertTrue(any(p["tool_name"] == "Bash" and p["tool_input"]["command"] == "make lint"
+                                for p, failed, ts in calls))
+            self.assertTrue(all(time.time() - ts > 400 * 86400 for _, _, ts in calls))
+
+
 class BenchScripts(unittest.TestCase):
     """What can be checked of the scripts without running them all."""
+
+    def test_predict_reads_what_was_run_without_instinct(self):
+        """The ground truth's own shell reading: program and subcommand of each simple command."""
+        bp = load_bench("bench_predict")
+        cases = {
+            "cd /x && MIX_ENV=test mix test --failed | tail -5": ["cd", "mix test", "tail"],
+            "git -C /a/b commit -m 'x; y | z' && git push": ["git commit", "git push"],
+            "git commit -m \"$(cat <<'EOF'\nFix the user's bug; don't | care\nEOF\n)\" && bd sync":
+                ["git commit", "bd sync"],
+            "cat <<EOF > f.txt\nhello | world && x\nEOF\nbd close abc": ["cat", "bd close"],
+            "uv run pytest -x tests/": ["uv run pytest"], "python3 -m pytest tests": ["python3 -m pytest"],
+            "sudo -u bob env A=1 timeout 30 nice -n 5 make test": ["make test"],
+            "npm run build -- --watch": ["npm run build"], "npx vitest run": ["npx vitest"],
+            "for f in *.py; do python3 $f; done": ["python3"], "(cd web && npm test) 2>&1": ["cd", "npm test"],
+            "mix ecto.migrate && ./gradlew test": ["mix ecto.migrate", "gradlew test"],
+            "ls src 2>/dev/null || echo `date` >&2": ["ls", "echo"], "br show US-007": ["br show"],
+        }
+        for text, want in cases.items():
+            got = [r[0] for r in map(bp.shape, bp.commands(text)) if r]
+            self.assertEqual(got, want, text)
+        step = bp.steps_of({"tool_name": "Bash", "tool_input": {"command": "uv run pytest -q"}})[0]
+        self.assertEqual(step, ("cmd", "uv run pytest", ["uv", "run", "pytest", "-q"], True))
+        self.assertEqual(bp.steps_of({"tool_name": "Skill", "tool_input": {"skill": "x"}}), [("tool", "Skill")])
+        text = ("intro\n- Tests here: `mix test` (mature)\n- Before committing: `mix credo`, then `bd close`"
+                " (then `git push`, `Skill(commit)`)")
+        names = bp.names_in(text, implied=True)
+        self.assertEqual([n[2] for n in names],
+                         ["mix test", "mix credo", "bd close", "git commit", "git push", "Skill"])
+        self.assertEqual([n[2] for n in bp.names_in(text)], ["mix test", "mix credo", "bd close", "git push", "Skill"])
+        ritual = (("cmd", "mix credo"), ("cmd", "bd close"), ("cmd", "git commit"))
+        self.assertTrue(bp.names_habit(ritual, names))
+        self.assertFalse(bp.names_habit((("cmd", "mix test"), ("cmd", "mix credo")), names))   # two lines
+        self.assertTrue(bp.names_habit(("tool", "Skill"), names))
 
     def test_no_bare_assert(self):
         """`python -O` strips an assert: a bench reports a broken assumption with SystemExit."""
