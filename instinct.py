@@ -4475,7 +4475,7 @@ def _presented(store, project, root, limit=INJECT_MAX_ITEMS):
         "SELECT steps FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
         (project, _BRIEF_SESSIONS))]
     out, seen, roles = [], set(), set()
-    for r in store.suggest(project=project, limit=max(100, limit * 3)):
+    for r in store.suggest(project=project, limit=min(MAX_LIMIT, max(100, limit * 3))):
         p = r["pattern"]
         if p in seen:                         # a habit both here and global: once
             continue
@@ -6033,7 +6033,7 @@ def _export(store, min_confidence, fmt, project, category, write, force):
         proj = _resolve_project(project, store.cwd)
         root = project_root(project if project and not _is_fingerprint(project) else store.cwd)
         rules = [r for r in _presented(store, proj, root if project_fingerprint(root) == proj
-                                       else None)
+                                       else None, MAX_LIMIT)
                  if (min_confidence is None or r["confidence"] >= min_confidence)
                  and (cat is None or r["category"] == cat)]
     elif project is None:
@@ -8104,7 +8104,8 @@ class _Server:
         text = self.store.briefing(cwd if project_fingerprint(cwd) == proj else None, project=proj)
         return {"description": _PROMPT["description"],
                 "messages": [{"role": "user", "content": {
-                    "type": "text", "text": text or "No learned habits for this project yet."}}]}
+                    "type": "text", "text": "# Session briefing\n\n"
+                    + (text or "No learned habits for this project yet.")}}]}
 
 
 _METHODS = {"tools/list": _Server.tools_list, "tools/call": _Server.tools_call,

@@ -926,7 +926,10 @@ class TestResourcesAndPrompts(ServerTestCase):
                 data = json.loads(by_type["application/json"]["text"])
                 self.assertIsInstance(data, dict)
                 md = by_type["text/markdown"]["text"]
-                if uri != "instinct://stats":
+                if uri == "instinct://suggestions":       # the briefing's words
+                    self.assertIn(instinct._rule_text({"pattern": P}), md)
+                    self.assertEqual(data["count"], 1)
+                elif uri != "instinct://stats":
                     self.assertIn(P, md)
                     self.assertEqual(data["count"], 1)
                 else:

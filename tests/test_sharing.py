@@ -72,9 +72,9 @@ class TestExportFormats(_Base):
     def test_one_factual_line_per_rule(self):
         text = self.store.export_rules(format="claude")
         lines = [ln for ln in text.splitlines() if ln.startswith("- ")]
-        self.assertEqual(lines, ["- Usual workflow: test, then fix, then test.",
-                                 "- Used together: pytest + coverage.",
-                                 "- Preference: stdlib-first (in every project)."])
+        self.assertEqual(lines, ["- Usual workflow: test, then fix, then test (rule, seen 12x, this project)",
+                                 "- Used together: pytest + coverage (rule, seen 11x, this project)",
+                                 "- Preference: stdlib-first (rule, seen 10x, all projects)"])
         self.assertTrue(text.startswith("<!-- instinct:begin -->\n"))
         self.assertTrue(text.endswith("<!-- instinct:end -->"))
         self.assertNotIn("missing-import", text)
@@ -85,7 +85,7 @@ class TestExportFormats(_Base):
         self.assertEqual(set(fm), {"description", "alwaysApply"})
         self.assertEqual(fm["alwaysApply"], "true")          # the YAML boolean, not "true" quoted
         self.assertTrue(fm["description"].strip() and ":" not in fm["description"])
-        self.assertIn("- Usual workflow: test, then fix, then test.", body)
+        self.assertIn("- Usual workflow: test, then fix, then test (rule, seen 12x, this project)", body)
 
     def test_windsurf_front_matter(self):
         text = self.store.export_rules(format="windsurf")
@@ -140,6 +140,7 @@ class TestExportFormats(_Base):
                 c.execute("INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen,"
                           " project) VALUES (?, 'preference', ?, 't', 't', '')",
                           (f"pref:rule-number-{i:03d}-" + "w" * 40, 20 + i))
+        self.store.consolidate()
         for fmt, limit in (("windsurf", 6000), ("claude", 4000), ("cursor", 12000), ("skill", 20000)):
             with self.subTest(fmt=fmt):
                 text = self.store.export_rules(format=fmt)
@@ -221,7 +222,7 @@ class TestWrite(_Base):
         self.assertTrue(data.startswith(before))
         self.assertTrue(data.endswith(after))
         block = data[len(before):len(data) - len(after)]
-        self.assertIn(b"Used together: make + test.\r\n", block)
+        self.assertIn(b"Used together: make + test (rule, seen 10x, this project)\r\n", block)
         self.assertNotIn(b"\n", block.replace(b"\r\n", b""))       # the file's CRLF style is kept
         # writing again changes nothing and does not even rewrite the file
         st = os.stat(self.path)
