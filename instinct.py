@@ -4094,8 +4094,8 @@ _CHANCE_P = 1e-3                    # a workflow counts when chance explains it 
 _HABIT_WINDOW = 20                  # a project's recent sessions a command must recur in ...
 _HABIT_SHARE = 0.5                  # ... at least half of them (and at least 2)
 _STEPS_KEPT = 400                   # steps of a mined session kept for the briefing's use counts
-_BRIEF_SESSIONS = 10                # a project's recent sessions whose use decides what is briefed
-_BRIEF_MIN_USE = 0.3                # a mined item used in fewer of them than this is not briefed
+_BRIEF_SESSIONS = 5                # a project's recent sessions whose use decides what is briefed
+_BRIEF_MIN_USE = 0.5                # a mined item used in fewer of them than this is not briefed
 
 
 def _command_role(shape):

@@ -371,7 +371,7 @@ class TestMining(_Env):
         self.assertIn(routine, suggested)
         self.assertNotIn("seq:cargo fmt->cargo clippy", suggested)   # only restates the routine
         text = self.store.briefing(self.repo)
-        self.assertIn("Tests here: `cargo test` (rule, 10 sessions, used in 10 of the last 10, this project)", text)
+        self.assertIn("Tests here: `cargo test` (rule, 10 sessions, used in 5 of the last 5, this project)", text)
         self.assertIn("Before committing: `cargo fmt`, then `cargo clippy` (then `git push`)", text)
 
     def test_a_habit_counts_in_every_session_even_when_it_first_passes_late(self):
