@@ -65,6 +65,12 @@ import sqlite3
 import sys
 import time
 
+if sys.version_info < (3, 10):       # before anything an older Python would trip on
+    if __name__ != "__main__":
+        raise ImportError("instinct needs Python 3.10+")
+    sys.stderr.write("instinct needs Python 3.10+ (this is Python %d.%d)\n" % sys.version_info[:2])
+    raise SystemExit(0 if "hook" in sys.argv[1:4] else 1)      # a hook always exits 0
+
 __version__ = "0.1.0"
 __all__ = [
     "InstinctStore", "project_fingerprint", "project_root", "normalize_pattern",
@@ -1227,8 +1233,9 @@ class Operation:
             return {self.list_key: result, "count": len(result)}
         return result
 
-    def coerce(self, args):
-        """Check a JSON arguments object against the params -> kwargs (ValidationError)."""
+    def coerce(self, args, name=None):
+        """Check a JSON arguments object against the params -> kwargs (ValidationError).
+        `name(param)` is how an error names a parameter (default: `argument 'days_inactive'`)."""
         if not isinstance(args, dict):
             raise ValidationError("arguments must be a JSON object")
         known = self.known
@@ -1241,7 +1248,7 @@ class Operation:
         for p in self.params:
             if p.name not in args:
                 if p.required:
-                    raise ValidationError(f"missing required argument '{p.name}'")
+                    raise ValidationError(f"missing required {_arg(p, name).rstrip(':')}")
                 continue
             v = args[p.name]
             if v is None and not p.required:
@@ -1252,20 +1259,24 @@ class Operation:
             ok = isinstance(v, t) and not (t is int and isinstance(v, bool))
             if t is float and isinstance(v, int) and not isinstance(v, bool):
                 if not -1e300 < v < 1e300:
-                    raise ValidationError(f"argument '{p.name}' is out of range")
+                    raise ValidationError(f"{_arg(p, name)} is out of range")
                 ok, v = True, float(v)
             if not ok:
-                raise ValidationError(f"argument '{p.name}' must be of type {p.schema()['type']}")
+                raise ValidationError(f"{_arg(p, name)} must be of type {p.schema()['type']}")
             if t is float and not -1e300 < v < 1e300:          # NaN and infinities fail too
-                raise ValidationError(f"argument '{p.name}' must be a finite number")
+                raise ValidationError(f"{_arg(p, name)} must be a finite number")
             if p.choices and v not in p.choices:
-                raise ValidationError(f"argument '{p.name}' must be one of: {', '.join(p.choices)}")
+                raise ValidationError(f"{_arg(p, name)} must be one of: {', '.join(p.choices)}")
             if p.minimum is not None and v < p.minimum:
-                raise ValidationError(f"argument '{p.name}' must be >= {p.minimum}")
+                raise ValidationError(f"{_arg(p, name)} must be >= {p.minimum}")
             if p.maximum is not None and v > p.maximum:
-                raise ValidationError(f"argument '{p.name}' must be <= {p.maximum}")
+                raise ValidationError(f"{_arg(p, name)} must be <= {p.maximum}")
             out[p.name] = v
         return out
+
+
+def _arg(p, name):
+    return name(p) if name else f"argument '{p.name}'"
 
 
 OPERATIONS = {}      # name -> Operation, in definition order
@@ -4772,8 +4783,6 @@ class _History(_Learning):
         """
         # `self.progress(done, total)`, when set, is called after each transcript (the CLI's bar)
         progress = self.progress
-        if client not in HISTORY_CLIENTS:
-            raise ValidationError(f"client must be one of: {', '.join(HISTORY_CLIENTS)}")
         if path is not None:
             _check_text(path, "path", 4096, empty_ok=False)
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
@@ -4816,7 +4825,7 @@ class _History(_Learning):
                 pending = 0
             if progress is not None:
                 progress(n, len(files))
-        if pending:
+        if pending or not dry_run:         # (also what an interrupted run left unmined)
             self.mine()
         self._history_learned(imported, projects)
         res.update(bad_lines=stats["bad_lines"], sidechain_calls=stats["sidechain_calls"])
@@ -5762,8 +5771,6 @@ def _agent_text(fmt, rules, budget, name=_SKILL_NAME):
 
 def _export(store, min_confidence, fmt, project, category, write, force):
     """The body of export_rules (section 10): select, render, optionally write."""
-    if isinstance(min_confidence, bool) or not isinstance(min_confidence, int) or min_confidence < 0:
-        raise ValidationError("min_confidence must be a whole number >= 0")
     cat = _check_category(category) if category is not None else None
     if project is None and fmt in ("json", "markdown"):
         rules = store.list(min_confidence=min_confidence, category=cat)
@@ -7216,16 +7223,43 @@ def _take_db(argv):
     return db, rest
 
 
+_METAVARS = {"write": "PATH", "path": "PATH", "since": "WHEN"}   # text options by name
+
+
+def _metavar(p):
+    """How help and usage show a Param's value: ID, N (a number), PATH, JSON..., the name."""
+    if p.positional:
+        return p.name.upper()
+    if p.type in (int, float, dict):
+        return {int: "N", float: "X", dict: "JSON"}[p.type]
+    return _METAVARS.get(p.name, p.name.upper())
+
+
+def _cli_name(p):
+    """How a CLI error names a Param: as argparse's own errors do (`argument --days:`)."""
+    return f"argument {_metavar(p) if p.positional else p.flag}:"
+
+
+def _parser_class():
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):        # one line, like every other CLI error
+            self.exit(2, f"instinct: error: {message} (see {self.prog} --help)\n")
+    return Parser
+
+
 def build_parser(argv=None):
     """The argparse parser; with argv, only the subcommand argv names is fully built (fast start)."""
     import argparse
-    common = argparse.ArgumentParser(add_help=False)
+    Parser = _parser_class()
+    common = Parser(add_help=False)
     common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
                         help="database file (default: $INSTINCT_DB or ~/.instinct/instinct.db)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print the result as JSON (the same JSON the API returns)")
     common.add_argument("--version", action="version", version=f"instinct {__version__}")
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="instinct", parents=[common],
         description="Self-learning memory for AI coding agents: observe patterns, "
                     "consolidate them into habits, suggest them back.")
@@ -7241,8 +7275,10 @@ def build_parser(argv=None):
             kw = {"help": p.help + (f" (default: {p.default})" if p.default not in (None, "", False) else "")}
             if p.choices:
                 kw["choices"] = p.choices
+            elif p.type is not bool:
+                kw["metavar"] = _metavar(p)
             if p.type is dict:
-                kw["type"], kw["metavar"] = _json_object_arg, "JSON"
+                kw["type"] = _json_object_arg
             elif p.type in (int, float):
                 kw["type"] = p.type
             elif p.type is bool:
@@ -7339,7 +7375,18 @@ def main(argv=None):
     """
     ending = argv is None
     args = list(sys.argv[1:] if ending else argv)
-    code = _cli(args, close=not ending)
+    try:
+        code = _cli(args, close=not ending)
+        if ending:
+            sys.stdout.flush()
+    except BrokenPipeError:          # the reader left (`instinct setup codex | head -1`): quietly
+        try:                         # and without a second error when the exit flushes stdout
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        code = 0
+    except KeyboardInterrupt:
+        code = 130
     if ending and {"hook", "serve"} & set(args[:3]):
         _exit_now(code)
     return code
@@ -7367,7 +7414,17 @@ def _cli(argv, close=True):
     if fast is not None:
         op, kwargs, db, as_json = fast
         return _run_op(op, kwargs, db, as_json, close)
-    args = build_parser(argv).parse_args(argv)
+    word = next((a for a in _take_db(argv)[1] if a[:1] != "-"), None)
+    known = [op.cli for op in OPERATIONS.values()] + list(_CLI_EXTRAS)
+    if word is not None and word not in known:
+        return _usage_error(f"unknown command {word!r}", word, known, "(instinct --help lists them)")
+    args, extra = build_parser(argv).parse_known_args(argv)
+    if extra:
+        op = getattr(args, "_op", None)
+        flags = ([p.flag for p in op.params if not p.positional] if op else
+                 [a[0] for a, _ in _CLI_EXTRAS.get(args.command, ("", ()))[1] if a[0][:1] == "-"])
+        return _usage_error(f"unrecognized arguments: {' '.join(extra)}", extra[0].partition("=")[0],
+                            flags + ["--db", "--json"], f"(see instinct {args.command or ''} --help)")
     if not args.command:
         build_parser().print_help(sys.stderr)
         return 2
@@ -7403,17 +7460,37 @@ def _cli(argv, close=True):
     return _run_op(op, kwargs, getattr(args, "db", None), getattr(args, "json", False), close)
 
 
+def _usage_error(message, word, names, otherwise):
+    """Print the one line of a usage error, with the closest name to `word`; returns 2."""
+    import difflib
+    close = difflib.get_close_matches(word, names, n=1)
+    hint = f"(did you mean {close[0]!r}?)" if close else otherwise
+    sys.stderr.write(f"instinct: error: {message} {' '.join(hint.split())}\n")
+    return 2
+
+
 def _cli_extras(store, op):
-    """What only the CLI adds to a store: import-history's progress bar on a terminal."""
+    """What only the CLI adds to a store: import-history's progress bar on a terminal and the
+    count an interrupted run reports -> [sessions read, sessions found, a bar half drawn]."""
+    at = [0, None, False]
     if op.name == "import_history":
-        store.progress = _tty_progress()
+        bar = _tty_progress()
+
+        def progress(done, total):
+            at[:] = done, total, bar is not None and done < total
+            if bar is not None:
+                bar(done, total)
+        store.progress = progress
+    return at
 
 
 def _run_op(op, kwargs, db, as_json, close):
     """Run one operation for the CLI: print its JSON or text, map errors to exit codes."""
     store = InstinctStore(db)
+    at = None
     try:
-        _cli_extras(store, op)
+        at = _cli_extras(store, op)
+        kwargs = op.coerce(kwargs, _cli_name)                  # errors name the flags
         result = getattr(store, op.name)(**kwargs)      # checked by the Params, as in MCP
         text = _dumps(result, indent=2) if as_json else op.render(result)
         sys.stdout.write(text + "\n")
@@ -7423,14 +7500,13 @@ def _run_op(op, kwargs, db, as_json, close):
         sys.stderr.write(f"instinct: error: {e}\n")
         return e.exit_code
     except KeyboardInterrupt:
+        if op.name == "import_history" and at is not None:
+            done, total, half = at
+            sys.stderr.write(("\n" if half else "") + "instinct: interrupted "
+                             + (f"after {done} of {total} sessions (those are kept)" if total
+                                else "before any session was imported")
+                             + "; run the same command again to continue\n")
         return 130
-    except BrokenPipeError:
-        try:
-            sys.stdout = None
-            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-        except OSError:
-            pass
-        return 0
     finally:
         if close:
             store.close()
