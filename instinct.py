@@ -305,6 +305,19 @@ def _check_metadata(metadata):
     return text
 
 
+def _inside(folder, paths):
+    """Of `paths` found in `folder`: the regular files whose real path stays inside it ->
+    (those, how many were left out for pointing out of it: a symlink to /etc or /dev/zero)."""
+    root = os.path.join(os.path.realpath(folder), "")
+    kept, out = [], 0
+    for p in paths:
+        if not os.path.realpath(p).startswith(root):
+            out += 1
+        elif os.path.isfile(p):
+            kept.append(p)
+    return kept, out
+
+
 def _read_regular(path, limit):
     """The bytes of the regular file at `path`, at most `limit` of them; ValidationError for a
     FIFO, a device, a directory or a larger file (opened non-blocking: a FIFO never hangs)."""
@@ -2987,12 +3000,15 @@ class _Memory(_Core):
         Param("project", str, "scope of files that name none: '' global (default), a fingerprint or "
               "a project path", default=""),
         mcp="memory_import", title="Import Markdown memories", idempotent=True,
-        output=_obj({k: _INT for k in ("files", "added", "updated", "unchanged", "skipped")},
-                    ("files", "added", "updated", "unchanged", "skipped")),
+        output=_obj({k: _INT for k in ("files", "added", "updated", "unchanged", "skipped",
+                                       "links_skipped")},
+                    ("files", "added", "updated", "unchanged", "skipped", "links_skipped")),
         render=lambda r: ", ".join(f"{k} {r[k]}" for k in
-                                   ("files", "added", "updated", "unchanged", "skipped")))
+                                   ("files", "added", "updated", "unchanged", "skipped"))
+        + (f"; symlinks out of the folder skipped: {r['links_skipped']}"
+           if r["links_skipped"] else ""))
     def import_memories(self, path, project=""):
-        """Read seed-004 Markdown memories (front matter name, description, metadata.type; body).
+        """Read Markdown memories in Claude Code's format (front matter: name, description, type).
 
         The body is the content, then `**Why:**` and `**How to apply:**` lines.
 
@@ -3006,8 +3022,8 @@ class _Memory(_Core):
         default = _resolve_project(project, self.cwd)
         p = self._user_path(path)
         try:
-            files = ([os.path.join(p, n) for n in sorted(os.listdir(p)) if n.endswith(".md")
-                      and os.path.isfile(os.path.join(p, n))] if os.path.isdir(p) else [p])
+            files, links = (_inside(p, [os.path.join(p, n) for n in sorted(os.listdir(p))
+                                        if n.endswith(".md")]) if os.path.isdir(p) else ([p], 0))
             texts, total = [], 0
             for fp in files:
                 data = _read_regular(fp, MAX_MEMORY_FILE)
@@ -3039,7 +3055,8 @@ class _Memory(_Core):
             except ValidationError as e:
                 raise ValidationError(f"{fp}: {e}") from None
             items.append((f, proj, m["name"], m["confidence"]))
-        counts = {"files": len(texts), "added": 0, "updated": 0, "unchanged": 0, "skipped": skipped}
+        counts = {"files": len(texts), "added": 0, "updated": 0, "unchanged": 0, "skipped": skipped,
+                  "links_skipped": links}
         for i in range(0, len(items), 200):               # short transactions: hooks never wait long
             if i:
                 time.sleep(_YIELD_S)
@@ -3092,7 +3109,7 @@ class _Memory(_Core):
         render=lambda r: (f"{r['files']} files in {r['dir']} ({r['written']} written, "
                           f"{r['unchanged']} unchanged)"))
     def export_memories(self, dir, type=None, project=None):
-        """Write current memories (not archived, not superseded) as seed-004 Markdown, one file each.
+        """Write current memories (not archived, not superseded) as Markdown files, one each.
 
         import-memories reads them back without loss. Files whose bytes would not
         change are left untouched, so a second export is byte-identical; files of
@@ -4511,8 +4528,9 @@ def _history_lines(path, stats, needle=None):
 
 
 def _history_files(client, path):
-    """[(client or None, file)] to read: the clients' default folders, or `path` (a file or a
-    folder, client sniffed per file). Subagent transcripts are left out."""
+    """([(client or None, file)] to read, how many files of the folder `path` were symlinks out of
+    it): the clients' default folders, or `path` (a file or a folder, client sniffed per file).
+    Subagent transcripts are left out."""
     import glob
     out = []
 
@@ -4522,11 +4540,12 @@ def _history_files(client, path):
     if path:
         p = os.path.abspath(os.path.expanduser(path))
         if os.path.isfile(p):
-            return [(None, p)]
+            return [(None, p)], 0
         if not os.path.isdir(p):
             raise ValidationError(f"path {path!r} is neither a transcript file nor a folder")
-        files = sorted(glob.glob(os.path.join(glob.escape(p), "**", "*.jsonl"), recursive=True))
-        return [(None, f) for f in files if keep(f)]
+        files, links = _inside(p, glob.glob(os.path.join(glob.escape(p), "**", "*.jsonl"),
+                                            recursive=True))
+        return [(None, f) for f in sorted(files) if keep(f)], links
     if client in ("all", "claude-code"):
         base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
         files = glob.glob(os.path.join(glob.escape(base), "projects", "*", "*.jsonl"))
@@ -4536,7 +4555,7 @@ def _history_files(client, path):
         for sub in ("sessions", "archived_sessions"):
             files = glob.glob(os.path.join(glob.escape(base), sub, "**", "rollout-*.jsonl"), recursive=True)
             out += [("codex", f) for f in sorted(files)]
-    return out
+    return out, 0
 
 
 def _history_sniff(path, stats):
@@ -4766,6 +4785,7 @@ class _History(_Learning):
         output=_obj({"sessions": _INT, "imported": _INT, "skipped": _INT, "empty": _INT,
                      "too_old": _INT, "tool_calls": _INT, "failed_calls": _INT,
                      "bad_lines": _INT, "sidechain_calls": _INT, "dry_run": _BOOL,
+                     "links_skipped": _INT,
                      "projects": {"type": "array", "items": _obj({
                          "project": _STR, "cwd": _STR, "sessions": _INT, "tool_calls": _INT,
                          "learned": {"type": "array", "items": _STR}, "briefing": _STR})}},
@@ -4790,7 +4810,8 @@ class _History(_Learning):
         keep_days = self._settings()["events_max_days"]
         cutoff = now - 86400 * (min(since, keep_days) if since else keep_days)
         files = []
-        for who, f in _history_files(client, path):
+        found, links = _history_files(client, path)
+        for who, f in found:
             try:
                 sniffed, first = _history_sniff(f, stats)
             except OSError:
@@ -4802,7 +4823,7 @@ class _History(_Learning):
             files.append((first or 0.0, f, who))
         files.sort()
         res = {"sessions": 0, "imported": 0, "skipped": 0, "empty": 0, "too_old": 0,
-               "tool_calls": 0, "failed_calls": 0, "dry_run": bool(dry_run)}
+               "tool_calls": 0, "failed_calls": 0, "dry_run": bool(dry_run), "links_skipped": links}
         projects, disabled, done, imported, pending = {}, {}, set(), {}, 0
         for n, (_, f, who) in enumerate(files, 1):
             try:
@@ -4939,7 +4960,9 @@ def _render_import(r):
            + (f", {r['empty']} without tool calls or opted out" if r["empty"] else ""),
            f"Tool calls replayed: {r['tool_calls']} ({r['failed_calls']} failed)"
            + (f"; unreadable lines skipped: {r['bad_lines']}" if r["bad_lines"] else "")
-           + (f"; subagent calls skipped: {r['sidechain_calls']}" if r["sidechain_calls"] else "")]
+           + (f"; subagent calls skipped: {r['sidechain_calls']}" if r["sidechain_calls"] else "")
+           + (f"; symlinks out of the folder skipped: {r['links_skipped']}"
+              if r["links_skipped"] else "")]
     for p in r["projects"]:
         out.append(f"Project {p['cwd'] or '(none)'} [{p['project']}]: {p['sessions']} sessions, "
                    f"{p['tool_calls']} tool calls")
@@ -5772,6 +5795,7 @@ def _agent_text(fmt, rules, budget, name=_SKILL_NAME):
 def _export(store, min_confidence, fmt, project, category, write, force):
     """The body of export_rules (section 10): select, render, optionally write."""
     cat = _check_category(category) if category is not None else None
+    proj = None
     if project is None and fmt in ("json", "markdown"):
         rules = store.list(min_confidence=min_confidence, category=cat)
     else:                          # one project: its rules, global ones, universal ones
@@ -5812,6 +5836,8 @@ def _export(store, min_confidence, fmt, project, category, write, force):
         except OSError as e:
             raise StoreError(f"cannot read {path}: {e.strerror}") from None
     text = old.decode("utf-8", "surrogateescape")
+    if not rules and not (text if owned else _block_markers(text)):
+        raise NotFoundError(_nothing_to_export(store, min_confidence, proj, cat, path))
     nl = "\r\n" if "\r\n" in text else "\n"
     if owned:
         if not force and not _written_by_us(fmt, path, text):
@@ -5848,6 +5874,19 @@ def _export(store, min_confidence, fmt, project, category, write, force):
         _atomic_write(path, data)
     return {"path": path, "format": fmt, "included": kept, "dropped": dropped,
             "changed": changed, "bytes": len(data)}
+
+
+def _nothing_to_export(store, min_confidence, proj, cat, path):
+    """Why `export --write` writes no file of no rules, and what would export the mature ones
+    (those the session-start briefing shows: below the rule threshold, above the mature one)."""
+    where = "" if proj is None else " AND (project IN ('', ?) OR promoted = 3)"
+    n, low = store._read("SELECT count(*), min(confidence) FROM instincts WHERE promoted >= 1"
+                         " AND quiet = 0" + where + (" AND category = ?" if cat else ""),
+                         tuple(x for x in (proj, cat) if x is not None))[0]
+    hint = (f"{n} mature pattern{'s' if n != 1 else ''} (confidence {low} and up, the ones the "
+            f"briefing shows): add --min-confidence {low} to export them" if n else
+            "no pattern is mature yet (instinct import-history learns from past sessions)")
+    return f"nothing to export at confidence >= {min_confidence}, {path} not written; {hint}"
 
 
 _SIGNATURE = "written by `instinct export`"
@@ -7417,14 +7456,16 @@ def _cli(argv, close=True):
     word = next((a for a in _take_db(argv)[1] if a[:1] != "-"), None)
     known = [op.cli for op in OPERATIONS.values()] + list(_CLI_EXTRAS)
     if word is not None and word not in known:
-        return _usage_error(f"unknown command {word!r}", word, known, "(instinct --help lists them)")
+        return _usage_error(f"unknown command {word!r}", word, known,
+                            "(instinct --help lists them)")
     args, extra = build_parser(argv).parse_known_args(argv)
     if extra:
         op = getattr(args, "_op", None)
         flags = ([p.flag for p in op.params if not p.positional] if op else
                  [a[0] for a, _ in _CLI_EXTRAS.get(args.command, ("", ()))[1] if a[0][:1] == "-"])
-        return _usage_error(f"unrecognized arguments: {' '.join(extra)}", extra[0].partition("=")[0],
-                            flags + ["--db", "--json"], f"(see instinct {args.command or ''} --help)")
+        return _usage_error(f"unrecognized arguments: {' '.join(extra)}",
+                            extra[0].partition("=")[0], flags + ["--db", "--json"],
+                            f"(see instinct {args.command or ''} --help)")
     if not args.command:
         build_parser().print_help(sys.stderr)
         return 2
