@@ -7425,7 +7425,7 @@ def main(argv=None):
             pass
         code = 0
     except KeyboardInterrupt:
-        code = 130
+        code = 0 if "hook" in args[:3] else 130           # a hook always exits 0
     if ending and {"hook", "serve"} & set(args[:3]):
         _exit_now(code)
     return code

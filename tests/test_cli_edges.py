@@ -13,9 +13,9 @@ import time
 import unittest
 
 import instinct
-from tests.helpers import (INSTINCT_PY, ROOT, ProjectCase, StoreCase, child_env, find_python,  # noqa: F401
-                           python_child, rows, run_instinct, setUpModule, subcommands, temp_dir,
-                           write)
+from tests.helpers import (INSTINCT_PY, ROOT, ProjectCase, StoreCase, child_env,  # noqa: F401
+                           find_python, python_child, rows, run_instinct, setUpModule,
+                           subcommands, temp_dir, write)
 from tests.test_history import claude_dir_name, make_history
 
 
@@ -33,7 +33,8 @@ def closed_pipe_run(argv, env, cwd=None):
 
 
 class TestClosedPipe(StoreCase):
-    COMMANDS = (["setup", "codex"], ["setup", "claude-code", "--json"], ["--help"], ["decay", "--help"],
+    COMMANDS = (["setup", "codex"], ["setup", "claude-code", "--json"], ["--help"],
+                ["decay", "--help"],
                 ["list"], ["--json", "stats"], ["export", "--format", "claude"], ["--version"],
                 ["session-summary"], ["doctor"])
 
@@ -125,7 +126,8 @@ class TestOldPython(unittest.TestCase):
     creation was the first): one line, no traceback; a hook still exits 0."""
 
     FAKE = ("import runpy, sys; sys.version_info = (3, 8, 18, 'final', 0); "
-            "sys.argv = [sys.argv[1]] + sys.argv[2:]; runpy.run_path(sys.argv[0], run_name='__main__')")
+            "sys.argv = [sys.argv[1]] + sys.argv[2:]; "
+            "runpy.run_path(sys.argv[0], run_name='__main__')")
 
     def test_a_faked_old_version_gets_one_line(self):
         for argv, code in ((["--version"], 1), (["stats"], 1), (["hook", "stop"], 0)):
@@ -157,24 +159,28 @@ class TestUsageErrors(StoreCase):
     def test_refused_values_name_the_flag_not_the_parameter(self):
         cases = {("decay", "--days", "-5"): "instinct: error: argument --days: must be >= 1",
                  ("gc", "--days=0"): "instinct: error: argument --days: must be >= 1",
-                 ("import-history", "--since", "0"): "instinct: error: argument --since: must be >= 1",
+                 ("import-history", "--since", "0"):
+                     "instinct: error: argument --since: must be >= 1",
                  ("export", "--min-confidence", "-1"):
                      "instinct: error: argument --min-confidence: must be >= 0"}
         for argv, line in cases.items():
             with self.subTest(argv=argv):
                 self.assertEqual(self.assertOneLineError(self.run_cli(*argv), 2), line)
-        with self.assertRaisesRegex(instinct.ValidationError, r"^argument 'days_inactive' must be >= 1$"):
+        with self.assertRaisesRegex(instinct.ValidationError,
+                                    r"^argument 'days_inactive' must be >= 1$"):
             self.store.decay(days_inactive=-5)           # the API and MCP keep the parameter's name
 
     def test_a_typo_gets_the_closest_name_in_one_line(self):
         cases = {("sugest",): "instinct: error: unknown command 'sugest' (did you mean 'suggest'?)",
                  ("--json", "consolidte"):
                      "instinct: error: unknown command 'consolidte' (did you mean 'consolidate'?)",
-                 ("frobnicate",): "instinct: error: unknown command 'frobnicate' (instinct --help lists them)",
+                 ("frobnicate",):
+                     "instinct: error: unknown command 'frobnicate' (instinct --help lists them)",
                  ("suggest", "--limt", "3"):
                      "instinct: error: unrecognized arguments: --limt 3 (did you mean '--limit'?)",
                  ("setup", "codex", "--skope=user"):
-                     "instinct: error: unrecognized arguments: --skope=user (did you mean '--scope'?)"}
+                     "instinct: error: unrecognized arguments: --skope=user "
+                     "(did you mean '--scope'?)"}
         for argv, line in cases.items():
             with self.subTest(argv=argv):
                 self.assertEqual(self.assertOneLineError(self.run_cli(*argv), 2), line)
@@ -216,9 +222,11 @@ class TestFolderImports(ProjectCase):
 
     def test_import_memories_skips_symlinks_out_of_the_folder(self):
         d = os.path.join(self.tmp, "mem")
-        write(os.path.join(d, "tabs.md"), self.MEMORY.format(name="tabs", title="Tabs", body="Use tabs."))
+        write(os.path.join(d, "tabs.md"),
+              self.MEMORY.format(name="tabs", title="Tabs", body="Use tabs."))
         outside = os.path.join(self.tmp, "secret.md")
-        write(outside, self.MEMORY.format(name="secret", title="Outside", body="Not in the folder."))
+        write(outside,
+              self.MEMORY.format(name="secret", title="Outside", body="Not in the folder."))
         os.symlink(outside, os.path.join(d, "outside.md"))
         os.symlink("/dev/zero", os.path.join(d, "zero.md"))
         os.symlink("/etc/hostname", os.path.join(d, "host.md"))
@@ -247,7 +255,8 @@ class TestFolderImports(ProjectCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         got = json.loads(r.stdout)
         self.assertEqual((got["sessions"], got["imported"], got["links_skipped"]), (1, 1, 3))
-        sessions = {s for s, in rows(self.db, "SELECT DISTINCT session FROM events WHERE session != ''")}
+        sessions = {s for s, in rows(self.db,
+                                     "SELECT DISTINCT session FROM events WHERE session != ''")}
         self.assertEqual(sessions, {sid})
         r = self.cli("import-history", "--path", d, timeout=120)
         self.assertIn("symlinks out of the folder skipped: 3", r.stdout)
@@ -258,9 +267,9 @@ class TestExportNothing(ProjectCase):
         target = os.path.join(self.proj, "CLAUDE.md")
         r = self.cli("export", "--format", "claude", "--write", "CLAUDE.md")
         self.assertEqual((r.returncode, r.stdout), (1, ""))
-        self.assertEqual(r.stderr, f"instinct: error: nothing to export at confidence >= 10, {target} "
-                         "not written; no pattern is mature yet (instinct import-history learns "
-                         "from past sessions)\n")
+        self.assertEqual(r.stderr, "instinct: error: nothing to export at confidence >= 10, "
+                         f"{target} not written; no pattern is mature yet (instinct "
+                         "import-history learns from past sessions)\n")
         self.observe("pref:tabs", 6, project=self.proj)
         self.observe("seq:lint->test", 7)
         self.store.consolidate()
@@ -271,10 +280,11 @@ class TestExportNothing(ProjectCase):
                 r = self.cli("export", "--format", fmt, "--write", self.proj)
                 self.assertEqual(r.returncode, 1, r.stderr)
                 self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
-                self.assertIn("2 mature patterns (confidence 6 and up, the ones the briefing shows): "
-                              "add --min-confidence 6 to export them", r.stderr)
+                self.assertIn("2 mature patterns (confidence 6 and up, the ones the briefing "
+                              "shows): add --min-confidence 6 to export them", r.stderr)
                 self.assertFalse(os.path.exists(path))
-        r = self.cli("export", "--format", "claude", "--write", "CLAUDE.md", "--min-confidence", "6")
+        r = self.cli("export", "--format", "claude", "--write", "CLAUDE.md",
+                     "--min-confidence", "6")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("Preference: tabs", self.read(target))
         # a block instinct wrote before is brought up to date, to nothing if need be
@@ -284,7 +294,8 @@ class TestExportNothing(ProjectCase):
         self.assertIn("No rules learned yet.", self.read(target))
 
     def test_the_mcp_tool_gets_the_same_error(self):
-        with self.assertRaisesRegex(instinct.NotFoundError, "nothing to export at confidence >= 10"):
+        with self.assertRaisesRegex(instinct.NotFoundError,
+                                    "nothing to export at confidence >= 10"):
             self.store.export_rules(format="agents", write=os.path.join(self.proj, "AGENTS.md"))
         self.assertFalse(os.path.exists(os.path.join(self.proj, "AGENTS.md")))
 
@@ -307,7 +318,7 @@ def _toml_tables(path):
 class TestPackageAndDocs(unittest.TestCase):
     def test_distribution_name_is_free_and_the_command_and_module_stay_instinct(self):
         t = _toml_tables(os.path.join(ROOT, "pyproject.toml"))
-        self.assertNotEqual(t["project"]["name"], "instinct")        # PyPI's instinct is another one
+        self.assertNotEqual(t["project"]["name"], "instinct")     # PyPI's instinct: another one
         self.assertEqual(t["project"]["name"], "instinct-memory")
         self.assertEqual(t["project.scripts"], {"instinct": "instinct:main"})
         self.assertEqual(t["tool.flit.module"]["name"], "instinct")
@@ -331,7 +342,8 @@ class TestPackageAndDocs(unittest.TestCase):
         self.assertNotRegex(proc.stdout, r"seed[- ]?0\d")
 
     def test_readme_recall_weights_are_the_settings(self):
-        w = [instinct.SETTINGS["memory_weight_" + k][0] for k in ("relevance", "recency", "confidence", "usage")]
+        w = [instinct.SETTINGS["memory_weight_" + k][0]
+             for k in ("relevance", "recency", "confidence", "usage")]
         with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
             readme = " ".join(f.read().split())
         self.assertIn("weights " + " / ".join(map(str, w)) + ",", readme)
@@ -345,7 +357,7 @@ class TestPackageAndDocs(unittest.TestCase):
         proc = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-compile",
                                "--disable-pip-version-check", "--target", target, ROOT],
                               capture_output=True, text=True, timeout=600, cwd=target)
-        if proc.returncode != 0 and "flit" in proc.stderr and "No matching distribution" in proc.stderr:
+        if proc.returncode and "flit" in proc.stderr and "No matching distribution" in proc.stderr:
             self.skipTest("pip cannot fetch the build backend (flit_core) here")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         info = [n for n in os.listdir(target) if n.endswith(".dist-info")]
@@ -355,7 +367,8 @@ class TestPackageAndDocs(unittest.TestCase):
         self.assertIn("LICENSE", licences)
         script = os.path.join(target, "bin", "instinct")
         env = child_env(temp_dir(self), PYTHONPATH=target)
-        got = subprocess.run([script, "--version"], capture_output=True, text=True, env=env, timeout=60)
+        got = subprocess.run([script, "--version"], capture_output=True, text=True, env=env,
+                             timeout=60)
         self.assertEqual(got.stdout, f"instinct {instinct.__version__}\n")
         self.assertEqual(closed_pipe_run([script, "setup", "codex"], env), (0, ""))
 
@@ -373,11 +386,13 @@ class TestPrivateCheckout(unittest.TestCase):
         shutil.copy(INSTINCT_PY, repo)
         shutil.copytree(os.path.join(ROOT, "tests"), os.path.join(repo, "tests"),
                         ignore=shutil.ignore_patterns("__pycache__"))
-        proc = subprocess.run([sys.executable, "-m", "unittest", "-v", "tests.test_store.TestReadOnly"],
-                              cwd=repo, capture_output=True, text=True, timeout=600, env=child_env())
+        proc = subprocess.run([sys.executable, "-m", "unittest", "-v",
+                               "tests.test_store.TestReadOnly"], cwd=repo, capture_output=True,
+                              text=True, timeout=600, env=child_env())
         self.assertEqual(proc.returncode, 0, proc.stderr[-3000:])
         self.assertNotIn("Permission denied", proc.stderr)
-        self.assertRegex(proc.stderr, r"test_reads_work_on_a_read_only_store_file \S+ \.\.\. (ok|skipped)")
+        self.assertRegex(proc.stderr,
+                         r"test_reads_work_on_a_read_only_store_file \S+ \.\.\. (ok|skipped)")
 
 
 if __name__ == "__main__":
