@@ -65,6 +65,12 @@ import sqlite3
 import sys
 import time
 
+if sys.version_info < (3, 10):       # before anything an older Python would trip on
+    if __name__ != "__main__":
+        raise ImportError("instinct needs Python 3.10+")
+    sys.stderr.write("instinct needs Python 3.10+ (this is Python %d.%d)\n" % sys.version_info[:2])
+    raise SystemExit(0 if "hook" in sys.argv[1:4] else 1)      # a hook always exits 0
+
 __version__ = "0.1.0"
 __all__ = [
     "InstinctStore", "project_fingerprint", "project_root", "normalize_pattern",
@@ -298,6 +304,19 @@ def _check_metadata(metadata):
         except UnicodeEncodeError:
             raise ValidationError("metadata must not contain lone surrogates") from None
     return text
+
+
+def _inside(folder, paths):
+    """Of `paths` found in `folder`: the regular files whose real path stays inside it ->
+    (those, how many were left out for pointing out of it: a symlink to /etc or /dev/zero)."""
+    root = os.path.join(os.path.realpath(folder), "")
+    kept, out = [], 0
+    for p in paths:
+        if not os.path.realpath(p).startswith(root):
+            out += 1
+        elif os.path.isfile(p):
+            kept.append(p)
+    return kept, out
 
 
 def _read_regular(path, limit):
@@ -1249,9 +1268,10 @@ class Operation:
             return {self.list_key: result, "count": len(result)}
         return result
 
-    def coerce(self, args):
+    def coerce(self, args, name=None):
         """Check a JSON arguments object against the params -> kwargs (ValidationError).
-        An optional argument given as null is absent (clients send every one they know)."""
+        An optional argument given as null is absent (clients send every one they know);
+        `name(param)` is how an error names a parameter (default: `argument 'days_inactive'`)."""
         if not isinstance(args, dict):
             raise ValidationError("arguments must be a JSON object")
         known = self.known
@@ -1265,7 +1285,7 @@ class Operation:
             v = args.get(p.name)
             if v is None:
                 if p.required:
-                    raise ValidationError(f"missing required argument '{p.name}'"
+                    raise ValidationError(f"missing required {_arg(p, name).rstrip(':')}"
                                           + (" (it is null)" if p.name in args else ""))
                 continue
             t = p.type
@@ -1274,20 +1294,20 @@ class Operation:
             ok = isinstance(v, t) and not (t is int and isinstance(v, bool))
             if t is float and isinstance(v, int) and not isinstance(v, bool):
                 if not -1e300 < v < 1e300:
-                    raise ValidationError(f"argument '{p.name}' is out of range")
+                    raise ValidationError(f"{_arg(p, name)} is out of range")
                 ok, v = True, float(v)
             if not ok:
-                raise ValidationError(f"argument '{p.name}' must be of type {p.schema()['type']}")
+                raise ValidationError(f"{_arg(p, name)} must be of type {p.schema()['type']}")
             if t is float and not -1e300 < v < 1e300:          # NaN and infinities fail too
-                raise ValidationError(f"argument '{p.name}' must be a finite number")
+                raise ValidationError(f"{_arg(p, name)} must be a finite number")
             if t is dict and _nested_deeper(v, MAX_DEPTH):
-                raise ValidationError(f"argument '{p.name}' nests deeper than {MAX_DEPTH} levels")
+                raise ValidationError(f"{_arg(p, name)} nests deeper than {MAX_DEPTH} levels")
             if p.choices and v not in p.choices:
-                raise ValidationError(f"argument '{p.name}' must be one of: {', '.join(p.choices)}")
+                raise ValidationError(f"{_arg(p, name)} must be one of: {', '.join(p.choices)}")
             if p.minimum is not None and v < p.minimum:
-                raise ValidationError(f"argument '{p.name}' must be >= {p.minimum}")
+                raise ValidationError(f"{_arg(p, name)} must be >= {p.minimum}")
             if p.maximum is not None and v > p.maximum:
-                raise ValidationError(f"argument '{p.name}' must be <= {p.maximum}")
+                raise ValidationError(f"{_arg(p, name)} must be <= {p.maximum}")
             out[p.name] = v
         return out
 
@@ -1372,6 +1392,10 @@ def _opted_out(store, project):
         if hit[1]:
             return hit[1]
     return None
+
+
+def _arg(p, name):
+    return name(p) if name else f"argument '{p.name}'"
 
 
 OPERATIONS = {}      # name -> Operation, in definition order
@@ -3084,12 +3108,15 @@ class _Memory(_Core):
         Param("project", str, "scope of files that name none: '' global (default), a fingerprint or "
               "a project path", default=""),
         mcp="memory_import", title="Import Markdown memories", idempotent=True, learns=True,
-        output=_obj({k: _INT for k in ("files", "added", "updated", "unchanged", "skipped")},
-                    ("files", "added", "updated", "unchanged", "skipped")),
+        output=_obj({k: _INT for k in ("files", "added", "updated", "unchanged", "skipped",
+                                       "links_skipped")},
+                    ("files", "added", "updated", "unchanged", "skipped", "links_skipped")),
         render=lambda r: ", ".join(f"{k} {r[k]}" for k in
-                                   ("files", "added", "updated", "unchanged", "skipped")))
+                                   ("files", "added", "updated", "unchanged", "skipped"))
+        + (f"; symlinks out of the folder skipped: {r['links_skipped']}"
+           if r["links_skipped"] else ""))
     def import_memories(self, path, project=""):
-        """Read seed-004 Markdown memories (front matter name, description, metadata.type; body).
+        """Read Markdown memories in Claude Code's format (front matter: name, description, type).
 
         The body is the content, then `**Why:**` and `**How to apply:**` lines.
 
@@ -3103,8 +3130,8 @@ class _Memory(_Core):
         default = _resolve_project(project, self.cwd)
         p = self._user_path(path)
         try:
-            files = ([os.path.join(p, n) for n in sorted(os.listdir(p)) if n.endswith(".md")
-                      and os.path.isfile(os.path.join(p, n))] if os.path.isdir(p) else [p])
+            files, links = (_inside(p, [os.path.join(p, n) for n in sorted(os.listdir(p))
+                                        if n.endswith(".md")]) if os.path.isdir(p) else ([p], 0))
             texts, total = [], 0
             for fp in files:
                 data = _read_regular(fp, MAX_MEMORY_FILE)
@@ -3136,7 +3163,8 @@ class _Memory(_Core):
             except ValidationError as e:
                 raise ValidationError(f"{fp}: {e}") from None
             items.append((f, proj, m["name"], m["confidence"]))
-        counts = {"files": len(texts), "added": 0, "updated": 0, "unchanged": 0, "skipped": skipped}
+        counts = {"files": len(texts), "added": 0, "updated": 0, "unchanged": 0, "skipped": skipped,
+                  "links_skipped": links}
         for i in range(0, len(items), 200):               # short transactions: hooks never wait long
             if i:
                 time.sleep(_YIELD_S)
@@ -3189,7 +3217,7 @@ class _Memory(_Core):
         render=lambda r: (f"{r['files']} files in {r['dir']} ({r['written']} written, "
                           f"{r['unchanged']} unchanged)"))
     def export_memories(self, dir, type=None, project=None):
-        """Write current memories (not archived, not superseded) as seed-004 Markdown, one file each.
+        """Write current memories (not archived, not superseded) as Markdown files, one each.
 
         import-memories reads them back without loss. Files whose bytes would not
         change are left untouched, so a second export is byte-identical; files of
@@ -4769,8 +4797,9 @@ def _history_lines(path, stats, needle=None):
 
 
 def _history_files(client, path):
-    """[(client or None, file)] to read: the clients' default folders, or `path` (a file or a
-    folder, client sniffed per file). Subagent transcripts are left out."""
+    """([(client or None, file)] to read, how many files of the folder `path` were symlinks out of
+    it): the clients' default folders, or `path` (a file or a folder, client sniffed per file).
+    Subagent transcripts are left out."""
     import glob
     out = []
 
@@ -4780,11 +4809,12 @@ def _history_files(client, path):
     if path:
         p = os.path.abspath(os.path.expanduser(path))
         if os.path.isfile(p):
-            return [(None, p)]
+            return [(None, p)], 0
         if not os.path.isdir(p):
             raise ValidationError(f"path {path!r} is neither a transcript file nor a folder")
-        files = sorted(glob.glob(os.path.join(glob.escape(p), "**", "*.jsonl"), recursive=True))
-        return [(None, f) for f in files if keep(f)]
+        files, links = _inside(p, glob.glob(os.path.join(glob.escape(p), "**", "*.jsonl"),
+                                            recursive=True))
+        return [(None, f) for f in sorted(files) if keep(f)], links
     if client in ("all", "claude-code"):
         base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
         files = glob.glob(os.path.join(glob.escape(base), "projects", "*", "*.jsonl"))
@@ -4794,7 +4824,7 @@ def _history_files(client, path):
         for sub in ("sessions", "archived_sessions"):
             files = glob.glob(os.path.join(glob.escape(base), sub, "**", "rollout-*.jsonl"), recursive=True)
             out += [("codex", f) for f in sorted(files)]
-    return out
+    return out, 0
 
 
 def _history_sniff(path, stats):
@@ -5024,6 +5054,7 @@ class _History(_Learning):
         output=_obj({"sessions": _INT, "imported": _INT, "skipped": _INT, "empty": _INT,
                      "too_old": _INT, "tool_calls": _INT, "failed_calls": _INT,
                      "bad_lines": _INT, "sidechain_calls": _INT, "dry_run": _BOOL,
+                     "links_skipped": _INT,
                      "projects": {"type": "array", "items": _obj({
                          "project": _STR, "cwd": _STR, "sessions": _INT, "tool_calls": _INT,
                          "learned": {"type": "array", "items": _STR}, "briefing": _STR})}},
@@ -5041,8 +5072,6 @@ class _History(_Learning):
         """
         # `self.progress(done, total)`, when set, is called after each transcript (the CLI's bar)
         progress = self.progress
-        if client not in HISTORY_CLIENTS:
-            raise ValidationError(f"client must be one of: {', '.join(HISTORY_CLIENTS)}")
         if path is not None:
             _check_text(path, "path", 4096, empty_ok=False)
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
@@ -5050,7 +5079,8 @@ class _History(_Learning):
         keep_days = self._settings()["events_max_days"]
         cutoff = now - 86400 * (min(since, keep_days) if since else keep_days)
         files = []
-        for who, f in _history_files(client, path):
+        found, links = _history_files(client, path)
+        for who, f in found:
             try:
                 sniffed, first = _history_sniff(f, stats)
             except OSError:
@@ -5062,7 +5092,7 @@ class _History(_Learning):
             files.append((first or 0.0, f, who))
         files.sort()
         res = {"sessions": 0, "imported": 0, "skipped": 0, "empty": 0, "too_old": 0,
-               "tool_calls": 0, "failed_calls": 0, "dry_run": bool(dry_run)}
+               "tool_calls": 0, "failed_calls": 0, "dry_run": bool(dry_run), "links_skipped": links}
         projects, disabled, done, imported, pending = {}, {}, set(), {}, 0
         for n, (_, f, who) in enumerate(files, 1):
             try:
@@ -5085,7 +5115,7 @@ class _History(_Learning):
                 pending = 0
             if progress is not None:
                 progress(n, len(files))
-        if pending:
+        if pending or not dry_run:         # (also what an interrupted run left unmined)
             self.mine()
         self._history_learned(imported, projects)
         res.update(bad_lines=stats["bad_lines"], sidechain_calls=stats["sidechain_calls"])
@@ -5199,7 +5229,9 @@ def _render_import(r):
            + (f", {r['empty']} without tool calls or opted out" if r["empty"] else ""),
            f"Tool calls replayed: {r['tool_calls']} ({r['failed_calls']} failed)"
            + (f"; unreadable lines skipped: {r['bad_lines']}" if r["bad_lines"] else "")
-           + (f"; subagent calls skipped: {r['sidechain_calls']}" if r["sidechain_calls"] else "")]
+           + (f"; subagent calls skipped: {r['sidechain_calls']}" if r["sidechain_calls"] else "")
+           + (f"; symlinks out of the folder skipped: {r['links_skipped']}"
+              if r["links_skipped"] else "")]
     for p in r["projects"]:
         out.append(f"Project {p['cwd'] or '(none)'} [{p['project']}]: {p['sessions']} sessions, "
                    f"{p['tool_calls']} tool calls")
@@ -6029,6 +6061,7 @@ def _agent_text(fmt, rules, budget, name=_SKILL_NAME):
 def _export(store, min_confidence, fmt, project, category, write, force):
     """The body of export_rules (section 10): select, render, optionally write."""
     cat = _check_category(category) if category is not None else None
+    proj = None
     if fmt not in ("json", "markdown"):          # what the briefing shows, in its words
         proj = _resolve_project(project, store.cwd)
         root = project_root(project if project and not _is_fingerprint(project) else store.cwd)
@@ -6077,6 +6110,8 @@ def _export(store, min_confidence, fmt, project, category, write, force):
         except OSError as e:
             raise StoreError(f"cannot read {path}: {e.strerror}") from None
     text = old.decode("utf-8", "surrogateescape")
+    if not rules and not (text if owned else _block_markers(text)):
+        raise NotFoundError(_nothing_to_export(store, min_confidence, proj, cat, path))
     nl = "\r\n" if "\r\n" in text else "\n"
     if owned:
         if not force and not _written_by_us(fmt, path, text):
@@ -6113,6 +6148,21 @@ def _export(store, min_confidence, fmt, project, category, write, force):
         _atomic_write(path, data)
     return {"path": path, "format": fmt, "included": kept, "dropped": dropped,
             "changed": changed, "bytes": len(data)}
+
+
+def _nothing_to_export(store, min_confidence, proj, cat, path):
+    """Why `export --write` writes no file of no rules, and what would export the mature ones
+    (those the session-start briefing shows: below the rule threshold, above the mature one)."""
+    where = "" if proj is None else " AND (project IN ('', ?) OR promoted = 3)"
+    n, low = store._read("SELECT count(*), min(confidence) FROM instincts WHERE promoted >= 1"
+                         " AND quiet = 0" + where + (" AND category = ?" if cat else ""),
+                         tuple(x for x in (proj, cat) if x is not None))[0]
+    hint = (f"{n} mature pattern{'s' if n != 1 else ''} (confidence {low} and up, the ones the "
+            f"briefing shows): add --min-confidence {low} to export them" if n else
+            "no pattern is mature yet (instinct import-history learns from past sessions)")
+    what = ("nothing the session briefing shows here" if min_confidence is None
+            else f"nothing at confidence >= {min_confidence}")
+    return f"{what} to export, {path} not written; {hint}"
 
 
 _SIGNATURE = "written by `instinct export`"
@@ -7489,16 +7539,43 @@ def _take_db(argv):
     return db, rest
 
 
+_METAVARS = {"write": "PATH", "path": "PATH", "since": "WHEN"}   # text options by name
+
+
+def _metavar(p):
+    """How help and usage show a Param's value: ID, N (a number), PATH, JSON..., the name."""
+    if p.positional:
+        return p.name.upper()
+    if p.type in (int, float, dict):
+        return {int: "N", float: "X", dict: "JSON"}[p.type]
+    return _METAVARS.get(p.name, p.name.upper())
+
+
+def _cli_name(p):
+    """How a CLI error names a Param: as argparse's own errors do (`argument --days:`)."""
+    return f"argument {_metavar(p) if p.positional else p.flag}:"
+
+
+def _parser_class():
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):        # one line, like every other CLI error
+            self.exit(2, f"instinct: error: {message} (see {self.prog} --help)\n")
+    return Parser
+
+
 def build_parser(argv=None):
     """The argparse parser; with argv, only the subcommand argv names is fully built (fast start)."""
     import argparse
-    common = argparse.ArgumentParser(add_help=False)
+    Parser = _parser_class()
+    common = Parser(add_help=False)
     common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
                         help="database file (default: $INSTINCT_DB or ~/.instinct/instinct.db)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print the result as JSON (the same JSON the API returns)")
     common.add_argument("--version", action="version", version=f"instinct {__version__}")
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="instinct", parents=[common],
         description="Self-learning memory for AI coding agents: observe patterns, "
                     "consolidate them into habits, suggest them back.")
@@ -7514,8 +7591,10 @@ def build_parser(argv=None):
             kw = {"help": p.help + (f" (default: {p.default})" if p.default not in (None, "", False) else "")}
             if p.choices:
                 kw["choices"] = p.choices
+            elif p.type is not bool:
+                kw["metavar"] = _metavar(p)
             if p.type is dict:
-                kw["type"], kw["metavar"] = _json_object_arg, "JSON"
+                kw["type"] = _json_object_arg
             elif p.type in (int, float):
                 kw["type"] = p.type
             elif p.type is bool:
@@ -7612,7 +7691,18 @@ def main(argv=None):
     """
     ending = argv is None
     args = list(sys.argv[1:] if ending else argv)
-    code = _cli(args, close=not ending)
+    try:
+        code = _cli(args, close=not ending)
+        if ending:
+            sys.stdout.flush()
+    except BrokenPipeError:          # the reader left (`instinct setup codex | head -1`): quietly
+        try:                         # and without a second error when the exit flushes stdout
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        code = 0
+    except KeyboardInterrupt:
+        code = 0 if "hook" in args[:3] else 130           # a hook always exits 0
     if ending and {"hook", "serve"} & set(args[:3]):
         _exit_now(code)
     return code
@@ -7640,7 +7730,19 @@ def _cli(argv, close=True):
     if fast is not None:
         op, kwargs, db, as_json = fast
         return _run_op(op, kwargs, db, as_json, close)
-    args = build_parser(argv).parse_args(argv)
+    word = next((a for a in _take_db(argv)[1] if a[:1] != "-"), None)
+    known = [op.cli for op in OPERATIONS.values()] + list(_CLI_EXTRAS)
+    if word is not None and word not in known:
+        return _usage_error(f"unknown command {word!r}", word, known,
+                            "(instinct --help lists them)")
+    args, extra = build_parser(argv).parse_known_args(argv)
+    if extra:
+        op = getattr(args, "_op", None)
+        flags = ([p.flag for p in op.params if not p.positional] if op else
+                 [a[0] for a, _ in _CLI_EXTRAS.get(args.command, ("", ()))[1] if a[0][:1] == "-"])
+        return _usage_error(f"unrecognized arguments: {' '.join(extra)}",
+                            extra[0].partition("=")[0], flags + ["--db", "--json"],
+                            f"(see instinct {args.command or ''} --help)")
     if not args.command:
         build_parser().print_help(sys.stderr)
         return 2
@@ -7676,17 +7778,37 @@ def _cli(argv, close=True):
     return _run_op(op, kwargs, getattr(args, "db", None), getattr(args, "json", False), close)
 
 
+def _usage_error(message, word, names, otherwise):
+    """Print the one line of a usage error, with the closest name to `word`; returns 2."""
+    import difflib
+    close = difflib.get_close_matches(word, names, n=1)
+    hint = f"(did you mean {close[0]!r}?)" if close else otherwise
+    sys.stderr.write(f"instinct: error: {message} {' '.join(hint.split())}\n")
+    return 2
+
+
 def _cli_extras(store, op):
-    """What only the CLI adds to a store: import-history's progress bar on a terminal."""
+    """What only the CLI adds to a store: import-history's progress bar on a terminal and the
+    count an interrupted run reports -> [sessions read, sessions found, a bar half drawn]."""
+    at = [0, None, False]
     if op.name == "import_history":
-        store.progress = _tty_progress()
+        bar = _tty_progress()
+
+        def progress(done, total):
+            at[:] = done, total, bar is not None and done < total
+            if bar is not None:
+                bar(done, total)
+        store.progress = progress
+    return at
 
 
 def _run_op(op, kwargs, db, as_json, close):
     """Run one operation for the CLI: print its JSON or text, map errors to exit codes."""
     store = InstinctStore(db)
+    at = None
     try:
-        _cli_extras(store, op)
+        at = _cli_extras(store, op)
+        kwargs = op.coerce(kwargs, _cli_name)                  # errors name the flags
         result = getattr(store, op.name)(**kwargs)      # checked by the Params, as in MCP
         text = _dumps(result, indent=2) if as_json else op.render(result)
         sys.stdout.write(text + "\n")
@@ -7696,14 +7818,13 @@ def _run_op(op, kwargs, db, as_json, close):
         sys.stderr.write(f"instinct: error: {e}\n")
         return e.exit_code
     except KeyboardInterrupt:
+        if op.name == "import_history" and at is not None:
+            done, total, half = at
+            sys.stderr.write(("\n" if half else "") + "instinct: interrupted "
+                             + (f"after {done} of {total} sessions (those are kept)" if total
+                                else "before any session was imported")
+                             + "; run the same command again to continue\n")
         return 130
-    except BrokenPipeError:
-        try:
-            sys.stdout = None
-            os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
-        except OSError:
-            pass
-        return 0
     finally:
         if close:
             store.close()

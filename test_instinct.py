@@ -573,13 +573,12 @@ class TestStorage(StoreCase):
     def test_usage_errors_exit_2(self):
         for args in (["observe"], ["frobnicate"], ["list", "--level", "bogus"],
                      ["observe", "x", "--meta", "[1]"], ["observe", "x", "--meta", "{bad"],
-                     ["suggest", "--limit", "many"], ["observe", "x", "--bogus"], []):
-            with self.subTest(args=args):
-                proc = self.run_cli(*args)
-                self.assertEqual(proc.returncode, 2, proc.stderr)
-                self.assertEqual(proc.stdout, "")
-                self.assertNotIn("Traceback", proc.stderr)
-                self.assertIn("usage:", proc.stderr)
+                     ["suggest", "--limit", "many"], ["observe", "x", "--bogus"]):
+            with self.subTest(args=args):          # one line (issue 21), no usage block
+                self.assertOneLineError(self.run_cli(*args), 2)
+        proc = self.run_cli()                       # no command at all: the help, on stderr
+        self.assertEqual((proc.returncode, proc.stdout), (2, ""))
+        self.assertIn("usage:", proc.stderr)
 
     def test_validation_errors_exit_2_one_line(self):
         for args in (["observe", ""], ["observe", "a\x01b"], ["decay", "--days", "0"],

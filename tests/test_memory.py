@@ -350,7 +350,8 @@ class MarkdownTest(_Base):
         self.write(src, "feedback-wait-for-verification.md", SAMPLE)
         self.write(src, "MEMORY.md", "# Index\n\n- [wait](feedback-wait-for-verification.md)\n")
         r = self.store.import_memories(str(src))
-        self.assertEqual(r, {"files": 2, "added": 1, "updated": 0, "unchanged": 0, "skipped": 1})
+        self.assertEqual(r, {"files": 2, "added": 1, "updated": 0, "unchanged": 0, "skipped": 1,
+                             "links_skipped": 0})
         m, = self.store.memories()
         self.assertEqual((m["type"], m["title"]), ("feedback", "改完代码不要马上提交，等用户验证后再 commit"))
         self.assertTrue(m["why"].startswith("自动提交") and m["how_to_apply"].startswith("说明"))

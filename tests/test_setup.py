@@ -438,6 +438,8 @@ class TestRulesFileFence(unittest.TestCase):
             os.makedirs(os.path.join(tmp, ".git"))
             store = instinct.InstinctStore(os.path.join(tmp, "t.db"), cwd=tmp)
             self.addCleanup(store.close)
+            for _ in range(10):                    # a rule to write (none: nothing is written)
+                store.observe("pref:tabs")
             example = ("# Notes\n\ninstinct writes its block like this:\n\n```markdown\n"
                        "<!-- instinct:begin -->\n(learned habits)\n<!-- instinct:end -->\n```\n\n"
                        "~~~~\n<!-- instinct:begin -->\n~~~\n~~~~\n")
