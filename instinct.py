@@ -39,7 +39,7 @@ Sections:
      8. Database connection (WAL, busy timeout, atomic writes)
      9. Operation registry (one table for API, CLI and MCP)
     10. Core API (the seeds' operations)
-    11. Knowledge memories (remember, recall, forget_memory)
+    11. Knowledge memories and staleness anchors (remember, recall, anchors)
     12. Shell commands (the shape reader: program and subcommand, never arguments)
     13. Learning from tool calls (capture, session mining, the briefing)
     14. History import (past Claude Code transcripts and Codex rollouts)
@@ -78,7 +78,7 @@ __all__ = [
 ENV_DB = "INSTINCT_DB"
 ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 13
 BUSY_TIMEOUT_S = 30.0
 # The WAL: a commit past ~4 MB of it checkpoints (PASSIVE), and a WAL file past 4 MB is cut back
 # when it restarts, so one-shot processes (hooks, CLI) that skip the close-time checkpoint keep
@@ -810,9 +810,32 @@ def _migrate_v10(conn):
     conn.execute("CREATE INDEX ix_events_pattern ON events(pattern, project) WHERE pattern != ''")
 
 
+def _migrate_v11(conn):
+    """Placeholder: the lead's v11 replaces it at merge."""
+
+
+def _migrate_v12(conn):
+    """Placeholder: another helper's v12 replaces it at merge."""
+
+
+def _migrate_v13(conn):
+    """Staleness anchors (section 11): an instinct (pattern, project) or a memory (id) is about
+    files, each kept as its path relative to a project root (`root`: the root's fingerprint),
+    its git blob id, and the size and mtime (ns) it had then: a check stats first and hashes
+    only a file whose size or mtime moved."""
+    conn.execute("CREATE TABLE anchors (root TEXT NOT NULL, memory INTEGER NOT NULL DEFAULT 0,"
+                 " pattern TEXT NOT NULL DEFAULT '', project TEXT NOT NULL DEFAULT '',"
+                 " path TEXT NOT NULL, blob TEXT NOT NULL, size INTEGER NOT NULL,"
+                 " mtime INTEGER NOT NULL, PRIMARY KEY (root, memory, pattern, project, path))"
+                 " WITHOUT ROWID")
+    conn.execute("CREATE TRIGGER memories_anchors_ad AFTER DELETE ON memories BEGIN"
+                 " DELETE FROM anchors WHERE memory = old.id; END")
+
+
 # index + 1 == the user_version each reaches; append only, never reorder.
 _MIGRATIONS = (_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6,
-               _migrate_v7, _migrate_v8, _migrate_v9, _migrate_v10)
+               _migrate_v7, _migrate_v8, _migrate_v9, _migrate_v10, _migrate_v11, _migrate_v12,
+               _migrate_v13)
 
 
 def _has_fts5(conn):
@@ -2105,7 +2128,7 @@ class _Core:
 
 
 # =============================================================================
-# 11. Knowledge memories (remember, recall, forget_memory)
+# 11. Knowledge memories and staleness anchors (remember, recall, anchors)
 # =============================================================================
 # Seed 002 (hindsight) keeps distilled knowledge beside raw experience and
 # recalls it by relevance, recency, confidence and usage; seed 004 types each
@@ -2524,7 +2547,8 @@ _MEMORY_PROPS = {
     "archived": _BOOL, "archived_at": _STR, "supersedes": _INT, "superseded_by": _INT,
     "metadata": {"type": "object"}}
 _MEMORY_REQ = ("id", "type", "title", "content", "project", "confidence", "created", "updated")
-_MEMORY = _obj(dict(_MEMORY_PROPS, status=_STR, warnings={"type": "array", "items": _STR}), _MEMORY_REQ)
+_MEMORY = _obj(dict(_MEMORY_PROPS, status=_STR, warnings={"type": "array", "items": _STR},
+                    about={"type": "array", "items": _STR}), _MEMORY_REQ)
 _MEMORY_HIT = _obj(dict(_MEMORY_PROPS, score=_NUM, parts=_obj(
     {k: _NUM for k in ("relevance", "recency", "confidence", "usage")},
     ("relevance", "recency", "confidence", "usage"))), _MEMORY_REQ + ("score", "parts"))
@@ -2558,6 +2582,104 @@ def _render_memories(rs):
         out.append(line)
     out.append(f"{len(rs)} memor{'y' if len(rs) == 1 else 'ies'}")
     return "\n".join(out)
+
+
+# --- staleness anchors: an item is about files; when one changes or goes, it may be stale ---
+# The file defining a project command, by the shape's first word (the first that exists).
+_DEFINING_FILES = {
+    **dict.fromkeys("npm pnpm yarn bun npx bunx".split(), ("package.json",)),
+    **dict.fromkeys("uv uvx poetry pdm hatch pytest ruff mypy black isort pyright flake8 "
+                    "pylint python python3".split(), ("pyproject.toml",)),
+    "make": ("Makefile", "makefile", "GNUmakefile"), "just": ("justfile", "Justfile", ".justfile"),
+    "mix": ("mix.exs",), "cargo": ("Cargo.toml",), "go": ("go.mod",), "tox": ("tox.ini",),
+    "nox": ("noxfile.py",), "pipenv": ("Pipfile",), "bundle": ("Gemfile",), "rake": ("Rakefile",),
+    "deno": ("deno.json", "deno.jsonc"), "mvn": ("pom.xml",), "composer": ("composer.json",),
+    "gradle": ("build.gradle", "build.gradle.kts"), "./gradlew": ("build.gradle", "build.gradle.kts")}
+
+
+def _defining_file(root, shape):
+    """The file of project `root` defining a command shape ('npm run lint' -> 'package.json',
+    'mix test' -> 'mix.exs', 'uv run pytest' -> 'pyproject.toml'), when it exists; else None."""
+    for name in _DEFINING_FILES.get(shape.split(" ", 1)[0], ()):
+        if os.path.isfile(os.path.join(root, name)):
+            return name
+    return None
+
+
+def _git_blob(path):
+    """(git blob id, size, mtime in ns) of a regular file, as `git hash-object` (no git process)."""
+    import hashlib
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        h = hashlib.sha1(b"blob %d\0" % st.st_size)
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest(), st.st_size, st.st_mtime_ns
+
+
+def _anchor_path(root, path, cwd=None):
+    """A file the user named (from `cwd`, else from `root`) -> its path relative to root, '/'-separated."""
+    for base in (cwd or root, root):
+        full = os.path.realpath(os.path.join(base, os.path.expanduser(path)))
+        rel = os.path.relpath(full, root)
+        if os.path.isfile(full) and rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+            return rel.replace(os.sep, "/")
+    raise ValidationError(f"{path} is not a file in the project {root}")
+
+
+def _anchor_ref(item):
+    """An instinct record -> (0, pattern, project); a memory record -> (id, '', '')."""
+    return (0, item["pattern"], item["project"]) if "pattern" in item else (item["id"], "", "")
+
+
+def _reanchor(conn, root, item, paths=()):
+    """Confirm `item` (an instinct or memory record) in project `root`, inside the caller's
+    write: its anchors there and `paths` (relative to root) are set to the files as they are
+    now; an anchor whose file is gone is dropped. Call it when the item is confirmed (good
+    feedback, observed again, remembered again)."""
+    key = (_sha256_hex(root)[:12], *_anchor_ref(item))
+    where = " WHERE root = ? AND memory = ? AND pattern = ? AND project = ?"
+    known = {p: (size, mtime) for p, size, mtime
+             in conn.execute("SELECT path, size, mtime FROM anchors" + where, key)}
+    for path in dict.fromkeys([*known, *paths]):
+        try:
+            st = os.stat(os.path.join(root, path))
+            if path in known and known[path] == (st.st_size, st.st_mtime_ns):
+                continue
+            blob = _git_blob(os.path.join(root, path))
+        except OSError:
+            conn.execute("DELETE FROM anchors" + where + " AND path = ?", (*key, path))
+            continue
+        conn.execute("INSERT OR REPLACE INTO anchors (root, memory, pattern, project, path, blob,"
+                     " size, mtime) VALUES (?,?,?,?,?,?,?,?)", (*key, path, *blob))
+
+
+def _staleness(conn, root, items):
+    """For each item (instinct or memory record) None, or why it may be stale ('pyproject.toml
+    changed', 'pyproject.toml is gone'), from its anchors in project `root`. A file is stat'ed,
+    and hashed only when its size or mtime moved since it was anchored."""
+    import stat
+    want = {}
+    for i, item in enumerate(items):
+        want.setdefault(_anchor_ref(item), []).append(i)
+    out, seen = [None] * len(items), {}
+    for m, pat, proj, path, blob, size, mtime in conn.execute(
+            "SELECT memory, pattern, project, path, blob, size, mtime FROM anchors WHERE root = ?",
+            (_sha256_hex(root)[:12],)):
+        if (m, pat, proj) not in want:
+            continue
+        if (path, blob, size, mtime) not in seen:
+            try:
+                st = os.stat(os.path.join(root, path))
+                why = None if (st.st_size, st.st_mtime_ns) == (size, mtime) else (
+                    f"{path} is gone" if not stat.S_ISREG(st.st_mode) else None
+                    if _git_blob(os.path.join(root, path))[0] == blob else f"{path} changed")
+            except OSError:
+                why = f"{path} is gone"
+            seen[path, blob, size, mtime] = why
+        for i in want[m, pat, proj]:
+            out[i] = out[i] or seen[path, blob, size, mtime]
+    return out
 
 
 _MEM_ID = Param("id", int, "the memory's id", required=True, positional=True, minimum=1,
@@ -2665,10 +2787,13 @@ class _Memory(_Core):
               maximum=2**63 - 1),
         Param("metadata", dict, "a JSON object kept with the memory; an episode keeps task, steps, "
               "failures and outcome here", flag="--meta"),
+        Param("about", str, "comma-separated files of this project the memory is about: when one "
+              "changes or goes, it is briefed as maybe stale (remembering it again re-anchors it)",
+              default=""),
         mcp="memory_store", title="Remember a piece of knowledge", output=_MEMORY,
         render=_render_memory)
     def remember(self, type, title, content, why="", how_to_apply="", tags="", project="",
-                 source="", supersedes=None, metadata=None):
+                 source="", supersedes=None, metadata=None, about=""):
         """Store a typed memory; storing nearly the same one again reinforces it instead.
 
         Store distilled knowledge, not transcripts: a user preference, feedback on
@@ -2681,8 +2806,14 @@ class _Memory(_Core):
         f = self._mem_fields(type, title, content, why, how_to_apply, tags, source, metadata)
         proj = _resolve_project(project, self.cwd)
         keys = _mem_keys(f["type"], proj, f["title"], f["content"])
+        root = project_root(self.cwd)
+        paths = [_anchor_path(root, p.strip(), self.cwd)
+                 for p in _check_text(about, "about", 4096).split(",") if p.strip()]
         with self._write() as conn:
             out = self._mem_save(conn, f, proj, keys, supersedes)
+            _reanchor(conn, root, out, paths)
+        if paths:
+            out["about"] = paths
         if f["redacted"]:
             out["warnings"] = [f"secret-looking text in {', '.join(f['redacted'])} was replaced by "
                                f"{_REDACTED}; keep secrets out of memories"]
@@ -2948,7 +3079,8 @@ class _Memory(_Core):
         The query is the project folder's name plus its last three commit
         subjects (read from .git, no git process); the project's own memories
         fill the room the query leaves. The lines fit in max_chars (newlines
-        included). Recalled memories count as used.
+        included). Recalled memories count as used. A memory whose anchored file
+        changed is marked "may be stale"; one whose file is gone is left out.
         """
         root = project_root(project_dir)
         proj = _sha256_hex(root)[:12]
@@ -2961,14 +3093,31 @@ class _Memory(_Core):
                               " LIMIT ?", (proj, limit + len(seen)))
             hits += [r for r in map(_mem_record, rows) if r["id"] not in seen][:limit - len(hits)]
         lines, used = [], 0
-        for h in hits:                     # a memory stored before redaction existed: redact now
+        stale = _staleness(self._db.conn, root, hits)
+        for h, why in zip(hits, stale):    # a memory stored before redaction existed: redact now
+            if why and why.endswith(" is gone"):
+                continue
             line = f"[{h['type']}] {' '.join(_redact_secrets(h['title'])[0].split())}"
             how = " ".join(_redact_secrets(h["how_to_apply"])[0].split())
             line += f" \u2014 {how}" if how else ""
+            line += f" (may be stale: {why})" if why else ""
             if used + len(line) + bool(lines) <= max_chars:
                 used += len(line) + bool(lines)
                 lines.append(line)
         return lines
+
+    def anchor(self, pattern, paths, project=None):
+        """Anchor instinct `pattern` (of `project`, as explain finds it) to files of the working
+        directory's project: when one changes or goes, the instinct may be stale. -> the paths
+        relative to the project root. Observing it again or good feedback re-anchors it."""
+        p, proj, _ = self._locate(pattern, project)
+        root = project_root(self.cwd)
+        rel = [_anchor_path(root, _check_text(x, "path", 4096), self.cwd) for x in paths]
+        with self._write() as conn:
+            if self._get_record(conn, p, proj) is None:
+                raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
+            _reanchor(conn, root, {"pattern": p, "project": proj}, rel)
+        return rel
 
     @operation(
         Param("path", str, "a Markdown memory file, or a directory of them (*.md)", required=True,
