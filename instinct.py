@@ -44,7 +44,7 @@ Sections:
     13. Learning from tool calls (capture, session mining, the briefing)
     14. History import (past Claude Code transcripts and Codex rollouts)
     15. Agent hooks and client setup (the hook entry point, `instinct setup`)
-    16. Sharing (rules files, import, backup, doctor, gc)
+    16. Sharing (rules files, lint, import, backup, doctor, gc)
     17. Insight and feedback (explain, history, trends, effectiveness, conflicts)
     18. InstinctStore (the public class)
     19. CLI
@@ -5841,7 +5841,7 @@ def _merge_yaml(text, entry):
 
 
 # =============================================================================
-# 16. Sharing (rules files, import, backup, doctor, gc)
+# 16. Sharing (rules files, lint, import, backup, doctor, gc)
 # =============================================================================
 _BLOCK_BEGIN, _BLOCK_END = "<!-- instinct:begin -->", "<!-- instinct:end -->"
 _SKILL_NAME = "instinct-rules"
@@ -5914,6 +5914,7 @@ def _export(store, min_confidence, fmt, project, category, write, force):
     if isinstance(min_confidence, bool) or not isinstance(min_confidence, int) or min_confidence < 0:
         raise ValidationError("min_confidence must be a whole number >= 0")
     cat = _check_category(category) if category is not None else None
+    lint = []                      # lint findings against the project's own rules files
     if project is None and fmt in ("json", "markdown"):
         rules = store.list(min_confidence=min_confidence, category=cat)
     else:                          # one project: its rules, global ones, universal ones
@@ -5929,6 +5930,12 @@ def _export(store, min_confidence, fmt, project, category, write, force):
             if r["pattern"] not in best or (r["project"] == proj and best[r["pattern"]]["project"] != proj):
                 best[r["pattern"]] = r
         rules = sorted(best.values(), key=lambda r: (-r["confidence"], r["pattern"]))
+        root = project_root(store.cwd)
+        if fmt not in ("json", "markdown") and proj == _sha256_hex(root)[:12]:
+            lint = _lint(root, rules)       # what the user wrote is not written again, nor
+            dup = {f["pattern"] for f in lint if f["kind"] == "duplicate"}    # what may be stale
+            rules = [r for r, why in zip(rules, _staleness(store._db.conn, root, rules))
+                     if not why and r["pattern"] not in dup]
     if write is None:
         if fmt == "json":
             return rules
@@ -5989,7 +5996,7 @@ def _export(store, min_confidence, fmt, project, category, write, force):
     if changed:
         _atomic_write(path, data)
     return {"path": path, "format": fmt, "included": kept, "dropped": dropped,
-            "changed": changed, "bytes": len(data)}
+            "changed": changed, "bytes": len(data), "lint": lint}
 
 
 _SIGNATURE = "written by `instinct export`"
@@ -6048,6 +6055,135 @@ def _safe_target(path, root, force):
     if not force and os.path.commonpath([real, root]) != root:
         raise ValidationError(f"{path} is outside the project {root}; refusing to write (use --force)")
     return path
+
+
+# --- lint: learned rules against the rules files the user wrote ----------------------------
+_RULES_FILES = ("CLAUDE.md", "AGENTS.md", os.path.join(".cursor", "rules", "*.mdc"),
+                os.path.join(".windsurf", "rules", "*.md"))
+_TOOL_FAMILIES = (frozenset("npm pnpm yarn bun".split()),
+                  frozenset("pip uv poetry pipenv pdm conda hatch".split()))
+_LINT_NOT = frozenset("not never don't dont avoid instead rather over".split())
+_LINT_USE = frozenset("use prefer always using run".split())
+_SHELL_FENCES = frozenset("sh bash shell console zsh fish terminal".split()) | {""}
+_RUN_PREFIXES = ("uv run ", "poetry run ", "pipenv run ", "pdm run ", "hatch run ", "python -m ",
+                 "python3 -m ", "npx ", "bunx ", "pnpm exec ", "bundle exec ")
+
+
+def _bare_command(shape):
+    """'uv run pytest' -> 'pytest': the command without a runner in front."""
+    return next((shape[len(p):] for p in _RUN_PREFIXES if shape.startswith(p)), shape)
+
+
+def _prose_mentions(line):
+    """Commands (in `code`) and tool names (after use/prefer/always, or negated) of one prose
+    line -> [(shape, negated)]: 'Use `pnpm`, not `npm`' -> [('pnpm', False), ('npm', True)]."""
+    import re
+    neg, comma, prev, out = False, False, "", []
+    for tok in re.findall(r"`[^`]+`|[\w'\u2019-]+|[.;:!?()\u2013\u2014,]", line):
+        w = tok.lower().replace("\u2019", "'")
+        if tok[0] == "`":
+            out += [(s, neg) for s in _command_shapes(tok[1:-1].lstrip("$ "))]
+        elif w in ".;:!?()\u2013\u2014":
+            neg = False
+        elif w != ",":
+            neg = neg and not (comma and w in _LINT_USE) or w in _LINT_NOT
+            if any(w in f for f in _TOOL_FAMILIES) and (neg or prev in _LINT_USE):
+                out.append((w, neg))
+        prev, comma = w, w == ","
+    return out
+
+
+def _written_lines(root):
+    """The lines of project `root`'s rules files outside instinct's own block and files ->
+    [(file, line number, text, paragraph number, [(command shape, negated)])]; commands are
+    read from `code` in prose and from the lines of shell code blocks."""
+    import glob
+    import re
+    out, para = [], 0
+    for pattern in _RULES_FILES:
+        for path in sorted(glob.glob(os.path.join(root, pattern))):
+            try:
+                text = _read_regular(path, MAX_MEMORY_FILE).decode("utf-8", "replace")
+            except (OSError, ValidationError):
+                continue
+            found = _block_markers(text)
+            b, e = (min(found.get(m, [-1])) for m in (_BLOCK_BEGIN, _BLOCK_END))
+            if 0 <= b < e:
+                text = text[:b] + "\n" * text.count("\n", b, e) + text[e:]
+            if _SIGNATURE in text:           # a whole file instinct wrote
+                continue
+            fence, rel = None, os.path.relpath(path, root).replace(os.sep, "/")
+            for n, line in enumerate(text.splitlines(), 1):
+                bare = line.strip()
+                m = re.match(r"(`{3,}|~{3,})\s*([\w-]*)", bare)
+                if m or not bare or fence is None and bare.startswith("#"):
+                    para += 1
+                    fence = (m.group(2).lower() if fence is None else None) if m else fence
+                elif fence is None:
+                    out.append((rel, n, bare, para, _prose_mentions(bare)))
+                elif fence in _SHELL_FENCES and not bare.startswith("#"):
+                    cmd = re.sub(r"^[$%>]\s+", "", bare)
+                    out.append((rel, n, bare, para, [(s, False) for s in _command_shapes(cmd)]))
+    return out
+
+
+def _lint_hit(r, lines):
+    """The first written line that contradicts or repeats learned record `r` -> (kind, line) or None."""
+    head, _, body = r["pattern"].partition(":")
+    key, eq, value = body.partition("=")
+    tool = (value if eq else body).split(" ", 1)[0]
+    family = next((f for f in _TOOL_FAMILIES if tool in f), None)
+    if head == "pref" and (eq and key in _ROLE_TITLES or family):
+        if eq and key in _ROLE_TITLES:
+            same, kin = (lambda s: _bare_command(s) == _bare_command(value)), \
+                        (lambda s: _command_role(s) == key)
+        else:
+            same, kin = (lambda s: s.split(" ", 1)[0] == tool), (lambda s: s.split(" ", 1)[0] in family)
+        said = [(s, neg, ln) for ln in lines for s, neg in ln[4] if kin(s)]
+        for kind, test in (("contradiction", lambda s, neg: neg and same(s)),
+                           ("duplicate", lambda s, neg: not neg and same(s)),
+                           ("contradiction", lambda s, neg: not neg)):
+            hit = next((ln for s, neg, ln in said if test(s, neg)), None)
+            if hit:
+                return kind, hit
+    elif head in ("seq", "combo"):
+        steps = [_bare_command(x.strip()) for x in body.replace("->", "+").split("+")]
+        steps = [x for x in steps if x != _EDIT_STEP]
+        paras = {}
+        for ln in lines:
+            paras.setdefault(ln[3], []).append(ln)
+        for group in paras.values():
+            said = [_bare_command(s) for ln in group for s, neg in ln[4] if not neg]
+            words = {w for ln in group for w in _mem_words(ln[2])}     # "... before committing"
+            said += [f"git {v}" for v in ("commit", "push") if any(w.startswith(v) for w in words)]
+            if len(steps) > 1 and (_subsequence(steps, said) if head == "seq" else set(steps) <= set(said)):
+                return "duplicate", group[0]
+    elif head == "pref":
+        words = set(_mem_words(body)) - _MEM_STOP
+        hit = next((ln for ln in lines if len(words) > 1 and words <= set(_mem_words(ln[2]))), None)
+        return ("duplicate", hit) if hit else None
+    return None
+
+
+def _lint(root, rows):
+    """Learned records against what the user wrote in project `root`'s rules files -> findings
+    {kind: contradiction | duplicate, pattern, project, learned, file, line, written}.
+    Deterministic: command roles and shapes, tool families, normalised words."""
+    lines = _written_lines(root) if rows else []
+    out = []
+    for r in rows:
+        hit = _lint_hit(r, lines)
+        if hit:
+            kind, (f, n, text, _, _) = hit
+            out.append({"kind": kind, "pattern": r["pattern"], "project": r["project"],
+                        "learned": _rule_text(r), "file": f, "line": n, "written": text[:200]})
+    return out
+
+
+def _lint_duplicates(root, rows):
+    """`rows` (records) without the learned rules the user already wrote in root's rules files."""
+    dup = {(f["pattern"], f["project"]) for f in _lint(root, rows) if f["kind"] == "duplicate"}
+    return [r for r in rows if (r["pattern"], r["project"]) not in dup]
 
 
 @functools.lru_cache(maxsize=None)
@@ -6178,9 +6314,10 @@ def _render_write(r):
     where = os.path.relpath(r["path"]) if not os.path.relpath(r["path"]).startswith("..") else r["path"]
     drop = f" ({r['dropped']} lower-confidence rules dropped to fit the size limit)" if r["dropped"] else ""
     n = f"{r['included']} rule{'' if r['included'] == 1 else 's'}"
+    lint = "\n" + _render_lint(r["lint"]) if r.get("lint") else ""
     if not r["changed"]:
-        return f"{where} is up to date ({n}){drop}"
-    return f"Wrote {n} to {where} ({r['format']}){drop}"
+        return f"{where} is up to date ({n}){drop}{lint}"
+    return f"Wrote {n} to {where} ({r['format']}){drop}{lint}"
 
 
 def _render_doctor(r):
@@ -6204,6 +6341,17 @@ def _render_similar(pairs):
 
 _DOCTOR_CHECK = _obj({"name": _STR, "ok": _BOOL, "level": _STR, "detail": _STR},
                      ("name", "ok", "level", "detail"))
+_LINT_FINDING = _obj({"kind": _STR, "pattern": _STR, "project": _STR, "learned": _STR,
+                      "file": _STR, "line": _INT, "written": _STR},
+                     ("kind", "pattern", "project", "learned", "file", "line", "written"))
+
+
+def _render_lint(found):
+    out = [f"  {f['kind']:<14}learned: {f['learned']} ({f['pattern']})\n{'':16}written: "
+           f"{f['file']}:{f['line']}: {f['written']}" for f in found]
+    c = sum(f["kind"] == "contradiction" for f in found)
+    return "\n".join(out + [f"{c} contradiction{'s' * (c != 1)}, {len(found) - c} duplicate"
+                            f"{'s' * (len(found) - c != 1)} of the rules written here"])
 
 
 class _Sharing(_Memory):
@@ -6585,13 +6733,40 @@ class _Sharing(_Memory):
         return {"path": src_path, "previous": self.path + ".bak", "instincts": n, "events": e,
                 "schema_version": version}
 
+    def _learned(self, root):
+        """The records suggest may show in project `root` (mature or better, not quiet)."""
+        return [_record(r) for r in self._read(
+            f"SELECT {_COLS} FROM instincts WHERE promoted > 0 AND quiet = 0 AND (project IN"
+            " ('', ?) OR promoted = 3) ORDER BY confidence DESC, pattern", (_sha256_hex(root)[:12],))]
+
+    @operation(
+        Param("path", str, "the project whose rules files are read (default: the working "
+              "directory's)", positional=True),
+        title="Lint learned rules against the written ones", read_only=True, idempotent=True,
+        output=_LINT_FINDING, list_key="findings", render=_render_lint,
+        exit_code=lambda found: int(any(f["kind"] == "contradiction" for f in found)))
+    def lint(self, path=None):
+        """Compare what was learned with the rules files the project has: contradictions, duplicates.
+
+        Reads CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc and .windsurf/rules/*.md, outside
+        instinct's own block. A contradiction (learned `pnpm`, written "use npm"; a learned
+        test command, a different one written) shows both sources and is never resolved
+        silently (the CLI exits 1); a duplicate (a learned rule the user already wrote) is
+        not exported or briefed again. Deterministic: command shapes and roles, tool
+        families, normalised words.
+        """
+        if path is not None and not os.path.isdir(self._user_path(_check_text(path, "path", 4096))):
+            raise ValidationError(f"{path} is not a directory")
+        root = project_root(self._user_path(path) if path else self.cwd)
+        return _lint(root, self._learned(root))
+
     @operation(
         title="Check the store's health", read_only=True, idempotent=True,
         output=_obj({"ok": _BOOL, "db_path": _STR, "checks": {"type": "array", "items": _DOCTOR_CHECK}},
                     ("ok", "db_path", "checks")),
         render=_render_doctor, exit_code=lambda r: 0 if r["ok"] else 1)
     def doctor(self):
-        """Check integrity, schema version, search-index sync, WAL size, file modes and aliases.
+        """Check integrity, schema, search index, WAL size, file modes, aliases, stale items and lint.
 
         `ok` is false when a check failed (the CLI then exits 1); warnings
         (loose file modes, a large WAL, unapplied aliases) leave it true.
@@ -6670,8 +6845,25 @@ class _Sharing(_Memory):
             add("aliases", "warn" if issues else "ok",
                 "; ".join(issues) + "; run: instinct gc" if issues else f"{total} aliases, all resolved")
 
+        root = project_root(self.cwd)
+
+        def anchors():
+            items = [{"id": m} if m else {"pattern": p, "project": pr} for m, p, pr in conn.execute(
+                "SELECT DISTINCT memory, pattern, project FROM anchors WHERE root = ?",
+                (_sha256_hex(root)[:12],))]
+            stale = [f"{'memory #%d' % it['id'] if 'id' in it else it['pattern']} ({why})"
+                     for it, why in zip(items, _staleness(conn, root, items)) if why]
+            add("anchors", "warn" if stale else "ok", "may be stale: " + "; ".join(stale)
+                + " (confirm one to re-anchor it)" if stale else f"{len(items)} anchored item(s) here, none stale")
+
+        def lint():
+            found = _lint(root, self._learned(root))
+            c = sum(f["kind"] == "contradiction" for f in found)
+            add("lint", "warn" if c else "ok", f"{c} contradiction(s), {len(found) - c} duplicate(s)"
+                " of the rules written here" + ("; run: instinct lint" if found else ""))
+
         for name, fn in (("integrity", integrity), ("schema", schema), ("fts", fts), ("wal", wal),
-                         ("modes", modes), ("aliases", aliases)):
+                         ("modes", modes), ("aliases", aliases), ("anchors", anchors), ("lint", lint)):
             run(name, fn)
         return {"ok": all(c["level"] != "error" for c in checks), "db_path": self.path, "checks": checks}
 
@@ -6770,7 +6962,7 @@ _EXPLAIN = _obj({
                         "values": {"type": "array", "items": _PREF_VALUE}}, ("key", "superseded", "values")),
     "feedback": _obj({"good": _INT, "bad": _INT, "recent": {"type": "array", "items": _obj(
         {"ts": _STR, "verdict": _STR, "note": _STR})}}, ("good", "bad", "recent")),
-    "surfaced": _INT},
+    "surfaced": _INT, "stale": _STR},
     _RECORD["required"] + ["level_due", "suggested", "quiet", "why", "thresholds", "observations",
                            "sources", "sessions", "projects", "aliases", "feedback", "surfaced"])
 _HISTORY = _obj({
@@ -6853,6 +7045,9 @@ def _render_explain(e):
         out += [f"    {x['ts'][:19]} {x['verdict']}" + (f": {x['note']}" if x["note"] else "")
                 for x in f["recent"]]
     out.append(f"  surfaced: {e['surfaced']} time(s)")
+    if e.get("stale"):
+        out.append(f"  may be stale: {e['stale']} since it was anchored (observe it again or give"
+                   " good feedback to re-anchor it)")
     return "\n".join(out)
 
 
@@ -7076,6 +7271,9 @@ class _Insight(_Core):
                                        " AND instr(char(10) || data || char(10), ?)",
                                        (f"\n{p}\t{proj}\n",))
         e["suggested"] = promoted > 0 and not e["quiet"] and not superseded
+        why = _staleness(self._db.conn, project_root(self.cwd), [e])[0]
+        if why:
+            e["stale"] = why
         return e
 
     @operation(
