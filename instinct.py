@@ -6064,6 +6064,7 @@ _TOOL_FAMILIES = (frozenset("npm pnpm yarn bun".split()),
                   frozenset("pip uv poetry pipenv pdm conda hatch".split()))
 _LINT_NOT = frozenset("not never don't dont avoid instead rather over".split())
 _LINT_USE = frozenset("use prefer always using run".split())
+_LINT_OTHER = frozenset("docker podman buildah".split())     # their `build` is not the project's
 _SHELL_FENCES = frozenset("sh bash shell console zsh fish terminal".split()) | {""}
 _RUN_PREFIXES = ("uv run ", "poetry run ", "pipenv run ", "pdm run ", "hatch run ", "python -m ",
                  "python3 -m ", "npx ", "bunx ", "pnpm exec ", "bundle exec ")
@@ -6136,7 +6137,7 @@ def _lint_hit(r, lines):
     if head == "pref" and (eq and key in _ROLE_TITLES or family):
         if eq and key in _ROLE_TITLES:
             same, kin = (lambda s: _bare_command(s) == _bare_command(value)), \
-                        (lambda s: _command_role(s) == key)
+                        (lambda s: _command_role(s) == key and s.split(" ", 1)[0] not in _LINT_OTHER)
         else:
             same, kin = (lambda s: s.split(" ", 1)[0] == tool), (lambda s: s.split(" ", 1)[0] in family)
         said = [(s, neg, ln) for ln in lines for s, neg in ln[4] if kin(s)]
