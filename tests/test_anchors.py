@@ -9,11 +9,12 @@ Run: python3 -m unittest -v tests.test_anchors
 import os
 import shutil
 import subprocess
+import sys
 import unittest
 
 import instinct
 from instinct import NotFoundError, ValidationError
-from tests.helpers import (ProjectCase, child_env, make_repo, read, run_instinct, serve_once,  # noqa: F401
+from tests.helpers import (ROOT, ProjectCase, child_env, make_repo, read, run_instinct, serve_once,  # noqa: F401
                            init_msg, INITIALIZED, req, setUpModule, write)
 
 GIT = shutil.which("git")
@@ -259,7 +260,14 @@ class TestInstinctAnchors(_Base):
             self.assertEqual(set(instinct._staleness(conn, self.proj, items)), {"pyproject.toml changed"})
             self.assertEqual(len(calls), 1)                    # one hash per changed file
         finally:
-            instinct._git_blob = real                          # its cost: bench/bench_anchors.py
+            instinct._git_blob = real
+
+    def test_bench_script_runs(self):                           # its figures: README, bench/README
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_anchors.py"), "--reps", "3"],
+                           capture_output=True, text=True, timeout=300, env=child_env(home=self.tmp))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for heading in ("200 files", "5 files", "1 changed", "target: <= 5 ms"):
+            self.assertIn(heading, r.stdout)
 
 
 if __name__ == "__main__":
