@@ -819,10 +819,8 @@ def _migrate_v12(conn):
 
 
 def _migrate_v13(conn):
-    """Staleness anchors (section 11): an instinct (pattern, project) or a memory (id) is about
-    files, each kept as its path relative to a project root (`root`: the root's fingerprint),
-    its git blob id, and the size and mtime (ns) it had then: a check stats first and hashes
-    only a file whose size or mtime moved."""
+    """Staleness anchors (section 11): an instinct (pattern, project) or a memory is about files
+    of a project (`root`: its fingerprint), each with its git blob id, size and mtime (ns)."""
     conn.execute("CREATE TABLE anchors (root TEXT NOT NULL, memory INTEGER NOT NULL DEFAULT 0,"
                  " pattern TEXT NOT NULL DEFAULT '', project TEXT NOT NULL DEFAULT '',"
                  " path TEXT NOT NULL, blob TEXT NOT NULL, size INTEGER NOT NULL,"
@@ -2566,6 +2564,7 @@ def _render_memory(r):
     out += [f"**Why:** {r['why']}"] if r["why"] else []
     out += [f"**How to apply:** {r['how_to_apply']}"] if r["how_to_apply"] else []
     out += [f"warning: {w}" for w in r.get("warnings", ())]
+    out += [f"about: {', '.join(r['about'])}"] if r.get("about") else []
     return "\n".join(out)
 
 
@@ -2588,26 +2587,20 @@ def _render_memories(rs):
 # The file defining a project command, by the shape's first word (the first that exists).
 _DEFINING_FILES = {
     **dict.fromkeys("npm pnpm yarn bun npx bunx".split(), ("package.json",)),
-    **dict.fromkeys("uv uvx poetry pdm hatch pytest ruff mypy black isort pyright flake8 "
-                    "pylint python python3".split(), ("pyproject.toml",)),
+    **dict.fromkeys("uv uvx poetry pdm hatch pytest ruff mypy black pyright python python3".split(),
+                    ("pyproject.toml",)),
     "make": ("Makefile", "makefile", "GNUmakefile"), "just": ("justfile", "Justfile", ".justfile"),
-    "mix": ("mix.exs",), "cargo": ("Cargo.toml",), "go": ("go.mod",), "tox": ("tox.ini",),
-    "nox": ("noxfile.py",), "pipenv": ("Pipfile",), "bundle": ("Gemfile",), "rake": ("Rakefile",),
-    "deno": ("deno.json", "deno.jsonc"), "mvn": ("pom.xml",), "composer": ("composer.json",),
-    "gradle": ("build.gradle", "build.gradle.kts"), "./gradlew": ("build.gradle", "build.gradle.kts")}
+    "mix": ("mix.exs",), "cargo": ("Cargo.toml",), "go": ("go.mod",), "tox": ("tox.ini",)}
 
 
 def _defining_file(root, shape):
-    """The file of project `root` defining a command shape ('npm run lint' -> 'package.json',
-    'mix test' -> 'mix.exs', 'uv run pytest' -> 'pyproject.toml'), when it exists; else None."""
-    for name in _DEFINING_FILES.get(shape.split(" ", 1)[0], ()):
-        if os.path.isfile(os.path.join(root, name)):
-            return name
-    return None
+    """'npm run lint' -> 'package.json', 'mix test' -> 'mix.exs' when root holds it; else None."""
+    names = _DEFINING_FILES.get(shape.split(" ", 1)[0], ())
+    return next((n for n in names if os.path.isfile(os.path.join(root, n))), None)
 
 
 def _git_blob(path):
-    """(git blob id, size, mtime in ns) of a regular file, as `git hash-object` (no git process)."""
+    """(git blob id, size, mtime in ns) of a file, as `git hash-object` (no git process)."""
     import hashlib
     with open(path, "rb") as f:
         st = os.fstat(f.fileno())
@@ -2618,7 +2611,7 @@ def _git_blob(path):
 
 
 def _anchor_path(root, path, cwd=None):
-    """A file the user named (from `cwd`, else from `root`) -> its path relative to root, '/'-separated."""
+    """A file the user named (from `cwd`, else from `root`) -> its '/' path relative to root."""
     for base in (cwd or root, root):
         full = os.path.realpath(os.path.join(base, os.path.expanduser(path)))
         rel = os.path.relpath(full, root)
@@ -2627,58 +2620,54 @@ def _anchor_path(root, path, cwd=None):
     raise ValidationError(f"{path} is not a file in the project {root}")
 
 
-def _anchor_ref(item):
-    """An instinct record -> (0, pattern, project); a memory record -> (id, '', '')."""
-    return (0, item["pattern"], item["project"]) if "pattern" in item else (item["id"], "", "")
+def _anchor_key(root, item):
+    """(root fingerprint, memory id or 0, pattern, project) of an instinct or memory record."""
+    ref = (0, item["pattern"], item["project"]) if "pattern" in item else (item["id"], "", "")
+    return (_sha256_hex(root)[:12], *ref)
 
 
 def _reanchor(conn, root, item, paths=()):
-    """Confirm `item` (an instinct or memory record) in project `root`, inside the caller's
-    write: its anchors there and `paths` (relative to root) are set to the files as they are
-    now; an anchor whose file is gone is dropped. Call it when the item is confirmed (good
-    feedback, observed again, remembered again)."""
-    key = (_sha256_hex(root)[:12], *_anchor_ref(item))
+    """Confirm `item` (an instinct or memory record) inside the caller's write: its anchors in
+    project `root`, and `paths` (relative to it), take the files as they are now; one whose
+    file is gone is dropped. Call it when the item is observed again or gets good feedback."""
+    key = _anchor_key(root, item)
     where = " WHERE root = ? AND memory = ? AND pattern = ? AND project = ?"
-    known = {p: (size, mtime) for p, size, mtime
-             in conn.execute("SELECT path, size, mtime FROM anchors" + where, key)}
+    known = {p: st for p, *st in conn.execute("SELECT path, size, mtime FROM anchors" + where, key)}
     for path in dict.fromkeys([*known, *paths]):
         try:
             st = os.stat(os.path.join(root, path))
-            if path in known and known[path] == (st.st_size, st.st_mtime_ns):
-                continue
-            blob = _git_blob(os.path.join(root, path))
+            if known.get(path) != [st.st_size, st.st_mtime_ns]:
+                conn.execute("INSERT OR REPLACE INTO anchors (root, memory, pattern, project, path,"
+                             " blob, size, mtime) VALUES (?,?,?,?,?,?,?,?)",
+                             (*key, path, *_git_blob(os.path.join(root, path))))
         except OSError:
             conn.execute("DELETE FROM anchors" + where + " AND path = ?", (*key, path))
-            continue
-        conn.execute("INSERT OR REPLACE INTO anchors (root, memory, pattern, project, path, blob,"
-                     " size, mtime) VALUES (?,?,?,?,?,?,?,?)", (*key, path, *blob))
 
 
 def _staleness(conn, root, items):
     """For each item (instinct or memory record) None, or why it may be stale ('pyproject.toml
-    changed', 'pyproject.toml is gone'), from its anchors in project `root`. A file is stat'ed,
-    and hashed only when its size or mtime moved since it was anchored."""
+    changed' / 'is gone') by its anchors in project `root`: stat, and hash only a file whose
+    size or mtime moved."""
     import stat
-    want = {}
+    want, seen = {}, {}
     for i, item in enumerate(items):
-        want.setdefault(_anchor_ref(item), []).append(i)
-    out, seen = [None] * len(items), {}
-    for m, pat, proj, path, blob, size, mtime in conn.execute(
+        want.setdefault(_anchor_key(root, item)[1:], []).append(i)
+    out = [None] * len(items)
+    for *ref, path, blob, size, mtime in conn.execute(
             "SELECT memory, pattern, project, path, blob, size, mtime FROM anchors WHERE root = ?",
             (_sha256_hex(root)[:12],)):
-        if (m, pat, proj) not in want:
-            continue
-        if (path, blob, size, mtime) not in seen:
-            try:
-                st = os.stat(os.path.join(root, path))
-                why = None if (st.st_size, st.st_mtime_ns) == (size, mtime) else (
-                    f"{path} is gone" if not stat.S_ISREG(st.st_mode) else None
-                    if _git_blob(os.path.join(root, path))[0] == blob else f"{path} changed")
-            except OSError:
-                why = f"{path} is gone"
-            seen[path, blob, size, mtime] = why
-        for i in want[m, pat, proj]:
-            out[i] = out[i] or seen[path, blob, size, mtime]
+        for i in want.get(tuple(ref), ()):
+            k = (path, blob, size, mtime)
+            if k not in seen:
+                full = os.path.join(root, path)
+                try:
+                    st = os.stat(full)
+                    same = (st.st_size, st.st_mtime_ns) == (size, mtime) or (
+                        stat.S_ISREG(st.st_mode) and _git_blob(full)[0] == blob)
+                    seen[k] = None if same else f"{path} changed"
+                except OSError:
+                    seen[k] = f"{path} is gone"
+            out[i] = out[i] or seen[k]
     return out
 
 
@@ -3105,19 +3094,6 @@ class _Memory(_Core):
                 used += len(line) + bool(lines)
                 lines.append(line)
         return lines
-
-    def anchor(self, pattern, paths, project=None):
-        """Anchor instinct `pattern` (of `project`, as explain finds it) to files of the working
-        directory's project: when one changes or goes, the instinct may be stale. -> the paths
-        relative to the project root. Observing it again or good feedback re-anchors it."""
-        p, proj, _ = self._locate(pattern, project)
-        root = project_root(self.cwd)
-        rel = [_anchor_path(root, _check_text(x, "path", 4096), self.cwd) for x in paths]
-        with self._write() as conn:
-            if self._get_record(conn, p, proj) is None:
-                raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
-            _reanchor(conn, root, {"pattern": p, "project": proj}, rel)
-        return rel
 
     @operation(
         Param("path", str, "a Markdown memory file, or a directory of them (*.md)", required=True,
@@ -6058,8 +6034,7 @@ def _safe_target(path, root, force):
 
 
 # --- lint: learned rules against the rules files the user wrote ----------------------------
-_RULES_FILES = ("CLAUDE.md", "AGENTS.md", os.path.join(".cursor", "rules", "*.mdc"),
-                os.path.join(".windsurf", "rules", "*.md"))
+_RULES_FILES = ("CLAUDE.md", "AGENTS.md", ".cursor/rules/*.mdc", ".windsurf/rules/*.md")
 _TOOL_FAMILIES = (frozenset("npm pnpm yarn bun".split()),
                   frozenset("pip uv poetry pipenv pdm conda hatch".split()))
 _LINT_NOT = frozenset("not never don't dont avoid instead rather over".split())
@@ -6129,41 +6104,39 @@ def _written_lines(root):
 
 
 def _lint_hit(r, lines):
-    """The first written line that contradicts or repeats learned record `r` -> (kind, line) or None."""
+    """The first written line contradicting or repeating learned record `r` -> (kind, line) or None."""
     head, _, body = r["pattern"].partition(":")
     key, eq, value = body.partition("=")
     tool = (value if eq else body).split(" ", 1)[0]
-    family = next((f for f in _TOOL_FAMILIES if tool in f), None)
-    if head == "pref" and (eq and key in _ROLE_TITLES or family):
-        if eq and key in _ROLE_TITLES:
-            same, kin = (lambda s: _bare_command(s) == _bare_command(value)), \
-                        (lambda s: _command_role(s) == key and s.split(" ", 1)[0] not in _LINT_OTHER)
-        else:
-            same, kin = (lambda s: s.split(" ", 1)[0] == tool), (lambda s: s.split(" ", 1)[0] in family)
-        said = [(s, neg, ln) for ln in lines for s, neg in ln[4] if kin(s)]
-        for kind, test in (("contradiction", lambda s, neg: neg and same(s)),
-                           ("duplicate", lambda s, neg: not neg and same(s)),
-                           ("contradiction", lambda s, neg: not neg)):
-            hit = next((ln for s, neg, ln in said if test(s, neg)), None)
-            if hit:
-                return kind, hit
-    elif head in ("seq", "combo"):
+    family = next((f for f in _TOOL_FAMILIES if tool in f), ())
+    if head == "pref" and eq and key in _ROLE_TITLES:           # a project command
+        said = [(_bare_command(s) == _bare_command(value), neg, ln) for ln in lines
+                for s, neg in ln[4] if _command_role(s) == key and s.split()[0] not in _LINT_OTHER]
+    elif head == "pref" and family:                              # a package manager
+        said = [(s.split()[0] == tool, neg, ln) for ln in lines for s, neg in ln[4]
+                if s.split()[0] in family]
+    elif head == "pref":                                         # its words, all on one line
+        words = set(_mem_words(body)) - _MEM_STOP
+        return next((("duplicate", ln) for ln in lines
+                     if len(words) > 1 and words <= set(_mem_words(ln[2]))), None)
+    elif head in ("seq", "combo"):                               # its steps, in one paragraph
         steps = [_bare_command(x.strip()) for x in body.replace("->", "+").split("+")]
         steps = [x for x in steps if x != _EDIT_STEP]
         paras = {}
         for ln in lines:
             paras.setdefault(ln[3], []).append(ln)
-        for group in paras.values():
+        for group in paras.values() if len(steps) > 1 else ():
             said = [_bare_command(s) for ln in group for s, neg in ln[4] if not neg]
             words = {w for ln in group for w in _mem_words(ln[2])}     # "... before committing"
             said += [f"git {v}" for v in ("commit", "push") if any(w.startswith(v) for w in words)]
-            if len(steps) > 1 and (_subsequence(steps, said) if head == "seq" else set(steps) <= set(said)):
+            if _subsequence(steps, said) if head == "seq" else set(steps) <= set(said):
                 return "duplicate", group[0]
-    elif head == "pref":
-        words = set(_mem_words(body)) - _MEM_STOP
-        hit = next((ln for ln in lines if len(words) > 1 and words <= set(_mem_words(ln[2]))), None)
-        return ("duplicate", hit) if hit else None
-    return None
+        return None
+    else:
+        return None
+    return (next((("contradiction", ln) for same, neg, ln in said if neg and same), None)
+            or next((("duplicate", ln) for same, neg, ln in said if same and not neg), None)
+            or next((("contradiction", ln) for same, neg, ln in said if not neg), None))
 
 
 def _lint(root, rows):
@@ -6171,14 +6144,10 @@ def _lint(root, rows):
     {kind: contradiction | duplicate, pattern, project, learned, file, line, written}.
     Deterministic: command roles and shapes, tool families, normalised words."""
     lines = _written_lines(root) if rows else []
-    out = []
-    for r in rows:
-        hit = _lint_hit(r, lines)
-        if hit:
-            kind, (f, n, text, _, _) = hit
-            out.append({"kind": kind, "pattern": r["pattern"], "project": r["project"],
-                        "learned": _rule_text(r), "file": f, "line": n, "written": text[:200]})
-    return out
+    hits = [(r, _lint_hit(r, lines)) for r in rows]
+    return [{"kind": kind, "pattern": r["pattern"], "project": r["project"], "learned": _rule_text(r),
+             "file": f, "line": n, "written": text[:200]}
+            for r, hit in hits if hit for kind, (f, n, text, _, _) in [hit]]
 
 
 def _lint_duplicates(root, rows):
@@ -6741,24 +6710,18 @@ class _Sharing(_Memory):
             " ('', ?) OR promoted = 3) ORDER BY confidence DESC, pattern", (_sha256_hex(root)[:12],))]
 
     @operation(
-        Param("path", str, "the project whose rules files are read (default: the working "
-              "directory's)", positional=True),
         title="Lint learned rules against the written ones", read_only=True, idempotent=True,
         output=_LINT_FINDING, list_key="findings", render=_render_lint,
         exit_code=lambda found: int(any(f["kind"] == "contradiction" for f in found)))
-    def lint(self, path=None):
-        """Compare what was learned with the rules files the project has: contradictions, duplicates.
+    def lint(self):
+        """Compare what was learned here with the project's rules files: contradictions, duplicates.
 
-        Reads CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc and .windsurf/rules/*.md, outside
-        instinct's own block. A contradiction (learned `pnpm`, written "use npm"; a learned
-        test command, a different one written) shows both sources and is never resolved
-        silently (the CLI exits 1); a duplicate (a learned rule the user already wrote) is
-        not exported or briefed again. Deterministic: command shapes and roles, tool
-        families, normalised words.
+        Reads CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc and .windsurf/rules/*.md outside
+        instinct's block. A contradiction (learned `pnpm`, written "use npm") shows both
+        sources (the CLI exits 1); a duplicate (a rule the user already wrote) is not
+        exported or briefed again.
         """
-        if path is not None and not os.path.isdir(self._user_path(_check_text(path, "path", 4096))):
-            raise ValidationError(f"{path} is not a directory")
-        root = project_root(self._user_path(path) if path else self.cwd)
+        root = project_root(self.cwd)
         return _lint(root, self._learned(root))
 
     @operation(
@@ -6767,7 +6730,7 @@ class _Sharing(_Memory):
                     ("ok", "db_path", "checks")),
         render=_render_doctor, exit_code=lambda r: 0 if r["ok"] else 1)
     def doctor(self):
-        """Check integrity, schema, search index, WAL size, file modes, aliases, stale items and lint.
+        """Check integrity, schema, search index, WAL, file modes, aliases, stale items, lint.
 
         `ok` is false when a check failed (the CLI then exits 1); warnings
         (loose file modes, a large WAL, unapplied aliases) leave it true.
@@ -6855,7 +6818,7 @@ class _Sharing(_Memory):
             stale = [f"{'memory #%d' % it['id'] if 'id' in it else it['pattern']} ({why})"
                      for it, why in zip(items, _staleness(conn, root, items)) if why]
             add("anchors", "warn" if stale else "ok", "may be stale: " + "; ".join(stale)
-                + " (confirm one to re-anchor it)" if stale else f"{len(items)} anchored item(s) here, none stale")
+                if stale else f"{len(items)} anchored item(s) here, none stale")
 
         def lint():
             found = _lint(root, self._learned(root))
@@ -6864,7 +6827,8 @@ class _Sharing(_Memory):
                 " of the rules written here" + ("; run: instinct lint" if found else ""))
 
         for name, fn in (("integrity", integrity), ("schema", schema), ("fts", fts), ("wal", wal),
-                         ("modes", modes), ("aliases", aliases), ("anchors", anchors), ("lint", lint)):
+                         ("modes", modes), ("aliases", aliases), ("anchors", anchors),
+                         ("lint", lint)):
             run(name, fn)
         return {"ok": all(c["level"] != "error" for c in checks), "db_path": self.path, "checks": checks}
 
