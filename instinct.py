@@ -6104,7 +6104,7 @@ def _written_lines(root):
 
 
 def _lint_hit(r, lines):
-    """The first written line contradicting or repeating learned record `r` -> (kind, line) or None."""
+    """The first written line contradicting or repeating learned record `r` -> (kind, line)."""
     head, _, body = r["pattern"].partition(":")
     key, eq, value = body.partition("=")
     tool = (value if eq else body).split(" ", 1)[0]
@@ -6145,8 +6145,8 @@ def _lint(root, rows):
     Deterministic: command roles and shapes, tool families, normalised words."""
     lines = _written_lines(root) if rows else []
     hits = [(r, _lint_hit(r, lines)) for r in rows]
-    return [{"kind": kind, "pattern": r["pattern"], "project": r["project"], "learned": _rule_text(r),
-             "file": f, "line": n, "written": text[:200]}
+    return [{"kind": kind, "pattern": r["pattern"], "project": r["project"],
+             "learned": _rule_text(r), "file": f, "line": n, "written": text[:200]}
             for r, hit in hits if hit for kind, (f, n, text, _, _) in [hit]]
 
 
@@ -6705,9 +6705,10 @@ class _Sharing(_Memory):
 
     def _learned(self, root):
         """The records suggest may show in project `root` (mature or better, not quiet)."""
+        fp = _sha256_hex(root)[:12]
         return [_record(r) for r in self._read(
             f"SELECT {_COLS} FROM instincts WHERE promoted > 0 AND quiet = 0 AND (project IN"
-            " ('', ?) OR promoted = 3) ORDER BY confidence DESC, pattern", (_sha256_hex(root)[:12],))]
+            " ('', ?) OR promoted = 3) ORDER BY confidence DESC, pattern", (fp,))]
 
     @operation(
         title="Lint learned rules against the written ones", read_only=True, idempotent=True,
@@ -6823,8 +6824,9 @@ class _Sharing(_Memory):
         def lint():
             found = _lint(root, self._learned(root))
             c = sum(f["kind"] == "contradiction" for f in found)
-            add("lint", "warn" if c else "ok", f"{c} contradiction(s), {len(found) - c} duplicate(s)"
-                " of the rules written here" + ("; run: instinct lint" if found else ""))
+            n = len(found) - c
+            add("lint", "warn" if c else "ok", f"{c} contradiction(s), {n} duplicate(s) of the "
+                "rules written here" + ("; run: instinct lint" if found else ""))
 
         for name, fn in (("integrity", integrity), ("schema", schema), ("fts", fts), ("wal", wal),
                          ("modes", modes), ("aliases", aliases), ("anchors", anchors),
