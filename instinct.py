@@ -39,12 +39,12 @@ Sections:
      8. Database connection (WAL, busy timeout, atomic writes)
      9. Operation registry (one table for API, CLI and MCP)
     10. Core API (the seeds' operations)
-    11. Knowledge memories (remember, recall, forget_memory)
+    11. Knowledge memories and staleness anchors (remember, recall, anchors)
     12. Shell commands (the shape reader: program and subcommand, never arguments)
     13. Learning from tool calls (capture, session mining, the briefing)
     14. History import (past Claude Code transcripts and Codex rollouts)
     15. Agent hooks and client setup (the hook entry point, `instinct setup`)
-    16. Sharing (rules files, import, backup, doctor, gc)
+    16. Sharing (rules files, lint, import, backup, doctor, gc)
     17. Insight and feedback (explain, history, trends, effectiveness, conflicts)
     18. InstinctStore (the public class)
     19. CLI
@@ -84,7 +84,7 @@ __all__ = [
 ENV_DB = "INSTINCT_DB"
 ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 BUSY_TIMEOUT_S = 30.0
 # The WAL: a commit past ~4 MB of it checkpoints (PASSIVE), and a WAL file past 4 MB is cut back
 # when it restarts, so one-shot processes (hooks, CLI) that skip the close-time checkpoint keep
@@ -845,9 +845,21 @@ def _migrate_v11(conn):
     conn.execute("ALTER TABLE mined_sessions ADD COLUMN steps TEXT NOT NULL DEFAULT ''")
 
 
+def _migrate_v12(conn):
+    """Staleness anchors (section 11): an instinct (pattern, project) or a memory is about files
+    of a project (`root`: its fingerprint), each with its git blob id, size and mtime (ns)."""
+    conn.execute("CREATE TABLE anchors (root TEXT NOT NULL, memory INTEGER NOT NULL DEFAULT 0,"
+                 " pattern TEXT NOT NULL DEFAULT '', project TEXT NOT NULL DEFAULT '',"
+                 " path TEXT NOT NULL, blob TEXT NOT NULL, size INTEGER NOT NULL,"
+                 " mtime INTEGER NOT NULL, PRIMARY KEY (root, memory, pattern, project, path))"
+                 " WITHOUT ROWID")
+    conn.execute("CREATE TRIGGER memories_anchors_ad AFTER DELETE ON memories BEGIN"
+                 " DELETE FROM anchors WHERE memory = old.id; END")
+
+
 # index + 1 == the user_version each reaches; append only, never reorder.
 _MIGRATIONS = (_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6,
-               _migrate_v7, _migrate_v8, _migrate_v9, _migrate_v10, _migrate_v11)
+               _migrate_v7, _migrate_v8, _migrate_v9, _migrate_v10, _migrate_v11, _migrate_v12)
 
 
 def _has_fts5(conn):
@@ -2237,7 +2249,7 @@ class _Core:
 
 
 # =============================================================================
-# 11. Knowledge memories (remember, recall, forget_memory)
+# 11. Knowledge memories and staleness anchors (remember, recall, anchors)
 # =============================================================================
 # Seed 002 (hindsight) keeps distilled knowledge beside raw experience and
 # recalls it by relevance, recency, confidence and usage; seed 004 types each
@@ -2656,7 +2668,8 @@ _MEMORY_PROPS = {
     "archived": _BOOL, "archived_at": _STR, "supersedes": _INT, "superseded_by": _INT,
     "metadata": {"type": "object"}}
 _MEMORY_REQ = ("id", "type", "title", "content", "project", "confidence", "created", "updated")
-_MEMORY = _obj(dict(_MEMORY_PROPS, status=_STR, warnings={"type": "array", "items": _STR}), _MEMORY_REQ)
+_MEMORY = _obj(dict(_MEMORY_PROPS, status=_STR, warnings={"type": "array", "items": _STR},
+                    about={"type": "array", "items": _STR}), _MEMORY_REQ)
 _MEMORY_HIT = _obj(dict(_MEMORY_PROPS, score=_NUM, parts=_obj(
     {k: _NUM for k in ("relevance", "recency", "confidence", "usage")},
     ("relevance", "recency", "confidence", "usage"))), _MEMORY_REQ + ("score", "parts"))
@@ -2674,6 +2687,7 @@ def _render_memory(r):
     out += [f"**Why:** {r['why']}"] if r["why"] else []
     out += [f"**How to apply:** {r['how_to_apply']}"] if r["how_to_apply"] else []
     out += [f"warning: {w}" for w in r.get("warnings", ())]
+    out += [f"about: {', '.join(r['about'])}"] if r.get("about") else []
     return "\n".join(out)
 
 
@@ -2690,6 +2704,94 @@ def _render_memories(rs):
         out.append(line)
     out.append(f"{len(rs)} memor{'y' if len(rs) == 1 else 'ies'}")
     return "\n".join(out)
+
+
+# --- staleness anchors: an item is about files; when one changes or goes, it may be stale ---
+# The file defining a project command, by the shape's first word (the first that exists).
+_DEFINING_FILES = {
+    **dict.fromkeys("npm pnpm yarn bun npx bunx".split(), ("package.json",)),
+    **dict.fromkeys("uv uvx poetry pdm hatch pytest ruff mypy black pyright python python3".split(),
+                    ("pyproject.toml",)),
+    "make": ("Makefile", "makefile", "GNUmakefile"), "just": ("justfile", "Justfile", ".justfile"),
+    "mix": ("mix.exs",), "cargo": ("Cargo.toml",), "go": ("go.mod",), "tox": ("tox.ini",)}
+
+
+def _defining_file(root, shape):
+    """'npm run lint' -> 'package.json', 'mix test' -> 'mix.exs' when root holds it; else None."""
+    names = _DEFINING_FILES.get(shape.split(" ", 1)[0], ())
+    return next((n for n in names if os.path.isfile(os.path.join(root, n))), None)
+
+
+def _git_blob(path):
+    """(git blob id, size, mtime in ns) of a file, as `git hash-object` (no git process)."""
+    import hashlib
+    with open(path, "rb") as f:
+        st = os.fstat(f.fileno())
+        h = hashlib.sha1(b"blob %d\0" % st.st_size)
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest(), st.st_size, st.st_mtime_ns
+
+
+def _anchor_path(root, path, cwd=None):
+    """A file the user named (from `cwd`, else from `root`) -> its '/' path relative to root."""
+    for base in (cwd or root, root):
+        full = os.path.realpath(os.path.join(base, os.path.expanduser(path)))
+        rel = os.path.relpath(full, root)
+        if os.path.isfile(full) and rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+            return rel.replace(os.sep, "/")
+    raise ValidationError(f"{path} is not a file in the project {root}")
+
+
+def _anchor_key(root, item):
+    """(root fingerprint, memory id or 0, pattern, project) of an instinct or memory record."""
+    ref = (0, item["pattern"], item["project"]) if "pattern" in item else (item["id"], "", "")
+    return (_sha256_hex(root)[:12], *ref)
+
+
+def _reanchor(conn, root, item, paths=()):
+    """Confirm `item` (an instinct or memory record) inside the caller's write: its anchors in
+    project `root`, and `paths` (relative to it), take the files as they are now; one whose
+    file is gone is dropped. Call it when the item is observed again or gets good feedback."""
+    key = _anchor_key(root, item)
+    where = " WHERE root = ? AND memory = ? AND pattern = ? AND project = ?"
+    known = {p: st for p, *st in conn.execute("SELECT path, size, mtime FROM anchors" + where, key)}
+    for path in dict.fromkeys([*known, *paths]):
+        try:
+            st = os.stat(os.path.join(root, path))
+            if known.get(path) != [st.st_size, st.st_mtime_ns]:
+                conn.execute("INSERT OR REPLACE INTO anchors (root, memory, pattern, project, path,"
+                             " blob, size, mtime) VALUES (?,?,?,?,?,?,?,?)",
+                             (*key, path, *_git_blob(os.path.join(root, path))))
+        except OSError:
+            conn.execute("DELETE FROM anchors" + where + " AND path = ?", (*key, path))
+
+
+def _staleness(conn, root, items):
+    """For each item (instinct or memory record) None, or why it may be stale ('pyproject.toml
+    changed' / 'is gone') by its anchors in project `root`: stat, and hash only a file whose
+    size or mtime moved."""
+    import stat
+    want, seen = {}, {}
+    for i, item in enumerate(items):
+        want.setdefault(_anchor_key(root, item)[1:], []).append(i)
+    out = [None] * len(items)
+    for *ref, path, blob, size, mtime in conn.execute(
+            "SELECT memory, pattern, project, path, blob, size, mtime FROM anchors WHERE root = ?",
+            (_sha256_hex(root)[:12],)):
+        for i in want.get(tuple(ref), ()):
+            k = (path, blob, size, mtime)
+            if k not in seen:
+                full = os.path.join(root, path)
+                try:
+                    st = os.stat(full)
+                    same = (st.st_size, st.st_mtime_ns) == (size, mtime) or (
+                        stat.S_ISREG(st.st_mode) and _git_blob(full)[0] == blob)
+                    seen[k] = None if same else f"{path} changed"
+                except OSError:
+                    seen[k] = f"{path} is gone"
+            out[i] = out[i] or seen[k]
+    return out
 
 
 _MEM_ID = Param("id", int, "the memory's id", required=True, positional=True, minimum=1,
@@ -2797,10 +2899,13 @@ class _Memory(_Core):
               maximum=2**63 - 1),
         Param("metadata", dict, "a JSON object kept with the memory; an episode keeps task, steps, "
               "failures and outcome here", flag="--meta"),
+        Param("about", str, "comma-separated files of this project the memory is about: when one "
+              "changes or goes, it is briefed as maybe stale (remembering it again re-anchors it)",
+              default=""),
         mcp="memory_store", title="Remember a piece of knowledge", output=_MEMORY,
         render=_render_memory, learns=True)
     def remember(self, type, title, content, why="", how_to_apply="", tags="", project="",
-                 source="", supersedes=None, metadata=None):
+                 source="", supersedes=None, metadata=None, about=""):
         """Store a typed memory; storing nearly the same one again reinforces it instead.
 
         Store distilled knowledge, not transcripts: a user preference, feedback on
@@ -2813,8 +2918,14 @@ class _Memory(_Core):
         f = self._mem_fields(type, title, content, why, how_to_apply, tags, source, metadata)
         proj = _resolve_project(project, self.cwd)
         keys = _mem_keys(f["type"], proj, f["title"], f["content"])
+        root = project_root(self.cwd)
+        paths = [_anchor_path(root, p.strip(), self.cwd)
+                 for p in _check_text(about, "about", 4096).split(",") if p.strip()]
         with self._write() as conn:
             out = self._mem_save(conn, f, proj, keys, supersedes)
+            _reanchor(conn, root, out, paths)
+        if paths:
+            out["about"] = paths
         if f["redacted"]:
             out["warnings"] = [f"secret-looking text in {', '.join(f['redacted'])} was replaced by "
                                f"{_REDACTED}; keep secrets out of memories"]
@@ -3080,7 +3191,8 @@ class _Memory(_Core):
         The query is the project folder's name plus its last three commit
         subjects (read from .git, no git process); the project's own memories
         fill the room the query leaves. The lines fit in max_chars (newlines
-        included). Recalled memories count as used.
+        included). Recalled memories count as used. A memory whose anchored file
+        changed is marked "may be stale"; one whose file is gone is left out.
         """
         root = project_root(project_dir)
         proj = _sha256_hex(root)[:12]
@@ -3093,10 +3205,14 @@ class _Memory(_Core):
                               " LIMIT ?", (proj, limit + len(seen)))
             hits += [r for r in map(_mem_record, rows) if r["id"] not in seen][:limit - len(hits)]
         lines, used = [], 0
-        for h in hits:                     # a memory stored before redaction existed: redact now
+        stale = _staleness(self._db.conn, root, hits)
+        for h, why in zip(hits, stale):    # a memory stored before redaction existed: redact now
+            if why and why.endswith(" is gone"):
+                continue
             line = f"[{h['type']}] {' '.join(_redact_secrets(h['title'])[0].split())}"
             how = " ".join(_redact_secrets(h["how_to_apply"])[0].split())
             line += f" \u2014 {how}" if how else ""
+            line += f" (may be stale: {why})" if why else ""
             if used + len(line) + bool(lines) <= max_chars:
                 used += len(line) + bool(lines)
                 lines.append(line)
@@ -4450,7 +4566,8 @@ def _briefing_line(r):
     """The one wording of a learned item on every channel (briefing, MCP, rules files)."""
     scope = ("every project" if r["level"] == "universal" else "this project" if r["project"]
              else "all projects")
-    return f"- {_rule_text(r)} ({r['level']}, {_rule_evidence(r)}, {scope})"
+    stale = f"; may be stale: {r['stale']}" if r.get("stale") else ""
+    return f"- {_rule_text(r)} ({r['level']}, {_rule_evidence(r)}, {scope}{stale})"
 
 
 def _generic_habit(pattern):
@@ -4532,6 +4649,10 @@ def _presented(store, project, root, limit=INJECT_MAX_ITEMS):
                       for p, rs in seqs.items()})
     keep = {"seq:" + "->".join(g) for g, _ in best}
     out = [r for r in out if not r["pattern"].startswith("seq:") or r["pattern"] in keep]
+    if root and out:               # the user wrote it already, or its files changed or went
+        why = _staleness(store._db.conn, root, out)
+        out = _lint_duplicates(root, [dict(r, stale=w) if w else r for r, w in zip(out, why)
+                                      if not (w and w.endswith(" is gone"))])
     rank = {id(r): i for i, r in enumerate(out)}
     out.sort(key=lambda r: (-(r["use"][0] / r["use"][1]) if r.get("use") else -0.5, rank[id(r)]))
     return out[:limit]
@@ -5993,7 +6114,7 @@ def _merge_yaml(text, entry):
 
 
 # =============================================================================
-# 16. Sharing (rules files, import, backup, doctor, gc)
+# 16. Sharing (rules files, lint, import, backup, doctor, gc)
 # =============================================================================
 _BLOCK_BEGIN, _BLOCK_END = "<!-- instinct:begin -->", "<!-- instinct:end -->"
 _SKILL_NAME = "instinct-rules"
@@ -6061,6 +6182,7 @@ def _agent_text(fmt, rules, budget, name=_SKILL_NAME):
 def _export(store, min_confidence, fmt, project, category, write, force):
     """The body of export_rules (section 10): select, render, optionally write."""
     cat = _check_category(category) if category is not None else None
+    lint = []                      # lint findings against the project's own rules files
     proj = None
     if fmt not in ("json", "markdown"):          # what the briefing shows, in its words
         proj = _resolve_project(project, store.cwd)
@@ -6069,6 +6191,8 @@ def _export(store, min_confidence, fmt, project, category, write, force):
                                        else None, MAX_LIMIT)
                  if (min_confidence is None or r["confidence"] >= min_confidence)
                  and (cat is None or r["category"] == cat)]
+        if project_fingerprint(root) == proj:   # reported; duplicates left out by the presenter
+            lint = _lint(root, store.suggest(project=proj, limit=MAX_LIMIT))
     elif project is None:
         rules = store.list(min_confidence=10 if min_confidence is None else min_confidence,
                            category=cat)
@@ -6147,7 +6271,7 @@ def _export(store, min_confidence, fmt, project, category, write, force):
     if changed:
         _atomic_write(path, data)
     return {"path": path, "format": fmt, "included": kept, "dropped": dropped,
-            "changed": changed, "bytes": len(data)}
+            "changed": changed, "bytes": len(data), "lint": lint}
 
 
 def _nothing_to_export(store, min_confidence, proj, cat, path):
@@ -6221,6 +6345,129 @@ def _safe_target(path, root, force):
     if not force and os.path.commonpath([real, root]) != root:
         raise ValidationError(f"{path} is outside the project {root}; refusing to write (use --force)")
     return path
+
+
+# --- lint: learned rules against the rules files the user wrote ----------------------------
+_RULES_FILES = ("CLAUDE.md", "AGENTS.md", ".cursor/rules/*.mdc", ".windsurf/rules/*.md")
+_TOOL_FAMILIES = (frozenset("npm pnpm yarn bun".split()),
+                  frozenset("pip uv poetry pipenv pdm conda hatch".split()))
+_LINT_NOT = frozenset("not never don't dont avoid instead rather over".split())
+_LINT_USE = frozenset("use prefer always using run".split())
+_LINT_OTHER = frozenset("docker podman buildah".split())     # their `build` is not the project's
+_SHELL_FENCES = frozenset("sh bash shell console zsh fish terminal".split()) | {""}
+_RUN_PREFIXES = ("uv run ", "poetry run ", "pipenv run ", "pdm run ", "hatch run ", "python -m ",
+                 "python3 -m ", "npx ", "bunx ", "pnpm exec ", "bundle exec ")
+
+
+def _bare_command(shape):
+    """'uv run pytest' -> 'pytest': the command without a runner in front."""
+    return next((shape[len(p):] for p in _RUN_PREFIXES if shape.startswith(p)), shape)
+
+
+def _prose_mentions(line):
+    """Commands (in `code`) and tool names (after use/prefer/always, or negated) of one prose
+    line -> [(shape, negated)]: 'Use `pnpm`, not `npm`' -> [('pnpm', False), ('npm', True)]."""
+    import re
+    neg, comma, prev, out = False, False, "", []
+    for tok in re.findall(r"`[^`]+`|[\w'\u2019-]+|[.;:!?()\u2013\u2014,]", line):
+        w = tok.lower().replace("\u2019", "'")
+        if tok[0] == "`":
+            out += [(s, neg) for s in _command_shapes(tok[1:-1].lstrip("$ "))]
+        elif w in ".;:!?()\u2013\u2014":
+            neg = False
+        elif w != ",":
+            neg = neg and not (comma and w in _LINT_USE) or w in _LINT_NOT
+            if any(w in f for f in _TOOL_FAMILIES) and (neg or prev in _LINT_USE):
+                out.append((w, neg))
+        prev, comma = w, w == ","
+    return out
+
+
+def _written_lines(root):
+    """The lines of project `root`'s rules files outside instinct's own block and files ->
+    [(file, line number, text, paragraph number, [(command shape, negated)])]; commands are
+    read from `code` in prose and from the lines of shell code blocks."""
+    import glob
+    import re
+    out, para = [], 0
+    for pattern in _RULES_FILES:
+        for path in sorted(glob.glob(os.path.join(root, pattern))):
+            try:
+                text = _read_regular(path, MAX_MEMORY_FILE).decode("utf-8", "replace")
+            except (OSError, ValidationError):
+                continue
+            found = _block_markers(text)
+            b, e = (min(found.get(m, [-1])) for m in (_BLOCK_BEGIN, _BLOCK_END))
+            if 0 <= b < e:
+                text = text[:b] + "\n" * text.count("\n", b, e) + text[e:]
+            if _SIGNATURE in text:           # a whole file instinct wrote
+                continue
+            fence, rel = None, os.path.relpath(path, root).replace(os.sep, "/")
+            for n, line in enumerate(text.splitlines(), 1):
+                bare = line.strip()
+                m = re.match(r"(`{3,}|~{3,})\s*([\w-]*)", bare)
+                if m or not bare or fence is None and bare.startswith("#"):
+                    para += 1
+                    fence = (m.group(2).lower() if fence is None else None) if m else fence
+                elif fence is None:
+                    out.append((rel, n, bare, para, _prose_mentions(bare)))
+                elif fence in _SHELL_FENCES and not bare.startswith("#"):
+                    cmd = re.sub(r"^[$%>]\s+", "", bare)
+                    out.append((rel, n, bare, para, [(s, False) for s in _command_shapes(cmd)]))
+    return out
+
+
+def _lint_hit(r, lines):
+    """The first written line contradicting or repeating learned record `r` -> (kind, line)."""
+    head, _, body = r["pattern"].partition(":")
+    key, eq, value = body.partition("=")
+    tool = (value if eq else body).split(" ", 1)[0]
+    family = next((f for f in _TOOL_FAMILIES if tool in f), ())
+    if head == "pref" and eq and key in _ROLE_TITLES:           # a project command
+        said = [(_bare_command(s) == _bare_command(value), neg, ln) for ln in lines
+                for s, neg in ln[4] if _command_role(s) == key and s.split()[0] not in _LINT_OTHER]
+    elif head == "pref" and family:                              # a package manager
+        said = [(s.split()[0] == tool, neg, ln) for ln in lines for s, neg in ln[4]
+                if s.split()[0] in family]
+    elif head == "pref":                                         # its words, all on one line
+        words = set(_mem_words(body)) - _MEM_STOP
+        return next((("duplicate", ln) for ln in lines
+                     if len(words) > 1 and words <= set(_mem_words(ln[2]))), None)
+    elif head in ("seq", "combo"):                               # its steps, in one paragraph
+        steps = [_bare_command(x.strip()) for x in body.replace("->", "+").split("+")]
+        steps = [x for x in steps if x != _EDIT_STEP]
+        paras = {}
+        for ln in lines:
+            paras.setdefault(ln[3], []).append(ln)
+        for group in paras.values() if len(steps) > 1 else ():
+            said = [_bare_command(s) for ln in group for s, neg in ln[4] if not neg]
+            words = {w for ln in group for w in _mem_words(ln[2])}     # "... before committing"
+            said += [f"git {v}" for v in ("commit", "push") if any(w.startswith(v) for w in words)]
+            if _subsequence(steps, said) if head == "seq" else set(steps) <= set(said):
+                return "duplicate", group[0]
+        return None
+    else:
+        return None
+    return (next((("contradiction", ln) for same, neg, ln in said if neg and same), None)
+            or next((("duplicate", ln) for same, neg, ln in said if same and not neg), None)
+            or next((("contradiction", ln) for same, neg, ln in said if not neg), None))
+
+
+def _lint(root, rows):
+    """Learned records against what the user wrote in project `root`'s rules files -> findings
+    {kind: contradiction | duplicate, pattern, project, learned, file, line, written}.
+    Deterministic: command roles and shapes, tool families, normalised words."""
+    lines = _written_lines(root) if rows else []
+    hits = [(r, _lint_hit(r, lines)) for r in rows]
+    return [{"kind": kind, "pattern": r["pattern"], "project": r["project"],
+             "learned": _rule_text(r), "file": f, "line": n, "written": text[:200]}
+            for r, hit in hits if hit for kind, (f, n, text, _, _) in [hit]]
+
+
+def _lint_duplicates(root, rows):
+    """`rows` (records) without the learned rules the user already wrote in root's rules files."""
+    dup = {(f["pattern"], f["project"]) for f in _lint(root, rows) if f["kind"] == "duplicate"}
+    return [r for r in rows if (r["pattern"], r["project"]) not in dup]
 
 
 @functools.lru_cache(maxsize=None)
@@ -6351,9 +6598,10 @@ def _render_write(r):
     where = os.path.relpath(r["path"]) if not os.path.relpath(r["path"]).startswith("..") else r["path"]
     drop = f" ({r['dropped']} lower-confidence rules dropped to fit the size limit)" if r["dropped"] else ""
     n = f"{r['included']} rule{'' if r['included'] == 1 else 's'}"
+    lint = "\n" + _render_lint(r["lint"]) if r.get("lint") else ""
     if not r["changed"]:
-        return f"{where} is up to date ({n}){drop}"
-    return f"Wrote {n} to {where} ({r['format']}){drop}"
+        return f"{where} is up to date ({n}){drop}{lint}"
+    return f"Wrote {n} to {where} ({r['format']}){drop}{lint}"
 
 
 def _render_doctor(r):
@@ -6377,6 +6625,17 @@ def _render_similar(pairs):
 
 _DOCTOR_CHECK = _obj({"name": _STR, "ok": _BOOL, "level": _STR, "detail": _STR},
                      ("name", "ok", "level", "detail"))
+_LINT_FINDING = _obj({"kind": _STR, "pattern": _STR, "project": _STR, "learned": _STR,
+                      "file": _STR, "line": _INT, "written": _STR},
+                     ("kind", "pattern", "project", "learned", "file", "line", "written"))
+
+
+def _render_lint(found):
+    out = [f"  {f['kind']:<14}learned: {f['learned']} ({f['pattern']})\n{'':16}written: "
+           f"{f['file']}:{f['line']}: {f['written']}" for f in found]
+    c = sum(f["kind"] == "contradiction" for f in found)
+    return "\n".join(out + [f"{c} contradiction{'s' * (c != 1)}, {len(found) - c} duplicate"
+                            f"{'s' * (len(found) - c != 1)} of the rules written here"])
 
 
 class _Sharing(_Memory):
@@ -6758,13 +7017,35 @@ class _Sharing(_Memory):
         return {"path": src_path, "previous": self.path + ".bak", "instincts": n, "events": e,
                 "schema_version": version}
 
+    def _learned(self, root):
+        """The records suggest may show in project `root` (mature or better, not quiet)."""
+        fp = _sha256_hex(root)[:12]
+        return [_record(r) for r in self._read(
+            f"SELECT {_COLS} FROM instincts WHERE promoted > 0 AND quiet = 0 AND (project IN"
+            " ('', ?) OR promoted = 3) ORDER BY confidence DESC, pattern", (fp,))]
+
+    @operation(
+        title="Lint learned rules against the written ones", read_only=True, idempotent=True,
+        output=_LINT_FINDING, list_key="findings", render=_render_lint,
+        exit_code=lambda found: int(any(f["kind"] == "contradiction" for f in found)))
+    def lint(self):
+        """Compare what was learned here with the project's rules files: contradictions, duplicates.
+
+        Reads CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc and .windsurf/rules/*.md outside
+        instinct's block. A contradiction (learned `pnpm`, written "use npm") shows both
+        sources (the CLI exits 1); a duplicate (a rule the user already wrote) is not
+        exported or briefed again.
+        """
+        root = project_root(self.cwd)
+        return _lint(root, self._learned(root))
+
     @operation(
         title="Check the store's health", read_only=True, idempotent=True,
         output=_obj({"ok": _BOOL, "db_path": _STR, "checks": {"type": "array", "items": _DOCTOR_CHECK}},
                     ("ok", "db_path", "checks")),
         render=_render_doctor, exit_code=lambda r: 0 if r["ok"] else 1)
     def doctor(self):
-        """Check integrity, schema version, search-index sync, WAL size, file modes and aliases.
+        """Check integrity, schema, search index, WAL, file modes, aliases, stale items, lint.
 
         `ok` is false when a check failed (the CLI then exits 1); warnings
         (loose file modes, a large WAL, unapplied aliases) leave it true.
@@ -6843,8 +7124,27 @@ class _Sharing(_Memory):
             add("aliases", "warn" if issues else "ok",
                 "; ".join(issues) + "; run: instinct gc" if issues else f"{total} aliases, all resolved")
 
+        root = project_root(self.cwd)
+
+        def anchors():
+            items = [{"id": m} if m else {"pattern": p, "project": pr} for m, p, pr in conn.execute(
+                "SELECT DISTINCT memory, pattern, project FROM anchors WHERE root = ?",
+                (_sha256_hex(root)[:12],))]
+            stale = [f"{'memory #%d' % it['id'] if 'id' in it else it['pattern']} ({why})"
+                     for it, why in zip(items, _staleness(conn, root, items)) if why]
+            add("anchors", "warn" if stale else "ok", "may be stale: " + "; ".join(stale)
+                if stale else f"{len(items)} anchored item(s) here, none stale")
+
+        def lint():
+            found = _lint(root, self._learned(root))
+            c = sum(f["kind"] == "contradiction" for f in found)
+            n = len(found) - c
+            add("lint", "warn" if c else "ok", f"{c} contradiction(s), {n} duplicate(s) of the "
+                "rules written here" + ("; run: instinct lint" if found else ""))
+
         for name, fn in (("integrity", integrity), ("schema", schema), ("fts", fts), ("wal", wal),
-                         ("modes", modes), ("aliases", aliases)):
+                         ("modes", modes), ("aliases", aliases), ("anchors", anchors),
+                         ("lint", lint)):
             run(name, fn)
         return {"ok": all(c["level"] != "error" for c in checks), "db_path": self.path, "checks": checks}
 
@@ -6943,7 +7243,7 @@ _EXPLAIN = _obj({
                         "values": {"type": "array", "items": _PREF_VALUE}}, ("key", "superseded", "values")),
     "feedback": _obj({"good": _INT, "bad": _INT, "recent": {"type": "array", "items": _obj(
         {"ts": _STR, "verdict": _STR, "note": _STR})}}, ("good", "bad", "recent")),
-    "surfaced": _INT},
+    "surfaced": _INT, "stale": _STR},
     _RECORD["required"] + ["level_due", "suggested", "quiet", "why", "thresholds", "observations",
                            "sources", "sessions", "projects", "aliases", "feedback", "surfaced"])
 _HISTORY = _obj({
@@ -7026,6 +7326,9 @@ def _render_explain(e):
         out += [f"    {x['ts'][:19]} {x['verdict']}" + (f": {x['note']}" if x["note"] else "")
                 for x in f["recent"]]
     out.append(f"  surfaced: {e['surfaced']} time(s)")
+    if e.get("stale"):
+        out.append(f"  may be stale: {e['stale']} since it was anchored (observe it again or give"
+                   " good feedback to re-anchor it)")
     return "\n".join(out)
 
 
@@ -7249,6 +7552,9 @@ class _Insight(_Core):
                                        " AND instr(char(10) || data || char(10), ?)",
                                        (f"\n{p}\t{proj}\n",))
         e["suggested"] = promoted > 0 and not e["quiet"] and not superseded
+        why = _staleness(self._db.conn, project_root(self.cwd), [e])[0]
+        if why:
+            e["stale"] = why
         return e
 
     @operation(

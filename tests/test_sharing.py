@@ -615,7 +615,7 @@ class TestDoctor(_Base):
         r = self.store.doctor()
         self.assertTrue(r["ok"], r)
         self.assertEqual([c["name"] for c in r["checks"]],
-                         ["integrity", "schema", "fts", "wal", "modes", "aliases"])
+                         ["integrity", "schema", "fts", "wal", "modes", "aliases", "anchors", "lint"])
         self.assertTrue(all(c["ok"] and c["level"] == "ok" for c in r["checks"]), r)
         cli = self.cli("doctor")
         self.assertEqual(cli.returncode, 0, cli.stdout + cli.stderr)
