@@ -235,10 +235,15 @@ class TestInstinctAnchors(_Base):
         self.assertEqual(self.store.export_rules(format="claude", write="CLAUDE.md")["included"], 2)
         self.edit(os.path.join(self.proj, "package.json"), "{}\n")
         r = self.store.export_rules(format="claude", write="CLAUDE.md")
-        self.assertEqual(r["included"], 1)
+        self.assertEqual(r["included"], 2)             # marked, as on every channel
         text = read(os.path.join(self.proj, "CLAUDE.md"))
-        self.assertIn("Tests here: uv run pytest", text)
-        self.assertNotIn("npm run lint", text)
+        self.assertIn("Tests here: uv run pytest (rule, seen 10x, this project)", text)
+        self.assertIn("Lint here: npm run lint (rule, seen 10x, this project; may be stale: "
+                      "package.json changed)", text)
+        self.assertEqual(text.count("may be stale"), 1)
+        os.remove(os.path.join(self.proj, "package.json"))       # gone: left out
+        self.assertEqual(self.store.export_rules(format="claude", write="CLAUDE.md")["included"], 1)
+        self.assertNotIn("npm run lint", read(os.path.join(self.proj, "CLAUDE.md")))
 
     def test_a_vanished_path_is_not_anchored(self):
         p = self.learned()

@@ -125,13 +125,15 @@ class TestPlanted(_Base):
         self.learn("pref:test=pnpm test", "pref:lint=npx eslint", "pref:pkg=pnpm", n=4)   # now rules
         r = self.cli("export", "--format", "agents", "--write", "AGENTS.md")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertTrue(r.stdout.startswith("Wrote 2 rules to AGENTS.md (agents)\n"), r.stdout)
+        # what the briefing shows (mature and up), without what the user wrote already
+        self.assertTrue(r.stdout.startswith("Wrote 5 rules to AGENTS.md (agents)\n"), r.stdout)
         self.assertIn("  contradiction learned: Preference: pkg = pnpm (pref:pkg=pnpm)\n"
                       "                written: CLAUDE.md:7: Use npm for dependencies:\n", r.stdout)
         self.assertIn("  duplicate     learned: Lint here: npx eslint (pref:lint=npx eslint)\n", r.stdout)
         block = read(os.path.join(self.proj, "AGENTS.md")).split("<!-- instinct:begin -->")[1]
-        self.assertIn("- Preference: pkg = pnpm.", block)          # a contradiction stays, shown
-        self.assertIn("- Tests here: pnpm test.", block)
+        self.assertIn("- Preference: pkg = pnpm (rule", block)     # a contradiction stays, shown
+        self.assertIn("- Tests here: pnpm test (rule", block)
+        self.assertNotIn("standard-library-first", block)
         self.assertNotIn("eslint", block)                          # the user wrote it already
         self.assertEqual(len(self.store.lint()), 5)                # our own block is not read
 

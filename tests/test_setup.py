@@ -440,6 +440,7 @@ class TestRulesFileFence(unittest.TestCase):
             self.addCleanup(store.close)
             for _ in range(10):                    # a rule to write (none: nothing is written)
                 store.observe("pref:tabs")
+            store.consolidate()
             example = ("# Notes\n\ninstinct writes its block like this:\n\n```markdown\n"
                        "<!-- instinct:begin -->\n(learned habits)\n<!-- instinct:end -->\n```\n\n"
                        "~~~~\n<!-- instinct:begin -->\n~~~\n~~~~\n")
