@@ -87,6 +87,7 @@ BUSY_TIMEOUT_S = 30.0
 WAL_AUTOCHECKPOINT_PAGES = 1_000
 WAL_SERVER_CHECKPOINT_PAGES = 10_000
 WAL_SIZE_LIMIT = 4 * 1024 * 1024
+HOOK_INPUT_MAX = 4 * 1024 * 1024        # the most of a hook's stdin read; more is refused
 
 LEVELS = ("raw", "mature", "rule", "universal")      # promoted = index
 CATEGORY_BY_PREFIX = {"seq": "sequence", "pref": "preference",
@@ -227,16 +228,19 @@ def _loads(text, strict=False):
     """json.loads(text) without importing the json module: that import compiles regular
     expressions, ~4 ms of a ~23 ms hook process (measured in bench_process.py). `strict`
     refuses NaN/Infinity. ValueError (json's JSONDecodeError) for text that is not one JSON
-    value; RecursionError for one nested too deep."""
-    scan = _json_scanner(strict)
+    value; RecursionError for one nested too deep. The fast scanner answers what it reads
+    whole; on anything else (cut text makes it raise SystemError) json.loads itself decides."""
     s = text.strip(" \t\n\r")
     try:
-        value, end = scan(s, 0)
-    except StopIteration as e:
-        raise ValueError(f"Expecting value: char {e.value}") from None
-    if end != len(s):
-        raise ValueError(f"Extra data: char {end}")
-    return value
+        value, end = _json_scanner(strict)(s, 0)
+        if end == len(s):
+            return value
+    except RecursionError:
+        raise
+    except Exception:                      # noqa: BLE001 - json.loads gives the real answer
+        pass
+    import json
+    return json.loads(s, parse_constant=_StrictJSON.parse_constant if strict else None)
 
 
 def _loads_meta(text):
@@ -4971,58 +4975,92 @@ def _tty_progress(stream=None):
 # stores one short, safe summary (never contents, prompts or output) and exits
 # 0 whatever happens, so it can never block or break the agent.
 def _run_hook(argv, stdin=None, stdout=None, close=True):
-    """`instinct hook EVENT [--db PATH]`: always exits 0; one stderr line on trouble."""
-    debug = os.environ.get("INSTINCT_DEBUG", "") not in ("", "0")
+    """`instinct hook EVENT [--db PATH]`: always exits 0, whatever happens; one stderr line on
+    trouble (anything unexpected too), nothing at all on Ctrl-C."""
+    try:
+        _hook(argv, stdin, stdout or sys.stdout, close)
+    except KeyboardInterrupt:
+        pass
+    except Exception as e:                 # noqa: BLE001 - a hook never breaks the agent
+        _hook_say(f"{type(e).__name__}: {e}", True)
+    return 0
 
-    def say(msg, always=False):
-        if always or debug:
-            sys.stderr.write(f"instinct hook: {msg}\n")
+
+def _hook_say(msg, always=False):
+    """One line on stderr (always, or with INSTINCT_DEBUG set)."""
+    if always or os.environ.get("INSTINCT_DEBUG", "") not in ("", "0"):
+        try:
+            sys.stderr.write("instinct hook: " + " ".join(str(msg).split())[:400] + "\n")
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+def _read_hook_input(stdin, limit):
+    """stdin whole, at most limit + 1 bytes. Clients written in Node hand a hook a non-blocking
+    pipe, where one read stops at what the pipe holds (64 KiB): read until end of file."""
+    stream = stdin or sys.stdin.buffer
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):      # not a file (a test's BytesIO)
+        return stream.read(limit + 1)
+    chunks, n = [], 0
+    while n <= limit:
+        try:
+            b = os.read(fd, min(1 << 20, limit + 1 - n))
+        except BlockingIOError:
+            import select
+            select.select([fd], [], [])
+            continue
+        if not b:
+            break
+        chunks.append(b)
+        n += len(b)
+    return b"".join(chunks)
+
+
+def _hook(argv, stdin, stdout, close):
+    say = _hook_say
 
     def answer(event_name, text):
         import json
         out = json.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}})
-        (stdout or sys.stdout).write(out + "\n")
-    db, event, args = None, None, list(argv)
-    while args:
-        a = args.pop(0)
-        if a == "--db" and args:
-            db = args.pop(0)
-        elif a.startswith("--db="):
-            db = a[5:]
-        elif event is None:
-            event = a
-        else:
-            say(f"ignoring unexpected argument {a!r}", True)
+        stdout.write(out + "\n")
+    db, args = _take_db(list(argv))
+    event = args[0] if args else None
+    for a in args[1:]:
+        say(f"ignoring unexpected argument {a!r}", True)
     try:
-        raw = (stdin or sys.stdin.buffer).read(4 * 1024 * 1024)
+        raw = _read_hook_input(stdin, HOOK_INPUT_MAX)
+        if len(raw) > HOOK_INPUT_MAX:
+            raise ValueError(f"the payload is larger than {HOOK_INPUT_MAX // (1024 * 1024)} MiB")
         payload = _loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
         if not isinstance(payload, dict):
             raise ValueError("the payload is not a JSON object")
     except (ValueError, OSError, RecursionError) as e:
         say(f"unreadable hook input ({type(e).__name__}: {str(e)[:200]}); nothing recorded", True)
-        return 0
+        return
     named = payload.get("hook_event_name")
     key = (event or (named if isinstance(named, str) else "") or "")[:64]
     key = key.replace("-", "").replace("_", "").lower()
     event = HOOK_EVENTS.get(key)
     if event is None:
         say(f"unknown hook event {key or '(none)'}; expected one of: {', '.join(HOOK_EVENTS.values())}", True)
-        return 0
+        return
     if event == "pre-tool-use":
-        return 0                           # accepted for configs that register it; nothing to keep
+        return                             # accepted for configs that register it; nothing to keep
     cwd = _hook_cwd(payload)
     if cwd is None and "cwd" in payload:
         say(f"skipped {event}: the payload's cwd is not a usable path", True)
-        return 0
+        return
     cwd = cwd or os.getcwd()
     reason = _disabled_reason(payload, cwd)
     if reason:
         say(f"skipped {event}: {reason}")
-        return 0
+        return
     if event == "user-prompt-submit":      # nothing stored; maybe ask the agent to keep a lesson
         if _reads_like_correction(payload.get("prompt")):
             answer("UserPromptSubmit", _CORRECTION_CONTEXT)
-        return 0
+        return
     store = InstinctStore(db, timeout=HOOK_TIMEOUT_S)
     try:
         if event in ("post-tool-use", "post-tool-use-failure"):
@@ -5051,7 +5089,6 @@ def _run_hook(argv, stdin=None, stdout=None, close=True):
     finally:
         if close:                          # a hook process skips the close-time checkpoint
             store.close()
-    return 0
 
 
 # --- `instinct setup <client>`: MCP server and hook entries for each agent ----------
