@@ -5141,8 +5141,8 @@ def _hook_groups(events, python, here, db):
 def _console_script(here):
     """The `instinct` console script when this very file is pip-installed for this Python."""
     import sysconfig
-    for scheme in {sysconfig.get_preferred_scheme("prefix"), sysconfig.get_preferred_scheme("user")}:
-        paths = sysconfig.get_paths(scheme)
+    for kind in ("prefix", "user"):
+        paths = sysconfig.get_paths(sysconfig.get_preferred_scheme(kind))
         script = os.path.join(paths["scripts"], "instinct.exe" if os.name == "nt" else "instinct")
         libs = {os.path.realpath(paths["purelib"]), os.path.realpath(paths["platlib"])}
         if os.path.realpath(here) in libs and os.path.isfile(script):
@@ -5209,16 +5209,16 @@ def _setup_notes(client, scope, project_dir):
                "only) and mining.")
     notes = [history] if client in ("claude-code", "codex") else []
     if scope == "project":
-        notes.append("These files are for the whole team and name no path of this machine: they run "
-                     "`python3 -m instinct`, so each machine needs instinct installed for python3 "
-                     "(pip install); where it is not, the server is missing and the hooks do nothing.")
+        notes.append("These files are for the whole team and name no path of this machine: "
+                     "they run `python3 -m instinct`, so each machine needs instinct installed "
+                     "for python3 (pip install); without it, no server, and hooks do nothing.")
     if client != "codex":
         return notes
-    notes.append("Codex skips new or changed hooks until you trust them: start `codex` in a terminal, "
-                 "type /hooks, review instinct's hooks and trust each one (Codex warns at start-up "
-                 "while hooks await review). Trust covers a hook's exact text: trust again whenever "
-                 "`instinct setup codex --write` changes them. For one unattended run, `codex exec "
-                 "--dangerously-bypass-hook-trust` runs them untrusted.")
+    notes.append("Codex skips new or changed hooks until you trust them: start `codex` in a "
+                 "terminal, type /hooks, review instinct's hooks and trust each one (Codex warns "
+                 "at start-up while hooks await review). Trust covers a hook's exact text: trust "
+                 "again whenever `instinct setup codex --write` changes them. For one unattended "
+                 "run, `codex exec --dangerously-bypass-hook-trust` runs them untrusted.")
     if scope == "project":
         notes.append("Codex loads a project's .codex/ hooks only in a trusted project: trust the folder "
                      "when Codex asks, or add to ~/.codex/config.toml:\n"
@@ -5227,8 +5227,8 @@ def _setup_notes(client, scope, project_dir):
 
 
 def _is_ours(handler):
-    """True only for a hook handler `setup` wrote, now or in an earlier version: a launcher running
-    `hook EVENT [--db P]`, in the shell form or the exec form. A user's own command never matches."""
+    """True only for a hook handler `setup` wrote, now or in an earlier version: a launcher
+    running `hook EVENT [--db P]`, shell form or exec form. A user's own command never matches."""
     import ast
     import re
     import shlex
@@ -5395,13 +5395,14 @@ def _backups(path):
 
 
 def _new_backup(path, data, mode):
-    """Keep `data` in the first free PATH.bak, PATH.bak.2, ... (none is ever overwritten), created
-    0600 and given the original's mode before the data goes in (a 0600 ~/.claude.json holds keys)."""
+    """Keep `data` in the first free PATH.bak, PATH.bak.2, ... (none is ever overwritten),
+    created 0600, given the original's mode before the data goes in (~/.claude.json holds keys)."""
     n = 1
     while True:
         backup = path + (".bak" if n == 1 else f".bak.{n}")
         try:
-            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+            fd = os.open(backup, flags, 0o600)
         except FileExistsError:
             n += 1
             continue
@@ -5422,7 +5423,8 @@ def _write_config(path, real, old, new, mode):
     """Replace the real file atomically (a symlink stays a link), keeping a backup of what was
     there; `new` None deletes it (a removal left nothing of the user's). -> the backup or None."""
     if mode is not None and not mode & 0o200:
-        raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it by hand")
+        raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
+                              "by hand")
     if new is None:
         try:
             os.remove(real)
@@ -5468,13 +5470,14 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
             raise ValidationError(f"cannot merge into {path} ({e}); nothing was written. Add this by "
                                   "hand, then run setup again:\n" + _paste_text(kind, entry)) from None
         if (write or remove) and new != old and mode is not None and not mode & 0o200:
-            raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it by "
-                                  "hand" + ("" if remove else ", adding:\n" + _paste_text(kind, entry)))
+            add = "" if remove else ", adding:\n" + _paste_text(kind, entry)
+            raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
+                                  "by hand" + add)
         merged.append((path, real, old, new, mode))
-    results = []
+    results, write = [], write or remove
     for path, real, old, new, mode in merged:
         changed = new != old
-        backup = _write_config(path, real, old, new, mode) if (write or remove) and changed else None
+        backup = _write_config(path, real, old, new, mode) if write and changed else None
         results.append({"path": path, "content": new, "changed": changed, "backup": backup})
     return results
 
@@ -5489,8 +5492,9 @@ def _unmerge(kind, text, backups):
         span = _marked_span(text)
         if span is None:
             if _unmarked_entry(kind, text):
-                raise ValidationError("its instinct entry has no `# instinct:begin` and `# instinct:end` "
-                                      "lines (an earlier setup, or added by hand); delete it yourself")
+                raise ValidationError("its instinct entry has no `# instinct:begin` and `# "
+                                      "instinct:end` lines (an earlier setup, or added by hand); "
+                                      "delete it yourself")
             return text
         head, nl = text[:span[0]], "\r\n" if "\r\n" in text else "\n"
         new = (head[:-len(nl)] if head.endswith(nl + nl) else head) + text[span[1]:]
@@ -5633,17 +5637,19 @@ def _merge_text(kind, text, entry):
                               "instinct does not edit YAML in place")
     elif kind == "toml" and (_unmarked_entry(kind, text) or (_toml_data(text) is None
                                                              and "mcp_servers" in text)):
-        raise ValidationError("it has mcp_servers already (an instinct entry setup did not mark, or "
-                              "on Python 3.10 no TOML parser to check it), and instinct does not "
-                              "edit TOML in place")
+        raise ValidationError("it has mcp_servers already (an instinct entry setup did not mark, "
+                              "or on Python 3.10 no TOML parser to check it), and instinct does "
+                              "not edit TOML in place")
     else:
-        new = text + ("" if text.endswith("\n") else nl) + nl + _marked_block(kind, entry).replace("\n", nl)
+        new = text + ("" if text.endswith("\n") else nl) + nl \
+            + _marked_block(kind, entry).replace("\n", nl)
     old = _toml_data(text) if kind == "toml" else None
     if old is not None:                    # proved: it reads back as the old data plus ours
         servers = old.get("mcp_servers", {})
         ours = _toml_data(_marked_block(kind, entry))["mcp_servers"]
         try:
-            ok = isinstance(servers, dict) and _toml_data(new) == dict(old, mcp_servers={**servers, **ours})
+            ok = isinstance(servers, dict) \
+                and _toml_data(new) == dict(old, mcp_servers={**servers, **ours})
         except ValidationError:
             ok = False
         if not ok:
@@ -7151,7 +7157,7 @@ _CLI_EXTRAS = {
                (("--all-tools",), {"action": "store_true",
                                    "help": "list every tool, not only the lean session set"}),
                (("--remove",), {"action": "store_true",
-                                "help": "take out what setup wrote (a backup is kept), nothing else"})]),
+                                "help": "take out what setup wrote, only that (keeps a backup)"})]),
 }
 
 
@@ -7361,15 +7367,16 @@ def _cli(argv, close=True):
 def _setup_cli(args):
     """`instinct setup CLIENT [--write | --remove]`: the entries (or what was done) on stdout."""
     as_json = getattr(args, "json", False)
+    db = getattr(args, "db", None) or os.environ.get("INSTINCT_DB")
     results = setup(args.client, write=args.write, scope=args.scope, all_tools=args.all_tools,
-                    remove=args.remove, db=getattr(args, "db", None) or os.environ.get("INSTINCT_DB"))
+                    remove=args.remove, db=db)
     if as_json:
         sys.stdout.write(_dumps(results, indent=2) + "\n")
     for r in [] if as_json else results:
         kept = f" (previous version in {r['backup']})" if r["backup"] else ""
         if args.remove:
-            done = "deleted" if r["content"] is None else "took instinct out of" if r["changed"] else \
-                "nothing of instinct's in"
+            done = ("deleted" if r["content"] is None else "took instinct out of" if r["changed"]
+                    else "nothing of instinct's in")
             sys.stdout.write(f"{done} {r['path']}{kept}\n")
         elif args.write:
             sys.stdout.write(f"{'wrote' if r['changed'] else 'unchanged'} {r['path']}{kept}\n")
