@@ -93,6 +93,7 @@ BUSY_TIMEOUT_S = 30.0
 WAL_AUTOCHECKPOINT_PAGES = 1_000
 WAL_SERVER_CHECKPOINT_PAGES = 10_000
 WAL_SIZE_LIMIT = 4 * 1024 * 1024
+HOOK_INPUT_MAX = 4 * 1024 * 1024        # the most of a hook's stdin read; more is refused
 
 LEVELS = ("raw", "mature", "rule", "universal")      # promoted = index
 CATEGORY_BY_PREFIX = {"seq": "sequence", "pref": "preference",
@@ -234,16 +235,19 @@ def _loads(text, strict=False):
     """json.loads(text) without importing the json module: that import compiles regular
     expressions, ~4 ms of a ~23 ms hook process (measured in bench_process.py). `strict`
     refuses NaN/Infinity. ValueError (json's JSONDecodeError) for text that is not one JSON
-    value; RecursionError for one nested too deep."""
-    scan = _json_scanner(strict)
+    value; RecursionError for one nested too deep. The fast scanner answers what it reads
+    whole; on anything else (cut text makes it raise SystemError) json.loads itself decides."""
     s = text.strip(" \t\n\r")
     try:
-        value, end = scan(s, 0)
-    except StopIteration as e:
-        raise ValueError(f"Expecting value: char {e.value}") from None
-    if end != len(s):
-        raise ValueError(f"Extra data: char {end}")
-    return value
+        value, end = _json_scanner(strict)(s, 0)
+        if end == len(s):
+            return value
+    except RecursionError:
+        raise
+    except Exception:                      # noqa: BLE001 - json.loads gives the real answer
+        pass
+    import json
+    return json.loads(s, parse_constant=_StrictJSON.parse_constant if strict else None)
 
 
 def _loads_meta(text):
@@ -5393,58 +5397,92 @@ def _tty_progress(stream=None):
 # stores one short, safe summary (never contents, prompts or output) and exits
 # 0 whatever happens, so it can never block or break the agent.
 def _run_hook(argv, stdin=None, stdout=None, close=True):
-    """`instinct hook EVENT [--db PATH]`: always exits 0; one stderr line on trouble."""
-    debug = os.environ.get("INSTINCT_DEBUG", "") not in ("", "0")
+    """`instinct hook EVENT [--db PATH]`: always exits 0, whatever happens; one stderr line on
+    trouble (anything unexpected too), nothing at all on Ctrl-C."""
+    try:
+        _hook(argv, stdin, stdout or sys.stdout, close)
+    except KeyboardInterrupt:
+        pass
+    except Exception as e:                 # noqa: BLE001 - a hook never breaks the agent
+        _hook_say(f"{type(e).__name__}: {e}", True)
+    return 0
 
-    def say(msg, always=False):
-        if always or debug:
-            sys.stderr.write(f"instinct hook: {msg}\n")
+
+def _hook_say(msg, always=False):
+    """One line on stderr (always, or with INSTINCT_DEBUG set)."""
+    if always or os.environ.get("INSTINCT_DEBUG", "") not in ("", "0"):
+        try:
+            sys.stderr.write("instinct hook: " + " ".join(str(msg).split())[:400] + "\n")
+        except (OSError, ValueError, AttributeError):
+            pass
+
+
+def _read_hook_input(stdin, limit):
+    """stdin whole, at most limit + 1 bytes. Clients written in Node hand a hook a non-blocking
+    pipe, where one read stops at what the pipe holds (64 KiB): read until end of file."""
+    stream = stdin or sys.stdin.buffer
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):      # not a file (a test's BytesIO)
+        return stream.read(limit + 1)
+    chunks, n = [], 0
+    while n <= limit:
+        try:
+            b = os.read(fd, min(1 << 20, limit + 1 - n))
+        except BlockingIOError:
+            import select
+            select.select([fd], [], [])
+            continue
+        if not b:
+            break
+        chunks.append(b)
+        n += len(b)
+    return b"".join(chunks)
+
+
+def _hook(argv, stdin, stdout, close):
+    say = _hook_say
 
     def answer(event_name, text):
         import json
         out = json.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}})
-        (stdout or sys.stdout).write(out + "\n")
-    db, event, args = None, None, list(argv)
-    while args:
-        a = args.pop(0)
-        if a == "--db" and args:
-            db = args.pop(0)
-        elif a.startswith("--db="):
-            db = a[5:]
-        elif event is None:
-            event = a
-        else:
-            say(f"ignoring unexpected argument {a!r}", True)
+        stdout.write(out + "\n")
+    db, args = _take_db(list(argv))
+    event = args[0] if args else None
+    for a in args[1:]:
+        say(f"ignoring unexpected argument {a!r}", True)
     try:
-        raw = (stdin or sys.stdin.buffer).read(4 * 1024 * 1024)
+        raw = _read_hook_input(stdin, HOOK_INPUT_MAX)
+        if len(raw) > HOOK_INPUT_MAX:
+            raise ValueError(f"the payload is larger than {HOOK_INPUT_MAX // (1024 * 1024)} MiB")
         payload = _loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
         if not isinstance(payload, dict):
             raise ValueError("the payload is not a JSON object")
     except (ValueError, OSError, RecursionError) as e:
         say(f"unreadable hook input ({type(e).__name__}: {str(e)[:200]}); nothing recorded", True)
-        return 0
+        return
     named = payload.get("hook_event_name")
     key = (event or (named if isinstance(named, str) else "") or "")[:64]
     key = key.replace("-", "").replace("_", "").lower()
     event = HOOK_EVENTS.get(key)
     if event is None:
         say(f"unknown hook event {key or '(none)'}; expected one of: {', '.join(HOOK_EVENTS.values())}", True)
-        return 0
+        return
     if event == "pre-tool-use":
-        return 0                           # accepted for configs that register it; nothing to keep
+        return                             # accepted for configs that register it; nothing to keep
     cwd = _hook_cwd(payload)
     if cwd is None and "cwd" in payload:
         say(f"skipped {event}: the payload's cwd is not a usable path", True)
-        return 0
+        return
     cwd = cwd or os.getcwd()
     reason = _disabled_reason(payload, cwd)
     if reason:
         say(f"skipped {event}: {reason}")
-        return 0
+        return
     if event == "user-prompt-submit":      # nothing stored; maybe ask the agent to keep a lesson
         if _reads_like_correction(payload.get("prompt")):
             answer("UserPromptSubmit", _CORRECTION_CONTEXT)
-        return 0
+        return
     store = InstinctStore(db, timeout=HOOK_TIMEOUT_S)
     try:
         if event in ("post-tool-use", "post-tool-use-failure"):
@@ -5473,7 +5511,6 @@ def _run_hook(argv, stdin=None, stdout=None, close=True):
     finally:
         if close:                          # a hook process skips the close-time checkpoint
             store.close()
-    return 0
 
 
 # --- `instinct setup <client>`: MCP server and hook entries for each agent ----------
@@ -5493,11 +5530,21 @@ _HOOK_EVENTS_CODEX = (("SessionStart", "session-start", None, 30),
                       ("UserPromptSubmit", "user-prompt-submit", None, 10),
                       ("PostToolUse", "post-tool-use", "*", 10),
                       ("SessionEnd", "session-end", None, 3))
-_LAUNCHER = "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())"
+# The hook command starts instinct from cached bytecode with -S (fast), this file's folder on the
+# path; a project's shared config names no path of this machine, so there `python3` finds an
+# installed instinct. When instinct cannot be imported (uninstalled, moved, another Python) the
+# command exits 0 and says nothing: a hook never breaks the agent.
+_LAUNCHER = ("import sys;sys.path.insert(0,{!r})\ntry:from instinct import main\n"
+             "except BaseException:sys.exit(0)\nsys.exit(main())")
+_LAUNCHER_SHARED = ("import sys\ntry:from instinct import main\nexcept BaseException:sys.exit(0)\n"
+                    "sys.exit(main())")
+_LAUNCHER_OLD = "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())"
 
 
 def _launch_args(python, here, *cli):
-    """argv running instinct from cached bytecode with -S (fast start), vendored or installed."""
+    """argv running instinct's CLI: from `here` with -S, or (here None) from python's own path."""
+    if here is None:
+        return [python, "-c", _LAUNCHER_SHARED, *cli]
     return [python, "-S", "-c", _LAUNCHER.format(here), *cli]
 
 
@@ -5513,35 +5560,68 @@ def _hook_groups(events, python, here, db):
     return groups
 
 
+def _console_script(here):
+    """The `instinct` console script when this very file is pip-installed for this Python."""
+    import sysconfig
+    for kind in ("prefix", "user"):
+        paths = sysconfig.get_paths(sysconfig.get_preferred_scheme(kind))
+        script = os.path.join(paths["scripts"], "instinct.exe" if os.name == "nt" else "instinct")
+        libs = {os.path.realpath(paths["purelib"]), os.path.realpath(paths["platlib"])}
+        if os.path.realpath(here) in libs and os.path.isfile(script):
+            return script
+    return None
+
+
 def _setup_plan(client, scope, home, project_dir, python, here, db=None, all_tools=False):
-    """[(path, kind, entry)]: what `setup` merges into which file (kind: json key path, toml, yaml)."""
-    env = {"PYTHONPATH": here}
+    """[(path, kind, entry)]: what `setup` merges into which file (kind: json key path, toml, yaml).
+    A project's files are committed and shared: they name no path of this machine."""
+    if client not in SETUP_CLIENTS:
+        raise ValidationError(f"unknown client {client!r}; choose from: {', '.join(SETUP_CLIENTS)}")
+    user = scope == "user"
+    if not user and client in ("windsurf", "goose"):
+        raise ValidationError(f"{client} reads MCP servers from a user file only; run it without "
+                              "--scope project")
+    if not user and db:
+        raise ValidationError("a project's config is shared: --db (or INSTINCT_DB) would put this "
+                              "machine's path in it; unset it, or use --scope user")
+    script = _console_script(here) if user else None
+    if script:                     # pip install: the console script (no PYTHONPATH)
+        server, env = {"command": script, "args": ["serve"]}, {}
+    elif user:                     # this file, from cached bytecode
+        server, env = {"command": python, "args": ["-m", "instinct", "serve"]}, {"PYTHONPATH": here}
+    else:
+        python, here = "python3", None
+        server, env = {"command": python, "args": ["-m", "instinct", "serve"]}, {}
     if db:                         # clients start servers with their own env: pin the same store
         env["INSTINCT_DB"] = db
     if all_tools:                  # every operation as a tool, not only the lean session set
         env["INSTINCT_MCP_TOOLS"] = "all"
-    server = {"command": python, "args": ["-m", "instinct", "serve"], "env": env}
+    server["env"] = env
     j = os.path.join
-    user = scope == "user"
+    base = home if user else project_dir
     if client == "claude-code":
         return [(j(home, ".claude.json") if user else j(project_dir, ".mcp.json"), ("mcpServers",),
                  dict(server, type="stdio")),
-                (j(home, ".claude", "settings.json") if user else j(project_dir, ".claude", "settings.json"),
-                 ("hooks",), _hook_groups(_HOOK_EVENTS_CLAUDE, python, here, db))]
+                (j(base, ".claude", "settings.json"), ("hooks",),
+                 _hook_groups(_HOOK_EVENTS_CLAUDE, python, here, db))]
     if client == "cursor":
-        return [(j(home, ".cursor", "mcp.json") if user else j(project_dir, ".cursor", "mcp.json"),
-                 ("mcpServers",), server)]
+        return [(j(base, ".cursor", "mcp.json"), ("mcpServers",), server)]
     if client == "vscode":
-        return [(j(project_dir, ".vscode", "mcp.json"), ("servers",), dict(server, type="stdio"))]
+        if not user:
+            folder = j(project_dir, ".vscode")
+        elif sys.platform == "darwin":
+            folder = j(home, "Library", "Application Support", "Code", "User")
+        else:
+            folder = j(home, "AppData", "Roaming", "Code", "User") if os.name == "nt" \
+                else j(home, ".config", "Code", "User")
+        return [(j(folder, "mcp.json"), ("servers",), dict(server, type="stdio"))]
     if client == "windsurf":
         return [(j(home, ".codeium", "windsurf", "mcp_config.json"), ("mcpServers",), server)]
     if client == "codex":
-        base = j(home, ".codex") if user else j(project_dir, ".codex")
-        return [(j(base, "config.toml"), "toml", server),
-                (j(base, "hooks.json"), ("hooks",), _hook_groups(_HOOK_EVENTS_CODEX, python, here, db))]
-    if client == "goose":
-        return [(j(home, ".config", "goose", "config.yaml"), "yaml", server)]
-    raise ValidationError(f"unknown client {client!r}; choose from: {', '.join(SETUP_CLIENTS)}")
+        return [(j(base, ".codex", "config.toml"), "toml", server),
+                (j(base, ".codex", "hooks.json"), ("hooks",),
+                 _hook_groups(_HOOK_EVENTS_CODEX, python, here, db))]
+    return [(j(home, ".config", "goose", "config.yaml"), "yaml", server)]
 
 
 def _setup_notes(client, scope, project_dir):
@@ -5549,15 +5629,18 @@ def _setup_notes(client, scope, project_dir):
     history = ("To learn from the sessions you already had, run `instinct import-history` once: it "
                "replays Claude Code transcripts and Codex rollouts through the same capture (shapes "
                "only) and mining.")
-    if client not in ("claude-code", "codex"):
-        return []
-    if client == "claude-code":
-        return [history]
-    notes = [history, "Codex skips new or changed hooks until you trust them: start `codex` in a terminal, "
-             "type /hooks, review instinct's hooks and trust each one (Codex warns at start-up while "
-             "hooks await review). Trust covers a hook's exact text: trust again whenever `instinct "
-             "setup codex --write` changes them. For one unattended run, `codex exec "
-             "--dangerously-bypass-hook-trust` runs them untrusted."]
+    notes = [history] if client in ("claude-code", "codex") else []
+    if scope == "project":
+        notes.append("These files are for the whole team and name no path of this machine: "
+                     "they run `python3 -m instinct`, so each machine needs instinct installed "
+                     "for python3 (pip install); without it, no server, and hooks do nothing.")
+    if client != "codex":
+        return notes
+    notes.append("Codex skips new or changed hooks until you trust them: start `codex` in a "
+                 "terminal, type /hooks, review instinct's hooks and trust each one (Codex warns "
+                 "at start-up while hooks await review). Trust covers a hook's exact text: trust "
+                 "again whenever `instinct setup codex --write` changes them. For one unattended "
+                 "run, `codex exec --dangerously-bypass-hook-trust` runs them untrusted.")
     if scope == "project":
         notes.append("Codex loads a project's .codex/ hooks only in a trusted project: trust the folder "
                      "when Codex asks, or add to ~/.codex/config.toml:\n"
@@ -5566,8 +5649,8 @@ def _setup_notes(client, scope, project_dir):
 
 
 def _is_ours(handler):
-    """True only for a hook handler `setup` wrote: the cached launcher running `hook EVENT [--db P]`
-    (shell form, or the exec form of earlier versions). A user's own command never matches."""
+    """True only for a hook handler `setup` wrote, now or in an earlier version: a launcher
+    running `hook EVENT [--db P]`, shell form or exec form. A user's own command never matches."""
     import ast
     import re
     import shlex
@@ -5580,15 +5663,21 @@ def _is_ours(handler):
         argv = [cmd, *args] if isinstance(args, list) else shlex.split(cmd) if args is None else None
     except ValueError:
         return False
-    if not argv or len(argv) not in (6, 8) or not all(isinstance(a, str) for a in argv):
+    if not argv or not all(isinstance(a, str) for a in argv):
         return False
-    m = re.fullmatch(re.escape(_LAUNCHER).replace(re.escape("{!r}"), "(.+)"), argv[3])
-    try:
-        here_ok = m is not None and isinstance(ast.literal_eval(m.group(1)), str)
-    except (ValueError, SyntaxError):
-        here_ok = False
-    return (here_ok and argv[1:3] == ["-S", "-c"] and argv[4] == "hook"
-            and argv[5] in HOOK_EVENTS.values() and (len(argv) == 6 or argv[6] == "--db"))
+    if argv[1:2] == ["-S"]:
+        argv = argv[:1] + argv[2:]
+    if (len(argv) not in (5, 7) or argv[1] != "-c" or argv[3] != "hook"
+            or argv[4] not in HOOK_EVENTS.values() or argv[5:6] not in ([], ["--db"])):
+        return False
+    for launcher in (_LAUNCHER, _LAUNCHER_SHARED, _LAUNCHER_OLD):
+        m = re.fullmatch(re.escape(launcher).replace(re.escape("{!r}"), "(.+)"), argv[2])
+        try:
+            if m and (not m.groups() or isinstance(ast.literal_eval(m.group(1)), str)):
+                return True
+        except (ValueError, SyntaxError):
+            return False
+    return False
 
 
 def _merge_hooks(node, wanted):
@@ -5708,36 +5797,77 @@ def _read_config(path):
         raise ValidationError(f"{path} is not UTF-8 text (byte {e.start}); fix it and retry") from None
 
 
-def _write_config(path, real, old, new, mode):
-    """Replace the real file atomically (a symlink stays a link); -> the backup's path or None.
-    The backup keeps the original's mode (a 0600 ~/.claude.json holds keys)."""
-    if mode is not None and not mode & 0o200:
-        raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or add the entry by hand")
-    backup = None
-    if old:
-        backup = path + ".bak"
+def _backups(path):
+    """The texts of the backups setup kept of `path` (PATH.bak, PATH.bak.2, ...), newest first."""
+    import re
+    folder, name = os.path.split(path)
+    try:
+        found = [(int(m.group(1) or 1), f) for f in os.listdir(folder)
+                 for m in [re.fullmatch(re.escape(name) + r"\.bak(?:\.([0-9]+))?", f)] if m]
+    except OSError:
+        return []
+    out = []
+    for _, f in sorted(found, reverse=True):
         try:
-            if os.path.islink(backup) or (os.path.lexists(backup) and not os.path.isfile(backup)):
-                raise ValidationError(f"{backup} is not a plain file; move it away and retry")
-            if not os.path.exists(backup):
-                os.close(os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-            os.chmod(backup, mode)        # before the data goes in: never readable by more
+            with open(os.path.join(folder, f), encoding="utf-8", newline="") as fh:
+                out.append(fh.read())
+        except (OSError, UnicodeDecodeError):
+            pass
+    return out
+
+
+def _new_backup(path, data, mode):
+    """Keep `data` in the first free PATH.bak, PATH.bak.2, ... (none is ever overwritten),
+    created 0600, given the original's mode before the data goes in (~/.claude.json holds keys)."""
+    n = 1
+    while True:
+        backup = path + (".bak" if n == 1 else f".bak.{n}")
+        try:
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+            fd = os.open(backup, flags, 0o600)
+        except FileExistsError:
+            n += 1
+            continue
         except OSError as e:
             raise StoreError(f"cannot write {backup}: {e.strerror}") from None
-        _atomic_write(backup, old.encode("utf-8"))
+        try:
+            with os.fdopen(fd, "wb") as f:
+                os.chmod(backup, mode)
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:
+            raise StoreError(f"cannot write {backup}: {e.strerror}") from None
+        return backup
+
+
+def _write_config(path, real, old, new, mode):
+    """Replace the real file atomically (a symlink stays a link), keeping a backup of what was
+    there; `new` None deletes it (a removal left nothing of the user's). -> the backup or None."""
+    if mode is not None and not mode & 0o200:
+        raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
+                              "by hand")
+    if new is None:
+        try:
+            os.remove(real)
+        except OSError as e:
+            raise StoreError(f"cannot delete {path}: {e.strerror}") from None
+        return None
+    backup = _new_backup(path, old.encode("utf-8"), mode) if old else None
     _atomic_write(real, new.encode("utf-8"))
     return backup
 
 
 def setup(client, write=False, scope="user", home=None, project_dir=None, python=None, db=None,
-          all_tools=False):
-    """Print (or with write=True merge, keeping a .bak) the MCP and hook config for `client`.
+          all_tools=False, remove=False):
+    """Print (or with write=True merge, keeping a backup) the MCP and hook config for `client`;
+    `remove` takes out what setup wrote there and nothing else (written at once).
 
     `db` pins the store (INSTINCT_DB) in the server entry and the hook commands; `all_tools`
     makes the server list every tool (INSTINCT_MCP_TOOLS=all), not the lean set. Every file is
-    checked before any is written: a merge instinct cannot prove correct is refused with the exact
-    lines to add by hand. Returns a list of {"path", "content", "changed", "backup"}; running it
-    twice changes nothing.
+    checked before any is written: a change instinct cannot make exactly is refused with the
+    lines to add (or delete) by hand. Returns a list of {"path", "content" (None: deleted),
+    "changed", "backup"}; running it twice changes nothing.
     """
     home = home or os.path.expanduser("~")
     project_dir = project_dir or project_root()
@@ -5749,20 +5879,24 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
     for path, kind, entry in plan:
         try:
             old, real, mode = _read_config(path)
-            if kind == "toml":
-                new = _merge_toml(old, entry)
-            elif kind == "yaml":
-                new = _merge_yaml(old, entry)
+            if remove:
+                new = _unmerge(kind, old, _backups(path))
+            elif kind in ("toml", "yaml"):
+                new = _merge_text(kind, old, entry)
             else:
                 new = _merge_json(old, kind, entry)
         except ValidationError as e:
+            if remove:
+                raise ValidationError(f"cannot take instinct out of {path} ({e}); nothing was "
+                                      "written") from None
             raise ValidationError(f"cannot merge into {path} ({e}); nothing was written. Add this by "
                                   "hand, then run setup again:\n" + _paste_text(kind, entry)) from None
-        if write and new != old and mode is not None and not mode & 0o200:
-            raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or add this by "
-                                  "hand:\n" + _paste_text(kind, entry))
+        if (write or remove) and new != old and mode is not None and not mode & 0o200:
+            add = "" if remove else ", adding:\n" + _paste_text(kind, entry)
+            raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
+                                  "by hand" + add)
         merged.append((path, real, old, new, mode))
-    results = []
+    results, write = [], write or remove
     for path, real, old, new, mode in merged:
         changed = new != old
         backup = _write_config(path, real, old, new, mode) if write and changed else None
@@ -5770,12 +5904,58 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
     return results
 
 
+def _unmerge(kind, text, backups):
+    """`text` without what setup wrote into it -> the new text, or None when nothing else is left
+    (setup made the file). When a backup holds the same data, its bytes come back (the user's own
+    layout, which a JSON merge re-indents)."""
+    import copy
+    import json
+    if kind in ("toml", "yaml"):
+        span = _marked_span(text)
+        if span is None:
+            if _unmarked_entry(kind, text):
+                raise ValidationError("its instinct entry has no `# instinct:begin` and `# "
+                                      "instinct:end` lines (an earlier setup, or added by hand); "
+                                      "delete it yourself")
+            return text
+        head, nl = text[:span[0]], "\r\n" if "\r\n" in text else "\n"
+        new = (head[:-len(nl)] if head.endswith(nl + nl) else head) + text[span[1]:]
+        kept = next((b for b in backups if b.rstrip("\r\n") == new.rstrip("\r\n")), None)
+        return kept if kept is not None else new if new.strip() else None
+    data = _strict_json(text) if text.strip() else {}
+    node, parents = data, []
+    for k in kind:
+        if not isinstance(node, dict) or not isinstance(node.get(k), dict):
+            return text                    # nothing of ours there
+        parents.append((node, k))
+        node = node[k]
+    if kind == ("hooks",):
+        _merge_hooks(node, {})
+    else:
+        node.pop("instinct", None)
+    if data == _strict_json(text):
+        return text
+    olds = []
+    for b in backups:
+        try:
+            olds.append((b, _strict_json(b)))
+        except ValidationError:
+            pass
+    as_is = copy.deepcopy(data)
+    for parent, k in reversed(parents):    # the objects setup added, if they are empty now
+        if not parent[k]:
+            del parent[k]
+    for b, old in olds:
+        if old in (as_is, data):
+            return b
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else None
+
+
 def _paste_text(kind, entry):
     import json
-    if kind == "toml":
-        return _toml_block(entry)
-    if kind == "yaml":
-        return "extensions:\n" + "\n".join(_yaml_block(entry, 2)) + "\n"
+    if kind in ("toml", "yaml"):
+        return ("extensions:  # add the marked lines under it\n" if kind == "yaml" else "") \
+            + _marked_block(kind, entry, top=kind == "toml")
     if kind == ("hooks",):
         return json.dumps({"hooks": {e: [g] for e, g in entry.items()}}, indent=2)
     return json.dumps({kind[0]: {"instinct": entry}}, indent=2)
@@ -5798,319 +5978,105 @@ def _quoted(v):
     return '"' + "".join(out) + '"'
 
 
-def _toml_key(k):
-    import re
-    return k if re.fullmatch(r"[A-Za-z0-9_-]+", k) else _quoted(k)
+# Codex's config.toml and Goose's config.yaml are not edited in place: setup appends its entry,
+# between these marker lines, to a file without one, replaces what is between them later, and
+# `--remove` takes exactly those lines out. Anything else is printed for the user to paste.
+_MARK_BEGIN, _MARK_END = "# instinct:begin (written by `instinct setup`)", "# instinct:end"
 
 
-def _toml_block(entry):
-    """Codex's [mcp_servers.instinct] table, ending with a newline."""
-    env = ", ".join(f"{_toml_key(k)} = {_quoted(v)}" for k, v in entry["env"].items())
-    return ("[mcp_servers.instinct]\n"
-            f"command = {_quoted(entry['command'])}\n"
-            "args = [" + ", ".join(_quoted(a) for a in entry["args"]) + "]\n"
-            f"env = {{ {env} }}\n"
-            "startup_timeout_sec = 20\n")
+def _marked_block(kind, entry, top=True):
+    """Codex's [mcp_servers.instinct] table, or Goose's extension (with `extensions:` when `top`),
+    between the marker lines."""
+    if kind == "toml":
+        import re
+        env = ", ".join(f"{k if re.fullmatch(r'[A-Za-z0-9_-]+', k) else _quoted(k)} = {_quoted(v)}"
+                        for k, v in entry["env"].items())
+        body = ("[mcp_servers.instinct]\n"
+                f"command = {_quoted(entry['command'])}\n"
+                "args = [" + ", ".join(_quoted(a) for a in entry["args"]) + "]\n"
+                f"env = {{ {env} }}\n"
+                "startup_timeout_sec = 20\n")
+    else:
+        envs = ", ".join(f"{_quoted(k)}: {_quoted(v)}" for k, v in entry["env"].items())
+        body = ("extensions:\n" if top else "") + (
+            "  instinct:\n    type: stdio\n    name: instinct\n    enabled: true\n"
+            f"    cmd: {_quoted(entry['command'])}\n"
+            "    args: [" + ", ".join(_quoted(x) for x in entry["args"]) + "]\n"
+            f"    envs: {{{envs}}}\n    timeout: 300\n")
+    return f"{_MARK_BEGIN}\n{body}{_MARK_END}\n"
 
 
-def _toml_statements(lines):
-    """Split TOML lines into statements [(first, last, kind, text)]: kind 'table', 'array' (of
-    tables), 'kv' (a key = value, spanning lines for multi-line strings and arrays) or 'blank'
-    (blank or comment). Strings and brackets are tracked, so a header-like line inside a
-    multi-line string or array is not taken for a header."""
-    out, i = [], 0
-    while i < len(lines):
-        s = lines[i].lstrip(" \t")
-        if not s.strip() or s.startswith("#"):
-            out.append((i, i, "blank", lines[i]))
-            i += 1
-            continue
-        if s.startswith("["):
-            out.append((i, i, "array" if s.startswith("[[") else "table", lines[i]))
-            i += 1
-            continue
-        first, state, depth = i, None, 0
-        while i < len(lines):
-            line, k = lines[i], 0
-            while k < len(line):
-                c = line[k]
-                if state is None:
-                    if c == "#":
-                        break
-                    if line.startswith('"""', k) or line.startswith("'''", k):
-                        state, k = line[k:k + 3], k + 3
-                        continue
-                    if c in "\"'":
-                        state = c
-                    elif c in "[{":
-                        depth += 1
-                    elif c in "]}":
-                        depth -= 1
-                elif state in ('"', '"""') and c == "\\":
-                    k += 2
-                    continue
-                elif state in ('"', "'") and c == state:
-                    state = None
-                elif len(state) == 3 and line.startswith(state, k):
-                    n = 3                  # up to two more quotes belong to the content
-                    while n < 5 and line.startswith(state[0], k + n):
-                        n += 1
-                    state, k = None, k + n
-                    continue
-                k += 1
-            i += 1
-            if state is None and depth <= 0:
-                break
-        out.append((first, i - 1, "kv", "".join(lines[first:i])))
-    return out
+def _marked_span(text):
+    """(start, end) of the lines from our begin marker to our end marker in `text`, or None."""
+    t = "\n" + text
+    at = t.find("\n" + _MARK_BEGIN)
+    end = t.find("\n" + _MARK_END, at + 1) if at >= 0 else -1
+    if end < 0:
+        return None
+    stop = text.find("\n", end)
+    return at, len(text) if stop < 0 else stop + 1
 
 
-def _toml_path(tomllib, text, kind):
-    """The key path a header or a key = value statement names (parsed by tomllib itself)."""
-    if kind == "kv":
-        text = text.split("=", 1)[0].strip() + " = 0"
-    node, path = tomllib.loads(text.strip() + "\n"), []
-    while isinstance(node, (dict, list)) and node:
-        if isinstance(node, list):
-            node = node[-1]
-            continue
-        (k, node), = node.items()
-        path.append(k)
-    return tuple(path)
-
-
-def _canonical(v):
-    """TOML data compared with NaN equal to itself and tables unordered."""
-    if isinstance(v, dict):
-        return sorted(((k, _canonical(x)) for k, x in v.items()), key=lambda kv: kv[0])
-    if isinstance(v, list):
-        return [_canonical(x) for x in v]
-    if isinstance(v, float) and v != v:
-        return "nan"
-    return (type(v).__name__, v)
-
-
-def _merge_toml(text, entry):
-    """Replace (or add) Codex's [mcp_servers.instinct] table: the result must parse back to the
-    old data plus instinct's entry, otherwise nothing is written."""
-    block = _toml_block(entry)
-    if not text.strip():
-        return block
-    nl = "\r\n" if "\r\n" in text else "\n"
+def _toml_data(text):
+    """The parsed TOML, or None on Python 3.10 (no tomllib); ValidationError when invalid."""
     try:
         import tomllib
-    except ImportError:                    # Python 3.10: no TOML parser to prove a merge with
-        flat = "\n" + text.replace("\r\n", "\n")
-        at = flat.find("\n" + block)
-        nxt = next((s for s in (l.strip() for l in flat[at + 1 + len(block):].split("\n"))
-                    if s and not s.startswith("#")), "") if at >= 0 else None
-        if nxt is not None and nxt[:1] in ("", "["):
-            return text                    # our exact table is there already: nothing to write
-        raise ValidationError("this Python (3.10) has no TOML parser, and instinct edits a non-empty "
-                              "config.toml only when it can parse the result back")
-    import copy
+    except ImportError:
+        return None
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ValidationError(f"not valid TOML: {e}") from None
-    want = tomllib.loads(block)["mcp_servers"]["instinct"]
+
+
+def _unmarked_entry(kind, text):
+    """True when `text` may hold an instinct entry outside our marker lines."""
+    import re
+    if kind == "yaml":
+        return re.search(r"""^[ \t]+["']?instinct["']?[ \t]*:""", text, re.M) is not None
+    data = _toml_data(text)
+    if data is None:
+        return re.search(r"^[^#\n]*instinct", text, re.M) is not None
     servers = data.get("mcp_servers")
-    if isinstance(servers, dict) and _canonical(servers.get("instinct")) == _canonical(want):
-        return text
-    expected = copy.deepcopy(data)
-    if not isinstance(expected.setdefault("mcp_servers", {}), dict):
-        raise ValidationError("mcp_servers is not a table")
-    expected["mcp_servers"]["instinct"] = want
-    parts = text.split("\n")             # only newlines end lines (not U+2028 inside a string)
-    lines = [p + "\n" for p in parts[:-1]] + ([parts[-1] + nl] if parts[-1] else [])
-    ours_key = ("mcp_servers", "instinct")
-    drop, at, table, inside = set(), None, (), False
-    try:
-        for first, last, kind, stmt in _toml_statements(lines):
-            if kind in ("table", "array"):
-                path = _toml_path(tomllib, stmt, kind)
-                table = path if kind == "table" else None
-                inside = path[:2] == ours_key
-                if inside and at is None:
-                    at = first
-            if inside and kind != "blank":
-                mine = True
-            elif kind == "kv" and table in ((), ("mcp_servers",)):
-                mine = (table + _toml_path(tomllib, stmt, kind))[:2] == ours_key
-            else:
-                mine = False
-            if mine:
-                drop.update(range(first, last + 1))
-    except (tomllib.TOMLDecodeError, ValueError):
-        raise ValidationError("a statement could not be read on its own") from None
-    kept = [l for n, l in enumerate(lines) if n not in drop]
-    ours_text = block.replace("\n", nl)
-    if at is not None:
-        pos = sum(1 for n in range(at) if n not in drop)
-        new = "".join(kept[:pos]) + ours_text + (nl if pos < len(kept) and kept[pos].strip() else "") \
-            + "".join(kept[pos:])
-    else:
-        body = "".join(kept).rstrip("\r\n")
-        new = (body + nl + nl if body else "") + ours_text
-    try:
-        ok = _canonical(tomllib.loads(new)) == _canonical(expected)
-    except tomllib.TOMLDecodeError:
-        ok = False
-    if not ok:
-        raise ValidationError("instinct cannot edit this layout of mcp_servers exactly")
-    return new
+    return isinstance(servers, dict) and "instinct" in servers
 
 
-def _yaml_block(entry, ind):
-    """Goose's `instinct:` extension as lines, the key indented by `ind` spaces."""
-    a, b = " " * ind, " " * (2 * ind)
-    return [f"{a}instinct:", f"{b}type: stdio", f"{b}name: instinct", f"{b}enabled: true",
-            f"{b}cmd: {_quoted(entry['command'])}",
-            f"{b}args: [" + ", ".join(_quoted(x) for x in entry["args"]) + "]",
-            f"{b}envs: {{" + ", ".join(f"{_quoted(k)}: {_quoted(v)}" for k, v in entry["env"].items()) + "}",
-            f"{b}timeout: 300"]
-
-
-_YAML_KEY = (r"""(?:"((?:[^"\\]|\\.)*)"|'((?:[^']|'')*)'|([^\s#'"\[\]{}&*!|>%@`,?:][^#]*?))"""
-             r"""\s*:(?:\s|$)""")
-
-
-def _yaml_outline(lines):
-    """Check that YAML lines use only the plain block layout instinct can edit exactly and return
-    its nodes [(line, column, key)] (key None for a `- ` item). Block scalars and one-line flow
-    values are fine; tabs, directives, several documents, anchors, aliases, tags, values spread
-    over lines (plain, quoted or flow) and unclosed quotes or brackets are refused."""
+def _merge_text(kind, text, entry):
+    """Codex's TOML or Goose's YAML with our marked block replaced, or appended to a file without
+    an instinct entry (Goose: without an `extensions:` map); ValidationError for anything else."""
     import re
-    key_re, block_re = re.compile(_YAML_KEY), re.compile(r"[|>][0-9+-]*")
-    nodes, scalar_col, prev_col, prev_opens, seen = [], None, -1, True, False
-    for i, line in enumerate(lines):
-        body = line.lstrip(" ")
-        ind = len(line) - len(body)
-        if scalar_col is not None:
-            if not body.strip() or ind > scalar_col:
-                continue                   # block scalar content
-            scalar_col = None
-        if not body.strip() or body.startswith("#"):
-            continue
-        where = f"line {i + 1}"
-        if body[:1] == "\t" or "\t" in line[:ind]:
-            raise ValidationError(f"{where} is indented with a tab")
-        if ind == 0 and (body.startswith("%") or body.rstrip() in ("---", "...")
-                         or body.startswith(("--- ", "... "))):
-            if body.rstrip() == "---" and not seen:
-                seen = True                # one leading document marker
-                continue
-            raise ValidationError(f"{where}: directives and several documents are not edited")
-        seen = True
-        if ind > prev_col and not prev_opens:
-            raise ValidationError(f"{where} continues a value over several lines")
-        col, rest, dashes = ind, body, 0
-        while rest.startswith("- ") or rest.rstrip() == "-":
-            nodes.append((i, col, None))
-            dashes += 1
-            rest = rest[1:].lstrip(" ")
-            col = len(line) - len(rest)
-        m = key_re.match(rest)
-        value = rest
-        if m:
-            key = next(g for g in m.groups() if g is not None).strip()
-            if m.group(1) is not None and "\\" in key:
-                raise ValidationError(f"{where}: escaped keys are not edited")
-            nodes.append((i, col, key.replace("''", "'") if m.group(2) is not None else key))
-            value = rest[m.end():].lstrip(" ")
-        elif not dashes:
-            raise ValidationError(f"{where} is neither a `key:` nor a `- ` item")
-        value = _yaml_value(value, where)
-        if value[:1] in ("&", "*", "!") or value.startswith("<<") or (m and m.group(3) == "<<"):
-            raise ValidationError(f"{where}: anchors, aliases and tags are not edited")
-        prev_col, prev_opens = col, value == ""
-        if block_re.fullmatch(value):
-            scalar_col, prev_opens = col - (2 if dashes and not m else 0), False
-    return nodes
-
-
-def _yaml_value(value, where):
-    """A one-line value with quotes closed and flow brackets balanced -> it without a comment."""
-    state, depth, k = None, 0, 0
-    while k < len(value):
-        c = value[k]
-        if state == '"':
-            if c == "\\":
-                k += 1
-            elif c == '"':
-                state = None
-        elif state == "'":
-            if c == "'":
-                state = None
-        elif c in "\"'" and (k == 0 or value[k - 1] in " [{,:"):
-            state = c
-        elif c in "[{":
-            depth += 1
-        elif c in "]}":
-            depth -= 1
-        elif c == "#" and (k == 0 or value[k - 1] == " "):
-            break
-        if depth < 0:
-            break
-        k += 1
-    if state is not None or depth != 0:
-        raise ValidationError(f"{where} has an unclosed quote or bracket")
-    return value[:k].strip()
-
-
-def _merge_yaml(text, entry):
-    """Replace (or add) `instinct:` under the top-level `extensions:` map of Goose's config.yaml.
-    Only the plain block layout is edited; anything else is refused (nothing is written)."""
-    import re
-    if not text.strip():
-        return "extensions:\n" + "\n".join(_yaml_block(entry, 2)) + "\n"
     nl = "\r\n" if "\r\n" in text else "\n"
-    lines = text.replace("\r\n", "\n").split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    nodes = _yaml_outline(lines)
-    ext = [n[0] for n in nodes if n[1] == 0 and n[2] == "extensions"]
-    if len(ext) > 1:
-        raise ValidationError("the key extensions appears twice")
-    if not ext:
-        while lines and not lines[-1].strip():
-            lines.pop()
-        return nl.join(lines + ["extensions:"] + _yaml_block(entry, 2)) + nl
-    e = ext[0]
-    m = re.fullmatch(r"""(extensions|"extensions"|'extensions')\s*:\s*(\{\s*\})?\s*(#.*)?""", lines[e])
-    if not m:
-        raise ValidationError("extensions is not a block map (a list, a flow map or a value)")
-    if m.group(2):                         # `extensions: {}`: the same empty map, in block form
-        lines[e] = m.group(1) + ":" + ("  " + m.group(3) if m.group(3) else "")
-    end = next((n[0] for n in nodes if n[0] > e and n[1] == 0), len(lines))
-    if any(n[0] == end and n[2] is None for n in nodes):
-        raise ValidationError("extensions holds a list, not a map")
-    kids = [n for n in nodes if e < n[0] < end]
-    if kids and (kids[0][2] is None or kids[0][1] == 0):
-        raise ValidationError("extensions holds a list, not a map")
-    ind = kids[0][1] if kids else 2
-    if any(c < ind for _, c, _ in kids):
-        raise ValidationError("the extensions are not indented evenly")
-    drop = set()
-    for n, (at, col, key) in enumerate(kids):
-        if col != ind or key != "instinct":
-            continue
-        stop = next((k[0] for k in kids[n + 1:] if k[1] <= ind), end)
-        while stop - 1 > at and (not lines[stop - 1].strip() or lines[stop - 1].lstrip().startswith("#")):
-            stop -= 1                      # blank lines and comments above what follows stay
-        drop.update(range(at, stop))
-    last = max([j for j in range(e + 1, end) if j not in drop and lines[j].strip()
-                and lines[j][:1] == " "], default=e)
-    new = ([l for j, l in enumerate(lines[:last + 1]) if j not in drop] + _yaml_block(entry, ind)
-           + [l for j, l in enumerate(lines[last + 1:], last + 1) if j not in drop])
-    check = _yaml_outline(new)            # the result is still the plain layout, with ours once
-    top = [n[0] for n in check if n[1] == 0]
-    e2 = next(n[0] for n in check if n[1] == 0 and n[2] == "extensions")
-    end2 = next((t for t in top if t > e2), len(new))
-    if [n for n in check if e2 < n[0] < end2 and n[1] == ind and n[2] == "instinct"] != \
-            [(new.index(_yaml_block(entry, ind)[0], e2), ind, "instinct")]:
-        raise ValidationError("the result could not be checked")
-    return nl.join(new) + nl
+    span = _marked_span(text)
+    if span is None and not text.strip():
+        return _marked_block(kind, entry)
+    if span is not None:
+        top = kind == "toml" or "\nextensions:" in text[span[0]:span[1]]
+        new = text[:span[0]] + _marked_block(kind, entry, top).replace("\n", nl) + text[span[1]:]
+    elif kind == "yaml" and (re.search(r"""^(?:["']?extensions["']?[ \t]*:|[{\[%]|---|\.\.\.)""",
+                                       text, re.M)        # a line at column 0 that is no `key:`:
+                             or re.search(r"^(?![ \t#\r]|$)(?!.*:(?:[ \t\r]|$)).", text, re.M)):
+        raise ValidationError("it has an extensions map (or is not plain block YAML), and "
+                              "instinct does not edit YAML in place")
+    elif kind == "toml" and (_unmarked_entry(kind, text) or (_toml_data(text) is None
+                                                             and "mcp_servers" in text)):
+        raise ValidationError("it has mcp_servers already (an instinct entry setup did not mark, "
+                              "or on Python 3.10 no TOML parser to check it), and instinct does "
+                              "not edit TOML in place")
+    else:
+        new = text + ("" if text.endswith("\n") else nl) + nl \
+            + _marked_block(kind, entry).replace("\n", nl)
+    old = _toml_data(text) if kind == "toml" else None
+    if old is not None:                    # proved: it reads back as the old data plus ours
+        servers = old.get("mcp_servers", {})
+        ours = _toml_data(_marked_block(kind, entry))["mcp_servers"]
+        try:
+            ok = isinstance(servers, dict) \
+                and _toml_data(new) == dict(old, mcp_servers={**servers, **ours})
+        except ValidationError:
+            ok = False
+        if not ok:
+            raise ValidationError("instinct's table would not read back as its entry alone")
+    return new
 
 
 # =============================================================================
@@ -7797,6 +7763,12 @@ class InstinctStore(_History, _Sharing, _Insight):
     """
 
 
+# `from instinct.store import InstinctStore`, the seeds' import, from this one file too
+_store_module = type(sys)(("instinct" if __name__ == "__main__" else __name__) + ".store")
+_store_module.InstinctStore = InstinctStore
+sys.modules[_store_module.__name__] = _store_module
+
+
 # =============================================================================
 # 19. CLI
 # =============================================================================
@@ -7812,7 +7784,9 @@ _CLI_EXTRAS = {
                (("--scope",), {"choices": ("user", "project"), "default": "user",
                                "help": "user-wide config or this project's (default: user)"}),
                (("--all-tools",), {"action": "store_true",
-                                   "help": "list every tool, not only the lean session set"})]),
+                                   "help": "list every tool, not only the lean session set"}),
+               (("--remove",), {"action": "store_true",
+                                "help": "take out what setup wrote, only that (keeps a backup)"})]),
 }
 
 
@@ -8059,20 +8033,7 @@ def _cli(argv, close=True):
             return _run_hook([args.event] + (["--db", args.db] if getattr(args, "db", None) else []),
                              close=close)
         if args.command == "setup":
-            as_json = getattr(args, "json", False)
-            results = setup(args.client, write=args.write, scope=args.scope, all_tools=args.all_tools,
-                            db=getattr(args, "db", None) or os.environ.get("INSTINCT_DB") or None)
-            if as_json:
-                sys.stdout.write(_dumps(results, indent=2) + "\n")
-            for r in results:
-                if args.write and not as_json:
-                    sys.stdout.write(f"{'wrote' if r['changed'] else 'unchanged'} {r['path']}"
-                                     + (f" (previous version in {r['backup']})" if r["backup"] else "") + "\n")
-                elif not as_json:
-                    sys.stdout.write(f"# {r['path']}\n{r['content']}\n")
-            for note in _setup_notes(args.client, args.scope, project_root()):
-                (sys.stderr if as_json else sys.stdout).write(f"note: {note}\n")
-            return 0
+            return _setup_cli(args)
         op = args._op
         kwargs = {p.name: getattr(args, p.name) for p in op.params}
         for p in op.params:
@@ -8091,6 +8052,29 @@ def _usage_error(message, word, names, otherwise):
     hint = f"(did you mean {close[0]!r}?)" if close else otherwise
     sys.stderr.write(f"instinct: error: {message} {' '.join(hint.split())}\n")
     return 2
+
+
+def _setup_cli(args):
+    """`instinct setup CLIENT [--write | --remove]`: the entries (or what was done) on stdout."""
+    as_json = getattr(args, "json", False)
+    db = getattr(args, "db", None) or os.environ.get("INSTINCT_DB")
+    results = setup(args.client, write=args.write, scope=args.scope, all_tools=args.all_tools,
+                    remove=args.remove, db=db)
+    if as_json:
+        sys.stdout.write(_dumps(results, indent=2) + "\n")
+    for r in [] if as_json else results:
+        kept = f" (previous version in {r['backup']})" if r["backup"] else ""
+        if args.remove:
+            done = ("deleted" if r["content"] is None else "took instinct out of" if r["changed"]
+                    else "nothing of instinct's in")
+            sys.stdout.write(f"{done} {r['path']}{kept}\n")
+        elif args.write:
+            sys.stdout.write(f"{'wrote' if r['changed'] else 'unchanged'} {r['path']}{kept}\n")
+        else:
+            sys.stdout.write(f"# {r['path']}\n{r['content']}\n")
+    for note in [] if args.remove else _setup_notes(args.client, args.scope, project_root()):
+        (sys.stderr if as_json else sys.stdout).write(f"note: {note}\n")
+    return 0
 
 
 def _cli_extras(store, op):

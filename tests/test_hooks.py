@@ -760,37 +760,19 @@ class TestSetup(_Env):
         self.assertEqual(data["servers"]["instinct"]["command"], py)
         self.assertIn("\\\\Users", r[0]["content"])
 
-    def test_codex_toml_and_goose_yaml_keep_other_content(self):
+    def test_codex_toml_and_goose_yaml_with_an_entry_are_refused_untouched(self):
+        """Issue 19: no in-place TOML/YAML editing; an entry setup did not mark is left to the user."""
         toml = self.existing_config(".codex", "config.toml", text=(
-            'model = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n\n[mcp_servers.instinct]\ncommand = "old"\n'
-            '[mcp_servers.instinct.env]\nA = "1"\n\n[profiles.fast]\nmodel = "mini"\n'))
-        if sys.version_info < (3, 11):     # no tomllib: a non-empty config.toml is refused (issue 14)
-            with self.assertRaises(instinct.ValidationError):
-                self.run_setup("codex", write=True)
-        else:
-            self.run_setup("codex", write=True)
-            text = read(toml)
-            self.assertIn('model = "o3"', text)
-            self.assertIn("[mcp_servers.other]", text)
-            self.assertIn("[profiles.fast]\nmodel = \"mini\"", text)
-            self.assertEqual(text.count("[mcp_servers.instinct]"), 1)
-            self.assertNotIn('"old"', text)
-            self.assertNotIn("[mcp_servers.instinct.env]", text)
-            import tomllib
-            cfg = tomllib.loads(text)
-            self.assertEqual(cfg["mcp_servers"]["instinct"]["args"], ["-m", "instinct", "serve"])
-            self.assertEqual(cfg["mcp_servers"]["other"], {"command": "x"})
+            'model = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n\n[mcp_servers.instinct]\ncommand = "old"\n'))
         yaml = self.existing_config(".config", "goose", "config.yaml", text=(
-            "GOOSE_MODEL: gpt\nextensions:\n  developer:\n    enabled: true\n    type: builtin\n"
-            "  instinct:\n    cmd: old\nother: 1\n"))
-        self.run_setup("goose", write=True)
-        text = read(yaml)
-        self.assertIn("  developer:\n    enabled: true\n    type: builtin\n", text)
-        self.assertIn("GOOSE_MODEL: gpt", text)
-        self.assertIn("other: 1", text)
-        self.assertEqual(text.count("  instinct:"), 1)
-        self.assertNotIn("cmd: old", text)
-        self.assertEqual(self.run_setup("goose", write=True)[0]["changed"], False)
+            "GOOSE_MODEL: gpt\nextensions:\n  developer:\n    enabled: true\n    type: builtin\n"))
+        for client, path in (("codex", toml), ("goose", yaml)):
+            before = read(path)
+            with self.assertRaises(instinct.ValidationError) as cm:
+                self.run_setup(client, write=True)
+            self.assertIn("# instinct:begin", str(cm.exception))          # the block to paste
+            self.assertEqual(read(path), before)
+            self.assertFalse(os.path.exists(path + ".bak"))
 
     def test_written_hook_command_really_runs(self):
         r = self.run_setup("claude-code", write=False, python=sys.executable)
