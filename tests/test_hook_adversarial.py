@@ -13,7 +13,7 @@ import time
 import unittest
 
 import instinct
-from tests.helpers import (INSTINCT_PY, ROOT, child_env, make_repo, run_instinct,  # noqa: F401
+from tests.helpers import (INSTINCT_PY, ROOT, child_env, label, make_repo, run_instinct,  # noqa: F401
                            setUpModule, temp_dir)
 
 EVENTS = ("session-start", "user-prompt-submit", "pre-tool-use", "post-tool-use",
@@ -54,8 +54,9 @@ class _Env(unittest.TestCase):
         con = sqlite3.connect(self.db)
         try:
             return (con.execute("PRAGMA integrity_check").fetchone()[0],
-                    con.execute("SELECT kind, data, session FROM events WHERE kind IN ('tool', "
-                                "'tool_fail') ORDER BY id").fetchall())
+                    [(k, label(d), s) for k, d, s in con.execute(
+                        "SELECT kind, data, session FROM events WHERE kind IN ('tool', "
+                        "'tool_fail') ORDER BY id")])
         finally:
             con.close()
 
