@@ -78,7 +78,7 @@ __all__ = [
 ENV_DB = "INSTINCT_DB"
 ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 12
 BUSY_TIMEOUT_S = 30.0
 # The WAL: a commit past ~4 MB of it checkpoints (PASSIVE), and a WAL file past 4 MB is cut back
 # when it restarts, so one-shot processes (hooks, CLI) that skip the close-time checkpoint keep
@@ -484,6 +484,11 @@ def project_fingerprint(path=None):
     return _sha256_hex(project_root(path))[:12]
 
 
+def _forgotten_key(pattern, project):
+    """A tombstone's key (section 10): a hash, so no copy of a forgotten pattern is kept."""
+    return "p" + _sha256_hex(f"{pattern}\x1f{project}")[:31]
+
+
 def _is_fingerprint(s):
     return len(s) == 12 and all(c in "0123456789abcdef" for c in s)
 
@@ -810,9 +815,22 @@ def _migrate_v10(conn):
     conn.execute("CREATE INDEX ix_events_pattern ON events(pattern, project) WHERE pattern != ''")
 
 
+def _migrate_v11(conn):
+    """(A placeholder: the lead's v11 goes here.)"""
+
+
+def _migrate_v12(conn):
+    """Corrections that stick: `forget` leaves a tombstone (a hash of pattern and project, or a
+    forgotten memory's key: never its text) that observe, mining, import and merge respect;
+    `projects` names the folder of each project fingerprint, noted when first seen."""
+    conn.execute("CREATE TABLE forgotten (key TEXT PRIMARY KEY, ts TEXT NOT NULL) WITHOUT ROWID")
+    conn.execute("CREATE TABLE projects (fingerprint TEXT PRIMARY KEY, root TEXT NOT NULL,"
+                 " first_seen TEXT NOT NULL) WITHOUT ROWID")
+
+
 # index + 1 == the user_version each reaches; append only, never reorder.
 _MIGRATIONS = (_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6,
-               _migrate_v7, _migrate_v8, _migrate_v9, _migrate_v10)
+               _migrate_v7, _migrate_v8, _migrate_v9, _migrate_v10, _migrate_v11, _migrate_v12)
 
 
 def _has_fts5(conn):
@@ -1055,6 +1073,7 @@ class _DB:
         except sqlite3.Error as e:
             raise _db_error(path, e) from None
         try:
+            conn.create_function("instinct_key", 2, _forgotten_key, deterministic=True)
             version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0], conn=conn)
             if version > SCHEMA_VERSION:
                 raise StoreError(f"{path} has schema v{version}, newer than this instinct "
@@ -1403,18 +1422,22 @@ _EXPORT_FORMATS = {
 }
 _COLS = "pattern, category, confidence, promoted, project, source, first_seen, last_seen, metadata"
 
-_SQL_ON_CONFLICT = """
+# The one statement that changes confidence (`_Core._reinforce`): add :delta to (pattern,
+# project) - the alias of the pattern, if any, resolved inside - unless a tombstone says it was
+# forgotten (then nothing is written); a new row starts at :delta.
+_SQL_REINFORCE = """
+INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen, source, project, metadata)
+SELECT p, :category, :delta, :first, :last, :source, :project, :meta
+FROM (SELECT coalesce((SELECT pattern FROM aliases WHERE alias = :pattern), :pattern) AS p)
+WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE key = instinct_key(p, :project))
 ON CONFLICT (pattern, project) DO UPDATE SET
-    confidence = confidence + 1,
-    last_seen = excluded.last_seen,
-    source = CASE WHEN excluded.source != '' THEN excluded.source ELSE source END,
-    quiet = CASE WHEN quiet > 0 THEN quiet - 1 ELSE 0 END"""
-_SQL_INSERT = ("INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen, source,"
-               " project, metadata) VALUES ({}, ?, 1, ?, ?, ?, ?, ?)")
-_SQL_UPSERT = _SQL_INSERT.format("?") + _SQL_ON_CONFLICT
-# observe's statement: the alias of the pattern, if any, is resolved inside the upsert
-_SQL_OBSERVE = (_SQL_INSERT.format("coalesce((SELECT pattern FROM aliases WHERE alias = ?), ?)")
-                + _SQL_ON_CONFLICT + " RETURNING " + _COLS)
+    confidence = confidence + :delta,
+    first_seen = min(first_seen, :first),
+    last_seen = CASE WHEN :delta > 0 THEN max(last_seen, :last) ELSE last_seen END,
+    source = CASE WHEN :source != '' THEN :source ELSE source END,
+    quiet = CASE WHEN quiet > 0 AND :delta > 0 THEN quiet - 1 ELSE quiet END"""
+_SQL_REINFORCED = _SQL_REINFORCE + " RETURNING " + _COLS
+_OBSERVATION = 1                    # the confidence one observation adds (observe, mining)
 
 _DECAY_BATCH = 50_000               # rows per decay (and event-log pruning) transaction
 _PRUNE_PER_CONSOLIDATE = 500_000    # event rows one consolidate cuts at most (the next ones and gc
@@ -1427,8 +1450,30 @@ _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 
 _SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
               " VALUES (?,?,?,?,?,?,?,?)")
-_SQL_OBSERVE_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta)"
-                      " VALUES (?,'observe',?,?,?,?,1)")
+# Every kind of event: kind -> (counts as an observation of its pattern, what it records).
+# Only `_Core._reinforce` writes the kinds that change a pattern's confidence.
+EVENT_KINDS = {
+    "observe": (True, "one observation (observe, or mining crediting a session); delta added"),
+    "import": (False, "a rules import raised it to the file's confidence; delta added"),
+    "merge": (False, "another spelling folded in; delta = its confidence, data = that spelling"),
+    "feedback": (False, "good (+1) or bad (-1); data = {verdict, note}"),
+    "decay": (False, "-1 after a period without observations"),
+    "promote": (False, "consolidate raised the level; data = 'old->new'"),
+    "demote": (False, "consolidate lowered the level; data = 'old->new'"),
+    "forget": (False, "a pattern deleted (no copy of its name); delta = -its confidence"),
+    "unforget": (False, "a tombstone lifted (no copy of the name)"),
+    "surface": (False, "suggestions shown; data = 'pattern<TAB>project' lines"),
+    "tool": (False, "one tool call's shape (data), for mining"),
+    "tool_fail": (False, "one failed tool call's shape (data), for mining"),
+    "remember": (False, "a memory stored; data = {memory, type, title}"),
+    "reinforce": (False, "a memory stored again; data = {memory, type, title}"),
+    "import_memory": (False, "a memory updated from Markdown; data = {memory, title}"),
+    "restore_memory": (False, "an archived memory restored; data = {memory, type, title}"),
+    "forget_memory": (False, "a memory deleted; data = {memory, type}"),
+    "memory_decay": (False, "memories aged; delta = -how many, data = {archived}"),
+}
+# The condition every reader counts observations by (explain, trending, effectiveness)
+_SQL_OBSERVED = "kind IN (%s)" % ", ".join(f"'{k}'" for k, (obs, _) in EVENT_KINDS.items() if obs)
 
 
 # The project parameter of a command about one pattern (get, forget, explain, history, feedback)
@@ -1532,6 +1577,28 @@ class _Core:
         conn.execute(_SQL_EVENT, (self._now(), kind, pattern, project, source, self.session,
                                   delta, data))
 
+    def _reinforce(self, conn, pattern, project, *, source, session, ts, delta=None,
+                   kind="observe", category=None, metadata=None, seen=None, data=""):
+        """The one writer of confidence and of the events that change it: add `delta` (default:
+        one observation, _OBSERVATION) to (pattern, project), a new row starting there, and log
+        a `kind` event at `ts`. The row's first/last seen widen to `seen` (first, last; default
+        ts, ts); an alias counts for its pattern. A forgotten (pattern, project) is left alone:
+        None; else the record."""
+        delta = _OBSERVATION if delta is None else delta
+        first, last = seen or (ts, ts)
+        args = {"pattern": pattern, "project": project, "delta": delta, "first": first,
+                "last": last, "source": source, "meta": metadata or "{}",
+                "category": category or category_for(pattern)}
+        if _HAS_RETURNING:
+            row = conn.execute(_SQL_REINFORCED, args).fetchone()
+            r = None if row is None else _record(row)
+        else:
+            r = (self._get_record(conn, self._canonical(pattern, conn), project)
+                 if conn.execute(_SQL_REINFORCE, args).rowcount else None)
+        if r is not None:
+            conn.execute(_SQL_EVENT, (ts, kind, r["pattern"], project, source, session, delta, data))
+        return r
+
     def _locate(self, pattern, project, conn=None):
         """(canonical pattern, project key, scope) for a command about one pattern.
 
@@ -1577,12 +1644,16 @@ class _Core:
         Param("project", str, "'' for global (default), a 12-hex fingerprint or a project path",
               default=""),
         Param("metadata", dict, "a JSON object merged into the pattern's metadata", flag="--meta"),
-        title="Observe a pattern", output=_RECORD, render=_render_record)
+        title="Observe a pattern", output=_obj({**_RECORD["properties"], "forgotten": _BOOL},
+                                               _RECORD["required"]),
+        render=lambda r: (f"{r['pattern']} is forgotten ({_where(r)}): not recorded (`instinct "
+                          f"unforget` lifts it)" if r.get("forgotten") else _render_record(r)))
     def observe(self, pattern, category=None, source="", project="", metadata=None):
         """Record one occurrence of a pattern: new ones start at confidence 1, known ones gain 1.
 
         Call it whenever you notice a recurring habit, preference, fix or tool
-        combination. Levels change only when consolidate runs.
+        combination. Levels change only when consolidate runs. A forgotten pattern is not
+        recorded: the answer has `forgotten` true and confidence 0.
         """
         given = normalize_pattern(pattern)
         cat = _check_category(category) if category is not None else None
@@ -1592,25 +1663,24 @@ class _Core:
 
         with self._write() as conn:
             now = self._now()
-            if _HAS_RETURNING:
-                r = _record(conn.execute(_SQL_OBSERVE, (given, given, cat or category_for(given), now,
-                                                        now, source, proj, meta or "{}")).fetchone())
-            else:
-                q = self._canonical(given, conn)
-                conn.execute(_SQL_UPSERT, (q, cat or category_for(q), now, now, source, proj, meta or "{}"))
-                r = self._get_record(conn, q, proj)
+            r = self._reinforce(conn, given, proj, source=source, session=self.session, ts=now,
+                                category=cat, metadata=meta)
+            if r is None:                               # forgotten: nothing is recorded
+                return {"pattern": self._canonical(given, conn), "category": cat or category_for(given),
+                        "confidence": 0, "level": LEVELS[0], "promoted": 0, "project": proj,
+                        "source": source, "first_seen": "", "last_seen": "", "metadata": {},
+                        "forgotten": True}
             p, want = r["pattern"], cat                 # the canonical pattern
-            if want is None and p != given and r["confidence"] == 1 and r["first_seen"] == now:
+            if want is None and p != given and r["confidence"] == _OBSERVATION and r["first_seen"] == now:
                 want = category_for(p)                  # new under an alias: the canonical's category
             if want is not None and r["category"] != want:
                 conn.execute("UPDATE instincts SET category = ? WHERE pattern = ? AND project = ?",
                              (want, p, proj))
                 r["category"] = want
-            if meta and r["confidence"] > 1:
+            if meta and r["confidence"] > _OBSERVATION:
                 r["metadata"].update(_loads_meta(meta))
                 conn.execute("UPDATE instincts SET metadata = ? WHERE pattern = ? AND project = ?",
                              (_check_metadata(r["metadata"]), p, proj))
-            conn.execute(_SQL_OBSERVE_EVENT, (now, p, proj, source, self.session))
         return r
 
     @operation(
@@ -1855,12 +1925,15 @@ class _Core:
         Param("source", str, "the pattern (spelling) to fold away", required=True, positional=True),
         Param("target", str, "the pattern it means", required=True, positional=True),
         title="Merge one pattern into another", idempotent=True,
-        output=_obj({"alias": _STR, "pattern": _STR, "merged": _INT}, ("alias", "pattern", "merged")),
-        render=lambda r: f"{r['alias']} -> {r['pattern']} ({r['merged']} rows merged)")
+        output=_obj({"alias": _STR, "pattern": _STR, "merged": _INT, "forgotten": _INT},
+                    ("alias", "pattern", "merged")),
+        render=lambda r: f"{r['alias']} -> {r['pattern']} ({r['merged']} rows merged"
+                         + (f", {r['forgotten']} dropped: forgotten there)" if r.get("forgotten") else ")"))
     def merge(self, source, target):
         """Fold `source` into `target` (confidence, events, every project) and leave an alias.
 
-        Future observations of `source` then count for `target`.
+        Future observations of `source` then count for `target`. Refused when neither is
+        stored; a row whose target was forgotten there is dropped, not merged (`forgotten`).
         """
         a, target = normalize_pattern(source), normalize_pattern(target)
         if a == target:
@@ -1869,23 +1942,22 @@ class _Core:
             t = self._canonical(target, conn)
             if t == a:
                 raise ValidationError(f"{target!r} is already an alias of {a!r}")
+            rows = conn.execute(f"SELECT {_COLS} FROM instincts WHERE pattern = ?", (a,)).fetchall()
+            if not rows and not conn.execute("SELECT 1 FROM instincts WHERE pattern = ?", (t,)).fetchone():
+                raise NotFoundError(f"neither {a!r} nor {t!r} is stored: nothing to merge")
             conn.execute("INSERT INTO aliases (alias, pattern) VALUES (?, ?) ON CONFLICT (alias)"
                          " DO UPDATE SET pattern = excluded.pattern", (a, t))
             conn.execute("UPDATE aliases SET pattern = ? WHERE pattern = ?", (t, a))
-            rows = conn.execute(f"SELECT {_COLS} FROM instincts WHERE pattern = ?", (a,)).fetchall()
+            now, forgotten = self._now(), 0
             for _, cat, conf, _, proj, src, first, last, meta in rows:
-                conn.execute(
-                    "INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen,"
-                    " source, project, metadata) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (pattern, project)"
-                    " DO UPDATE SET confidence = confidence + excluded.confidence,"
-                    " first_seen = min(first_seen, excluded.first_seen),"
-                    " last_seen = max(last_seen, excluded.last_seen)",
-                    (t, cat, conf, first, last, src, proj, meta))
-                self._event(conn, "merge", t, proj, delta=conf, data=a)
+                forgotten += self._reinforce(conn, t, proj, source=src, session=self.session, ts=now,
+                                             delta=conf, kind="merge", category=cat, metadata=meta,
+                                             seen=(first, last), data=a) is None
             conn.execute("DELETE FROM instincts WHERE pattern = ?", (a,))
             conn.execute("UPDATE events SET pattern = ? WHERE pattern = ? AND pattern != ''"
                          " AND kind != 'merge'", (t, a))
-            return {"alias": a, "pattern": t, "merged": len(rows)}
+            out = {"alias": a, "pattern": t, "merged": len(rows) - forgotten}
+            return dict(out, forgotten=forgotten) if forgotten else out
 
     def _threshold_sql(self, settings, which):
         """SQL expression for a row's threshold, in _THRESHOLD_SCOPES' order, then store-wide."""
@@ -4162,6 +4234,12 @@ def _subsequence(small, big):
 
 
 # --- the briefing: what was learned, as instructions an agent can act on -------------
+def _mined_source(src):
+    """Whether a pattern's source says mining found it: 'hooks' (live sessions) or
+    'import:<client>' (sessions replayed by import-history)."""
+    return src == "hooks" or str(src).startswith("import:")
+
+
 def _rule_text(r):
     """One learned pattern -> the sentence every surface uses (briefing, rules files, MCP).
 
@@ -4169,7 +4247,7 @@ def _rule_text(r):
     by hand hold their own words, shown as they are.
     """
     p = r["pattern"]
-    code = (lambda s: f"`{s}`") if r.get("source") == "hooks" else (lambda s: s)
+    code = (lambda s: f"`{s}`") if _mined_source(r.get("source")) else (lambda s: s)
     head, colon, body = p.partition(":")
     if colon and head == "pref" and "=" in body:
         key, _, value = body.partition("=")
@@ -4200,7 +4278,7 @@ def _rule_text(r):
 
 
 def _rule_evidence(r):
-    if r.get("source") == "hooks":
+    if _mined_source(r.get("source")):
         return f"{r['confidence']} sessions"
     return f"seen {r['confidence']}x"
 
@@ -4267,6 +4345,7 @@ class _Miner:
     def __init__(self, store, conn):
         self.store, self.conn, self.now = store, conn, store._now()
         self.canon, self.credited, self.observed = {}, set(), []   # aliases cannot change mid-pass
+        self.when, self.forgotten = {}, []
         self.corpus = _Corpus(self.rows_of)
 
     def rows_of(self, sess):
@@ -4285,12 +4364,21 @@ class _Miner:
                 p = self.canon[pat] = self.store._canonical(pat, self.conn)
             except ValidationError:
                 return
-        conn, now = self.conn, self.now
+        conn = self.conn
         if conn.execute("INSERT OR IGNORE INTO mined (session, pattern, project, ts)"
-                        " VALUES (?,?,?,?)", (sess, p, proj, now)).rowcount:
-            conn.execute(_SQL_UPSERT, (p, category_for(p), now, now, "hooks", proj, "{}"))
-            conn.execute(_SQL_EVENT, (now, "observe", p, proj, "hooks", sess, 1, ""))
-            self.observed.append(p)
+                        " VALUES (?,?,?,?)", (sess, p, proj, self.now)).rowcount:
+            if sess not in self.when:                   # the session's own time and source
+                ts, src = conn.execute("SELECT max(ts), max(source) FROM events WHERE session = ?"
+                                       " AND session != '' AND kind IN ('tool', 'tool_fail')",
+                                       (sess,)).fetchone()
+                self.when[sess] = (ts or self.now, src if _mined_source(src) else "hooks")
+            ts, src = self.when[sess]
+            if self.store._reinforce(conn, p, proj, source=src, session=sess, ts=ts) is None:
+                conn.execute("DELETE FROM mined WHERE session = ? AND pattern = ? AND project = ?",
+                             (sess, p, proj))
+                self.forgotten.append(p)
+            else:
+                self.observed.append(p)
 
     def session(self, sess, last_id):
         """Mine one session (its calls up to event `last_id`): its own habits and combos, then
@@ -4330,10 +4418,11 @@ class _Learning(_Memory):
         Param("session", str, "mine only this session id (default: every session with new events)"),
         title="Mine sessions into patterns", idempotent=True,
         output=_obj({"sessions": _INT, "observed": {"type": "array", "items": _STR},
-                     "consolidated": {"type": "object"}}, ("sessions", "observed")),
+                     "forgotten": _INT, "consolidated": {"type": "object"}}, ("sessions", "observed")),
         render=lambda r: "\n".join([f"Sessions mined: {r['sessions']}"]
                                    + [f"  observed {p}" for p in r["observed"]]
-                                   + [f"Observations: {len(r['observed'])}"]))
+                                   + [f"Observations: {len(r['observed'])}"]
+                                   + [f"Left out (forgotten): {r['forgotten']}"] * bool(r["forgotten"])))
     def mine(self, session=None):
         """Turn recorded tool calls of each session into pref:/seq:/fix:/combo: observations, then consolidate.
 
@@ -4365,7 +4454,8 @@ class _Learning(_Memory):
         # levels change only where something was observed: an idle pass (every SessionStart
         # runs one) does not pay for a whole-store consolidate
         observed = miner.observed
-        return {"sessions": len(todo), "observed": observed, "consolidated": self.consolidate() if observed else {}}
+        return {"sessions": len(todo), "observed": observed, "forgotten": len(miner.forgotten),
+                "consolidated": self.consolidate() if observed else {}}
 
     def record_tool(self, payload, failed=False, ts=None):
         """Store one tool call of a hook payload; returns the summary or the skip reason.
@@ -4901,10 +4991,12 @@ class _History(_Learning):
                     kept, fails = kept + 1, fails + failed
         else:
             try:
-                with self._db.write():     # one transaction; each capture nests as a savepoint
+                with self._db.write() as conn:     # one transaction; each capture nests as a savepoint
                     for payload, failed, ts in calls:
                         if not self.record_tool(payload, failed=failed, ts=ts).startswith("skipped: "):
                             kept, fails = kept + 1, fails + failed
+                    conn.execute("UPDATE events SET source = 'import:' || source WHERE session = ?"
+                                 " AND session != '' AND kind IN ('tool', 'tool_fail')", (session,))
             except sqlite3.Error as e:
                 raise _db_error(self.path, e) from None
         res["tool_calls"] += kept
@@ -6069,17 +6161,19 @@ class _Sharing(_Memory):
         Param("project", str, "store every imported rule under this project instead of the file's "
               "('' global, a fingerprint or a path)"),
         cli="import", title="Import rules", idempotent=True,
-        output=_obj({k: _INT for k in ("records", "added", "updated", "unchanged")} | {"file": _STR},
-                    ("file", "records", "added", "updated", "unchanged")),
+        output=_obj({k: _INT for k in ("records", "added", "updated", "unchanged", "forgotten")}
+                    | {"file": _STR}, ("file", "records", "added", "updated", "unchanged")),
         render=lambda r: f"Imported {r['records']} records from {r['file']}: {r['added']} added, "
-                         f"{r['updated']} updated, {r['unchanged']} unchanged")
+                         f"{r['updated']} updated, {r['unchanged']} unchanged"
+                         + (f", {r['forgotten']} left out (forgotten)" if r.get("forgotten") else ""))
     def import_rules(self, file, project=None):
         """Merge another store's JSON export (a teammate's, another machine's) into this one.
 
         Per (pattern, project): confidence = max(local, imported), first_seen =
         min, last_seen = max, level = max; category, source and metadata keys
         already present locally are kept. Patterns are normalised and local
-        aliases applied. So importing a file twice equals importing it once. The
+        aliases applied; a pattern forgotten here stays out (`forgotten`). So
+        importing a file twice equals importing it once. The
         whole file is checked first: one bad record refuses it and nothing changes.
         It is written in transactions of 2,000 records with a pause between them,
         so other writers (hooks) never wait long; if interrupted, importing it
@@ -6118,22 +6212,24 @@ class _Sharing(_Memory):
             with self._write() as conn:
                 for (pattern, proj), row in items[i:i + _IMPORT_BATCH]:
                     done[self._import_one(conn, pattern, proj, row)] += 1
-        return {"file": path, "records": len(data), "added": done["added"], "updated": done["updated"],
-                "unchanged": done["unchanged"]}
+        out = {"file": path, "records": len(data), "added": done["added"], "updated": done["updated"],
+               "unchanged": done["unchanged"]}
+        return dict(out, forgotten=done["forgotten"]) if done["forgotten"] else out
 
     def _import_one(self, conn, pattern, proj, row):
-        """Fold one imported record into the store: 'added', 'updated' or 'unchanged'."""
+        """Fold one imported record into the store: 'added', 'updated', 'unchanged' or
+        'forgotten' (left out: it was forgotten here)."""
         p = self._canonical(pattern, conn)
         old = self._get_record(conn, p, proj)
+        now = self._now()
         if old is None:
-            now = self._now()
-            conn.execute("INSERT INTO instincts (pattern, category, confidence, first_seen,"
-                         " last_seen, source, project, promoted, metadata)"
-                         " VALUES (?,?,?,?,?,?,?,?,?)",
-                         (p, row["category"] or category_for(p), row["confidence"],
-                          row["first_seen"] or now, row["last_seen"] or now, row["source"],
-                          proj, row["promoted"], _check_metadata(row["metadata"]) or "{}"))
-            self._event(conn, "import", p, proj, row["source"], row["confidence"])
+            if self._reinforce(conn, p, proj, source=row["source"], session=self.session, ts=now,
+                               delta=row["confidence"], kind="import", category=row["category"],
+                               metadata=_check_metadata(row["metadata"]),
+                               seen=(row["first_seen"] or now, row["last_seen"] or now)) is None:
+                return "forgotten"
+            conn.execute("UPDATE instincts SET promoted = ? WHERE pattern = ? AND project = ?",
+                         (row["promoted"], p, proj))
             return "added"
         new = {"confidence": max(old["confidence"], row["confidence"]),
                "promoted": max(old["promoted"], row["promoted"]),
@@ -6143,12 +6239,13 @@ class _Sharing(_Memory):
                "metadata": {**row["metadata"], **old["metadata"]}}
         if all(old[k] == v for k, v in new.items()):
             return "unchanged"
-        conn.execute("UPDATE instincts SET confidence = ?, promoted = ?, source = ?, first_seen = ?,"
+        self._reinforce(conn, p, proj, source=row["source"], session=self.session, ts=now,
+                        delta=new["confidence"] - old["confidence"], kind="import")
+        conn.execute("UPDATE instincts SET promoted = ?, source = ?, first_seen = ?,"
                      " last_seen = ?, metadata = coalesce(?, metadata) WHERE pattern = ? AND project = ?",
-                     (new["confidence"], new["promoted"], new["source"], new["first_seen"],
+                     (new["promoted"], new["source"], new["first_seen"],
                       new["last_seen"], None if new["metadata"] == old["metadata"]
                       else _check_metadata(new["metadata"]), p, proj))
-        self._event(conn, "import", p, proj, row["source"], new["confidence"] - old["confidence"])
         return "updated"
 
     @staticmethod
@@ -6892,7 +6989,7 @@ class _Insight(_Core):
             e["next_decay"] = {"date": _iso(last + 90 * 86400), "confidence_after": conf - 1,
                                "deletes": conf <= 1}
         where = " FROM events WHERE pattern = :p AND project = :proj AND pattern != ''"
-        obs = self._read("SELECT session, source, count(*)" + where + " AND kind = 'observe'"
+        obs = self._read("SELECT session, source, count(*)" + where + " AND " + _SQL_OBSERVED +
                          " GROUP BY session, source", {"p": p, "proj": proj})
         sessions, sources = {}, {}
         for s, src, n in obs:
@@ -6995,7 +7092,7 @@ class _Insight(_Core):
         start = now - 2 * days * 86400
         mid = _iso(now - days * 86400)
         rows = self._read(
-            "SELECT pattern, sum(ts >= ?), count(*) FROM events WHERE id >= ? AND kind = 'observe'"
+            "SELECT pattern, sum(ts >= ?), count(*) FROM events WHERE id >= ? AND " + _SQL_OBSERVED +
             " AND ts >= ? AND ts <= ? AND pattern != '' GROUP BY pattern",
             (mid, self._first_event_id(start), _iso(start), _iso(now)))
         out = [{"pattern": p, "recent": a, "before": n - a, "per_day": round(a / days, 3),
@@ -7028,7 +7125,7 @@ class _Insight(_Core):
             chunk = names[i:i + 500]
             for p, ts in self._read(
                     f"SELECT pattern, ts FROM events WHERE pattern IN ({','.join('?' * len(chunk))})"
-                    " AND pattern != '' AND (kind = 'observe' OR (kind = 'feedback' AND delta > 0))",
+                    f" AND pattern != '' AND ({_SQL_OBSERVED} OR (kind = 'feedback' AND delta > 0))",
                     chunk):
                 hits.setdefault(p, []).append(ts)
         for h in hits.values():
@@ -7077,13 +7174,11 @@ class _Insight(_Core):
             rec = self._get_record(conn, p, proj)
             if rec is None:
                 raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
-            now = self._now()
             delta = 1 if verdict == "good" else -1 if rec["confidence"] > 1 else 0
-            conn.execute("UPDATE instincts SET confidence = confidence + ?, quiet = ?,"
-                         " last_seen = CASE WHEN ? > 0 THEN ? ELSE last_seen END"
-                         " WHERE pattern = ? AND project = ?", (delta, quiet, delta, now, p, proj))
-            conn.execute(_SQL_EVENT, (now, "feedback", p, proj, "", self.session, delta,
-                                      _dumps({"verdict": verdict, "note": note})))
+            self._reinforce(conn, p, proj, source="", session=self.session, ts=self._now(),
+                            delta=delta, kind="feedback", data=_dumps({"verdict": verdict, "note": note}))
+            conn.execute("UPDATE instincts SET quiet = ? WHERE pattern = ? AND project = ?",
+                         (quiet, p, proj))
             rec = self._get_record(conn, p, proj)
         return {**rec, "scope": scope, "verdict": verdict, "delta": delta, "quiet": quiet,
                 "note": note}

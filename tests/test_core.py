@@ -448,7 +448,7 @@ class TestObserveWithoutReturning(StoreCase):
         with contextlib.ExitStack() as patches:
             patches.enter_context(mock.patch.object(instinct, "_HAS_RETURNING", returning))
             if not returning:                   # as on SQLite < 3.35: a RETURNING statement fails
-                patches.enter_context(mock.patch.object(instinct, "_SQL_OBSERVE",
+                patches.enter_context(mock.patch.object(instinct, "_SQL_REINFORCED",
                                                         "SELECT * FROM no_returning_here"))
             store = self.open(path)
             records = self.scenario(store)

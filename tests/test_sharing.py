@@ -686,8 +686,8 @@ class TestDoctor(_Base):
 # --- gc ------------------------------------------------------------------------------
 class TestGC(_Base):
     def test_gc_reports_what_it_did(self):
-        self.store.merge("seq:old-name", "seq:new->name")
         self.observe("seq:new->name", 3)
+        self.store.merge("seq:old-name", "seq:new->name")
         # a row under the alias (e.g. written by an older version) and an alias chain
         with self.store._write() as c:
             c.execute("INSERT INTO instincts (pattern, confidence, first_seen, last_seen)"
