@@ -132,6 +132,7 @@ PROJECT_MARKERS = ("pyproject.toml", "setup.py", "package.json", "Cargo.toml",
 
 
 MAX_LIMIT = 1000                       # the largest `limit` any operation accepts
+AUTO_BACKUPS = 10                      # automatic backups kept beside the store (forget, purge, gc)
 
 
 # Token prefixes of well-known secrets: the shape reader refuses them (section 12), memories redact them (11)
@@ -1106,6 +1107,7 @@ class _DB:
             try:
                 conn = sqlite3.connect(f"file:{quote(path)}?mode=ro{extra}", uri=True, timeout=self.timeout,
                                        isolation_level=None, check_same_thread=False)
+                conn.create_function("instinct_key", 2, _forgotten_key, deterministic=True)
                 version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0])
                 break
             except sqlite3.Error as e:
@@ -1481,6 +1483,15 @@ _PROJECT_OF_ONE = Param(
     "project", str, "'' global, a fingerprint or a project path (default: the row suggest and list "
     "show for the working directory: this project's, else the global one, else a universal one)")
 _RECORD_AT = _obj({**_RECORD["properties"], "scope": _STR}, _RECORD.get("required", ()))
+_DRY_RUN = Param("dry_run", bool, "only show what would go; change nothing", default=False)
+
+
+def _backup_note(r):
+    """A destructive command's last line: where its automatic backup is, or that it was a dry run."""
+    if r.get("dry_run"):
+        return "\n(dry run: nothing changed)"
+    path = r.get("backup_file")
+    return f"\nBackup: {path} (`instinct restore` it to undo)" if path else ""
 
 
 def _where(r):
@@ -1879,22 +1890,41 @@ class _Core:
         return {**_record(row[0]), "scope": scope}
 
     @operation(
-        Param("pattern", str, "the pattern to delete", required=True, positional=True),
-        _PROJECT_OF_ONE,
+        Param("pattern", str, "the pattern to delete (an alias: the alias goes, its pattern stays)",
+              required=True, positional=True),
+        _PROJECT_OF_ONE, _DRY_RUN,
         title="Forget an instinct", destructive=True, idempotent=True,
-        output=_RECORD_AT, render=lambda r: f"Forgot {r['pattern']} (conf={r['confidence']}, {_where(r)})")
-    def forget(self, pattern, project=None):
-        """Delete a pattern for good, with every copy of it; returns the deleted record.
+        output=_obj({**_RECORD_AT["properties"], "alias": _STR, "events": _INT, "dry_run": _BOOL,
+                     "backup_file": _STR}, ("pattern",)),
+        render=lambda r: (f"{'Would remove' if r.get('dry_run') else 'Removed'} alias {r['alias']}"
+                          f" (it meant {r['pattern']}, which is kept)" if "alias" in r else
+                          f"{'Would forget' if r.get('dry_run') else 'Forgot'} {r['pattern']} "
+                          f"(conf={r['confidence']}, {_where(r)}) and {r['events']} events; it stays"
+                          f" forgotten (`instinct unforget` lifts it)") + _backup_note(r))
+    def forget(self, pattern, project=None, dry_run=False):
+        """Delete a pattern for good: observing, mining, importing or merging it later leaves it out.
 
-        Its events and mining rows go, and (when no project keeps it) its aliases and settings;
-        the full-text index and the WAL are purged too."""
+        Returns the deleted record. Its events and mining rows go, and (when no project keeps
+        it) its aliases and settings; the full-text index and the WAL are purged too. What stays
+        is a tombstone (a hash, never the pattern's text) until `unforget`. Given an alias,
+        only the alias is removed. A backup of the store is written first (`backup_file`:
+        `restore` it to undo); dry_run shows what would go and changes nothing.
+        """
+        return self._guarded("forget", dry_run, lambda s: s._forget(pattern, project))
+
+    def _forget(self, pattern, project):
         with self._write() as conn:
+            a = normalize_pattern(pattern)
+            alias = conn.execute("SELECT pattern FROM aliases WHERE alias = ?", (a,)).fetchone()
+            if alias:
+                conn.execute("DELETE FROM aliases WHERE alias = ?", (a,))
+                return {"pattern": alias[0], "alias": a}
             p, proj, scope = self._locate(pattern, project, conn)
             rec = self._get_record(conn, p, proj)
             if rec is None:
                 raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
             conn.execute("DELETE FROM instincts WHERE pattern = ? AND project = ?", (p, proj))
-            conn.execute("DELETE FROM events WHERE pattern = ? AND project = ?", (p, proj))
+            events = conn.execute("DELETE FROM events WHERE pattern = ? AND project = ?", (p, proj)).rowcount
             conn.execute("DELETE FROM mined WHERE pattern = ? AND project = ?", (p, proj))
             line = p + "\t" + proj
             for eid, data in conn.execute("SELECT id, data FROM events WHERE kind = 'surface'"
@@ -1904,9 +1934,90 @@ class _Core:
             if not conn.execute("SELECT 1 FROM instincts WHERE pattern = ?", (p,)).fetchone():
                 conn.execute("DELETE FROM aliases WHERE pattern = ? OR alias = ?", (p, p))
                 conn.execute("DELETE FROM settings WHERE substr(key, 1, ?) = ?", (len(p) + 9, f"pattern.{p}."))
+            conn.execute("INSERT OR REPLACE INTO forgotten (key, ts) VALUES (?, ?)",
+                         (_forgotten_key(p, proj), self._now()))
             self._event(conn, "forget", "", proj, delta=-rec["confidence"])    # no copy of the pattern
         self._scrub()
-        return {**rec, "scope": scope}
+        return {**rec, "scope": scope, "events": events}
+
+    @operation(
+        Param("pattern", str, "the forgotten pattern", required=True, positional=True),
+        Param("project", str, "'' global, a fingerprint or a project path (default: this "
+              "project's tombstone, else the global one)"),
+        title="Unforget a pattern", idempotent=True,
+        output=_obj({"pattern": _STR, "project": _STR}, ("pattern", "project")),
+        render=lambda r: f"{r['pattern']} is no longer forgotten ({_where(r)}): observations count again")
+    def unforget(self, pattern, project=None):
+        """Lift a `forget`: the pattern may be observed, mined, imported and merged again."""
+        p = normalize_pattern(pattern)
+        projs = ([_resolve_project(project, self.cwd)] if project is not None
+                 else [project_fingerprint(self.cwd), ""])
+        with self._write() as conn:
+            p = self._canonical(p, conn)
+            for proj in projs:
+                if conn.execute("DELETE FROM forgotten WHERE key = ?", (_forgotten_key(p, proj),)).rowcount:
+                    self._event(conn, "unforget", "", proj)
+                    return {"pattern": p, "project": proj}
+        raise NotFoundError(f"{p!r} is not forgotten " + (
+            f"in project {projs[0]}" if projs[0] else "globally") + (" or globally" if len(projs) > 1 else ""))
+
+    def _guarded(self, name, dry_run, fn):
+        """A destructive operation `fn(store)`: with dry_run on a private copy of the store (this
+        one is left as it is), else here after an automatic backup -> fn's result, saying which."""
+        if not dry_run:
+            backup = self._auto_backup(name)
+            return {**fn(self), "backup_file": backup}
+        tmp = _temp_file(os.path.dirname(self.path))
+        try:
+            try:
+                self._snapshot(self._db.conn, tmp)
+            except sqlite3.Error as e:
+                raise _db_error(self.path, e) from None
+            with type(self)(tmp, clock=self._clock, cwd=self.cwd, session=self.session) as copy:
+                return {**fn(copy), "dry_run": True}
+        finally:
+            _drop_temp(tmp)
+            _drop_temp(tmp + ".bak")
+
+    def _auto_backups(self):
+        """The automatic backups beside the store, oldest first."""
+        import glob
+        return sorted(glob.glob(glob.escape(self.path) + ".*-*.bak"))
+
+    def _auto_backup(self, name):
+        """Save the store as `<db>.<UTC time>.<n>-<name>.bak` (0600) before a destructive
+        operation; the oldest beyond AUTO_BACKUPS go -> its path."""
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(self._clock()))
+        n = 1
+        while os.path.lexists(dest := f"{self.path}.{stamp}.{n:03d}-{name}.bak"):
+            n += 1
+        try:
+            self._snapshot(self._db.conn, dest)
+        except sqlite3.Error as e:
+            raise _db_error(self.path, e) from None
+        except OSError as e:
+            raise StoreError(f"cannot write the automatic backup {dest}: {e.strerror}") from None
+        for old in self._auto_backups()[:-AUTO_BACKUPS]:
+            _drop_temp(old)                         # with its -wal and -shm, if opened
+        return dest
+
+    def _snapshot(self, conn, dest):
+        """Copy a consistent snapshot of conn into a new file `dest` (atomically, mode 0600)."""
+        near = os.path.dirname(self.path)
+        tmp = _temp_file(os.path.dirname(dest), near)
+        try:
+            out = sqlite3.connect(tmp, isolation_level=None)
+            try:
+                self._db.retry(conn.backup, out)
+                out.execute("PRAGMA journal_mode=DELETE")   # one self-contained file
+                counts = out.execute("SELECT (SELECT count(*) FROM instincts),"
+                                     " (SELECT count(*) FROM events)").fetchone()
+            finally:
+                out.close()
+            os.replace(tmp, dest)
+        finally:
+            _drop_temp(tmp, near)
+        return counts
 
     def _scrub(self):
         """After forgetting: fold each full-text index into one segment (old segments still hold
@@ -6365,33 +6476,40 @@ class _Sharing(_Memory):
     @operation(
         Param("text", str, "the text to remove wherever it appears (at least 4 characters; "
               "case-sensitive)", required=True, positional=True),
+        _DRY_RUN,
         title="Purge a text from the store", destructive=True, idempotent=True,
-        output=_obj({k: _INT for k in ("instincts", "memories", "events", "other", "backup")},
+        output=_obj({k: _INT for k in ("instincts", "memories", "events", "other", "backup")}
+                    | {"dry_run": _BOOL, "backup_file": _STR},
                     ("instincts", "memories", "events", "other", "backup")),
-        render=lambda r: (f"Purged: {r['instincts']} instincts, {r['memories']} memories, "
-                          f"{r['events']} events, {r['other']} other rows"
-                          + (f"; {r['backup']} rows from the .bak restore kept" if r["backup"] else "")))
-    def purge(self, text):
-        """Delete every record holding a text (a leaked secret, a name), here and in the `.bak`.
+        render=lambda r: (f"{'Would purge' if r.get('dry_run') else 'Purged'}: {r['instincts']} instincts,"
+                          f" {r['memories']} memories, {r['events']} events, {r['other']} other rows"
+                          + (f"; {r['backup']} rows from older backups" if r["backup"] else "")
+                          + _backup_note(r)))
+    def purge(self, text, dry_run=False):
+        """Delete every record holding a text (a leaked secret, a name), here and in the backups.
 
-        Patterns, memories, events, aliases, settings and mining rows go, in this store and in
-        the `.bak` restore keeps; then the full-text indexes and the WAL are purged and deleted
-        rows are zeroed on disk.
+        Patterns, memories, events, aliases, settings, project folders and mining rows go, in
+        this store, in the `.bak` restore keeps and in the older automatic backups; then the
+        full-text indexes and the WAL are purged and deleted rows are zeroed on disk. The
+        automatic backup written first (`backup_file`) still holds the text: delete it once
+        sure. dry_run counts what would go and changes nothing.
         """
         _check_text(text, "text", MAX_PATTERN, empty_ok=False)
         if len(text.strip()) < 4:
             raise ValidationError("text must hold at least 4 characters (a shorter one would match "
                                   "too much)")
-        counts = self._purge(text)
-        bak = self.path + ".bak"
-        counts["backup"] = 0
-        if os.path.isfile(bak):
-            try:
-                with type(self)(bak, timeout=self._db.timeout) as old:
-                    counts["backup"] = sum(old._purge(text).values())
-            except InstinctError:
-                pass
-        return counts
+        older = [p for p in [self.path + ".bak"] + self._auto_backups() if os.path.isfile(p)]
+
+        def run(store):
+            counts = dict(store._purge(text), backup=0)
+            for bak in older if store is self else ():
+                try:
+                    with type(self)(bak, timeout=self._db.timeout) as old:
+                        counts["backup"] += sum(old._purge(text).values())
+                except InstinctError:
+                    pass
+            return counts
+        return self._guarded("purge", dry_run, run)
 
     def _purge(self, text):
         import json
@@ -6409,7 +6527,8 @@ class _Sharing(_Memory):
                 ("other", "aliases", ("alias", "pattern")),
                 ("other", "settings", ("key", "value")),
                 ("other", "mined", ("session", "pattern")),
-                ("other", "mined_sessions", ("session",)))
+                ("other", "mined_sessions", ("session",)),
+                ("other", "projects", ("root",)))
         counts = {"instincts": 0, "memories": 0, "events": 0, "other": 0}
         tables = {r[0] for r in self._read("SELECT name FROM sqlite_master WHERE type = 'table'")}
         for key, table, cols in plan:
@@ -6420,24 +6539,6 @@ class _Sharing(_Memory):
         with self._write() as conn:
             self._drop_orphan_events(conn)
         self._scrub()
-        return counts
-
-    def _snapshot(self, conn, dest):
-        """Copy a consistent snapshot of conn into a new file `dest` (atomically, mode 0600)."""
-        near = os.path.dirname(self.path)
-        tmp = _temp_file(os.path.dirname(dest), near)
-        try:
-            out = sqlite3.connect(tmp, isolation_level=None)
-            try:
-                self._db.retry(conn.backup, out)
-                out.execute("PRAGMA journal_mode=DELETE")   # one self-contained file
-                counts = out.execute("SELECT (SELECT count(*) FROM instincts),"
-                                     " (SELECT count(*) FROM events)").fetchone()
-            finally:
-                out.close()
-            os.replace(tmp, dest)
-        finally:
-            _drop_temp(tmp, near)
         return counts
 
     @operation(
@@ -6470,12 +6571,15 @@ class _Sharing(_Memory):
 
     @operation(
         Param("path", str, "the backup file to restore", required=True, positional=True),
+        _DRY_RUN,
         title="Restore the database from a backup", destructive=True, idempotent=True,
         output=_obj({"path": _STR, "previous": _STR, "instincts": _INT, "events": _INT,
-                     "schema_version": _INT}, ("path", "previous", "instincts", "events")),
-        render=lambda r: f"Restored {r['instincts']} instincts and {r['events']} events from "
-                         f"{r['path']}; the previous database is kept as {r['previous']}")
-    def restore(self, path):
+                     "schema_version": _INT, "dry_run": _BOOL}, ("path", "previous", "instincts", "events")),
+        render=lambda r: (f"Would restore {r['instincts']} instincts and {r['events']} events from "
+                          f"{r['path']}" + _backup_note(r) if r.get("dry_run") else
+                          f"Restored {r['instincts']} instincts and {r['events']} events from "
+                          f"{r['path']}; the previous database is kept as {r['previous']}"))
+    def restore(self, path, dry_run=False):
         """Replace the database's contents with a backup's, after checking its integrity and schema.
 
         Only data is taken: the backup's rows of instinct's own tables and columns are copied
@@ -6483,8 +6587,12 @@ class _Sharing(_Memory):
         foreign tables, triggers and views in the file are never installed; a file that cannot
         be read that way is refused and the store is left as it was. The current database is
         first saved as `<db>.bak`. The copy goes through SQLite's backup API, so other
-        processes holding the store open keep working on the restored contents.
+        processes holding the store open keep working on the restored contents (so
+        `restore <db>.bak` undoes a restore). dry_run checks the backup and counts what it
+        holds, changing nothing.
         """
+        if dry_run:
+            return self._guarded("restore", True, lambda s: dict(s.restore(path), previous=self.path + ".bak"))
         from urllib.request import pathname2url
         _check_text(path, "path", 4096, empty_ok=False)
         src_path = self._user_path(path)
@@ -6626,23 +6734,30 @@ class _Sharing(_Memory):
     @operation(
         Param("days_inactive", int, "decay: days without an observation before a pattern loses 1",
               default=90, flag="--days", minimum=1),
+        _DRY_RUN,
         title="Garbage-collect the store", destructive=True,
         output=_obj({k: _INT for k in ("aliases_applied", "decayed", "deleted", "events_pruned",
-                                       "memories_archived", "memories_deleted", "bytes_before", "bytes_after")},
+                                       "memories_archived", "memories_deleted", "bytes_before", "bytes_after")}
+                    | {"dry_run": _BOOL, "backup_file": _STR},
                     ("aliases_applied", "decayed", "deleted", "events_pruned", "bytes_before", "bytes_after")),
         render=lambda r: "\n".join([f"Aliases applied: {r['aliases_applied']}", f"Decayed: {r['decayed']}",
                                     f"Deleted: {r['deleted']}", f"Events pruned: {r['events_pruned']}",
                                     f"Memories archived: {r['memories_archived']}",
                                     f"Archived memories deleted: {r['memories_deleted']}",
-                                    f"Optimized and vacuumed: {r['bytes_before']} -> {r['bytes_after']} bytes"]))
-    def gc(self, days_inactive=90):
+                                    f"Optimized and vacuumed: {r['bytes_before']} -> {r['bytes_after']} bytes"])
+        + _backup_note(r))
+    def gc(self, days_inactive=90, dry_run=False):
         """Housekeeping: apply aliases, decay, prune the event log, age memories, optimize and VACUUM.
 
         Rows still stored under an alias are merged into its pattern (alias
         chains are flattened first); the event log is cut to its retention
         settings; stale memories are aged and long-archived ones deleted
-        (section 11); the file is compacted and the WAL truncated.
+        (section 11); the file is compacted and the WAL truncated. A backup is
+        written first (`backup_file`); dry_run shows the counts and changes nothing.
         """
+        return self._guarded("gc", dry_run, lambda s: s._gc(days_inactive))
+
+    def _gc(self, days_inactive):
         before = self._db_bytes()
         with self._write() as conn:              # alias chains flattened first
             for _ in range(16):
