@@ -1343,7 +1343,7 @@ _STR, _INT, _BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
 _RECORD = _obj({
     "pattern": _STR, "category": _STR, "confidence": _INT, "level": _STR, "promoted": _INT,
     "project": _STR, "source": _STR, "first_seen": _STR, "last_seen": _STR,
-    "metadata": {"type": "object"}},
+    "metadata": {"type": "object"}, "root": _STR},
     ("pattern", "category", "confidence", "level", "project", "first_seen", "last_seen"))
 
 
@@ -1355,6 +1355,7 @@ def _lines(records, noun):
     w = max(22, max(len(r["pattern"]) for r in records))
     lw = max(len(r["level"]) for r in records) + 4
     out = [f"  {r['pattern']:<{w}} conf={r['confidence']:<3}{'[' + r['level'] + ']':<{lw}}{r['category']}"
+           + (f"  {r['root'] or r['project']}" if r.get("project") and "root" in r else "")
            for r in records]
     n = len(records)
     out.append(f"{n} {noun if n == 1 else nouns}")
@@ -1385,6 +1386,7 @@ def _render_stats(s):
         out.append("Categories: " + ", ".join(f"{k} {v}" for k, v in s["by_category"].items()))
     out.append(f"Projects: {s['projects']}  Events: {s['events']}  Full-text search: "
                f"{'FTS5' if s['fts'] else 'LIKE fallback'}")
+    out += [f"  project {fp}: {root}" for fp, root in s.get("folders", {}).items()]
     return "\n".join(out)
 
 
@@ -1439,6 +1441,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     source = CASE WHEN :source != '' THEN :source ELSE source END,
     quiet = CASE WHEN quiet > 0 AND :delta > 0 THEN quiet - 1 ELSE quiet END"""
 _SQL_REINFORCED = _SQL_REINFORCE + " RETURNING " + _COLS
+# which folder a project fingerprint stands for, noted the first time it is seen
+_SQL_PROJECT = "INSERT OR IGNORE INTO projects (fingerprint, root, first_seen) VALUES (?,?,?)"
 _OBSERVATION = 1                    # the confidence one observation adds (observe, mining)
 
 _DECAY_BATCH = 50_000               # rows per decay (and event-log pruning) transaction
@@ -1496,9 +1500,10 @@ def _backup_note(r):
 
 def _where(r):
     """Where a command about one pattern found it: 'project X', 'global', 'universal, project X'."""
+    folder = f" {r['root']}" if r.get("root") else ""
     if r.get("scope") == "universal":
-        return f"universal, project {r['project']}"
-    return f"project {r['project']}" if r["project"] else "global"
+        return f"universal, project {r['project']}{folder}"
+    return f"project {r['project']}{folder}" if r["project"] else "global"
 
 
 def _record(row):
@@ -1676,6 +1681,8 @@ class _Core:
             now = self._now()
             r = self._reinforce(conn, given, proj, source=source, session=self.session, ts=now,
                                 category=cat, metadata=meta)
+            if proj and proj != project:                # given as a folder: note which one
+                conn.execute(_SQL_PROJECT, (proj, project_root(project), now))
             if r is None:                               # forgotten: nothing is recorded
                 return {"pattern": self._canonical(given, conn), "category": cat or category_for(given),
                         "confidence": 0, "level": LEVELS[0], "promoted": 0, "project": proj,
@@ -1810,7 +1817,9 @@ class _Core:
         mcp="list_instincts", title="List instincts", read_only=True, idempotent=True,
         output=_RECORD, list_key="instincts", render=lambda rs: _lines(rs, "instinct"))
     def list(self, min_confidence=1, category=None, project=None, level=None, limit=None):
-        """List stored patterns, highest confidence first, with optional filters."""
+        """List stored patterns, highest confidence first, with optional filters.
+
+        A project's row carries its folder (`root`, '' when unknown)."""
         where, params = ["confidence >= ?"], [min_confidence]
         if category is not None:
             where.append("category = ?")
@@ -1824,7 +1833,14 @@ class _Core:
         sql = (f"SELECT {_COLS} FROM instincts WHERE {' AND '.join(where)}"
                " ORDER BY confidence DESC, pattern, project LIMIT ?")
         params.append(int(limit or self._settings()["list_limit"]))
-        return [_record(r) for r in self._read(sql, params)]
+        out = [_record(r) for r in self._read(sql, params)]
+        roots = self._roots(r["project"] for r in out)
+        return [dict(r, root=roots.get(r["project"], "")) if r["project"] else r for r in out]
+
+    def _roots(self, fingerprints):
+        """{fingerprint: folder} of the projects among `fingerprints` whose folder is known."""
+        fps = sorted({f for f in fingerprints if f})
+        return dict(self._chunked("SELECT fingerprint, root FROM projects WHERE fingerprint IN ({})", fps))
 
     @operation(
         Param("query", str, "words to look for in patterns and categories", required=True,
@@ -1938,7 +1954,7 @@ class _Core:
                          (_forgotten_key(p, proj), self._now()))
             self._event(conn, "forget", "", proj, delta=-rec["confidence"])    # no copy of the pattern
         self._scrub()
-        return {**rec, "scope": scope, "events": events}
+        return {**rec, "scope": scope, "events": events, "root": self._roots([proj]).get(proj, "")}
 
     @operation(
         Param("pattern", str, "the forgotten pattern", required=True, positional=True),
@@ -1985,12 +2001,13 @@ class _Core:
         return sorted(glob.glob(glob.escape(self.path) + ".*-*.bak"))
 
     def _auto_backup(self, name):
-        """Save the store as `<db>.<UTC time>.<n>-<name>.bak` (0600) before a destructive
+        """Save the store as `<db>.<UTC time>-<name>.bak` (0600) before a destructive
         operation; the oldest beyond AUTO_BACKUPS go -> its path."""
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(self._clock()))
-        n = 1
-        while os.path.lexists(dest := f"{self.path}.{stamp}.{n:03d}-{name}.bak"):
-            n += 1
+        t = time.time()                             # real time: the names sort as made
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(t)) + ".%06dZ" % (t % 1 * 1e6)
+        dest = f"{self.path}.{stamp}-{name}.bak"
+        if os.path.lexists(dest):
+            raise StoreError(f"cannot write the automatic backup {dest}: it exists")
         try:
             self._snapshot(self._db.conn, dest)
         except sqlite3.Error as e:
@@ -2061,9 +2078,11 @@ class _Core:
             conn.execute("UPDATE aliases SET pattern = ? WHERE pattern = ?", (t, a))
             now, forgotten = self._now(), 0
             for _, cat, conf, _, proj, src, first, last, meta in rows:
-                forgotten += self._reinforce(conn, t, proj, source=src, session=self.session, ts=now,
-                                             delta=conf, kind="merge", category=cat, metadata=meta,
-                                             seen=(first, last), data=a) is None
+                if self._reinforce(conn, t, proj, source=src, session=self.session, ts=now, delta=conf,
+                                   kind="merge", category=cat, metadata=meta, seen=(first, last),
+                                   data=a) is None:       # forgotten there: its history goes too
+                    forgotten += 1
+                    conn.execute("DELETE FROM events WHERE pattern = ? AND project = ?", (a, proj))
             conn.execute("DELETE FROM instincts WHERE pattern = ?", (a,))
             conn.execute("UPDATE events SET pattern = ? WHERE pattern = ? AND pattern != ''"
                          " AND kind != 'merge'", (t, a))
@@ -2186,7 +2205,7 @@ class _Core:
         output=_obj({"total": _INT, "by_level": _obj({k: _INT for k in LEVELS}),
                      "by_category": {"type": "object"}, "projects": _INT, "events": _INT,
                      "aliases": _INT, "db_path": _STR, "db_bytes": _INT, "schema_version": _INT,
-                     "fts": _BOOL},
+                     "fts": _BOOL, "folders": {"type": "object"}},
                     ("total", "by_level", "by_category", "projects", "events")),
         render=_render_stats)
     def stats(self):
@@ -2204,7 +2223,31 @@ class _Core:
                    if os.path.exists(self.path + s))
         return {"total": sum(by_level.values()), "by_level": by_level, "by_category": by_cat,
                 "projects": projects, "events": events, "aliases": aliases, "db_path": self.path,
-                "db_bytes": size, "schema_version": version, "fts": self._fts()}
+                "db_bytes": size, "schema_version": version, "fts": self._fts(),
+                "folders": dict(self._read("SELECT fingerprint, root FROM projects"
+                                           " ORDER BY first_seen DESC LIMIT 20"))}
+
+    @operation(
+        title="List projects", read_only=True, idempotent=True, list_key="projects",
+        output=_obj({"fingerprint": _STR, "root": _STR, "sessions": _INT, "patterns": _INT},
+                    ("fingerprint", "root", "sessions", "patterns")),
+        render=lambda rs: "\n".join([f"  {r['fingerprint']}  {r['root'] or '(folder unknown)'}  "
+                                     f"{r['sessions']} sessions, {r['patterns']} patterns" for r in rs]
+                                    + [f"{len(rs)} project{'' if len(rs) == 1 else 's'}"]))
+    def projects(self):
+        """Which folder each project fingerprint stands for, with its sessions mined and patterns stored.
+
+        A fingerprint is the first 12 hex of sha256 of the project's root folder; its folder is
+        known once a hook, import-history or observe with a project path saw it.
+        """
+        roots = dict(self._read("SELECT fingerprint, root FROM projects"))
+        pats = dict(self._read("SELECT project, count(*) FROM instincts WHERE project != ''"
+                               " GROUP BY project"))
+        sess = dict(self._read("SELECT project, count(*) FROM mined_sessions WHERE project != ''"
+                               " GROUP BY project"))
+        return [{"fingerprint": f, "root": roots.get(f, ""), "sessions": sess.get(f, 0),
+                 "patterns": pats.get(f, 0)}
+                for f in sorted(set(roots) | set(pats) | set(sess), key=lambda f: (-pats.get(f, 0), f))]
 
     @operation(
         Param("min_confidence", int, "export patterns with at least this confidence", default=10,
@@ -2328,6 +2371,13 @@ def _mem_key(kind, mtype, project, text):
 
 _MEM_PER_KEY = 200         # remember: newest memories read per key when looking for a repeat
 _MEM_CANDIDATES = 64       # ... of which this many (sharing the most keys) are compared
+
+
+def _mem_tombstones(mtype, project, title, name):
+    """The tombstone keys of a forgotten memory (section 10's `forgotten`): its title's and its
+    Markdown name's, the keys re-importing it would be found by; hashes, never its text."""
+    return ["m%d" % _mem_key("t", mtype, project, " ".join(_mem_words(title))),
+            "m%d" % _mem_key("n", mtype, project, name or _mem_slug(mtype, title))]
 
 
 def _mem_keys(mtype, project, title, content, name=""):
@@ -2865,6 +2915,8 @@ class _Memory(_Core):
         proj = _resolve_project(project, self.cwd)
         keys = _mem_keys(f["type"], proj, f["title"], f["content"])
         with self._write() as conn:
+            conn.executemany("DELETE FROM forgotten WHERE key = ?",       # stored again on purpose
+                             [(k,) for k in _mem_tombstones(f["type"], proj, f["title"], "")])
             out = self._mem_save(conn, f, proj, keys, supersedes)
         if f["redacted"]:
             out["warnings"] = [f"secret-looking text in {', '.join(f['redacted'])} was replaced by "
@@ -3033,11 +3085,15 @@ class _Memory(_Core):
     def forget_memory(self, id):
         """Delete a memory for good (for one that is wrong); returns the deleted record.
 
-        Stale memories need no forgetting: they fade and are archived on their own.
+        Importing its Markdown file again leaves it out; storing it again with `remember`
+        brings it back. Stale memories need no forgetting: they fade and are archived.
         """
         with self._write() as conn:
             rec = self._mem_get(conn, id)
             conn.execute("DELETE FROM memories WHERE id = ?", (id,))
+            conn.executemany("INSERT OR REPLACE INTO forgotten (key, ts) VALUES (?, ?)", [
+                (k, self._now()) for k in _mem_tombstones(rec["type"], rec["project"], rec["title"],
+                                                          _mem_md(rec["metadata"]).get("name"))])
             conn.execute("DELETE FROM events WHERE substr(data, 1, ?) IN (?, ?)",
                          (len(str(id)) + 11, f'{{"memory":{id},', f'{{"memory":{id}}}'))
             self._event(conn, "forget_memory", project=rec["project"], delta=-rec["confidence"],
@@ -3159,10 +3215,10 @@ class _Memory(_Core):
         Param("project", str, "scope of files that name none: '' global (default), a fingerprint or "
               "a project path", default=""),
         mcp="memory_import", title="Import Markdown memories", idempotent=True,
-        output=_obj({k: _INT for k in ("files", "added", "updated", "unchanged", "skipped")},
+        output=_obj({k: _INT for k in ("files", "added", "updated", "unchanged", "skipped", "forgotten")},
                     ("files", "added", "updated", "unchanged", "skipped")),
-        render=lambda r: ", ".join(f"{k} {r[k]}" for k in
-                                   ("files", "added", "updated", "unchanged", "skipped")))
+        render=lambda r: ", ".join(f"{k} {r[k]}" for k in ("files", "added", "updated", "unchanged",
+                                                            "skipped", "forgotten") if k in r))
     def import_memories(self, path, project=""):
         """Read seed-004 Markdown memories (front matter name, description, metadata.type; body).
 
@@ -3170,7 +3226,8 @@ class _Memory(_Core):
 
         A file matches the stored memory of its type and scope with the same name
         (or title): unchanged ones stay as they are, edited ones are updated and
-        archived ones restored, so importing twice adds nothing. Markdown without
+        archived ones restored, so importing twice adds nothing; a forgotten one stays out
+        (`forgotten`). Markdown without
         front matter (an index such as MEMORY.md) is skipped. Nothing is written
         if any file is invalid.
         """
@@ -3211,17 +3268,23 @@ class _Memory(_Core):
             except ValidationError as e:
                 raise ValidationError(f"{fp}: {e}") from None
             items.append((f, proj, m["name"], m["confidence"]))
-        counts = {"files": len(texts), "added": 0, "updated": 0, "unchanged": 0, "skipped": skipped}
+        counts = {"files": len(texts), "added": 0, "updated": 0, "unchanged": 0, "skipped": skipped,
+                  "forgotten": 0}
         for i in range(0, len(items), 200):               # short transactions: hooks never wait long
             if i:
                 time.sleep(_YIELD_S)
             with self._write() as conn:
                 for item in items[i:i + 200]:
                     counts[self._mem_import_one(conn, *item)] += 1
+        if not counts["forgotten"]:
+            del counts["forgotten"]
         return counts
 
     def _mem_import_one(self, conn, f, proj, name, confidence):
         mtype, title = f["type"], f["title"]
+        if conn.execute("SELECT 1 FROM forgotten WHERE key IN (?, ?)",
+                        _mem_tombstones(mtype, proj, title, name)).fetchone():
+            return "forgotten"
         keys = _mem_keys(mtype, proj, title, f["content"], name)
         rows = conn.execute(
             f"SELECT {_MEM_COLS} FROM memories WHERE type = ? AND project = ? AND id IN (SELECT memory_id"
@@ -4565,7 +4628,7 @@ class _Learning(_Memory):
         # levels change only where something was observed: an idle pass (every SessionStart
         # runs one) does not pay for a whole-store consolidate
         observed = miner.observed
-        return {"sessions": len(todo), "observed": observed, "forgotten": len(miner.forgotten),
+        return {"sessions": len(todo), "observed": observed, "forgotten": len(set(miner.forgotten)),
                 "consolidated": self.consolidate() if observed else {}}
 
     def record_tool(self, payload, failed=False, ts=None):
@@ -4579,13 +4642,15 @@ class _Learning(_Memory):
         session = _safe_session(payload.get("session_id"))
         if not session:
             return "skipped: no session_id"
-        proj = project_fingerprint(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
+        root = project_root(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
+        proj = _sha256_hex(root)[:12]
         failed = failed or _response_failed(payload.get("tool_response"))
         source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload else "claude-code")
         with self._write() as conn:
-            conn.execute(_SQL_EVENT, (self._now() if ts is None else _iso(ts),
-                                      "tool_fail" if failed else "tool", "", proj, source[:40],
+            when = self._now() if ts is None else _iso(ts)
+            conn.execute(_SQL_EVENT, (when, "tool_fail" if failed else "tool", "", proj, source[:40],
                                       session, 0, summary))
+            conn.execute(_SQL_PROJECT, (proj, root, when))
         return summary
 
     def briefing(self, cwd=None, max_items=INJECT_MAX_ITEMS, max_chars=INJECT_MAX_CHARS):
@@ -6838,7 +6903,7 @@ _EXPLAIN = _obj({
                            "sources", "sessions", "projects", "aliases", "feedback", "surfaced"])
 _HISTORY = _obj({
     "pattern": _STR, "project": _STR, "scope": _STR, "exists": _BOOL, "confidence": _INT, "level": _STR,
-    "baseline": _INT, "count": _INT,
+    "baseline": _INT, "count": _INT, "root": _STR,
     "events": {"type": "array", "items": _obj({
         "ts": _STR, "kind": _STR, "delta": _INT, "confidence": _INT, "session": _STR, "source": _STR,
         "detail": _STR}, ("ts", "kind", "delta", "confidence"))}},
@@ -7073,7 +7138,7 @@ class _Insight(_Core):
         e = next((r for r in recs if r["project"] == proj), None)
         if e is None:
             raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
-        e["scope"] = scope
+        e["scope"], e["root"] = scope, self._roots([proj]).get(proj, "")
         conf, promoted = e["confidence"], e["promoted"]
         th = self._thresholds(p, e["category"])
         mature, rule, need = (th[k]["value"] for k in ("mature", "rule", "universal_projects"))
@@ -7187,7 +7252,7 @@ class _Insight(_Core):
             running -= d
         out.reverse()
         h = {"pattern": p, "project": proj, "scope": scope, "exists": bool(cur), "confidence": conf,
-             "baseline": running, "count": len(ev), "events": out}
+             "baseline": running, "count": len(ev), "events": out, "root": self._roots([proj]).get(proj, "")}
         if cur:
             h["level"] = LEVELS[promoted]
         return h

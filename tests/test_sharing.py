@@ -718,7 +718,8 @@ class TestGC(_Base):
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertRegex(out.stdout, r"^Aliases applied: 0\nDecayed: 0\nDeleted: 0\nEvents pruned: \d+\n"
                                      r"Memories archived: 0\nArchived memories deleted: 0\n"
-                                     r"Optimized and vacuumed: \d+ -> \d+ bytes\n$")
+                                     r"Optimized and vacuumed: \d+ -> \d+ bytes\n"
+                                     r"Backup: \S+-gc\.bak \(`instinct restore` it to undo\)\n$")
 
 
 # --- registry / MCP surface --------------------------------------------------------
