@@ -1430,7 +1430,8 @@ _COLS = "pattern, category, confidence, promoted, project, source, first_seen, l
 # project) - the alias of the pattern, if any, resolved inside - unless a tombstone says it was
 # forgotten (then nothing is written); a new row starts at :delta.
 _SQL_REINFORCE = """
-INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen, source, project, metadata)
+INSERT INTO instincts
+    (pattern, category, confidence, first_seen, last_seen, source, project, metadata)
 SELECT p, :category, :delta, :first, :last, :source, :project, :meta
 FROM (SELECT coalesce((SELECT pattern FROM aliases WHERE alias = :pattern), :pattern) AS p)
 WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE key = instinct_key(p, :project))
@@ -1491,7 +1492,7 @@ _DRY_RUN = Param("dry_run", bool, "only show what would go; change nothing", def
 
 
 def _backup_note(r):
-    """A destructive command's last line: where its automatic backup is, or that it was a dry run."""
+    """A destructive command's last line: where its backup is, or that it was a dry run."""
     if r.get("dry_run"):
         return "\n(dry run: nothing changed)"
     path = r.get("backup_file")
@@ -1612,7 +1613,8 @@ class _Core:
             r = (self._get_record(conn, self._canonical(pattern, conn), project)
                  if conn.execute(_SQL_REINFORCE, args).rowcount else None)
         if r is not None:
-            conn.execute(_SQL_EVENT, (ts, kind, r["pattern"], project, source, session, delta, data))
+            conn.execute(_SQL_EVENT, (ts, kind, r["pattern"], project, source, session, delta,
+                                      data))
         return r
 
     def _locate(self, pattern, project, conn=None):
@@ -1684,12 +1686,14 @@ class _Core:
             if proj and proj != project:                # given as a folder: note which one
                 conn.execute(_SQL_PROJECT, (proj, project_root(project), now))
             if r is None:                               # forgotten: nothing is recorded
-                return {"pattern": self._canonical(given, conn), "category": cat or category_for(given),
-                        "confidence": 0, "level": LEVELS[0], "promoted": 0, "project": proj,
+                return {"pattern": self._canonical(given, conn),
+                        "category": cat or category_for(given), "confidence": 0,
+                        "level": LEVELS[0], "promoted": 0, "project": proj,
                         "source": source, "first_seen": "", "last_seen": "", "metadata": {},
                         "forgotten": True}
             p, want = r["pattern"], cat                 # the canonical pattern
-            if want is None and p != given and r["confidence"] == _OBSERVATION and r["first_seen"] == now:
+            new = r["confidence"] == _OBSERVATION and r["first_seen"] == now
+            if want is None and p != given and new:
                 want = category_for(p)                  # new under an alias: the canonical's category
             if want is not None and r["category"] != want:
                 conn.execute("UPDATE instincts SET category = ? WHERE pattern = ? AND project = ?",
@@ -1840,7 +1844,8 @@ class _Core:
     def _roots(self, fingerprints):
         """{fingerprint: folder} of the projects among `fingerprints` whose folder is known."""
         fps = sorted({f for f in fingerprints if f})
-        return dict(self._chunked("SELECT fingerprint, root FROM projects WHERE fingerprint IN ({})", fps))
+        return dict(self._chunked("SELECT fingerprint, root FROM projects"
+                                  " WHERE fingerprint IN ({})", fps))
 
     @operation(
         Param("query", str, "words to look for in patterns and categories", required=True,
@@ -1915,10 +1920,10 @@ class _Core:
         render=lambda r: (f"{'Would remove' if r.get('dry_run') else 'Removed'} alias {r['alias']}"
                           f" (it meant {r['pattern']}, which is kept)" if "alias" in r else
                           f"{'Would forget' if r.get('dry_run') else 'Forgot'} {r['pattern']} "
-                          f"(conf={r['confidence']}, {_where(r)}) and {r['events']} events; it stays"
-                          f" forgotten (`instinct unforget` lifts it)") + _backup_note(r))
+                          f"(conf={r['confidence']}, {_where(r)}) and {r['events']} events; it"
+                          f" stays forgotten (`instinct unforget` lifts it)") + _backup_note(r))
     def forget(self, pattern, project=None, dry_run=False):
-        """Delete a pattern for good: observing, mining, importing or merging it later leaves it out.
+        """Delete a pattern for good: observing, mining, importing or merging it leaves it out.
 
         Returns the deleted record. Its events and mining rows go, and (when no project keeps
         it) its aliases and settings; the full-text index and the WAL are purged too. What stays
@@ -1940,7 +1945,8 @@ class _Core:
             if rec is None:
                 raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
             conn.execute("DELETE FROM instincts WHERE pattern = ? AND project = ?", (p, proj))
-            events = conn.execute("DELETE FROM events WHERE pattern = ? AND project = ?", (p, proj)).rowcount
+            events = conn.execute("DELETE FROM events WHERE pattern = ? AND project = ?",
+                                  (p, proj)).rowcount
             conn.execute("DELETE FROM mined WHERE pattern = ? AND project = ?", (p, proj))
             line = p + "\t" + proj
             for eid, data in conn.execute("SELECT id, data FROM events WHERE kind = 'surface'"
@@ -1962,7 +1968,7 @@ class _Core:
               "project's tombstone, else the global one)"),
         title="Unforget a pattern", idempotent=True,
         output=_obj({"pattern": _STR, "project": _STR}, ("pattern", "project")),
-        render=lambda r: f"{r['pattern']} is no longer forgotten ({_where(r)}): observations count again")
+        render=lambda r: f"{r['pattern']} is no longer forgotten ({_where(r)}): it counts again")
     def unforget(self, pattern, project=None):
         """Lift a `forget`: the pattern may be observed, mined, imported and merged again."""
         p = normalize_pattern(pattern)
@@ -1971,11 +1977,12 @@ class _Core:
         with self._write() as conn:
             p = self._canonical(p, conn)
             for proj in projs:
-                if conn.execute("DELETE FROM forgotten WHERE key = ?", (_forgotten_key(p, proj),)).rowcount:
+                key = _forgotten_key(p, proj)
+                if conn.execute("DELETE FROM forgotten WHERE key = ?", (key,)).rowcount:
                     self._event(conn, "unforget", "", proj)
                     return {"pattern": p, "project": proj}
-        raise NotFoundError(f"{p!r} is not forgotten " + (
-            f"in project {projs[0]}" if projs[0] else "globally") + (" or globally" if len(projs) > 1 else ""))
+        where = f"in project {projs[0]}" if projs[0] else "globally"
+        raise NotFoundError(f"{p!r} is not forgotten {where}" + " or globally" * (len(projs) > 1))
 
     def _guarded(self, name, dry_run, fn):
         """A destructive operation `fn(store)`: with dry_run on a private copy of the store (this
@@ -2056,7 +2063,8 @@ class _Core:
         output=_obj({"alias": _STR, "pattern": _STR, "merged": _INT, "forgotten": _INT},
                     ("alias", "pattern", "merged")),
         render=lambda r: f"{r['alias']} -> {r['pattern']} ({r['merged']} rows merged"
-                         + (f", {r['forgotten']} dropped: forgotten there)" if r.get("forgotten") else ")"))
+                         + (f", {r['forgotten']} dropped: forgotten there)" if r.get("forgotten")
+                            else ")"))
     def merge(self, source, target):
         """Fold `source` into `target` (confidence, events, every project) and leave an alias.
 
@@ -2071,17 +2079,18 @@ class _Core:
             if t == a:
                 raise ValidationError(f"{target!r} is already an alias of {a!r}")
             rows = conn.execute(f"SELECT {_COLS} FROM instincts WHERE pattern = ?", (a,)).fetchall()
-            if not rows and not conn.execute("SELECT 1 FROM instincts WHERE pattern = ?", (t,)).fetchone():
+            if not rows and not conn.execute("SELECT 1 FROM instincts WHERE pattern = ?",
+                                             (t,)).fetchone():
                 raise NotFoundError(f"neither {a!r} nor {t!r} is stored: nothing to merge")
             conn.execute("INSERT INTO aliases (alias, pattern) VALUES (?, ?) ON CONFLICT (alias)"
                          " DO UPDATE SET pattern = excluded.pattern", (a, t))
             conn.execute("UPDATE aliases SET pattern = ? WHERE pattern = ?", (t, a))
             now, forgotten = self._now(), 0
             for _, cat, conf, _, proj, src, first, last, meta in rows:
-                if self._reinforce(conn, t, proj, source=src, session=self.session, ts=now, delta=conf,
-                                   kind="merge", category=cat, metadata=meta, seen=(first, last),
-                                   data=a) is None:       # forgotten there: its history goes too
-                    forgotten += 1
+                if self._reinforce(conn, t, proj, source=src, session=self.session, ts=now,
+                                   delta=conf, kind="merge", category=cat, metadata=meta,
+                                   seen=(first, last), data=a) is None:
+                    forgotten += 1                      # forgotten there: its history goes too
                     conn.execute("DELETE FROM events WHERE pattern = ? AND project = ?", (a, proj))
             conn.execute("DELETE FROM instincts WHERE pattern = ?", (a,))
             conn.execute("UPDATE events SET pattern = ? WHERE pattern = ? AND pattern != ''"
@@ -2232,10 +2241,11 @@ class _Core:
         output=_obj({"fingerprint": _STR, "root": _STR, "sessions": _INT, "patterns": _INT},
                     ("fingerprint", "root", "sessions", "patterns")),
         render=lambda rs: "\n".join([f"  {r['fingerprint']}  {r['root'] or '(folder unknown)'}  "
-                                     f"{r['sessions']} sessions, {r['patterns']} patterns" for r in rs]
+                                     f"{r['sessions']} sessions, {r['patterns']} patterns"
+                                     for r in rs]
                                     + [f"{len(rs)} project{'' if len(rs) == 1 else 's'}"]))
     def projects(self):
-        """Which folder each project fingerprint stands for, with its sessions mined and patterns stored.
+        """Which folder each project fingerprint stands for, with its sessions and patterns.
 
         A fingerprint is the first 12 hex of sha256 of the project's root folder; its folder is
         known once a hook, import-history or observe with a project path saw it.
@@ -2247,7 +2257,8 @@ class _Core:
                                " GROUP BY project"))
         return [{"fingerprint": f, "root": roots.get(f, ""), "sessions": sess.get(f, 0),
                  "patterns": pats.get(f, 0)}
-                for f in sorted(set(roots) | set(pats) | set(sess), key=lambda f: (-pats.get(f, 0), f))]
+                for f in sorted(set(roots) | set(pats) | set(sess),
+                                key=lambda f: (-pats.get(f, 0), f))]
 
     @operation(
         Param("min_confidence", int, "export patterns with at least this confidence", default=10,
@@ -3215,7 +3226,8 @@ class _Memory(_Core):
         Param("project", str, "scope of files that name none: '' global (default), a fingerprint or "
               "a project path", default=""),
         mcp="memory_import", title="Import Markdown memories", idempotent=True,
-        output=_obj({k: _INT for k in ("files", "added", "updated", "unchanged", "skipped", "forgotten")},
+        output=_obj({k: _INT for k in ("files", "added", "updated", "unchanged", "skipped",
+                                       "forgotten")},
                     ("files", "added", "updated", "unchanged", "skipped")),
         render=lambda r: ", ".join(f"{k} {r[k]}" for k in ("files", "added", "updated", "unchanged",
                                                             "skipped", "forgotten") if k in r))
@@ -4592,11 +4604,13 @@ class _Learning(_Memory):
         Param("session", str, "mine only this session id (default: every session with new events)"),
         title="Mine sessions into patterns", idempotent=True,
         output=_obj({"sessions": _INT, "observed": {"type": "array", "items": _STR},
-                     "forgotten": _INT, "consolidated": {"type": "object"}}, ("sessions", "observed")),
+                     "forgotten": _INT, "consolidated": {"type": "object"}},
+                    ("sessions", "observed")),
         render=lambda r: "\n".join([f"Sessions mined: {r['sessions']}"]
                                    + [f"  observed {p}" for p in r["observed"]]
                                    + [f"Observations: {len(r['observed'])}"]
-                                   + [f"Left out (forgotten): {r['forgotten']}"] * bool(r["forgotten"])))
+                                   + [f"Left out (forgotten): {r['forgotten']}"]
+                                   * bool(r["forgotten"])))
     def mine(self, session=None):
         """Turn recorded tool calls of each session into pref:/seq:/fix:/combo: observations, then consolidate.
 
@@ -4648,8 +4662,8 @@ class _Learning(_Memory):
         source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload else "claude-code")
         with self._write() as conn:
             when = self._now() if ts is None else _iso(ts)
-            conn.execute(_SQL_EVENT, (when, "tool_fail" if failed else "tool", "", proj, source[:40],
-                                      session, 0, summary))
+            conn.execute(_SQL_EVENT, (when, "tool_fail" if failed else "tool", "", proj,
+                                      source[:40], session, 0, summary))
             conn.execute(_SQL_PROJECT, (proj, root, when))
         return summary
 
@@ -5167,7 +5181,7 @@ class _History(_Learning):
                     kept, fails = kept + 1, fails + failed
         else:
             try:
-                with self._db.write() as conn:     # one transaction; each capture nests as a savepoint
+                with self._db.write() as conn:     # one transaction; captures nest as savepoints
                     for payload, failed, ts in calls:
                         if not self.record_tool(payload, failed=failed, ts=ts).startswith("skipped: "):
                             kept, fails = kept + 1, fails + failed
@@ -6341,7 +6355,8 @@ class _Sharing(_Memory):
                     | {"file": _STR}, ("file", "records", "added", "updated", "unchanged")),
         render=lambda r: f"Imported {r['records']} records from {r['file']}: {r['added']} added, "
                          f"{r['updated']} updated, {r['unchanged']} unchanged"
-                         + (f", {r['forgotten']} left out (forgotten)" if r.get("forgotten") else ""))
+                         + (f", {r['forgotten']} left out (forgotten)" if r.get("forgotten")
+                            else ""))
     def import_rules(self, file, project=None):
         """Merge another store's JSON export (a teammate's, another machine's) into this one.
 
@@ -6388,8 +6403,8 @@ class _Sharing(_Memory):
             with self._write() as conn:
                 for (pattern, proj), row in items[i:i + _IMPORT_BATCH]:
                     done[self._import_one(conn, pattern, proj, row)] += 1
-        out = {"file": path, "records": len(data), "added": done["added"], "updated": done["updated"],
-               "unchanged": done["unchanged"]}
+        out = {"file": path, "records": len(data), "added": done["added"],
+               "updated": done["updated"], "unchanged": done["unchanged"]}
         return dict(out, forgotten=done["forgotten"]) if done["forgotten"] else out
 
     def _import_one(self, conn, pattern, proj, row):
@@ -6546,8 +6561,9 @@ class _Sharing(_Memory):
         output=_obj({k: _INT for k in ("instincts", "memories", "events", "other", "backup")}
                     | {"dry_run": _BOOL, "backup_file": _STR},
                     ("instincts", "memories", "events", "other", "backup")),
-        render=lambda r: (f"{'Would purge' if r.get('dry_run') else 'Purged'}: {r['instincts']} instincts,"
-                          f" {r['memories']} memories, {r['events']} events, {r['other']} other rows"
+        render=lambda r: (f"{'Would purge' if r.get('dry_run') else 'Purged'}: {r['instincts']}"
+                          f" instincts, {r['memories']} memories, {r['events']} events,"
+                          f" {r['other']} other rows"
                           + (f"; {r['backup']} rows from older backups" if r["backup"] else "")
                           + _backup_note(r)))
     def purge(self, text, dry_run=False):
@@ -6639,7 +6655,8 @@ class _Sharing(_Memory):
         _DRY_RUN,
         title="Restore the database from a backup", destructive=True, idempotent=True,
         output=_obj({"path": _STR, "previous": _STR, "instincts": _INT, "events": _INT,
-                     "schema_version": _INT, "dry_run": _BOOL}, ("path", "previous", "instincts", "events")),
+                     "schema_version": _INT, "dry_run": _BOOL},
+                    ("path", "previous", "instincts", "events")),
         render=lambda r: (f"Would restore {r['instincts']} instincts and {r['events']} events from "
                           f"{r['path']}" + _backup_note(r) if r.get("dry_run") else
                           f"Restored {r['instincts']} instincts and {r['events']} events from "
@@ -6657,7 +6674,8 @@ class _Sharing(_Memory):
         holds, changing nothing.
         """
         if dry_run:
-            return self._guarded("restore", True, lambda s: dict(s.restore(path), previous=self.path + ".bak"))
+            return self._guarded("restore", True,
+                                 lambda s: dict(s.restore(path), previous=self.path + ".bak"))
         from urllib.request import pathname2url
         _check_text(path, "path", 4096, empty_ok=False)
         src_path = self._user_path(path)
@@ -6802,15 +6820,15 @@ class _Sharing(_Memory):
         _DRY_RUN,
         title="Garbage-collect the store", destructive=True,
         output=_obj({k: _INT for k in ("aliases_applied", "decayed", "deleted", "events_pruned",
-                                       "memories_archived", "memories_deleted", "bytes_before", "bytes_after")}
-                    | {"dry_run": _BOOL, "backup_file": _STR},
+                                       "memories_archived", "memories_deleted", "bytes_before",
+                                       "bytes_after")} | {"dry_run": _BOOL, "backup_file": _STR},
                     ("aliases_applied", "decayed", "deleted", "events_pruned", "bytes_before", "bytes_after")),
         render=lambda r: "\n".join([f"Aliases applied: {r['aliases_applied']}", f"Decayed: {r['decayed']}",
                                     f"Deleted: {r['deleted']}", f"Events pruned: {r['events_pruned']}",
                                     f"Memories archived: {r['memories_archived']}",
                                     f"Archived memories deleted: {r['memories_deleted']}",
-                                    f"Optimized and vacuumed: {r['bytes_before']} -> {r['bytes_after']} bytes"])
-        + _backup_note(r))
+                                    f"Optimized and vacuumed: {r['bytes_before']} -> "
+                                    f"{r['bytes_after']} bytes"]) + _backup_note(r))
     def gc(self, days_inactive=90, dry_run=False):
         """Housekeeping: apply aliases, decay, prune the event log, age memories, optimize and VACUUM.
 
@@ -7252,7 +7270,8 @@ class _Insight(_Core):
             running -= d
         out.reverse()
         h = {"pattern": p, "project": proj, "scope": scope, "exists": bool(cur), "confidence": conf,
-             "baseline": running, "count": len(ev), "events": out, "root": self._roots([proj]).get(proj, "")}
+             "baseline": running, "count": len(ev), "events": out,
+             "root": self._roots([proj]).get(proj, "")}
         if cur:
             h["level"] = LEVELS[promoted]
         return h
@@ -7272,8 +7291,8 @@ class _Insight(_Core):
         start = now - 2 * days * 86400
         mid = _iso(now - days * 86400)
         rows = self._read(
-            "SELECT pattern, sum(ts >= ?), count(*) FROM events WHERE id >= ? AND " + _SQL_OBSERVED +
-            " AND ts >= ? AND ts <= ? AND pattern != '' GROUP BY pattern",
+            "SELECT pattern, sum(ts >= ?), count(*) FROM events WHERE id >= ? AND "
+            + _SQL_OBSERVED + " AND ts >= ? AND ts <= ? AND pattern != '' GROUP BY pattern",
             (mid, self._first_event_id(start), _iso(start), _iso(now)))
         out = [{"pattern": p, "recent": a, "before": n - a, "per_day": round(a / days, 3),
                 "before_per_day": round((n - a) / days, 3), "change": round((2 * a - n) / days, 3)}
@@ -7305,7 +7324,8 @@ class _Insight(_Core):
             chunk = names[i:i + 500]
             for p, ts in self._read(
                     f"SELECT pattern, ts FROM events WHERE pattern IN ({','.join('?' * len(chunk))})"
-                    f" AND pattern != '' AND ({_SQL_OBSERVED} OR (kind = 'feedback' AND delta > 0))",
+                    f" AND pattern != '' AND ({_SQL_OBSERVED}"
+                    " OR (kind = 'feedback' AND delta > 0))",
                     chunk):
                 hits.setdefault(p, []).append(ts)
         for h in hits.values():
@@ -7356,7 +7376,8 @@ class _Insight(_Core):
                 raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
             delta = 1 if verdict == "good" else -1 if rec["confidence"] > 1 else 0
             self._reinforce(conn, p, proj, source="", session=self.session, ts=self._now(),
-                            delta=delta, kind="feedback", data=_dumps({"verdict": verdict, "note": note}))
+                            delta=delta, kind="feedback",
+                            data=_dumps({"verdict": verdict, "note": note}))
             conn.execute("UPDATE instincts SET quiet = ? WHERE pattern = ? AND project = ?",
                          (quiet, p, proj))
             rec = self._get_record(conn, p, proj)

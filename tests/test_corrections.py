@@ -42,8 +42,8 @@ class _Project(unittest.TestCase):
         return json.loads(self.cli("--json", *args).stdout)
 
     def hook(self, event, payload):
-        r = run_instinct("hook", event, input=json.dumps(payload), env=child_env(self.home, self.db),
-                         cwd=self.repo)
+        r = run_instinct("hook", event, input=json.dumps(payload), cwd=self.repo,
+                         env=child_env(self.home, self.db))
         self.assertEqual((r.returncode, r.stdout), (0, ""), r.stderr)
 
     def session(self, sid):
@@ -52,7 +52,8 @@ class _Project(unittest.TestCase):
             self.hook("post-tool-use", {"session_id": sid, "cwd": self.repo, "tool_name": tool,
                                         "tool_input": tinput, "tool_response": {},
                                         "hook_event_name": "PostToolUse"})
-        self.hook("session-end", {"session_id": sid, "cwd": self.repo, "hook_event_name": "SessionEnd"})
+        self.hook("session-end", {"session_id": sid, "cwd": self.repo,
+                                  "hook_event_name": "SessionEnd"})
 
     def sql(self, query, params=()):
         return rows(self.db, query, params)
@@ -90,13 +91,14 @@ class TestOneWriter(StoreCase):
         bumps = [m.start() for m in re.finditer(r"confidence\s*=\s*confidence\s*\+", src)]
         self.assertEqual(len(bumps), 1)
         self.assertIn("confidence = confidence + :delta", instinct._SQL_REINFORCE)
-        self.assertEqual(len(re.findall(r"INSERT INTO instincts \(", src)), 2)   # v1 migration, kernel
+        inserts = re.findall(r"INSERT INTO instincts\s*\(", src)        # v1 migration, kernel
+        self.assertEqual(len(inserts), 2)
         quoted = [src[m.start() - 30:m.end()] for m in re.finditer("'observe'", src)]
         self.assertEqual(len(quoted), 1, quoted)                 # session_summary reads a count
         self.assertIn("act.get('observe'", quoted[0])
         self.assertIn("_SQL_EVENT", kernel)
         self.assertEqual(instinct._SQL_OBSERVED, "kind IN ('observe')")
-        self.assertLessEqual({"observe", "import", "merge", "feedback", "forget", "unforget", "tool"},
+        self.assertLessEqual({"observe", "import", "merge", "feedback", "forget", "unforget"},
                              set(instinct.EVENT_KINDS))
 
     def test_every_kind_in_a_busy_store_is_declared(self):
@@ -109,7 +111,8 @@ class TestOneWriter(StoreCase):
         s.feedback("seq:a->b", "good")
         s.consolidate()
         s.suggest(project="")
-        s.record_tool({"session_id": "x", "cwd": repo, "tool_name": "Bash", "tool_input": {"command": "ls"}})
+        s.record_tool({"session_id": "x", "cwd": repo, "tool_name": "Bash",
+                       "tool_input": {"command": "ls"}})
         m = s.remember("user", "Likes tabs", "Indent with tabs.")
         s.forget_memory(m["id"])
         s.observe("seq:gone")
@@ -182,7 +185,7 @@ class TestForgetSticks(_Project):
         self.assertNotIn("forgotten", self.json("import-memories", md))
 
 
-# --- B2. forgetting an alias, merging unknown names -------------------------------------------------
+# --- B2. forgetting an alias, merging unknown names -----------------------------------------
 class TestAliases(_Project):
     def test_forgetting_an_alias_removes_only_the_alias(self):
         for _ in range(5):
@@ -196,7 +199,8 @@ class TestAliases(_Project):
         r = self.cli("forget", "pref:test=py.test")
         self.assertIn("Removed alias pref:test=py.test (it meant pref:test=pytest, which is kept)",
                       r.stdout)
-        self.assertEqual(self.sql("SELECT pattern, confidence FROM instincts"), [("pref:test=pytest", 8)])
+        self.assertEqual(self.sql("SELECT pattern, confidence FROM instincts"),
+                         [("pref:test=pytest", 8)])
         self.assertEqual(self.sql("SELECT count(*) FROM aliases"), [(0,)])
         self.assertEqual(self.json("observe", "pref:test=py.test")["pattern"], "pref:test=py.test")
 
@@ -208,12 +212,12 @@ class TestAliases(_Project):
                          ["instinct: error: neither 'pref:tset=x' nor 'pref:test=x' is stored: "
                           "nothing to merge"])
         self.assertEqual(self.sql("SELECT count(*) FROM aliases"), [(0,)])
-        self.cli("observe", "pref:test=x")                      # a target that exists: an alias ahead
+        self.cli("observe", "pref:test=x")            # a target that exists: an alias ahead
         self.cli("merge", "pref:tset=x", "pref:test=x")
         self.assertEqual(self.json("observe", "pref:tset=x")["confidence"], 2)
 
 
-# --- B3. dry runs and automatic backups ------------------------------------------------------------
+# --- B3. dry runs and automatic backups ----------------------------------------------------
 class TestPreviewAndUndo(_Project):
     def fill(self):
         for n in range(3):
@@ -234,7 +238,8 @@ class TestPreviewAndUndo(_Project):
         self.fill()
         before = self.dump()
         r = self.cli("forget", SEQ, "--dry-run")
-        self.assertIn(f"Would forget {SEQ} (conf=3, project {self.fp} {self.repo}) and 3 events", r.stdout)
+        self.assertIn(f"Would forget {SEQ} (conf=3, project {self.fp} {self.repo}) and 3 events",
+                      r.stdout)
         self.assertIn("dry run: nothing changed", r.stdout)
         dry = self.json("purge", "ruff", "--dry-run")
         self.assertTrue(dry["dry_run"])
@@ -278,7 +283,8 @@ class TestPreviewAndUndo(_Project):
         self.assertTrue(kept[-1].endswith("-forget.bak"))
         newest = instinct.InstinctStore(kept[-1])
         self.addCleanup(newest.close)
-        self.assertEqual([r["pattern"] for r in newest.list()], [f"seq:p{instinct.AUTO_BACKUPS + 2}"])
+        self.assertEqual([r["pattern"] for r in newest.list()],
+                         [f"seq:p{instinct.AUTO_BACKUPS + 2}"])
 
 
 # --- B4. imported history keeps its own time ------------------------------------------------------
@@ -300,7 +306,8 @@ class TestImportedTime(_Project):
         folder = os.path.join(self.home, "transcripts")
         starts = [time.time() - d * DAY for d in (10, 9, 8, 7, 6, 5)]
         for n, t in enumerate(starts):
-            write(os.path.join(folder, f"sess-{n}.jsonl"), _transcript(f"sess-{n}", self.repo, t, CALLS))
+            write(os.path.join(folder, f"sess-{n}.jsonl"),
+                  _transcript(f"sess-{n}", self.repo, t, CALLS))
         self.cli("import-history", "--client", "claude-code", "--path", folder)
         h = self.json("history", "pref:test=pytest")
         obs = [e for e in h["events"] if e["kind"] == "observe"]
@@ -318,11 +325,12 @@ class TestImportedTime(_Project):
         self.session("live")
         self.assertEqual(self.json("get", "pref:test=pytest")["source"], "hooks")
         self.assertTrue(instinct._mined_source("import:codex"))
-        self.assertEqual(instinct._rule_text({"pattern": "pref:test=pytest", "source": "import:codex"}),
-                         instinct._rule_text({"pattern": "pref:test=pytest", "source": "hooks"}))
+        imported = {"pattern": "pref:test=pytest", "source": "import:codex"}
+        self.assertEqual(instinct._rule_text(imported),
+                         instinct._rule_text(dict(imported, source="hooks")))
 
 
-# --- B5. projects are told apart -------------------------------------------------------------------
+# --- B5. projects are told apart -----------------------------------------------------------
 class TestProjects(_Project):
     def test_every_view_names_the_folder_of_a_fingerprint(self):
         other = make_repo(os.path.join(self.home, "work", "other"))
@@ -331,8 +339,9 @@ class TestProjects(_Project):
         self.cli("observe", "pref:style=black", "--project", other)
         ofp = instinct.project_fingerprint(other)
         ps = self.json("projects")
-        self.assertEqual(ps, [{"fingerprint": self.fp, "root": self.repo, "sessions": 2, "patterns": 3},
-                              {"fingerprint": ofp, "root": other, "sessions": 0, "patterns": 1}])
+        self.assertEqual(ps, [
+            {"fingerprint": self.fp, "root": self.repo, "sessions": 2, "patterns": 3},
+            {"fingerprint": ofp, "root": other, "sessions": 0, "patterns": 1}])
         text = self.cli("projects").stdout
         self.assertIn(f"  {self.fp}  {self.repo}  2 sessions, 3 patterns", text)
         self.assertIn("2 projects", text)
@@ -342,9 +351,10 @@ class TestProjects(_Project):
                          r"pref:style=black +conf=1 +\[raw\] +preference +" + re.escape(other))
         self.assertEqual(self.json("stats")["folders"], {self.fp: self.repo, ofp: other})
         self.assertIn(f"project {ofp}: {other}", self.cli("stats").stdout)
-        self.assertIn(f"(project {self.fp} {self.repo})", self.cli("explain", "pref:test=pytest").stdout)
+        here = f"(project {self.fp} {self.repo})"
+        self.assertIn(here, self.cli("explain", "pref:test=pytest").stdout)
         self.assertEqual(self.json("history", "pref:test=pytest")["root"], self.repo)
-        self.assertIn(f"(project {self.fp} {self.repo})", self.cli("history", "pref:test=pytest").stdout)
+        self.assertIn(here, self.cli("history", "pref:test=pytest").stdout)
 
     def test_projects_is_one_operation_in_api_cli_and_mcp(self):
         s = instinct.InstinctStore(self.db, cwd=self.repo)
@@ -353,7 +363,8 @@ class TestProjects(_Project):
         srv, _ = mcp_in_process(s)
         res = tool_result(srv, "projects", {})
         self.assertEqual(res["structuredContent"]["projects"],
-                         [{"fingerprint": self.fp, "root": self.repo, "sessions": 0, "patterns": 1}])
+                         [{"fingerprint": self.fp, "root": self.repo, "sessions": 0,
+                           "patterns": 1}])
         self.assertEqual(s.projects(), res["structuredContent"]["projects"])
         self.assertTrue(instinct.OPERATIONS["projects"].read_only)
 
