@@ -270,8 +270,8 @@ class TestOnePatternLookup(StoreCase):
         env = child_env(self.tmp, self.db)
         for cmd, want in ((["suggest"], "pref:use-uv"),
                           (["get", "pref:use-uv"], f"(project {self.fp})"),
-                          (["explain", "pref:use-uv"], f"pref:use-uv (project {self.fp})"),
-                          (["history", "pref:use-uv"], f"pref:use-uv (project {self.fp})"),
+                          (["explain", "pref:use-uv"], f"pref:use-uv (project {self.fp} {self.repo}"),
+                          (["history", "pref:use-uv"], f"pref:use-uv (project {self.fp} {self.repo}"),
                           (["feedback", "pref:use-uv", "good"], f"(project {self.fp})")):
             with self.subTest(cmd=cmd):
                 r = self.run_cli(*cmd, cwd=str(self.repo), env=env)
