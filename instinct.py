@@ -84,7 +84,7 @@ __all__ = [
 ENV_DB = "INSTINCT_DB"
 ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 BUSY_TIMEOUT_S = 30.0
 # The WAL: a commit past ~4 MB of it checkpoints (PASSIVE), and a WAL file past 4 MB is cut back
 # when it restarts, so one-shot processes (hooks, CLI) that skip the close-time checkpoint keep
@@ -140,6 +140,7 @@ PROJECT_MARKERS = ("pyproject.toml", "setup.py", "package.json", "Cargo.toml",
 
 
 MAX_LIMIT = 1000                       # the largest `limit` any operation accepts
+AUTO_BACKUPS = 10                      # automatic backups kept beside the store (forget, purge, gc)
 
 
 # Token prefixes of well-known secrets: the shape reader refuses them (section 12), memories redact them (11)
@@ -508,6 +509,11 @@ def project_fingerprint(path=None):
     return _sha256_hex(project_root(path))[:12]
 
 
+def _forgotten_key(pattern, project):
+    """A tombstone's key (section 10): a hash, so no copy of a forgotten pattern is kept."""
+    return "p" + _sha256_hex(f"{pattern}\x1f{project}")[:31]
+
+
 def _is_fingerprint(s):
     return len(s) == 12 and all(c in "0123456789abcdef" for c in s)
 
@@ -861,9 +867,19 @@ def _migrate_v12(conn):
                  " DELETE FROM anchors WHERE memory = old.id; END")
 
 
+def _migrate_v13(conn):
+    """Corrections that stick: `forget` leaves a tombstone (a hash of pattern and project, or a
+    forgotten memory's key: never its text) that observe, mining, import and merge respect;
+    `projects` names the folder of each project fingerprint, noted when first seen."""
+    conn.execute("CREATE TABLE forgotten (key TEXT PRIMARY KEY, ts TEXT NOT NULL) WITHOUT ROWID")
+    conn.execute("CREATE TABLE projects (fingerprint TEXT PRIMARY KEY, root TEXT NOT NULL,"
+                 " first_seen TEXT NOT NULL) WITHOUT ROWID")
+
+
 # index + 1 == the user_version each reaches; append only, never reorder.
 _MIGRATIONS = (_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6,
-               _migrate_v7, _migrate_v8, _migrate_v9, _migrate_v10, _migrate_v11, _migrate_v12)
+               _migrate_v7, _migrate_v8, _migrate_v9, _migrate_v10, _migrate_v11, _migrate_v12,
+               _migrate_v13)
 
 
 def _has_fts5(conn):
@@ -1106,6 +1122,7 @@ class _DB:
         except sqlite3.Error as e:
             raise _db_error(path, e) from None
         try:
+            conn.create_function("instinct_key", 2, _forgotten_key, deterministic=True)
             version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0], conn=conn)
             if version > SCHEMA_VERSION:
                 raise StoreError(f"{path} has schema v{version}, newer than this instinct "
@@ -1138,6 +1155,7 @@ class _DB:
             try:
                 conn = sqlite3.connect(f"file:{quote(path)}?mode=ro{extra}", uri=True, timeout=self.timeout,
                                        isolation_level=None, check_same_thread=False)
+                conn.create_function("instinct_key", 2, _forgotten_key, deterministic=True)
                 version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0])
                 break
             except sqlite3.Error as e:
@@ -1471,7 +1489,7 @@ _STR, _INT, _BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
 _RECORD = _obj({
     "pattern": _STR, "category": _STR, "confidence": _INT, "level": _STR, "promoted": _INT,
     "project": _STR, "source": _STR, "first_seen": _STR, "last_seen": _STR,
-    "metadata": {"type": "object"}},
+    "metadata": {"type": "object"}, "root": _STR},
     ("pattern", "category", "confidence", "level", "project", "first_seen", "last_seen"))
 
 
@@ -1483,6 +1501,7 @@ def _lines(records, noun):
     w = max(22, max(len(r["pattern"]) for r in records))
     lw = max(len(r["level"]) for r in records) + 4
     out = [f"  {r['pattern']:<{w}} conf={r['confidence']:<3}{'[' + r['level'] + ']':<{lw}}{r['category']}"
+           + (f"  {r['root'] or r['project']}" if r.get("project") and "root" in r else "")
            for r in records]
     n = len(records)
     out.append(f"{n} {noun if n == 1 else nouns}")
@@ -1513,6 +1532,7 @@ def _render_stats(s):
         out.append("Categories: " + ", ".join(f"{k} {v}" for k, v in s["by_category"].items()))
     out.append(f"Projects: {s['projects']}  Events: {s['events']}  Full-text search: "
                f"{'FTS5' if s['fts'] else 'LIKE fallback'}")
+    out += [f"  project {fp}: {root}" for fp, root in s.get("folders", {}).items()]
     return "\n".join(out)
 
 
@@ -1552,18 +1572,25 @@ _EXPORT_FORMATS = {
 }
 _COLS = "pattern, category, confidence, promoted, project, source, first_seen, last_seen, metadata"
 
-_SQL_ON_CONFLICT = """
+# The one statement that changes confidence (`_Core._reinforce`): add :delta to (pattern,
+# project) - the alias of the pattern, if any, resolved inside - unless a tombstone says it was
+# forgotten (then nothing is written); a new row starts at :delta.
+_SQL_REINFORCE = """
+INSERT INTO instincts
+    (pattern, category, confidence, first_seen, last_seen, source, project, metadata)
+SELECT p, :category, :delta, :first, :last, :source, :project, :meta
+FROM (SELECT coalesce((SELECT pattern FROM aliases WHERE alias = :pattern), :pattern) AS p)
+WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE key = instinct_key(p, :project))
 ON CONFLICT (pattern, project) DO UPDATE SET
-    confidence = confidence + 1,
-    last_seen = excluded.last_seen,
-    source = CASE WHEN excluded.source != '' THEN excluded.source ELSE source END,
-    quiet = CASE WHEN quiet > 0 THEN quiet - 1 ELSE 0 END"""
-_SQL_INSERT = ("INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen, source,"
-               " project, metadata) VALUES ({}, ?, 1, ?, ?, ?, ?, ?)")
-_SQL_UPSERT = _SQL_INSERT.format("?") + _SQL_ON_CONFLICT
-# observe's statement: the alias of the pattern, if any, is resolved inside the upsert
-_SQL_OBSERVE = (_SQL_INSERT.format("coalesce((SELECT pattern FROM aliases WHERE alias = ?), ?)")
-                + _SQL_ON_CONFLICT + " RETURNING " + _COLS)
+    confidence = confidence + :delta,
+    first_seen = min(first_seen, :first),
+    last_seen = CASE WHEN :delta > 0 THEN max(last_seen, :last) ELSE last_seen END,
+    source = CASE WHEN :source != '' THEN :source ELSE source END,
+    quiet = CASE WHEN quiet > 0 AND :delta > 0 THEN quiet - 1 ELSE quiet END"""
+_SQL_REINFORCED = _SQL_REINFORCE + " RETURNING " + _COLS
+# which folder a project fingerprint stands for, noted the first time it is seen
+_SQL_PROJECT = "INSERT OR IGNORE INTO projects (fingerprint, root, first_seen) VALUES (?,?,?)"
+_OBSERVATION = 1                    # the confidence one observation adds (observe, mining)
 
 _DECAY_BATCH = 50_000               # rows per decay (and event-log pruning) transaction
 _PRUNE_PER_CONSOLIDATE = 500_000    # event rows one consolidate cuts at most (the next ones and gc
@@ -1576,8 +1603,30 @@ _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 
 _SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
               " VALUES (?,?,?,?,?,?,?,?)")
-_SQL_OBSERVE_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta)"
-                      " VALUES (?,'observe',?,?,?,?,1)")
+# Every kind of event: kind -> (counts as an observation of its pattern, what it records).
+# Only `_Core._reinforce` writes the kinds that change a pattern's confidence.
+EVENT_KINDS = {
+    "observe": (True, "one observation (observe, or mining crediting a session); delta added"),
+    "import": (False, "a rules import raised it to the file's confidence; delta added"),
+    "merge": (False, "another spelling folded in; delta = its confidence, data = that spelling"),
+    "feedback": (False, "good (+1) or bad (-1); data = {verdict, note}"),
+    "decay": (False, "-1 after a period without observations"),
+    "promote": (False, "consolidate raised the level; data = 'old->new'"),
+    "demote": (False, "consolidate lowered the level; data = 'old->new'"),
+    "forget": (False, "a pattern deleted (no copy of its name); delta = -its confidence"),
+    "unforget": (False, "a tombstone lifted (no copy of the name)"),
+    "surface": (False, "suggestions shown; data = 'pattern<TAB>project' lines"),
+    "tool": (False, "one tool call's shape (data), for mining"),
+    "tool_fail": (False, "one failed tool call's shape (data), for mining"),
+    "remember": (False, "a memory stored; data = {memory, type, title}"),
+    "reinforce": (False, "a memory stored again; data = {memory, type, title}"),
+    "import_memory": (False, "a memory updated from Markdown; data = {memory, title}"),
+    "restore_memory": (False, "an archived memory restored; data = {memory, type, title}"),
+    "forget_memory": (False, "a memory deleted; data = {memory, type}"),
+    "memory_decay": (False, "memories aged; delta = -how many, data = {archived}"),
+}
+# The condition every reader counts observations by (explain, trending, effectiveness)
+_SQL_OBSERVED = "kind IN (%s)" % ", ".join(f"'{k}'" for k, (obs, _) in EVENT_KINDS.items() if obs)
 
 
 # The project parameter of a command about one pattern (get, forget, explain, history, feedback)
@@ -1585,13 +1634,23 @@ _PROJECT_OF_ONE = Param(
     "project", str, "'' global, a fingerprint or a project path (default: the row suggest and list "
     "show for the working directory: this project's, else the global one, else a universal one)")
 _RECORD_AT = _obj({**_RECORD["properties"], "scope": _STR}, _RECORD.get("required", ()))
+_DRY_RUN = Param("dry_run", bool, "only show what would go; change nothing", default=False)
+
+
+def _backup_note(r):
+    """A destructive command's last line: where its backup is, or that it was a dry run."""
+    if r.get("dry_run"):
+        return "\n(dry run: nothing changed)"
+    path = r.get("backup_file")
+    return f"\nBackup: {path} (`instinct restore` it to undo)" if path else ""
 
 
 def _where(r):
     """Where a command about one pattern found it: 'project X', 'global', 'universal, project X'."""
+    folder = f" {r['root']}" if r.get("root") else ""
     if r.get("scope") == "universal":
-        return f"universal, project {r['project']}"
-    return f"project {r['project']}" if r["project"] else "global"
+        return f"universal, project {r['project']}{folder}"
+    return f"project {r['project']}{folder}" if r["project"] else "global"
 
 
 def _record(row):
@@ -1681,6 +1740,29 @@ class _Core:
         conn.execute(_SQL_EVENT, (self._now(), kind, pattern, project, source, self.session,
                                   delta, data))
 
+    def _reinforce(self, conn, pattern, project, *, source, session, ts, delta=None,
+                   kind="observe", category=None, metadata=None, seen=None, data=""):
+        """The one writer of confidence and of the events that change it: add `delta` (default:
+        one observation, _OBSERVATION) to (pattern, project), a new row starting there, and log
+        a `kind` event at `ts`. The row's first/last seen widen to `seen` (first, last; default
+        ts, ts); an alias counts for its pattern. A forgotten (pattern, project) is left alone:
+        None; else the record."""
+        delta = _OBSERVATION if delta is None else delta
+        first, last = seen or (ts, ts)
+        args = {"pattern": pattern, "project": project, "delta": delta, "first": first,
+                "last": last, "source": source, "meta": metadata or "{}",
+                "category": category or category_for(pattern)}
+        if _HAS_RETURNING:
+            row = conn.execute(_SQL_REINFORCED, args).fetchone()
+            r = None if row is None else _record(row)
+        else:
+            r = (self._get_record(conn, self._canonical(pattern, conn), project)
+                 if conn.execute(_SQL_REINFORCE, args).rowcount else None)
+        if r is not None:
+            conn.execute(_SQL_EVENT, (ts, kind, r["pattern"], project, source, session, delta,
+                                      data))
+        return r
+
     def _locate(self, pattern, project, conn=None):
         """(canonical pattern, project key, scope) for a command about one pattern.
 
@@ -1726,12 +1808,16 @@ class _Core:
         Param("project", str, "'' for global (default), a 12-hex fingerprint or a project path",
               default=""),
         Param("metadata", dict, "a JSON object merged into the pattern's metadata", flag="--meta"),
-        title="Observe a pattern", output=_RECORD, render=_render_record, learns=True)
+        title="Observe a pattern", learns=True,
+        output=_obj({**_RECORD["properties"], "forgotten": _BOOL}, _RECORD["required"]),
+        render=lambda r: (f"{r['pattern']} is forgotten ({_where(r)}): not recorded (`instinct "
+                          f"unforget` lifts it)" if r.get("forgotten") else _render_record(r)))
     def observe(self, pattern, category=None, source="", project="", metadata=None):
         """Record one occurrence of a pattern: new ones start at confidence 1, known ones gain 1.
 
         Call it whenever you notice a recurring habit, preference, fix or tool
-        combination. Levels change only when consolidate runs.
+        combination. Levels change only when consolidate runs. A forgotten pattern is not
+        recorded: the answer has `forgotten` true and confidence 0.
         """
         given = normalize_pattern(pattern)
         cat = _check_category(category) if category is not None else None
@@ -1741,25 +1827,28 @@ class _Core:
 
         with self._write() as conn:
             now = self._now()
-            if _HAS_RETURNING:
-                r = _record(conn.execute(_SQL_OBSERVE, (given, given, cat or category_for(given), now,
-                                                        now, source, proj, meta or "{}")).fetchone())
-            else:
-                q = self._canonical(given, conn)
-                conn.execute(_SQL_UPSERT, (q, cat or category_for(q), now, now, source, proj, meta or "{}"))
-                r = self._get_record(conn, q, proj)
+            r = self._reinforce(conn, given, proj, source=source, session=self.session, ts=now,
+                                category=cat, metadata=meta)
+            if proj and proj != project:                # given as a folder: note which one
+                conn.execute(_SQL_PROJECT, (proj, project_root(project), now))
+            if r is None:                               # forgotten: nothing is recorded
+                return {"pattern": self._canonical(given, conn),
+                        "category": cat or category_for(given), "confidence": 0,
+                        "level": LEVELS[0], "promoted": 0, "project": proj,
+                        "source": source, "first_seen": "", "last_seen": "", "metadata": {},
+                        "forgotten": True}
             p, want = r["pattern"], cat                 # the canonical pattern
-            if want is None and p != given and r["confidence"] == 1 and r["first_seen"] == now:
+            new = r["confidence"] == _OBSERVATION and r["first_seen"] == now
+            if want is None and p != given and new:
                 want = category_for(p)                  # new under an alias: the canonical's category
             if want is not None and r["category"] != want:
                 conn.execute("UPDATE instincts SET category = ? WHERE pattern = ? AND project = ?",
                              (want, p, proj))
                 r["category"] = want
-            if meta and r["confidence"] > 1:
+            if meta and r["confidence"] > _OBSERVATION:
                 r["metadata"].update(_loads_meta(meta))
                 conn.execute("UPDATE instincts SET metadata = ? WHERE pattern = ? AND project = ?",
                              (_check_metadata(r["metadata"]), p, proj))
-            conn.execute(_SQL_OBSERVE_EVENT, (now, p, proj, source, self.session))
         return r
 
     @operation(
@@ -1877,7 +1966,9 @@ class _Core:
         mcp="list_instincts", title="List instincts", read_only=True, idempotent=True,
         output=_RECORD, list_key="instincts", render=lambda rs: _lines(rs, "instinct"))
     def list(self, min_confidence=1, category=None, project=None, level=None, limit=None):
-        """List stored patterns, highest confidence first, with optional filters."""
+        """List stored patterns, highest confidence first, with optional filters.
+
+        A project's row carries its folder (`root`, '' when unknown)."""
         where, params = ["confidence >= ?"], [min_confidence]
         if category is not None:
             where.append("category = ?")
@@ -1891,7 +1982,15 @@ class _Core:
         sql = (f"SELECT {_COLS} FROM instincts WHERE {' AND '.join(where)}"
                " ORDER BY confidence DESC, pattern, project LIMIT ?")
         params.append(int(limit))
-        return [_record(r) for r in self._read(sql, params)]
+        out = [_record(r) for r in self._read(sql, params)]
+        roots = self._roots(r["project"] for r in out)
+        return [dict(r, root=roots.get(r["project"], "")) if r["project"] else r for r in out]
+
+    def _roots(self, fingerprints):
+        """{fingerprint: folder} of the projects among `fingerprints` whose folder is known."""
+        fps = sorted({f for f in fingerprints if f})
+        return dict(self._chunked("SELECT fingerprint, root FROM projects"
+                                  " WHERE fingerprint IN ({})", fps))
 
     @operation(
         Param("query", str, "words to look for in patterns and categories", required=True,
@@ -1957,22 +2056,42 @@ class _Core:
         return {**_record(row[0]), "scope": scope}
 
     @operation(
-        Param("pattern", str, "the pattern to delete", required=True, positional=True),
-        _PROJECT_OF_ONE,
+        Param("pattern", str, "the pattern to delete (an alias: the alias goes, its pattern stays)",
+              required=True, positional=True),
+        _PROJECT_OF_ONE, _DRY_RUN,
         title="Forget an instinct", destructive=True, idempotent=True,
-        output=_RECORD_AT, render=lambda r: f"Forgot {r['pattern']} (conf={r['confidence']}, {_where(r)})")
-    def forget(self, pattern, project=None):
-        """Delete a pattern for good, with every copy of it; returns the deleted record.
+        output=_obj({**_RECORD_AT["properties"], "alias": _STR, "events": _INT, "dry_run": _BOOL,
+                     "backup_file": _STR}, ("pattern",)),
+        render=lambda r: (f"{'Would remove' if r.get('dry_run') else 'Removed'} alias {r['alias']}"
+                          f" (it meant {r['pattern']}, which is kept)" if "alias" in r else
+                          f"{'Would forget' if r.get('dry_run') else 'Forgot'} {r['pattern']} "
+                          f"(conf={r['confidence']}, {_where(r)}) and {r['events']} events; it"
+                          f" stays forgotten (`instinct unforget` lifts it)") + _backup_note(r))
+    def forget(self, pattern, project=None, dry_run=False):
+        """Delete a pattern for good: observing, mining, importing or merging it leaves it out.
 
-        Its events and mining rows go, and (when no project keeps it) its aliases and settings;
-        the full-text index and the WAL are purged too."""
+        Returns the deleted record. Its events and mining rows go, and (when no project keeps
+        it) its aliases and settings; the full-text index and the WAL are purged too. What stays
+        is a tombstone (a hash, never the pattern's text) until `unforget`. Given an alias,
+        only the alias is removed. A backup of the store is written first (`backup_file`:
+        `restore` it to undo); dry_run shows what would go and changes nothing.
+        """
+        return self._guarded("forget", dry_run, lambda s: s._forget(pattern, project))
+
+    def _forget(self, pattern, project):
         with self._write() as conn:
+            a = normalize_pattern(pattern)
+            alias = conn.execute("SELECT pattern FROM aliases WHERE alias = ?", (a,)).fetchone()
+            if alias:
+                conn.execute("DELETE FROM aliases WHERE alias = ?", (a,))
+                return {"pattern": alias[0], "alias": a}
             p, proj, scope = self._locate(pattern, project, conn)
             rec = self._get_record(conn, p, proj)
             if rec is None:
                 raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
             conn.execute("DELETE FROM instincts WHERE pattern = ? AND project = ?", (p, proj))
-            conn.execute("DELETE FROM events WHERE pattern = ? AND project = ?", (p, proj))
+            events = conn.execute("DELETE FROM events WHERE pattern = ? AND project = ?",
+                                  (p, proj)).rowcount
             conn.execute("DELETE FROM mined WHERE pattern = ? AND project = ?", (p, proj))
             line = p + "\t" + proj
             for eid, data in conn.execute("SELECT id, data FROM events WHERE kind = 'surface'"
@@ -1982,9 +2101,92 @@ class _Core:
             if not conn.execute("SELECT 1 FROM instincts WHERE pattern = ?", (p,)).fetchone():
                 conn.execute("DELETE FROM aliases WHERE pattern = ? OR alias = ?", (p, p))
                 conn.execute("DELETE FROM settings WHERE substr(key, 1, ?) = ?", (len(p) + 9, f"pattern.{p}."))
+            conn.execute("INSERT OR REPLACE INTO forgotten (key, ts) VALUES (?, ?)",
+                         (_forgotten_key(p, proj), self._now()))
             self._event(conn, "forget", "", proj, delta=-rec["confidence"])    # no copy of the pattern
         self._scrub()
-        return {**rec, "scope": scope}
+        return {**rec, "scope": scope, "events": events, "root": self._roots([proj]).get(proj, "")}
+
+    @operation(
+        Param("pattern", str, "the forgotten pattern", required=True, positional=True),
+        Param("project", str, "'' global, a fingerprint or a project path (default: this "
+              "project's tombstone, else the global one)"),
+        title="Unforget a pattern", idempotent=True,
+        output=_obj({"pattern": _STR, "project": _STR}, ("pattern", "project")),
+        render=lambda r: f"{r['pattern']} is no longer forgotten ({_where(r)}): it counts again")
+    def unforget(self, pattern, project=None):
+        """Lift a `forget`: the pattern may be observed, mined, imported and merged again."""
+        p = normalize_pattern(pattern)
+        projs = ([_resolve_project(project, self.cwd)] if project is not None
+                 else [project_fingerprint(self.cwd), ""])
+        with self._write() as conn:
+            p = self._canonical(p, conn)
+            for proj in projs:
+                key = _forgotten_key(p, proj)
+                if conn.execute("DELETE FROM forgotten WHERE key = ?", (key,)).rowcount:
+                    self._event(conn, "unforget", "", proj)
+                    return {"pattern": p, "project": proj}
+        where = f"in project {projs[0]}" if projs[0] else "globally"
+        raise NotFoundError(f"{p!r} is not forgotten {where}" + " or globally" * (len(projs) > 1))
+
+    def _guarded(self, name, dry_run, fn):
+        """A destructive operation `fn(store)`: with dry_run on a private copy of the store (this
+        one is left as it is), else here after an automatic backup -> fn's result, saying which."""
+        if not dry_run:
+            backup = self._auto_backup(name)
+            return {**fn(self), "backup_file": backup}
+        tmp = _temp_file(os.path.dirname(self.path))
+        try:
+            try:
+                self._snapshot(self._db.conn, tmp)
+            except sqlite3.Error as e:
+                raise _db_error(self.path, e) from None
+            with type(self)(tmp, clock=self._clock, cwd=self.cwd, session=self.session) as copy:
+                return {**fn(copy), "dry_run": True}
+        finally:
+            _drop_temp(tmp)
+            _drop_temp(tmp + ".bak")
+
+    def _auto_backups(self):
+        """The automatic backups beside the store, oldest first."""
+        import glob
+        return sorted(glob.glob(glob.escape(self.path) + ".*-*.bak"))
+
+    def _auto_backup(self, name):
+        """Save the store as `<db>.<UTC time>-<name>.bak` (0600) before a destructive
+        operation; the oldest beyond AUTO_BACKUPS go -> its path."""
+        t = time.time()                             # real time: the names sort as made
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(t)) + ".%06dZ" % (t % 1 * 1e6)
+        dest = f"{self.path}.{stamp}-{name}.bak"
+        if os.path.lexists(dest):
+            raise StoreError(f"cannot write the automatic backup {dest}: it exists")
+        try:
+            self._snapshot(self._db.conn, dest)
+        except sqlite3.Error as e:
+            raise _db_error(self.path, e) from None
+        except OSError as e:
+            raise StoreError(f"cannot write the automatic backup {dest}: {e.strerror}") from None
+        for old in self._auto_backups()[:-AUTO_BACKUPS]:
+            _drop_temp(old)                         # with its -wal and -shm, if opened
+        return dest
+
+    def _snapshot(self, conn, dest):
+        """Copy a consistent snapshot of conn into a new file `dest` (atomically, mode 0600)."""
+        near = os.path.dirname(self.path)
+        tmp = _temp_file(os.path.dirname(dest), near)
+        try:
+            out = sqlite3.connect(tmp, isolation_level=None)
+            try:
+                self._db.retry(conn.backup, out)
+                out.execute("PRAGMA journal_mode=DELETE")   # one self-contained file
+                counts = out.execute("SELECT (SELECT count(*) FROM instincts),"
+                                     " (SELECT count(*) FROM events)").fetchone()
+            finally:
+                out.close()
+            os.replace(tmp, dest)
+        finally:
+            _drop_temp(tmp, near)
+        return counts
 
     def _scrub(self):
         """After forgetting: fold each full-text index into one segment (old segments still hold
@@ -2003,12 +2205,16 @@ class _Core:
         Param("source", str, "the pattern (spelling) to fold away", required=True, positional=True),
         Param("target", str, "the pattern it means", required=True, positional=True),
         title="Merge one pattern into another", idempotent=True,
-        output=_obj({"alias": _STR, "pattern": _STR, "merged": _INT}, ("alias", "pattern", "merged")),
-        render=lambda r: f"{r['alias']} -> {r['pattern']} ({r['merged']} rows merged)")
+        output=_obj({"alias": _STR, "pattern": _STR, "merged": _INT, "forgotten": _INT},
+                    ("alias", "pattern", "merged")),
+        render=lambda r: f"{r['alias']} -> {r['pattern']} ({r['merged']} rows merged"
+                         + (f", {r['forgotten']} dropped: forgotten there)" if r.get("forgotten")
+                            else ")"))
     def merge(self, source, target):
         """Fold `source` into `target` (confidence, events, every project) and leave an alias.
 
-        Future observations of `source` then count for `target`.
+        Future observations of `source` then count for `target`. Refused when neither is
+        stored; a row whose target was forgotten there is dropped, not merged (`forgotten`).
         """
         a, target = normalize_pattern(source), normalize_pattern(target)
         if a == target:
@@ -2017,23 +2223,25 @@ class _Core:
             t = self._canonical(target, conn)
             if t == a:
                 raise ValidationError(f"{target!r} is already an alias of {a!r}")
+            rows = conn.execute(f"SELECT {_COLS} FROM instincts WHERE pattern = ?", (a,)).fetchall()
+            if not rows and not conn.execute("SELECT 1 FROM instincts WHERE pattern = ?",
+                                             (t,)).fetchone():
+                raise NotFoundError(f"neither {a!r} nor {t!r} is stored: nothing to merge")
             conn.execute("INSERT INTO aliases (alias, pattern) VALUES (?, ?) ON CONFLICT (alias)"
                          " DO UPDATE SET pattern = excluded.pattern", (a, t))
             conn.execute("UPDATE aliases SET pattern = ? WHERE pattern = ?", (t, a))
-            rows = conn.execute(f"SELECT {_COLS} FROM instincts WHERE pattern = ?", (a,)).fetchall()
+            now, forgotten = self._now(), 0
             for _, cat, conf, _, proj, src, first, last, meta in rows:
-                conn.execute(
-                    "INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen,"
-                    " source, project, metadata) VALUES (?,?,?,?,?,?,?,?) ON CONFLICT (pattern, project)"
-                    " DO UPDATE SET confidence = confidence + excluded.confidence,"
-                    " first_seen = min(first_seen, excluded.first_seen),"
-                    " last_seen = max(last_seen, excluded.last_seen)",
-                    (t, cat, conf, first, last, src, proj, meta))
-                self._event(conn, "merge", t, proj, delta=conf, data=a)
+                if self._reinforce(conn, t, proj, source=src, session=self.session, ts=now,
+                                   delta=conf, kind="merge", category=cat, metadata=meta,
+                                   seen=(first, last), data=a) is None:
+                    forgotten += 1                      # forgotten there: its history goes too
+                    conn.execute("DELETE FROM events WHERE pattern = ? AND project = ?", (a, proj))
             conn.execute("DELETE FROM instincts WHERE pattern = ?", (a,))
             conn.execute("UPDATE events SET pattern = ? WHERE pattern = ? AND pattern != ''"
                          " AND kind != 'merge'", (t, a))
-            return {"alias": a, "pattern": t, "merged": len(rows)}
+            out = {"alias": a, "pattern": t, "merged": len(rows) - forgotten}
+            return dict(out, forgotten=forgotten) if forgotten else out
 
     def _threshold_sql(self, settings, which):
         """SQL expression for a row's threshold, in _THRESHOLD_SCOPES' order, then store-wide."""
@@ -2151,7 +2359,7 @@ class _Core:
         output=_obj({"total": _INT, "by_level": _obj({k: _INT for k in LEVELS}),
                      "by_category": {"type": "object"}, "projects": _INT, "events": _INT,
                      "aliases": _INT, "db_path": _STR, "db_bytes": _INT, "schema_version": _INT,
-                     "fts": _BOOL},
+                     "fts": _BOOL, "folders": {"type": "object"}},
                     ("total", "by_level", "by_category", "projects", "events")),
         render=_render_stats)
     def stats(self):
@@ -2169,7 +2377,33 @@ class _Core:
                    if os.path.exists(self.path + s))
         return {"total": sum(by_level.values()), "by_level": by_level, "by_category": by_cat,
                 "projects": projects, "events": events, "aliases": aliases, "db_path": self.path,
-                "db_bytes": size, "schema_version": version, "fts": self._fts()}
+                "db_bytes": size, "schema_version": version, "fts": self._fts(),
+                "folders": dict(self._read("SELECT fingerprint, root FROM projects"
+                                           " ORDER BY first_seen DESC LIMIT 20"))}
+
+    @operation(
+        title="List projects", read_only=True, idempotent=True, list_key="projects",
+        output=_obj({"fingerprint": _STR, "root": _STR, "sessions": _INT, "patterns": _INT},
+                    ("fingerprint", "root", "sessions", "patterns")),
+        render=lambda rs: "\n".join([f"  {r['fingerprint']}  {r['root'] or '(folder unknown)'}  "
+                                     f"{r['sessions']} sessions, {r['patterns']} patterns"
+                                     for r in rs]
+                                    + [f"{len(rs)} project{'' if len(rs) == 1 else 's'}"]))
+    def projects(self):
+        """Which folder each project fingerprint stands for, with its sessions and patterns.
+
+        A fingerprint is the first 12 hex of sha256 of the project's root folder; its folder is
+        known once a hook, import-history or observe with a project path saw it.
+        """
+        roots = dict(self._read("SELECT fingerprint, root FROM projects"))
+        pats = dict(self._read("SELECT project, count(*) FROM instincts WHERE project != ''"
+                               " GROUP BY project"))
+        sess = dict(self._read("SELECT project, count(*) FROM mined_sessions WHERE project != ''"
+                               " GROUP BY project"))
+        return [{"fingerprint": f, "root": roots.get(f, ""), "sessions": sess.get(f, 0),
+                 "patterns": pats.get(f, 0)}
+                for f in sorted(set(roots) | set(pats) | set(sess),
+                                key=lambda f: (-pats.get(f, 0), f))]
 
     @operation(
         Param("min_confidence", int, "only patterns with at least this confidence (default: 10 for "
@@ -2293,6 +2527,13 @@ def _mem_key(kind, mtype, project, text):
 
 _MEM_PER_KEY = 200         # remember: newest memories read per key when looking for a repeat
 _MEM_CANDIDATES = 64       # ... of which this many (sharing the most keys) are compared
+
+
+def _mem_tombstones(mtype, project, title, name):
+    """The tombstone keys of a forgotten memory (section 10's `forgotten`): its title's and its
+    Markdown name's, the keys re-importing it would be found by; hashes, never its text."""
+    return ["m%d" % _mem_key("t", mtype, project, " ".join(_mem_words(title))),
+            "m%d" % _mem_key("n", mtype, project, name or _mem_slug(mtype, title))]
 
 
 def _mem_keys(mtype, project, title, content, name=""):
@@ -2926,6 +3167,8 @@ class _Memory(_Core):
         paths = [_anchor_path(root, p.strip(), self.cwd)
                  for p in _check_text(about, "about", 4096).split(",") if p.strip()]
         with self._write() as conn:
+            conn.executemany("DELETE FROM forgotten WHERE key = ?",       # stored again on purpose
+                             [(k,) for k in _mem_tombstones(f["type"], proj, f["title"], "")])
             out = self._mem_save(conn, f, proj, keys, supersedes)
             _reanchor(conn, root, out, paths)
         if paths:
@@ -3097,11 +3340,15 @@ class _Memory(_Core):
     def forget_memory(self, id):
         """Delete a memory for good (for one that is wrong); returns the deleted record.
 
-        Stale memories need no forgetting: they fade and are archived on their own.
+        Importing its Markdown file again leaves it out; storing it again with `remember`
+        brings it back. Stale memories need no forgetting: they fade and are archived.
         """
         with self._write() as conn:
             rec = self._mem_get(conn, id)
             conn.execute("DELETE FROM memories WHERE id = ?", (id,))
+            conn.executemany("INSERT OR REPLACE INTO forgotten (key, ts) VALUES (?, ?)", [
+                (k, self._now()) for k in _mem_tombstones(rec["type"], rec["project"], rec["title"],
+                                                          _mem_md(rec["metadata"]).get("name"))])
             conn.execute("DELETE FROM events WHERE substr(data, 1, ?) IN (?, ?)",
                          (len(str(id)) + 11, f'{{"memory":{id},', f'{{"memory":{id}}}'))
             self._event(conn, "forget_memory", project=rec["project"], delta=-rec["confidence"],
@@ -3229,10 +3476,10 @@ class _Memory(_Core):
               "a project path", default=""),
         mcp="memory_import", title="Import Markdown memories", idempotent=True, learns=True,
         output=_obj({k: _INT for k in ("files", "added", "updated", "unchanged", "skipped",
-                                       "links_skipped")},
+                                       "links_skipped", "forgotten")},
                     ("files", "added", "updated", "unchanged", "skipped", "links_skipped")),
-        render=lambda r: ", ".join(f"{k} {r[k]}" for k in
-                                   ("files", "added", "updated", "unchanged", "skipped"))
+        render=lambda r: ", ".join(f"{k} {r[k]}" for k in ("files", "added", "updated", "unchanged",
+                                                            "skipped", "forgotten") if k in r)
         + (f"; symlinks out of the folder skipped: {r['links_skipped']}"
            if r["links_skipped"] else ""))
     def import_memories(self, path, project=""):
@@ -3242,7 +3489,8 @@ class _Memory(_Core):
 
         A file matches the stored memory of its type and scope with the same name
         (or title): unchanged ones stay as they are, edited ones are updated and
-        archived ones restored, so importing twice adds nothing. Markdown without
+        archived ones restored, so importing twice adds nothing; a forgotten one stays out
+        (`forgotten`). Markdown without
         front matter (an index such as MEMORY.md) is skipped. Nothing is written
         if any file is invalid.
         """
@@ -3284,17 +3532,22 @@ class _Memory(_Core):
                 raise ValidationError(f"{fp}: {e}") from None
             items.append((f, proj, m["name"], m["confidence"]))
         counts = {"files": len(texts), "added": 0, "updated": 0, "unchanged": 0, "skipped": skipped,
-                  "links_skipped": links}
+                  "links_skipped": links, "forgotten": 0}
         for i in range(0, len(items), 200):               # short transactions: hooks never wait long
             if i:
                 time.sleep(_YIELD_S)
             with self._write() as conn:
                 for item in items[i:i + 200]:
                     counts[self._mem_import_one(conn, *item)] += 1
+        if not counts["forgotten"]:
+            del counts["forgotten"]
         return counts
 
     def _mem_import_one(self, conn, f, proj, name, confidence):
         mtype, title = f["type"], f["title"]
+        if conn.execute("SELECT 1 FROM forgotten WHERE key IN (?, ?)",
+                        _mem_tombstones(mtype, proj, title, name)).fetchone():
+            return "forgotten"
         keys = _mem_keys(mtype, proj, title, f["content"], name)
         rows = conn.execute(
             f"SELECT {_MEM_COLS} FROM memories WHERE type = ? AND project = ? AND id IN (SELECT memory_id"
@@ -4514,6 +4767,12 @@ def _subsequence(small, big):
 
 
 # --- the briefing: what was learned, as instructions an agent can act on -------------
+def _mined_source(src):
+    """Whether a pattern's source says mining found it: 'hooks' (live sessions) or
+    'import:<client>' (sessions replayed by import-history)."""
+    return src == "hooks" or str(src).startswith("import:")
+
+
 def _rule_text(r):
     """One learned pattern -> the sentence every surface uses (briefing, rules files, MCP).
 
@@ -4521,13 +4780,13 @@ def _rule_text(r):
     by hand hold their own words, shown as they are.
     """
     p = r["pattern"]
-    code = (lambda s: f"`{s}`") if _mined(r) else (lambda s: s)
+    code = (lambda s: f"`{s}`") if _mined_source(r.get("source")) else (lambda s: s)
     head, colon, body = p.partition(":")
     if colon and head == "pref" and "=" in body:
         key, _, value = body.partition("=")
         if key in _ROLE_TITLES:
             return f"{_ROLE_TITLES[key]}: {code(value)}"
-        if key in ("command", "tool") and _mined(r):
+        if key in ("command", "tool") and _mined_source(r.get("source")):
             return ("Project command: " if key == "command" else "Often used here: ") + code(value)
         return f"Preference: {key} = {value}"
     if colon and head == "seq":
@@ -4553,13 +4812,8 @@ def _rule_text(r):
     return f"Habit: {p}"
 
 
-def _mined(r):
-    """Whether a pattern was learned from captured calls (its words are command shapes)."""
-    return r.get("source") == "hooks" or str(r.get("source", "")).startswith("import:")
-
-
 def _rule_evidence(r):
-    if _mined(r):
+    if _mined_source(r.get("source")):
         use = r.get("use")
         return f"{r['confidence']} sessions" + (f", used in {use[0]} of the last {use[1]}"
                                                 if use else "")
@@ -4629,7 +4883,7 @@ def _presented(store, project, root, limit=INJECT_MAX_ITEMS):
         if p in seen:                         # a habit both here and global: once
             continue
         seen.add(p)
-        steps = _item_steps(p) if _mined(r) else []
+        steps = _item_steps(p) if _mined_source(r.get("source")) else []
         if steps:
             if p.startswith("combo:"):
                 k = sum(set(steps) <= set(x) for x in recent)
@@ -4677,6 +4931,7 @@ class _Miner:
     def __init__(self, store, conn):
         self.store, self.conn, self.now = store, conn, store._now()
         self.canon, self.credited, self.observed = {}, set(), []   # aliases cannot change mid-pass
+        self.when, self.forgotten = {}, []
         self.corpus = _Corpus(self.rows_of)
 
     def rows_of(self, sess):
@@ -4695,12 +4950,21 @@ class _Miner:
                 p = self.canon[pat] = self.store._canonical(pat, self.conn)
             except ValidationError:
                 return
-        conn, now = self.conn, self.now
+        conn = self.conn
         if conn.execute("INSERT OR IGNORE INTO mined (session, pattern, project, ts)"
-                        " VALUES (?,?,?,?)", (sess, p, proj, now)).rowcount:
-            conn.execute(_SQL_UPSERT, (p, category_for(p), now, now, "hooks", proj, "{}"))
-            conn.execute(_SQL_EVENT, (now, "observe", p, proj, "hooks", sess, 1, ""))
-            self.observed.append(p)
+                        " VALUES (?,?,?,?)", (sess, p, proj, self.now)).rowcount:
+            if sess not in self.when:                   # the session's own time and source
+                ts, src = conn.execute("SELECT max(ts), max(source) FROM events WHERE session = ?"
+                                       " AND session != '' AND kind IN ('tool', 'tool_fail')",
+                                       (sess,)).fetchone()
+                self.when[sess] = (ts or self.now, src if _mined_source(src) else "hooks")
+            ts, src = self.when[sess]
+            if self.store._reinforce(conn, p, proj, source=src, session=sess, ts=ts) is None:
+                conn.execute("DELETE FROM mined WHERE session = ? AND pattern = ? AND project = ?",
+                             (sess, p, proj))
+                self.forgotten.append(p)
+            else:
+                self.observed.append(p)
 
     def session(self, sess, last_id):
         """Mine one session (its calls up to event `last_id`): its own habits and combos, then
@@ -4746,10 +5010,13 @@ class _Learning(_Memory):
         Param("session", str, "mine only this session id (default: every session with new events)"),
         title="Mine sessions into patterns", idempotent=True,
         output=_obj({"sessions": _INT, "observed": {"type": "array", "items": _STR},
-                     "consolidated": {"type": "object"}}, ("sessions", "observed")),
+                     "forgotten": _INT, "consolidated": {"type": "object"}},
+                    ("sessions", "observed")),
         render=lambda r: "\n".join([f"Sessions mined: {r['sessions']}"]
                                    + [f"  observed {p}" for p in r["observed"]]
-                                   + [f"Observations: {len(r['observed'])}"]))
+                                   + [f"Observations: {len(r['observed'])}"]
+                                   + [f"Left out (forgotten): {r['forgotten']}"]
+                                   * bool(r["forgotten"])))
     def mine(self, session=None):
         """Turn recorded tool calls of each session into pref:/seq:/fix:/combo: observations, then consolidate.
 
@@ -4783,7 +5050,8 @@ class _Learning(_Memory):
         # levels change only where something was observed: an idle pass (every SessionStart
         # runs one) does not pay for a whole-store consolidate
         observed = miner.observed
-        return {"sessions": len(todo), "observed": observed, "consolidated": self.consolidate() if observed else {}}
+        return {"sessions": len(todo), "observed": observed, "forgotten": len(set(miner.forgotten)),
+                "consolidated": self.consolidate() if observed else {}}
 
     def record_tool(self, payload, failed=False, ts=None):
         """Store one tool call of a hook payload; returns the summary or the skip reason.
@@ -4796,13 +5064,15 @@ class _Learning(_Memory):
         session = _safe_session(payload.get("session_id"))
         if not session:
             return "skipped: no session_id"
-        proj = project_fingerprint(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
+        root = project_root(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
+        proj = _sha256_hex(root)[:12]
         failed = failed or _response_failed(payload.get("tool_response"))
         source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload else "claude-code")
         with self._write() as conn:
-            conn.execute(_SQL_EVENT, (self._now() if ts is None else _iso(ts),
-                                      "tool_fail" if failed else "tool", "", proj, source[:40],
-                                      session, 0, call.encode()))
+            when = self._now() if ts is None else _iso(ts)
+            conn.execute(_SQL_EVENT, (when, "tool_fail" if failed else "tool", "", proj,
+                                      source[:40], session, 0, call.encode()))
+            conn.execute(_SQL_PROJECT, (proj, root, when))
         return call.label()
 
     def briefing(self, cwd=None, max_items=INJECT_MAX_ITEMS, max_chars=INJECT_MAX_CHARS,
@@ -5325,10 +5595,12 @@ class _History(_Learning):
                     kept, fails = kept + 1, fails + failed
         else:
             try:
-                with self._db.write():     # one transaction; each capture nests as a savepoint
+                with self._db.write() as conn:     # one transaction; captures nest as savepoints
                     for payload, failed, ts in calls:
                         if not self.record_tool(payload, failed=failed, ts=ts).startswith("skipped: "):
                             kept, fails = kept + 1, fails + failed
+                    conn.execute("UPDATE events SET source = 'import:' || source WHERE session = ?"
+                                 " AND session != '' AND kind IN ('tool', 'tool_fail')", (session,))
             except sqlite3.Error as e:
                 raise _db_error(self.path, e) from None
         res["tool_calls"] += kept
@@ -6616,17 +6888,20 @@ class _Sharing(_Memory):
         Param("project", str, "store every imported rule under this project instead of the file's "
               "('' global, a fingerprint or a path)"),
         cli="import", title="Import rules", idempotent=True,
-        output=_obj({k: _INT for k in ("records", "added", "updated", "unchanged")} | {"file": _STR},
-                    ("file", "records", "added", "updated", "unchanged")),
+        output=_obj({k: _INT for k in ("records", "added", "updated", "unchanged", "forgotten")}
+                    | {"file": _STR}, ("file", "records", "added", "updated", "unchanged")),
         render=lambda r: f"Imported {r['records']} records from {r['file']}: {r['added']} added, "
-                         f"{r['updated']} updated, {r['unchanged']} unchanged")
+                         f"{r['updated']} updated, {r['unchanged']} unchanged"
+                         + (f", {r['forgotten']} left out (forgotten)" if r.get("forgotten")
+                            else ""))
     def import_rules(self, file, project=None):
         """Merge another store's JSON export (a teammate's, another machine's) into this one.
 
         Per (pattern, project): confidence = max(local, imported), first_seen =
         min, last_seen = max, level = max; category, source and metadata keys
         already present locally are kept. Patterns are normalised and local
-        aliases applied. So importing a file twice equals importing it once. The
+        aliases applied; a pattern forgotten here stays out (`forgotten`). So
+        importing a file twice equals importing it once. The
         whole file is checked first: one bad record refuses it and nothing changes.
         It is written in transactions of 2,000 records with a pause between them,
         so other writers (hooks) never wait long; if interrupted, importing it
@@ -6665,22 +6940,24 @@ class _Sharing(_Memory):
             with self._write() as conn:
                 for (pattern, proj), row in items[i:i + _IMPORT_BATCH]:
                     done[self._import_one(conn, pattern, proj, row)] += 1
-        return {"file": path, "records": len(data), "added": done["added"], "updated": done["updated"],
-                "unchanged": done["unchanged"]}
+        out = {"file": path, "records": len(data), "added": done["added"],
+               "updated": done["updated"], "unchanged": done["unchanged"]}
+        return dict(out, forgotten=done["forgotten"]) if done["forgotten"] else out
 
     def _import_one(self, conn, pattern, proj, row):
-        """Fold one imported record into the store: 'added', 'updated' or 'unchanged'."""
+        """Fold one imported record into the store: 'added', 'updated', 'unchanged' or
+        'forgotten' (left out: it was forgotten here)."""
         p = self._canonical(pattern, conn)
         old = self._get_record(conn, p, proj)
+        now = self._now()
         if old is None:
-            now = self._now()
-            conn.execute("INSERT INTO instincts (pattern, category, confidence, first_seen,"
-                         " last_seen, source, project, promoted, metadata)"
-                         " VALUES (?,?,?,?,?,?,?,?,?)",
-                         (p, row["category"] or category_for(p), row["confidence"],
-                          row["first_seen"] or now, row["last_seen"] or now, row["source"],
-                          proj, row["promoted"], _check_metadata(row["metadata"]) or "{}"))
-            self._event(conn, "import", p, proj, row["source"], row["confidence"])
+            if self._reinforce(conn, p, proj, source=row["source"], session=self.session, ts=now,
+                               delta=row["confidence"], kind="import", category=row["category"],
+                               metadata=_check_metadata(row["metadata"]),
+                               seen=(row["first_seen"] or now, row["last_seen"] or now)) is None:
+                return "forgotten"
+            conn.execute("UPDATE instincts SET promoted = ? WHERE pattern = ? AND project = ?",
+                         (row["promoted"], p, proj))
             return "added"
         new = {"confidence": max(old["confidence"], row["confidence"]),
                "promoted": max(old["promoted"], row["promoted"]),
@@ -6690,12 +6967,13 @@ class _Sharing(_Memory):
                "metadata": {**row["metadata"], **old["metadata"]}}
         if all(old[k] == v for k, v in new.items()):
             return "unchanged"
-        conn.execute("UPDATE instincts SET confidence = ?, promoted = ?, source = ?, first_seen = ?,"
+        self._reinforce(conn, p, proj, source=row["source"], session=self.session, ts=now,
+                        delta=new["confidence"] - old["confidence"], kind="import")
+        conn.execute("UPDATE instincts SET promoted = ?, source = ?, first_seen = ?,"
                      " last_seen = ?, metadata = coalesce(?, metadata) WHERE pattern = ? AND project = ?",
-                     (new["confidence"], new["promoted"], new["source"], new["first_seen"],
+                     (new["promoted"], new["source"], new["first_seen"],
                       new["last_seen"], None if new["metadata"] == old["metadata"]
                       else _check_metadata(new["metadata"]), p, proj))
-        self._event(conn, "import", p, proj, row["source"], new["confidence"] - old["confidence"])
         return "updated"
 
     @staticmethod
@@ -6815,33 +7093,41 @@ class _Sharing(_Memory):
     @operation(
         Param("text", str, "the text to remove wherever it appears (at least 4 characters; "
               "case-sensitive)", required=True, positional=True),
+        _DRY_RUN,
         title="Purge a text from the store", destructive=True, idempotent=True,
-        output=_obj({k: _INT for k in ("instincts", "memories", "events", "other", "backup")},
+        output=_obj({k: _INT for k in ("instincts", "memories", "events", "other", "backup")}
+                    | {"dry_run": _BOOL, "backup_file": _STR},
                     ("instincts", "memories", "events", "other", "backup")),
-        render=lambda r: (f"Purged: {r['instincts']} instincts, {r['memories']} memories, "
-                          f"{r['events']} events, {r['other']} other rows"
-                          + (f"; {r['backup']} rows from the .bak restore kept" if r["backup"] else "")))
-    def purge(self, text):
-        """Delete every record holding a text (a leaked secret, a name), here and in the `.bak`.
+        render=lambda r: (f"{'Would purge' if r.get('dry_run') else 'Purged'}: {r['instincts']}"
+                          f" instincts, {r['memories']} memories, {r['events']} events,"
+                          f" {r['other']} other rows"
+                          + (f"; {r['backup']} rows from older backups" if r["backup"] else "")
+                          + _backup_note(r)))
+    def purge(self, text, dry_run=False):
+        """Delete every record holding a text (a leaked secret, a name), here and in the backups.
 
-        Patterns, memories, events, aliases, settings and mining rows go, in this store and in
-        the `.bak` restore keeps; then the full-text indexes and the WAL are purged and deleted
-        rows are zeroed on disk.
+        Patterns, memories, events, aliases, settings, project folders and mining rows go, in
+        this store, in the `.bak` restore keeps and in the older automatic backups; then the
+        full-text indexes and the WAL are purged and deleted rows are zeroed on disk. The
+        automatic backup written first (`backup_file`) still holds the text: delete it once
+        sure. dry_run counts what would go and changes nothing.
         """
         _check_text(text, "text", MAX_PATTERN, empty_ok=False)
         if len(text.strip()) < 4:
             raise ValidationError("text must hold at least 4 characters (a shorter one would match "
                                   "too much)")
-        counts = self._purge(text)
-        bak = self.path + ".bak"
-        counts["backup"] = 0
-        if os.path.isfile(bak):
-            try:
-                with type(self)(bak, timeout=self._db.timeout) as old:
-                    counts["backup"] = sum(old._purge(text).values())
-            except InstinctError:
-                pass
-        return counts
+        older = [p for p in [self.path + ".bak"] + self._auto_backups() if os.path.isfile(p)]
+
+        def run(store):
+            counts = dict(store._purge(text), backup=0)
+            for bak in older if store is self else ():
+                try:
+                    with type(self)(bak, timeout=self._db.timeout) as old:
+                        counts["backup"] += sum(old._purge(text).values())
+                except InstinctError:
+                    pass
+            return counts
+        return self._guarded("purge", dry_run, run)
 
     def _purge(self, text):
         import json
@@ -6859,7 +7145,8 @@ class _Sharing(_Memory):
                 ("other", "aliases", ("alias", "pattern")),
                 ("other", "settings", ("key", "value")),
                 ("other", "mined", ("session", "pattern")),
-                ("other", "mined_sessions", ("session",)))
+                ("other", "mined_sessions", ("session",)),
+                ("other", "projects", ("root",)))
         counts = {"instincts": 0, "memories": 0, "events": 0, "other": 0}
         tables = {r[0] for r in self._read("SELECT name FROM sqlite_master WHERE type = 'table'")}
         for key, table, cols in plan:
@@ -6870,24 +7157,6 @@ class _Sharing(_Memory):
         with self._write() as conn:
             self._drop_orphan_events(conn)
         self._scrub()
-        return counts
-
-    def _snapshot(self, conn, dest):
-        """Copy a consistent snapshot of conn into a new file `dest` (atomically, mode 0600)."""
-        near = os.path.dirname(self.path)
-        tmp = _temp_file(os.path.dirname(dest), near)
-        try:
-            out = sqlite3.connect(tmp, isolation_level=None)
-            try:
-                self._db.retry(conn.backup, out)
-                out.execute("PRAGMA journal_mode=DELETE")   # one self-contained file
-                counts = out.execute("SELECT (SELECT count(*) FROM instincts),"
-                                     " (SELECT count(*) FROM events)").fetchone()
-            finally:
-                out.close()
-            os.replace(tmp, dest)
-        finally:
-            _drop_temp(tmp, near)
         return counts
 
     @operation(
@@ -6920,12 +7189,16 @@ class _Sharing(_Memory):
 
     @operation(
         Param("path", str, "the backup file to restore", required=True, positional=True),
+        _DRY_RUN,
         title="Restore the database from a backup", destructive=True, idempotent=True,
         output=_obj({"path": _STR, "previous": _STR, "instincts": _INT, "events": _INT,
-                     "schema_version": _INT}, ("path", "previous", "instincts", "events")),
-        render=lambda r: f"Restored {r['instincts']} instincts and {r['events']} events from "
-                         f"{r['path']}; the previous database is kept as {r['previous']}")
-    def restore(self, path):
+                     "schema_version": _INT, "dry_run": _BOOL},
+                    ("path", "previous", "instincts", "events")),
+        render=lambda r: (f"Would restore {r['instincts']} instincts and {r['events']} events from "
+                          f"{r['path']}" + _backup_note(r) if r.get("dry_run") else
+                          f"Restored {r['instincts']} instincts and {r['events']} events from "
+                          f"{r['path']}; the previous database is kept as {r['previous']}"))
+    def restore(self, path, dry_run=False):
         """Replace the database's contents with a backup's, after checking its integrity and schema.
 
         Only data is taken: the backup's rows of instinct's own tables and columns are copied
@@ -6933,8 +7206,13 @@ class _Sharing(_Memory):
         foreign tables, triggers and views in the file are never installed; a file that cannot
         be read that way is refused and the store is left as it was. The current database is
         first saved as `<db>.bak`. The copy goes through SQLite's backup API, so other
-        processes holding the store open keep working on the restored contents.
+        processes holding the store open keep working on the restored contents (so
+        `restore <db>.bak` undoes a restore). dry_run checks the backup and counts what it
+        holds, changing nothing.
         """
+        if dry_run:
+            return self._guarded("restore", True,
+                                 lambda s: dict(s.restore(path), previous=self.path + ".bak"))
         from urllib.request import pathname2url
         _check_text(path, "path", 4096, empty_ok=False)
         src_path = self._user_path(path)
@@ -7117,23 +7395,30 @@ class _Sharing(_Memory):
     @operation(
         Param("days_inactive", int, "decay: days without an observation before a pattern loses 1",
               default=90, flag="--days", minimum=1),
+        _DRY_RUN,
         title="Garbage-collect the store", destructive=True,
         output=_obj({k: _INT for k in ("aliases_applied", "decayed", "deleted", "events_pruned",
-                                       "memories_archived", "memories_deleted", "bytes_before", "bytes_after")},
+                                       "memories_archived", "memories_deleted", "bytes_before",
+                                       "bytes_after")} | {"dry_run": _BOOL, "backup_file": _STR},
                     ("aliases_applied", "decayed", "deleted", "events_pruned", "bytes_before", "bytes_after")),
         render=lambda r: "\n".join([f"Aliases applied: {r['aliases_applied']}", f"Decayed: {r['decayed']}",
                                     f"Deleted: {r['deleted']}", f"Events pruned: {r['events_pruned']}",
                                     f"Memories archived: {r['memories_archived']}",
                                     f"Archived memories deleted: {r['memories_deleted']}",
-                                    f"Optimized and vacuumed: {r['bytes_before']} -> {r['bytes_after']} bytes"]))
-    def gc(self, days_inactive=90):
+                                    f"Optimized and vacuumed: {r['bytes_before']} -> "
+                                    f"{r['bytes_after']} bytes"]) + _backup_note(r))
+    def gc(self, days_inactive=90, dry_run=False):
         """Housekeeping: apply aliases, decay, prune the event log, age memories, optimize and VACUUM.
 
         Rows still stored under an alias are merged into its pattern (alias
         chains are flattened first); the event log is cut to its retention
         settings; stale memories are aged and long-archived ones deleted
-        (section 11); the file is compacted and the WAL truncated.
+        (section 11); the file is compacted and the WAL truncated. A backup is
+        written first (`backup_file`); dry_run shows the counts and changes nothing.
         """
+        return self._guarded("gc", dry_run, lambda s: s._gc(days_inactive))
+
+    def _gc(self, days_inactive):
         before = self._db_bytes()
         with self._write() as conn:              # alias chains flattened first
             for _ in range(16):
@@ -7214,7 +7499,7 @@ _EXPLAIN = _obj({
                            "sources", "sessions", "projects", "aliases", "feedback", "surfaced"])
 _HISTORY = _obj({
     "pattern": _STR, "project": _STR, "scope": _STR, "exists": _BOOL, "confidence": _INT, "level": _STR,
-    "baseline": _INT, "count": _INT,
+    "baseline": _INT, "count": _INT, "root": _STR,
     "events": {"type": "array", "items": _obj({
         "ts": _STR, "kind": _STR, "delta": _INT, "confidence": _INT, "session": _STR, "source": _STR,
         "detail": _STR}, ("ts", "kind", "delta", "confidence"))}},
@@ -7452,7 +7737,7 @@ class _Insight(_Core):
         e = next((r for r in recs if r["project"] == proj), None)
         if e is None:
             raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
-        e["scope"] = scope
+        e["scope"], e["root"] = scope, self._roots([proj]).get(proj, "")
         conf, promoted = e["confidence"], e["promoted"]
         th = self._thresholds(p, e["category"])
         mature, rule, need = (th[k]["value"] for k in ("mature", "rule", "universal_projects"))
@@ -7483,7 +7768,7 @@ class _Insight(_Core):
             e["next_decay"] = {"date": _iso(last + 90 * 86400), "confidence_after": conf - 1,
                                "deletes": conf <= 1}
         where = " FROM events WHERE pattern = :p AND project = :proj AND pattern != ''"
-        obs = self._read("SELECT session, source, count(*)" + where + " AND kind = 'observe'"
+        obs = self._read("SELECT session, source, count(*)" + where + " AND " + _SQL_OBSERVED +
                          " GROUP BY session, source", {"p": p, "proj": proj})
         sessions, sources = {}, {}
         for s, src, n in obs:
@@ -7569,7 +7854,8 @@ class _Insight(_Core):
             running -= d
         out.reverse()
         h = {"pattern": p, "project": proj, "scope": scope, "exists": bool(cur), "confidence": conf,
-             "baseline": running, "count": len(ev), "events": out}
+             "baseline": running, "count": len(ev), "events": out,
+             "root": self._roots([proj]).get(proj, "")}
         if cur:
             h["level"] = LEVELS[promoted]
         return h
@@ -7589,8 +7875,8 @@ class _Insight(_Core):
         start = now - 2 * days * 86400
         mid = _iso(now - days * 86400)
         rows = self._read(
-            "SELECT pattern, sum(ts >= ?), count(*) FROM events WHERE id >= ? AND kind = 'observe'"
-            " AND ts >= ? AND ts <= ? AND pattern != '' GROUP BY pattern",
+            "SELECT pattern, sum(ts >= ?), count(*) FROM events WHERE id >= ? AND "
+            + _SQL_OBSERVED + " AND ts >= ? AND ts <= ? AND pattern != '' GROUP BY pattern",
             (mid, self._first_event_id(start), _iso(start), _iso(now)))
         out = [{"pattern": p, "recent": a, "before": n - a, "per_day": round(a / days, 3),
                 "before_per_day": round((n - a) / days, 3), "change": round((2 * a - n) / days, 3)}
@@ -7622,7 +7908,8 @@ class _Insight(_Core):
             chunk = names[i:i + 500]
             for p, ts in self._read(
                     f"SELECT pattern, ts FROM events WHERE pattern IN ({','.join('?' * len(chunk))})"
-                    " AND pattern != '' AND (kind = 'observe' OR (kind = 'feedback' AND delta > 0))",
+                    f" AND pattern != '' AND ({_SQL_OBSERVED}"
+                    " OR (kind = 'feedback' AND delta > 0))",
                     chunk):
                 hits.setdefault(p, []).append(ts)
         for h in hits.values():
@@ -7672,13 +7959,12 @@ class _Insight(_Core):
             rec = self._get_record(conn, p, proj)
             if rec is None:
                 raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
-            now = self._now()
             delta = 1 if verdict == "good" else -1 if rec["confidence"] > 1 else 0
-            conn.execute("UPDATE instincts SET confidence = confidence + ?, quiet = ?,"
-                         " last_seen = CASE WHEN ? > 0 THEN ? ELSE last_seen END"
-                         " WHERE pattern = ? AND project = ?", (delta, quiet, delta, now, p, proj))
-            conn.execute(_SQL_EVENT, (now, "feedback", p, proj, "", self.session, delta,
-                                      _dumps({"verdict": verdict, "note": note})))
+            self._reinforce(conn, p, proj, source="", session=self.session, ts=self._now(),
+                            delta=delta, kind="feedback",
+                            data=_dumps({"verdict": verdict, "note": note}))
+            conn.execute("UPDATE instincts SET quiet = ? WHERE pattern = ? AND project = ?",
+                         (quiet, p, proj))
             rec = self._get_record(conn, p, proj)
         return {**rec, "scope": scope, "verdict": verdict, "delta": delta, "quiet": quiet,
                 "note": note}

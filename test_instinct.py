@@ -1263,6 +1263,8 @@ class TestAPI(StoreCase):
         self.assertEqual((r["pattern"], r["confidence"]), ("seq:a", 3))
         with self.assertRaises(NotFoundError):
             self.store.get("seq:a", project=FP_A)
+        self.assertTrue(self.store.observe("seq:a", project=FP_A)["forgotten"])    # forget is final
+        self.store.unforget("seq:a", project=FP_A)
         self.assertEqual(self.store.observe("seq:a", project=FP_A)["confidence"], 1)
 
     def test_merge_folds_and_leaves_an_alias(self):

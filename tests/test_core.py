@@ -270,8 +270,8 @@ class TestOnePatternLookup(StoreCase):
         env = child_env(self.tmp, self.db)
         for cmd, want in ((["suggest"], "pref:use-uv"),
                           (["get", "pref:use-uv"], f"(project {self.fp})"),
-                          (["explain", "pref:use-uv"], f"pref:use-uv (project {self.fp})"),
-                          (["history", "pref:use-uv"], f"pref:use-uv (project {self.fp})"),
+                          (["explain", "pref:use-uv"], f"pref:use-uv (project {self.fp} {self.repo}"),
+                          (["history", "pref:use-uv"], f"pref:use-uv (project {self.fp} {self.repo}"),
                           (["feedback", "pref:use-uv", "good"], f"(project {self.fp})")):
             with self.subTest(cmd=cmd):
                 r = self.run_cli(*cmd, cwd=str(self.repo), env=env)
@@ -448,7 +448,7 @@ class TestObserveWithoutReturning(StoreCase):
         with contextlib.ExitStack() as patches:
             patches.enter_context(mock.patch.object(instinct, "_HAS_RETURNING", returning))
             if not returning:                   # as on SQLite < 3.35: a RETURNING statement fails
-                patches.enter_context(mock.patch.object(instinct, "_SQL_OBSERVE",
+                patches.enter_context(mock.patch.object(instinct, "_SQL_REINFORCED",
                                                         "SELECT * FROM no_returning_here"))
             store = self.open(path)
             records = self.scenario(store)

@@ -357,7 +357,7 @@ class TestClaudeTranscripts(_Home):
         rows = self.stored()
         self.assertEqual(len(rows), len(kept))
         self.assertEqual([k == "tool_fail" for k, *_ in rows], [c[2] for c in kept])
-        self.assertTrue(all(s == sid and src == "claude-code" for _, _, s, src, _, _ in rows))
+        self.assertTrue(all(s == sid and src == "import:claude-code" for _, _, s, src, _, _ in rows))
         times = [ts for *_, ts, _ in rows]
         self.assertEqual(times, sorted(times))
         self.assertLess(times[0], instinct._iso(tr.t + 1))      # the calls' own times, not now
@@ -582,7 +582,7 @@ class TestCodexRollouts(_Home):
         self.assertEqual((r["imported"], r["tool_calls"], r["failed_calls"]), (1, 7, 3))
         self.assertEqual(r["sidechain_calls"], 7)
         rows = self.stored()
-        self.assertEqual({(s, src) for _, _, s, src, *_ in rows}, {("0199-main", "codex")})
+        self.assertEqual({(s, src) for _, _, s, src, *_ in rows}, {("0199-main", "import:codex")})
         self.assertEqual([d for _, d, *_ in rows][:2], ["Bash(cargo test)", "Edit"])
         again = self.import_json("--client", "codex", env={"CODEX_HOME": base})
         self.assertEqual((again["imported"], again["skipped"]), (0, 1))

@@ -687,8 +687,8 @@ class TestDoctor(_Base):
 # --- gc ------------------------------------------------------------------------------
 class TestGC(_Base):
     def test_gc_reports_what_it_did(self):
-        self.store.merge("seq:old-name", "seq:new->name")
         self.observe("seq:new->name", 3)
+        self.store.merge("seq:old-name", "seq:new->name")
         # a row under the alias (e.g. written by an older version) and an alias chain
         with self.store._write() as c:
             c.execute("INSERT INTO instincts (pattern, confidence, first_seen, last_seen)"
@@ -719,7 +719,8 @@ class TestGC(_Base):
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertRegex(out.stdout, r"^Aliases applied: 0\nDecayed: 0\nDeleted: 0\nEvents pruned: \d+\n"
                                      r"Memories archived: 0\nArchived memories deleted: 0\n"
-                                     r"Optimized and vacuumed: \d+ -> \d+ bytes\n$")
+                                     r"Optimized and vacuumed: \d+ -> \d+ bytes\n"
+                                     r"Backup: \S+-gc\.bak \(`instinct restore` it to undo\)\n$")
 
 
 # --- registry / MCP surface --------------------------------------------------------
