@@ -4994,7 +4994,7 @@ class _Miner:
         found.update(_fix_habits(sess, window, corpus))
         found.update(_workflows(sess, same, corpus))
         for pat, have in sorted(found.items()):
-            for s in have:
+            for s in reversed(have):                   # oldest first: the log stays in time order
                 self.credit(s, pat, proj)
         where = dict(recent)
         for pat, have in sorted(_workflows(sess, list(where), corpus).items()):
