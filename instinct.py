@@ -4494,6 +4494,7 @@ _SESSIONS_COMPARED = 100            # a project's most recent sessions compared 
 _CHANCE_P = 1e-3                    # a workflow counts when chance explains it less often than this
 _HABIT_WINDOW = 20                  # a project's recent sessions a command must recur in ...
 _HABIT_SHARE = 0.5                  # ... at least half of them (and at least 2)
+_BACKFILL = 4                       # a habit found counts at most this many recent sessions at once
 _STEPS_KEPT = 400                   # steps of a mined session kept for the briefing's use counts
 _BRIEF_SESSIONS = 5                # a project's recent sessions whose use decides what is briefed
 _BRIEF_MIN_USE = 0.5                # a mined item used in fewer of them than this is not briefed
@@ -4966,6 +4967,18 @@ class _Miner:
             else:
                 self.observed.append(p)
 
+    def anchor(self, sess, proj, found):
+        """A project command this session used is about the file that defines it (mix.exs,
+        package.json...): anchored to it as that file is now (confirmed when used again)."""
+        row = self.conn.execute("SELECT root FROM projects WHERE fingerprint = ?", (proj,)).fetchone()
+        if not row or not os.path.isdir(row[0]):
+            return
+        for pat, have in found.items():
+            if sess in have and pat.startswith("pref:") and "=" in pat:
+                path = _defining_file(row[0], pat.partition("=")[2])
+                if path and self.canon.get(pat):
+                    _reanchor(self.conn, row[0], {"pattern": self.canon[pat], "project": proj}, [path])
+
     def session(self, sess, last_id):
         """Mine one session (its calls up to event `last_id`): its own habits and combos, then
         the workflows it shares with its project's recent sessions, and with the user's
@@ -4993,14 +5006,21 @@ class _Miner:
         found = _recurring(sess, window, corpus)
         found.update(_fix_habits(sess, window, corpus))
         found.update(_workflows(sess, same, corpus))
+        # a habit first found counts the recent sessions that held it too, not the whole past:
+        # chance makes a command of a random walk pass now and then, once, with many holders
+        back = set(window[:_BACKFILL])
         for pat, have in sorted(found.items()):
             for s in reversed(have):                   # oldest first: the log stays in time order
-                self.credit(s, pat, proj)
+                if s in back:
+                    self.credit(s, pat, proj)
+        self.anchor(sess, proj, found)
         where = dict(recent)
+        back = set(list(where)[:2 * _BACKFILL])
         for pat, have in sorted(_workflows(sess, list(where), corpus).items()):
             if len({where.get(s, proj) for s in have}) >= 2:
-                for s in have:
-                    self.credit(s, pat, "")
+                for s in reversed(have):
+                    if s in back:
+                        self.credit(s, pat, "")
 
 
 class _Learning(_Memory):

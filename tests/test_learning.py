@@ -1,0 +1,155 @@
+"""What learning makes of whole sessions: habits that recur, said once, where they apply.
+
+Sessions come from bench/sessions.py (realistic Claude Code hook payloads) and go through the
+hook entry point in order, as bench/bench_realdata.py replays them."""
+import json
+import os
+import re
+import sys
+import tempfile
+import unittest
+
+from tests.helpers import ROOT, make_repo, mcp_in_process, req, setUpModule  # noqa: F401
+
+import instinct
+
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import bench_realdata  # noqa: E402
+import sessions  # noqa: E402
+
+
+def commands_named(text):
+    """The shell commands a briefing names in backticks (tools such as `Task(x)` left out)."""
+    return [n for n in re.findall(r"`([^`]+)`", text) if " " in n or n.islower()
+            and not n.startswith("mcp__")]
+
+
+class Replayed(unittest.TestCase):
+    def replay(self, src, name, upto=None, files=None):
+        """Replay `src`'s sessions (the first `upto` of them) -> (store, repo folders)."""
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        src.write(tmp.name, name)
+        lines = bench_realdata.read_lines(tmp.name, name)
+        if upto is not None:
+            starts = [i for i, ln in enumerate(lines) if ln["event"] == "session-start"]
+            lines = lines[:starts[upto]] if upto < len(starts) else lines
+        with open(os.path.join(tmp.name, f"{name}.layout.json")) as f:
+            layout = json.load(f)
+        root = os.path.join(tmp.name, "root")
+        bench_realdata.build_layout(root, layout)
+        for cwd in {ln["payload"]["cwd"] for ln in lines if ln["payload"].get("cwd")}:
+            for rel, text in (files or {}).items():
+                with open(root + cwd + "/" + rel, "w") as f:
+                    f.write(text)
+        db = os.path.join(tmp.name, "i.db")
+        env = {k: os.environ.get(k) for k in ("INSTINCT_DB", "HOME")}
+        self.addCleanup(lambda: [os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+                                 for k, v in env.items()])
+        bench_realdata.replay(instinct, lines, root, db)
+        store = instinct.InstinctStore(db)
+        self.addCleanup(store.close)
+        cwds = sorted({ln["payload"]["cwd"] for ln in lines if ln["payload"].get("cwd")})
+        return store, [root + c for c in cwds]
+
+    def mature(self, store, repo):
+        return {r["pattern"]: r["confidence"]
+                for r in store.suggest(project=instinct.project_fingerprint(repo))}
+
+
+class TestHabits(Replayed):
+    def test_a_command_with_no_role_word_matures_by_the_5th_session_and_is_briefed(self):
+        for n, want in ((4, None), (5, 5)):
+            store, (repo,) = self.replay(sessions.plain_command(6, seed=3), "plain", upto=n)
+            self.assertEqual(self.mature(store, repo).get("pref:command=just verify"), want, n)
+        store, (repo,) = self.replay(sessions.plain_command(6, seed=3), "plain")
+        text = store.briefing(repo)
+        self.assertIn("- Project command: `just verify` (mature, 6 sessions", text)
+        self.assertEqual(commands_named(text), ["just verify"])
+
+    def test_a_seven_step_ritual_is_one_family(self):
+        store, (repo,) = self.replay(sessions.ritual(6, steps=7, seed=1), "ritual")
+        steps = [s.split()[0] + " " + s.split()[1] for s in sessions.RITUAL[:7]]
+        text = store.briefing(repo)
+        lines = [ln for ln in text.splitlines() if ln.startswith("- ")]
+        ritual = [ln for ln in lines if sum(f"`{s}`" in ln for s in steps) >= 2]
+        self.assertTrue(1 <= len(ritual) <= 2, text)
+        seqs = [p for p in self.mature(store, repo) if p.startswith("seq:")]
+        self.assertTrue(1 <= len(seqs) <= 3, seqs)
+        for role, cmd in (("test", "mix test"), ("lint", "mix credo"), ("build", "mix compile")):
+            self.assertIn(f"pref:{role}={cmd}", self.mature(store, repo))
+        # every channel names the same commands: the briefing and the CLAUDE.md block
+        store.cwd = repo
+        block = store.export_rules(format="claude", project=repo)
+        items = "\n".join(ln for ln in block.splitlines() if ln.startswith("- "))
+        self.assertEqual(items, "\n".join(lines))
+
+    def test_random_commands_hold_no_workflow_fix_or_dominant_command(self):
+        store, repos = self.replay(sessions.random_sessions(300, seed=5), "random")
+        learned = store.list(min_confidence=1, limit=1000)
+        self.assertFalse([r["pattern"] for r in learned if r["level"] != "raw"
+                          and r["pattern"].startswith(("seq:", "fix:", "combo:"))])
+        for repo in repos:
+            text = store.briefing(repo)
+            self.assertLessEqual(len(set(commands_named(text))), 2, text)
+
+    def test_a_learned_command_is_anchored_to_the_file_that_defines_it(self):
+        mix = "defmodule Shop.MixProject do\nend\n"
+        store, (repo,) = self.replay(sessions.plain_command(6, seed=2, command="mix precommit"),
+                                     "anchored", files={"mix.exs": mix})
+        self.assertIn("mix precommit", store.briefing(repo))
+        self.assertEqual(store._read("SELECT path, pattern FROM anchors"),
+                         [("mix.exs", "pref:command=mix precommit")])
+        with open(os.path.join(repo, "mix.exs"), "a") as f:
+            f.write("# deps changed\n")
+        self.assertIn("`mix precommit` (mature, 6 sessions, used in 5 of the last 5, this "
+                      "project; may be stale: mix.exs changed)", store.briefing(repo))
+        os.remove(os.path.join(repo, "mix.exs"))
+        self.assertNotIn("mix precommit", store.briefing(repo))
+
+
+class TestOneSelection(unittest.TestCase):
+    """The briefing, the MCP session_briefing prompt and every rules-file format show the same
+    items in the same words."""
+
+    def test_every_channel_shows_the_same_items(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        repo = make_repo(os.path.join(tmp.name, "repo"))
+        other = make_repo(os.path.join(tmp.name, "other"))
+        store = instinct.InstinctStore(os.path.join(tmp.name, "i.db"), cwd=repo)
+        self.addCleanup(store.close)
+        for n in range(12):
+            store.observe("seq:Read->Edit", project=repo, source="hooks")      # generic pair
+            store.observe("pref:test=uv run pytest", project=repo, source="hooks")
+            store.observe("seq:ruff check->uv run pytest->git commit", project=repo, source="hooks")
+            store.observe("seq:ruff check->uv run pytest", project=repo, source="hooks")  # family
+            for p in (repo, other):
+                store.observe("pref:stdlib-first", project=p)                   # -> universal
+            if n < 6:
+                store.observe("pref:indent=tabs")
+        for _ in range(7):
+            store.observe("pref:indent=spaces")                                 # supersedes tabs
+        store.remember("project", "Vitest, not Jest", "this repo's tests run on Vitest",
+                       project=repo)
+        store.consolidate()
+        brief = store.briefing(repo)
+        items = [ln for ln in brief.splitlines() if ln.startswith("- ") and "Vitest" not in ln]
+        self.assertIn("Vitest", brief)
+        self.assertEqual(len(items), 4, brief)
+        text = "\n".join(items)
+        for absent in ("Read", "tabs", "Usual workflow: `ruff check`"):
+            self.assertNotIn(absent, text)
+        self.assertIn("every project", text)
+        srv, _ = mcp_in_process(store)
+        got = srv.handle_message(req(3, "prompts/get", {"name": "session_briefing"}))["result"]
+        prompt = got["messages"][0]["content"]["text"]
+        self.assertEqual([ln for ln in prompt.splitlines() if ln in items], items)
+        for fmt in ("claude", "agents", "cursor", "windsurf", "skill"):
+            with self.subTest(fmt=fmt):
+                out = store.export_rules(format=fmt, project=repo)
+                self.assertEqual([ln for ln in out.splitlines() if ln.startswith("- ")], items)
+
+
+if __name__ == "__main__":
+    unittest.main()
