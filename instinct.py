@@ -4629,9 +4629,10 @@ def _combos(calls):
 
 def _command_pattern(step, shell):
     """A step used in most of a project's sessions -> its pattern: 'pref:test=mix test' when
-    its role can be told, 'pref:command=just verify' for another command, 'pref:tool=X'."""
+    its role can be told (one command per role), else 'pref:command:just verify' or
+    'pref:tool:Task(Explore)' (as many as the project has)."""
     role = _command_role(step) if shell else None
-    return f"pref:{role or ('command' if shell else 'tool')}={step}"
+    return f"pref:{role}={step}" if role else f"pref:{'command' if shell else 'tool'}:{step}"
 
 
 class _Corpus:
@@ -4693,7 +4694,7 @@ def _fix_habits(session, window, corpus):
     return out
 
 
-def _workflows(session, others, corpus):
+def _workflows(session, others, corpus, known=lambda g: 0):
     """Workflows of `session` that recur across sessions (`others`) beyond chance.
 
     A candidate counts when at least 2 sessions hold it and chance would give that many
@@ -4721,9 +4722,9 @@ def _workflows(session, others, corpus):
     holders = {}
     for g in sorted(own, key=len, reverse=True):       # longest first
         k_run, k_loose = n_run[g], n_loose[g]
-        if k_loose < 2 or any(len(hh) >= k_loose and len(h) > len(g) and _subsequence(g, h)
-                              for h, hh in holders.items()):
-            continue            # a longer workflow held as widely already says it (no chance test)
+        if k_loose < 2 or any(n_run[h] >= k_loose and len(h) > len(g) and _subsequence(g, h)
+                              for h in holders):
+            continue    # a longer workflow held as widely, as a run, already says it (no chance test)
         # the loose reading only when it adds holders: with the same ones the run's smaller
         # chance decides alone
         for gap, k in ((True, k_loose), (False, k_run)) if k_loose > k_run else ((False, k_run),):
@@ -4733,7 +4734,7 @@ def _workflows(session, others, corpus):
                     holders[g] = [s for s, (runs, gapped) in zip(ids, grams)
                                   if g in runs or gap and g in gapped]
                     break
-    return {"seq:" + "->".join(g): have for g, have in _families(holders)}
+    return {"seq:" + "->".join(g): have for g, have in _families(holders, n_run, known)}
 
 
 def _same_family(g, h):
@@ -4751,11 +4752,14 @@ def _same_family(g, h):
     return prev[-1] >= max(2, len(g) - 1)
 
 
-def _families(found):
+def _families(found, runs=None, known=lambda g: 0):
     """{workflow: holders} -> [(workflow, holders)], one per family: its best member, held by
-    the most sessions, then the longest (ties: the first in order)."""
-    best = []
-    for g, have in sorted(found.items(), key=lambda x: (-len(x[1]), -len(x[0]), x[0])):
+    the most sessions, then the longest, then the one already learned the most (`known(g)`:
+    its confidence, so that variants as widely held do not take turns), then the one held by
+    the most as a run (`runs`)."""
+    best, runs = [], runs or {}
+    for g, have in sorted(found.items(), key=lambda x: (-len(x[1]), -len(x[0]), -known(x[0]),
+                                                          -runs.get(x[0], 0), x[0])):
         if not any(_same_family(g, h) for h, _ in best):
             best.append((g, have))
     return best
@@ -4783,12 +4787,13 @@ def _rule_text(r):
     p = r["pattern"]
     code = (lambda s: f"`{s}`") if _mined_source(r.get("source")) else (lambda s: s)
     head, colon, body = p.partition(":")
+    kind, _, used = body.partition(":")
+    if colon and head == "pref" and kind in ("command", "tool") and _mined_source(r.get("source")):
+        return ("Project command: " if kind == "command" else "Often used here: ") + code(used)
     if colon and head == "pref" and "=" in body:
         key, _, value = body.partition("=")
         if key in _ROLE_TITLES:
             return f"{_ROLE_TITLES[key]}: {code(value)}"
-        if key in ("command", "tool") and _mined_source(r.get("source")):
-            return ("Project command: " if key == "command" else "Often used here: ") + code(value)
         return f"Preference: {key} = {value}"
     if colon and head == "seq":
         steps = [s.strip() for s in body.split("->")]
@@ -4846,6 +4851,8 @@ def _item_steps(pattern):
         return sorted(body.split("+"))
     if head == "fix":
         return [body.partition(" by ")[0]]
+    if head == "pref" and body.startswith(("command:", "tool:")):
+        return [body.partition(":")[2]]
     return [body.partition("=")[2]] if head == "pref" and "=" in body else []
 
 
@@ -4967,6 +4974,12 @@ class _Miner:
             else:
                 self.observed.append(p)
 
+    def known(self, g, proj):
+        """The confidence workflow `g` already has in `proj` (0: not learned)."""
+        row = self.conn.execute("SELECT confidence FROM instincts WHERE pattern = ? AND project = ?",
+                                ("seq:" + "->".join(g), proj)).fetchone()
+        return row[0] if row else 0
+
     def anchor(self, sess, proj, found):
         """A project command this session used is about the file that defines it (mix.exs,
         package.json...): anchored to it as that file is now (confirmed when used again)."""
@@ -4974,8 +4987,8 @@ class _Miner:
         if not row or not os.path.isdir(row[0]):
             return
         for pat, have in found.items():
-            if sess in have and pat.startswith("pref:") and "=" in pat:
-                path = _defining_file(row[0], pat.partition("=")[2])
+            if sess in have and pat.startswith("pref:") and _item_steps(pat):
+                path = _defining_file(row[0], _item_steps(pat)[0])
                 if path and self.canon.get(pat):
                     _reanchor(self.conn, row[0], {"pattern": self.canon[pat], "project": proj}, [path])
 
@@ -5005,22 +5018,20 @@ class _Miner:
             corpus.add(s)
         found = _recurring(sess, window, corpus)
         found.update(_fix_habits(sess, window, corpus))
-        found.update(_workflows(sess, same, corpus))
-        # a habit first found counts the recent sessions that held it too, not the whole past:
+        found.update(_workflows(sess, same, corpus, lambda g: self.known(g, proj)))
+        # a habit first found counts the latest sessions that held it too, not the whole past:
         # chance makes a command of a random walk pass now and then, once, with many holders
-        back = set(window[:_BACKFILL])
-        for pat, have in sorted(found.items()):
-            for s in reversed(have):                   # oldest first: the log stays in time order
-                if s in back:
-                    self.credit(s, pat, proj)
+        for pat, have in sorted(found.items()):      # (all of them when nearly every one did)
+            back = len(have) if len(have) >= 0.75 * len(window) else _BACKFILL
+            for s in reversed(have[:back]):            # oldest first: the log stays in time order
+                self.credit(s, pat, proj)
         self.anchor(sess, proj, found)
         where = dict(recent)
-        back = set(list(where)[:2 * _BACKFILL])
-        for pat, have in sorted(_workflows(sess, list(where), corpus).items()):
+        for pat, have in sorted(_workflows(sess, list(where), corpus,
+                                           lambda g: self.known(g, "")).items()):
             if len({where.get(s, proj) for s in have}) >= 2:
-                for s in reversed(have):
-                    if s in back:
-                        self.credit(s, pat, "")
+                for s in reversed(have[:_BACKFILL]):
+                    self.credit(s, pat, "")
 
 
 class _Learning(_Memory):

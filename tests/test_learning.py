@@ -61,7 +61,7 @@ class TestHabits(Replayed):
     def test_a_command_with_no_role_word_matures_by_the_5th_session_and_is_briefed(self):
         for n, want in ((4, None), (5, 5)):
             store, (repo,) = self.replay(sessions.plain_command(6, seed=3), "plain", upto=n)
-            self.assertEqual(self.mature(store, repo).get("pref:command=just verify"), want, n)
+            self.assertEqual(self.mature(store, repo).get("pref:command:just verify"), want, n)
         store, (repo,) = self.replay(sessions.plain_command(6, seed=3), "plain")
         text = store.briefing(repo)
         self.assertIn("- Project command: `just verify` (mature, 6 sessions", text)
@@ -99,7 +99,7 @@ class TestHabits(Replayed):
                                      "anchored", files={"mix.exs": mix})
         self.assertIn("mix precommit", store.briefing(repo))
         self.assertEqual(store._read("SELECT path, pattern FROM anchors"),
-                         [("mix.exs", "pref:command=mix precommit")])
+                         [("mix.exs", "pref:command:mix precommit")])
         with open(os.path.join(repo, "mix.exs"), "a") as f:
             f.write("# deps changed\n")
         self.assertIn("`mix precommit` (mature, 6 sessions, used in 5 of the last 5, this "
