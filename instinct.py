@@ -84,7 +84,7 @@ __all__ = [
 ENV_DB = "INSTINCT_DB"
 ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 15
 BUSY_TIMEOUT_S = 30.0
 # The WAL: a commit past ~4 MB of it checkpoints (PASSIVE), and a WAL file past 4 MB is cut back
 # when it restarts, so one-shot processes (hooks, CLI) that skip the close-time checkpoint keep
@@ -876,10 +876,21 @@ def _migrate_v13(conn):
                  " first_seen TEXT NOT NULL) WITHOUT ROWID")
 
 
+def _migrate_v14(conn):
+    """(A placeholder: another branch's version.)"""
+
+
+def _migrate_v15(conn):
+    """`seen`: keyed hashes (never the text) of the program words instinct does not know by
+    name and of correction-like prompts, with the session that first had each; `word` names
+    a program once a second session used it. The row 'key' holds the store's random key."""
+    conn.execute("CREATE TABLE seen (hash TEXT PRIMARY KEY, session TEXT NOT NULL, word TEXT)")
+
+
 # index + 1 == the user_version each reaches; append only, never reorder.
 _MIGRATIONS = (_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6,
                _migrate_v7, _migrate_v8, _migrate_v9, _migrate_v10, _migrate_v11, _migrate_v12,
-               _migrate_v13)
+               _migrate_v13, _migrate_v14, _migrate_v15)
 
 
 def _has_fts5(conn):
@@ -4325,6 +4336,7 @@ _GENERIC_PROGRAMS = frozenset(
 _LOOK_COMMANDS = frozenset(f"{vcs} {sub}" for vcs in ("git", "hg", "jj", "svn") for sub in (
     "status", "diff", "log", "show", "blame", "branch", "remote", "rev-parse", "reflog"))
 _EDIT_STEP = "Edit"
+_SEEN_MAX = 20000                  # unlearned program-word and prompt hashes kept (the newest)
 
 
 def _shell_command_text(tool_input):
@@ -4358,6 +4370,38 @@ class _Call:
     def read(cls, data):
         f = data.split("\t") + ["", ""]
         return cls(f[0], f[1], f[2], f[3:len(f) - 2])
+
+    def private(self, conn, session):
+        """This call with each program word that instinct does not know by name (`_known_word`)
+        as a keyed hash, '#' + 10 hex, until a second session uses it (a pasted password is no
+        program): then the word is learned (table `seen`), kept as text from then on, and the
+        stored steps that hold its hash are rewritten to it. One indexed read when met."""
+        if self.tool not in self.SHELLS:
+            return self
+        shapes = [(words, at) for words, at in map(_program_words, self.cmds)]
+        found = {words[i]: "" for words, at in shapes for i in at if not _known_word(words[i])}
+        if not found:
+            return self
+        for w in found:
+            found[w] = _keyed(conn, w)
+        rows = {h: (s, word) for h, s, word in conn.execute(
+            "SELECT hash, session, word FROM seen WHERE hash IN (%s)" % ",".join("?" * len(found)),
+            list(found.values()))}
+        for w, h in found.items():
+            first, word = rows.get(h, (None, None))
+            if first is None:
+                _seen_add(conn, h, session)
+            if word is None and first not in (None, session):     # a second session: learned
+                conn.execute("UPDATE seen SET word = ? WHERE hash = ?", (w, h))
+                conn.execute("UPDATE events SET data = replace(data, ?, ?) WHERE instr(data, ?)"
+                             " AND kind IN ('tool', 'tool_fail')", ("#" + h, w, "#" + h))
+                conn.execute("UPDATE mined_sessions SET steps = replace(steps, ?, ?)"
+                             " WHERE instr(steps, ?)", ("#" + h, w, "#" + h))
+                word = w
+            found[w] = w if word is not None else "#" + h
+        cmds = [" ".join(found.get(x, x) if i in at else x for i, x in enumerate(words))
+                for words, at in shapes]
+        return _Call(self.tool, self.name, self.ext, cmds)
 
     def label(self):
         """How a person reads it: 'Bash(uv run pytest;ruff check)', 'Edit(.py)', 'Skill(x)'."""
@@ -4413,6 +4457,55 @@ class _Call:
         ok = isinstance(named, str) and len(named) <= 64 and all(
             _safe_token(w, 64) == w for w in named.split(":"))
         return cls(_safe_token(name, 64), name=named if ok else ""), ""
+
+
+@functools.lru_cache(maxsize=1)
+def _known_words():
+    return frozenset().union(
+        _SUBCOMMAND_PROGRAMS, _RUN_WRAPPERS, _OPERAND_PROGRAMS, _SHELLS, _SHELL_NOOPS,
+        _SHELL_PREFIXES, _SCRIPT_TOOLS, _COMMON_SUBCOMMANDS, _GENERIC_PROGRAMS, _VALUE_OPTIONS,
+        ("python", "-m", "pwsh", "powershell"), *(names for _, names in _COMMAND_ROLES),
+        *(progs.split() for progs in _TOOLCHAIN_FILES.values()))
+
+
+def _known_word(word):
+    """A program word kept as text at once: one the shape reader or mining knows by name."""
+    return word in _known_words() or word.startswith("#")
+
+
+def _program_words(shape):
+    """A command shape -> (its words, the indexes of those that name a program): the first,
+    the one a runner runs (`uv run X`, `npx X`, `uv run npx X`) and `python -m X`'s module."""
+    words, at, i = shape.split(" "), [], 0
+    while i < len(words):
+        at.append(i)
+        verbs = _RUN_WRAPPERS.get(words[i], ())
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if verbs == ("",):
+            i += 1
+        elif nxt in verbs or (words[i] == "python" and nxt == "-m"):
+            i += 2
+        else:
+            break
+    return words, at
+
+
+def _keyed(conn, text):
+    """A keyed hash of `text` (10 hex), with the store's random key (made on first use)."""
+    import hashlib
+    row = conn.execute("SELECT word FROM seen WHERE hash = 'key'").fetchone()
+    if row is None:
+        row = (os.urandom(16).hex(),)
+        conn.execute("INSERT INTO seen (hash, session, word) VALUES ('key', '', ?)", row)
+    return hashlib.blake2b(text.encode(), key=bytes.fromhex(row[0]), digest_size=5).hexdigest()
+
+
+def _seen_add(conn, h, session):
+    """Note hash `h` as first seen in `session`; the oldest unlearned hashes beyond
+    _SEEN_MAX go."""
+    rowid = conn.execute("INSERT INTO seen (hash, session) VALUES (?, ?)", (h, session)).lastrowid
+    if rowid % 256 == 0:
+        conn.execute("DELETE FROM seen WHERE word IS NULL AND rowid < ?", (rowid - _SEEN_MAX,))
 
 
 def _tool_summary(payload):
@@ -5069,6 +5162,7 @@ class _Learning(_Memory):
         failed = failed or _response_failed(payload.get("tool_response"))
         source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload else "claude-code")
         with self._write() as conn:
+            call = call.private(conn, session)
             when = self._now() if ts is None else _iso(ts)
             conn.execute(_SQL_EVENT, (when, "tool_fail" if failed else "tool", "", proj,
                                       source[:40], session, 0, call.encode()))
@@ -5541,9 +5635,9 @@ class _History(_Learning):
             return 0
         if sid != session:
             return 0
-        outcomes = [(call.encode(), failed) for call, failed in
-                    ((_Call.of(p)[0], f) for p, f, _ in calls) if call is not None]
         with self._write() as conn:
+            outcomes = [(call.private(conn, session).encode(), failed) for call, failed in
+                        ((_Call.of(p)[0], f) for p, f, _ in calls) if call is not None]
             rows = conn.execute("SELECT id, kind, data FROM events WHERE session = ? AND session != ''"
                                 " AND kind IN ('tool', 'tool_fail') ORDER BY id", (session,)).fetchall()
             marked, j = 0, 0
