@@ -1700,6 +1700,8 @@ def _pref_groups(rows):
 class _Core:
     """Plumbing plus the seeds' operations; InstinctStore (section 18) is assembled from it."""
 
+    _keep_events = False     # import-history: the log is not cut while old sessions are mined
+
     def __init__(self, path=None, *, clock=None, cwd=None, session=None, timeout=None):
         if path is None:
             path = os.environ.get(ENV_DB) or None
@@ -2305,7 +2307,8 @@ class _Core:
                          " CASE WHEN new > old THEN 'promote' ELSE 'demote' END, pattern, project, ?,"
                          " old || '->' || new FROM _lv WHERE old != new", (self._now(), self.session))
             conn.execute("DROP TABLE temp._lv")
-        self._prune_events(settings, most=_PRUNE_PER_CONSOLIDATE)
+        if not self._keep_events:
+            self._prune_events(settings, most=_PRUNE_PER_CONSOLIDATE)
         return counts
 
     def _prune_events(self, settings, most=None):
@@ -5137,9 +5140,9 @@ class _Learning(_Memory):
             # bookkeeping lives as long as the events it describes (the event-log retention)
             cutoff = _iso(self._clock() - self._settings()["events_max_days"] * 86400)
             conn.execute("DELETE FROM mined WHERE ts < ?", (cutoff,))
-            gone = conn.execute("DELETE FROM mined_sessions WHERE last_id < (SELECT coalesce(min(id), 0)"
-                                " FROM events) RETURNING session").fetchall()
-            conn.executemany("DELETE FROM mined WHERE session = ?", gone)
+            # (`mined` stays: an imported session whose calls went is not credited again)
+            conn.execute("DELETE FROM mined_sessions WHERE last_id < (SELECT coalesce(min(id), 0)"
+                         " FROM events)")
         # levels change only where something was observed: an idle pass (every SessionStart
         # runs one) does not pay for a whole-store consolidate
         observed = miner.observed
@@ -5168,6 +5171,16 @@ class _Learning(_Memory):
                                       source[:40], session, 0, call.encode()))
             conn.execute(_SQL_PROJECT, (proj, root, when))
         return call.label()
+
+    def new_prompt(self, prompt, cwd, session):
+        """Whether `prompt` is new to the project of `cwd`. Its keyed hash (never its text) is
+        kept: a prompt seen before (an automation's fixed prompt) is not a correction."""
+        with self._write() as conn:
+            h = _keyed(conn, project_fingerprint(cwd) + "\0" + _prompt_text(prompt))
+            if conn.execute("SELECT 1 FROM seen WHERE hash = ?", (h,)).fetchone():
+                return False
+            _seen_add(conn, h, session)
+            return True
 
     def briefing(self, cwd=None, max_items=INJECT_MAX_ITEMS, max_chars=INJECT_MAX_CHARS,
                  project=None):
@@ -5209,10 +5222,15 @@ _CORRECTION_CONTEXT = (
     "Do not save one-off instructions.")
 
 
+def _prompt_text(prompt):
+    """A prompt as compared: its first 2,000 characters, lowercase, spaces collapsed."""
+    return " ".join(prompt[:2000].lower().replace("\u2019", "'").split())
+
+
 def _reads_like_correction(prompt):
     if not isinstance(prompt, str):
         return False
-    text = " ".join(prompt[:2000].lower().replace("\u2019", "'").split())
+    text = _prompt_text(prompt)
     return text.startswith(_CORRECTION_OPENERS) or any(m in text for m in _CORRECTION_MARKS)
 
 
@@ -5541,7 +5559,7 @@ class _History(_Learning):
         Param("dry_run", bool, "only count what would be imported; store nothing", default=False),
         title="Import past agent sessions", idempotent=True,
         output=_obj({"sessions": _INT, "imported": _INT, "skipped": _INT, "empty": _INT,
-                     "too_old": _INT, "tool_calls": _INT, "failed_calls": _INT,
+                     "too_old": _INT, "old": _INT, "tool_calls": _INT, "failed_calls": _INT,
                      "bad_lines": _INT, "sidechain_calls": _INT, "dry_run": _BOOL,
                      "links_skipped": _INT,
                      "projects": {"type": "array", "items": _obj({
@@ -5555,9 +5573,10 @@ class _History(_Learning):
         Reads ~/.claude/projects/*/*.jsonl ($CLAUDE_CONFIG_DIR) and
         ~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME); subagent side-chains are skipped.
         Each tool call is stored exactly as the live hook stores it (its shape only: tool,
-        program, subcommand - never arguments, output or prompts), then each session is mined.
-        A session already in the store (imported before or captured by the hooks) is skipped,
-        so running it again changes nothing.
+        program, subcommand - never arguments, output or prompts), then each session is mined,
+        however old (what it teaches is dated with its own time; the event-log retention may
+        prune its raw calls later). A session already in the store (imported before or captured
+        by the hooks) is skipped, so running it again changes nothing.
         """
         # `self.progress(done, total)`, when set, is called after each transcript (the CLI's bar)
         progress = self.progress
@@ -5565,8 +5584,8 @@ class _History(_Learning):
             _check_text(path, "path", 4096, empty_ok=False)
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
         now = self._clock()
-        keep_days = self._settings()["events_max_days"]
-        cutoff = now - 86400 * (min(since, keep_days) if since else keep_days)
+        cutoffs = (now - 86400 * since if since else float("-inf"),        # --since, retention
+                   now - 86400 * self._settings()["events_max_days"])
         files = []
         found, links = _history_files(client, path)
         for who, f in found:
@@ -5580,32 +5599,38 @@ class _History(_Learning):
                 continue
             files.append((first or 0.0, f, who))
         files.sort()
-        res = {"sessions": 0, "imported": 0, "skipped": 0, "empty": 0, "too_old": 0,
+        res = {"sessions": 0, "imported": 0, "skipped": 0, "empty": 0, "too_old": 0, "old": 0,
                "tool_calls": 0, "failed_calls": 0, "dry_run": bool(dry_run), "links_skipped": links}
         projects, disabled, done, imported, pending = {}, {}, set(), {}, 0
-        for n, (_, f, who) in enumerate(files, 1):
-            try:
-                session, calls = (_claude_session if who == "claude-code" else _codex_session)(f, stats)
-            except OSError:
-                stats["bad_lines"] += 1
-                calls, session = [], ""
-            session = _safe_session(session)
-            if not (session and session in done):          # (a session is read once)
-                res["sessions"] += 1
-                done.add(session)
-                if session and calls:
-                    proj = self._history_one(session, calls, cutoff, dry_run, res, projects, disabled)
-                    if proj is not None and not dry_run:
-                        imported[session], pending = proj, pending + 1
-                else:
-                    res["empty"] += 1
-            if pending >= HISTORY_MINE_BATCH:
-                self.mine()                # oldest first: event ids follow the import order
-                pending = 0
-            if progress is not None:
-                progress(n, len(files))
-        if pending or not dry_run:         # (also what an interrupted run left unmined)
-            self.mine()
+        self._keep_events = True
+        try:
+            for n, (_, f, who) in enumerate(files, 1):
+                reader = _claude_session if who == "claude-code" else _codex_session
+                try:
+                    session, calls = reader(f, stats)
+                except OSError:
+                    stats["bad_lines"] += 1
+                    calls, session = [], ""
+                session = _safe_session(session)
+                if not (session and session in done):          # (a session is read once)
+                    res["sessions"] += 1
+                    done.add(session)
+                    if session and calls:
+                        proj = self._history_one(session, calls, cutoffs, dry_run, res, projects,
+                                                 disabled)
+                        if proj is not None and not dry_run:
+                            imported[session], pending = proj, pending + 1
+                    else:
+                        res["empty"] += 1
+                if pending >= HISTORY_MINE_BATCH:
+                    self.mine()                # oldest first: event ids follow the import order
+                    pending = 0
+                if progress is not None:
+                    progress(n, len(files))
+            if pending or not dry_run:         # (also what an interrupted run left unmined)
+                self.mine()
+        finally:
+            del self._keep_events
         self._history_learned(imported, projects)
         res.update(bad_lines=stats["bad_lines"], sidechain_calls=stats["sidechain_calls"])
         ranked = sorted(projects.values(), key=lambda p: -p["tool_calls"])
@@ -5652,14 +5677,17 @@ class _History(_Learning):
             return marked
 
     def _history_has(self, session):
-        """Whether the store already holds tool calls of `session` (the session index)."""
+        """Whether the store already holds tool calls of `session` (the session index), or
+        what mining credited to it (its calls pruned since)."""
         return bool(self._read("SELECT 1 FROM events WHERE session = ? AND session != ''"
-                               " AND kind IN ('tool', 'tool_fail') LIMIT 1", (session,)))
+                               " AND kind IN ('tool', 'tool_fail') UNION ALL"
+                               " SELECT 1 FROM mined WHERE session = ? LIMIT 1",
+                               (session, session)))
 
-    def _history_one(self, session, calls, cutoff, dry_run, res, projects, disabled):
+    def _history_one(self, session, calls, cutoffs, dry_run, res, projects, disabled):
         """Import one session's calls in one transaction; its project key, None if skipped."""
         last = max((ts for _, _, ts in calls if ts), default=None)
-        if last is not None and last < cutoff:
+        if last is not None and last < cutoffs[0]:
             res["too_old"] += 1
             return
         if self._history_has(session):
@@ -5677,6 +5705,7 @@ class _History(_Learning):
             if not isinstance(payload.get("cwd"), str) or not payload["cwd"]:
                 payload["cwd"] = cwd
         res["imported"] += 1
+        res["old"] += last is not None and last < cutoffs[1]
         proj = project_fingerprint(cwd)
         p = projects.setdefault(proj, {"project": proj, "sessions": 0, "tool_calls": 0,
                                        "cwds": Counter(), "seen": Counter()})
@@ -5716,13 +5745,16 @@ class _History(_Learning):
 def _render_import(r):
     verb = "would import" if r["dry_run"] else "imported"
     out = [f"Sessions: {r['sessions']} found, {r['imported']} {verb}, {r['skipped']} already in "
-           f"the store" + (f", {r['too_old']} older than the event retention" if r["too_old"] else "")
+           f"the store" + (f", {r['too_old']} older than --since" if r["too_old"] else "")
            + (f", {r['empty']} without tool calls or opted out" if r["empty"] else ""),
            f"Tool calls replayed: {r['tool_calls']} ({r['failed_calls']} failed)"
            + (f"; unreadable lines skipped: {r['bad_lines']}" if r["bad_lines"] else "")
            + (f"; subagent calls skipped: {r['sidechain_calls']}" if r["sidechain_calls"] else "")
            + (f"; symlinks out of the folder skipped: {r['links_skipped']}"
               if r["links_skipped"] else "")]
+    if r["old"]:
+        out.append(f"{r['old']} sessions are older than the event retention: learned from, their "
+                   "raw calls go with the log (`instinct config events_max_days N` keeps them)")
     for p in r["projects"]:
         out.append(f"Project {p['cwd'] or '(none)'} [{p['project']}]: {p['sessions']} sessions, "
                    f"{p['tool_calls']} tool calls")
@@ -5845,13 +5877,14 @@ def _hook(argv, stdin, stdout, close):
     if reason:
         say(f"skipped {event}: {reason}")
         return
-    if event == "user-prompt-submit":      # nothing stored; maybe ask the agent to keep a lesson
-        if _reads_like_correction(payload.get("prompt")):
-            answer("UserPromptSubmit", _CORRECTION_CONTEXT)
-        return
+    if event == "user-prompt-submit" and not _reads_like_correction(payload.get("prompt")):
+        return                             # nothing stored
     store = InstinctStore(db, timeout=HOOK_TIMEOUT_S)
     try:
-        if event in ("post-tool-use", "post-tool-use-failure"):
+        if event == "user-prompt-submit":  # a new correction: ask the agent to keep the lesson
+            if store.new_prompt(payload["prompt"], cwd, _safe_session(payload.get("session_id"))):
+                answer("UserPromptSubmit", _CORRECTION_CONTEXT)
+        elif event in ("post-tool-use", "post-tool-use-failure"):
             say(f"{event}: {store.record_tool(payload, failed=event.endswith('failure'))}")
         elif event in ("stop", "session-end"):
             session = _safe_session(payload.get("session_id"))
