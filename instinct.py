@@ -84,7 +84,7 @@ __all__ = [
 ENV_DB = "INSTINCT_DB"
 ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 15
 BUSY_TIMEOUT_S = 30.0
 # The WAL: a commit past ~4 MB of it checkpoints (PASSIVE), and a WAL file past 4 MB is cut back
 # when it restarts, so one-shot processes (hooks, CLI) that skip the close-time checkpoint keep
@@ -876,10 +876,21 @@ def _migrate_v13(conn):
                  " first_seen TEXT NOT NULL) WITHOUT ROWID")
 
 
+def _migrate_v14(conn):
+    """(A placeholder: another branch's version.)"""
+
+
+def _migrate_v15(conn):
+    """`seen`: keyed hashes (never the text) of the program words instinct does not know by
+    name and of correction-like prompts, with the session that first had each; `word` names
+    a program once a second session used it. The row 'key' holds the store's random key."""
+    conn.execute("CREATE TABLE seen (hash TEXT PRIMARY KEY, session TEXT NOT NULL, word TEXT)")
+
+
 # index + 1 == the user_version each reaches; append only, never reorder.
 _MIGRATIONS = (_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6,
                _migrate_v7, _migrate_v8, _migrate_v9, _migrate_v10, _migrate_v11, _migrate_v12,
-               _migrate_v13)
+               _migrate_v13, _migrate_v14, _migrate_v15)
 
 
 def _has_fts5(conn):
@@ -1689,6 +1700,8 @@ def _pref_groups(rows):
 class _Core:
     """Plumbing plus the seeds' operations; InstinctStore (section 18) is assembled from it."""
 
+    _keep_events = False     # import-history: the log is not cut while old sessions are mined
+
     def __init__(self, path=None, *, clock=None, cwd=None, session=None, timeout=None):
         if path is None:
             path = os.environ.get(ENV_DB) or None
@@ -2294,7 +2307,8 @@ class _Core:
                          " CASE WHEN new > old THEN 'promote' ELSE 'demote' END, pattern, project, ?,"
                          " old || '->' || new FROM _lv WHERE old != new", (self._now(), self.session))
             conn.execute("DROP TABLE temp._lv")
-        self._prune_events(settings, most=_PRUNE_PER_CONSOLIDATE)
+        if not self._keep_events:
+            self._prune_events(settings, most=_PRUNE_PER_CONSOLIDATE)
         return counts
 
     def _prune_events(self, settings, most=None):
@@ -4325,6 +4339,7 @@ _GENERIC_PROGRAMS = frozenset(
 _LOOK_COMMANDS = frozenset(f"{vcs} {sub}" for vcs in ("git", "hg", "jj", "svn") for sub in (
     "status", "diff", "log", "show", "blame", "branch", "remote", "rev-parse", "reflog"))
 _EDIT_STEP = "Edit"
+_SEEN_MAX = 20000                  # unlearned program-word and prompt hashes kept (the newest)
 
 
 def _shell_command_text(tool_input):
@@ -4358,6 +4373,38 @@ class _Call:
     def read(cls, data):
         f = data.split("\t") + ["", ""]
         return cls(f[0], f[1], f[2], f[3:len(f) - 2])
+
+    def private(self, conn, session):
+        """This call with each program word that instinct does not know by name (`_known_word`)
+        as a keyed hash, '#' + 10 hex, until a second session uses it (a pasted password is no
+        program): then the word is learned (table `seen`), kept as text from then on, and the
+        stored steps that hold its hash are rewritten to it. One indexed read when met."""
+        if self.tool not in self.SHELLS:
+            return self
+        shapes = [(words, at) for words, at in map(_program_words, self.cmds)]
+        found = {words[i]: "" for words, at in shapes for i in at if not _known_word(words[i])}
+        if not found:
+            return self
+        for w in found:
+            found[w] = _keyed(conn, w)
+        rows = {h: (s, word) for h, s, word in conn.execute(
+            "SELECT hash, session, word FROM seen WHERE hash IN (%s)" % ",".join("?" * len(found)),
+            list(found.values()))}
+        for w, h in found.items():
+            first, word = rows.get(h, (None, None))
+            if first is None:
+                _seen_add(conn, h, session)
+            if word is None and first not in (None, session):     # a second session: learned
+                conn.execute("UPDATE seen SET word = ? WHERE hash = ?", (w, h))
+                conn.execute("UPDATE events SET data = replace(data, ?, ?) WHERE instr(data, ?)"
+                             " AND kind IN ('tool', 'tool_fail')", ("#" + h, w, "#" + h))
+                conn.execute("UPDATE mined_sessions SET steps = replace(steps, ?, ?)"
+                             " WHERE instr(steps, ?)", ("#" + h, w, "#" + h))
+                word = w
+            found[w] = w if word is not None else "#" + h
+        cmds = [" ".join(found.get(x, x) if i in at else x for i, x in enumerate(words))
+                for words, at in shapes]
+        return _Call(self.tool, self.name, self.ext, cmds)
 
     def label(self):
         """How a person reads it: 'Bash(uv run pytest;ruff check)', 'Edit(.py)', 'Skill(x)'."""
@@ -4413,6 +4460,55 @@ class _Call:
         ok = isinstance(named, str) and len(named) <= 64 and all(
             _safe_token(w, 64) == w for w in named.split(":"))
         return cls(_safe_token(name, 64), name=named if ok else ""), ""
+
+
+@functools.lru_cache(maxsize=1)
+def _known_words():
+    return frozenset().union(
+        _SUBCOMMAND_PROGRAMS, _RUN_WRAPPERS, _OPERAND_PROGRAMS, _SHELLS, _SHELL_NOOPS,
+        _SHELL_PREFIXES, _SCRIPT_TOOLS, _COMMON_SUBCOMMANDS, _GENERIC_PROGRAMS, _VALUE_OPTIONS,
+        ("python", "-m", "pwsh", "powershell"), *(names for _, names in _COMMAND_ROLES),
+        *(progs.split() for progs in _TOOLCHAIN_FILES.values()))
+
+
+def _known_word(word):
+    """A program word kept as text at once: one the shape reader or mining knows by name."""
+    return word in _known_words() or word.startswith("#")
+
+
+def _program_words(shape):
+    """A command shape -> (its words, the indexes of those that name a program): the first,
+    the one a runner runs (`uv run X`, `npx X`, `uv run npx X`) and `python -m X`'s module."""
+    words, at, i = shape.split(" "), [], 0
+    while i < len(words):
+        at.append(i)
+        verbs = _RUN_WRAPPERS.get(words[i], ())
+        nxt = words[i + 1] if i + 1 < len(words) else ""
+        if verbs == ("",):
+            i += 1
+        elif nxt in verbs or (words[i] == "python" and nxt == "-m"):
+            i += 2
+        else:
+            break
+    return words, at
+
+
+def _keyed(conn, text):
+    """A keyed hash of `text` (10 hex), with the store's random key (made on first use)."""
+    import hashlib
+    row = conn.execute("SELECT word FROM seen WHERE hash = 'key'").fetchone()
+    if row is None:
+        row = (os.urandom(16).hex(),)
+        conn.execute("INSERT INTO seen (hash, session, word) VALUES ('key', '', ?)", row)
+    return hashlib.blake2b(text.encode(), key=bytes.fromhex(row[0]), digest_size=5).hexdigest()
+
+
+def _seen_add(conn, h, session):
+    """Note hash `h` as first seen in `session`; the oldest unlearned hashes beyond
+    _SEEN_MAX go."""
+    rowid = conn.execute("INSERT INTO seen (hash, session) VALUES (?, ?)", (h, session)).lastrowid
+    if rowid % 256 == 0:
+        conn.execute("DELETE FROM seen WHERE word IS NULL AND rowid < ?", (rowid - _SEEN_MAX,))
 
 
 def _tool_summary(payload):
@@ -5075,9 +5171,9 @@ class _Learning(_Memory):
             # bookkeeping lives as long as the events it describes (the event-log retention)
             cutoff = _iso(self._clock() - self._settings()["events_max_days"] * 86400)
             conn.execute("DELETE FROM mined WHERE ts < ?", (cutoff,))
-            gone = conn.execute("DELETE FROM mined_sessions WHERE last_id < (SELECT coalesce(min(id), 0)"
-                                " FROM events) RETURNING session").fetchall()
-            conn.executemany("DELETE FROM mined WHERE session = ?", gone)
+            # (`mined` stays: an imported session whose calls went is not credited again)
+            conn.execute("DELETE FROM mined_sessions WHERE last_id < (SELECT coalesce(min(id), 0)"
+                         " FROM events)")
         # levels change only where something was observed: an idle pass (every SessionStart
         # runs one) does not pay for a whole-store consolidate
         observed = miner.observed
@@ -5100,11 +5196,22 @@ class _Learning(_Memory):
         failed = failed or _response_failed(payload.get("tool_response"))
         source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload else "claude-code")
         with self._write() as conn:
+            call = call.private(conn, session)
             when = self._now() if ts is None else _iso(ts)
             conn.execute(_SQL_EVENT, (when, "tool_fail" if failed else "tool", "", proj,
                                       source[:40], session, 0, call.encode()))
             conn.execute(_SQL_PROJECT, (proj, root, when))
         return call.label()
+
+    def new_prompt(self, prompt, cwd, session):
+        """Whether `prompt` is new to the project of `cwd`. Its keyed hash (never its text) is
+        kept: a prompt seen before (an automation's fixed prompt) is not a correction."""
+        with self._write() as conn:
+            h = _keyed(conn, project_fingerprint(cwd) + "\0" + _prompt_text(prompt))
+            if conn.execute("SELECT 1 FROM seen WHERE hash = ?", (h,)).fetchone():
+                return False
+            _seen_add(conn, h, session)
+            return True
 
     def briefing(self, cwd=None, max_items=INJECT_MAX_ITEMS, max_chars=INJECT_MAX_CHARS,
                  project=None):
@@ -5146,10 +5253,15 @@ _CORRECTION_CONTEXT = (
     "Do not save one-off instructions.")
 
 
+def _prompt_text(prompt):
+    """A prompt as compared: its first 2,000 characters, lowercase, spaces collapsed."""
+    return " ".join(prompt[:2000].lower().replace("\u2019", "'").split())
+
+
 def _reads_like_correction(prompt):
     if not isinstance(prompt, str):
         return False
-    text = " ".join(prompt[:2000].lower().replace("\u2019", "'").split())
+    text = _prompt_text(prompt)
     return text.startswith(_CORRECTION_OPENERS) or any(m in text for m in _CORRECTION_MARKS)
 
 
@@ -5478,7 +5590,7 @@ class _History(_Learning):
         Param("dry_run", bool, "only count what would be imported; store nothing", default=False),
         title="Import past agent sessions", idempotent=True,
         output=_obj({"sessions": _INT, "imported": _INT, "skipped": _INT, "empty": _INT,
-                     "too_old": _INT, "tool_calls": _INT, "failed_calls": _INT,
+                     "too_old": _INT, "old": _INT, "tool_calls": _INT, "failed_calls": _INT,
                      "bad_lines": _INT, "sidechain_calls": _INT, "dry_run": _BOOL,
                      "links_skipped": _INT,
                      "projects": {"type": "array", "items": _obj({
@@ -5492,9 +5604,10 @@ class _History(_Learning):
         Reads ~/.claude/projects/*/*.jsonl ($CLAUDE_CONFIG_DIR) and
         ~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME); subagent side-chains are skipped.
         Each tool call is stored exactly as the live hook stores it (its shape only: tool,
-        program, subcommand - never arguments, output or prompts), then each session is mined.
-        A session already in the store (imported before or captured by the hooks) is skipped,
-        so running it again changes nothing.
+        program, subcommand - never arguments, output or prompts), then each session is mined,
+        however old (what it teaches is dated with its own time; the event-log retention may
+        prune its raw calls later). A session already in the store (imported before or captured
+        by the hooks) is skipped, so running it again changes nothing.
         """
         # `self.progress(done, total)`, when set, is called after each transcript (the CLI's bar)
         progress = self.progress
@@ -5502,8 +5615,8 @@ class _History(_Learning):
             _check_text(path, "path", 4096, empty_ok=False)
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
         now = self._clock()
-        keep_days = self._settings()["events_max_days"]
-        cutoff = now - 86400 * (min(since, keep_days) if since else keep_days)
+        cutoffs = (now - 86400 * since if since else float("-inf"),        # --since, retention
+                   now - 86400 * self._settings()["events_max_days"])
         files = []
         found, links = _history_files(client, path)
         for who, f in found:
@@ -5517,32 +5630,38 @@ class _History(_Learning):
                 continue
             files.append((first or 0.0, f, who))
         files.sort()
-        res = {"sessions": 0, "imported": 0, "skipped": 0, "empty": 0, "too_old": 0,
+        res = {"sessions": 0, "imported": 0, "skipped": 0, "empty": 0, "too_old": 0, "old": 0,
                "tool_calls": 0, "failed_calls": 0, "dry_run": bool(dry_run), "links_skipped": links}
         projects, disabled, done, imported, pending = {}, {}, set(), {}, 0
-        for n, (_, f, who) in enumerate(files, 1):
-            try:
-                session, calls = (_claude_session if who == "claude-code" else _codex_session)(f, stats)
-            except OSError:
-                stats["bad_lines"] += 1
-                calls, session = [], ""
-            session = _safe_session(session)
-            if not (session and session in done):          # (a session is read once)
-                res["sessions"] += 1
-                done.add(session)
-                if session and calls:
-                    proj = self._history_one(session, calls, cutoff, dry_run, res, projects, disabled)
-                    if proj is not None and not dry_run:
-                        imported[session], pending = proj, pending + 1
-                else:
-                    res["empty"] += 1
-            if pending >= HISTORY_MINE_BATCH:
-                self.mine()                # oldest first: event ids follow the import order
-                pending = 0
-            if progress is not None:
-                progress(n, len(files))
-        if pending or not dry_run:         # (also what an interrupted run left unmined)
-            self.mine()
+        self._keep_events = True
+        try:
+            for n, (_, f, who) in enumerate(files, 1):
+                reader = _claude_session if who == "claude-code" else _codex_session
+                try:
+                    session, calls = reader(f, stats)
+                except OSError:
+                    stats["bad_lines"] += 1
+                    calls, session = [], ""
+                session = _safe_session(session)
+                if not (session and session in done):          # (a session is read once)
+                    res["sessions"] += 1
+                    done.add(session)
+                    if session and calls:
+                        proj = self._history_one(session, calls, cutoffs, dry_run, res, projects,
+                                                 disabled)
+                        if proj is not None and not dry_run:
+                            imported[session], pending = proj, pending + 1
+                    else:
+                        res["empty"] += 1
+                if pending >= HISTORY_MINE_BATCH:
+                    self.mine()                # oldest first: event ids follow the import order
+                    pending = 0
+                if progress is not None:
+                    progress(n, len(files))
+            if pending or not dry_run:         # (also what an interrupted run left unmined)
+                self.mine()
+        finally:
+            del self._keep_events
         self._history_learned(imported, projects)
         res.update(bad_lines=stats["bad_lines"], sidechain_calls=stats["sidechain_calls"])
         ranked = sorted(projects.values(), key=lambda p: -p["tool_calls"])
@@ -5572,9 +5691,9 @@ class _History(_Learning):
             return 0
         if sid != session:
             return 0
-        outcomes = [(call.encode(), failed) for call, failed in
-                    ((_Call.of(p)[0], f) for p, f, _ in calls) if call is not None]
         with self._write() as conn:
+            outcomes = [(call.private(conn, session).encode(), failed) for call, failed in
+                        ((_Call.of(p)[0], f) for p, f, _ in calls) if call is not None]
             rows = conn.execute("SELECT id, kind, data FROM events WHERE session = ? AND session != ''"
                                 " AND kind IN ('tool', 'tool_fail') ORDER BY id", (session,)).fetchall()
             marked, j = 0, 0
@@ -5589,14 +5708,17 @@ class _History(_Learning):
             return marked
 
     def _history_has(self, session):
-        """Whether the store already holds tool calls of `session` (the session index)."""
+        """Whether the store already holds tool calls of `session` (the session index), or
+        what mining credited to it (its calls pruned since)."""
         return bool(self._read("SELECT 1 FROM events WHERE session = ? AND session != ''"
-                               " AND kind IN ('tool', 'tool_fail') LIMIT 1", (session,)))
+                               " AND kind IN ('tool', 'tool_fail') UNION ALL"
+                               " SELECT 1 FROM mined WHERE session = ? LIMIT 1",
+                               (session, session)))
 
-    def _history_one(self, session, calls, cutoff, dry_run, res, projects, disabled):
+    def _history_one(self, session, calls, cutoffs, dry_run, res, projects, disabled):
         """Import one session's calls in one transaction; its project key, None if skipped."""
         last = max((ts for _, _, ts in calls if ts), default=None)
-        if last is not None and last < cutoff:
+        if last is not None and last < cutoffs[0]:
             res["too_old"] += 1
             return
         if self._history_has(session):
@@ -5614,6 +5736,7 @@ class _History(_Learning):
             if not isinstance(payload.get("cwd"), str) or not payload["cwd"]:
                 payload["cwd"] = cwd
         res["imported"] += 1
+        res["old"] += last is not None and last < cutoffs[1]
         proj = project_fingerprint(cwd)
         p = projects.setdefault(proj, {"project": proj, "sessions": 0, "tool_calls": 0,
                                        "cwds": Counter(), "seen": Counter()})
@@ -5653,13 +5776,16 @@ class _History(_Learning):
 def _render_import(r):
     verb = "would import" if r["dry_run"] else "imported"
     out = [f"Sessions: {r['sessions']} found, {r['imported']} {verb}, {r['skipped']} already in "
-           f"the store" + (f", {r['too_old']} older than the event retention" if r["too_old"] else "")
+           f"the store" + (f", {r['too_old']} older than --since" if r["too_old"] else "")
            + (f", {r['empty']} without tool calls or opted out" if r["empty"] else ""),
            f"Tool calls replayed: {r['tool_calls']} ({r['failed_calls']} failed)"
            + (f"; unreadable lines skipped: {r['bad_lines']}" if r["bad_lines"] else "")
            + (f"; subagent calls skipped: {r['sidechain_calls']}" if r["sidechain_calls"] else "")
            + (f"; symlinks out of the folder skipped: {r['links_skipped']}"
               if r["links_skipped"] else "")]
+    if r["old"]:
+        out.append(f"{r['old']} sessions are older than the event retention: learned from, their "
+                   "raw calls go with the log (`instinct config events_max_days N` keeps them)")
     for p in r["projects"]:
         out.append(f"Project {p['cwd'] or '(none)'} [{p['project']}]: {p['sessions']} sessions, "
                    f"{p['tool_calls']} tool calls")
@@ -5782,13 +5908,14 @@ def _hook(argv, stdin, stdout, close):
     if reason:
         say(f"skipped {event}: {reason}")
         return
-    if event == "user-prompt-submit":      # nothing stored; maybe ask the agent to keep a lesson
-        if _reads_like_correction(payload.get("prompt")):
-            answer("UserPromptSubmit", _CORRECTION_CONTEXT)
-        return
+    if event == "user-prompt-submit" and not _reads_like_correction(payload.get("prompt")):
+        return                             # nothing stored
     store = InstinctStore(db, timeout=HOOK_TIMEOUT_S)
     try:
-        if event in ("post-tool-use", "post-tool-use-failure"):
+        if event == "user-prompt-submit":  # a new correction: ask the agent to keep the lesson
+            if store.new_prompt(payload["prompt"], cwd, _safe_session(payload.get("session_id"))):
+                answer("UserPromptSubmit", _CORRECTION_CONTEXT)
+        elif event in ("post-tool-use", "post-tool-use-failure"):
             say(f"{event}: {store.record_tool(payload, failed=event.endswith('failure'))}")
         elif event in ("stop", "session-end"):
             session = _safe_session(payload.get("session_id"))

@@ -347,10 +347,16 @@ def old_history(home, n=5, days=400, seed=0, now=None):
             s.bash("make test", fail=src.rng.random() < 0.25)
         s.bash("make lint")
         s.end()
+    return transcripts(src, home)
+
+
+def transcripts(src, home):
+    """The sessions of `src` as Claude Code transcripts under home/.claude/projects -> paths."""
     paths = []
     for sid in dict.fromkeys(line["session"] for line in src.lines):
         lines = [line for line in src.lines if line["session"] == sid]
-        path = os.path.join(home, ".claude", "projects", "-home-dev-src-legacy", f"{sid}.jsonl")
+        slug = lines[0]["payload"]["cwd"].replace("/", "-").replace(".", "-")
+        path = os.path.join(home, ".claude", "projects", slug, f"{sid}.jsonl")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
             for rec in _transcript(src, lines):

@@ -475,7 +475,7 @@ class TestClaudeTranscripts(_Home):
         bad = self.cli("import-history", "--client", "emacs", check=False)
         self.assertEqual(bad.returncode, 2)
 
-    def test_since_and_retention_skip_old_sessions(self):
+    def test_since_skips_old_sessions_the_retention_does_not(self):
         store = instinct.InstinctStore(self.db, clock=Clock(self.now))
         self.addCleanup(store.close)
         hist = make_history(cwd=self.repo, n=3, start=self.now - 40 * DAY)
@@ -484,9 +484,9 @@ class TestClaudeTranscripts(_Home):
         claude = os.path.join(self.home, ".claude")
         r = store.import_history(path=claude, since=39)
         self.assertEqual((r["imported"], r["too_old"]), (2, 1))
-        store.config("events_max_days", "37")        # older than the retention: would be pruned
+        store.config("events_max_days", "37")        # older than the retention: learned from
         r = store.import_history(path=claude)
-        self.assertEqual((r["imported"], r["too_old"], r["skipped"]), (0, 3, 0))
+        self.assertEqual((r["imported"], r["too_old"], r["old"], r["skipped"]), (1, 0, 1, 2))
 
     def test_lines_without_cwd_belong_to_the_session_folder_never_the_importers(self):
         (sid1, tr1, _), (sid2, tr2, _) = self.history(n=2)
