@@ -92,9 +92,9 @@ class TestProgramWords(_Home):
             self.bash(sid, "ls", "mytool sync -q")
         self.assertEqual([c.cmds for c in self.calls() if "sync" in c.cmds[0]],
                          [("mytool sync",)] * 3)
-        self.assertIn("pref:command=mytool sync", self.patterns())
+        self.assertIn("pref:command:mytool sync", self.patterns())
         self.assertEqual(rows(self.db, "SELECT confidence FROM instincts WHERE pattern = ?",
-                              ("pref:command=mytool sync",)), [(3,)])
+                              ("pref:command:mytool sync",)), [(3,)])
         text = self.hook("session-start", {"session_id": "s4", "hook_event_name": "SessionStart"})
         self.assertIn("mytool sync", text)
 
@@ -110,7 +110,7 @@ class TestProgramWords(_Home):
         self.cli("config", "mature_threshold", "3")
         r = json.loads(self.cli("--json", "import-history"))
         self.assertEqual(r["imported"], 3)
-        self.assertIn("pref:command=mytool sync", r["projects"][0]["learned"])
+        self.assertIn("pref:command:mytool sync", r["projects"][0]["learned"])
         self.assertIn("mytool sync", r["projects"][0]["briefing"])
         self.assertNotIn("#", " ".join(c for call in self.calls() for c in call.cmds))
 
