@@ -885,7 +885,7 @@ def _migrate_v14(conn):
     conn.execute("CREATE TABLE hints (session TEXT NOT NULL, pattern TEXT NOT NULL,"
                  " kind TEXT NOT NULL, project TEXT NOT NULL, ts TEXT NOT NULL,"
                  " after_id INTEGER NOT NULL, shown INTEGER NOT NULL,"
-                 " PRIMARY KEY (session, pattern)) WITHOUT ROWID")
+                 " PRIMARY KEY (session, pattern, kind)) WITHOUT ROWID")
 
 
 # index + 1 == the user_version each reaches; append only, never reorder.
@@ -5184,13 +5184,24 @@ def _agrees(shape, learned, purpose):
     return shape == learned or shape.startswith(learned + " ") or learned.startswith(shape + " ")
 
 
-def _learned_for(rows, purpose):
-    """The learned commands among `rows` (pattern, confidence) serving `purpose`, strongest first."""
-    out = []
+def _toolchains(shape):
+    """The toolchain files whose programs a shape's words name ('uv run pytest' -> pyproject.toml,
+    setup.py; 'npx vitest' -> package.json)."""
+    words = set(shape.split())
+    return {f for f, progs in _TOOLCHAIN_FILES.items() if words & set(progs.split())}
+
+
+def _learned_for(rows, purpose, shape):
+    """The learned commands among `rows` (pattern, confidence) serving `purpose` in the toolchain
+    of `shape` (a project's `mix test` says nothing about its assets' `npx vitest`), strongest
+    first."""
+    out, mine = [], _toolchains(shape)
     for p, n in rows:
         key, _, value = p[5:].partition("=")
+        theirs = _toolchains(value)
         if value and (key == purpose or purpose == "packages"
-                      and value.split(" ", 1)[0] in _PACKAGE_MANAGERS):
+                      and value.split(" ", 1)[0] in _PACKAGE_MANAGERS) \
+                and not (mine and theirs and not mine & theirs):
             out.append((p, value, n))
     return out
 
@@ -5204,7 +5215,7 @@ def _command_hint(store, project, shapes):
         if purpose is None:
             continue
         rows = store._read(_SQL_MATURE, (project, "pref:", "pref;")) if rows is None else rows
-        learned = _learned_for(rows, purpose)
+        learned = _learned_for(rows, purpose, shape)
         if learned and not any(_agrees(shape, v, purpose) for _, v, _ in learned):
             p, v, n = learned[0]
             if purpose == "packages":
@@ -5259,8 +5270,8 @@ def _hold_out(store, session, project, items, again=False):
                             " after_id, shown) VALUES (?,?,?,?,?,?,?)",
                             (session, key, kind, project, store._now(), after, shown)).rowcount:
                 show += [key] * shown
-            elif again and conn.execute("SELECT shown FROM hints WHERE session = ? AND pattern = ?",
-                                        (session, key)).fetchone()[0]:
+            elif again and conn.execute("SELECT shown FROM hints WHERE session = ? AND pattern = ?"
+                                        " AND kind = ?", (session, key, kind)).fetchone()[0]:
                 show.append(key)
     return show
 

@@ -501,6 +501,9 @@ def run_source(mod, data, source, pre, beside, tmp):
     with tempfile.TemporaryDirectory(dir=tmp) as root:
         with open(os.path.join(data, f"{source}.layout.json"), encoding="utf-8") as f:
             build_layout(root, json.load(f), beside=beside)
+        if "holdout_percent" in getattr(mod, "SETTINGS", {}):     # every hint that would fire
+            with mod.InstinctStore(os.path.join(root, "instinct.db")) as st:
+                st.config("holdout_percent", "0")
         calls, secs = replay(mod, lines, root, os.path.join(root, "instinct.db"), keep)
         sessions = {}
         for i, r in enumerate(lines):
@@ -637,14 +640,16 @@ def hints(sessions, answers, tool_calls):
         s = sessions.get(a["session"])
         after = [x for x in (s["steps"] if s else []) if x[0] > a["at"]]
         nxt = [x[2] for x in after if x[1] == "cmd"][:5]
-        right = judge(a, after) if a["text"].startswith("instinct: ") else None
+        hint = a["event"] != "user-prompt-submit" and a["text"].startswith("instinct: ")
+        right = judge(a, after) if hint else None
+        a = dict(a, hint=hint)
         out.append(dict(a, next_shell=nxt, right=right))
     per_event = Counter(h["event"] for h in out)
     decided = [h["right"] for h in out if h["right"] is not None]
     return {"answers": out, "per_event": dict(per_event),
             "per_100_tool_calls": {e: round(100 * c / tool_calls, 2) if tool_calls else None
                                    for e, c in per_event.items()},
-            "hints": sum(h["text"].startswith("instinct: ") for h in out),
+            "hints": sum(h["hint"] for h in out),
             "right": sum(decided), "decided": len(decided),
             "precision": round(sum(decided) / len(decided), 3) if decided else None}
 
