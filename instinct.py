@@ -128,8 +128,10 @@ SETTINGS = {
     "memory_gc_days": (180, "days an archived memory is kept before gc deletes it"),
     "holdout_percent": (10, "share of hints and briefing items held back at random, to measure"
                             " their lift (effectiveness)"),
+    "hint_demote": (0, "1: a hint or briefing item whose lift is shown to be below 0.05 is"
+                       " given no more"),
 }
-_SETTING_RANGES = {"holdout_percent": (0, 100)}         # any other: 1 .. 10**9
+_SETTING_RANGES = {"holdout_percent": (0, 100), "hint_demote": (0, 1)}   # others: 1 .. 10**9
 _THRESHOLD_KEYS = ("mature_threshold", "rule_threshold")
 # Where a row's threshold comes from, first found wins: `pattern.<pattern>.<threshold>`, then
 # `category.<category>.<threshold>`, then the store-wide setting, then the default. Consolidate
@@ -5163,6 +5165,7 @@ HINT_MAX_CHARS = 300
 _PACKAGE_MANAGERS = frozenset("npm pnpm yarn bun".split())
 _FIX_WINDOW = 10                  # a fix hint is followed when the command passes within this
 _LIFT_MIN = 10                    # decided hints of each arm (shown, held) before a lift is told
+_NO_LIFT = 0.05                   # a lift whose interval ends below this is none (hint_demote)
 _SQL_MATURE = ("SELECT pattern, confidence FROM instincts WHERE promoted > 0 AND quiet = 0"
                " AND project IN (?, '') AND pattern >= ? AND pattern < ?"
                " ORDER BY project = '', confidence DESC, pattern")
@@ -5260,7 +5263,10 @@ def _hold_out(store, session, project, items, again=False):
     (`holdout_percent`) -> the keys to show: new this session and not held (`again`: or
     shown before in it, as a resumed session's briefing)."""
     import random
-    share = store._settings()["holdout_percent"]
+    settings = store._settings()
+    share = settings["holdout_percent"]
+    if settings["hint_demote"]:               # enough evidence that it changes nothing: demoted
+        items = [(k, p) for k, p in items if not _no_lift(_hint_effect(store, 1, (p, k))["overall"])]
     show = []
     with store._write() as conn:
         after = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
@@ -5333,10 +5339,17 @@ def _lift(arms):
     return {"lift": round(d, 3), "interval": [round(p1 - p0 - half, 3), round(p1 - p0 + half, 3)]}
 
 
-def _hint_effect(store, limit):
-    """Every hint and briefed item recorded, per item and overall: shown and held counts, how
-    many were followed (decided), calls until a fixed command passed, and the lift."""
-    rows = store._read("SELECT session, pattern, kind, shown, after_id FROM hints ORDER BY session")
+def _no_lift(r):
+    return r["lift"] is not None and r["interval"][1] < _NO_LIFT
+
+
+def _hint_effect(store, limit, only=None):
+    """Every hint and briefed item recorded (`only`: of this (pattern, kind)), per item and
+    overall: shown and held counts, how many were followed (decided), calls until a fixed
+    command passed, and the lift."""
+    rows = store._read("SELECT session, pattern, kind, shown, after_id FROM hints"
+                       + " WHERE pattern = ? AND kind = ?" * bool(only) + " ORDER BY session",
+                       only or ())
     def blank():
         return {"shown": 0, "held": 0, "arms": {"shown": [0, 0], "held": [0, 0]}, "calls": []}
     per, calls, last = {("", ""): blank()}, [], None
@@ -8150,7 +8163,8 @@ class _Insight(_Core):
         A showing is reinforced when the pattern is observed (or given good
         feedback) within `days` after it; missed when that window closed
         without one; pending while the window is open. rate = reinforced /
-        (reinforced + missed), absent while nothing is decided.
+        (reinforced + missed), absent while nothing is decided. `hints`: each hint and briefing
+        item, shown or held back (`holdout_percent`), followed or not, and its lift.
         """
         from bisect import bisect_right
         window, now = days * 86400, self._clock()

@@ -200,6 +200,16 @@ class TestMeasuredLift(_Case):
         self.assertEqual(h["overall"]["note"], "not enough data")
         self.assertIsNone(h["overall"]["lift"])
 
+    def test_a_hint_shown_to_change_nothing_is_demoted_when_asked(self):
+        learn(self.store, self.repo)
+        self.study(300, 0.1, 0.5, seed=11)          # the hint makes things worse
+        item = self.store.effectiveness()["hints"]["items"][0]
+        self.assertLess(item["interval"][1], 0.05)
+        self.store.config("holdout_percent", "0")
+        self.assertIsNotNone(self.hook("PreToolUse", self.shell("pytest", "after1")))
+        self.store.config("hint_demote", "1")
+        self.assertIsNone(self.hook("PreToolUse", self.shell("pytest", "after2")))
+
     def test_briefing_items_are_held_back_and_scored_in_their_session(self):
         learn(self.store, self.repo)
         self.store.config("holdout_percent", "0")
