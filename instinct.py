@@ -5231,9 +5231,11 @@ def _command_hint(store, project, shapes):
 def _fix_hint(store, project, step):
     """A failed command's learned fix, and a memory about the command -> ('fix', key, text)."""
     fix = store._read(_SQL_MATURE, (project, f"fix:{step} by ", f"fix:{step} by!"))
-    mem = store._read("SELECT id, title FROM memories WHERE archived = 0 AND project IN (?, '')"
-                      " AND instr(title || ' ' || content, ?) > 0 ORDER BY confidence DESC, id"
-                      " LIMIT 1", (project, step))
+    names = (f"`{step}`",) + ((step,) if " " in step else ())   # `make`, not make (nor `make db`)
+    mem = [(i, t) for i, t, c in store._read(
+        "SELECT id, title, content FROM memories WHERE archived = 0 AND project IN (?, '') AND"
+        " instr(title || ' ' || content, ?) > 0 ORDER BY confidence DESC, id LIMIT 20",
+        (project, step)) if any(n in f"{t} {c}" for n in names)]
     text = ""
     if fix:
         (p, n), by = fix[0], fix[0][0].partition(" by ")[2]
@@ -5255,7 +5257,7 @@ def _edit_hint(store, root, path):
         return None
     mid, title, content = mem[0]
     first = " ".join(content.split())
-    return "edit", f"memory:{mid}", f"A memory about `{rel}`: {title}" + (f" - {first}" * bool(first))
+    return "edit", f"memory:{mid}", f"A memory about `{rel}`: {title}" + f" - {first}" * bool(first)
 
 
 def _hold_out(store, session, project, items, again=False):
@@ -5266,7 +5268,8 @@ def _hold_out(store, session, project, items, again=False):
     settings = store._settings()
     share = settings["holdout_percent"]
     if settings["hint_demote"]:               # enough evidence that it changes nothing: demoted
-        items = [(k, p) for k, p in items if not _no_lift(_hint_effect(store, 1, (p, k))["overall"])]
+        items = [(k, p) for k, p in items
+                 if not _no_lift(_hint_effect(store, 1, (p, k))["overall"])]
     show = []
     with store._write() as conn:
         after = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
@@ -5293,7 +5296,7 @@ def _hint(store, event, payload, cwd):
     project = _sha256_hex(root)[:12]
     found = None
     if event != "pre-tool-use":
-        steps = call.steps()
+        steps = call.steps() if call.tool in _Call.SHELLS else []
         found = _fix_hint(store, project, steps[-1]) if steps else None
     elif call.tool in _Call.SHELLS:
         found = _command_hint(store, project, call.cmds)
@@ -7879,7 +7882,8 @@ def _render_effectiveness(e):
                 f" rate {_rate(p)}" for p in e["patterns"]]
     for r in [dict(e["hints"]["overall"], pattern="Hints and briefing items", kind="all")] + \
             e["hints"]["items"]:
-        lift = r.get("note") or f"lift {r['lift']:+.2f} [{r['interval'][0]:+.2f}, {r['interval'][1]:+.2f}]"
+        lo, hi = r.get("interval", (0, 0))
+        lift = r.get("note") or f"lift {r['lift']:+.2f} [{lo:+.2f}, {hi:+.2f}]"
         out.append(f"  {r['pattern']} ({r['kind']}): shown {r['shown']}, followed "
                    f"{r['followed_shown']}/{r['decided_shown']}; held {r['held']}, followed "
                    f"{r['followed_held']}/{r['decided_held']}; {lift}")

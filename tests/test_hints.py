@@ -133,6 +133,16 @@ class TestFailureAndEditHints(_Case):
         self.assertIsNone(self.hook("PostToolUseFailure", self.shell("cargo build", "s3",
                                                                      "PostToolUseFailure")))
 
+    def test_a_memory_joins_only_when_it_names_the_command(self):
+        self.store.remember("project", "Edit with care", "make sure the db is up; `make db` starts"
+                            " it", project=self.repo)
+        edit = {"session_id": "s1", "cwd": self.repo, "hook_event_name": "PostToolUseFailure",
+                "tool_name": "Edit", "tool_input": {"file_path": os.path.join(self.repo, "a.py")}}
+        self.assertIsNone(self.hook("PostToolUseFailure", edit))              # not a command
+        self.assertIsNone(self.hook("PostToolUseFailure", self.shell("make", "s1", "PostToolUseFailure")))
+        got = self.hook("PostToolUseFailure", self.shell("make db", "s1", "PostToolUseFailure"))
+        self.assertEqual(got, "instinct: Memory about `make db`: Edit with care")
+
     def test_codex_failed_call_signal_in_post_tool_use(self):
         learn(self.store, self.repo)
         call = dict(self.shell("uv run pytest", event="PostToolUse", turn_id="t1"),
