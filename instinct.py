@@ -41,7 +41,7 @@ Sections:
     10. Core API (the seeds' operations)
     11. Knowledge memories and staleness anchors (remember, recall, anchors)
     12. Shell commands (the shape reader: program and subcommand, never arguments)
-    13. Learning from tool calls (capture, session mining, the briefing)
+    13. Learning from tool calls (capture, session mining, the briefing, hints)
     14. History import (past Claude Code transcripts and Codex rollouts)
     15. Agent hooks and client setup (the hook entry point, `instinct setup`)
     16. Sharing (rules files, lint, import, backup, doctor, gc)
@@ -4304,7 +4304,7 @@ def _command_shapes(command):
 
 
 # =============================================================================
-# 13. Learning from tool calls (capture, session mining, the briefing)
+# 13. Learning from tool calls (capture, session mining, the briefing, hints)
 # =============================================================================
 HOOK_EVENTS = {"sessionstart": "session-start", "userpromptsubmit": "user-prompt-submit",
                "pretooluse": "pre-tool-use", "posttooluse": "post-tool-use",
