@@ -41,7 +41,7 @@ Sections:
     10. Core API (the seeds' operations)
     11. Knowledge memories and staleness anchors (remember, recall, anchors)
     12. Shell commands (the shape reader: program and subcommand, never arguments)
-    13. Learning from tool calls (capture, session mining, the briefing)
+    13. Learning from tool calls (capture, session mining, the briefing, hints)
     14. History import (past Claude Code transcripts and Codex rollouts)
     15. Agent hooks and client setup (the hook entry point, `instinct setup`)
     16. Sharing (rules files, lint, import, backup, doctor, gc)
@@ -126,7 +126,12 @@ SETTINGS = {
     "memory_weight_confidence": (15, "recall: weight of confidence"),
     "memory_weight_usage": (5, "recall: weight of usage (times recalled)"),
     "memory_gc_days": (180, "days an archived memory is kept before gc deletes it"),
+    "holdout_percent": (10, "share of hints and briefing items held back at random, to measure"
+                            " their lift (effectiveness)"),
+    "hint_demote": (0, "1: a hint or briefing item whose lift is shown to be below 0.05 is"
+                       " given no more"),
 }
+_SETTING_RANGES = {"holdout_percent": (0, 100), "hint_demote": (0, 1)}   # others: 1 .. 10**9
 _THRESHOLD_KEYS = ("mature_threshold", "rule_threshold")
 # Where a row's threshold comes from, first found wins: `pattern.<pattern>.<threshold>`, then
 # `category.<category>.<threshold>`, then the store-wide setting, then the default. Consolidate
@@ -877,7 +882,12 @@ def _migrate_v13(conn):
 
 
 def _migrate_v14(conn):
-    """(A placeholder: another branch's version.)"""
+    """Hints at the point of action (section 13): each item hinted (or briefed) in a session,
+    once, after which event, and whether it was shown or held back to measure its lift."""
+    conn.execute("CREATE TABLE hints (session TEXT NOT NULL, pattern TEXT NOT NULL,"
+                 " kind TEXT NOT NULL, project TEXT NOT NULL, ts TEXT NOT NULL,"
+                 " after_id INTEGER NOT NULL, shown INTEGER NOT NULL,"
+                 " PRIMARY KEY (session, pattern, kind)) WITHOUT ROWID")
 
 
 def _migrate_v15(conn):
@@ -2476,8 +2486,9 @@ class _Core:
             n = int(value)
         except ValueError:
             raise ValidationError(f"value for {key} must be a whole number") from None
-        if not 1 <= n <= 10**9:
-            raise ValidationError(f"value for {key} must be between 1 and 1000000000")
+        lo, hi = _SETTING_RANGES.get(key, (1, 10**9))
+        if not lo <= n <= hi:
+            raise ValidationError(f"value for {key} must be between {lo} and {hi}")
         with self._write() as conn:
             conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
                          " SET value = excluded.value", (key, str(n)))
@@ -4303,7 +4314,7 @@ def _command_shapes(command):
 
 
 # =============================================================================
-# 13. Learning from tool calls (capture, session mining, the briefing)
+# 13. Learning from tool calls (capture, session mining, the briefing, hints)
 # =============================================================================
 HOOK_EVENTS = {"sessionstart": "session-start", "userpromptsubmit": "user-prompt-submit",
                "pretooluse": "pre-tool-use", "posttooluse": "post-tool-use",
@@ -5214,12 +5225,21 @@ class _Learning(_Memory):
             return True
 
     def briefing(self, cwd=None, max_items=INJECT_MAX_ITEMS, max_chars=INJECT_MAX_CHARS,
-                 project=None):
+                 project=None, session=""):
         """The session-start context for the project of `cwd` (or the fingerprint `project`,
-        whose folder is not known): facts, rules first, capped; '' if none."""
+        whose folder is not known): facts, rules first, capped; '' if none. With a `session`,
+        each item is recorded for effectiveness, `holdout_percent` of them held back."""
         proj = project_fingerprint(cwd) if project is None else project
         root = project_root(cwd) if cwd or project is None else None
-        lines = [_briefing_line(r) for r in _presented(self, proj, root, max_items)]
+        items = _presented(self, proj, root, max_items)
+        if session and items:
+            try:
+                show = set(_hold_out(self, session, proj, [("brief", r["pattern"]) for r in items],
+                                     again=True))
+                items = [r for r in items if r["pattern"] in show]
+            except StoreError:                 # a read-only store: everything, unmeasured
+                pass
+        lines = [_briefing_line(r) for r in items]
         try:
             if root:
                 lines += self.memory_briefing(cwd or os.getcwd(), max_chars)
@@ -5275,6 +5295,233 @@ def _hook_cwd(payload):
     except UnicodeEncodeError:
         return None
     return cwd
+
+
+# --- hints at the point of action: the project's command, a learned fix, a file's memory ------
+# Read by one indexed query per matched call (no mining): mature items only, each hinted at most
+# once per session, `holdout_percent` of them held back (recorded, not shown) to measure lift.
+HINT_MAX_CHARS = 300
+_PACKAGE_MANAGERS = frozenset("npm pnpm yarn bun".split())
+_FIX_WINDOW = 10                  # a fix hint is followed when the command passes within this
+_LIFT_MIN = 10                    # decided hints of each arm (shown, held) before a lift is told
+_NO_LIFT = 0.05                   # a lift whose interval ends below this is none (hint_demote)
+_SQL_MATURE = ("SELECT pattern, confidence FROM instincts WHERE promoted > 0 AND quiet = 0"
+               " AND project IN (?, '') AND pattern >= ? AND pattern < ?"
+               " ORDER BY project = '', confidence DESC, pattern")
+
+
+def _purpose(shape):
+    """What a command shape is for, decided the same way every time: its role ('test'), else
+    'packages' for a package manager's command, else None."""
+    if _command_role(shape):
+        return _command_role(shape)
+    return "packages" if shape.split(" ", 1)[0] in _PACKAGE_MANAGERS else None
+
+
+def _agrees(shape, learned, purpose):
+    """Whether `shape` is the project's `learned` command for `purpose` (or one extending the
+    other: 'mix test' and 'mix test.watch' differ, 'npm test' and 'npm test unit' do not)."""
+    if purpose == "packages":
+        return shape.split(" ", 1)[0] == learned.split(" ", 1)[0]
+    return shape == learned or shape.startswith(learned + " ") or learned.startswith(shape + " ")
+
+
+def _toolchains(shape):
+    """The toolchain files whose programs a shape's words name ('uv run pytest' -> pyproject.toml,
+    setup.py; 'npx vitest' -> package.json)."""
+    words = set(shape.split())
+    return {f for f, progs in _TOOLCHAIN_FILES.items() if words & set(progs.split())}
+
+
+def _learned_for(rows, purpose, shape):
+    """The learned commands among `rows` (pattern, confidence) serving `purpose` in the toolchain
+    of `shape` (a project's `mix test` says nothing about its assets' `npx vitest`), strongest
+    first."""
+    out, mine = [], _toolchains(shape)
+    for p, n in rows:
+        key, _, value = p[5:].partition("=")
+        theirs = _toolchains(value)
+        if value and (key == purpose or purpose == "packages"
+                      and value.split(" ", 1)[0] in _PACKAGE_MANAGERS) \
+                and not (mine and theirs and not mine & theirs):
+            out.append((p, value, n))
+    return out
+
+
+def _command_hint(store, project, shapes):
+    """The first planned shape at odds with the project's mature command for the same purpose
+    -> (purpose, pattern, text), else None."""
+    rows = None
+    for shape in shapes:
+        purpose = _purpose(shape)
+        if purpose is None:
+            continue
+        rows = store._read(_SQL_MATURE, (project, "pref:", "pref;")) if rows is None else rows
+        learned = _learned_for(rows, purpose, shape)
+        if learned and not any(_agrees(shape, v, purpose) for _, v, _ in learned):
+            p, v, n = learned[0]
+            if purpose == "packages":
+                return purpose, p, (f"This project uses `{v.split()[0]}` (`{v}`, {n} sessions),"
+                                    f" not `{shape.split()[0]}`.")
+            return purpose, p, f"{_ROLE_TITLES[purpose]}: `{v}` ({n} sessions), not `{shape}`."
+    return None
+
+
+def _fix_hint(store, project, step):
+    """A failed command's learned fix, and a memory about the command -> ('fix', key, text)."""
+    fix = store._read(_SQL_MATURE, (project, f"fix:{step} by ", f"fix:{step} by!"))
+    names = (f"`{step}`",) + ((step,) if " " in step else ())   # `make`, not make (nor `make db`)
+    mem = [(i, t) for i, t, c in store._read(
+        "SELECT id, title, content FROM memories WHERE archived = 0 AND project IN (?, '') AND"
+        " instr(title || ' ' || content, ?) > 0 ORDER BY confidence DESC, id LIMIT 20",
+        (project, step)) if any(n in f"{t} {c}" for n in names)]
+    text = ""
+    if fix:
+        (p, n), by = fix[0], fix[0][0].partition(" by ")[2]
+        how = "fixing the code" if by.split("(")[0] == _EDIT_STEP else f"`{by}`"
+        text = f"When `{step}` failed here, {how} then a re-run fixed it ({n} sessions)."
+    if mem:
+        text += f" Memory about `{step}`: {mem[0][1]}"
+    return ("fix", fix[0][0] if fix else f"memory:{mem[0][0]}", text.strip()) if text else None
+
+
+def _edit_hint(store, root, path):
+    """The memory anchored to the file about to be edited -> ('edit', key, text), else None."""
+    rel = os.path.relpath(os.path.realpath(path), os.path.realpath(root)).replace(os.sep, "/")
+    mem = store._read("SELECT m.id, m.title, m.content FROM anchors a JOIN memories m ON"
+                      " m.id = a.memory WHERE a.root = ? AND a.memory > 0 AND a.path = ?"
+                      " AND m.archived = 0 ORDER BY m.confidence DESC, m.id LIMIT 1",
+                      (_sha256_hex(root)[:12], rel))
+    if not mem:
+        return None
+    mid, title, content = mem[0]
+    first = " ".join(content.split())
+    return "edit", f"memory:{mid}", f"A memory about `{rel}`: {title}" + f" - {first}" * bool(first)
+
+
+def _hold_out(store, session, project, items, again=False):
+    """Record each (kind, key) item once per session, shown or held back at random
+    (`holdout_percent`) -> the keys to show: new this session and not held (`again`: or
+    shown before in it, as a resumed session's briefing)."""
+    import random
+    settings = store._settings()
+    share = settings["holdout_percent"]
+    if settings["hint_demote"]:               # enough evidence that it changes nothing: demoted
+        items = [(k, p) for k, p in items
+                 if not _no_lift(_hint_effect(store, 1, (p, k))["overall"])]
+    show = []
+    with store._write() as conn:
+        after = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
+        for kind, key in items:
+            shown = random.random() * 100 >= share
+            if conn.execute("INSERT OR IGNORE INTO hints (session, pattern, kind, project, ts,"
+                            " after_id, shown) VALUES (?,?,?,?,?,?,?)",
+                            (session, key, kind, project, store._now(), after, shown)).rowcount:
+                show += [key] * shown
+            elif again and conn.execute("SELECT shown FROM hints WHERE session = ? AND pattern = ?"
+                                        " AND kind = ?", (session, key, kind)).fetchone()[0]:
+                show.append(key)
+    return show
+
+
+def _hint(store, event, payload, cwd):
+    """The hint for a call about to run (event 'pre-tool-use') or one that failed -> its text,
+    or '' (nothing learned against it, given already this session, or held back)."""
+    session = _safe_session(payload.get("session_id"))
+    call = _Call.of(payload)[0]
+    if not session or call is None:
+        return ""
+    root = project_root(cwd)
+    project = _sha256_hex(root)[:12]
+    found = None
+    if event != "pre-tool-use":
+        steps = call.steps() if call.tool in _Call.SHELLS else []
+        found = _fix_hint(store, project, steps[-1]) if steps else None
+    elif call.tool in _Call.SHELLS:
+        found = _command_hint(store, project, call.cmds)
+    elif call.tool in _EDIT_TOOLS:
+        tinput = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+        path = tinput.get("file_path") or tinput.get("path") or tinput.get("notebook_path")
+        if isinstance(path, str) and path and "\x00" not in path:
+            found = _edit_hint(store, root, os.path.join(cwd, path))
+    if not found or not _hold_out(store, session, project, [found[:2]]):
+        return ""
+    text = "instinct: " + found[2]
+    return text if len(text) <= HINT_MAX_CHARS else text[:HINT_MAX_CHARS - 3] + "..."
+
+
+def _hint_outcome(kind, key, calls):
+    """Whether a hint (or a briefed item) was followed, read from the calls after it in its
+    session ([(ok, _Call)]) -> (True/False, or None while undecided; calls until fixed)."""
+    if kind == "fix" and key.startswith("fix:"):
+        failed = key[4:].partition(" by ")[0]
+        n = next((i + 1 for i, (ok, c) in enumerate(calls) if ok and failed in c.steps()), None)
+        return (None if n is None else n <= _FIX_WINDOW), n
+    if kind == "brief":
+        steps = [st for _, c in calls for st in c.steps()]
+        return (_subsequence(_item_steps(key), steps) if steps else None), None
+    if kind in _ROLE_TITLES or kind == "packages":
+        learned = key[5:].partition("=")[2]
+        for _, c in calls[1:]:                  # the first is the call the hint came before
+            mine = [s for s in c.cmds if _purpose(s) == kind]
+            if mine:
+                return any(_agrees(s, learned, kind) for s in mine), None
+    return None, None
+
+
+def _lift(arms):
+    """{'shown': [hits, decided], 'held': [...]} -> lift (shown rate - held rate) and a 95 %
+    interval (Agresti-Caffo), or 'not enough data' below _LIFT_MIN decided in either arm."""
+    (x1, n1), (x0, n0) = arms["shown"], arms["held"]
+    if min(n1, n0) < _LIFT_MIN:
+        return {"lift": None, "note": "not enough data"}
+    p1, p0 = (x1 + 1) / (n1 + 2), (x0 + 1) / (n0 + 2)
+    half = 1.96 * (p1 * (1 - p1) / (n1 + 2) + p0 * (1 - p0) / (n0 + 2)) ** 0.5
+    d = x1 / n1 - x0 / n0
+    return {"lift": round(d, 3), "interval": [round(p1 - p0 - half, 3), round(p1 - p0 + half, 3)]}
+
+
+def _no_lift(r):
+    return r["lift"] is not None and r["interval"][1] < _NO_LIFT
+
+
+def _hint_effect(store, limit, only=None):
+    """Every hint and briefed item recorded (`only`: of this (pattern, kind)), per item and
+    overall: shown and held counts, how many were followed (decided), calls until a fixed
+    command passed, and the lift."""
+    rows = store._read("SELECT session, pattern, kind, shown, after_id FROM hints"
+                       + " WHERE pattern = ? AND kind = ?" * bool(only) + " ORDER BY session",
+                       only or ())
+    def blank():
+        return {"shown": 0, "held": 0, "arms": {"shown": [0, 0], "held": [0, 0]}, "calls": []}
+    per, calls, last = {("", ""): blank()}, [], None
+    for sess, key, kind, shown, after in rows:
+        if sess != last:
+            last, calls = sess, [(i, k == "tool", _Call.read(d)) for i, k, d in store._read(
+                "SELECT id, kind, data FROM events WHERE session = ? AND session != ''"
+                " AND kind IN ('tool', 'tool_fail') ORDER BY id", (sess,))]
+        ok, n = _hint_outcome(kind, key, [(o, c) for i, o, c in calls if i > after])
+        for k in ((kind, key), ("", "")):
+            d = per.setdefault(k, blank())
+            arm = "shown" if shown else "held"
+            d[arm] += 1
+            if ok is not None:
+                d["arms"][arm][0] += ok
+                d["arms"][arm][1] += 1
+            if n is not None and shown:
+                d["calls"].append(n)
+
+    def out(d):
+        r = {"shown": d["shown"], "held": d["held"], "followed_shown": d["arms"]["shown"][0],
+             "decided_shown": d["arms"]["shown"][1], "followed_held": d["arms"]["held"][0],
+             "decided_held": d["arms"]["held"][1], **_lift(d["arms"])}
+        if d["calls"]:
+            r["calls_to_pass"] = round(sum(d["calls"]) / len(d["calls"]), 2)
+        return r
+    total = out(per.pop(("", "")))
+    items = sorted(({"pattern": p, "kind": k, **out(d)} for (k, p), d in per.items()),
+                   key=lambda r: (-r["shown"] - r["held"], r["pattern"]))
+    return {"overall": total, "items": items[:limit]}
 
 
 # =============================================================================
@@ -5897,8 +6144,6 @@ def _hook(argv, stdin, stdout, close):
     if event is None:
         say(f"unknown hook event {key or '(none)'}; expected one of: {', '.join(HOOK_EVENTS.values())}", True)
         return
-    if event == "pre-tool-use":
-        return                             # accepted for configs that register it; nothing to keep
     cwd = _hook_cwd(payload)
     if cwd is None and "cwd" in payload:
         say(f"skipped {event}: the payload's cwd is not a usable path", True)
@@ -5915,8 +6160,17 @@ def _hook(argv, stdin, stdout, close):
         if event == "user-prompt-submit":  # a new correction: ask the agent to keep the lesson
             if store.new_prompt(payload["prompt"], cwd, _safe_session(payload.get("session_id"))):
                 answer("UserPromptSubmit", _CORRECTION_CONTEXT)
+        elif event == "pre-tool-use":      # nothing kept: maybe a hint about the call
+            text = _hint(store, event, payload, cwd)
+            if text:
+                answer("PreToolUse", text)
         elif event in ("post-tool-use", "post-tool-use-failure"):
-            say(f"{event}: {store.record_tool(payload, failed=event.endswith('failure'))}")
+            failed = event.endswith("failure")
+            say(f"{event}: {store.record_tool(payload, failed=failed)}")
+            if failed or _response_failed(payload.get("tool_response")):   # Codex: PostToolUse
+                text = _hint(store, event, payload, cwd)
+                if text:
+                    answer("PostToolUseFailure" if failed else "PostToolUse", text)
         elif event in ("stop", "session-end"):
             session = _safe_session(payload.get("session_id"))
             if session:
@@ -5931,7 +6185,7 @@ def _hook(argv, stdin, stdout, close):
                 say(f"{event}: mined {store.mine()['sessions']} unmined sessions")
             except (InstinctError, sqlite3.Error) as e:   # e.g. a read-only store: still brief
                 say(f"{event}: mining skipped: {e}", True)
-            text = store.briefing(cwd)
+            text = store.briefing(cwd, session=_safe_session(payload.get("session_id")))
             if text:
                 answer("SessionStart", text)
     except InstinctError as e:
@@ -5945,12 +6199,15 @@ def _hook(argv, stdin, stdout, close):
 
 # --- `instinct setup <client>`: MCP server and hook entries for each agent ----------
 SETUP_CLIENTS = ("claude-code", "cursor", "codex", "vscode", "windsurf", "goose")
+# The calls a hint can be about (a shell command, an edit): PreToolUse runs for these only.
+_HINT_MATCHER = "Bash|PowerShell|shell|exec_command|Edit|Write|MultiEdit|NotebookEdit|apply_patch"
 # (event, `instinct hook` argument, matcher, timeout s). Every entry is synchronous (an async
 # capture stores calls out of order) and in the shell form: one `command` string, no `args`
 # (Claude Code before 2.1.139 ignores `args`). No Stop: `claude -p` cancels it; SessionEnd mines,
 # and SessionStart mines any session left unmined.
 _HOOK_EVENTS_CLAUDE = (("SessionStart", "session-start", None, 30),
                        ("UserPromptSubmit", "user-prompt-submit", None, 10),
+                       ("PreToolUse", "pre-tool-use", _HINT_MATCHER, 5),
                        ("PostToolUse", "post-tool-use", "*", 10),
                        ("PostToolUseFailure", "post-tool-use-failure", "*", 10),
                        ("SessionEnd", "session-end", None, 30))
@@ -5958,6 +6215,7 @@ _HOOK_EVENTS_CLAUDE = (("SessionStart", "session-start", None, 30),
 # Codex 0.146 and later) caps timeouts at 3 s - a session it misses is mined at the next start.
 _HOOK_EVENTS_CODEX = (("SessionStart", "session-start", None, 30),
                       ("UserPromptSubmit", "user-prompt-submit", None, 10),
+                      ("PreToolUse", "pre-tool-use", _HINT_MATCHER, 5),
                       ("PostToolUse", "post-tool-use", "*", 10),
                       ("SessionEnd", "session-end", None, 3))
 # The hook command starts instinct from cached bytecode with -S (fast), this file's folder on the
@@ -7670,7 +7928,9 @@ _EFFECT_COUNTS = {"surfaced": _INT, "reinforced": _INT, "missed": _INT, "pending
 _EFFECT = _obj({
     "days": _INT, **_EFFECT_COUNTS,
     "patterns": {"type": "array", "items": _obj({"pattern": _STR, **_EFFECT_COUNTS},
-                                                ("pattern", "surfaced", "reinforced"))}},
+                                                ("pattern", "surfaced", "reinforced"))},
+    "hints": _obj({"overall": {"type": "object"}, "items": {"type": "array", "items": {
+        "type": "object"}}}, ("overall", "items"))},
     ("days", "surfaced", "reinforced", "missed", "pending", "patterns"))
 _FEEDBACK = _obj({**_RECORD["properties"], "scope": _STR, "verdict": _STR, "delta": _INT, "quiet": _INT, "note": _STR},
                  _RECORD["required"] + ["verdict", "delta", "quiet"])
@@ -7774,6 +8034,13 @@ def _render_effectiveness(e):
         w = max(22, max(len(p["pattern"]) for p in e["patterns"]))
         out += [f"  {p['pattern']:<{w}} {p['reinforced']}/{p['surfaced']} reinforced, {p['pending']} pending,"
                 f" rate {_rate(p)}" for p in e["patterns"]]
+    for r in [dict(e["hints"]["overall"], pattern="Hints and briefing items", kind="all")] + \
+            e["hints"]["items"]:
+        lo, hi = r.get("interval", (0, 0))
+        lift = r.get("note") or f"lift {r['lift']:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+        out.append(f"  {r['pattern']} ({r['kind']}): shown {r['shown']}, followed "
+                   f"{r['followed_shown']}/{r['decided_shown']}; held {r['held']}, followed "
+                   f"{r['followed_held']}/{r['decided_held']}; {lift}")
     return "\n".join(out)
 
 
@@ -8054,7 +8321,8 @@ class _Insight(_Core):
         A showing is reinforced when the pattern is observed (or given good
         feedback) within `days` after it; missed when that window closed
         without one; pending while the window is open. rate = reinforced /
-        (reinforced + missed), absent while nothing is decided.
+        (reinforced + missed), absent while nothing is decided. `hints`: each hint and briefing
+        item, shown or held back (`holdout_percent`), followed or not, and its lift.
         """
         from bisect import bisect_right
         window, now = days * 86400, self._clock()
@@ -8091,7 +8359,7 @@ class _Insight(_Core):
                 d["rate"] = round(d["reinforced"] / (d["reinforced"] + d["missed"]), 4)
         pats = sorted(({"pattern": p, **c} for p, c in per.items()),
                       key=lambda r: (-r["surfaced"], r["pattern"]))
-        return {"days": days, **total, "patterns": pats[:limit]}
+        return {"days": days, **total, "patterns": pats[:limit], "hints": _hint_effect(self, limit)}
 
     @operation(
         Param("pattern", str, "the pattern the feedback is about", required=True, positional=True),

@@ -501,6 +501,9 @@ def run_source(mod, data, source, pre, beside, tmp):
     with tempfile.TemporaryDirectory(dir=tmp) as root:
         with open(os.path.join(data, f"{source}.layout.json"), encoding="utf-8") as f:
             build_layout(root, json.load(f), beside=beside)
+        if "holdout_percent" in getattr(mod, "SETTINGS", {}):     # every hint that would fire
+            with mod.InstinctStore(os.path.join(root, "instinct.db")) as st:
+                st.config("holdout_percent", "0")
         calls, secs = replay(mod, lines, root, os.path.join(root, "instinct.db"), keep)
         sessions = {}
         for i, r in enumerate(lines):
@@ -596,19 +599,59 @@ def summary(records):
     return out
 
 
+def judge(a, after):
+    """Was a hint right, by what the agent did next (the sessions were recorded without hints)?
+    A command hint ("...: `X` (n sessions), not `Y`"): the next command the agent ran of either
+    shape (after the call the hint came before) is X's. A fix hint ("When `A` failed here, `B`
+    then a re-run fixed it"): B (an edit for "fixing the code") ran before A's next run.
+    -> True / False, or None when the session never told (no such command followed)."""
+    ticks = re.findall(r"`([^`]+)`", a["text"])
+    if a["text"].startswith("instinct: When ") and ticks:
+        failed, fix = ticks[0], (ticks[1] if "fixing the code" not in a["text"] else None)
+        for x in after:
+            if x[1] == "cmd" and " ".join(x[3]).startswith(failed):
+                return False
+            if x[1] == "cmd" and fix and " ".join(x[3]).startswith(fix) or \
+                    not fix and x[1] == "tool" and x[2] in ("Edit", "Write", "MultiEdit"):
+                return True
+        return None
+    if len(ticks) < 2 or " not `" not in a["text"]:
+        return None
+    want, other = ticks[0], ticks[-1]
+    first = next((x[0] for x in after), None)
+    for x in after:
+        if x[0] == first and a["event"] == "pre-tool-use" or x[1] != "cmd":
+            continue                  # the call the hint came before ran as planned
+        cmd = " ".join(x[3])
+        if cmd.startswith(want):
+            return True
+        if cmd.startswith(other):
+            return False
+    return None
+
+
 def hints(sessions, answers, tool_calls):
-    """Every hook answer but the briefing, with the next 5 shell shapes its session ran."""
+    """Every hook answer but the briefing, with the next 5 shell shapes its session ran and,
+    for a hint (an answer starting 'instinct: '), whether it was right (`judge`)."""
     out = []
     for a in answers:
         if a["event"] == "session-start" or not a["text"]:
             continue
         s = sessions.get(a["session"])
-        nxt = [x[2] for x in (s["steps"] if s else []) if x[0] > a["at"] and x[1] == "cmd"][:5]
-        out.append(dict(a, next_shell=nxt))
+        after = [x for x in (s["steps"] if s else []) if x[0] > a["at"]]
+        nxt = [x[2] for x in after if x[1] == "cmd"][:5]
+        hint = a["event"] != "user-prompt-submit" and a["text"].startswith("instinct: ")
+        right = judge(a, after) if hint else None
+        a = dict(a, hint=hint)
+        out.append(dict(a, next_shell=nxt, right=right))
     per_event = Counter(h["event"] for h in out)
+    decided = [h["right"] for h in out if h["right"] is not None]
     return {"answers": out, "per_event": dict(per_event),
             "per_100_tool_calls": {e: round(100 * c / tool_calls, 2) if tool_calls else None
-                                   for e, c in per_event.items()}}
+                                   for e, c in per_event.items()},
+            "hints": sum(h["hint"] for h in out),
+            "right": sum(decided), "decided": len(decided),
+            "precision": round(sum(decided) / len(decided), 3) if decided else None}
 
 
 # --- printing -----------------------------------------------------------------------------------
@@ -730,10 +773,19 @@ def main(argv=None):
             h = r["hints"]
             per = ", ".join(f"{e} {n} ({h['per_100_tool_calls'][e]} per 100 tool calls)"
                             for e, n in sorted(h["per_event"].items())) or "none"
-            print(f"{source}: {per}")
-            for x in h["answers"][:3]:
+            print(f"{source}: {per}; hints {h['hints']}, right {h['right']} of {h['decided']}"
+                  f" decided (precision {h['precision']})")
+            for x in h["answers"]:
                 nxt = ", ".join(x["next_shell"]) or "-"
-                print(f"    at {x['at']} {x['event']}: {x['text'][:100]!r} -> next: {nxt}")
+                verdict = {True: "RIGHT", False: "WRONG", None: "undecided"}[x["right"]]
+                print(f"    at {x['at']} {x['event']} {verdict}: {x['text'][:150]!r} -> next: {nxt}")
+        calls = sum(r["replay"]["tool_calls"] for r in report["sources"].values())
+        n = sum(r["hints"]["hints"] for r in report["sources"].values())
+        right = sum(r["hints"]["right"] for r in report["sources"].values())
+        decided = sum(r["hints"]["decided"] for r in report["sources"].values())
+        print(f"all sources: {n} hints in {calls} tool calls ({100 * n / max(1, calls):.2f} per 100);"
+              f" right {right} of {decided} decided"
+              f" (precision {right / decided if decided else float('nan'):.2f})")
     if a.show:
         show(everything, a.show)
     print(f"\nbench_predict: {report['seconds']} s in all")

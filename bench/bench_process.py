@@ -11,9 +11,11 @@ floor measured in the same run, `python -c "import sqlite3"`:
   observe file       python instinct.py observe X          (recompiles the file at every start)
   suggest -m         python -m instinct suggest
   hook post-tool-use python -m instinct hook post-tool-use < Claude Code PostToolUse JSON
+  hook pre-tool-use  the command `setup` writes for PreToolUse (a hint read), same call
                      (only when the CLI has a `hook` subcommand)
 
-Targets (design.md section 7): `observe -m` and `hook post-tool-use` <= 1.5x the floor.
+Targets (design.md section 7): `observe -m`, `hook post-tool-use` and `hook pre-tool-use` <= 1.5x
+the floor.
 Every command gets its own pre-created temp database (INSTINCT_DB) and runs in a
 temp project folder (with .git).  PYTHONUNBUFFERED / PYTHONDONTWRITEBYTECODE are
 removed from the children's environment; instinct's __pycache__ is written first.
@@ -171,6 +173,10 @@ def main():
             if hasattr(instinct, "_launch_args"):
                 cmds.append(("hook (setup's command)",
                              instinct._launch_args(py, REPO, "hook", "post-tool-use"), hook_in, True))
+                pre_in = json.dumps(dict(json.loads(hook_in), hook_event_name="PreToolUse",
+                                         tool_response=None)).encode()
+                cmds.append(("hook pre-tool-use (setup's)",
+                             instinct._launch_args(py, REPO, "hook", "pre-tool-use"), pre_in, True))
         envs = []
         for k, (name, argv, stdin, uses_db) in enumerate(cmds):
             if uses_db:
@@ -225,7 +231,8 @@ def main():
 
         print("\ntargets (<= 1.5x the floor):")
         ok_all = True
-        for name in ("observe -m", "hook post-tool-use -m", "hook (setup's command)"):
+        for name in ("observe -m", "hook post-tool-use -m", "hook (setup's command)",
+                     "hook pre-tool-use (setup's)"):
             if name in summary:
                 r = summary[name]["ratio"]
                 ok = r <= 1.5

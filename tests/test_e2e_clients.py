@@ -47,6 +47,12 @@ PLANS = [
     [("git diff --stat", True)] + _RITUAL + [("head -n 3 app.py", True)] + _RITUAL
     + [("git show --stat HEAD", True)],
 ]
+# A 7th session, once the project's commands are learned (issue 20): `pytest` where the project
+# runs `uv run pytest` (a hint before the call), the project's own command (none), a failure of
+# it (a memory about the command after the failure).
+HINTED = [("pytest -q", True), ("uv run pytest -q", True),
+          ("uv run pytest -q tests/test_broken.py", False), ("git status", True)]
+HINT_MEMORY = "`uv run pytest` fails on tests/test_broken.py: it is broken on purpose"
 
 
 def _binary(env_var, *default):
@@ -79,7 +85,8 @@ class _EndToEnd(unittest.TestCase):
         return Workspace(tmp.name)
 
     def fake(self):
-        fake = FakeModel({n: [c for c, _ in plan] for n, plan in zip(self.names, PLANS)}).start()
+        plans = {n: [c for c, _ in plan] for n, plan in zip(self.names, PLANS)}
+        fake = FakeModel(dict(plans, hinted=[c for c, _ in HINTED])).start()
         self.addCleanup(fake.stop)
         return fake
 
@@ -140,6 +147,7 @@ class ClaudeCodeEndToEnd(_EndToEnd):
         label = f"claude {version}"
         ws = self.workspace()
         ws.setup_claude()
+        ws.instinct("config", "holdout_percent", "0")     # every briefing item and hint shown
         fake = self.fake()
         ids = [str(uuid.UUID(int=0xE2E0 + i, version=4)) for i in range(len(PLANS))]
         briefings, gaps = {}, []
@@ -154,6 +162,23 @@ class ClaudeCodeEndToEnd(_EndToEnd):
         sys.stderr.write(f"\n  {label}: {len(fake.requests)} model requests ({len(stray)} outside the plan),"
                          f" synchronous hook gap after a Bash call: {_stats(gaps)}\n")
         self.check_store(ws, fake, label, ids, briefings)
+        if want_version is None:
+            self.hinted_session(ws, fake, claude, label)
+
+    def hinted_session(self, ws, fake, claude, label):
+        """The hints reach the model's next request: before `pytest` (the project runs `uv run
+        pytest`), after the failure of `uv run pytest`; nothing after the call that agrees."""
+        ws.instinct("remember", "project", "Broken test file", HINT_MEMORY)
+        p, _ = ws.run_claude(claude, fake, "hinted", str(uuid.UUID(int=0xE2E9, version=4)))
+        self.assertEqual(p.returncode, 0, f"{label} hinted: {p.stderr[-2000:]}")
+        self.check_ran(fake, label, "hinted", HINTED)
+        texts = [fake.request_text(r) for r in fake.agent_requests("hinted")]
+        self.assertGreaterEqual(len(texts), len(HINTED) + 1, f"{label}: requests of the hinted session")
+        hints = [t.count("instinct: ") for t in texts]
+        self.assertEqual(hints[:4], [0, 1, 1, 2], f"{label}: hints per request (1 after pytest, "
+                                                  "none after uv run pytest, 1 after its failure)")
+        self.assertRegex(texts[1], r"Tests here: `uv run pytest` \(\d+ sessions\), not `pytest`\.")
+        self.assertIn("Memory about `uv run pytest`: Broken test file", texts[3])
 
 
 class CodexEndToEnd(_EndToEnd):

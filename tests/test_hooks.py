@@ -753,8 +753,8 @@ class TestSetup(_Env):
         self.assertNotIn("async", ours)    # synchronous: stored order = call order (issue 11)
         self.assertNotIn("args", ours)     # shell form: Claude Code < 2.1.139 ignores `args`
         self.assertEqual(ours["command"].split()[-2:], ["hook", "post-tool-use"])
-        self.assertEqual(set(data["hooks"]), {"SessionStart", "UserPromptSubmit", "PostToolUse",
-                                              "PostToolUseFailure", "SessionEnd"})
+        self.assertEqual(set(data["hooks"]), {"SessionStart", "UserPromptSubmit", "PreToolUse",
+                                              "PostToolUse", "PostToolUseFailure", "SessionEnd"})
 
     def test_windows_paths_are_escaped(self):
         py = "C:\\Users\\dev\\tools\\python.exe"

@@ -315,13 +315,13 @@ class TestHookWithoutInstinct(_Env):
                          env=child_env(self.home), cwd=self.repo)
         self.assertEqual(r.returncode, 0, r.stderr)
         commands = _commands(os.path.join(self.home, ".claude", "settings.json"))
-        self.assertEqual(len(commands), 5)
+        self.assertEqual(len(commands), 6)
         self.assertTrue(all(vendor in c for c in commands))
         os.remove(os.path.join(vendor, "instinct.py"))
         _run_hooks(self, commands)
         # and a copy that this Python cannot even compile (another Python's file): silent too
         write(os.path.join(vendor, "instinct.py"), "def broken(:\n")
-        _run_hooks(self, commands, n=5)
+        _run_hooks(self, commands, n=6)
 
     def test_pip_install_then_uninstall(self):
         venv = os.path.join(self.tmp, "venv")
@@ -347,7 +347,7 @@ class TestHookWithoutInstinct(_Env):
         self.assertNotIn("PYTHONPATH", server["env"])
         commands = _commands(os.path.join(self.home, ".claude", "settings.json"))
         self.assertEqual(shlex.split(commands[0])[:2], [py, "-S"])
-        _run_hooks(self, commands, n=5)                # installed: they run (and record)
+        _run_hooks(self, commands, n=6)                # installed: they run (and record)
         self.assertTrue(os.path.exists(os.path.join(self.home, ".instinct", "instinct.db")))
         got = subprocess.run([py, "-m", "pip", "uninstall", "-y", "-q", "instinct"],
                              capture_output=True, timeout=300)

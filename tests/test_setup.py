@@ -62,11 +62,12 @@ class TestCaptureEntries(_SetupEnv):
 
     def test_claude_code_entries_are_sync_shell_form(self):
         hooks = self.hooks()
-        self.assertEqual(set(hooks), {"SessionStart", "UserPromptSubmit", "PostToolUse",
-                                      "PostToolUseFailure", "SessionEnd"})
+        self.assertEqual(set(hooks), {"SessionStart", "UserPromptSubmit", "PreToolUse",
+                                      "PostToolUse", "PostToolUseFailure", "SessionEnd"})
         here = os.path.dirname(os.path.abspath(instinct.__file__))
         for name, event, timeout, matcher in (("SessionStart", "session-start", 30, None),
                                               ("UserPromptSubmit", "user-prompt-submit", 10, None),
+                                              ("PreToolUse", "pre-tool-use", 5, instinct._HINT_MATCHER),
                                               ("PostToolUse", "post-tool-use", 10, "*"),
                                               ("PostToolUseFailure", "post-tool-use-failure", 10, "*"),
                                               ("SessionEnd", "session-end", 30, None)):
@@ -142,7 +143,8 @@ class TestCaptureEntries(_SetupEnv):
 
     def test_codex_events_db_and_trust_note(self):
         hooks = self.hooks("codex", db=self.db)
-        self.assertEqual(set(hooks), {"SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd"})
+        self.assertEqual(set(hooks), {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
+                                      "SessionEnd"})
         self.assertLessEqual(hooks["SessionEnd"][0]["hooks"][0]["timeout"], 3)   # Codex's cap
         for name, (group,) in hooks.items():
             argv = shlex.split(group["hooks"][0]["command"])

@@ -27,6 +27,7 @@ from fake_model import tool_id  # noqa: E402
 _SHIMS = {
     "uv": 'case "$*" in *broken*) echo "1 failed, 4 passed"; exit 1;; esac\necho "5 passed"\n',
     "ruff": 'case "$*" in *broken*) echo "F401 unused import"; exit 1;; esac\necho "All checks passed!"\n',
+    "pytest": 'echo "5 passed"\n',
 }
 
 # Environment of the client: nothing of the outer one but PATH and the locale, so a developer's
