@@ -3486,6 +3486,9 @@ class _Memory(_Core):
             if why and why.endswith(" is gone"):
                 continue
             line = f"[{h['type']}] {' '.join(_redact_secrets(h['title'])[0].split())}"
+            fact = " ".join(_redact_secrets(h["content"])[0].split())     # the knowledge itself
+            if fact and fact.lower() != h["title"].strip().lower():
+                line += ": " + (fact if len(fact) <= 160 else fact[:159].rstrip() + "\u2026")
             how = " ".join(_redact_secrets(h["how_to_apply"])[0].split())
             line += f" \u2014 {how}" if how else ""
             line += f" (may be stale: {why})" if why else ""

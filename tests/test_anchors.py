@@ -116,7 +116,8 @@ class TestMemoryAnchors(_Base):
     def test_changed_file_marks_the_memory_and_remembering_again_re_anchors(self):
         m = self.remember()
         self.assertEqual(m["about"], ["pyproject.toml"])
-        line = "[project] Build backend is hatchling \u2014 build with `uv build`"
+        line = ("[project] Build backend is hatchling: the wheel is built by hatchling \u2014 "
+                "build with `uv build`")
         self.assertEqual(self.brief(), [line])
         os.utime(self.pyproject, ns=(1, 10**18))       # touched, same content: still fresh
         self.assertEqual(self.brief(), [line])
@@ -137,7 +138,7 @@ class TestMemoryAnchors(_Base):
         self.assertEqual(len(self.brief()), 2)
         git(self.proj, "mv", "pyproject.toml", "config.toml")
         git(self.proj, "commit", "-qm", "rename")
-        self.assertEqual([ln.split(" \u2014")[0] for ln in self.brief()],
+        self.assertEqual([ln.split(":")[0] for ln in self.brief()],
                          ["[project] Lint config is in package.json"])
         detail = {c["name"]: c for c in self.store.doctor()["checks"]}["anchors"]["detail"]
         self.assertIn(f"memory #{m['id']} (pyproject.toml is gone)", detail)

@@ -476,9 +476,11 @@ class GitAndBriefingTest(_Base):
         local = s.remember("project", "Staging URL", "staging.shop.test", project=proj)
         s.remember("project", "Coupons elsewhere", "coupon rules", project=P1)        # other project
         lines = s.memory_briefing(str(repo), 2000)
-        self.assertEqual(set(lines[:2]), {"[project] Coupons live in pricing.py \u2014 change pricing.py, not the cart",
-                                          "[user] Shopfront owner prefers small PRs"})
-        self.assertEqual(lines[2:], ["[project] Staging URL"])                        # fills the room
+        # the title, the knowledge itself, how to apply it
+        self.assertEqual(set(lines[:2]), {"[project] Coupons live in pricing.py: coupon rules \u2014 "
+                                          "change pricing.py, not the cart",
+                                          "[user] Shopfront owner prefers small PRs: small pull requests"})
+        self.assertEqual(lines[2:], ["[project] Staging URL: staging.shop.test"])     # fills the room
         self.assertEqual(s.get_memory(coupon["id"])["recall_count"], 1)
         self.assertEqual(s.get_memory(local["id"])["recall_count"], 0)
         small = s.memory_briefing(str(repo), len(lines[0]) + 1 + len(lines[2]))
