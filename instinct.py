@@ -8394,6 +8394,9 @@ class _Insight(_Core):
                             data=_dumps({"verdict": verdict, "note": note}))
             conn.execute("UPDATE instincts SET quiet = ? WHERE pattern = ? AND project = ?",
                          (quiet, p, proj))
+            root = conn.execute("SELECT root FROM projects WHERE fingerprint = ?", (proj,)).fetchone()
+            if verdict == "good" and root:          # confirmed: its files as they are now
+                _reanchor(conn, root[0], {"pattern": p, "project": proj})
             rec = self._get_record(conn, p, proj)
         return {**rec, "scope": scope, "verdict": verdict, "delta": delta, "quiet": quiet,
                 "note": note}

@@ -104,6 +104,8 @@ class TestHabits(Replayed):
             f.write("# deps changed\n")
         self.assertIn("`mix precommit` (mature, 6 sessions, used in 5 of the last 5, this "
                       "project; may be stale: mix.exs changed)", store.briefing(repo))
+        store.feedback("pref:command:mix precommit", "good", project=repo)   # confirmed
+        self.assertNotIn("may be stale", store.briefing(repo))
         os.remove(os.path.join(repo, "mix.exs"))
         self.assertNotIn("mix precommit", store.briefing(repo))
 
