@@ -5342,7 +5342,7 @@ def _learned_for(rows, purpose, shape):
     first."""
     out, mine = [], _toolchains(shape)
     for p, n in rows:
-        key, _, value = p[5:].partition("=")
+        key, value = p[5:].partition("=")[0], (_item_steps(p) or [""])[0]
         theirs = _toolchains(value)
         if value and (key == purpose or purpose == "packages"
                       and value.split(" ", 1)[0] in _PACKAGE_MANAGERS) \

@@ -165,11 +165,11 @@ class TestForgetSticks(_Project):
                                            "(`instinct unforget` lifts it)")
         self.assertTrue(self.json("observe", SEQ, "--project", self.repo)["forgotten"])
         self.assertNotIn(SEQ, self.patterns())
-        # unforget lifts it: the next session counts it again, with the recent sessions that
-        # held it (at most _BACKFILL at once)
+        # unforget lifts it: the next session counts it again, with every session that held
+        # it (all of them held it, so all count)
         self.assertIn("is no longer forgotten", self.cli("unforget", SEQ).stdout)
         self.session("lifted")
-        self.assertEqual(self.json("get", SEQ)["confidence"], instinct._BACKFILL)
+        self.assertEqual(self.json("get", SEQ)["confidence"], 4 + 3 + 1 + 1)
         self.assertIn("is not forgotten", self.cli("unforget", SEQ, code=1).stderr)
 
     def test_a_forgotten_memory_stays_out_of_a_reimport_until_remembered(self):
