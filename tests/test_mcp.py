@@ -101,7 +101,9 @@ def call_plan(tools, tmp):
         ("memory_recall", {"query": "pytest"}), ("memory_list", {}), ("memory_get", {"id": 1}),
         ("memory_export", {"dir": mem}), ("memory_import", {"path": mem}), ("memory_decay", {}),
         ("memory_restore", {"id": 1}), ("doctor", {}), ("backup", {"path": backup, "force": True}),
-        ("restore", {"path": backup}), ("gc", {}), ("memory_forget", {"id": 1})]
+        ("restore", {"path": backup}), ("gc", {}), ("memory_forget", {"id": 1}),
+        ("observe", {"pattern": "pref:gone"}), ("forget", {"pattern": "pref:gone"}),
+        ("unforget", {"pattern": "pref:gone"})]
     calls += [(n, a, True) for n, a in later if n in tools]
     done = {c[0] for c in calls}
     extra = [t for t in sorted(tools) if t not in done]
@@ -1627,7 +1629,7 @@ class TestPythonSdk(InteropTestCase):
                     for u in ("instinct://suggestions", "instinct://rules", "instinct://stats")})
                 self.assertEqual(summary["templates"], 0)
                 self.assertEqual(summary["prompts"], ["session_briefing"])
-                self.assertIn(P, summary["prompt_text"])           # P was promoted to a rule
+                self.assertIn(instinct._rule_text({"pattern": P}), summary["prompt_text"])  # P: a rule
                 self.__class__.last_summary = summary
 
 
@@ -1665,7 +1667,7 @@ class TestTypeScriptSdk(InteropTestCase):
                 self.assertEqual(set(summary["ok"]), set(tools))     # every tool, SDK-validated
                 self.assertEqual(set(summary["resources"]), {
                     "instinct://suggestions", "instinct://rules", "instinct://stats"})
-                self.assertIn(P, summary["prompt_text"])
+                self.assertIn(instinct._rule_text({"pattern": P}), summary["prompt_text"])
 
 
 class TestConformanceSuite(InteropTestCase):
