@@ -45,7 +45,7 @@ from collections import Counter, defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from bench_realdata import build_layout, home_of, load, read_lines, replay, sources  # noqa: E402
+from bench_realdata import build_layout, checked, home_of, load, read_lines, replay  # noqa: E402
 
 MIN_SESSIONS, TOP = 3, 5
 SHELLS = {"Bash", "PowerShell", "shell", "local_shell", "exec_command", "run_shell_command",
@@ -716,14 +716,7 @@ def main(argv=None):
     ap.add_argument("--tmp", default="/dev/shm" if os.access("/dev/shm", os.W_OK) else None,
                     help="where the replay's temporary tree goes (default: %(default)s)")
     a = ap.parse_args(argv)
-    found = sources(a.data)
-    if not found:
-        sys.exit(f"bench_predict: no <source>.payloads.jsonl(.gz) in {a.data} (give --data or set INSTINCT_REALDATA)")
-    unknown = [s for s in a.source or () if s not in found]
-    if unknown:
-        sys.exit(f"bench_predict: no source {', '.join(unknown)} in {a.data} (there: {', '.join(found)})")
-    if not os.path.isfile(a.instinct):
-        sys.exit(f"bench_predict: no instinct.py at {a.instinct}")
+    found = checked(a, "bench_predict")
     saved = {k: os.environ.get(k) for k in ("HOME", "INSTINCT_DB")}
     for k in ("INSTINCT_DISABLE", "INSTINCT_DEBUG", "INSTINCT_SOURCE", "INSTINCT_SESSION", "CLAUDE_CONFIG_DIR"):
         os.environ.pop(k, None)

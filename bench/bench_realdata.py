@@ -142,6 +142,19 @@ def report(mod, lines, root, db):
     conn.close()
 
 
+def checked(a, name):
+    """The sources of a.data, after checking a.source and a.instinct (exits with one line)."""
+    found = sources(a.data)
+    if not found:
+        sys.exit(f"{name}: no <source>.payloads.jsonl(.gz) in {a.data} (give --data or set INSTINCT_REALDATA)")
+    unknown = [s for s in a.source or () if s not in found]
+    if unknown:
+        sys.exit(f"{name}: no source {', '.join(unknown)} in {a.data} (there: {', '.join(found)})")
+    if not os.path.isfile(a.instinct):
+        sys.exit(f"{name}: no instinct.py at {a.instinct}")
+    return found
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=os.environ.get("INSTINCT_REALDATA")
@@ -150,14 +163,7 @@ def main():
     ap.add_argument("--instinct", default=os.path.join(HERE, "..", "instinct.py"))
     ap.add_argument("--source", action="append", help="replay only this source (repeatable)")
     a = ap.parse_args()
-    found = sources(a.data)
-    if not found:
-        sys.exit(f"bench_realdata: no <source>.payloads.jsonl(.gz) in {a.data} (give --data or set INSTINCT_REALDATA)")
-    unknown = [s for s in a.source or () if s not in found]
-    if unknown:
-        sys.exit(f"bench_realdata: no source {', '.join(unknown)} in {a.data} (there: {', '.join(found)})")
-    if not os.path.isfile(a.instinct):
-        sys.exit(f"bench_realdata: no instinct.py at {a.instinct}")
+    found = checked(a, "bench_realdata")
     mod = load(a.instinct)
     home = os.environ.get("HOME")
     for source in a.source or found:
