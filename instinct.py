@@ -5406,7 +5406,6 @@ def _hold_out(store, session, project, items, again=False):
     """Record each (kind, key) item once per session, shown or held back at random
     (`holdout_percent`) -> the keys to show: new this session and not held (`again`: or
     shown before in it, as a resumed session's briefing)."""
-    import random
     settings = store._settings()
     share = settings["holdout_percent"]
     if settings["hint_demote"]:               # enough evidence that it changes nothing: demoted
@@ -5416,7 +5415,8 @@ def _hold_out(store, session, project, items, again=False):
     with store._write() as conn:
         after = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
         for kind, key in items:
-            shown = random.random() * 100 >= share
+            # held at random, but the same draw for the same session and item (reproducible)
+            shown = int(_sha256_hex(f"{session}\0{kind}\0{key}")[:8], 16) % 100 >= share
             if conn.execute("INSERT OR IGNORE INTO hints (session, pattern, kind, project, ts,"
                             " after_id, shown) VALUES (?,?,?,?,?,?,?)",
                             (session, key, kind, project, store._now(), after, shown)).rowcount:
