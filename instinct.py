@@ -3668,652 +3668,655 @@ class _Memory(_Core):
 # =============================================================================
 # 12. Shell commands (the shape reader: program and subcommand, never arguments)
 # =============================================================================
-def _safe_token(tok, limit=40):
-    """A program/tool/extension token with a plain charset, or '?' (redacted)."""
-    tok = tok.strip("'\"`")
-    low = tok.lower()
-    if (not tok or len(tok) > limit or low.startswith(_SECRET_PREFIXES)
-            or not all(c.isalnum() or c in "._+-" for c in tok) or not tok.isascii()
-            or (len(tok) >= 12 and any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok))):
-        return "?"
-    return tok
+class _Shell:
+    """The shell reader: a command's shape (program and subcommand), never its arguments."""
 
+    # A hook learns habits from shell commands, so it reads them the way a shell
+    # does (quotes, escapes, heredocs, $( ), pipelines, lists, subshells,
+    # compound commands) and keeps only each simple command's SHAPE: the program
+    # and, for programs known to take one, its subcommand ('git commit',
+    # 'uv run pytest', 'npm run build'). Argument values, paths, URLs, quoted text,
+    # substitutions and heredoc bodies are skipped by the reader, never stored; the
+    # kept words must also pass an allow-list of plain tokens. Hand-written rather
+    # than shlex: shlex knows no heredocs, $( ), fd redirections or newline lists,
+    # and it imports re on every hook call. It never raises: unbalanced quotes and
+    # parentheses simply run to the end of the input.
+    SHAPE_MAX_INPUT, SHAPE_MAX_SHAPES, SHAPE_MAX_DEPTH = 65536, 64, 8
+    # Not commands: builtins that only change the shell's state, no-ops, tests, output, lookups.
+    NOOPS = frozenset(
+        "cd pushd popd dirs export set unset source . alias unalias true false : local declare typeset "
+        "readonly shift return exit read wait test [ eval trap let ulimit umask hash shopt setopt "
+        "break continue echo printf sleep clear pwd jobs fg bg disown type which".split())
+    # Reserved words that open or close a compound command: skipped at command position.
+    KEYWORDS = frozenset("if then else elif fi do done while until { } ! esac coproc".split())
+    SHELLS = frozenset("sh bash zsh dash ksh mksh ash".split())
+    # Prefixes that run the command after them: dropped, with their options (those that take a
+    # separate value listed) and positional words (timeout's DURATION).
+    PREFIXES = {name: (frozenset(opts.split()), npos) for name, opts, npos in (
+        ("sudo", "-u -g -h -p -C -D -r -t -T -U -R --user --group --host --prompt --close-from "
+                 "--chdir --role --type --command-timeout --other-user", 0),
+        ("doas", "-u -C", 0),
+        ("env", "-u -C -S --unset --chdir --split-string", 0),
+        ("timeout", "-s -k --signal --kill-after", 1),
+        ("nice", "-n --adjustment", 0),
+        ("ionice", "-c -n -p -P -u --class --classdata --pid --pgid --uid", 0),
+        ("nohup", "", 0), ("time", "-f -o --format --output", 0), ("exec", "-a", 0),
+        ("command", "", 0), ("builtin", "", 0), ("chronic", "", 0), ("unbuffer", "", 0),
+        ("stdbuf", "-i -o -e --input --output --error", 0),
+        ("xargs", "-a -d -E -I -L -n -P -s --arg-file --delimiter --eof --replace --max-lines "
+                  "--max-args --max-procs --max-chars --process-slot-var", 0))}
+    # Programs whose first plain word is a subcommand worth keeping ('cargo clippy', 'mix test').
+    SUBCOMMAND_PROGRAMS = frozenset((
+        "git gh glab hub jj hg svn sl dolt bd "
+        "npm pnpm yarn bun deno corepack nx turbo lerna vite vitest playwright prisma drizzle-kit next "
+        "nuxt astro ng expo eas wrangler biome "
+        "uv pip pip3 pipx poetry pdm hatch rye pipenv conda mamba micromamba pyenv tox nox pre-commit "
+        "ruff alembic django-admin flask "
+        "cargo rustup go mix rebar3 gleam dune opam cabal stack zig dotnet mvn mvnw gradle gradlew sbt "
+        "lein rails rake bundle gem composer flutter dart swift pod fastlane wasm-pack diesel sqlx "
+        "docker docker-compose podman kubectl helm kind minikube k3d skaffold terraform tofu pulumi "
+        "vagrant aws gcloud az fly flyctl heroku vercel netlify firebase supabase cdk sam serverless "
+        "make just task ninja bazel bazelisk buck2 meson mkdocs hugo jekyll mdbook "
+        "brew apt apt-get dnf yum apk snap flatpak nix nix-env systemctl launchctl adb "
+        "tmux ollama mise asdf openssl manage.py artisan").split())
+    # Any other program keeps its first word only when it is one of these common subcommand verbs
+    # (`br sync`, `adb devices`, `bd close`): an allow-list, so no argument value can pass.
+    COMMON_SUBCOMMANDS = frozenset(
+        "add apply backup bench blocked build check clean clone close compile config create delete "
+        "dep deploy describe dev devices diff doctor down edit exec export fetch fmt format generate "
+        "get import info init install label lint list login logout logs ls merge migrate new plan "
+        "publish pull push query ready release remove restart restore root run search serve set shell "
+        "show sql start stats status stop sync test uninstall up update upgrade version view "
+        "watch".split())
+    # ... but not programs whose first word is an operand (a file, pattern, host or pid):
+    # `rm -rf build`, `grep test f`, `mkdir build` are not subcommands.
+    OPERAND_PROGRAMS = frozenset(
+        "ls cat head tail less more grep egrep fgrep rg ag ack find fd rm rmdir mkdir cp mv ln touch "
+        "chmod chown chgrp stat file wc sort uniq cut tr sed awk gawk diff cmp comm tee xxd od hexdump "
+        "strings base64 md5sum sha1sum sha256sum shasum du df tree realpath readlink basename dirname "
+        "open xdg-open code cursor vim vi nvim nano emacs bat man kill pkill killall pgrep curl wget ssh "
+        "scp rsync tar zip unzip gzip gunzip jq yq node ruby perl php lua ping dig host nc".split())
+    # Framework scripts run by an interpreter that take a subcommand (`python manage.py migrate`).
+    SCRIPT_TOOLS = frozenset(("manage.py", "artisan"))
+    # Separate-value global options per program, skipped when looking for the subcommand
+    # (`git -C /x commit`, `make -C dir test`, `kubectl -n ns get`).
+    VALUE_OPTIONS = {name: frozenset(opts.split()) for name, opts in (
+        ("git", "-C -c --git-dir --work-tree --namespace --config-env --super-prefix"),
+        ("gh", "-R --repo --hostname"), ("glab", "-R --repo"),
+        ("npm", "--prefix -w --workspace --registry --userconfig --cache --loglevel"),
+        ("pnpm", "-C --dir --filter -F --workspace-dir --reporter --loglevel"),
+        ("yarn", "--cwd --registry"), ("bun", "--cwd -c --config"),
+        ("npx", "-p --package -c --call"), ("bunx", "-p --package"),
+        ("cargo", "-C --manifest-path --config -Z --color"), ("go", "-C"),
+        ("uv", "--directory --project -p --python --cache-dir --config-file --color --with "
+               "--with-editable --with-requirements --package --extra --group --only-group --env-file "
+               "--index --default-index --index-url --extra-index-url --find-links -f "
+               "--python-preference --no-group"),
+        ("uvx", "--from --with --python -p --index --index-url"),
+        ("pip", "--python --cache-dir --log --proxy --retries --timeout --exists-action "
+                "--trusted-host --cert --client-cert -i --index-url --extra-index-url"),
+        ("poetry", "-C --directory -P --project"), ("pdm", "-p --project"),
+        ("hatch", "-e --env -p --project --data-dir --cache-dir --config"),
+        ("pipx", "--python --spec"), ("conda", "-n --name -p --prefix"),
+        ("tox", "-e -c"), ("nox", "-s --session -f --noxfile -t --tags"),
+        ("docker", "-H --host -c --context --config -l --log-level --tlscacert --tlscert "
+                   "-f --file -p --project-name --profile --env-file --project-directory"),
+        ("podman", "--url -c --connection"),
+        ("kubectl", "-n --namespace --context --cluster --kubeconfig -s --server --user --token --as "
+                    "--as-group --request-timeout --certificate-authority --client-certificate "
+                    "--client-key"),
+        ("helm", "-n --namespace --kube-context --kubeconfig"),
+        ("make", "-C -f --file --makefile -I --include-dir -o --old-file -W --what-if --assume-new "
+                 "--new-file"),
+        ("just", "-f --justfile -d --working-directory --dotenv-path --dotenv-filename --shell "
+                 "--shell-arg"),
+        ("mvn", "-f --file -s --settings -gs -P -pl --projects -rf -T -D -l --log-file -t -b"),
+        ("gradle", "-p --project-dir -b --build-file -c --settings-file -g --gradle-user-home -I "
+                   "--init-script -x --exclude-task --console --warning-mode"),
+        ("rake", "-f --rakefile -C --directory -I --libdir -R --rakelibdir -r --require"),
+        ("bundle", "--gemfile"), ("composer", "-d --working-dir"),
+        ("apt", "-o -c -t"), ("systemctl", "-H --host -M --machine -t --type -p --property --state"),
+        ("stack", "--stack-yaml --resolver"), ("jj", "-R --repository --at-op --config --config-toml"),
+        ("hg", "-R --repository --cwd --config"), ("nix", "--option --extra-experimental-features"),
+        ("aws", "--profile --region --output --endpoint-url"), ("gcloud", "--project --account"),
+        ("adb", "-s -t -H -P -L"))}
+    # Options that take an optional numeric value (`make -j 4 test`).
+    NUMERIC_OPTIONS = frozenset("-j --jobs -l --load-average".split())
+    # Tool runners kept in the shape with the command they run (`uv run pytest`, `npx vitest`):
+    # program -> the verbs that run a command ('' = the program itself runs it).
+    RUN_WRAPPERS = {"uv": ("run",), "uvx": ("",), "poetry": ("run",), "pipenv": ("run",),
+                     "pdm": ("run",), "hatch": ("run",), "rye": ("run",), "pipx": ("run",),
+                     "bundle": ("exec",), "npx": ("",), "pnpx": ("",), "bunx": ("",),
+                     "pnpm": ("exec", "dlx"), "yarn": ("dlx", "exec"), "npm": ("exec",),
+                     "bun": ("x",), "conda": ("run",), "mamba": ("run",), "micromamba": ("run",),
+                     "mise": ("exec", "x")}
+    # program -> subcommands whose next plain word is kept too ('npm run build', 'gh pr create',
+    # 'docker compose up'); '*' = every subcommand.
+    SECOND_WORDS = {"npm": ("run", "run-script"), "pnpm": ("run",), "yarn": ("run",), "bun": ("run",),
+                     "deno": ("task",), "composer": ("run-script", "run"), "gh": "*", "glab": "*",
+                     "aws": "*", "gcloud": "*", "az": "*", "uv": ("pip", "tool", "python"),
+                     "docker": ("compose", "buildx", "container", "image", "volume", "network", "system",
+                                "context"),
+                     "podman": ("compose", "container", "image", "volume", "network", "system"),
+                     "dotnet": ("ef", "tool"), "kubectl": ("config", "rollout"),
+                     "git": ("stash", "worktree", "submodule", "remote", "bisect", "lfs")}
+    # A subcommand that ends like a file name is a path, not a subcommand (`bun run index.ts`).
+    FILE_SUFFIXES = frozenset(
+        "py pyc js mjs cjs ts tsx jsx json md txt yml yaml toml ini cfg conf env lock log sh bash zsh "
+        "ex exs rb go rs c h cc cpp hpp java kt swift php sql csv xml html css scss vue svelte lua pl "
+        "r dart zig nix tf out bin exe dll so gz tgz zip tar".split())
+    # Long options whose separate value is a credential (`--token X`), skipped for every program.
+    CREDENTIAL_OPTION_WORDS = ("token", "passw", "secret", "key", "auth", "credential")
+    SPECIAL = frozenset(" \t\r\n\\'\"$`#<>&|;()")
 
-# A hook learns habits from shell commands, so it reads them the way a shell
-# does (quotes, escapes, heredocs, $( ), pipelines, lists, subshells,
-# compound commands) and keeps only each simple command's SHAPE: the program
-# and, for programs known to take one, its subcommand ('git commit',
-# 'uv run pytest', 'npm run build'). Argument values, paths, URLs, quoted text,
-# substitutions and heredoc bodies are skipped by the reader, never stored; the
-# kept words must also pass an allow-list of plain tokens. Hand-written rather
-# than shlex: shlex knows no heredocs, $( ), fd redirections or newline lists,
-# and it imports re on every hook call. It never raises: unbalanced quotes and
-# parentheses simply run to the end of the input.
-_SHAPE_MAX_INPUT, _SHAPE_MAX_SHAPES, _SHAPE_MAX_DEPTH = 65536, 64, 8
-# Not commands: builtins that only change the shell's state, no-ops, tests, output, lookups.
-_SHELL_NOOPS = frozenset(
-    "cd pushd popd dirs export set unset source . alias unalias true false : local declare typeset "
-    "readonly shift return exit read wait test [ eval trap let ulimit umask hash shopt setopt "
-    "break continue echo printf sleep clear pwd jobs fg bg disown type which".split())
-# Reserved words that open or close a compound command: skipped at command position.
-_SHELL_KEYWORDS = frozenset("if then else elif fi do done while until { } ! esac coproc".split())
-_SHELLS = frozenset("sh bash zsh dash ksh mksh ash".split())
-# Prefixes that run the command after them: dropped, with their options (those that take a
-# separate value listed) and positional words (timeout's DURATION).
-_SHELL_PREFIXES = {name: (frozenset(opts.split()), npos) for name, opts, npos in (
-    ("sudo", "-u -g -h -p -C -D -r -t -T -U -R --user --group --host --prompt --close-from "
-             "--chdir --role --type --command-timeout --other-user", 0),
-    ("doas", "-u -C", 0),
-    ("env", "-u -C -S --unset --chdir --split-string", 0),
-    ("timeout", "-s -k --signal --kill-after", 1),
-    ("nice", "-n --adjustment", 0),
-    ("ionice", "-c -n -p -P -u --class --classdata --pid --pgid --uid", 0),
-    ("nohup", "", 0), ("time", "-f -o --format --output", 0), ("exec", "-a", 0),
-    ("command", "", 0), ("builtin", "", 0), ("chronic", "", 0), ("unbuffer", "", 0),
-    ("stdbuf", "-i -o -e --input --output --error", 0),
-    ("xargs", "-a -d -E -I -L -n -P -s --arg-file --delimiter --eof --replace --max-lines "
-              "--max-args --max-procs --max-chars --process-slot-var", 0))}
-# Programs whose first plain word is a subcommand worth keeping ('cargo clippy', 'mix test').
-_SUBCOMMAND_PROGRAMS = frozenset((
-    "git gh glab hub jj hg svn sl dolt bd "
-    "npm pnpm yarn bun deno corepack nx turbo lerna vite vitest playwright prisma drizzle-kit next "
-    "nuxt astro ng expo eas wrangler biome "
-    "uv pip pip3 pipx poetry pdm hatch rye pipenv conda mamba micromamba pyenv tox nox pre-commit "
-    "ruff alembic django-admin flask "
-    "cargo rustup go mix rebar3 gleam dune opam cabal stack zig dotnet mvn mvnw gradle gradlew sbt "
-    "lein rails rake bundle gem composer flutter dart swift pod fastlane wasm-pack diesel sqlx "
-    "docker docker-compose podman kubectl helm kind minikube k3d skaffold terraform tofu pulumi "
-    "vagrant aws gcloud az fly flyctl heroku vercel netlify firebase supabase cdk sam serverless "
-    "make just task ninja bazel bazelisk buck2 meson mkdocs hugo jekyll mdbook "
-    "brew apt apt-get dnf yum apk snap flatpak nix nix-env systemctl launchctl adb "
-    "tmux ollama mise asdf openssl manage.py artisan").split())
-# Any other program keeps its first word only when it is one of these common subcommand verbs
-# (`br sync`, `adb devices`, `bd close`): an allow-list, so no argument value can pass.
-_COMMON_SUBCOMMANDS = frozenset(
-    "add apply backup bench blocked build check clean clone close compile config create delete "
-    "dep deploy describe dev devices diff doctor down edit exec export fetch fmt format generate "
-    "get import info init install label lint list login logout logs ls merge migrate new plan "
-    "publish pull push query ready release remove restart restore root run search serve set shell "
-    "show sql start stats status stop sync test uninstall up update upgrade version view "
-    "watch".split())
-# ... but not programs whose first word is an operand (a file, pattern, host or pid):
-# `rm -rf build`, `grep test f`, `mkdir build` are not subcommands.
-_OPERAND_PROGRAMS = frozenset(
-    "ls cat head tail less more grep egrep fgrep rg ag ack find fd rm rmdir mkdir cp mv ln touch "
-    "chmod chown chgrp stat file wc sort uniq cut tr sed awk gawk diff cmp comm tee xxd od hexdump "
-    "strings base64 md5sum sha1sum sha256sum shasum du df tree realpath readlink basename dirname "
-    "open xdg-open code cursor vim vi nvim nano emacs bat man kill pkill killall pgrep curl wget ssh "
-    "scp rsync tar zip unzip gzip gunzip jq yq node ruby perl php lua ping dig host nc".split())
-# Framework scripts run by an interpreter that take a subcommand (`python manage.py migrate`).
-_SCRIPT_TOOLS = frozenset(("manage.py", "artisan"))
-# Separate-value global options per program, skipped when looking for the subcommand
-# (`git -C /x commit`, `make -C dir test`, `kubectl -n ns get`).
-_VALUE_OPTIONS = {name: frozenset(opts.split()) for name, opts in (
-    ("git", "-C -c --git-dir --work-tree --namespace --config-env --super-prefix"),
-    ("gh", "-R --repo --hostname"), ("glab", "-R --repo"),
-    ("npm", "--prefix -w --workspace --registry --userconfig --cache --loglevel"),
-    ("pnpm", "-C --dir --filter -F --workspace-dir --reporter --loglevel"),
-    ("yarn", "--cwd --registry"), ("bun", "--cwd -c --config"),
-    ("npx", "-p --package -c --call"), ("bunx", "-p --package"),
-    ("cargo", "-C --manifest-path --config -Z --color"), ("go", "-C"),
-    ("uv", "--directory --project -p --python --cache-dir --config-file --color --with "
-           "--with-editable --with-requirements --package --extra --group --only-group --env-file "
-           "--index --default-index --index-url --extra-index-url --find-links -f "
-           "--python-preference --no-group"),
-    ("uvx", "--from --with --python -p --index --index-url"),
-    ("pip", "--python --cache-dir --log --proxy --retries --timeout --exists-action "
-            "--trusted-host --cert --client-cert -i --index-url --extra-index-url"),
-    ("poetry", "-C --directory -P --project"), ("pdm", "-p --project"),
-    ("hatch", "-e --env -p --project --data-dir --cache-dir --config"),
-    ("pipx", "--python --spec"), ("conda", "-n --name -p --prefix"),
-    ("tox", "-e -c"), ("nox", "-s --session -f --noxfile -t --tags"),
-    ("docker", "-H --host -c --context --config -l --log-level --tlscacert --tlscert "
-               "-f --file -p --project-name --profile --env-file --project-directory"),
-    ("podman", "--url -c --connection"),
-    ("kubectl", "-n --namespace --context --cluster --kubeconfig -s --server --user --token --as "
-                "--as-group --request-timeout --certificate-authority --client-certificate "
-                "--client-key"),
-    ("helm", "-n --namespace --kube-context --kubeconfig"),
-    ("make", "-C -f --file --makefile -I --include-dir -o --old-file -W --what-if --assume-new "
-             "--new-file"),
-    ("just", "-f --justfile -d --working-directory --dotenv-path --dotenv-filename --shell "
-             "--shell-arg"),
-    ("mvn", "-f --file -s --settings -gs -P -pl --projects -rf -T -D -l --log-file -t -b"),
-    ("gradle", "-p --project-dir -b --build-file -c --settings-file -g --gradle-user-home -I "
-               "--init-script -x --exclude-task --console --warning-mode"),
-    ("rake", "-f --rakefile -C --directory -I --libdir -R --rakelibdir -r --require"),
-    ("bundle", "--gemfile"), ("composer", "-d --working-dir"),
-    ("apt", "-o -c -t"), ("systemctl", "-H --host -M --machine -t --type -p --property --state"),
-    ("stack", "--stack-yaml --resolver"), ("jj", "-R --repository --at-op --config --config-toml"),
-    ("hg", "-R --repository --cwd --config"), ("nix", "--option --extra-experimental-features"),
-    ("aws", "--profile --region --output --endpoint-url"), ("gcloud", "--project --account"),
-    ("adb", "-s -t -H -P -L"))}
-_VALUE_OPTIONS.update({alias: _VALUE_OPTIONS[same] for alias, same in (
-    ("pip3", "pip"), ("mvnw", "mvn"), ("gradlew", "gradle"), ("apt-get", "apt"), ("gmake", "make"),
-    ("pnpx", "npx"))})
-# Options that take an optional numeric value (`make -j 4 test`).
-_NUMERIC_OPTIONS = frozenset("-j --jobs -l --load-average".split())
-# Tool runners kept in the shape with the command they run (`uv run pytest`, `npx vitest`):
-# program -> the verbs that run a command ('' = the program itself runs it).
-_RUN_WRAPPERS = {"uv": ("run",), "uvx": ("",), "poetry": ("run",), "pipenv": ("run",),
-                 "pdm": ("run",), "hatch": ("run",), "rye": ("run",), "pipx": ("run",),
-                 "bundle": ("exec",), "npx": ("",), "pnpx": ("",), "bunx": ("",),
-                 "pnpm": ("exec", "dlx"), "yarn": ("dlx", "exec"), "npm": ("exec",),
-                 "bun": ("x",), "conda": ("run",), "mamba": ("run",), "micromamba": ("run",),
-                 "mise": ("exec", "x")}
-# program -> subcommands whose next plain word is kept too ('npm run build', 'gh pr create',
-# 'docker compose up'); '*' = every subcommand.
-_SECOND_WORDS = {"npm": ("run", "run-script"), "pnpm": ("run",), "yarn": ("run",), "bun": ("run",),
-                 "deno": ("task",), "composer": ("run-script", "run"), "gh": "*", "glab": "*",
-                 "aws": "*", "gcloud": "*", "az": "*", "uv": ("pip", "tool", "python"),
-                 "docker": ("compose", "buildx", "container", "image", "volume", "network", "system",
-                            "context"),
-                 "podman": ("compose", "container", "image", "volume", "network", "system"),
-                 "dotnet": ("ef", "tool"), "kubectl": ("config", "rollout"),
-                 "git": ("stash", "worktree", "submodule", "remote", "bisect", "lfs")}
-# A subcommand that ends like a file name is a path, not a subcommand (`bun run index.ts`).
-_FILE_SUFFIXES = frozenset(
-    "py pyc js mjs cjs ts tsx jsx json md txt yml yaml toml ini cfg conf env lock log sh bash zsh "
-    "ex exs rb go rs c h cc cpp hpp java kt swift php sql csv xml html css scss vue svelte lua pl "
-    "r dart zig nix tf out bin exe dll so gz tgz zip tar".split())
-# Long options whose separate value is a credential (`--token X`), skipped for every program.
-_CREDENTIAL_OPTION_WORDS = ("token", "passw", "secret", "key", "auth", "credential")
+    @staticmethod
+    def safe_token(tok, limit=40):
+        """A program/tool/extension token with a plain charset, or '?' (redacted)."""
+        tok = tok.strip("'\"`")
+        low = tok.lower()
+        if (not tok or len(tok) > limit or low.startswith(_SECRET_PREFIXES)
+                or not all(c.isalnum() or c in "._+-" for c in tok) or not tok.isascii()
+                or (len(tok) >= 12 and any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok))):
+            return "?"
+        return tok
 
+    @staticmethod
+    def plain_subword(word):
+        """A subcommand word is kept only when it is a plain lowercase word, not text or a path."""
+        v = word[1]
+        if word[3] or not 0 < len(v) <= 24 or not ("a" <= v[0] <= "z") or not v.isascii():
+            return False
+        if sum(c.isdigit() for c in v) > 2 or v.startswith(_SECRET_PREFIXES):
+            return False
+        if not all(c.islower() or c.isdigit() or c in "._:-" for c in v):
+            return False
+        return "." not in v or v.rsplit(".", 1)[1] not in _Shell.FILE_SUFFIXES
 
-def _plain_subword(word):
-    """A subcommand word is kept only when it is a plain lowercase word, not text or a path."""
-    v = word[1]
-    if word[3] or not 0 < len(v) <= 24 or not ("a" <= v[0] <= "z") or not v.isascii():
-        return False
-    if sum(c.isdigit() for c in v) > 2 or v.startswith(_SECRET_PREFIXES):
-        return False
-    if not all(c.islower() or c.isdigit() or c in "._:-" for c in v):
-        return False
-    return "." not in v or v.rsplit(".", 1)[1] not in _FILE_SUFFIXES
+    @staticmethod
+    def is_assignment(raw):
+        """`NAME=value` / `NAME+=value` / `NAME[i]=value`, judged on the source text (quotes count)."""
+        k = raw.find("=")
+        if k <= 0:
+            return False
+        name = raw[:k].rstrip("+").split("[", 1)[0]
+        return bool(name) and name.isascii() and not name[0].isdigit() \
+            and all(c.isalnum() or c == "_" for c in name)
 
+    @staticmethod
+    def program_name(word):
+        """The basename of a command word, without a Windows .exe/.cmd/.bat suffix."""
+        value, raw = word[1], word[2]
+        # `C:\Tools\node.exe`: a backslash in unquoted source text is a Windows path, not an escape.
+        text = raw if "\\" in raw and not any(q in raw for q in "'\"$`") else value
+        name = text.replace("\\", "/").rsplit("/", 1)[-1]
+        if name[-4:].lower() in (".exe", ".cmd", ".bat"):
+            name = name[:-4]
+        return name
 
-def _is_assignment(raw):
-    """`NAME=value` / `NAME+=value` / `NAME[i]=value`, judged on the source text (quotes count)."""
-    k = raw.find("=")
-    if k <= 0:
-        return False
-    name = raw[:k].rstrip("+").split("[", 1)[0]
-    return bool(name) and name.isascii() and not name[0].isdigit() \
-        and all(c.isalnum() or c == "_" for c in name)
+    @staticmethod
+    def skip_parens(s, i):
+        """From the '(' at s[i] to just past its matching ')' (plain counting; used in $(( )) etc.)."""
+        depth, n = 0, len(s)
+        while i < n:
+            c = s[i]
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        return n
 
-
-def _program_name(word):
-    """The basename of a command word, without a Windows .exe/.cmd/.bat suffix."""
-    value, raw = word[1], word[2]
-    # `C:\Tools\node.exe`: a backslash in unquoted source text is a Windows path, not an escape.
-    text = raw if "\\" in raw and not any(q in raw for q in "'\"$`") else value
-    name = text.replace("\\", "/").rsplit("/", 1)[-1]
-    if name[-4:].lower() in (".exe", ".cmd", ".bat"):
-        name = name[:-4]
-    return name
-
-
-def _skip_parens(s, i):
-    """From the '(' at s[i] to just past its matching ')' (plain counting; used in $(( )) etc.)."""
-    depth, n = 0, len(s)
-    while i < n:
-        c = s[i]
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return n
-
-
-def _skip_dollar(s, i, depth, buf):
-    """An expansion at s[i] == '$': returns (end, flag); appends '$' (or $'..' text) to buf."""
-    n = len(s)
-    nxt = s[i + 1] if i + 1 < n else ""
-    if nxt == "(":
+    @staticmethod
+    def skip_dollar(s, i, depth, buf):
+        """An expansion at s[i] == '$': returns (end, flag); appends '$' (or $'..' text) to buf."""
+        n = len(s)
+        nxt = s[i + 1] if i + 1 < n else ""
+        if nxt == "(":
+            buf.append("$")
+            if s[i + 2:i + 3] == "(" or depth >= _Shell.SHAPE_MAX_DEPTH:
+                return _Shell.skip_parens(s, i + 1), 2
+            return _Shell.lex(s, i + 2, depth + 1, None), 2
+        if nxt == "{":
+            buf.append("$")
+            j = s.find("}", i + 2)
+            return (n if j < 0 else j + 1), 2
+        if nxt == "'":                                 # $'ANSI-C quoting'
+            j = i + 2
+            while j < n and s[j] != "'":
+                j += 2 if s[j] == "\\" else 1
+            buf.append(s[i + 2:j])
+            return j + 1, 1
+        if nxt == '"':                                 # $"locale string"
+            return _Shell.dquote(s, i + 2, depth, buf)
         buf.append("$")
-        if s[i + 2:i + 3] == "(" or depth >= _SHAPE_MAX_DEPTH:
-            return _skip_parens(s, i + 1), 2
-        return _shell_lex(s, i + 2, depth + 1, None), 2
-    if nxt == "{":
-        buf.append("$")
-        j = s.find("}", i + 2)
-        return (n if j < 0 else j + 1), 2
-    if nxt == "'":                                 # $'ANSI-C quoting'
-        j = i + 2
-        while j < n and s[j] != "'":
+        return i + 1, 2
+
+    @staticmethod
+    def skip_backticks(s, i):
+        j, n = i + 1, len(s)
+        while j < n and s[j] != "`":
             j += 2 if s[j] == "\\" else 1
-        buf.append(s[i + 2:j])
-        return j + 1, 1
-    if nxt == '"':                                 # $"locale string"
-        return _dquote(s, i + 2, depth, buf)
-    buf.append("$")
-    return i + 1, 2
+        return j + 1
 
-
-def _skip_backticks(s, i):
-    j, n = i + 1, len(s)
-    while j < n and s[j] != "`":
-        j += 2 if s[j] == "\\" else 1
-    return j + 1
-
-
-def _dquote(s, i, depth, buf):
-    """A double-quoted string from s[i] (after the opening quote): returns (end, flags)."""
-    n, flags = len(s), 1
-    while i < n:
-        c = s[i]
-        if c == '"':
-            return i + 1, flags
-        if c == "\\":
-            if i + 1 < n and s[i + 1] in '"\\$`':
-                buf.append(s[i + 1])
-            elif i + 1 < n and s[i + 1] != "\n":
-                buf.append(s[i:i + 2])
-            i += 2
-        elif c == "$":
-            i, f = _skip_dollar(s, i, depth, buf)
-            flags |= f
-        elif c == "`":
-            buf.append("$")
-            i, flags = _skip_backticks(s, i), flags | 2
-        else:
-            j = i + 1
-            while j < n and s[j] not in '"\\$`':
-                j += 1
-            buf.append(s[i:j])
-            i = j
-    return n, flags
-
-
-_SHELL_SPECIAL = frozenset(" \t\r\n\\'\"$`#<>&|;()")
-
-
-def _shell_lex(s, i, depth, out):
-    """Tokens of shell text s from i into out: ('w', value, source, flags) and ('o', operator).
-
-    flags: 1 = quoted or escaped, 2 = holds an expansion. Redirection targets and heredoc bodies
-    are consumed here, never emitted. With depth > 0 (inside `$( )`) it stops after the
-    unmatched ')' and returns that position; out=None only skips.
-    """
-    n = len(s)
-    buf, start, flags = [], -1, 0
-    target, heredocs, parens, cases = 0, [], 0, 0
-
-    def word_end(end):
-        nonlocal buf, start, flags, target, cases
-        if start < 0:
-            return
-        value = "".join(buf)
-        if target >= 2:                            # a heredoc delimiter: its body follows the line
-            heredocs.append((value, target == 3))
-        elif target == 0 and out is not None:
-            out.append(("w", value, s[start:end], flags))
-        elif target == 0 and not flags and value in ("case", "esac"):
-            cases += 1 if value == "case" else -1    # `case x in a)` inside $( ): ')' is no end
-        buf, start, flags, target = [], -1, 0, 0
-
-    while i < n:
-        c = s[i]
-        if c not in _SHELL_SPECIAL:
-            if start < 0:
-                start = i
-            j = i + 1
-            while j < n and s[j] not in _SHELL_SPECIAL:
-                j += 1
-            buf.append(s[i:j])
-            i = j
-        elif c == " " or c == "\t" or c == "\r":     # \r: commands pasted with CRLF line ends
-            word_end(i)
-            i += 1
-        elif c == "\n":
-            word_end(i)
-            i += 1
-            for delim, strip in heredocs:          # skip each pending heredoc body, line by line
-                while i < n:
-                    j = s.find("\n", i)
-                    j = n if j < 0 else j
-                    line = s[i:j].lstrip("\t") if strip else s[i:j]
-                    i = j + 1
-                    if line.rstrip("\r") == delim:
-                        break
-            heredocs.clear()
-            if out is not None:
-                out.append(("o", "\n"))
-        elif c == "\\":
-            if s[i + 1:i + 2] == "\n":             # line continuation
+    @staticmethod
+    def dquote(s, i, depth, buf):
+        """A double-quoted string from s[i] (after the opening quote): returns (end, flags)."""
+        n, flags = len(s), 1
+        while i < n:
+            c = s[i]
+            if c == '"':
+                return i + 1, flags
+            if c == "\\":
+                if i + 1 < n and s[i + 1] in '"\\$`':
+                    buf.append(s[i + 1])
+                elif i + 1 < n and s[i + 1] != "\n":
+                    buf.append(s[i:i + 2])
                 i += 2
-                continue
+            elif c == "$":
+                i, f = _Shell.skip_dollar(s, i, depth, buf)
+                flags |= f
+            elif c == "`":
+                buf.append("$")
+                i, flags = _Shell.skip_backticks(s, i), flags | 2
+            else:
+                j = i + 1
+                while j < n and s[j] not in '"\\$`':
+                    j += 1
+                buf.append(s[i:j])
+                i = j
+        return n, flags
+
+    @staticmethod
+    def lex(s, i, depth, out):
+        """Tokens of shell text s from i into out: ('w', value, source, flags) and ('o', operator).
+
+        flags: 1 = quoted or escaped, 2 = holds an expansion. Redirection targets and heredoc bodies
+        are consumed here, never emitted. With depth > 0 (inside `$( )`) it stops after the
+        unmatched ')' and returns that position; out=None only skips.
+        """
+        n = len(s)
+        buf, start, flags = [], -1, 0
+        target, heredocs, parens, cases = 0, [], 0, 0
+
+        def word_end(end):
+            nonlocal buf, start, flags, target, cases
             if start < 0:
-                start = i
-            buf.append(s[i + 1:i + 2])
-            flags |= 1
-            i += 2
-        elif c == "'":
-            if start < 0:
-                start = i
-            j = s.find("'", i + 1)
-            j = n if j < 0 else j
-            buf.append(s[i + 1:j])
-            flags |= 1
-            i = j + 1
-        elif c == '"':
-            if start < 0:
-                start = i
-            i, f = _dquote(s, i + 1, depth, buf)
-            flags |= f
-        elif c == "$":
-            if start < 0:
-                start = i
-            i, f = _skip_dollar(s, i, depth, buf)
-            flags |= f
-        elif c == "`":
-            if start < 0:
-                start = i
-            buf.append("$")
-            i, flags = _skip_backticks(s, i), flags | 2
-        elif c == "#" and start < 0:               # a comment runs to the end of the line
-            j = s.find("\n", i)
-            i = n if j < 0 else j
-        elif c == "#":
-            buf.append(c)
-            i += 1
-        elif c in "<>":
-            if s[i + 1:i + 2] == "(":              # <( ) >( ): process substitution, an argument
+                return
+            value = "".join(buf)
+            if target >= 2:                            # a heredoc delimiter: its body follows the line
+                heredocs.append((value, target == 3))
+            elif target == 0 and out is not None:
+                out.append(("w", value, s[start:end], flags))
+            elif target == 0 and not flags and value in ("case", "esac"):
+                cases += 1 if value == "case" else -1    # `case x in a)` inside $( ): ')' is no end
+            buf, start, flags, target = [], -1, 0, 0
+
+        while i < n:
+            c = s[i]
+            if c not in _Shell.SPECIAL:
+                if start < 0:
+                    start = i
+                j = i + 1
+                while j < n and s[j] not in _Shell.SPECIAL:
+                    j += 1
+                buf.append(s[i:j])
+                i = j
+            elif c == " " or c == "\t" or c == "\r":     # \r: commands pasted with CRLF line ends
+                word_end(i)
+                i += 1
+            elif c == "\n":
+                word_end(i)
+                i += 1
+                for delim, strip in heredocs:          # skip each pending heredoc body, line by line
+                    while i < n:
+                        j = s.find("\n", i)
+                        j = n if j < 0 else j
+                        line = s[i:j].lstrip("\t") if strip else s[i:j]
+                        i = j + 1
+                        if line.rstrip("\r") == delim:
+                            break
+                heredocs.clear()
+                if out is not None:
+                    out.append(("o", "\n"))
+            elif c == "\\":
+                if s[i + 1:i + 2] == "\n":             # line continuation
+                    i += 2
+                    continue
+                if start < 0:
+                    start = i
+                buf.append(s[i + 1:i + 2])
+                flags |= 1
+                i += 2
+            elif c == "'":
+                if start < 0:
+                    start = i
+                j = s.find("'", i + 1)
+                j = n if j < 0 else j
+                buf.append(s[i + 1:j])
+                flags |= 1
+                i = j + 1
+            elif c == '"':
+                if start < 0:
+                    start = i
+                i, f = _Shell.dquote(s, i + 1, depth, buf)
+                flags |= f
+            elif c == "$":
+                if start < 0:
+                    start = i
+                i, f = _Shell.skip_dollar(s, i, depth, buf)
+                flags |= f
+            elif c == "`":
                 if start < 0:
                     start = i
                 buf.append("$")
-                flags |= 2
-                i = (_shell_lex(s, i + 2, depth + 1, None) if depth < _SHAPE_MAX_DEPTH
-                     else _skip_parens(s, i + 1))
-                continue
-            if start >= 0 and not flags and "".join(buf).isdigit():
-                buf, start = [], -1                # `2>`: the digits name a file descriptor
-            word_end(i)
-            if s.startswith("<<<", i):
-                i, target = i + 3, 1
-            elif s.startswith("<<-", i):
-                i, target = i + 3, 3
-            elif s.startswith("<<", i):
-                i, target = i + 2, 2
-            else:
-                i += 2 if s[i + 1:i + 2] in (">", "&", "|") else 1
-                target = 1
-        elif c == "&":
-            word_end(i)
-            if s[i + 1:i + 2] == ">":              # &> file, &>> file
-                i += 3 if s[i + 2:i + 3] == ">" else 2
-                target = 1
-                continue
-            op = "&&" if s[i + 1:i + 2] == "&" else "&"
-            if out is not None:
-                out.append(("o", op))
-            i += len(op)
-        elif c == "|":
-            word_end(i)
-            op = s[i:i + 2] if s[i + 1:i + 2] in ("|", "&") else "|"
-            if out is not None:
-                out.append(("o", op))
-            i += len(op)
-        elif c == ";":
-            word_end(i)
-            op = ";;&" if s.startswith(";;&", i) else s[i:i + 2] if s[i + 1:i + 2] in (";", "&") else ";"
-            if out is not None:
-                out.append(("o", op))
-            i += len(op)
-        elif c == "(":
-            if start >= 0 and buf and buf[-1][-1:] in ("=", "@", "!", "+", "*", "?"):
-                j = _skip_parens(s, i)             # `a=(x y)`, `@(glob|pattern)`: part of a word
-                buf.append(s[i:j])
-                i = j
-                continue
-            word_end(i)
-            if s[i + 1:i + 2] == "(":              # (( arithmetic )), for (( ; ; ))
-                i = _skip_parens(s, i)
-                if out is not None:
-                    out.append(("o", "(("))
-                continue
-            parens += 1
-            if out is not None:
-                out.append(("o", "("))
-            i += 1
-        else:                                      # ")"
-            word_end(i)
-            i += 1
-            if depth and parens <= 0 and cases <= 0:
-                return i
-            parens -= 1
-            if out is not None:
-                out.append(("o", ")"))
-    word_end(n)
-    return n
-
-
-def _first_word(words, j, key):
-    """Index of the first word from j that is not an option, an option's value or VAR=value."""
-    opts = _VALUE_OPTIONS.get(key, ())
-    n = len(words)
-    while j < n:
-        v = words[j][1]
-        if v == "--":
-            return j + 1 if key in _RUN_WRAPPERS else n
-        if v[:1] == "-" and len(v) > 1:
-            j += 1
-            if "=" in v:
-                continue
-            if v in opts or (v[:2] == "--" and any(w in v for w in _CREDENTIAL_OPTION_WORDS)):
-                j += 1
-            elif v in _NUMERIC_OPTIONS and j < n and words[j][1].isdigit():
-                j += 1
-        elif (v[:1] == "+" and key in ("cargo", "rustup")) or _is_assignment(words[j][2]):
-            j += 1                                 # `cargo +nightly build`, `make CC=clang test`
-        else:
-            return j
-    return n
-
-
-def _wrapped(prefix, words, j, depth):
-    """`uv run` + the shape of the command it runs, or the runner alone."""
-    inner = _words_shapes(words, j, depth + 1) if depth < _SHAPE_MAX_DEPTH else []
-    shaped = [f"{prefix} {s}" for s in inner if s != "?"]
-    if not shaped and j < len(words) and _plain_subword(words[j]):
-        shaped = [f"{prefix} {words[j][1]}"]       # a script name: `pdm run test`, `hatch run a:b`
-    return shaped or [prefix]
-
-
-def _program_shape(key, words, j, depth):
-    """The shape of known program `key` whose arguments start at words[j]."""
-    verbs = _RUN_WRAPPERS.get(key, ())
-    if verbs == ("",):
-        return _wrapped(key, words, _first_word(words, j, key), depth)
-    k = _first_word(words, j, key)
-    if k >= len(words) or not _plain_subword(words[k]):
-        return [key]
-    sub = words[k][1]
-    if sub in verbs:
-        return _wrapped(f"{key} {sub}", words, _first_word(words, k + 1, key), depth)
-    second = _SECOND_WORDS.get(key, ())
-    if second == "*" or sub in second:
-        k = _first_word(words, k + 1, key)
-        if k < len(words) and _plain_subword(words[k]):
-            return [f"{key} {sub} {words[k][1]}"]
-    return [f"{key} {sub}"]
-
-
-def _words_shapes(words, i, depth):
-    """The shapes of one simple command (its words from i): [] when it runs nothing."""
-    n = len(words)
-    while i < n:                                   # drop VAR=value and prefixes (sudo, env, ...)
-        if _is_assignment(words[i][2]):
-            i += 1
-            continue
-        spec = None if words[i][3] & 2 else _SHELL_PREFIXES.get(_program_name(words[i]))
-        if spec is None:
-            break
-        opts, npos = spec
-        name = _program_name(words[i])
-        i += 1
-        while i < n and words[i][1][:1] == "-" and len(words[i][1]) > 1:
-            opt = words[i][1]
-            i += 1
-            if opt == "--":
-                break
-            if opt in ("-v", "-V") and name == "command":
-                return []                          # `command -v x` looks x up, runs nothing
-            if opt in opts:
+                i, flags = _Shell.skip_backticks(s, i), flags | 2
+            elif c == "#" and start < 0:               # a comment runs to the end of the line
+                j = s.find("\n", i)
+                i = n if j < 0 else j
+            elif c == "#":
+                buf.append(c)
                 i += 1
-        i += npos
-    if i >= n:
-        return []
-    word = words[i]
-    name = _program_name(word)
-    if word[3] & 2 and ("$" in name or "/" not in word[1]):
-        if i + 1 < n and words[i + 1][1] in ("=", "+=") and word[2][:1] == "$":
-            return []                              # PowerShell's `$env:X = 1` assigns, runs nothing
-        return ["?"]                               # `$EDITOR x`; but `$SDK/bin/tool` is `tool`
-    key = name.lower()
-    if key in _SHELL_NOOPS:
-        return []
-    if _safe_token(name, 32) != name or not (name[0].isalnum() or name[0] in "._"):
-        return ["?"]
-    if key in _SHELLS:                             # `bash -lc 'script'`: read the script
-        j = i + 1
-        script = False
-        while j < n and words[j][1][:1] in ("-", "+") and len(words[j][1]) > 1:
-            opt = words[j][1]
-            j += 1
-            if opt in ("-o", "+o"):
+            elif c in "<>":
+                if s[i + 1:i + 2] == "(":              # <( ) >( ): process substitution, an argument
+                    if start < 0:
+                        start = i
+                    buf.append("$")
+                    flags |= 2
+                    i = (_Shell.lex(s, i + 2, depth + 1, None) if depth < _Shell.SHAPE_MAX_DEPTH
+                         else _Shell.skip_parens(s, i + 1))
+                    continue
+                if start >= 0 and not flags and "".join(buf).isdigit():
+                    buf, start = [], -1                # `2>`: the digits name a file descriptor
+                word_end(i)
+                if s.startswith("<<<", i):
+                    i, target = i + 3, 1
+                elif s.startswith("<<-", i):
+                    i, target = i + 3, 3
+                elif s.startswith("<<", i):
+                    i, target = i + 2, 2
+                else:
+                    i += 2 if s[i + 1:i + 2] in (">", "&", "|") else 1
+                    target = 1
+            elif c == "&":
+                word_end(i)
+                if s[i + 1:i + 2] == ">":              # &> file, &>> file
+                    i += 3 if s[i + 2:i + 3] == ">" else 2
+                    target = 1
+                    continue
+                op = "&&" if s[i + 1:i + 2] == "&" else "&"
+                if out is not None:
+                    out.append(("o", op))
+                i += len(op)
+            elif c == "|":
+                word_end(i)
+                op = s[i:i + 2] if s[i + 1:i + 2] in ("|", "&") else "|"
+                if out is not None:
+                    out.append(("o", op))
+                i += len(op)
+            elif c == ";":
+                word_end(i)
+                op = ";;&" if s.startswith(";;&", i) else s[i:i + 2] if s[i + 1:i + 2] in (";", "&") else ";"
+                if out is not None:
+                    out.append(("o", op))
+                i += len(op)
+            elif c == "(":
+                if start >= 0 and buf and buf[-1][-1:] in ("=", "@", "!", "+", "*", "?"):
+                    j = _Shell.skip_parens(s, i)             # `a=(x y)`, `@(glob|pattern)`: part of a word
+                    buf.append(s[i:j])
+                    i = j
+                    continue
+                word_end(i)
+                if s[i + 1:i + 2] == "(":              # (( arithmetic )), for (( ; ; ))
+                    i = _Shell.skip_parens(s, i)
+                    if out is not None:
+                        out.append(("o", "(("))
+                    continue
+                parens += 1
+                if out is not None:
+                    out.append(("o", "("))
+                i += 1
+            else:                                      # ")"
+                word_end(i)
+                i += 1
+                if depth and parens <= 0 and cases <= 0:
+                    return i
+                parens -= 1
+                if out is not None:
+                    out.append(("o", ")"))
+        word_end(n)
+        return n
+
+    @staticmethod
+    def first_word(words, j, key):
+        """Index of the first word from j that is not an option, an option's value or VAR=value."""
+        opts = _Shell.VALUE_OPTIONS.get(key, ())
+        n = len(words)
+        while j < n:
+            v = words[j][1]
+            if v == "--":
+                return j + 1 if key in _Shell.RUN_WRAPPERS else n
+            if v[:1] == "-" and len(v) > 1:
                 j += 1
-            elif opt[1] != "-" and "c" in opt:
-                script = True
-        if script and j < n and depth < _SHAPE_MAX_DEPTH:
-            found = []
-            _shapes_into(words[j][1], depth + 1, found)
-            return found
-        return [key]
-    if key in ("pwsh", "powershell"):              # `pwsh -NoProfile -Command "script"`
-        j = i + 1
-        while j < n and words[j][1][:1] == "-":
-            opt = words[j][1].lower()
-            j += 1
-            if opt in ("-c", "-command") and j < n and depth < _SHAPE_MAX_DEPTH:
+                if "=" in v:
+                    continue
+                if v in opts or (v[:2] == "--" and any(w in v for w in _Shell.CREDENTIAL_OPTION_WORDS)):
+                    j += 1
+                elif v in _Shell.NUMERIC_OPTIONS and j < n and words[j][1].isdigit():
+                    j += 1
+            elif (v[:1] == "+" and key in ("cargo", "rustup")) or _Shell.is_assignment(words[j][2]):
+                j += 1                                 # `cargo +nightly build`, `make CC=clang test`
+            else:
+                return j
+        return n
+
+    @staticmethod
+    def wrapped(prefix, words, j, depth):
+        """`uv run` + the shape of the command it runs, or the runner alone."""
+        inner = _Shell.words_shapes(words, j, depth + 1) if depth < _Shell.SHAPE_MAX_DEPTH else []
+        shaped = [f"{prefix} {s}" for s in inner if s != "?"]
+        if not shaped and j < len(words) and _Shell.plain_subword(words[j]):
+            shaped = [f"{prefix} {words[j][1]}"]       # a script name: `pdm run test`, `hatch run a:b`
+        return shaped or [prefix]
+
+    @staticmethod
+    def program_shape(key, words, j, depth):
+        """The shape of known program `key` whose arguments start at words[j]."""
+        verbs = _Shell.RUN_WRAPPERS.get(key, ())
+        if verbs == ("",):
+            return _Shell.wrapped(key, words, _Shell.first_word(words, j, key), depth)
+        k = _Shell.first_word(words, j, key)
+        if k >= len(words) or not _Shell.plain_subword(words[k]):
+            return [key]
+        sub = words[k][1]
+        if sub in verbs:
+            return _Shell.wrapped(f"{key} {sub}", words, _Shell.first_word(words, k + 1, key), depth)
+        second = _Shell.SECOND_WORDS.get(key, ())
+        if second == "*" or sub in second:
+            k = _Shell.first_word(words, k + 1, key)
+            if k < len(words) and _Shell.plain_subword(words[k]):
+                return [f"{key} {sub} {words[k][1]}"]
+        return [f"{key} {sub}"]
+
+    @staticmethod
+    def words_shapes(words, i, depth):
+        """The shapes of one simple command (its words from i): [] when it runs nothing."""
+        n = len(words)
+        while i < n:                                   # drop VAR=value and prefixes (sudo, env, ...)
+            if _Shell.is_assignment(words[i][2]):
+                i += 1
+                continue
+            spec = None if words[i][3] & 2 else _Shell.PREFIXES.get(_Shell.program_name(words[i]))
+            if spec is None:
+                break
+            opts, npos = spec
+            name = _Shell.program_name(words[i])
+            i += 1
+            while i < n and words[i][1][:1] == "-" and len(words[i][1]) > 1:
+                opt = words[i][1]
+                i += 1
+                if opt == "--":
+                    break
+                if opt in ("-v", "-V") and name == "command":
+                    return []                          # `command -v x` looks x up, runs nothing
+                if opt in opts:
+                    i += 1
+            i += npos
+        if i >= n:
+            return []
+        word = words[i]
+        name = _Shell.program_name(word)
+        if word[3] & 2 and ("$" in name or "/" not in word[1]):
+            if i + 1 < n and words[i + 1][1] in ("=", "+=") and word[2][:1] == "$":
+                return []                              # PowerShell's `$env:X = 1` assigns, runs nothing
+            return ["?"]                               # `$EDITOR x`; but `$SDK/bin/tool` is `tool`
+        key = name.lower()
+        if key in _Shell.NOOPS:
+            return []
+        if _Shell.safe_token(name, 32) != name or not (name[0].isalnum() or name[0] in "._"):
+            return ["?"]
+        if key in _Shell.SHELLS:                             # `bash -lc 'script'`: read the script
+            j = i + 1
+            script = False
+            while j < n and words[j][1][:1] in ("-", "+") and len(words[j][1]) > 1:
+                opt = words[j][1]
+                j += 1
+                if opt in ("-o", "+o"):
+                    j += 1
+                elif opt[1] != "-" and "c" in opt:
+                    script = True
+            if script and j < n and depth < _Shell.SHAPE_MAX_DEPTH:
                 found = []
-                _shapes_into(words[j][1], depth + 1, found)
+                _Shell.shapes_into(words[j][1], depth + 1, found)
                 return found
-            if opt in ("-file", "-f"):
-                break
-            if opt in ("-executionpolicy", "-ep", "-windowstyle", "-outputformat", "-inputformat",
-                       "-workingdirectory", "-wd", "-configurationname"):
+            return [key]
+        if key in ("pwsh", "powershell"):              # `pwsh -NoProfile -Command "script"`
+            j = i + 1
+            while j < n and words[j][1][:1] == "-":
+                opt = words[j][1].lower()
                 j += 1
-        return [key]
-    if key in ("py", "python") or (key[:6] == "python" and key[6:].replace(".", "").isdigit()):
-        j = i + 1                                  # python3.12 -> python; `python -m X` keeps X
-        while j < n and words[j][1][:1] == "-" and len(words[j][1]) > 1:
-            opt = words[j][1]
-            j += 1
-            if opt == "-c":
-                break
-            if opt in ("-W", "-X"):
+                if opt in ("-c", "-command") and j < n and depth < _Shell.SHAPE_MAX_DEPTH:
+                    found = []
+                    _Shell.shapes_into(words[j][1], depth + 1, found)
+                    return found
+                if opt in ("-file", "-f"):
+                    break
+                if opt in ("-executionpolicy", "-ep", "-windowstyle", "-outputformat", "-inputformat",
+                           "-workingdirectory", "-wd", "-configurationname"):
+                    j += 1
+            return [key]
+        if key in ("py", "python") or (key[:6] == "python" and key[6:].replace(".", "").isdigit()):
+            j = i + 1                                  # python3.12 -> python; `python -m X` keeps X
+            while j < n and words[j][1][:1] == "-" and len(words[j][1]) > 1:
+                opt = words[j][1]
                 j += 1
-            elif opt[:2] == "-m":
-                module = opt[2:] or (words[j][1] if j < n and not words[j][3] else "")
-                j += 0 if opt[2:] else 1
-                if _safe_token(module, 32) == "?" or not (module[0].isalpha() or module[0] == "_"):
-                    return ["python -m"]
-                if module.lower() in _SUBCOMMAND_PROGRAMS:
-                    return ["python -m " + s for s in _program_shape(module.lower(), words, j, depth)]
-                return ["python -m " + module]
-            if opt == "-":
-                return ["python"]
-        key, name, i = "python", "python", j - 1
-    if key in ("python", "php") and i + 1 < n and _program_name(words[i + 1]) in _SCRIPT_TOOLS:
-        tool = _program_name(words[i + 1])         # `python manage.py test`, `php artisan migrate`
-        return [f"{key} {s}" for s in _program_shape(tool, words, i + 2, depth)]
-    if key == "python":
-        return ["python"]
-    if key in _SUBCOMMAND_PROGRAMS or key in _RUN_WRAPPERS:
-        return _program_shape(key, words, i + 1, depth)
-    k = n if key in _OPERAND_PROGRAMS else _first_word(words, i + 1, key)
-    if k < n and not words[k][3] and (words[k][1] in _SUBCOMMAND_PROGRAMS or words[k][1] in _RUN_WRAPPERS):
-        return _wrapped(name, words, k, depth)     # a tool in front of a known one: `rtk git log`
-    if k < n and _plain_subword(words[k]) and words[k][1] in _COMMON_SUBCOMMANDS:
-        return [f"{name} {words[k][1]}"]
-    return [name]
+                if opt == "-c":
+                    break
+                if opt in ("-W", "-X"):
+                    j += 1
+                elif opt[:2] == "-m":
+                    module = opt[2:] or (words[j][1] if j < n and not words[j][3] else "")
+                    j += 0 if opt[2:] else 1
+                    if _Shell.safe_token(module, 32) == "?" or not (module[0].isalpha() or module[0] == "_"):
+                        return ["python -m"]
+                    if module.lower() in _Shell.SUBCOMMAND_PROGRAMS:
+                        return ["python -m " + s for s in _Shell.program_shape(module.lower(), words, j, depth)]
+                    return ["python -m " + module]
+                if opt == "-":
+                    return ["python"]
+            key, name, i = "python", "python", j - 1
+        if key in ("python", "php") and i + 1 < n and _Shell.program_name(words[i + 1]) in _Shell.SCRIPT_TOOLS:
+            tool = _Shell.program_name(words[i + 1])         # `python manage.py test`, `php artisan migrate`
+            return [f"{key} {s}" for s in _Shell.program_shape(tool, words, i + 2, depth)]
+        if key == "python":
+            return ["python"]
+        if key in _Shell.SUBCOMMAND_PROGRAMS or key in _Shell.RUN_WRAPPERS:
+            return _Shell.program_shape(key, words, i + 1, depth)
+        k = n if key in _Shell.OPERAND_PROGRAMS else _Shell.first_word(words, i + 1, key)
+        if k < n and not words[k][3] and (words[k][1] in _Shell.SUBCOMMAND_PROGRAMS or words[k][1] in _Shell.RUN_WRAPPERS):
+            return _Shell.wrapped(name, words, k, depth)     # a tool in front of a known one: `rtk git log`
+        if k < n and _Shell.plain_subword(words[k]) and words[k][1] in _Shell.COMMON_SUBCOMMANDS:
+            return [f"{name} {words[k][1]}"]
+        return [name]
 
-
-def _parse_shapes(toks, depth, out):
-    """Shapes of the simple commands in a token list, in order, into out."""
-    cur, skip, cases, t, n = [], "", 0, 0, len(toks)
-    while t < n and len(out) < _SHAPE_MAX_SHAPES:
-        tok = toks[t]
-        t += 1
-        if tok[0] == "o":
-            op = tok[1]
-            if skip == "pattern":                  # a case pattern runs to its ')'
-                skip = "" if op == ")" else skip
+    @staticmethod
+    def parse_shapes(toks, depth, out):
+        """Shapes of the simple commands in a token list, in order, into out."""
+        cur, skip, cases, t, n = [], "", 0, 0, len(toks)
+        while t < n and len(out) < _Shell.SHAPE_MAX_SHAPES:
+            tok = toks[t]
+            t += 1
+            if tok[0] == "o":
+                op = tok[1]
+                if skip == "pattern":                  # a case pattern runs to its ')'
+                    skip = "" if op == ")" else skip
+                    continue
+                if skip == "for":                      # `for x in WORDS;` / `for ((..));` end at ; or newline
+                    skip = "" if op in (";", "\n") else skip
+                    continue
+                if skip:
+                    continue
+                if op == "(" and len(cur) == 1 and t < n and toks[t] == ("o", ")"):
+                    cur, t = [], t + 1                 # `name() { ...; }` defines a function
+                    continue
+                if cur:
+                    out.extend(_Shell.words_shapes(cur, 0, depth))
+                    cur = []
+                if op in (";;", ";&", ";;&") and cases:
+                    skip = "pattern"
                 continue
-            if skip == "for":                      # `for x in WORDS;` / `for ((..));` end at ; or newline
-                skip = "" if op in (";", "\n") else skip
-                continue
+            value, plain = tok[1], not tok[3]
             if skip:
+                if skip == "]]" and plain and value == "]]":
+                    skip = ""
+                elif skip == "case" and plain and value == "in":
+                    skip = "pattern"
+                elif skip == "pattern" and plain and value == "esac":
+                    skip, cases = "", cases - 1
+                elif skip == "function":
+                    skip = ""
                 continue
-            if op == "(" and len(cur) == 1 and t < n and toks[t] == ("o", ")"):
-                cur, t = [], t + 1                 # `name() { ...; }` defines a function
-                continue
-            if cur:
-                out.extend(_words_shapes(cur, 0, depth))
-                cur = []
-            if op in (";;", ";&", ";;&") and cases:
-                skip = "pattern"
-            continue
-        value, plain = tok[1], not tok[3]
-        if skip:
-            if skip == "]]" and plain and value == "]]":
-                skip = ""
-            elif skip == "case" and plain and value == "in":
-                skip = "pattern"
-            elif skip == "pattern" and plain and value == "esac":
-                skip, cases = "", cases - 1
-            elif skip == "function":
-                skip = ""
-            continue
-        if not cur and plain:                      # command position: reserved words
-            if value in _SHELL_KEYWORDS:
-                if value == "esac" and cases:      # the last branch may omit its ';;'
-                    cases -= 1
-                continue
-            if value in ("for", "select", "case", "[[", "function"):
-                skip = {"select": "for", "[[": "]]"}.get(value, value)
-                if value == "case":
-                    cases += 1
-                continue
-        cur.append(tok)
-    if cur and len(out) < _SHAPE_MAX_SHAPES:
-        out.extend(_words_shapes(cur, 0, depth))
+            if not cur and plain:                      # command position: reserved words
+                if value in _Shell.KEYWORDS:
+                    if value == "esac" and cases:      # the last branch may omit its ';;'
+                        cases -= 1
+                    continue
+                if value in ("for", "select", "case", "[[", "function"):
+                    skip = {"select": "for", "[[": "]]"}.get(value, value)
+                    if value == "case":
+                        cases += 1
+                    continue
+            cur.append(tok)
+        if cur and len(out) < _Shell.SHAPE_MAX_SHAPES:
+            out.extend(_Shell.words_shapes(cur, 0, depth))
+
+    @staticmethod
+    def shapes_into(command, depth, out):
+        if isinstance(command, (list, tuple)):         # an argv, e.g. Codex's ["bash", "-lc", script]
+            words = [("w", str(a), str(a), 0) for a in command[:256]]
+            if words:
+                out.extend(_Shell.words_shapes(words, 0, depth))
+        elif isinstance(command, str):
+            toks = []
+            _Shell.lex(command[:_Shell.SHAPE_MAX_INPUT], 0, 0, toks)
+            _Shell.parse_shapes(toks, depth, out)
+
+    @staticmethod
+    def command_shapes(command):
+        """Each simple command's shape, in execution order: 'cd a && FOO=1 uv run pytest -q | tee x'
+        -> ['uv run pytest', 'tee']. A shell string or an argv list; never argument values."""
+        out = []
+        try:
+            _Shell.shapes_into(command, 0, out)
+        except Exception:                              # a reader bug must never break capture
+            return ["?"]
+        return out[:_Shell.SHAPE_MAX_SHAPES]
 
 
-def _shapes_into(command, depth, out):
-    if isinstance(command, (list, tuple)):         # an argv, e.g. Codex's ["bash", "-lc", script]
-        words = [("w", str(a), str(a), 0) for a in command[:256]]
-        if words:
-            out.extend(_words_shapes(words, 0, depth))
-    elif isinstance(command, str):
-        toks = []
-        _shell_lex(command[:_SHAPE_MAX_INPUT], 0, 0, toks)
-        _parse_shapes(toks, depth, out)
-
-
-def _command_shapes(command):
-    """Each simple command's shape, in execution order: 'cd a && FOO=1 uv run pytest -q | tee x'
-    -> ['uv run pytest', 'tee']. A shell string or an argv list; never argument values."""
-    out = []
-    try:
-        _shapes_into(command, 0, out)
-    except Exception:                              # a reader bug must never break capture
-        return ["?"]
-    return out[:_SHAPE_MAX_SHAPES]
+_Shell.VALUE_OPTIONS.update({alias: _Shell.VALUE_OPTIONS[same] for alias, same in (
+    ("pip3", "pip"), ("mvnw", "mvn"), ("gradlew", "gradle"), ("apt-get", "apt"), ("gmake", "make"),
+    ("pnpx", "npx"))})
 
 
 # =============================================================================
@@ -4456,7 +4459,7 @@ class _Call:
             if _is_own_command(cmd):
                 return None, "instinct's own command"
             shapes, total = [], 0
-            for shape in _command_shapes(cmd):
+            for shape in _Shell.command_shapes(cmd):
                 total += len(shape) + 1
                 if total > 400:
                     break
@@ -4472,15 +4475,15 @@ class _Call:
             return cls(_EDIT_STEP if tool == "apply_patch" else name, ext=ext if ok else ""), ""
         named = tinput.get(cls.NAMED.get(tool, ""))
         ok = isinstance(named, str) and len(named) <= 64 and all(
-            _safe_token(w, 64) == w for w in named.split(":"))
-        return cls(_safe_token(name, 64), name=named if ok else ""), ""
+            _Shell.safe_token(w, 64) == w for w in named.split(":"))
+        return cls(_Shell.safe_token(name, 64), name=named if ok else ""), ""
 
 
 @functools.lru_cache(maxsize=1)
 def _known_words():
     return frozenset().union(
-        _SUBCOMMAND_PROGRAMS, _RUN_WRAPPERS, _OPERAND_PROGRAMS, _SHELLS, _SHELL_NOOPS,
-        _SHELL_PREFIXES, _SCRIPT_TOOLS, _COMMON_SUBCOMMANDS, _GENERIC_PROGRAMS, _VALUE_OPTIONS,
+        _Shell.SUBCOMMAND_PROGRAMS, _Shell.RUN_WRAPPERS, _Shell.OPERAND_PROGRAMS, _Shell.SHELLS, _Shell.NOOPS,
+        _Shell.PREFIXES, _Shell.SCRIPT_TOOLS, _Shell.COMMON_SUBCOMMANDS, _GENERIC_PROGRAMS, _Shell.VALUE_OPTIONS,
         ("python", "-m", "pwsh", "powershell"), *(names for _, names in _COMMAND_ROLES),
         *(progs.split() for progs in _TOOLCHAIN_FILES.values()))
 
@@ -4496,7 +4499,7 @@ def _program_words(shape):
     words, at, i = shape.split(" "), [], 0
     while i < len(words):
         at.append(i)
-        verbs = _RUN_WRAPPERS.get(words[i], ())
+        verbs = _Shell.RUN_WRAPPERS.get(words[i], ())
         nxt = words[i + 1] if i + 1 < len(words) else ""
         if verbs == ("",):
             i += 1
@@ -7029,7 +7032,7 @@ def _prose_mentions(line):
     for tok in re.findall(r"`[^`]+`|[\w'\u2019-]+|[.;:!?()\u2013\u2014,]", line):
         w = tok.lower().replace("\u2019", "'")
         if tok[0] == "`":
-            out += [(s, neg) for s in _command_shapes(tok[1:-1].lstrip("$ "))]
+            out += [(s, neg) for s in _Shell.command_shapes(tok[1:-1].lstrip("$ "))]
         elif w in ".;:!?()\u2013\u2014":
             neg = False
         elif w != ",":
@@ -7070,7 +7073,7 @@ def _written_lines(root):
                     out.append((rel, n, bare, para, _prose_mentions(bare)))
                 elif fence in _SHELL_FENCES and not bare.startswith("#"):
                     cmd = re.sub(r"^[$%>]\s+", "", bare)
-                    out.append((rel, n, bare, para, [(s, False) for s in _command_shapes(cmd)]))
+                    out.append((rel, n, bare, para, [(s, False) for s in _Shell.command_shapes(cmd)]))
     return out
 
 

@@ -45,7 +45,7 @@ def timed(cmd, reps):
     out = []
     for _ in range(reps):
         t0 = time.perf_counter()
-        instinct._command_shapes(cmd)
+        instinct._Shell.command_shapes(cmd)
         out.append(time.perf_counter() - t0)
     return out
 
@@ -59,7 +59,7 @@ def main():
     for label, cmd in (("typical", TYPICAL), ("heredoc commit", HEREDOC)):
         t = sorted(timed(cmd, reps))
         print(f"{label:16} {len(cmd):5} chars  median {statistics.median(t) * 1e6:7.1f} us  "
-              f"p99 {t[int(len(t) * 0.99)] * 1e6:7.1f} us  -> {instinct._command_shapes(cmd)}")
+              f"p99 {t[int(len(t) * 0.99)] * 1e6:7.1f} us  -> {instinct._Shell.command_shapes(cmd)}")
     real = real_commands()
     if real:
         per = [statistics.median(timed(c, 5)) for c in real]

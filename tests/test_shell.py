@@ -7,7 +7,7 @@ import unittest
 import instinct
 from tests.helpers import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
 
-shapes = instinct._command_shapes
+shapes = instinct._Shell.command_shapes
 
 # (command, expected shapes in execution order)
 CASES = [
