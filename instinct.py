@@ -558,10 +558,13 @@ def _level_sql(confidence, mature, rule):
 # =============================================================================
 # 7. Schema and migrations
 # =============================================================================
-# The seeds' table, keyed by (pattern, project) with an explicit integer id so
-# the full-text index stays valid across VACUUM; decayed_at records the last
-# decay charge so that running decay often never charges twice per period.
-_V1 = """
+class _Schema:
+    """The schema: one append-only migration a version; MIGRATIONS[i] takes a store from version i to i + 1."""
+
+    # The seeds' table, keyed by (pattern, project) with an explicit integer id so
+    # the full-text index stays valid across VACUUM; decayed_at records the last
+    # decay charge so that running decay often never charges twice per period.
+    V1 = """
 CREATE TABLE instincts (
     id         INTEGER PRIMARY KEY,
     pattern    TEXT NOT NULL,
@@ -594,7 +597,7 @@ CREATE TABLE events (
 CREATE INDEX ix_events_pattern ON events(pattern, project) WHERE pattern != '';
 """
 
-_V2_FTS = """
+    V2_FTS = """
 CREATE VIRTUAL TABLE instincts_fts USING fts5(
     pattern, category, content='instincts', content_rowid='id');
 CREATE TRIGGER instincts_fts_ai AFTER INSERT ON instincts BEGIN
@@ -613,66 +616,65 @@ END;
 INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
 """
 
-_SEED_COLUMNS = {"pattern", "category", "confidence", "first_seen", "last_seen",
-                 "source", "project", "promoted", "metadata"}
+    SEED_COLUMNS = {"pattern", "category", "confidence", "first_seen", "last_seen",
+                     "source", "project", "promoted", "metadata"}
 
+    @staticmethod
+    def statements(script):
+        """Split a schema script into statements (SQLite's own test: a trigger body is one)."""
+        out, buf = [], ""
+        for line in script.strip().splitlines(keepends=True):
+            buf += line
+            if sqlite3.complete_statement(buf):
+                out.append(buf.strip())
+                buf = ""
+        return out
 
-def _statements(script):
-    """Split a schema script into statements (SQLite's own test: a trigger body is one)."""
-    out, buf = [], ""
-    for line in script.strip().splitlines(keepends=True):
-        buf += line
-        if sqlite3.complete_statement(buf):
-            out.append(buf.strip())
-            buf = ""
-    return out
-
-
-def _migrate_v1(conn):
-    """Create the tables, upgrading a seeds-era `instincts` table in place."""
-    cols = {r[1] for r in conn.execute("PRAGMA table_info(instincts)")}
-    if cols and not _SEED_COLUMNS <= cols:
-        raise StoreError("this database has an 'instincts' table that instinct did not create")
-    other = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
-                                        " AND name NOT LIKE 'sqlite%' AND name != 'instincts'")]
-    if other:                 # another application's database: leave it alone
-        raise StoreError(f"this is not an instinct database (it holds: {', '.join(sorted(other)[:5])})")
-    if cols:
-        conn.execute("ALTER TABLE instincts RENAME TO _instincts_seed")
-    for stmt in _statements(_V1):
-        conn.execute(stmt)
-    if cols:
-        rows = conn.execute(
-            "SELECT pattern, category, confidence, first_seen, last_seen, source, project,"
-            " promoted, metadata FROM _instincts_seed").fetchall()
-        now = _iso(time.time())
-
-        def ts(v):
-            t = _parse_iso(v) if v else None
-            return _iso(t) if t is not None else (str(v) if v else now)
-        conn.executemany(
-            "INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen,"
-            " source, project, promoted, metadata) VALUES (?,?,?,?,?,?,?,?,?)",
-            [(str(p), c or DEFAULT_CATEGORY, int(n if n is not None else 1), ts(f), ts(l),
-              s or "", pr or "", max(0, min(3, int(pm or 0))), m or "{}")
-             for p, c, n, f, l, s, pr, pm, m in rows])
-        conn.execute("DROP TABLE _instincts_seed")
-
-
-def _migrate_v2(conn):
-    """Full-text index over patterns, when this SQLite build has FTS5."""
-    if _has_fts5(conn):
-        for stmt in _statements(_V2_FTS):
+    @staticmethod
+    def v1(conn):
+        """Create the tables, upgrading a seeds-era `instincts` table in place."""
+        cols = {r[1] for r in conn.execute("PRAGMA table_info(instincts)")}
+        if cols and not _Schema.SEED_COLUMNS <= cols:
+            raise StoreError("this database has an 'instincts' table that instinct did not create")
+        other = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
+                                            " AND name NOT LIKE 'sqlite%' AND name != 'instincts'")]
+        if other:                 # another application's database: leave it alone
+            raise StoreError(f"this is not an instinct database (it holds: {', '.join(sorted(other)[:5])})")
+        if cols:
+            conn.execute("ALTER TABLE instincts RENAME TO _instincts_seed")
+        for stmt in _Schema.statements(_Schema.V1):
             conn.execute(stmt)
+        if cols:
+            rows = conn.execute(
+                "SELECT pattern, category, confidence, first_seen, last_seen, source, project,"
+                " promoted, metadata FROM _instincts_seed").fetchall()
+            now = _iso(time.time())
 
+            def ts(v):
+                t = _parse_iso(v) if v else None
+                return _iso(t) if t is not None else (str(v) if v else now)
+            conn.executemany(
+                "INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen,"
+                " source, project, promoted, metadata) VALUES (?,?,?,?,?,?,?,?,?)",
+                [(str(p), c or DEFAULT_CATEGORY, int(n if n is not None else 1), ts(f), ts(l),
+                  s or "", pr or "", max(0, min(3, int(pm or 0))), m or "{}")
+                 for p, c, n, f, l, s, pr, pm, m in rows])
+            conn.execute("DROP TABLE _instincts_seed")
 
-def _migrate_v3(conn):
-    """Insight and feedback (section 17): the bad-feedback quiet count, surfaced suggestions."""
-    conn.execute("ALTER TABLE instincts ADD COLUMN quiet INTEGER NOT NULL DEFAULT 0")
-    conn.execute("CREATE INDEX ix_events_surface ON events(ts) WHERE kind = 'surface'")
+    @staticmethod
+    def v2(conn):
+        """Full-text index over patterns, when this SQLite build has FTS5."""
+        if _Schema.has_fts5(conn):
+            for stmt in _Schema.statements(_Schema.V2_FTS):
+                conn.execute(stmt)
 
+    @staticmethod
+    def v3(conn):
+        """Insight and feedback (section 17): the bad-feedback quiet count, surfaced suggestions."""
+        conn.execute("ALTER TABLE instincts ADD COLUMN quiet INTEGER NOT NULL DEFAULT 0")
+        conn.execute("CREATE INDEX ix_events_surface ON events(ts) WHERE kind = 'surface'")
 
-_V4 = """
+    V4 = """
 CREATE TABLE memories (
     id            INTEGER PRIMARY KEY,
     type          TEXT NOT NULL,
@@ -707,7 +709,7 @@ CREATE TRIGGER memories_keys_ad AFTER DELETE ON memories BEGIN
 END;
 """
 
-_V4_FTS = """
+    V4_FTS = """
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     title, content, why, how_to_apply, tags, content='memories', content_rowid='id',
     tokenize='porter unicode61');
@@ -729,37 +731,36 @@ WHEN old.title != new.title OR old.content != new.content OR old.why != new.why
 END;
 """
 
-
-def _migrate_v4(conn):
-    """Knowledge memories (section 11): the table, near-duplicate keys, and FTS5 when available."""
-    for stmt in _statements(_V4):
-        conn.execute(stmt)
-    if _has_fts5(conn):
-        for stmt in _statements(_V4_FTS):
+    @staticmethod
+    def v4(conn):
+        """Knowledge memories (section 11): the table, near-duplicate keys, and FTS5 when available."""
+        for stmt in _Schema.statements(_Schema.V4):
             conn.execute(stmt)
+        if _Schema.has_fts5(conn):
+            for stmt in _Schema.statements(_Schema.V4_FTS):
+                conn.execute(stmt)
 
+    @staticmethod
+    def v5(conn):
+        """Learning from tool calls (section 13): per-session mining bookkeeping."""
+        conn.execute("CREATE INDEX ix_events_session ON events(session, id) WHERE session != ''")
+        conn.execute("CREATE TABLE mined (session TEXT NOT NULL, pattern TEXT NOT NULL,"
+                     " project TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY (session, pattern, project))"
+                     " WITHOUT ROWID")
+        conn.execute("CREATE TABLE mined_sessions (session TEXT PRIMARY KEY, last_id INTEGER NOT NULL)")
 
-def _migrate_v5(conn):
-    """Learning from tool calls (section 13): per-session mining bookkeeping."""
-    conn.execute("CREATE INDEX ix_events_session ON events(session, id) WHERE session != ''")
-    conn.execute("CREATE TABLE mined (session TEXT NOT NULL, pattern TEXT NOT NULL,"
-                 " project TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY (session, pattern, project))"
-                 " WITHOUT ROWID")
-    conn.execute("CREATE TABLE mined_sessions (session TEXT PRIMARY KEY, last_id INTEGER NOT NULL)")
+    @staticmethod
+    def v6(conn):
+        """Sharing (section 16)."""
 
-
-def _migrate_v6(conn):
-    """Sharing (section 16)."""
-
-
-_V7_SUGGEST_INDEX = """
+    V7_SUGGEST_INDEX = """
 DROP INDEX ix_instincts_active;
 DROP INDEX ix_instincts_level;
 CREATE INDEX ix_instincts_suggest ON instincts(promoted, project, confidence, quiet, pattern)
     WHERE promoted > 0;
 """
 
-_V7_LAZY_FTS = """
+    V7_LAZY_FTS = """
 CREATE TABLE fts_state (indexed_id INTEGER NOT NULL);
 INSERT INTO fts_state (indexed_id) SELECT coalesce(max(id), 0) FROM instincts;
 DROP TRIGGER instincts_fts_ai;
@@ -783,21 +784,20 @@ WHEN (old.pattern != new.pattern OR old.category != new.category)
 END;
 """
 
-
-def _migrate_v7(conn):
-    """Lazy full-text indexing. Rows up to fts_state.indexed_id are kept exact by triggers;
-    newer rows are indexed in bulk by `_Core._fts_sync` (search, consolidate, doctor, gc),
-    because an FTS5 insert per new pattern writes index pages on every commit and nearly
-    doubled the cost of observing one. An id reused below the mark is indexed at once.
-    Also one covering index over mature+ rows, so suggest never reads the table to rank."""
-    for stmt in _statements(_V7_SUGGEST_INDEX):
-        conn.execute(stmt)
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'").fetchone():
-        for stmt in _statements(_V7_LAZY_FTS):
+    @staticmethod
+    def v7(conn):
+        """Lazy full-text indexing. Rows up to fts_state.indexed_id are kept exact by triggers;
+        newer rows are indexed in bulk by `_Core._fts_sync` (search, consolidate, doctor, gc),
+        because an FTS5 insert per new pattern writes index pages on every commit and nearly
+        doubled the cost of observing one. An id reused below the mark is indexed at once.
+        Also one covering index over mature+ rows, so suggest never reads the table to rank."""
+        for stmt in _Schema.statements(_Schema.V7_SUGGEST_INDEX):
             conn.execute(stmt)
+        if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'").fetchone():
+            for stmt in _Schema.statements(_Schema.V7_LAZY_FTS):
+                conn.execute(stmt)
 
-
-_V8_LAZY_EVENT_INDEX = """
+    V8_LAZY_EVENT_INDEX = """
 ALTER TABLE events ADD COLUMN pending INTEGER NOT NULL DEFAULT 0;
 DROP INDEX ix_events_pattern;
 CREATE INDEX ix_events_pattern ON events(pattern, project) WHERE pattern != '' AND pending = 0;
@@ -809,107 +809,106 @@ WHEN new.pending = 1 AND new.id <= (SELECT coalesce(max(indexed_id), 0) FROM eve
 END;
 """
 
+    @staticmethod
+    def v8(conn):
+        """Lazy pattern index for observe events (undone by v10): observe appended its event with
+        pending = 1, outside ix_events_pattern; readers added the tail above events_state's mark
+        and a bulk pass indexed it every 1,000 events."""
+        for stmt in _Schema.statements(_Schema.V8_LAZY_EVENT_INDEX):
+            conn.execute(stmt)
 
-def _migrate_v8(conn):
-    """Lazy pattern index for observe events (undone by v10): observe appended its event with
-    pending = 1, outside ix_events_pattern; readers added the tail above events_state's mark
-    and a bulk pass indexed it every 1,000 events."""
-    for stmt in _statements(_V8_LAZY_EVENT_INDEX):
-        conn.execute(stmt)
+    @staticmethod
+    def v9(conn):
+        """Mining compares a project's sessions: mined_sessions knows each session's project."""
+        conn.execute("ALTER TABLE mined_sessions ADD COLUMN project TEXT NOT NULL DEFAULT ''")
+        conn.execute("UPDATE mined_sessions SET project = coalesce((SELECT e.project FROM events e"
+                     " WHERE e.session = mined_sessions.session AND e.kind IN ('tool', 'tool_fail')"
+                     " LIMIT 1), '')")
+        conn.execute("CREATE INDEX ix_mined_sessions_project ON mined_sessions(project, last_id)")
+        # every event at or below seen_id has been looked at by a full mining pass, so the next
+        # pass (each SessionStart runs one) reads only the log's tail, not every session
+        conn.execute("CREATE TABLE mining_state (seen_id INTEGER NOT NULL)")
+        conn.execute("INSERT INTO mining_state (seen_id) VALUES (0)")
 
+    @staticmethod
+    def v10(conn):
+        """Every event in the pattern index again: v8's lazy index (a `pending` column, a state
+        table, a trigger and a UNION ALL in every reader) saved ~10 % of one MCP observe call,
+        below what a user feels, and made every reader of the log harder to change. The column
+        goes where SQLite can drop columns (3.35+); elsewhere it stays, unused."""
+        conn.execute("DROP TRIGGER IF EXISTS events_pending_ai")
+        conn.execute("DROP TABLE IF EXISTS events_state")
+        conn.execute("DROP INDEX IF EXISTS ix_events_pattern")
+        if sqlite3.sqlite_version_info >= (3, 35, 0):
+            conn.execute("ALTER TABLE events DROP COLUMN pending")
+        conn.execute("CREATE INDEX ix_events_pattern ON events(pattern, project) WHERE pattern != ''")
 
-def _migrate_v9(conn):
-    """Mining compares a project's sessions: mined_sessions knows each session's project."""
-    conn.execute("ALTER TABLE mined_sessions ADD COLUMN project TEXT NOT NULL DEFAULT ''")
-    conn.execute("UPDATE mined_sessions SET project = coalesce((SELECT e.project FROM events e"
-                 " WHERE e.session = mined_sessions.session AND e.kind IN ('tool', 'tool_fail')"
-                 " LIMIT 1), '')")
-    conn.execute("CREATE INDEX ix_mined_sessions_project ON mined_sessions(project, last_id)")
-    # every event at or below seen_id has been looked at by a full mining pass, so the next
-    # pass (each SessionStart runs one) reads only the log's tail, not every session
-    conn.execute("CREATE TABLE mining_state (seen_id INTEGER NOT NULL)")
-    conn.execute("INSERT INTO mining_state (seen_id) VALUES (0)")
+    @staticmethod
+    def v11(conn):
+        """Captured calls become typed records (section 13's `_Call`): 'Bash(a;b)' -> tool, name,
+        extension and command shapes as tab-separated fields; a mined session keeps its steps."""
+        rows = conn.execute("SELECT id, data FROM events WHERE kind IN ('tool', 'tool_fail')").fetchall()
+        for row_id, data in rows:
+            head, paren, rest = data.partition("(")
+            tool, ext, cmds = head, "", ()
+            if paren and head in ("Bash", "PowerShell"):
+                cmds = tuple(c for c in rest[:-1].split(";") if c)
+            elif paren:
+                ext = rest[:-1]
+            conn.execute("UPDATE events SET data = ? WHERE id = ?",
+                         ("\t".join((tool, "", ext) + cmds), row_id))
+        conn.execute("ALTER TABLE mined_sessions ADD COLUMN steps TEXT NOT NULL DEFAULT ''")
 
+    @staticmethod
+    def v12(conn):
+        """Staleness anchors (section 11): an instinct (pattern, project) or a memory is about files
+        of a project (`root`: its fingerprint), each with its git blob id, size and mtime (ns)."""
+        conn.execute("CREATE TABLE anchors (root TEXT NOT NULL, memory INTEGER NOT NULL DEFAULT 0,"
+                     " pattern TEXT NOT NULL DEFAULT '', project TEXT NOT NULL DEFAULT '',"
+                     " path TEXT NOT NULL, blob TEXT NOT NULL, size INTEGER NOT NULL,"
+                     " mtime INTEGER NOT NULL, PRIMARY KEY (root, memory, pattern, project, path))"
+                     " WITHOUT ROWID")
+        conn.execute("CREATE TRIGGER memories_anchors_ad AFTER DELETE ON memories BEGIN"
+                     " DELETE FROM anchors WHERE memory = old.id; END")
 
-def _migrate_v10(conn):
-    """Every event in the pattern index again: v8's lazy index (a `pending` column, a state
-    table, a trigger and a UNION ALL in every reader) saved ~10 % of one MCP observe call,
-    below what a user feels, and made every reader of the log harder to change. The column
-    goes where SQLite can drop columns (3.35+); elsewhere it stays, unused."""
-    conn.execute("DROP TRIGGER IF EXISTS events_pending_ai")
-    conn.execute("DROP TABLE IF EXISTS events_state")
-    conn.execute("DROP INDEX IF EXISTS ix_events_pattern")
-    if sqlite3.sqlite_version_info >= (3, 35, 0):
-        conn.execute("ALTER TABLE events DROP COLUMN pending")
-    conn.execute("CREATE INDEX ix_events_pattern ON events(pattern, project) WHERE pattern != ''")
+    @staticmethod
+    def v13(conn):
+        """Corrections that stick: `forget` leaves a tombstone (a hash of pattern and project, or a
+        forgotten memory's key: never its text) that observe, mining, import and merge respect;
+        `projects` names the folder of each project fingerprint, noted when first seen."""
+        conn.execute("CREATE TABLE forgotten (key TEXT PRIMARY KEY, ts TEXT NOT NULL) WITHOUT ROWID")
+        conn.execute("CREATE TABLE projects (fingerprint TEXT PRIMARY KEY, root TEXT NOT NULL,"
+                     " first_seen TEXT NOT NULL) WITHOUT ROWID")
 
+    @staticmethod
+    def v14(conn):
+        """Hints at the point of action (section 13): each item hinted (or briefed) in a session,
+        once, after which event, and whether it was shown or held back to measure its lift."""
+        conn.execute("CREATE TABLE hints (session TEXT NOT NULL, pattern TEXT NOT NULL,"
+                     " kind TEXT NOT NULL, project TEXT NOT NULL, ts TEXT NOT NULL,"
+                     " after_id INTEGER NOT NULL, shown INTEGER NOT NULL,"
+                     " PRIMARY KEY (session, pattern, kind)) WITHOUT ROWID")
 
-def _migrate_v11(conn):
-    """Captured calls become typed records (section 13's `_Call`): 'Bash(a;b)' -> tool, name,
-    extension and command shapes as tab-separated fields; a mined session keeps its steps."""
-    rows = conn.execute("SELECT id, data FROM events WHERE kind IN ('tool', 'tool_fail')").fetchall()
-    for row_id, data in rows:
-        head, paren, rest = data.partition("(")
-        tool, ext, cmds = head, "", ()
-        if paren and head in ("Bash", "PowerShell"):
-            cmds = tuple(c for c in rest[:-1].split(";") if c)
-        elif paren:
-            ext = rest[:-1]
-        conn.execute("UPDATE events SET data = ? WHERE id = ?",
-                     ("\t".join((tool, "", ext) + cmds), row_id))
-    conn.execute("ALTER TABLE mined_sessions ADD COLUMN steps TEXT NOT NULL DEFAULT ''")
+    @staticmethod
+    def v15(conn):
+        """`seen`: keyed hashes (never the text) of the program words instinct does not know by
+        name and of correction-like prompts, with the session that first had each; `word` names
+        a program once a second session used it. The row 'key' holds the store's random key."""
+        conn.execute("CREATE TABLE seen (hash TEXT PRIMARY KEY, session TEXT NOT NULL, word TEXT)")
 
+    # index + 1 == the user_version each reaches; append only, never reorder.
+    MIGRATIONS = (v1, v2, v3, v4, v5, v6,
+                   v7, v8, v9, v10, v11, v12,
+                   v13, v14, v15)
 
-def _migrate_v12(conn):
-    """Staleness anchors (section 11): an instinct (pattern, project) or a memory is about files
-    of a project (`root`: its fingerprint), each with its git blob id, size and mtime (ns)."""
-    conn.execute("CREATE TABLE anchors (root TEXT NOT NULL, memory INTEGER NOT NULL DEFAULT 0,"
-                 " pattern TEXT NOT NULL DEFAULT '', project TEXT NOT NULL DEFAULT '',"
-                 " path TEXT NOT NULL, blob TEXT NOT NULL, size INTEGER NOT NULL,"
-                 " mtime INTEGER NOT NULL, PRIMARY KEY (root, memory, pattern, project, path))"
-                 " WITHOUT ROWID")
-    conn.execute("CREATE TRIGGER memories_anchors_ad AFTER DELETE ON memories BEGIN"
-                 " DELETE FROM anchors WHERE memory = old.id; END")
-
-
-def _migrate_v13(conn):
-    """Corrections that stick: `forget` leaves a tombstone (a hash of pattern and project, or a
-    forgotten memory's key: never its text) that observe, mining, import and merge respect;
-    `projects` names the folder of each project fingerprint, noted when first seen."""
-    conn.execute("CREATE TABLE forgotten (key TEXT PRIMARY KEY, ts TEXT NOT NULL) WITHOUT ROWID")
-    conn.execute("CREATE TABLE projects (fingerprint TEXT PRIMARY KEY, root TEXT NOT NULL,"
-                 " first_seen TEXT NOT NULL) WITHOUT ROWID")
-
-
-def _migrate_v14(conn):
-    """Hints at the point of action (section 13): each item hinted (or briefed) in a session,
-    once, after which event, and whether it was shown or held back to measure its lift."""
-    conn.execute("CREATE TABLE hints (session TEXT NOT NULL, pattern TEXT NOT NULL,"
-                 " kind TEXT NOT NULL, project TEXT NOT NULL, ts TEXT NOT NULL,"
-                 " after_id INTEGER NOT NULL, shown INTEGER NOT NULL,"
-                 " PRIMARY KEY (session, pattern, kind)) WITHOUT ROWID")
-
-
-def _migrate_v15(conn):
-    """`seen`: keyed hashes (never the text) of the program words instinct does not know by
-    name and of correction-like prompts, with the session that first had each; `word` names
-    a program once a second session used it. The row 'key' holds the store's random key."""
-    conn.execute("CREATE TABLE seen (hash TEXT PRIMARY KEY, session TEXT NOT NULL, word TEXT)")
-
-
-# index + 1 == the user_version each reaches; append only, never reorder.
-_MIGRATIONS = (_migrate_v1, _migrate_v2, _migrate_v3, _migrate_v4, _migrate_v5, _migrate_v6,
-               _migrate_v7, _migrate_v8, _migrate_v9, _migrate_v10, _migrate_v11, _migrate_v12,
-               _migrate_v13, _migrate_v14, _migrate_v15)
-
-
-def _has_fts5(conn):
-    try:
-        conn.execute("CREATE VIRTUAL TABLE temp._fts5_probe USING fts5(x)")
-        conn.execute("DROP TABLE temp._fts5_probe")
-        return True
-    except sqlite3.OperationalError:
-        return False
+    @staticmethod
+    def has_fts5(conn):
+        try:
+            conn.execute("CREATE VIRTUAL TABLE temp._fts5_probe USING fts5(x)")
+            conn.execute("DROP TABLE temp._fts5_probe")
+            return True
+        except sqlite3.OperationalError:
+            return False
 
 
 # =============================================================================
@@ -1200,7 +1199,7 @@ class _DB:
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             for i in range(version, SCHEMA_VERSION):
-                _MIGRATIONS[i](conn)
+                _Schema.MIGRATIONS[i](conn)
                 conn.execute(f"PRAGMA user_version = {i + 1}")
             conn.execute("COMMIT")
         except BaseException:
@@ -7171,9 +7170,9 @@ def _check_backup(conn):
     if version > SCHEMA_VERSION:
         return f"schema v{version} is newer than this instinct (v{SCHEMA_VERSION})"
     cols = {r[1] for r in conn.execute("PRAGMA table_info(instincts)")}
-    if not _SEED_COLUMNS <= cols:
+    if not _Schema.SEED_COLUMNS <= cols:
         return "it has no instincts table" if not cols else "its instincts table lacks columns: " + \
-            ", ".join(sorted(_SEED_COLUMNS - cols))
+            ", ".join(sorted(_Schema.SEED_COLUMNS - cols))
     return ""
 
 
@@ -7182,7 +7181,7 @@ def _foreign_objects(conn):
     (every migration, as built on an empty database) does not have."""
     own = sqlite3.connect(":memory:")
     try:
-        for migrate in _MIGRATIONS:
+        for migrate in _Schema.MIGRATIONS:
             migrate(own)
         mine = {r for r in own.execute("SELECT type, name FROM sqlite_master")}
     finally:
@@ -7205,7 +7204,7 @@ def _copy_backup_data(staged_path, built_path, version, page_size):
         out.execute("BEGIN")
         if version == 0:
             out.execute(_SEED_TABLE)
-        for migrate in _MIGRATIONS[:version]:
+        for migrate in _Schema.MIGRATIONS[:version]:
             migrate(out)
         out.execute(f"PRAGMA user_version = {int(version)}")
         out.execute("COMMIT")

@@ -325,7 +325,7 @@ class TestMigrations(StoreCase):
         names = {n for _, n, _ in schema}
         self.assertTrue({"instincts", "events", "settings", "aliases"} <= names, names)
         cols = {r[1] for r in self.sql("PRAGMA table_info(instincts)")}
-        self.assertTrue(instinct._SEED_COLUMNS <= cols)
+        self.assertTrue(instinct._Schema.SEED_COLUMNS <= cols)
 
     def test_reopen_is_a_no_op(self):
         self.store.observe("seq:a")

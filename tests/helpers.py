@@ -114,7 +114,7 @@ def old_schema_db(path, version):
     older instinct would have left it) -> an open autocommit connection to fill; close it before
     opening the store."""
     con = sqlite3.connect(str(path), isolation_level=None)
-    for migrate in instinct._MIGRATIONS[:version]:
+    for migrate in instinct._Schema.MIGRATIONS[:version]:
         migrate(con)
     con.execute(f"PRAGMA user_version = {int(version)}")
     return con
