@@ -596,7 +596,6 @@ CREATE TABLE events (
 );
 CREATE INDEX ix_events_pattern ON events(pattern, project) WHERE pattern != '';
 """
-
     V2_FTS = """
 CREATE VIRTUAL TABLE instincts_fts USING fts5(
     pattern, category, content='instincts', content_rowid='id');
@@ -615,7 +614,6 @@ WHEN old.pattern != new.pattern OR old.category != new.category BEGIN
 END;
 INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
 """
-
     SEED_COLUMNS = {"pattern", "category", "confidence", "first_seen", "last_seen",
                      "source", "project", "promoted", "metadata"}
 
@@ -708,7 +706,6 @@ CREATE TRIGGER memories_keys_ad AFTER DELETE ON memories BEGIN
     DELETE FROM memory_keys WHERE memory_id = old.id;
 END;
 """
-
     V4_FTS = """
 CREATE VIRTUAL TABLE memories_fts USING fts5(
     title, content, why, how_to_apply, tags, content='memories', content_rowid='id',
@@ -759,7 +756,6 @@ DROP INDEX ix_instincts_level;
 CREATE INDEX ix_instincts_suggest ON instincts(promoted, project, confidence, quiet, pattern)
     WHERE promoted > 0;
 """
-
     V7_LAZY_FTS = """
 CREATE TABLE fts_state (indexed_id INTEGER NOT NULL);
 INSERT INTO fts_state (indexed_id) SELECT coalesce(max(id), 0) FROM instincts;
@@ -2513,558 +2509,561 @@ class _Core:
 # =============================================================================
 # 11. Knowledge memories and staleness anchors (remember, recall, anchors)
 # =============================================================================
-# Seed 002 (hindsight) keeps distilled knowledge beside raw experience and
-# recalls it by relevance, recency, confidence and usage; seed 004 types each
-# memory, gives it a Why and a How to apply, and keeps it as a Markdown file.
-#
-# type -> (recency half-life in days, days without a recall or reinforcement
-# after which a memory loses 1 confidence; archived at 0, deleted by gc later).
-MEMORY_TYPES = {"user": (180, 120), "feedback": (120, 90), "project": (60, 60),
-                "reference": (120, 90), "episode": (30, 45)}
-_MEM_JACCARD = 0.8      # share of words (title + content) at which a memory repeats another
-_MEM_COMMON = 500       # query words found in more memories than this are skipped (stop words);
-                        # also the most candidates (newest first) that recall scores
-_MEM_SATURATE = 10      # confidence and recall counts score fully from here on
-_MEM_STOP = frozenset(
-    "a an and are as at be but by do does for from has have how i if in into is it its my no not of "
-    "on or so than that the then there this to us was we were what when which with you your".split())
-_MEM_COLS = ("id, type, title, content, why, how_to_apply, tags, project, source, confidence,"
-             " created, updated, last_recalled, recall_count, archived, archived_at, supersedes,"
-             " superseded_by, metadata")
-_MEM_MARKERS = (("**why:**", "why"), ("**why**:", "why"),
-                ("**how to apply:**", "how_to_apply"), ("**how to apply**:", "how_to_apply"))
-_MEM_HASHES = ((1390851129, 4071050724), (647892279, 1695753998), (2795742289, 207388624),
-               (311111475, 3527346212), (2301595691, 404285457), (1570621945, 2503055453),
-               (249103477, 3907149204), (2179419893, 922121676))    # 4 bands of 2 min-hashes
+class _Mem:
+    """A knowledge memory's text: keys, redaction, frontmatter files, JSON shapes and rendering."""
 
+    # Seed 002 (hindsight) keeps distilled knowledge beside raw experience and
+    # recalls it by relevance, recency, confidence and usage; seed 004 types each
+    # memory, gives it a Why and a How to apply, and keeps it as a Markdown file.
+    #
+    # type -> (recency half-life in days, days without a recall or reinforcement
+    # after which a memory loses 1 confidence; archived at 0, deleted by gc later).
+    MEMORY_TYPES = {"user": (180, 120), "feedback": (120, 90), "project": (60, 60),
+                    "reference": (120, 90), "episode": (30, 45)}
+    JACCARD = 0.8      # share of words (title + content) at which a memory repeats another
+    COMMON = 500       # query words found in more memories than this are skipped (stop words);
 
-def _mem_words(text):
-    """Lower-cased runs of letters and digits: the words FTS5's unicode61 tokenizer indexes."""
-    import re
-    return re.findall(r"[^\W_]+", text.lower())
+                            # also the most candidates (newest first) that recall scores
+    SATURATE = 10      # confidence and recall counts score fully from here on
+    STOP = frozenset(
+        "a an and are as at be but by do does for from has have how i if in into is it its my no not of "
+        "on or so than that the then there this to us was we were what when which with you your".split())
+    COLS = ("id, type, title, content, why, how_to_apply, tags, project, source, confidence,"
+                 " created, updated, last_recalled, recall_count, archived, archived_at, supersedes,"
+                 " superseded_by, metadata")
+    MARKERS = (("**why:**", "why"), ("**why**:", "why"),
+                    ("**how to apply:**", "how_to_apply"), ("**how to apply**:", "how_to_apply"))
+    HASHES = ((1390851129, 4071050724), (647892279, 1695753998), (2795742289, 207388624),
+                   (311111475, 3527346212), (2301595691, 404285457), (1570621945, 2503055453),
+                   (249103477, 3907149204), (2179419893, 922121676))    # 4 bands of 2 min-hashes
 
+    @staticmethod
+    def words(text):
+        """Lower-cased runs of letters and digits: the words FTS5's unicode61 tokenizer indexes."""
+        import re
+        return re.findall(r"[^\W_]+", text.lower())
 
-def _mem_key(kind, mtype, project, text):
-    from zlib import crc32
-    return crc32(f"{kind}\x1f{mtype}\x1f{project}\x1f{text}".encode())
+    @staticmethod
+    def key(kind, mtype, project, text):
+        from zlib import crc32
+        return crc32(f"{kind}\x1f{mtype}\x1f{project}\x1f{text}".encode())
 
+    PER_KEY = 200         # remember: newest memories read per key when looking for a repeat
+    CANDIDATES = 64       # ... of which this many (sharing the most keys) are compared
 
-_MEM_PER_KEY = 200         # remember: newest memories read per key when looking for a repeat
-_MEM_CANDIDATES = 64       # ... of which this many (sharing the most keys) are compared
+    @staticmethod
+    def tombstones(mtype, project, title, name):
+        """The tombstone keys of a forgotten memory (section 10's `forgotten`): its title's and its
+        Markdown name's, the keys re-importing it would be found by; hashes, never its text."""
+        return ["m%d" % _Mem.key("t", mtype, project, " ".join(_Mem.words(title))),
+                "m%d" % _Mem.key("n", mtype, project, name or _Mem.slug(mtype, title))]
 
+    @staticmethod
+    def keys(mtype, project, title, content, name=""):
+        """Keys that find a memory's repeats in its scope: its title, its name, 4 bands of min-hashes.
 
-def _mem_tombstones(mtype, project, title, name):
-    """The tombstone keys of a forgotten memory (section 10's `forgotten`): its title's and its
-    Markdown name's, the keys re-importing it would be found by; hashes, never its text."""
-    return ["m%d" % _mem_key("t", mtype, project, " ".join(_mem_words(title))),
-            "m%d" % _mem_key("n", mtype, project, name or _mem_slug(mtype, title))]
+        Two word sets share a min-hash with probability equal to their Jaccard
+        similarity J; a band pairs two, so a repeat shares one of 4 bands with
+        probability 1 - (1 - J**2)**4 (0.98 at J = 0.8), while memories that merely
+        share a frequent word rarely share a band. Stop words are left out.
+        """
+        from zlib import crc32
+        keys = {_Mem.key("t", mtype, project, " ".join(_Mem.words(title)))}
+        if name:
+            keys.add(_Mem.key("n", mtype, project, name))
+        words = set(_Mem.words(title + " " + content))
+        base = [crc32(w.encode()) for w in (words - _Mem.STOP or words)]
+        mins = [min((h * a + b) % 4294967311 for h in base) for a, b in _Mem.HASHES]
+        for i in range(0, len(mins), 2):
+            keys.add(_Mem.key(f"b{i}", mtype, project, f"{mins[i]}.{mins[i + 1]}"))
+        return keys
 
+    REDACTED = "[REDACTED]"
+    SECRET_KEYS = ("password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key",
+                    "access_key", "private_key", "auth", "credential", "bearer")
 
-def _mem_keys(mtype, project, title, content, name=""):
-    """Keys that find a memory's repeats in its scope: its title, its name, 4 bands of min-hashes.
+    @staticmethod
+    def redact_secrets(text):
+        """(text with every secret-looking part replaced by [REDACTED], how many were found).
 
-    Two word sets share a min-hash with probability equal to their Jaccard
-    similarity J; a band pairs two, so a repeat shares one of 4 bands with
-    probability 1 - (1 - J**2)**4 (0.98 at J = 0.8), while memories that merely
-    share a frequent word rarely share a band. Stop words are left out.
-    """
-    from zlib import crc32
-    keys = {_mem_key("t", mtype, project, " ".join(_mem_words(title)))}
-    if name:
-        keys.add(_mem_key("n", mtype, project, name))
-    words = set(_mem_words(title + " " + content))
-    base = [crc32(w.encode()) for w in (words - _MEM_STOP or words)]
-    mins = [min((h * a + b) % 4294967311 for h in base) for a, b in _MEM_HASHES]
-    for i in range(0, len(mins), 2):
-        keys.add(_mem_key(f"b{i}", mtype, project, f"{mins[i]}.{mins[i + 1]}"))
-    return keys
+        What capture refuses to keep (sections 12 and 13) in a memory's prose: known token prefixes
+        (ghp_, sk-, xox, AKIA, eyJ, glpat-, npm_, pypi-...), a PEM private key block, the value of
+        `password=`/`token:`-style assignments, the password of a `scheme://user:pass@host` URL,
+        and long random-looking words (24+ characters mixing upper case, lower case and digits).
+        Git hashes and ordinary words pass."""
+        import re
+        if not isinstance(text, str) or not text:
+            return text, 0
+        n = 0
 
-
-_REDACTED = "[REDACTED]"
-_SECRET_KEYS = ("password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key",
-                "access_key", "private_key", "auth", "credential", "bearer")
-
-
-def _redact_secrets(text):
-    """(text with every secret-looking part replaced by [REDACTED], how many were found).
-
-    What capture refuses to keep (sections 12 and 13) in a memory's prose: known token prefixes
-    (ghp_, sk-, xox, AKIA, eyJ, glpat-, npm_, pypi-...), a PEM private key block, the value of
-    `password=`/`token:`-style assignments, the password of a `scheme://user:pass@host` URL,
-    and long random-looking words (24+ characters mixing upper case, lower case and digits).
-    Git hashes and ordinary words pass."""
-    import re
-    if not isinstance(text, str) or not text:
-        return text, 0
-    n = 0
-
-    def sub(pattern, repl, flags=0):
-        nonlocal text, n
-        text, k = re.subn(pattern, repl, text, flags=flags)
-        n += k
-    sub(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)",
-        _REDACTED, re.S)
-    sub(r"([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]{3,}(@)", r"\1" + _REDACTED + r"\2", re.I)
-    sub(r"((?:%s)[\w.-]*[\"']?\s*[:=]\s*[\"']?)(?!\[REDACTED\])[^\s\"',;]{6,}" % "|".join(map(re.escape, _SECRET_KEYS)),
-        r"\1" + _REDACTED, re.I)
-    sub(r"(?<![\w-])(?:%s)[\w.\-/+=]{8,}" % "|".join(map(re.escape, _SECRET_PREFIXES)), _REDACTED, re.I)
-
-    def rnd(m):
-        w = m.group(0)
-        if any(c.isupper() for c in w) and any(c.islower() for c in w) and any(c.isdigit() for c in w):
-            nonlocal n
-            n += 1
-            return _REDACTED
-        return w
-    text = re.sub(r"(?<![\w/+=-])[A-Za-z0-9_+/=-]{24,}(?![\w/+=-])", rnd, text)
-    return text, n
-
-
-def _redact_value(value):
-    """_redact_secrets over every string of a JSON value -> (value, count)."""
-    if isinstance(value, str):
-        return _redact_secrets(value)
-    if isinstance(value, list):
-        out, n = [], 0
-        for v in value:
-            v, k = _redact_value(v)
-            out.append(v)
+        def sub(pattern, repl, flags=0):
+            nonlocal text, n
+            text, k = re.subn(pattern, repl, text, flags=flags)
             n += k
-        return out, n
-    if isinstance(value, dict):
-        out, n = {}, 0
-        for key, v in value.items():
-            v, k = _redact_value(v)
-            out[key] = v
-            n += k
-        return out, n
-    return value, 0
+        sub(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)",
+            _Mem.REDACTED, re.S)
+        sub(r"([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]{3,}(@)", r"\1" + _Mem.REDACTED + r"\2", re.I)
+        sub(r"((?:%s)[\w.-]*[\"']?\s*[:=]\s*[\"']?)(?!\[REDACTED\])[^\s\"',;]{6,}" % "|".join(map(re.escape, _Mem.SECRET_KEYS)),
+            r"\1" + _Mem.REDACTED, re.I)
+        sub(r"(?<![\w-])(?:%s)[\w.\-/+=]{8,}" % "|".join(map(re.escape, _SECRET_PREFIXES)), _Mem.REDACTED, re.I)
 
+        def rnd(m):
+            w = m.group(0)
+            if any(c.isupper() for c in w) and any(c.islower() for c in w) and any(c.isdigit() for c in w):
+                nonlocal n
+                n += 1
+                return _Mem.REDACTED
+            return w
+        text = re.sub(r"(?<![\w/+=-])[A-Za-z0-9_+/=-]{24,}(?![\w/+=-])", rnd, text)
+        return text, n
 
-def _mem_text(value, what, limit, multiline=False, empty_ok=True):
-    if not isinstance(value, str):
-        raise ValidationError(f"{what} must be a string")
-    value = value.replace("\r\n", "\n").strip()
-    _check_text(value.replace("\n", " ") if multiline else value, what, limit, empty_ok)
-    if multiline and any(line.lower().startswith(tuple(m for m, _ in _MEM_MARKERS))
-                         for line in value.split("\n")):
-        raise ValidationError(f"{what} must not hold a '**Why:**' or '**How to apply:**' line; "
-                              "pass those as why and how_to_apply")
-    return value
+    @staticmethod
+    def redact_value(value):
+        """_redact_secrets over every string of a JSON value -> (value, count)."""
+        if isinstance(value, str):
+            return _Mem.redact_secrets(value)
+        if isinstance(value, list):
+            out, n = [], 0
+            for v in value:
+                v, k = _Mem.redact_value(v)
+                out.append(v)
+                n += k
+            return out, n
+        if isinstance(value, dict):
+            out, n = {}, 0
+            for key, v in value.items():
+                v, k = _Mem.redact_value(v)
+                out[key] = v
+                n += k
+            return out, n
+        return value, 0
 
+    @staticmethod
+    def text(value, what, limit, multiline=False, empty_ok=True):
+        if not isinstance(value, str):
+            raise ValidationError(f"{what} must be a string")
+        value = value.replace("\r\n", "\n").strip()
+        _check_text(value.replace("\n", " ") if multiline else value, what, limit, empty_ok)
+        if multiline and any(line.lower().startswith(tuple(m for m, _ in _Mem.MARKERS))
+                             for line in value.split("\n")):
+            raise ValidationError(f"{what} must not hold a '**Why:**' or '**How to apply:**' line; "
+                                  "pass those as why and how_to_apply")
+        return value
 
-def _mem_tags(tags):
-    """'a, b' or ['a', 'b'] -> 'a,b' (distinct, in order)."""
-    if isinstance(tags, str):
-        tags = tags.split(",")
-    if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
-        raise ValidationError("tags must be a comma-separated string")
-    out = []
-    for t in (t.strip() for t in tags):
-        if t and not (t[0].isalnum() and all(c.isalnum() or c in "-_./+" for c in t)):
-            raise ValidationError(f"tag {t!r} must start with a letter or digit and hold only "
-                                  "letters, digits and - _ . / +")
-        if t and t not in out:
-            out.append(t)
-    text = ",".join(out)
-    if len(text) > 500:
-        raise ValidationError("tags are longer than 500 characters")
-    return text
+    @staticmethod
+    def tags(tags):
+        """'a, b' or ['a', 'b'] -> 'a,b' (distinct, in order)."""
+        if isinstance(tags, str):
+            tags = tags.split(",")
+        if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
+            raise ValidationError("tags must be a comma-separated string")
+        out = []
+        for t in (t.strip() for t in tags):
+            if t and not (t[0].isalnum() and all(c.isalnum() or c in "-_./+" for c in t)):
+                raise ValidationError(f"tag {t!r} must start with a letter or digit and hold only "
+                                      "letters, digits and - _ . / +")
+            if t and t not in out:
+                out.append(t)
+        text = ",".join(out)
+        if len(text) > 500:
+            raise ValidationError("tags are longer than 500 characters")
+        return text
 
+    @staticmethod
+    def merge_csv(old, new):
+        parts = [p for p in old.split(",") if p]
+        parts += [p for p in new.split(",") if p and p not in parts]
+        return ",".join(parts)
 
-def _merge_csv(old, new):
-    parts = [p for p in old.split(",") if p]
-    parts += [p for p in new.split(",") if p and p not in parts]
-    return ",".join(parts)
+    @staticmethod
+    def episode(meta):
+        """Check an episode's task, steps, failures and outcome -> a text for its content."""
+        out = []
+        for key in ("task", "steps", "failures", "outcome"):
+            v = meta.get(key)
+            if v is None:
+                continue
+            if key in ("steps", "failures"):
+                if not isinstance(v, list) or not all(isinstance(s, str) for s in v):
+                    raise ValidationError(f"episode metadata '{key}' must be a list of strings")
+                if v:
+                    out.append(key.capitalize() + ":" + "".join(f"\n- {s}" for s in v))
+            elif not isinstance(v, str):
+                raise ValidationError(f"episode metadata '{key}' must be a string")
+            elif v:
+                out.append(f"{key.capitalize()}: {v}")
+        return "\n".join(out)
 
+    @staticmethod
+    def record(row):
+        (mid, mtype, title, content, why, how, tags, proj, src, conf, created, updated, recalled,
+         count, archived, archived_at, sup, sup_by, meta) = row
+        r = {"id": mid, "type": mtype, "title": title, "content": content, "why": why,
+             "how_to_apply": how, "tags": [t for t in tags.split(",") if t], "project": proj,
+             "source": src, "confidence": conf, "created": created, "updated": updated,
+             "last_recalled": recalled, "recall_count": count, "archived": bool(archived),
+             "archived_at": archived_at, "metadata": _loads_meta(meta)}
+        if sup is not None:
+            r["supersedes"] = sup
+        if sup_by is not None:
+            r["superseded_by"] = sup_by
+        return r
 
-def _mem_episode(meta):
-    """Check an episode's task, steps, failures and outcome -> a text for its content."""
-    out = []
-    for key in ("task", "steps", "failures", "outcome"):
-        v = meta.get(key)
-        if v is None:
-            continue
-        if key in ("steps", "failures"):
-            if not isinstance(v, list) or not all(isinstance(s, str) for s in v):
-                raise ValidationError(f"episode metadata '{key}' must be a list of strings")
-            if v:
-                out.append(key.capitalize() + ":" + "".join(f"\n- {s}" for s in v))
-        elif not isinstance(v, str):
-            raise ValidationError(f"episode metadata '{key}' must be a string")
-        elif v:
-            out.append(f"{key.capitalize()}: {v}")
-    return "\n".join(out)
+    @staticmethod
+    def slug(mtype, title):
+        """The default `name` of a memory in Markdown: its type and the ASCII words of its title."""
+        s = "-".join("".join(c if c.isascii() and c.isalnum() else " " for c in title.lower()).split())
+        s = s[:60].rstrip("-")
+        return f"{mtype}-{s}" if s else f"{mtype}-{_sha256_hex(title)[:8]}"
 
+    @staticmethod
+    def digest(r):
+        return _sha256_hex("\x1f".join((r["project"], r["type"], r["title"], r["content"])))[:8]
 
-def _mem_record(row):
-    (mid, mtype, title, content, why, how, tags, proj, src, conf, created, updated, recalled,
-     count, archived, archived_at, sup, sup_by, meta) = row
-    r = {"id": mid, "type": mtype, "title": title, "content": content, "why": why,
-         "how_to_apply": how, "tags": [t for t in tags.split(",") if t], "project": proj,
-         "source": src, "confidence": conf, "created": created, "updated": updated,
-         "last_recalled": recalled, "recall_count": count, "archived": bool(archived),
-         "archived_at": archived_at, "metadata": _loads_meta(meta)}
-    if sup is not None:
-        r["supersedes"] = sup
-    if sup_by is not None:
-        r["superseded_by"] = sup_by
-    return r
+    @staticmethod
+    def git_subjects(root, n=3):
+        """The last `n` commit subjects of the repository at `root`, newest first, from .git/logs/HEAD.
 
-
-def _mem_slug(mtype, title):
-    """The default `name` of a memory in Markdown: its type and the ASCII words of its title."""
-    s = "-".join("".join(c if c.isascii() and c.isalnum() else " " for c in title.lower()).split())
-    s = s[:60].rstrip("-")
-    return f"{mtype}-{s}" if s else f"{mtype}-{_sha256_hex(title)[:8]}"
-
-
-def _mem_digest(r):
-    return _sha256_hex("\x1f".join((r["project"], r["type"], r["title"], r["content"])))[:8]
-
-
-def _git_subjects(root, n=3):
-    """The last `n` commit subjects of the repository at `root`, newest first, from .git/logs/HEAD.
-
-    No git process: the reflog is read directly (a worktree's or submodule's
-    `.git` file points at its git directory). [] when there is none.
-    """
-    git = os.path.join(root, ".git")
-    try:
-        if os.path.isfile(git):
-            with open(git, encoding="utf-8", errors="replace") as f:
-                head = f.readline().strip()
-            if not head.startswith("gitdir:"):
-                return []
-            git = os.path.join(root, head[7:].strip())
-        with open(os.path.join(git, "logs", "HEAD"), "rb") as f:
-            size = f.seek(0, 2)
-            f.seek(max(0, size - 65536))
-            lines = f.read().decode("utf-8", "replace").split("\n")
-    except OSError:
-        return []
-    if size > 65536:
-        lines = lines[1:]                    # the first one was cut by the seek
-    out = []
-    for line in reversed(lines):
-        kind, colon, subject = line.partition("\t")[2].partition(": ")
-        kind = kind.split(" (", 1)
-        if (colon and subject.strip() and subject.strip() not in out
-                and (kind[0] in ("commit", "cherry-pick", "revert")
-                     or kind[0].startswith("rebase") and kind[1:] and kind[1][:4] in ("pick", "rewo"))):
-            out.append(subject.strip())
-            if len(out) == n:
-                break
-    return out
-
-
-# --- seed 004's Markdown: front matter (name, description, metadata.type) + body --
-def _fm_quote(s):
-    """A front-matter value: plain when a YAML reader gets it back unchanged, else double-quoted."""
-    plain = (s and s == s.strip() and s[0] not in "-?:,[]{}#&*!|>'\"%@`" and ":" not in s
-             and " #" not in s and s.isprintable()
-             and s.lower() not in ("true", "false", "yes", "no", "on", "off", "null", "~"))
-    if plain:
+        No git process: the reflog is read directly (a worktree's or submodule's
+        `.git` file points at its git directory). [] when there is none.
+        """
+        git = os.path.join(root, ".git")
         try:
-            float(s)
-            plain = False
-        except ValueError:
-            pass
-    if plain:
-        return s
-    import json
-    return json.dumps(s, ensure_ascii=False)
-
-
-def _fm_unquote(raw, where):
-    s = raw.strip()
-    if s[:1] == '"':
-        import json
-        try:
-            v = json.loads(s)
-        except ValueError:
-            v = None
-        if not isinstance(v, str):
-            raise ValidationError(f"{where}: cannot read the quoted value {s}")
-        return v
-    if len(s) >= 2 and s[0] == s[-1] == "'":
-        return s[1:-1].replace("''", "'")
-    i = s.find(" #")
-    return s[:i].rstrip() if i >= 0 else s
-
-
-def _fm_entries(lines, where):
-    """Front-matter lines -> [(key, rest of its line, the more-indented lines under it)]."""
-    out, i = [], 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        key, colon, rest = line.strip().partition(":")
-        if not colon or not key.strip() or key.startswith("-"):
-            raise ValidationError(f"{where}: cannot read the front-matter line {line.strip()!r}")
-        depth = len(line) - len(line.lstrip())
-        block = []
-        while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > depth):
-            block.append(lines[i])
-            i += 1
-        while block and not block[-1].strip():
-            block.pop()
-        out.append((key.strip(), rest, block))
-    return out
-
-
-def _parse_memory_md(text, where):
-    """A seed-004 Markdown memory -> dict of its fields; None when the file has no front matter."""
-    lines = text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
-    if lines[0].rstrip() != "---":
-        return None
-    end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
-    if end is None:
-        raise ValidationError(f"{where}: the front matter has no closing '---'")
-    m = {"name": "", "title": None, "type": None, "tags": "", "project": None, "source": "",
-         "confidence": None, "data": {}, "extra": {}}
-    top_type = None
-
-    def one_line(key, rest, block):
-        if block:
-            raise ValidationError(f"{where}: '{key}' must be a one-line value")
-        return _fm_unquote(rest, where)
-    for key, rest, block in _fm_entries(lines[1:end], where):
-        if key == "metadata" and not rest.strip():
-            for k, r, b in _fm_entries(block, where):
-                if k == "tags":
-                    items = r.strip()
-                    items = items[1:-1].split(",") if items[:1] == "[" and items[-1:] == "]" else \
-                        items.split(",") if items else [x.strip()[1:] for x in b if x.strip().startswith("-")]
-                    m["tags"] = ",".join(_fm_unquote(x, where) for x in items if x.strip())
-                elif k == "data":
-                    import json
-                    try:
-                        m["data"] = json.loads(r) if not b else None
-                    except ValueError:
-                        m["data"] = None
-                    if not isinstance(m["data"], dict):
-                        raise ValidationError(f"{where}: metadata.data must be a one-line JSON object")
-                elif k == "confidence":
-                    v = one_line(k, r, b)
-                    if not v.isdigit():
-                        raise ValidationError(f"{where}: metadata.confidence must be a whole number")
-                    m["confidence"] = int(v)
-                elif k in ("type", "project", "source"):
-                    m[k] = one_line(k, r, b)
-                else:
-                    m["extra"]["metadata." + k] = r + "".join("\n" + x for x in b)
-        elif key in ("name", "description"):
-            m["title" if key == "description" else key] = one_line(key, rest, block)
-        elif key == "type":
-            top_type = one_line(key, rest, block)
-        else:
-            m["extra"][key] = rest + "".join("\n" + x for x in block)
-    m["type"] = m["type"] or top_type
-    if not m["type"]:
-        raise ValidationError(f"{where}: the front matter names no metadata.type")
-    if not m["title"]:
-        m["title"] = m["name"]
-    if not m["title"]:
-        raise ValidationError(f"{where}: the front matter has no description")
-    parts, cur = {"content": [], "why": [], "how_to_apply": []}, "content"
-    for line in lines[end + 1:]:
-        low = line.lower()
-        for marker, key in _MEM_MARKERS:
-            if low.startswith(marker):
-                cur, line = key, line[len(marker):].lstrip(" ")
-                break
-        parts[cur].append(line)
-    for k, v in parts.items():
-        m[k] = "\n".join(v).strip()
-    return m
-
-
-def _mem_md(meta):
-    """The Markdown bookkeeping a memory's metadata keeps under `_md` ({name, extra}), or {}
-    when it is missing or not what import-memories writes (an agent may store anything)."""
-    md = meta.get("_md")
-    if not isinstance(md, dict):
-        return {}
-    out = {}
-    if isinstance(md.get("name"), str) and md["name"]:
-        out["name"] = md["name"]
-    extra = md.get("extra")
-
-    def fits(k, v):                  # written back as `k:v`, its later lines nested under k
-        depth = 2 if k.startswith("metadata.") else 0
-        return (isinstance(k, str) and isinstance(v, str) and k.strip() == k and k
-                and not any(c in k for c in ":\n#") and not k.startswith("-")
-                and all(not x.strip() or len(x) - len(x.lstrip()) > depth for x in v.split("\n")[1:]))
-    if isinstance(extra, dict) and all(fits(k, v) for k, v in extra.items()):
-        out["extra"] = extra
-    return out
-
-
-def _memory_md(r, name):
-    """A memory record -> seed 004's Markdown (the exact inverse of _parse_memory_md)."""
-    import json
-    md = _mem_md(r["metadata"])
-    extra = md.get("extra") or {}
-    data = {k: v for k, v in r["metadata"].items() if k != "_md" or not md}
-    out = ["---", f"name: {_fm_quote(name)}", f"description: {_fm_quote(r['title'])}"]
-    out += [f"{k}:{v}" for k, v in extra.items() if not k.startswith("metadata.")]
-    out += ["metadata:", f"  type: {r['type']}"]
-    if r["tags"]:
-        out.append(f"  tags: [{', '.join(r['tags'])}]")
-    for k in ("project", "source"):
-        if r[k]:
-            out.append(f"  {k}: {_fm_quote(r[k])}")
-    if r["confidence"] != 1:
-        out.append(f"  confidence: {r['confidence']}")
-    if data:
-        out.append("  data: " + json.dumps(data, ensure_ascii=False, separators=(", ", ": ")))
-    out += [f"  {k[9:]}:{v}" for k, v in extra.items() if k.startswith("metadata.")]
-    marks = ([f"**Why:** {r['why']}"] if r["why"] else []) + \
-        ([f"**How to apply:** {r['how_to_apply']}"] if r["how_to_apply"] else [])
-    body = "\n\n".join(x for x in (r["content"], "\n".join(marks)) if x)
-    return "\n".join(out) + "\n---\n" + ("\n" + body + "\n" if body else "")
-
-
-# --- output schemas and renderers ------------------------------------------------
-_NUM = {"type": "number"}
-_MEMORY_PROPS = {
-    "id": _INT, "type": _STR, "title": _STR, "content": _STR, "why": _STR, "how_to_apply": _STR,
-    "tags": {"type": "array", "items": _STR}, "project": _STR, "source": _STR, "confidence": _INT,
-    "created": _STR, "updated": _STR, "last_recalled": _STR, "recall_count": _INT,
-    "archived": _BOOL, "archived_at": _STR, "supersedes": _INT, "superseded_by": _INT,
-    "metadata": {"type": "object"}}
-_MEMORY_REQ = ("id", "type", "title", "content", "project", "confidence", "created", "updated")
-_MEMORY = _obj(dict(_MEMORY_PROPS, status=_STR, warnings={"type": "array", "items": _STR},
-                    about={"type": "array", "items": _STR}), _MEMORY_REQ)
-_MEMORY_HIT = _obj(dict(_MEMORY_PROPS, score=_NUM, parts=_obj(
-    {k: _NUM for k in ("relevance", "recency", "confidence", "usage")},
-    ("relevance", "recency", "confidence", "usage"))), _MEMORY_REQ + ("score", "parts"))
-
-
-def _render_memory(r):
-    flags = [r["status"]] if r.get("status") else []
-    flags += [f"confidence {r['confidence']}", f"recalled {r['recall_count']}x",
-              f"project {r['project']}" if r["project"] else "global"]
-    flags += ["archived"] if r["archived"] else []
-    flags += [f"supersedes #{r['supersedes']}"] if "supersedes" in r else []
-    flags += [f"superseded by #{r['superseded_by']}"] if "superseded_by" in r else []
-    out = [f"#{r['id']} [{r['type']}] {r['title']}  ({', '.join(flags)})"]
-    out += [r["content"]] if r["content"] else []
-    out += [f"**Why:** {r['why']}"] if r["why"] else []
-    out += [f"**How to apply:** {r['how_to_apply']}"] if r["how_to_apply"] else []
-    out += [f"warning: {w}" for w in r.get("warnings", ())]
-    out += [f"about: {', '.join(r['about'])}"] if r.get("about") else []
-    return "\n".join(out)
-
-
-def _render_memories(rs):
-    out = []
-    for r in rs:
-        line = f"  #{r['id']:<5} [{r['type']}] {r['title']}  conf={r['confidence']}"
-        if "score" in r:
-            p = r["parts"]
-            line += (f"  score={r['score']:.3f} = relevance {p['relevance']:.3f} + recency "
-                     f"{p['recency']:.3f} + confidence {p['confidence']:.3f} + usage {p['usage']:.3f}")
-        line += "  [archived]" if r["archived"] else ""
-        line += f"  [superseded by #{r['superseded_by']}]" if "superseded_by" in r else ""
-        out.append(line)
-    out.append(f"{len(rs)} memor{'y' if len(rs) == 1 else 'ies'}")
-    return "\n".join(out)
-
-
-# --- staleness anchors: an item is about files; when one changes or goes, it may be stale ---
-# The file defining a project command, by the shape's first word (the first that exists).
-_DEFINING_FILES = {
-    **dict.fromkeys("npm pnpm yarn bun npx bunx".split(), ("package.json",)),
-    **dict.fromkeys("uv uvx poetry pdm hatch pytest ruff mypy black pyright python python3".split(),
-                    ("pyproject.toml",)),
-    "make": ("Makefile", "makefile", "GNUmakefile"), "just": ("justfile", "Justfile", ".justfile"),
-    "mix": ("mix.exs",), "cargo": ("Cargo.toml",), "go": ("go.mod",), "tox": ("tox.ini",)}
-
-
-def _defining_file(root, shape):
-    """'npm run lint' -> 'package.json', 'mix test' -> 'mix.exs' when root holds it; else None."""
-    names = _DEFINING_FILES.get(shape.split(" ", 1)[0], ())
-    return next((n for n in names if os.path.isfile(os.path.join(root, n))), None)
-
-
-def _git_blob(path):
-    """(git blob id, size, mtime in ns) of a file, as `git hash-object` (no git process)."""
-    import hashlib
-    with open(path, "rb") as f:
-        st = os.fstat(f.fileno())
-        h = hashlib.sha1(b"blob %d\0" % st.st_size)
-        while chunk := f.read(1 << 20):
-            h.update(chunk)
-    return h.hexdigest(), st.st_size, st.st_mtime_ns
-
-
-def _anchor_path(root, path, cwd=None):
-    """A file the user named (from `cwd`, else from `root`) -> its '/' path relative to root."""
-    for base in (cwd or root, root):
-        full = os.path.realpath(os.path.join(base, os.path.expanduser(path)))
-        rel = os.path.relpath(full, root)
-        if os.path.isfile(full) and rel != os.pardir and not rel.startswith(os.pardir + os.sep):
-            return rel.replace(os.sep, "/")
-    raise ValidationError(f"{path} is not a file in the project {root}")
-
-
-def _anchor_key(root, item):
-    """(root fingerprint, memory id or 0, pattern, project) of an instinct or memory record."""
-    ref = (0, item["pattern"], item["project"]) if "pattern" in item else (item["id"], "", "")
-    return (_sha256_hex(root)[:12], *ref)
-
-
-def _reanchor(conn, root, item, paths=()):
-    """Confirm `item` (an instinct or memory record) inside the caller's write: its anchors in
-    project `root`, and `paths` (relative to it), take the files as they are now; one whose
-    file is gone is dropped. Call it when the item is observed again or gets good feedback."""
-    key = _anchor_key(root, item)
-    where = " WHERE root = ? AND memory = ? AND pattern = ? AND project = ?"
-    known = {p: st for p, *st in conn.execute("SELECT path, size, mtime FROM anchors" + where, key)}
-    for path in dict.fromkeys([*known, *paths]):
-        try:
-            st = os.stat(os.path.join(root, path))
-            if known.get(path) != [st.st_size, st.st_mtime_ns]:
-                conn.execute("INSERT OR REPLACE INTO anchors (root, memory, pattern, project, path,"
-                             " blob, size, mtime) VALUES (?,?,?,?,?,?,?,?)",
-                             (*key, path, *_git_blob(os.path.join(root, path))))
+            if os.path.isfile(git):
+                with open(git, encoding="utf-8", errors="replace") as f:
+                    head = f.readline().strip()
+                if not head.startswith("gitdir:"):
+                    return []
+                git = os.path.join(root, head[7:].strip())
+            with open(os.path.join(git, "logs", "HEAD"), "rb") as f:
+                size = f.seek(0, 2)
+                f.seek(max(0, size - 65536))
+                lines = f.read().decode("utf-8", "replace").split("\n")
         except OSError:
-            conn.execute("DELETE FROM anchors" + where + " AND path = ?", (*key, path))
+            return []
+        if size > 65536:
+            lines = lines[1:]                    # the first one was cut by the seek
+        out = []
+        for line in reversed(lines):
+            kind, colon, subject = line.partition("\t")[2].partition(": ")
+            kind = kind.split(" (", 1)
+            if (colon and subject.strip() and subject.strip() not in out
+                    and (kind[0] in ("commit", "cherry-pick", "revert")
+                         or kind[0].startswith("rebase") and kind[1:] and kind[1][:4] in ("pick", "rewo"))):
+                out.append(subject.strip())
+                if len(out) == n:
+                    break
+        return out
+
+    # --- seed 004's Markdown: front matter (name, description, metadata.type) + body --
+    @staticmethod
+    def fm_quote(s):
+        """A front-matter value: plain when a YAML reader gets it back unchanged, else double-quoted."""
+        plain = (s and s == s.strip() and s[0] not in "-?:,[]{}#&*!|>'\"%@`" and ":" not in s
+                 and " #" not in s and s.isprintable()
+                 and s.lower() not in ("true", "false", "yes", "no", "on", "off", "null", "~"))
+        if plain:
+            try:
+                float(s)
+                plain = False
+            except ValueError:
+                pass
+        if plain:
+            return s
+        import json
+        return json.dumps(s, ensure_ascii=False)
+
+    @staticmethod
+    def fm_unquote(raw, where):
+        s = raw.strip()
+        if s[:1] == '"':
+            import json
+            try:
+                v = json.loads(s)
+            except ValueError:
+                v = None
+            if not isinstance(v, str):
+                raise ValidationError(f"{where}: cannot read the quoted value {s}")
+            return v
+        if len(s) >= 2 and s[0] == s[-1] == "'":
+            return s[1:-1].replace("''", "'")
+        i = s.find(" #")
+        return s[:i].rstrip() if i >= 0 else s
+
+    @staticmethod
+    def fm_entries(lines, where):
+        """Front-matter lines -> [(key, rest of its line, the more-indented lines under it)]."""
+        out, i = [], 0
+        while i < len(lines):
+            line = lines[i]
+            i += 1
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            key, colon, rest = line.strip().partition(":")
+            if not colon or not key.strip() or key.startswith("-"):
+                raise ValidationError(f"{where}: cannot read the front-matter line {line.strip()!r}")
+            depth = len(line) - len(line.lstrip())
+            block = []
+            while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > depth):
+                block.append(lines[i])
+                i += 1
+            while block and not block[-1].strip():
+                block.pop()
+            out.append((key.strip(), rest, block))
+        return out
+
+    @staticmethod
+    def parse_memory_md(text, where):
+        """A seed-004 Markdown memory -> dict of its fields; None when the file has no front matter."""
+        lines = text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
+        if lines[0].rstrip() != "---":
+            return None
+        end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+        if end is None:
+            raise ValidationError(f"{where}: the front matter has no closing '---'")
+        m = {"name": "", "title": None, "type": None, "tags": "", "project": None, "source": "",
+             "confidence": None, "data": {}, "extra": {}}
+        top_type = None
+
+        def one_line(key, rest, block):
+            if block:
+                raise ValidationError(f"{where}: '{key}' must be a one-line value")
+            return _Mem.fm_unquote(rest, where)
+        for key, rest, block in _Mem.fm_entries(lines[1:end], where):
+            if key == "metadata" and not rest.strip():
+                for k, r, b in _Mem.fm_entries(block, where):
+                    if k == "tags":
+                        items = r.strip()
+                        items = items[1:-1].split(",") if items[:1] == "[" and items[-1:] == "]" else \
+                            items.split(",") if items else [x.strip()[1:] for x in b if x.strip().startswith("-")]
+                        m["tags"] = ",".join(_Mem.fm_unquote(x, where) for x in items if x.strip())
+                    elif k == "data":
+                        import json
+                        try:
+                            m["data"] = json.loads(r) if not b else None
+                        except ValueError:
+                            m["data"] = None
+                        if not isinstance(m["data"], dict):
+                            raise ValidationError(f"{where}: metadata.data must be a one-line JSON object")
+                    elif k == "confidence":
+                        v = one_line(k, r, b)
+                        if not v.isdigit():
+                            raise ValidationError(f"{where}: metadata.confidence must be a whole number")
+                        m["confidence"] = int(v)
+                    elif k in ("type", "project", "source"):
+                        m[k] = one_line(k, r, b)
+                    else:
+                        m["extra"]["metadata." + k] = r + "".join("\n" + x for x in b)
+            elif key in ("name", "description"):
+                m["title" if key == "description" else key] = one_line(key, rest, block)
+            elif key == "type":
+                top_type = one_line(key, rest, block)
+            else:
+                m["extra"][key] = rest + "".join("\n" + x for x in block)
+        m["type"] = m["type"] or top_type
+        if not m["type"]:
+            raise ValidationError(f"{where}: the front matter names no metadata.type")
+        if not m["title"]:
+            m["title"] = m["name"]
+        if not m["title"]:
+            raise ValidationError(f"{where}: the front matter has no description")
+        parts, cur = {"content": [], "why": [], "how_to_apply": []}, "content"
+        for line in lines[end + 1:]:
+            low = line.lower()
+            for marker, key in _Mem.MARKERS:
+                if low.startswith(marker):
+                    cur, line = key, line[len(marker):].lstrip(" ")
+                    break
+            parts[cur].append(line)
+        for k, v in parts.items():
+            m[k] = "\n".join(v).strip()
+        return m
+
+    @staticmethod
+    def md(meta):
+        """The Markdown bookkeeping a memory's metadata keeps under `_md` ({name, extra}), or {}
+        when it is missing or not what import-memories writes (an agent may store anything)."""
+        md = meta.get("_md")
+        if not isinstance(md, dict):
+            return {}
+        out = {}
+        if isinstance(md.get("name"), str) and md["name"]:
+            out["name"] = md["name"]
+        extra = md.get("extra")
+
+        def fits(k, v):                  # written back as `k:v`, its later lines nested under k
+            depth = 2 if k.startswith("metadata.") else 0
+            return (isinstance(k, str) and isinstance(v, str) and k.strip() == k and k
+                    and not any(c in k for c in ":\n#") and not k.startswith("-")
+                    and all(not x.strip() or len(x) - len(x.lstrip()) > depth for x in v.split("\n")[1:]))
+        if isinstance(extra, dict) and all(fits(k, v) for k, v in extra.items()):
+            out["extra"] = extra
+        return out
+
+    @staticmethod
+    def memory_md(r, name):
+        """A memory record -> seed 004's Markdown (the exact inverse of _parse_memory_md)."""
+        import json
+        md = _Mem.md(r["metadata"])
+        extra = md.get("extra") or {}
+        data = {k: v for k, v in r["metadata"].items() if k != "_md" or not md}
+        out = ["---", f"name: {_Mem.fm_quote(name)}", f"description: {_Mem.fm_quote(r['title'])}"]
+        out += [f"{k}:{v}" for k, v in extra.items() if not k.startswith("metadata.")]
+        out += ["metadata:", f"  type: {r['type']}"]
+        if r["tags"]:
+            out.append(f"  tags: [{', '.join(r['tags'])}]")
+        for k in ("project", "source"):
+            if r[k]:
+                out.append(f"  {k}: {_Mem.fm_quote(r[k])}")
+        if r["confidence"] != 1:
+            out.append(f"  confidence: {r['confidence']}")
+        if data:
+            out.append("  data: " + json.dumps(data, ensure_ascii=False, separators=(", ", ": ")))
+        out += [f"  {k[9:]}:{v}" for k, v in extra.items() if k.startswith("metadata.")]
+        marks = ([f"**Why:** {r['why']}"] if r["why"] else []) + \
+            ([f"**How to apply:** {r['how_to_apply']}"] if r["how_to_apply"] else [])
+        body = "\n\n".join(x for x in (r["content"], "\n".join(marks)) if x)
+        return "\n".join(out) + "\n---\n" + ("\n" + body + "\n" if body else "")
+
+    # --- output schemas and renderers ------------------------------------------------
+    NUM = {"type": "number"}
+    MEMORY_PROPS = {
+        "id": _INT, "type": _STR, "title": _STR, "content": _STR, "why": _STR, "how_to_apply": _STR,
+        "tags": {"type": "array", "items": _STR}, "project": _STR, "source": _STR, "confidence": _INT,
+        "created": _STR, "updated": _STR, "last_recalled": _STR, "recall_count": _INT,
+        "archived": _BOOL, "archived_at": _STR, "supersedes": _INT, "superseded_by": _INT,
+        "metadata": {"type": "object"}}
+    MEMORY_REQ = ("id", "type", "title", "content", "project", "confidence", "created", "updated")
+    MEMORY = _obj(dict(MEMORY_PROPS, status=_STR, warnings={"type": "array", "items": _STR},
+                        about={"type": "array", "items": _STR}), MEMORY_REQ)
+    MEMORY_HIT = _obj(dict(MEMORY_PROPS, score=NUM, parts=_obj(
+        dict.fromkeys(("relevance", "recency", "confidence", "usage"), NUM),
+        ("relevance", "recency", "confidence", "usage"))), MEMORY_REQ + ("score", "parts"))
+
+    @staticmethod
+    def render_memory(r):
+        flags = [r["status"]] if r.get("status") else []
+        flags += [f"confidence {r['confidence']}", f"recalled {r['recall_count']}x",
+                  f"project {r['project']}" if r["project"] else "global"]
+        flags += ["archived"] if r["archived"] else []
+        flags += [f"supersedes #{r['supersedes']}"] if "supersedes" in r else []
+        flags += [f"superseded by #{r['superseded_by']}"] if "superseded_by" in r else []
+        out = [f"#{r['id']} [{r['type']}] {r['title']}  ({', '.join(flags)})"]
+        out += [r["content"]] if r["content"] else []
+        out += [f"**Why:** {r['why']}"] if r["why"] else []
+        out += [f"**How to apply:** {r['how_to_apply']}"] if r["how_to_apply"] else []
+        out += [f"warning: {w}" for w in r.get("warnings", ())]
+        out += [f"about: {', '.join(r['about'])}"] if r.get("about") else []
+        return "\n".join(out)
+
+    @staticmethod
+    def render_memories(rs):
+        out = []
+        for r in rs:
+            line = f"  #{r['id']:<5} [{r['type']}] {r['title']}  conf={r['confidence']}"
+            if "score" in r:
+                p = r["parts"]
+                line += (f"  score={r['score']:.3f} = relevance {p['relevance']:.3f} + recency "
+                         f"{p['recency']:.3f} + confidence {p['confidence']:.3f} + usage {p['usage']:.3f}")
+            line += "  [archived]" if r["archived"] else ""
+            line += f"  [superseded by #{r['superseded_by']}]" if "superseded_by" in r else ""
+            out.append(line)
+        out.append(f"{len(rs)} memor{'y' if len(rs) == 1 else 'ies'}")
+        return "\n".join(out)
+
+    ID = Param("id", int, "the memory's id", required=True, positional=True, minimum=1,
+                    maximum=2**63 - 1)
 
 
-def _staleness(conn, root, items):
-    """For each item (instinct or memory record) None, or why it may be stale ('pyproject.toml
-    changed' / 'is gone') by its anchors in project `root`: stat, and hash only a file whose
-    size or mtime moved."""
-    import stat
-    want, seen = {}, {}
-    for i, item in enumerate(items):
-        want.setdefault(_anchor_key(root, item)[1:], []).append(i)
-    out = [None] * len(items)
-    for *ref, path, blob, size, mtime in conn.execute(
-            "SELECT memory, pattern, project, path, blob, size, mtime FROM anchors WHERE root = ?",
-            (_sha256_hex(root)[:12],)):
-        for i in want.get(tuple(ref), ()):
-            k = (path, blob, size, mtime)
-            if k not in seen:
-                full = os.path.join(root, path)
-                try:
-                    st = os.stat(full)
-                    same = (st.st_size, st.st_mtime_ns) == (size, mtime) or (
-                        stat.S_ISREG(st.st_mode) and _git_blob(full)[0] == blob)
-                    seen[k] = None if same else f"{path} changed"
-                except OSError:
-                    seen[k] = f"{path} is gone"
-            out[i] = out[i] or seen[k]
-    return out
+class _Anchors:
+    """Staleness anchors: the files a learned item is about, by git blob id; changed means 'may be stale', gone means left out."""
 
+    # --- staleness anchors: an item is about files; when one changes or goes, it may be stale ---
+    # The file defining a project command, by the shape's first word (the first that exists).
+    DEFINING_FILES = {
+        **dict.fromkeys("npm pnpm yarn bun npx bunx".split(), ("package.json",)),
+        **dict.fromkeys("uv uvx poetry pdm hatch pytest ruff mypy black pyright python python3".split(),
+                        ("pyproject.toml",)),
+        "make": ("Makefile", "makefile", "GNUmakefile"), "just": ("justfile", "Justfile", ".justfile"),
+        "mix": ("mix.exs",), "cargo": ("Cargo.toml",), "go": ("go.mod",), "tox": ("tox.ini",)}
 
-_MEM_ID = Param("id", int, "the memory's id", required=True, positional=True, minimum=1,
-                maximum=2**63 - 1)
+    @staticmethod
+    def defining_file(root, shape):
+        """'npm run lint' -> 'package.json', 'mix test' -> 'mix.exs' when root holds it; else None."""
+        names = _Anchors.DEFINING_FILES.get(shape.split(" ", 1)[0], ())
+        return next((n for n in names if os.path.isfile(os.path.join(root, n))), None)
+
+    @staticmethod
+    def git_blob(path):
+        """(git blob id, size, mtime in ns) of a file, as `git hash-object` (no git process)."""
+        import hashlib
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            h = hashlib.sha1(b"blob %d\0" % st.st_size)
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+        return h.hexdigest(), st.st_size, st.st_mtime_ns
+
+    @staticmethod
+    def path(root, path, cwd=None):
+        """A file the user named (from `cwd`, else from `root`) -> its '/' path relative to root."""
+        for base in (cwd or root, root):
+            full = os.path.realpath(os.path.join(base, os.path.expanduser(path)))
+            rel = os.path.relpath(full, root)
+            if os.path.isfile(full) and rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+                return rel.replace(os.sep, "/")
+        raise ValidationError(f"{path} is not a file in the project {root}")
+
+    @staticmethod
+    def key(root, item):
+        """(root fingerprint, memory id or 0, pattern, project) of an instinct or memory record."""
+        ref = (0, item["pattern"], item["project"]) if "pattern" in item else (item["id"], "", "")
+        return (_sha256_hex(root)[:12], *ref)
+
+    @staticmethod
+    def reanchor(conn, root, item, paths=()):
+        """Confirm `item` (an instinct or memory record) inside the caller's write: its anchors in
+        project `root`, and `paths` (relative to it), take the files as they are now; one whose
+        file is gone is dropped. Call it when the item is observed again or gets good feedback."""
+        key = _Anchors.key(root, item)
+        where = " WHERE root = ? AND memory = ? AND pattern = ? AND project = ?"
+        known = {p: st for p, *st in conn.execute("SELECT path, size, mtime FROM anchors" + where, key)}
+        for path in dict.fromkeys([*known, *paths]):
+            try:
+                st = os.stat(os.path.join(root, path))
+                if known.get(path) != [st.st_size, st.st_mtime_ns]:
+                    conn.execute("INSERT OR REPLACE INTO anchors (root, memory, pattern, project, path,"
+                                 " blob, size, mtime) VALUES (?,?,?,?,?,?,?,?)",
+                                 (*key, path, *_Anchors.git_blob(os.path.join(root, path))))
+            except OSError:
+                conn.execute("DELETE FROM anchors" + where + " AND path = ?", (*key, path))
+
+    @staticmethod
+    def staleness(conn, root, items):
+        """For each item (instinct or memory record) None, or why it may be stale ('pyproject.toml
+        changed' / 'is gone') by its anchors in project `root`: stat, and hash only a file whose
+        size or mtime moved."""
+        import stat
+        want, seen = {}, {}
+        for i, item in enumerate(items):
+            want.setdefault(_Anchors.key(root, item)[1:], []).append(i)
+        out = [None] * len(items)
+        for *ref, path, blob, size, mtime in conn.execute(
+                "SELECT memory, pattern, project, path, blob, size, mtime FROM anchors WHERE root = ?",
+                (_sha256_hex(root)[:12],)):
+            for i in want.get(tuple(ref), ()):
+                k = (path, blob, size, mtime)
+                if k not in seen:
+                    full = os.path.join(root, path)
+                    try:
+                        st = os.stat(full)
+                        same = (st.st_size, st.st_mtime_ns) == (size, mtime) or (
+                            stat.S_ISREG(st.st_mode) and _Anchors.git_blob(full)[0] == blob)
+                        seen[k] = None if same else f"{path} changed"
+                    except OSError:
+                        seen[k] = f"{path} is gone"
+                out[i] = out[i] or seen[k]
+        return out
 
 
 class _Memory(_Core):
@@ -3076,33 +3075,33 @@ class _Memory(_Core):
     @staticmethod
     def _mem_get(conn, mid):
         """The record of memory `mid` (NotFoundError if there is none)."""
-        row = conn.execute(f"SELECT {_MEM_COLS} FROM memories WHERE id = ?", (mid,)).fetchone()
+        row = conn.execute(f"SELECT {_Mem.COLS} FROM memories WHERE id = ?", (mid,)).fetchone()
         if row is None:
             raise NotFoundError(f"no memory #{mid}")
-        return _mem_record(row)
+        return _Mem.record(row)
 
     @staticmethod
     def _mem_fields(mtype, title, content, why, how_to_apply, tags, source, metadata):
         """Check one memory's fields -> a dict ready to store (ValidationError on bad input)."""
-        if mtype not in MEMORY_TYPES:
-            raise ValidationError(f"type must be one of: {', '.join(MEMORY_TYPES)}")
-        f = {"type": mtype, "title": _mem_text(title, "title", MAX_SHORT, empty_ok=False),
-             "content": _mem_text(content, "content", 8000, True),
-             "why": _mem_text(why, "why", 2000, True),
-             "how_to_apply": _mem_text(how_to_apply, "how_to_apply", 2000, True),
-             "tags": _mem_tags(tags), "source": _mem_text(source, "source", MAX_SHORT),
+        if mtype not in _Mem.MEMORY_TYPES:
+            raise ValidationError(f"type must be one of: {', '.join(_Mem.MEMORY_TYPES)}")
+        f = {"type": mtype, "title": _Mem.text(title, "title", MAX_SHORT, empty_ok=False),
+             "content": _Mem.text(content, "content", 8000, True),
+             "why": _Mem.text(why, "why", 2000, True),
+             "how_to_apply": _Mem.text(how_to_apply, "how_to_apply", 2000, True),
+             "tags": _Mem.tags(tags), "source": _Mem.text(source, "source", MAX_SHORT),
              "metadata": _check_metadata(metadata) or "{}"}
-        if not _mem_words(f["title"]):
+        if not _Mem.words(f["title"]):
             raise ValidationError("title must contain a word")
         if mtype == "episode" and not f["content"]:
-            f["content"] = _mem_text(_mem_episode(metadata or {}), "content", 8000, True)
+            f["content"] = _Mem.text(_Mem.episode(metadata or {}), "content", 8000, True)
         f["redacted"] = []                 # fields where a secret-looking value was replaced
         for k in ("title", "content", "why", "how_to_apply"):
-            f[k], n = _redact_secrets(f[k])
+            f[k], n = _Mem.redact_secrets(f[k])
             if n:
                 f["redacted"].append(k)
         if metadata:
-            clean, n = _redact_value(metadata)
+            clean, n = _Mem.redact_value(metadata)
             if n:
                 f["metadata"] = _check_metadata(clean)
                 f["redacted"].append("metadata")
@@ -3131,22 +3130,22 @@ class _Memory(_Core):
         shared = {}
         for k in keys:
             for (mid,) in conn.execute("SELECT memory_id FROM memory_keys WHERE key = ?"
-                                       " ORDER BY memory_id DESC LIMIT ?", (k, _MEM_PER_KEY)):
+                                       " ORDER BY memory_id DESC LIMIT ?", (k, _Mem.PER_KEY)):
                 shared[mid] = shared.get(mid, 0) + 1
-        ids = sorted(shared, key=lambda m: (-shared[m], -m))[:_MEM_CANDIDATES]
+        ids = sorted(shared, key=lambda m: (-shared[m], -m))[:_Mem.CANDIDATES]
         if not ids:
             return None
         rows = conn.execute(
             f"SELECT id, title, content, archived FROM memories WHERE id IN ({','.join('?' * len(ids))})"
             f" AND type = ? AND project = ? AND superseded_by IS NULL ORDER BY archived, id DESC",
             (*ids, f["type"], proj)).fetchall()
-        title = _mem_words(f["title"])
-        words = set(_mem_words(f["title"] + " " + f["content"]))
-        best, best_j = None, _MEM_JACCARD
+        title = _Mem.words(f["title"])
+        words = set(_Mem.words(f["title"] + " " + f["content"]))
+        best, best_j = None, _Mem.JACCARD
         for mid, t, c, _ in rows:
-            if _mem_words(t) == title:
+            if _Mem.words(t) == title:
                 return mid
-            other = set(_mem_words(t + " " + c))
+            other = set(_Mem.words(t + " " + c))
             j = len(words & other) / len(words | other)
             if j >= best_j:
                 best, best_j = mid, j
@@ -3154,7 +3153,7 @@ class _Memory(_Core):
 
     @operation(
         Param("type", str, "user, feedback, project, reference or episode", required=True,
-              positional=True, choices=tuple(MEMORY_TYPES)),
+              positional=True, choices=tuple(_Mem.MEMORY_TYPES)),
         Param("title", str, "one line naming the knowledge", required=True, positional=True),
         Param("content", str, "the knowledge itself (may span lines; '' for an episode described "
               "by its metadata)", required=True, positional=True),
@@ -3171,8 +3170,8 @@ class _Memory(_Core):
         Param("about", str, "comma-separated files of this project the memory is about: when one "
               "changes or goes, it is briefed as maybe stale (remembering it again re-anchors it)",
               default=""),
-        mcp="memory_store", title="Remember a piece of knowledge", output=_MEMORY,
-        render=_render_memory, learns=True)
+        mcp="memory_store", title="Remember a piece of knowledge", output=_Mem.MEMORY,
+        render=_Mem.render_memory, learns=True)
     def remember(self, type, title, content, why="", how_to_apply="", tags="", project="",
                  source="", supersedes=None, metadata=None, about=""):
         """Store a typed memory; storing nearly the same one again reinforces it instead.
@@ -3186,20 +3185,20 @@ class _Memory(_Core):
         """
         f = self._mem_fields(type, title, content, why, how_to_apply, tags, source, metadata)
         proj = _resolve_project(project, self.cwd)
-        keys = _mem_keys(f["type"], proj, f["title"], f["content"])
+        keys = _Mem.keys(f["type"], proj, f["title"], f["content"])
         root = project_root(self.cwd)
-        paths = [_anchor_path(root, p.strip(), self.cwd)
+        paths = [_Anchors.path(root, p.strip(), self.cwd)
                  for p in _check_text(about, "about", 4096).split(",") if p.strip()]
         with self._write() as conn:
             conn.executemany("DELETE FROM forgotten WHERE key = ?",       # stored again on purpose
-                             [(k,) for k in _mem_tombstones(f["type"], proj, f["title"], "")])
+                             [(k,) for k in _Mem.tombstones(f["type"], proj, f["title"], "")])
             out = self._mem_save(conn, f, proj, keys, supersedes)
-            _reanchor(conn, root, out, paths)
+            _Anchors.reanchor(conn, root, out, paths)
         if paths:
             out["about"] = paths
         if f["redacted"]:
             out["warnings"] = [f"secret-looking text in {', '.join(f['redacted'])} was replaced by "
-                               f"{_REDACTED}; keep secrets out of memories"]
+                               f"{_Mem.REDACTED}; keep secrets out of memories"]
         return out
 
     def _mem_save(self, conn, f, proj, keys, supersedes):
@@ -3229,7 +3228,7 @@ class _Memory(_Core):
             " why = CASE WHEN why = '' THEN ? ELSE why END,"
             " how_to_apply = CASE WHEN how_to_apply = '' THEN ? ELSE how_to_apply END,"
             " metadata = ?, updated = ?, decayed_at = '', archived = 0, archived_at = '' WHERE id = ?",
-            (_merge_csv(src, f["source"]), _mem_tags(_merge_csv(tags, f["tags"])), f["why"],
+            (_Mem.merge_csv(src, f["source"]), _Mem.tags(_Mem.merge_csv(tags, f["tags"])), f["why"],
              f["how_to_apply"], _check_metadata(merged), self._now(), mid))
         rec = self._mem_get(conn, mid)
         self._event(conn, "reinforce", project=rec["project"], source=f["source"], delta=1,
@@ -3258,9 +3257,9 @@ class _Memory(_Core):
             t = _parse_iso(updated)
             age = max(0.0, now - t) / 86400 if t is not None else 0.0
             parts = {"relevance": round(w[0] * rel, 6),
-                     "recency": round(w[1] * 0.5 ** (age / MEMORY_TYPES.get(mtype, (90,))[0]), 6),
-                     "confidence": round(w[2] * max(0, min(conf, _MEM_SATURATE)) / _MEM_SATURATE, 6),
-                     "usage": round(w[3] * min(uses, _MEM_SATURATE) / _MEM_SATURATE, 6)}
+                     "recency": round(w[1] * 0.5 ** (age / _Mem.MEMORY_TYPES.get(mtype, (90,))[0]), 6),
+                     "confidence": round(w[2] * max(0, min(conf, _Mem.SATURATE)) / _Mem.SATURATE, 6),
+                     "usage": round(w[3] * min(uses, _Mem.SATURATE) / _Mem.SATURATE, 6)}
             best.append((round(sum(parts.values()), 6), mid, parts))
             best.sort(key=lambda b: (-b[0], -b[1]))
             del best[limit:]
@@ -3274,7 +3273,7 @@ class _Memory(_Core):
         _MEM_COMMON candidates, newest first. Without: shared words, title x2.
         """
         cols = "m.id, m.type, m.updated, m.confidence, m.recall_count"
-        terms = [w for w in words if w not in _MEM_STOP] or words
+        terms = [w for w in words if w not in _Mem.STOP] or words
         if not self._mem_fts():
             text = "(m.title || ' ' || m.content || ' ' || m.why || ' ' || m.how_to_apply || ' ' || m.tags)"
             rows = self._read(
@@ -3283,19 +3282,19 @@ class _Memory(_Core):
                 [*params, *(f"%{t}%" for t in terms)])
             out = []
             for *head, title, content, why, how, tags in rows:
-                in_title = set(_mem_words(title))
-                body = set(_mem_words(" ".join((title, content, why, how, tags))))
+                in_title = set(_Mem.words(title))
+                body = set(_Mem.words(" ".join((title, content, why, how, tags))))
                 raw = sum(2.0 if t in in_title else 1.0 for t in terms if t in body)
                 if raw:
                     out.append((raw, *head))
             return out
         (n,), = self._read("SELECT coalesce(max(id), 0) FROM memories")
-        rare = terms if n <= _MEM_COMMON else [t for t in terms if self._read(
+        rare = terms if n <= _Mem.COMMON else [t for t in terms if self._read(
             "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
-            (f'"{t}"', _MEM_COMMON + 1))[0][0] <= _MEM_COMMON]
+            (f'"{t}"', _Mem.COMMON + 1))[0][0] <= _Mem.COMMON]
         sql = (f"SELECT -bm25(memories_fts, 3.0, 1.0, 1.0, 1.0, 2.0), {cols} FROM memories_fts"
                f" JOIN memories m ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? AND {where}"
-               f" ORDER BY memories_fts.rowid DESC LIMIT {_MEM_COMMON}")
+               f" ORDER BY memories_fts.rowid DESC LIMIT {_Mem.COMMON}")
         queries = [" OR ".join(f'"{t}"' for t in rare)] if rare else []
         queries += [" AND ".join(f'"{t}"' for t in terms), " OR ".join(f'"{t}"' for t in terms)]
         for q in queries:
@@ -3307,13 +3306,13 @@ class _Memory(_Core):
     @operation(
         Param("query", str, "what the task is about: words, names of files, tools, topics",
               required=True, positional=True),
-        Param("type", str, "only this type", choices=tuple(MEMORY_TYPES)),
+        Param("type", str, "only this type", choices=tuple(_Mem.MEMORY_TYPES)),
         Param("project", str, "a project path or fingerprint: its memories plus global ones; '' global "
               "only; '*' every project (default: the working directory's project)"),
         Param("limit", int, "at most this many", default=5, minimum=1, maximum=100),
         Param("include_superseded", bool, "also return memories a newer one replaced", default=False),
-        mcp="memory_recall", title="Recall memories", output=_MEMORY_HIT, list_key="memories",
-        render=_render_memories)
+        mcp="memory_recall", title="Recall memories", output=_Mem.MEMORY_HIT, list_key="memories",
+        render=_Mem.render_memories)
     def recall(self, query, type=None, project=None, limit=5, include_superseded=False):
         """Find the memories most relevant to a query, ranked and explained; each counts as used.
 
@@ -3324,11 +3323,11 @@ class _Memory(_Core):
         Archived and superseded memories are left out.
         """
         _check_text(query, "query", 4000, empty_ok=False)
-        words = list(dict.fromkeys(_mem_words(query)))
+        words = list(dict.fromkeys(_Mem.words(query)))
         if not words:
             raise ValidationError("query must contain a word")
-        if type is not None and type not in MEMORY_TYPES:
-            raise ValidationError(f"type must be one of: {', '.join(MEMORY_TYPES)}")
+        if type is not None and type not in _Mem.MEMORY_TYPES:
+            raise ValidationError(f"type must be one of: {', '.join(_Mem.MEMORY_TYPES)}")
         where, params = ["m.archived = 0"], []
         if not include_superseded:
             where.append("m.superseded_by IS NULL")
@@ -3345,7 +3344,7 @@ class _Memory(_Core):
             return []
         ids = [h[1] for h in hits]
         marks = ",".join("?" * len(ids))
-        sql = f"SELECT {_MEM_COLS} FROM memories WHERE id IN ({marks})"
+        sql = f"SELECT {_Mem.COLS} FROM memories WHERE id IN ({marks})"
         try:
             with self._write() as conn:
                 conn.execute(f"UPDATE memories SET recall_count = recall_count + 1, last_recalled = ?"
@@ -3355,12 +3354,12 @@ class _Memory(_Core):
             if not self._db.read_only:
                 raise                     # a read-only store answers without counting the use
             rows = self._read(sql, ids)
-        recs = {r["id"]: r for r in map(_mem_record, rows)}
+        recs = {r["id"]: r for r in map(_Mem.record, rows)}
         return [dict(recs[mid], score=score, parts=parts) for score, mid, parts in hits if mid in recs]
 
     @operation(
-        _MEM_ID, mcp="memory_forget", title="Forget a memory", destructive=True, idempotent=True,
-        output=_MEMORY, render=lambda r: f"Forgot #{r['id']} [{r['type']}] {r['title']}")
+        _Mem.ID, mcp="memory_forget", title="Forget a memory", destructive=True, idempotent=True,
+        output=_Mem.MEMORY, render=lambda r: f"Forgot #{r['id']} [{r['type']}] {r['title']}")
     def forget_memory(self, id):
         """Delete a memory for good (for one that is wrong); returns the deleted record.
 
@@ -3371,8 +3370,8 @@ class _Memory(_Core):
             rec = self._mem_get(conn, id)
             conn.execute("DELETE FROM memories WHERE id = ?", (id,))
             conn.executemany("INSERT OR REPLACE INTO forgotten (key, ts) VALUES (?, ?)", [
-                (k, self._now()) for k in _mem_tombstones(rec["type"], rec["project"], rec["title"],
-                                                          _mem_md(rec["metadata"]).get("name"))])
+                (k, self._now()) for k in _Mem.tombstones(rec["type"], rec["project"], rec["title"],
+                                                          _Mem.md(rec["metadata"]).get("name"))])
             conn.execute("DELETE FROM events WHERE substr(data, 1, ?) IN (?, ?)",
                          (len(str(id)) + 11, f'{{"memory":{id},', f'{{"memory":{id}}}'))
             self._event(conn, "forget_memory", project=rec["project"], delta=-rec["confidence"],
@@ -3381,31 +3380,31 @@ class _Memory(_Core):
         return rec
 
     @operation(
-        Param("type", str, "only this type", choices=tuple(MEMORY_TYPES)),
+        Param("type", str, "only this type", choices=tuple(_Mem.MEMORY_TYPES)),
         Param("project", str, "only this scope: '' global, a fingerprint or a project path "
               "(default: all)"),
         Param("archived", bool, "list archived memories instead of current ones", default=False),
         Param("limit", int, "at most this many", minimum=1, maximum=MAX_LIMIT),
         mcp="memory_list", title="List memories", read_only=True, idempotent=True,
-        output=_MEMORY, list_key="memories", render=_render_memories)
+        output=_Mem.MEMORY, list_key="memories", render=_Mem.render_memories)
     def memories(self, type=None, project=None, archived=False, limit=None):
         """List memories, most recently stored or reinforced first (superseded ones are marked)."""
         where, params = ["archived = ?"], [1 if archived else 0]
         if type is not None:
-            if type not in MEMORY_TYPES:
-                raise ValidationError(f"type must be one of: {', '.join(MEMORY_TYPES)}")
+            if type not in _Mem.MEMORY_TYPES:
+                raise ValidationError(f"type must be one of: {', '.join(_Mem.MEMORY_TYPES)}")
             where.append("type = ?")
             params.append(type)
         if project is not None:
             where.append("project = ?")
             params.append(_resolve_project(project, self.cwd))
-        sql = f"SELECT {_MEM_COLS} FROM memories WHERE {' AND '.join(where)} ORDER BY updated DESC, id DESC"
+        sql = f"SELECT {_Mem.COLS} FROM memories WHERE {' AND '.join(where)} ORDER BY updated DESC, id DESC"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return [_mem_record(r) for r in self._read(sql, params)]
+        return [_Mem.record(r) for r in self._read(sql, params)]
 
-    @operation(_MEM_ID, mcp="memory_get", title="Get one memory", read_only=True, idempotent=True,
-               output=_MEMORY, render=_render_memory)
+    @operation(_Mem.ID, mcp="memory_get", title="Get one memory", read_only=True, idempotent=True,
+               output=_Mem.MEMORY, render=_Mem.render_memory)
     def get_memory(self, id):
         """Return one memory by id, archived or superseded ones included."""
         try:
@@ -3413,8 +3412,8 @@ class _Memory(_Core):
         except sqlite3.Error as e:
             raise _db_error(self.path, e) from None
 
-    @operation(_MEM_ID, mcp="memory_restore", title="Restore an archived memory", idempotent=True,
-               output=_MEMORY, render=_render_memory)
+    @operation(_Mem.ID, mcp="memory_restore", title="Restore an archived memory", idempotent=True,
+               output=_Mem.MEMORY, render=_Mem.render_memory)
     def restore_memory(self, id):
         """Bring an archived memory back (confidence at least 1, a fresh aging period)."""
         with self._write() as conn:
@@ -3440,8 +3439,8 @@ class _Memory(_Core):
         them memory_gc_days after archiving.
         """
         now, t = self._now(), self._clock()
-        case = "CASE type " + " ".join(f"WHEN '{k}' THEN ?" for k in MEMORY_TYPES) + " END"
-        cutoffs = [_iso(t - days * 86400) for _, days in MEMORY_TYPES.values()]
+        case = "CASE type " + " ".join(f"WHEN '{k}' THEN ?" for k in _Mem.MEMORY_TYPES) + " END"
+        cutoffs = [_iso(t - days * 86400) for _, days in _Mem.MEMORY_TYPES.values()]
         with self._write() as conn:
             decayed = conn.execute(
                 f"UPDATE memories SET confidence = confidence - 1, decayed_at = ? WHERE archived = 0"
@@ -3471,24 +3470,24 @@ class _Memory(_Core):
         """
         root = project_root(project_dir)
         proj = _sha256_hex(root)[:12]
-        query = " ".join([os.path.basename(root)] + _git_subjects(root))
-        hits = self.recall(query, project=proj, limit=limit) if _mem_words(query) else []
+        query = " ".join([os.path.basename(root)] + _Mem.git_subjects(root))
+        hits = self.recall(query, project=proj, limit=limit) if _Mem.words(query) else []
         if len(hits) < limit:
             seen = {h["id"] for h in hits}
-            rows = self._read(f"SELECT {_MEM_COLS} FROM memories WHERE project = ? AND archived = 0"
+            rows = self._read(f"SELECT {_Mem.COLS} FROM memories WHERE project = ? AND archived = 0"
                               " AND superseded_by IS NULL ORDER BY confidence DESC, updated DESC, id DESC"
                               " LIMIT ?", (proj, limit + len(seen)))
-            hits += [r for r in map(_mem_record, rows) if r["id"] not in seen][:limit - len(hits)]
+            hits += [r for r in map(_Mem.record, rows) if r["id"] not in seen][:limit - len(hits)]
         lines, used = [], 0
-        stale = _staleness(self._db.conn, root, hits)
+        stale = _Anchors.staleness(self._db.conn, root, hits)
         for h, why in zip(hits, stale):    # a memory stored before redaction existed: redact now
             if why and why.endswith(" is gone"):
                 continue
-            line = f"[{h['type']}] {' '.join(_redact_secrets(h['title'])[0].split())}"
-            fact = " ".join(_redact_secrets(h["content"])[0].split())     # the knowledge itself
+            line = f"[{h['type']}] {' '.join(_Mem.redact_secrets(h['title'])[0].split())}"
+            fact = " ".join(_Mem.redact_secrets(h["content"])[0].split())     # the knowledge itself
             if fact and fact.lower() != h["title"].strip().lower():
                 line += ": " + (fact if len(fact) <= 160 else fact[:159].rstrip() + "\u2026")
-            how = " ".join(_redact_secrets(h["how_to_apply"])[0].split())
+            how = " ".join(_Mem.redact_secrets(h["how_to_apply"])[0].split())
             line += f" \u2014 {how}" if how else ""
             line += f" (may be stale: {why})" if why else ""
             if used + len(line) + bool(lines) <= max_chars:
@@ -3541,14 +3540,14 @@ class _Memory(_Core):
             raise ValidationError(f"cannot read {path}: {e}") from None
         items, skipped = [], 0
         for fp, text in texts:
-            m = _parse_memory_md(text, fp)
+            m = _Mem.parse_memory_md(text, fp)
             if m is None:
                 skipped += 1
                 continue
             try:
                 _check_text(m["name"], "name")
                 meta = dict(m["data"])
-                if m["extra"] or (m["name"] and m["name"] != _mem_slug(m["type"], m["title"])):
+                if m["extra"] or (m["name"] and m["name"] != _Mem.slug(m["type"], m["title"])):
                     meta["_md"] = dict({"name": m["name"]}, **({"extra": m["extra"]} if m["extra"] else {}))
                 f = self._mem_fields(m["type"], m["title"], m["content"], m["why"], m["how_to_apply"],
                                      m["tags"], m["source"], meta)
@@ -3573,19 +3572,19 @@ class _Memory(_Core):
     def _mem_import_one(self, conn, f, proj, name, confidence):
         mtype, title = f["type"], f["title"]
         if conn.execute("SELECT 1 FROM forgotten WHERE key IN (?, ?)",
-                        _mem_tombstones(mtype, proj, title, name)).fetchone():
+                        _Mem.tombstones(mtype, proj, title, name)).fetchone():
             return "forgotten"
-        keys = _mem_keys(mtype, proj, title, f["content"], name)
+        keys = _Mem.keys(mtype, proj, title, f["content"], name)
         rows = conn.execute(
-            f"SELECT {_MEM_COLS} FROM memories WHERE type = ? AND project = ? AND id IN (SELECT memory_id"
+            f"SELECT {_Mem.COLS} FROM memories WHERE type = ? AND project = ? AND id IN (SELECT memory_id"
             " FROM memory_keys WHERE key IN (?, ?)) ORDER BY superseded_by IS NOT NULL, archived, id",
-            (mtype, proj, _mem_key("n", mtype, proj, name),
-             _mem_key("t", mtype, proj, " ".join(_mem_words(title))))
+            (mtype, proj, _Mem.key("n", mtype, proj, name),
+             _Mem.key("t", mtype, proj, " ".join(_Mem.words(title))))
         ).fetchall()
-        recs = [_mem_record(r) for r in rows]
-        match = (next((r for r in recs if name and name == (_mem_md(r["metadata"]).get("name")
-                                                             or _mem_slug(mtype, r["title"]))), None)
-                 or next((r for r in recs if _mem_words(r["title"]) == _mem_words(title)), None))
+        recs = [_Mem.record(r) for r in rows]
+        match = (next((r for r in recs if name and name == (_Mem.md(r["metadata"]).get("name")
+                                                             or _Mem.slug(mtype, r["title"]))), None)
+                 or next((r for r in recs if _Mem.words(r["title"]) == _Mem.words(title)), None))
         if match is None:
             self._mem_insert(conn, f, proj, keys, confidence=confidence or 1)
             return "added"
@@ -3609,7 +3608,7 @@ class _Memory(_Core):
     @operation(
         Param("dir", str, "directory for the <name>.md files (created if missing)", required=True,
               positional=True),
-        Param("type", str, "only this type", choices=tuple(MEMORY_TYPES)),
+        Param("type", str, "only this type", choices=tuple(_Mem.MEMORY_TYPES)),
         Param("project", str, "only this scope: '' global, a fingerprint or a project path (default: all)"),
         mcp="memory_export", title="Export memories as Markdown", idempotent=True, destructive=True,
         output=_obj({"dir": _STR, "files": _INT, "written": _INT, "unchanged": _INT},
@@ -3628,29 +3627,29 @@ class _Memory(_Core):
         recs = [r for r in self.memories(type=type, project=project) if "superseded_by" not in r]
         items = []
         for r in sorted(recs, key=lambda r: r["id"]):
-            stored = _mem_md(r["metadata"]).get("name")
-            items.append([r, stored or _mem_slug(r["type"], r["title"]), bool(stored)])
+            stored = _Mem.md(r["metadata"]).get("name")
+            items.append([r, stored or _Mem.slug(r["type"], r["title"]), bool(stored)])
         scopes = {}
         for r, name, _ in items:
             scopes[(r["type"], r["project"], name)] = scopes.get((r["type"], r["project"], name), 0) + 1
         for it in items:                     # two titles with one default name: tell them apart
             if not it[2] and scopes[(it[0]["type"], it[0]["project"], it[1])] > 1:
-                it[1] += "-" + _mem_digest(it[0])
+                it[1] += "-" + _Mem.digest(it[0])
         d = self._user_path(dir)
         used, written, same = set(), 0, 0
         for r, name, _ in sorted(items, key=lambda it: (it[1], it[0]["project"], it[0]["title"],
                                                         it[0]["content"], it[0]["id"])):
             safe = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name)
-            stem = name if safe else _mem_slug(r["type"], r["title"])
+            stem = name if safe else _Mem.slug(r["type"], r["title"])
             if stem.lower() in used:
-                stem += "-" + _mem_digest(r)
+                stem += "-" + _Mem.digest(r)
             if stem.lower() in used:
                 stem += f"-{r['id']}"
             used.add(stem.lower())
             for k in ("title", "content", "why", "how_to_apply"):    # stored before redaction existed
-                r[k] = _redact_secrets(r[k])[0]
-            r["metadata"] = _redact_value(r["metadata"])[0]
-            data = _memory_md(r, name).encode("utf-8")
+                r[k] = _Mem.redact_secrets(r[k])[0]
+            r["metadata"] = _Mem.redact_value(r["metadata"])[0]
+            data = _Mem.memory_md(r, name).encode("utf-8")
             path = os.path.join(d, stem + ".md")
             try:
                 with open(path, "rb") as fh:
@@ -5028,7 +5027,7 @@ def _presented(store, project, root, limit=INJECT_MAX_ITEMS):
     keep = {"seq:" + "->".join(g) for g, _ in best}
     out = [r for r in out if not r["pattern"].startswith("seq:") or r["pattern"] in keep]
     if root and out:               # the user wrote it already, or its files changed or went
-        why = _staleness(store._db.conn, root, out)
+        why = _Anchors.staleness(store._db.conn, root, out)
         out = _lint_duplicates(root, [dict(r, stale=w) if w else r for r, w in zip(out, why)
                                       if not (w and w.endswith(" is gone"))])
     rank = {id(r): i for i, r in enumerate(out)}
@@ -5100,9 +5099,9 @@ class _Miner:
             return
         for pat, have in found.items():
             if sess in have and pat.startswith("pref:") and _item_steps(pat):
-                path = _defining_file(row[0], _item_steps(pat)[0])
+                path = _Anchors.defining_file(row[0], _item_steps(pat)[0])
                 if path and self.canon.get(pat):
-                    _reanchor(self.conn, row[0], {"pattern": self.canon[pat], "project": proj}, [path])
+                    _Anchors.reanchor(self.conn, row[0], {"pattern": self.canon[pat], "project": proj}, [path])
 
     def session(self, sess, last_id):
         """Mine one session (its calls up to event `last_id`): its own habits and combos, then
@@ -7089,9 +7088,9 @@ def _lint_hit(r, lines):
         said = [(s.split()[0] == tool, neg, ln) for ln in lines for s, neg in ln[4]
                 if s.split()[0] in family]
     elif head == "pref":                                         # its words, all on one line
-        words = set(_mem_words(body)) - _MEM_STOP
+        words = set(_Mem.words(body)) - _Mem.STOP
         return next((("duplicate", ln) for ln in lines
-                     if len(words) > 1 and words <= set(_mem_words(ln[2]))), None)
+                     if len(words) > 1 and words <= set(_Mem.words(ln[2]))), None)
     elif head in ("seq", "combo"):                               # its steps, in one paragraph
         steps = [_bare_command(x.strip()) for x in body.replace("->", "+").split("+")]
         steps = [x for x in steps if x != _EDIT_STEP]
@@ -7100,7 +7099,7 @@ def _lint_hit(r, lines):
             paras.setdefault(ln[3], []).append(ln)
         for group in paras.values() if len(steps) > 1 else ():
             said = [_bare_command(s) for ln in group for s, neg in ln[4] if not neg]
-            words = {w for ln in group for w in _mem_words(ln[2])}     # "... before committing"
+            words = {w for ln in group for w in _Mem.words(ln[2])}     # "... before committing"
             said += [f"git {v}" for v in ("commit", "push") if any(w.startswith(v) for w in words)]
             if _subsequence(steps, said) if head == "seq" else set(steps) <= set(said):
                 return "duplicate", group[0]
@@ -7234,7 +7233,7 @@ def _copy_backup_data(staged_path, built_path, version, page_size):
         if "memories" in ours:
             bad = out.execute("SELECT count(*) FROM main.memories WHERE typeof(title) != 'text'"
                               " OR typeof(confidence) != 'integer' OR type NOT IN (%s)"
-                              % ",".join("?" * len(MEMORY_TYPES)), tuple(MEMORY_TYPES)).fetchone()[0]
+                              % ",".join("?" * len(_Mem.MEMORY_TYPES)), tuple(_Mem.MEMORY_TYPES)).fetchone()[0]
             if bad:
                 raise ValidationError(f"{bad} of its memories hold invalid values")
         for t in sorted(fts & {n for (n,) in out.execute("SELECT name FROM main.sqlite_master")}):
@@ -7796,7 +7795,7 @@ class _Sharing(_Memory):
                 "SELECT DISTINCT memory, pattern, project FROM anchors WHERE root = ?",
                 (_sha256_hex(root)[:12],))]
             stale = [f"{'memory #%d' % it['id'] if 'id' in it else it['pattern']} ({why})"
-                     for it, why in zip(items, _staleness(conn, root, items)) if why]
+                     for it, why in zip(items, _Anchors.staleness(conn, root, items)) if why]
             add("anchors", "warn" if stale else "ok", "may be stale: " + "; ".join(stale)
                 if stale else f"{len(items)} anchored item(s) here, none stale")
 
@@ -8233,7 +8232,7 @@ class _Insight(_Core):
                                        " AND instr(char(10) || data || char(10), ?)",
                                        (f"\n{p}\t{proj}\n",))
         e["suggested"] = promoted > 0 and not e["quiet"] and not superseded
-        why = _staleness(self._db.conn, project_root(self.cwd), [e])[0]
+        why = _Anchors.staleness(self._db.conn, project_root(self.cwd), [e])[0]
         if why:
             e["stale"] = why
         return e
@@ -8398,7 +8397,7 @@ class _Insight(_Core):
                          (quiet, p, proj))
             root = conn.execute("SELECT root FROM projects WHERE fingerprint = ?", (proj,)).fetchone()
             if verdict == "good" and root:          # confirmed: its files as they are now
-                _reanchor(conn, root[0], {"pattern": p, "project": proj})
+                _Anchors.reanchor(conn, root[0], {"pattern": p, "project": proj})
             rec = self._get_record(conn, p, proj)
         return {**rec, "scope": scope, "verdict": verdict, "delta": delta, "quiet": quiet,
                 "note": note}

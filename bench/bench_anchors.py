@@ -59,25 +59,25 @@ def main():
                       for i in range(200)]
             with store._write() as conn:
                 for item, rel in zip(own, names):
-                    instinct._reanchor(conn, root, item, [rel])
+                    instinct._Anchors.reanchor(conn, root, item, [rel])
                 for i, item in enumerate(shared):
-                    instinct._reanchor(conn, root, item, [common[i % len(common)]])
+                    instinct._Anchors.reanchor(conn, root, item, [common[i % len(common)]])
                 for i in range(2000):
-                    instinct._reanchor(conn, other, {"id": 5000 + i}, ["pyproject.toml"])
+                    instinct._Anchors.reanchor(conn, other, {"id": 5000 + i}, ["pyproject.toml"])
             conn = store._db.conn
             rows = [("200 files", own), ("5 files", shared)]
             print(f"staleness check of 200 anchored items, {args.reps} reps (ms)")
             for label, items in rows:
-                if instinct._staleness(conn, root, items) != [None] * 200:
+                if instinct._Anchors.staleness(conn, root, items) != [None] * 200:
                     raise SystemExit(f"{label}: unchanged files read as stale")
-                wall, cpu = median_ms(lambda: instinct._staleness(conn, root, items), args.reps)
+                wall, cpu = median_ms(lambda: instinct._Anchors.staleness(conn, root, items), args.reps)
                 print(f"  {label:<12} median wall {wall:6.3f}   cpu {cpu:6.3f}")
             with open(os.path.join(root, "Makefile"), "a") as f:
                 f.write("lint:\n\truff check\n")
-            stale = instinct._staleness(conn, root, shared)
+            stale = instinct._Anchors.staleness(conn, root, shared)
             if stale.count("Makefile changed") != 40:
                 raise SystemExit(f"1 changed: expected 40 stale items, got {stale}")
-            wall, cpu = median_ms(lambda: instinct._staleness(conn, root, shared), args.reps)
+            wall, cpu = median_ms(lambda: instinct._Anchors.staleness(conn, root, shared), args.reps)
             print(f"  {'1 changed':<12} median wall {wall:6.3f}   cpu {cpu:6.3f}")
     print("target: <= 5 ms for 200 anchors of unchanged files")
 

@@ -55,7 +55,7 @@ def vocabulary(rng, size):
 
 def build(path, n, rng, words, now):
     projects = [instinct._sha256_hex(f"/home/dev/p{i}")[:12] for i in range(50)]
-    types = list(instinct.MEMORY_TYPES)
+    types = list(instinct._Mem.MEMORY_TYPES)
     rows = []
     for i in range(n):
         t = instinct._iso(now - rng.random() * 400 * 86400)
@@ -72,7 +72,7 @@ def build(path, n, rng, words, now):
                      " confidence, created, updated, recall_count) VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows)
     conn.executemany("INSERT OR IGNORE INTO memory_keys (key, memory_id) VALUES (?, ?)",
                      ((k, i + 1) for i, r in enumerate(rows)
-                      for k in instinct._mem_keys(r[0], r[6], r[1], r[2])))
+                      for k in instinct._Mem.keys(r[0], r[6], r[1], r[2])))
     conn.execute("COMMIT")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")      # leave the build's WAL out of the timings
     print(f"built {n:,} memories in {time.perf_counter() - t0:.1f} s "
@@ -130,7 +130,7 @@ def main():
 
     ts, statuses = [], []
     for i in range(a.reps):
-        args = (rng.choice(list(instinct.MEMORY_TYPES)), words(rng.randint(4, 8)).capitalize() + f" n{i}",
+        args = (rng.choice(list(instinct._Mem.MEMORY_TYPES)), words(rng.randint(4, 8)).capitalize() + f" n{i}",
                 words(rng.randint(15, 40)))
         t0 = time.perf_counter()
         r = store.remember(*args, why=words(8), how_to_apply=words(8), project=rng.choice(projects + [""]))

@@ -65,7 +65,7 @@ class _Base(ProjectCase):
         """What mining does for a project command: anchor the instinct to files (section 11)."""
         rec = self.store.get(pattern, project=self.proj)
         with self.store._write() as conn:
-            instinct._reanchor(conn, self.proj, rec, paths)
+            instinct._Anchors.reanchor(conn, self.proj, rec, paths)
         return rec
 
 
@@ -74,9 +74,9 @@ class TestBlobId(_Base):
         empty, hello = (os.path.join(self.tmp, n) for n in ("empty", "hello"))
         write(empty, b"")
         write(hello, b"hello\n")
-        self.assertEqual(instinct._git_blob(empty)[0], "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
-        self.assertEqual(instinct._git_blob(hello)[0], "ce013625030ba8dba906f756967f9e9ca394464a")
-        blob, size, mtime = instinct._git_blob(hello)
+        self.assertEqual(instinct._Anchors.git_blob(empty)[0], "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
+        self.assertEqual(instinct._Anchors.git_blob(hello)[0], "ce013625030ba8dba906f756967f9e9ca394464a")
+        blob, size, mtime = instinct._Anchors.git_blob(hello)
         self.assertEqual((size, mtime), (6, os.stat(hello).st_mtime_ns))
 
     @unittest.skipUnless(GIT, "git is not installed")
@@ -87,9 +87,9 @@ class TestBlobId(_Base):
             path = os.path.join(self.proj, name)
             write(path, data)
             with self.subTest(name=name):
-                self.assertEqual(instinct._git_blob(path)[0],
+                self.assertEqual(instinct._Anchors.git_blob(path)[0],
                                  git(self.proj, "hash-object", path).strip())
-        self.assertEqual(instinct._git_blob(self.pyproject)[0],
+        self.assertEqual(instinct._Anchors.git_blob(self.pyproject)[0],
                          git(self.proj, "rev-parse", "HEAD:pyproject.toml").strip())
 
 
@@ -105,11 +105,11 @@ class TestDefiningFile(_Base):
                  "cargo test": "Cargo.toml", "go test": None, "git commit": None, "Edit": None}
         for shape, want in cases.items():
             with self.subTest(shape=shape):
-                self.assertEqual(instinct._defining_file(root, shape), want)
+                self.assertEqual(instinct._Anchors.defining_file(root, shape), want)
         os.remove(os.path.join(root, "Makefile"))
         write(os.path.join(root, "GNUmakefile"), "x\n")
-        self.assertEqual(instinct._defining_file(root, "make lint"), "GNUmakefile")
-        self.assertIsNone(instinct._defining_file(self.tmp, "npm run lint"))    # no package.json
+        self.assertEqual(instinct._Anchors.defining_file(root, "make lint"), "GNUmakefile")
+        self.assertIsNone(instinct._Anchors.defining_file(self.tmp, "npm run lint"))    # no package.json
 
 
 class TestMemoryAnchors(_Base):
@@ -155,8 +155,8 @@ class TestMemoryAnchors(_Base):
                            about="settings.py, pyproject.toml,")
         self.assertEqual(m["about"], ["src/app/settings.py", "pyproject.toml"])
         rows = store._read("SELECT path, blob, size FROM anchors WHERE memory = ? ORDER BY path", (m["id"],))
-        self.assertEqual(rows, [("pyproject.toml", instinct._git_blob(self.pyproject)[0], len(PYPROJECT)),
-                                ("src/app/settings.py", instinct._git_blob(os.path.join(sub, "settings.py"))[0], 14)])
+        self.assertEqual(rows, [("pyproject.toml", instinct._Anchors.git_blob(self.pyproject)[0], len(PYPROJECT)),
+                                ("src/app/settings.py", instinct._Anchors.git_blob(os.path.join(sub, "settings.py"))[0], 14)])
 
     def test_bad_paths_are_refused_and_nothing_is_stored(self):
         outside = os.path.join(self.tmp, "outside.toml")
@@ -204,8 +204,8 @@ class TestMemoryAnchors(_Base):
         self.remember()
         other = make_repo(os.path.join(self.tmp, "other"))
         self.edit(self.pyproject, "changed\n")
-        self.assertEqual(instinct._staleness(self.store._db.conn, other, [{"id": 1}]), [None])
-        self.assertEqual(instinct._staleness(self.store._db.conn, self.proj, [{"id": 1}, {"id": 2}]),
+        self.assertEqual(instinct._Anchors.staleness(self.store._db.conn, other, [{"id": 1}]), [None])
+        self.assertEqual(instinct._Anchors.staleness(self.store._db.conn, self.proj, [{"id": 1}, {"id": 2}]),
                          ["pyproject.toml changed", None])
 
 
@@ -213,7 +213,7 @@ class TestInstinctAnchors(_Base):
     def test_mined_command_anchored_to_its_defining_file(self):
         p = self.learned()
         shape = p.split("=", 1)[1]
-        self.assertEqual(instinct._defining_file(self.proj, shape), "pyproject.toml")
+        self.assertEqual(instinct._Anchors.defining_file(self.proj, shape), "pyproject.toml")
         rec = self.anchor(p, ["pyproject.toml"])
         self.assertNotIn("stale", self.store.explain(p))
         self.edit(self.pyproject, PYPROJECT + "[tool.ruff]\n")
@@ -221,10 +221,10 @@ class TestInstinctAnchors(_Base):
         self.assertEqual(e["stale"], "pyproject.toml changed")
         r = self.cli("explain", p)
         self.assertIn("  may be stale: pyproject.toml changed since it was anchored", r.stdout)
-        self.assertEqual(instinct._staleness(self.store._db.conn, self.proj, [rec]),
+        self.assertEqual(instinct._Anchors.staleness(self.store._db.conn, self.proj, [rec]),
                          ["pyproject.toml changed"])
         with self.store._write() as conn:               # what observe / feedback good call
-            instinct._reanchor(conn, self.proj, rec)
+            instinct._Anchors.reanchor(conn, self.proj, rec)
         self.assertNotIn("stale", self.store.explain(p))
         os.remove(self.pyproject)
         self.assertEqual(self.store.explain(p)["stale"], "pyproject.toml is gone")
@@ -255,19 +255,19 @@ class TestInstinctAnchors(_Base):
         items = [{"pattern": f"pref:test=cmd{i}", "project": "p"} for i in range(200)]
         with self.store._write() as conn:
             for it in items:
-                instinct._reanchor(conn, self.proj, it, ["pyproject.toml", "package.json"])
+                instinct._Anchors.reanchor(conn, self.proj, it, ["pyproject.toml", "package.json"])
         conn = self.store._db.conn
         calls = []
-        real = instinct._git_blob
-        instinct._git_blob = lambda path: calls.append(path) or real(path)
+        real = instinct._Anchors.git_blob
+        instinct._Anchors.git_blob = lambda path: calls.append(path) or real(path)
         try:
-            self.assertEqual(instinct._staleness(conn, self.proj, items), [None] * 200)
+            self.assertEqual(instinct._Anchors.staleness(conn, self.proj, items), [None] * 200)
             self.assertEqual(calls, [])                        # unchanged files: never hashed
             self.edit(self.pyproject, "changed\n")
-            self.assertEqual(set(instinct._staleness(conn, self.proj, items)), {"pyproject.toml changed"})
+            self.assertEqual(set(instinct._Anchors.staleness(conn, self.proj, items)), {"pyproject.toml changed"})
             self.assertEqual(len(calls), 1)                    # one hash per changed file
         finally:
-            instinct._git_blob = real
+            instinct._Anchors.git_blob = real
 
     def test_bench_script_runs(self):                           # its figures: README, bench/README
         r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_anchors.py"), "--reps", "3"],

@@ -292,7 +292,7 @@ class TestMemoryCore(StoreCase):
                 mid = c.execute("INSERT INTO memories (type, title, content, project, created, updated)"
                                 " VALUES ('episode', ?, ?, '', ?, ?)", (title, content, now, now)).lastrowid
                 c.executemany("INSERT OR IGNORE INTO memory_keys (key, memory_id) VALUES (?, ?)",
-                              [(k, mid) for k in instinct._mem_keys("episode", "", title, content)])
+                              [(k, mid) for k in instinct._Mem.keys("episode", "", title, content)])
         return conn
 
     def _steps_of_remember(self, n):

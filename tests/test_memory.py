@@ -238,7 +238,7 @@ class RankingTest(_Base):
 
     def test_many_common_words_stay_bounded_and_rare_words_win(self):
         rows = [("project", f"Common words {i}", "common shared filler text", "", "", "", "", 1,
-                 instinct._iso(T0), instinct._iso(T0)) for i in range(instinct._MEM_COMMON + 20)]
+                 instinct._iso(T0), instinct._iso(T0)) for i in range(instinct._Mem.COMMON + 20)]
         conn = self.store._db.conn
         with conn:
             conn.executemany("INSERT INTO memories (type, title, content, why, how_to_apply, tags, project,"
@@ -440,7 +440,7 @@ class GitAndBriefingTest(_Base):
                                     "checkout: moving from main to feature", "commit: Add coupons: percent off",
                                     "merge feature: Fast-forward", "rebase (pick): Fix rounding",
                                     "commit (amend): Add coupons, fixed amounts", "pull: Fast-forward"])
-        self.assertEqual(instinct._git_subjects(str(repo)),
+        self.assertEqual(instinct._Mem.git_subjects(str(repo)),
                          ["Add coupons, fixed amounts", "Fix rounding", "Add coupons: percent off"])
 
     def test_worktree_file_missing_and_odd_logs(self):
@@ -449,21 +449,21 @@ class GitAndBriefingTest(_Base):
         wt = self.tmp / "wt"
         wt.mkdir()
         (wt / ".git").write_text("gitdir: ../main/.git/worktrees/wt\n", encoding="utf-8")
-        self.assertEqual(instinct._git_subjects(str(wt)), ["Work in the worktree"])
+        self.assertEqual(instinct._Mem.git_subjects(str(wt)), ["Work in the worktree"])
         (wt / ".git").write_text("not a pointer\n", encoding="utf-8")
-        self.assertEqual(instinct._git_subjects(str(wt)), [])
+        self.assertEqual(instinct._Mem.git_subjects(str(wt)), [])
         bare = self.tmp / "bare"
         (bare / ".git").mkdir(parents=True)
-        self.assertEqual(instinct._git_subjects(str(bare)), [])                # no logs/HEAD
+        self.assertEqual(instinct._Mem.git_subjects(str(bare)), [])                # no logs/HEAD
         (bare / ".git" / "logs").mkdir()
         (bare / ".git" / "logs" / "HEAD").write_bytes(b"\xff\xfe garbage\x00\nno tab here\n")
-        self.assertEqual(instinct._git_subjects(str(bare)), [])
-        self.assertEqual(instinct._git_subjects(str(self.tmp / "nowhere")), [])
+        self.assertEqual(instinct._Mem.git_subjects(str(bare)), [])
+        self.assertEqual(instinct._Mem.git_subjects(str(self.tmp / "nowhere")), [])
 
     def test_long_reflog_is_read_from_its_end(self):
         repo = self.tmp / "big"
         self.reflog(repo / ".git", [f"commit: Old change {i}" for i in range(3000)] + ["commit: Newest"])
-        self.assertEqual(instinct._git_subjects(str(repo)), ["Newest", "Old change 2999", "Old change 2998"])
+        self.assertEqual(instinct._Mem.git_subjects(str(repo)), ["Newest", "Old change 2999", "Old change 2998"])
 
     def test_briefing_uses_folder_name_and_commits(self):
         repo = self.tmp / "shopfront"
