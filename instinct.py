@@ -1438,7 +1438,7 @@ def _opted_out(store, project):
     for d in map(os.path.abspath, dirs):
         hit = _OPT_OUTS.get(d)
         if hit is None or not 0 <= now - hit[0] < 1:
-            hit = _OPT_OUTS[d] = (now, _disabled_reason({}, d))
+            hit = _OPT_OUTS[d] = (now, _Capture.disabled_reason({}, d))
         if hit[1]:
             return hit[1]
     return None
@@ -4320,52 +4320,76 @@ _Shell.VALUE_OPTIONS.update({alias: _Shell.VALUE_OPTIONS[same] for alias, same i
 # =============================================================================
 # 13. Learning from tool calls (capture, session mining, the briefing, hints)
 # =============================================================================
-HOOK_EVENTS = {"sessionstart": "session-start", "userpromptsubmit": "user-prompt-submit",
-               "pretooluse": "pre-tool-use", "posttooluse": "post-tool-use",
-               "posttoolusefailure": "post-tool-use-failure", "stop": "stop",
-               "sessionend": "session-end"}
-HOOK_TIMEOUT_S = 3.0                       # a hook gives up on a locked database after this
-INJECT_MAX_ITEMS, INJECT_MAX_CHARS = 10, 2000
-_SHELL_TOOLS = {"Bash": "Bash", "PowerShell": "PowerShell", "shell": "Bash",
-                "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash"}
-_EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file", "replace"}
+class _Capture:
+    """What one hook call becomes: the events it answers, its time limit and budget, whose session it is, and whether a prompt corrects the agent."""
 
+    HOOK_EVENTS = {"sessionstart": "session-start", "userpromptsubmit": "user-prompt-submit",
+                   "pretooluse": "pre-tool-use", "posttooluse": "post-tool-use",
+                   "posttoolusefailure": "post-tool-use-failure", "stop": "stop",
+                   "sessionend": "session-end"}
+    HOOK_TIMEOUT_S = 3.0                       # a hook gives up on a locked database after this
+    INJECT_MAX_ITEMS, INJECT_MAX_CHARS = 10, 2000
 
-# --- capture: one tool call -> one shape-only step ---------------------------------
-# Client plumbing is not a habit: loading tools, task lists, plan mode, questions.
-_PLUMBING_TOOLS = frozenset(
-    "ToolSearch TodoWrite TodoRead TaskCreate TaskUpdate TaskList TaskGet TaskOutput TaskStop "
-    "EnterPlanMode ExitPlanMode AskUserQuestion StructuredOutput SendMessage TeamCreate "
-    "TeamDelete BashOutput KillShell KillBash ListMcpResourcesTool ReadMcpResourceTool "
-    "update_plan view_image request_user_input".split())
-# Looking around (every session of every project does it): captured, never a habit step.
-_LOOK_TOOLS = frozenset("Read Grep Glob LS NotebookRead read_file list_dir grep_search "
-                        "file_search glob search_files".split())
-# Shell utilities every project uses the same way: never a habit step either.
-_GENERIC_PROGRAMS = frozenset(
-    "? ls cat head tail grep egrep fgrep rg ag find fd wc sort uniq tee echo printf pwd which "
-    "whereis type mkdir rmdir rm cp mv ln touch chmod chown sed awk gawk cut tr paste xargs "
-    "file stat du df date sleep kill pkill killall ps pgrep top htop clear basename dirname "
-    "realpath readlink less more tree open xdg-open seq nl column bat jq yq diff cmp md5sum "
-    "sha256sum shasum base64 hexdump xxd od strings lsof whoami id hostname uname free nproc "
-    "unzip tar gzip gunzip zip wget curl man help history".split())
-# Version-control reads (what changed, where am I): looking around, like Read, so a ritual's
-# steps stay adjacent however often the agent checks the status between them.
-_LOOK_COMMANDS = frozenset(f"{vcs} {sub}" for vcs in ("git", "hg", "jj", "svn") for sub in (
-    "status", "diff", "log", "show", "blame", "branch", "remote", "rev-parse", "reflog"))
-_EDIT_STEP = "Edit"
-_SEEN_MAX = 20000                  # unlearned program-word and prompt hashes kept (the newest)
+    @staticmethod
+    def disabled_reason(payload, cwd):
+        if os.environ.get("INSTINCT_DISABLE", "") not in ("", "0"):
+            return "INSTINCT_DISABLE is set"
+        if payload.get("agent_id"):
+            return "subagent session"
+        d = cwd
+        while d:
+            if os.path.exists(os.path.join(d, ".instinct-disable")):
+                return f"{d}/.instinct-disable opts this project out"
+            parent = os.path.dirname(d)
+            d = parent if parent != d else ""
+        return None
 
+    @staticmethod
+    def safe_session(value):
+        if not isinstance(value, str):
+            return ""
+        return "".join(c for c in value[:400] if c.isalnum() or c in "_.:-")[:100]
 
-def _shell_command_text(tool_input):
-    cmd = tool_input.get("command", tool_input.get("cmd"))
-    return cmd if isinstance(cmd, (str, list)) else ""
+    # A prompt that corrects the agent or states a standing rule ("did you push?", "use X instead",
+    # "don't stop to ask me"): instinct stores nothing of it, it asks the agent to save the lesson.
+    CORRECTION_OPENERS = (
+        "no,", "no ", "nope", "don't", "dont ", "do not", "stop ", "never ", "always ", "please don't",
+        "please do not", "please always", "please never", "did you ", "didn't you", "you forgot",
+        "you didn't", "you did not", "why did you", "why didn't you", "i told you", "i said",
+        "that's wrong", "that is wrong", "wrong", "not like that", "remember to", "from now on",
+        "make sure to", "you should have", "you should not", "you shouldn't", "stop asking")
+    CORRECTION_MARKS = (" instead", "from now on", "every time", "next time", "in the future",
+                         "remember to", "don't forget", "do not forget", "you forgot", "i told you",
+                         "stop asking", "without asking", "as i said", "not what i asked")
+    CORRECTION_CONTEXT = (
+        "instinct: the user's message may correct you or state a standing rule. If it is lasting "
+        "guidance (for this project or this user), save it once with instinct's `memory_store` tool "
+        "(type `feedback`): a short title, the rule in your own words, why, and how to apply it. "
+        "Do not save one-off instructions.")
 
+    @staticmethod
+    def prompt_text(prompt):
+        """A prompt as compared: its first 2,000 characters, lowercase, spaces collapsed."""
+        return " ".join(prompt[:2000].lower().replace("\u2019", "'").split())
 
-def _is_own_command(cmd):
-    text = " ".join(map(str, cmd)) if isinstance(cmd, list) else cmd
-    return ("instinct" in text.split("&&")[0].split()[:3] or " instinct.py " in f" {text} "
-            or "-m instinct" in text or text.strip().startswith("instinct "))
+    @staticmethod
+    def reads_like_correction(prompt):
+        if not isinstance(prompt, str):
+            return False
+        text = _Capture.prompt_text(prompt)
+        return text.startswith(_Capture.CORRECTION_OPENERS) or any(m in text for m in _Capture.CORRECTION_MARKS)
+
+    @staticmethod
+    def hook_cwd(payload):
+        """The payload's cwd if it is a sane path (str, no NUL, encodable, bounded), else None."""
+        cwd = payload.get("cwd")
+        if not isinstance(cwd, str) or not cwd or len(cwd) > 4096 or "\x00" in cwd:
+            return None
+        try:
+            cwd.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        return cwd
 
 
 class _Call:
@@ -4373,9 +4397,35 @@ class _Call:
     events.data as tab-separated fields: tool, name, extension, command shapes) and read by field
     (`read`). `name` is what identifies the call beyond its tool: a skill's name, a subagent's
     type. Never an argument value."""
-
+    SHELL_TOOLS = {"Bash": "Bash", "PowerShell": "PowerShell", "shell": "Bash",
+                    "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash"}
+    EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file", "replace"}
+    # --- capture: one tool call -> one shape-only step ---------------------------------
+    # Client plumbing is not a habit: loading tools, task lists, plan mode, questions.
+    PLUMBING_TOOLS = frozenset(
+        "ToolSearch TodoWrite TodoRead TaskCreate TaskUpdate TaskList TaskGet TaskOutput TaskStop "
+        "EnterPlanMode ExitPlanMode AskUserQuestion StructuredOutput SendMessage TeamCreate "
+        "TeamDelete BashOutput KillShell KillBash ListMcpResourcesTool ReadMcpResourceTool "
+        "update_plan view_image request_user_input".split())
+    # Looking around (every session of every project does it): captured, never a habit step.
+    LOOK_TOOLS = frozenset("Read Grep Glob LS NotebookRead read_file list_dir grep_search "
+                            "file_search glob search_files".split())
+    # Shell utilities every project uses the same way: never a habit step either.
+    GENERIC_PROGRAMS = frozenset(
+        "? ls cat head tail grep egrep fgrep rg ag find fd wc sort uniq tee echo printf pwd which "
+        "whereis type mkdir rmdir rm cp mv ln touch chmod chown sed awk gawk cut tr paste xargs "
+        "file stat du df date sleep kill pkill killall ps pgrep top htop clear basename dirname "
+        "realpath readlink less more tree open xdg-open seq nl column bat jq yq diff cmp md5sum "
+        "sha256sum shasum base64 hexdump xxd od strings lsof whoami id hostname uname free nproc "
+        "unzip tar gzip gunzip zip wget curl man help history".split())
+    # Version-control reads (what changed, where am I): looking around, like Read, so a ritual's
+    # steps stay adjacent however often the agent checks the status between them.
+    LOOK_COMMANDS = frozenset(f"{vcs} {sub}" for vcs in ("git", "hg", "jj", "svn") for sub in (
+        "status", "diff", "log", "show", "blame", "branch", "remote", "rev-parse", "reflog"))
+    EDIT_STEP = "Edit"
+    SEEN_MAX = 20000                  # unlearned program-word and prompt hashes kept (the newest)
     __slots__ = ("tool", "name", "ext", "cmds")
-    SHELLS = frozenset(_SHELL_TOOLS.values())
+    SHELLS = frozenset(SHELL_TOOLS.values())
     NAMED = {"Skill": "skill", "Task": "subagent_type", "Agent": "subagent_type"}
 
     def __init__(self, tool, name="", ext="", cmds=()):
@@ -4396,19 +4446,19 @@ class _Call:
         stored steps that hold its hash are rewritten to it. One indexed read when met."""
         if self.tool not in self.SHELLS:
             return self
-        shapes = [(words, at) for words, at in map(_program_words, self.cmds)]
-        found = {words[i]: "" for words, at in shapes for i in at if not _known_word(words[i])}
+        shapes = [(words, at) for words, at in map(_Call.program_words, self.cmds)]
+        found = {words[i]: "" for words, at in shapes for i in at if not _Call.known_word(words[i])}
         if not found:
             return self
         for w in found:
-            found[w] = _keyed(conn, w)
+            found[w] = _Call.keyed(conn, w)
         rows = {h: (s, word) for h, s, word in conn.execute(
             "SELECT hash, session, word FROM seen WHERE hash IN (%s)" % ",".join("?" * len(found)),
             list(found.values()))}
         for w, h in found.items():
             first, word = rows.get(h, (None, None))
             if first is None:
-                _seen_add(conn, h, session)
+                _Call.seen_add(conn, h, session)
             if word is None and first not in (None, session):     # a second session: learned
                 conn.execute("UPDATE seen SET word = ? WHERE hash = ?", (w, h))
                 conn.execute("UPDATE events SET data = replace(data, ?, ?) WHERE instr(data, ?)"
@@ -4432,10 +4482,10 @@ class _Call:
         'Task(type)', a tool's name; looking around and plumbing give none."""
         if self.tool in self.SHELLS:
             return [c for c in self.cmds
-                    if c.split(" ", 1)[0] not in _GENERIC_PROGRAMS and c not in _LOOK_COMMANDS]
-        if self.tool in _EDIT_TOOLS:
-            return [_EDIT_STEP]
-        if self.tool in _LOOK_TOOLS or self.tool in _PLUMBING_TOOLS or self.tool == "?":
+                    if c.split(" ", 1)[0] not in _Call.GENERIC_PROGRAMS and c not in _Call.LOOK_COMMANDS]
+        if self.tool in _Call.EDIT_TOOLS:
+            return [_Call.EDIT_STEP]
+        if self.tool in _Call.LOOK_TOOLS or self.tool in _Call.PLUMBING_TOOLS or self.tool == "?":
             return []
         return [f"{self.tool}({self.name})" if self.name else self.tool]
 
@@ -4450,11 +4500,11 @@ class _Call:
         low = tool.lower()
         if low.startswith(("mcp__instinct__", "mcp__plugin_instinct")):
             return None, "instinct's own tool call"
-        if tool in _PLUMBING_TOOLS:
+        if tool in _Call.PLUMBING_TOOLS:
             return None, "client plumbing, not a habit step"
-        if tool in _SHELL_TOOLS:
-            cmd = _shell_command_text(tinput)
-            if _is_own_command(cmd):
+        if tool in _Call.SHELL_TOOLS:
+            cmd = _Call.shell_command_text(tinput)
+            if _Call.is_own_command(cmd):
                 return None, "instinct's own command"
             shapes, total = [], 0
             for shape in _Shell.command_shapes(cmd):
@@ -4462,294 +4512,298 @@ class _Call:
                 if total > 400:
                     break
                 shapes.append(shape)
-            return cls(_SHELL_TOOLS[tool], cmds=shapes or ["?"]), ""
+            return cls(_Call.SHELL_TOOLS[tool], cmds=shapes or ["?"]), ""
         name = "".join(c for c in tool if c.isalnum() or c in "_.-")[:64] or "?"
         if low.startswith("mcp__"):
             return cls(name), ""
-        if tool in _EDIT_TOOLS:
+        if tool in _Call.EDIT_TOOLS:
             path = tinput.get("file_path") or tinput.get("path") or tinput.get("notebook_path") or ""
             ext = os.path.splitext(str(path).replace("\\", "/").rsplit("/", 1)[-1])[1].lower()
             ok = ext and len(ext) <= 11 and ext[1:].isalnum() and ext.isascii()
-            return cls(_EDIT_STEP if tool == "apply_patch" else name, ext=ext if ok else ""), ""
+            return cls(_Call.EDIT_STEP if tool == "apply_patch" else name, ext=ext if ok else ""), ""
         named = tinput.get(cls.NAMED.get(tool, ""))
         ok = isinstance(named, str) and len(named) <= 64 and all(
             _Shell.safe_token(w, 64) == w for w in named.split(":"))
         return cls(_Shell.safe_token(name, 64), name=named if ok else ""), ""
 
+    @staticmethod
+    def shell_command_text(tool_input):
+        cmd = tool_input.get("command", tool_input.get("cmd"))
+        return cmd if isinstance(cmd, (str, list)) else ""
 
-@functools.lru_cache(maxsize=1)
-def _known_words():
-    return frozenset().union(
-        _Shell.SUBCOMMAND_PROGRAMS, _Shell.RUN_WRAPPERS, _Shell.OPERAND_PROGRAMS, _Shell.SHELLS, _Shell.NOOPS,
-        _Shell.PREFIXES, _Shell.SCRIPT_TOOLS, _Shell.COMMON_SUBCOMMANDS, _GENERIC_PROGRAMS, _Shell.VALUE_OPTIONS,
-        ("python", "-m", "pwsh", "powershell"), *(names for _, names in _COMMAND_ROLES),
-        *(progs.split() for progs in _TOOLCHAIN_FILES.values()))
+    @staticmethod
+    def is_own_command(cmd):
+        text = " ".join(map(str, cmd)) if isinstance(cmd, list) else cmd
+        return ("instinct" in text.split("&&")[0].split()[:3] or " instinct.py " in f" {text} "
+                or "-m instinct" in text or text.strip().startswith("instinct "))
 
+    @staticmethod
+    @functools.lru_cache(maxsize=1)
+    def known_words():
+        return frozenset().union(
+            _Shell.SUBCOMMAND_PROGRAMS, _Shell.RUN_WRAPPERS, _Shell.OPERAND_PROGRAMS, _Shell.SHELLS, _Shell.NOOPS,
+            _Shell.PREFIXES, _Shell.SCRIPT_TOOLS, _Shell.COMMON_SUBCOMMANDS, _Call.GENERIC_PROGRAMS, _Shell.VALUE_OPTIONS,
+            ("python", "-m", "pwsh", "powershell"), *(names for _, names in _Corpus.COMMAND_ROLES),
+            *(progs.split() for progs in _Presenter.TOOLCHAIN_FILES.values()))
 
-def _known_word(word):
-    """A program word kept as text at once: one the shape reader or mining knows by name."""
-    return word in _known_words() or word.startswith("#")
+    @staticmethod
+    def known_word(word):
+        """A program word kept as text at once: one the shape reader or mining knows by name."""
+        return word in _Call.known_words() or word.startswith("#")
 
-
-def _program_words(shape):
-    """A command shape -> (its words, the indexes of those that name a program): the first,
-    the one a runner runs (`uv run X`, `npx X`, `uv run npx X`) and `python -m X`'s module."""
-    words, at, i = shape.split(" "), [], 0
-    while i < len(words):
-        at.append(i)
-        verbs = _Shell.RUN_WRAPPERS.get(words[i], ())
-        nxt = words[i + 1] if i + 1 < len(words) else ""
-        if verbs == ("",):
-            i += 1
-        elif nxt in verbs or (words[i] == "python" and nxt == "-m"):
-            i += 2
-        else:
-            break
-    return words, at
-
-
-def _keyed(conn, text):
-    """A keyed hash of `text` (10 hex), with the store's random key (made on first use)."""
-    import hashlib
-    row = conn.execute("SELECT word FROM seen WHERE hash = 'key'").fetchone()
-    if row is None:
-        row = (os.urandom(16).hex(),)
-        conn.execute("INSERT INTO seen (hash, session, word) VALUES ('key', '', ?)", row)
-    return hashlib.blake2b(text.encode(), key=bytes.fromhex(row[0]), digest_size=5).hexdigest()
-
-
-def _seen_add(conn, h, session):
-    """Note hash `h` as first seen in `session`; the oldest unlearned hashes beyond
-    _SEEN_MAX go."""
-    rowid = conn.execute("INSERT INTO seen (hash, session) VALUES (?, ?)", (h, session)).lastrowid
-    if rowid % 256 == 0:
-        conn.execute("DELETE FROM seen WHERE word IS NULL AND rowid < ?", (rowid - _SEEN_MAX,))
-
-
-def _tool_summary(payload):
-    """A hook payload -> (its `_Call`'s label, '') or (None, skip reason)."""
-    call, reason = _Call.of(payload)
-    return (call.label() if call else None), reason
-
-
-def _response_failed(resp):
-    """Did a tool response report failure? Claude Code: a dict with `exit_code`/`interrupted`;
-    Codex: a string whose status line (in its first lines) reads 'Exit code: N' or 'Process
-    exited with code N', or JSON with `exit_code`/`metadata.exit_code`. Read, never kept."""
-    if isinstance(resp, dict):
-        if resp.get("interrupted") is True or resp.get("is_error") is True:
-            return True
-        meta = resp.get("metadata")
-        for code in (resp.get("exit_code"), resp.get("exitCode"),
-                     meta.get("exit_code") if isinstance(meta, dict) else None):
-            if isinstance(code, int) and not isinstance(code, bool) and code != 0:
-                return True
-        return False
-    if not isinstance(resp, str):
-        return False
-    head = resp[:400].lstrip()
-    if head.startswith("{"):
-        try:
-            return _response_failed(_loads(resp[:65536]))
-        except (ValueError, RecursionError):
-            return False
-    for line in head.splitlines()[:6]:
-        if line.startswith(("Output:", "Final output:")):
-            break                                  # the program's own output follows
-        for lead in ("Exit code:", "exit code:", "Process exited with code"):
-            if line.startswith(lead):
-                code = line[len(lead):].strip().split(" ", 1)[0].rstrip(".")
-                return code.lstrip("-").isdigit() and int(code) != 0
-    return False
-
-
-def _disabled_reason(payload, cwd):
-    if os.environ.get("INSTINCT_DISABLE", "") not in ("", "0"):
-        return "INSTINCT_DISABLE is set"
-    if payload.get("agent_id"):
-        return "subagent session"
-    d = cwd
-    while d:
-        if os.path.exists(os.path.join(d, ".instinct-disable")):
-            return f"{d}/.instinct-disable opts this project out"
-        parent = os.path.dirname(d)
-        d = parent if parent != d else ""
-    return None
-
-
-def _safe_session(value):
-    if not isinstance(value, str):
-        return ""
-    return "".join(c for c in value[:400] if c.isalnum() or c in "_.:-")[:100]
-
-
-# --- mining: what recurs across a project's sessions --------------------------------
-# Which project command a shape is, read from its most specific word (right to left):
-# 'uv run pytest' -> test, 'npm run lint' -> lint, 'ruff check' -> lint (ruff), 'mix format'.
-_COMMAND_ROLES = (
-    ("test", frozenset("test tests pytest unittest jest vitest mocha rspec phpunit ctest tox nox "
-                       "spec ava karma cypress playwright nextest".split())),
-    ("lint", frozenset("lint credo clippy eslint flake8 pylint rubocop golangci-lint shellcheck "
-                       "stylelint hadolint vet ruff biome oxlint ktlint swiftlint pyflakes "
-                       "markdownlint".split())),
-    ("format", frozenset("format fmt black prettier gofmt rustfmt isort autopep8 yapf "
-                         "clang-format goimports shfmt".split())),
-    ("typecheck", frozenset("typecheck type-check mypy pyright tsc dialyzer pytype pyre "
-                            "check-types".split())),
-    ("build", frozenset("build compile webpack rollup esbuild make".split())),
-)
-_ROLE_TITLES = {"test": "Tests here", "lint": "Lint here", "format": "Format here",
-                "typecheck": "Type-check here", "build": "Build here"}
-_SEQ_MAX = 5                        # longest workflow mined (steps)
-_SESSIONS_COMPARED = 100            # a project's most recent sessions compared when mining
-_CHANCE_P = 1e-3                    # a workflow counts when chance explains it less often than this
-_HABIT_WINDOW = 20                  # a project's recent sessions a command must recur in ...
-_HABIT_SHARE = 0.5                  # ... at least half of them (and at least 2)
-_BACKFILL = 4                       # a habit found counts at most this many recent sessions at once
-_STEPS_KEPT = 400                   # steps of a mined session kept for the briefing's use counts
-_BRIEF_SESSIONS = 5                # a project's recent sessions whose use decides what is briefed
-_BRIEF_MIN_USE = 0.5                # a mined item used in fewer of them than this is not briefed
-
-
-def _command_role(shape):
-    """'mix test' -> 'test'; a shape that is not a project command -> None.
-
-    The last word decides ('make docs' is not a build); a plain verb after a tool lets the
-    tool decide ('ruff check' is lint)."""
-    words = shape.split()
-    if len(words) > 1 and words[-1] in ("check", "run", "exec", "ci"):
-        words = words[:-1]
-    for w in words[-1:]:
-        for role, names in _COMMAND_ROLES:
-            if w in names or (role == "test" and w.startswith(("test:", "test-", "test."))) \
-                    or (role in ("lint", "format", "build") and w.startswith(role + ":")):
-                return role
-    return None
-
-
-def _steps(rows):
-    """[(kind, data)] of one session's tool events, in call order -> [(step, ok)]: the steps of
-    each `_Call`; a failed call's failure is its last step's."""
-    out = []
-    for kind, data in rows:
-        steps = _Call.read(data).steps()
-        out += [(st, True) for st in steps[:-1]]
-        if steps:
-            out.append((steps[-1], kind == "tool"))
-    return out
-
-
-def _collapse(names):
-    return tuple(x for i, x in enumerate(names) if i == 0 or x != names[i - 1])
-
-
-def _periodic(g):
-    """More than one full cycle of a shorter loop (a->b->a->b): say it as a->b->a instead."""
-    return any(all(g[i] == g[i % p] for i in range(len(g))) and len(g) > p + 1
-               for p in range(1, len(g)))
-
-
-def _ngrams(col):
-    """The 2-5 step runs of `col` -> (contiguous ones, those with one extra step inside: a
-    ritual whose agent did one other thing in the middle)."""
-    runs, gapped = set(), set()
-    for n in range(2, _SEQ_MAX + 1):
-        for i in range(len(col) - n + 1):
-            runs.add(col[i:i + n])
-            w = col[i:i + n + 1]
-            if n > 2 and len(w) > n:                     # a -> (x) -> b alone says little
-                for j in range(1, n):
-                    g = w[:j] + w[j + 1:]
-                    if g[j - 1] != g[j]:
-                        gapped.add(g)
-    return runs, gapped
-
-
-def _workflow_candidates(col):
-    """Candidate workflows of one session: 2-5 steps from a command to a command (edits may
-    sit between: test -> edit -> test), not a loop restated."""
-    runs, gapped = _ngrams(col)
-    return {g for g in runs | gapped
-            if g[0] != _EDIT_STEP and g[-1] != _EDIT_STEP and not _periodic(g) and len(set(g)) > 1}
-
-
-def _chance_sessions(g, stats, enough=float("inf"), gapped=False):
-    """Sessions expected to hold `g` by chance: each session's steps shuffled (same counts,
-    no step following itself, as collapsed), summed over sessions; stops past `enough`.
-    `gapped`: held as a run or with one extra step inside, n placements instead of one."""
-    expected, n, need, pairs = 0.0, len(g), set(g), tuple(zip(g, g[1:]))
-    for length, freq, rest in stats:
-        if length < n or not need <= freq.keys():
-            continue
-        e = (length - n + 1) * freq[g[0]] / length * (n if gapped else 1)
-        for prev, t in pairs:
-            e *= freq[t] * rest[prev]
-        expected += e if e < 1.0 else 1.0
-        if expected > enough:
-            break
-    return expected
-
-
-@functools.lru_cache(maxsize=None)
-def _chance_limit(k):
-    """The largest chance expectation under which k holding sessions still count (bisection)."""
-    lo, hi = 0.0, float(k)
-    for _ in range(30):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if _by_chance(k, mid) < _CHANCE_P else (lo, mid)
-    return lo
-
-
-def _by_chance(k, expected):
-    """P(at least k sessions hold it by chance), Poisson with the chance expectation."""
-    import math
-    term = total = math.exp(-expected)
-    for i in range(1, k):
-        term *= expected / i
-        total += term
-    return max(0.0, 1.0 - total)
-
-
-def _fixes(steps):
-    """One session's fixes -> ({(A, B)}, {A}): A failed, then A ran again within 10 steps and
-    passed, B the last step before that run; the second set holds every A that failed and
-    then passed (with or without a step between)."""
-    pairs, passed = set(), set()
-    for i, (a, ok) in enumerate(steps):
-        if ok or a == _EDIT_STEP:
-            continue
-        for j in range(i + 1, min(i + 11, len(steps))):
-            if steps[j][0] == a:
-                if steps[j][1]:
-                    passed.add(a)
-                    if j > i + 1:
-                        pairs.add((a, steps[j - 1][0]))
+    @staticmethod
+    def program_words(shape):
+        """A command shape -> (its words, the indexes of those that name a program): the first,
+        the one a runner runs (`uv run X`, `npx X`, `uv run npx X`) and `python -m X`'s module."""
+        words, at, i = shape.split(" "), [], 0
+        while i < len(words):
+            at.append(i)
+            verbs = _Shell.RUN_WRAPPERS.get(words[i], ())
+            nxt = words[i + 1] if i + 1 < len(words) else ""
+            if verbs == ("",):
+                i += 1
+            elif nxt in verbs or (words[i] == "python" and nxt == "-m"):
+                i += 2
+            else:
                 break
-    return pairs, passed
+        return words, at
+
+    @staticmethod
+    def keyed(conn, text):
+        """A keyed hash of `text` (10 hex), with the store's random key (made on first use)."""
+        import hashlib
+        row = conn.execute("SELECT word FROM seen WHERE hash = 'key'").fetchone()
+        if row is None:
+            row = (os.urandom(16).hex(),)
+            conn.execute("INSERT INTO seen (hash, session, word) VALUES ('key', '', ?)", row)
+        return hashlib.blake2b(text.encode(), key=bytes.fromhex(row[0]), digest_size=5).hexdigest()
+
+    @staticmethod
+    def seen_add(conn, h, session):
+        """Note hash `h` as first seen in `session`; the oldest unlearned hashes beyond
+        _SEEN_MAX go."""
+        rowid = conn.execute("INSERT INTO seen (hash, session) VALUES (?, ?)", (h, session)).lastrowid
+        if rowid % 256 == 0:
+            conn.execute("DELETE FROM seen WHERE word IS NULL AND rowid < ?", (rowid - _Call.SEEN_MAX,))
+
+    @staticmethod
+    def tool_summary(payload):
+        """A hook payload -> (its `_Call`'s label, '') or (None, skip reason)."""
+        call, reason = _Call.of(payload)
+        return (call.label() if call else None), reason
+
+    @staticmethod
+    def response_failed(resp):
+        """Did a tool response report failure? Claude Code: a dict with `exit_code`/`interrupted`;
+        Codex: a string whose status line (in its first lines) reads 'Exit code: N' or 'Process
+        exited with code N', or JSON with `exit_code`/`metadata.exit_code`. Read, never kept."""
+        if isinstance(resp, dict):
+            if resp.get("interrupted") is True or resp.get("is_error") is True:
+                return True
+            meta = resp.get("metadata")
+            for code in (resp.get("exit_code"), resp.get("exitCode"),
+                         meta.get("exit_code") if isinstance(meta, dict) else None):
+                if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+                    return True
+            return False
+        if not isinstance(resp, str):
+            return False
+        head = resp[:400].lstrip()
+        if head.startswith("{"):
+            try:
+                return _Call.response_failed(_loads(resp[:65536]))
+            except (ValueError, RecursionError):
+                return False
+        for line in head.splitlines()[:6]:
+            if line.startswith(("Output:", "Final output:")):
+                break                                  # the program's own output follows
+            for lead in ("Exit code:", "exit code:", "Process exited with code"):
+                if line.startswith(lead):
+                    code = line[len(lead):].strip().split(" ", 1)[0].rstrip(".")
+                    return code.lstrip("-").isdigit() and int(code) != 0
+        return False
 
 
-def _combos(calls):
-    """combo:a+b - two to four different command shapes chained in one shell call."""
-    found = set()
-    for _, data in calls:
-        shapes = sorted(set(_Call.read(data).steps()) - {_EDIT_STEP})
-        if 2 <= len(shapes) <= 4:
-            found.add("combo:" + "+".join(shapes))
-    return found
+class _Presenter:
+    """One selection and wording of learned items for every channel: the briefing, the MCP prompt and resources, every rules file."""
 
+    SESSIONS = 5                # a project's recent sessions whose use decides what is briefed
+    MIN_USE = 0.5                # a mined item used in fewer of them than this is not briefed
 
-def _command_pattern(step, shell):
-    """A step used in most of a project's sessions -> its pattern: 'pref:test=mix test' when
-    its role can be told (one command per role), else 'pref:command:just verify' or
-    'pref:tool:Task(Explore)' (as many as the project has)."""
-    role = _command_role(step) if shell else None
-    return f"pref:{role}={step}" if role else f"pref:{'command' if shell else 'tool'}:{step}"
+    @staticmethod
+    def rule_text(r):
+        """One learned pattern -> the sentence every surface uses (briefing, rules files, MCP).
+
+        Mined patterns hold command shapes, shown as code; patterns a user or agent observed
+        by hand hold their own words, shown as they are.
+        """
+        p = r["pattern"]
+        code = (lambda s: f"`{s}`") if _Corpus.mined_source(r.get("source")) else (lambda s: s)
+        head, colon, body = p.partition(":")
+        kind, _, used = body.partition(":")
+        if colon and head == "pref" and kind in ("command", "tool") and _Corpus.mined_source(r.get("source")):
+            return ("Project command: " if kind == "command" else "Often used here: ") + code(used)
+        if colon and head == "pref" and "=" in body:
+            key, _, value = body.partition("=")
+            if key in _Corpus.ROLE_TITLES:
+                return f"{_Corpus.ROLE_TITLES[key]}: {code(value)}"
+            return f"Preference: {key} = {value}"
+        if colon and head == "seq":
+            steps = [s.strip() for s in body.split("->")]
+            shown = ["edit the code" if s == _Call.EDIT_STEP else code(s) for s in steps]
+            for last, label in (("git commit", "Before committing"), ("git push", "Before pushing")):
+                if last in steps[1:]:
+                    k = steps.index(last)
+                    return f"{label}: " + ", then ".join(shown[:k]) + (
+                        f" (then {', '.join(shown[k + 1:])})" if shown[k + 1:] else "")
+            return "Usual workflow: " + ", then ".join(shown)
+        if colon and head == "fix":
+            failed, _, by = body.partition(" by ")
+            if by == _Call.EDIT_STEP or by.startswith(_Call.EDIT_STEP + "("):
+                return f"When {code(failed)} fails: fix the code, then rerun it"
+            if by:
+                return f"When {code(failed)} fails: run {code(by)}, then rerun it"
+            return f"Recurring fix: {body}"
+        if colon and head == "combo":
+            return "Used together: " + " + ".join(code(s.strip()) for s in body.split("+"))
+        if colon and head == "pref":
+            return f"Preference: {body}"
+        return f"Habit: {p}"
+
+    @staticmethod
+    def rule_evidence(r):
+        if _Corpus.mined_source(r.get("source")):
+            use = r.get("use")
+            return f"{r['confidence']} sessions" + (f", used in {use[0]} of the last {use[1]}"
+                                                    if use else "")
+        return f"seen {r['confidence']}x"
+
+    @staticmethod
+    def briefing_line(r):
+        """The one wording of a learned item on every channel (briefing, MCP, rules files)."""
+        scope = ("every project" if r["level"] == "universal" else "this project" if r["project"]
+                 else "all projects")
+        stale = f"; may be stale: {r['stale']}" if r.get("stale") else ""
+        return f"- {_Presenter.rule_text(r)} ({r['level']}, {_Presenter.rule_evidence(r)}, {scope}{stale})"
+
+    @staticmethod
+    def generic_habit(pattern):
+        """Habits every project has (Read -> Edit, head + ls), which an older store may hold."""
+        head, colon, body = pattern.partition(":")
+        return head in ("seq", "combo") and all(
+            s in _Call.LOOK_TOOLS or s in _Call.EDIT_TOOLS or s.split(" ", 1)[0] in _Call.GENERIC_PROGRAMS
+            or s == _Call.EDIT_STEP for s in body.replace("->", "+").split("+"))
+
+    @staticmethod
+    def item_steps(pattern):
+        """The steps a session takes to use a mined item, in order (a combo's in any order)."""
+        head, _, body = pattern.partition(":")
+        if head == "seq":
+            return body.split("->")
+        if head == "combo":
+            return sorted(body.split("+"))
+        if head == "fix":
+            return [body.partition(" by ")[0]]
+        if head == "pref" and body.startswith(("command:", "tool:")):
+            return [body.partition(":")[2]]
+        return [body.partition("=")[2]] if head == "pref" and "=" in body else []
+
+    # Files that show a project's toolchain: where a habit of another project applies before this
+    # one has shown its own (a program not listed applies once the project has run it).
+    TOOLCHAIN_FILES = {
+        "package.json": "npm npx pnpm yarn bun bunx node tsc eslint prettier vitest jest",
+        "Cargo.toml": "cargo rustc rustfmt", "mix.exs": "mix iex elixir", "go.mod": "go gofmt",
+        "pyproject.toml": "uv uvx poetry pytest ruff mypy pyright tox nox hatch pdm black",
+        "setup.py": "pytest tox python", "Makefile": "make", "justfile": "just",
+        "Gemfile": "bundle rake rspec rubocop", "pom.xml": "mvn", "build.gradle": "gradle",
+        "deno.json": "deno", ".git": "git"}
+
+    @staticmethod
+    def applies(steps, root):
+        """Whether the files of `root` show the toolchain of every program among `steps`."""
+        progs = {st.split(" ", 1)[0] for st in steps
+                 if " " in st or st.islower() and not st.startswith("mcp__")}
+        have = {prog for f, progs_ in _Presenter.TOOLCHAIN_FILES.items()
+                if root and os.path.exists(os.path.join(root, f)) for prog in progs_.split()}
+        return progs <= have
+
+    @staticmethod
+    def select(store, project, root, limit=_Capture.INJECT_MAX_ITEMS):
+        """The one selection of learned items for every channel: mature ones for `project` (and
+        global ones), the items of the project's recent sessions first, each dropped where it
+        does not apply (used in too few of the project's recent sessions, or, before the project
+        has shown its own, a toolchain its files do not show), a habit shown once, a role's
+        commands by the strongest, a ritual's family by one member. Records with 'use'."""
+        recent = [tuple(x.split("\t")) for x, in store._read(
+            "SELECT steps FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
+            (project, _Presenter.SESSIONS))]
+        out, seen, roles = [], set(), set()
+        for r in store.suggest(project=project, limit=min(MAX_LIMIT, max(100, limit * 3))):
+            p = r["pattern"]
+            if p in seen:                         # a habit both here and global: once
+                continue
+            seen.add(p)
+            steps = _Presenter.item_steps(p) if _Corpus.mined_source(r.get("source")) else []
+            if steps:
+                if p.startswith("combo:"):
+                    k = sum(set(steps) <= set(x) for x in recent)
+                else:
+                    k = sum(_Corpus.subsequence(steps, x) for x in recent)
+                r = dict(r, use=(k, len(recent)) if recent else None)
+                if len(recent) >= 3 and k < _Presenter.MIN_USE * len(recent):
+                    continue                      # not what this project does (any more)
+                if not k and r["project"] != project and not _Presenter.applies(steps, root):
+                    continue
+            key = p[5:].split("=", 1)[0] if p.startswith("pref:") else None
+            if key in _Corpus.ROLE_TITLES:
+                if key in roles:
+                    continue
+                roles.add(key)
+            if not _Presenter.generic_habit(p):
+                out.append(r)
+        seqs = {r["pattern"]: [s for s in out if s["pattern"] == r["pattern"]] for r in out
+                if r["pattern"].startswith("seq:")}
+        best = _Corpus.families({tuple(p[4:].split("->")): [None] * rs[0]["confidence"]
+                          for p, rs in seqs.items()})
+        keep = {"seq:" + "->".join(g) for g, _ in best}
+        out = [r for r in out if not r["pattern"].startswith("seq:") or r["pattern"] in keep]
+        if root and out:               # the user wrote it already, or its files changed or went
+            why = _Anchors.staleness(store._db.conn, root, out)
+            out = _lint_duplicates(root, [dict(r, stale=w) if w else r for r, w in zip(out, why)
+                                          if not (w and w.endswith(" is gone"))])
+        rank = {id(r): i for i, r in enumerate(out)}
+        out.sort(key=lambda r: (-(r["use"][0] / r["use"][1]) if r.get("use") else -0.5, rank[id(r)]))
+        return out[:limit]
 
 
 class _Corpus:
     """What mining reads of each session, loaded once per mining pass: collapsed steps and
     their n-grams (runs, one-gap), the session's habits candidates (commands, combos) and
     fixes."""
+    # --- mining: what recurs across a project's sessions --------------------------------
+    # Which project command a shape is, read from its most specific word (right to left):
+    # 'uv run pytest' -> test, 'npm run lint' -> lint, 'ruff check' -> lint (ruff), 'mix format'.
+    COMMAND_ROLES = (
+        ("test", frozenset("test tests pytest unittest jest vitest mocha rspec phpunit ctest tox nox "
+                           "spec ava karma cypress playwright nextest".split())),
+        ("lint", frozenset("lint credo clippy eslint flake8 pylint rubocop golangci-lint shellcheck "
+                           "stylelint hadolint vet ruff biome oxlint ktlint swiftlint pyflakes "
+                           "markdownlint".split())),
+        ("format", frozenset("format fmt black prettier gofmt rustfmt isort autopep8 yapf "
+                             "clang-format goimports shfmt".split())),
+        ("typecheck", frozenset("typecheck type-check mypy pyright tsc dialyzer pytype pyre "
+                                "check-types".split())),
+        ("build", frozenset("build compile webpack rollup esbuild make".split())),
+    )
+    ROLE_TITLES = {"test": "Tests here", "lint": "Lint here", "format": "Format here",
+                    "typecheck": "Type-check here", "build": "Build here"}
+    SEQ_MAX = 5                        # longest workflow mined (steps)
+    SESSIONS_COMPARED = 100            # a project's most recent sessions compared when mining
+    CHANCE_P = 1e-3                    # a workflow counts when chance explains it less often than this
+    HABIT_WINDOW = 20                  # a project's recent sessions a command must recur in ...
+    HABIT_SHARE = 0.5                  # ... at least half of them (and at least 2)
+    BACKFILL = 4                       # a habit found counts at most this many recent sessions at once
+    STEPS_KEPT = 400                   # steps of a mined session kept for the briefing's use counts
 
     def __init__(self, load):
         self.load, self.grams, self.stats, self.items, self.fixes = load, {}, {}, {}, {}
@@ -4759,293 +4813,280 @@ class _Corpus:
             from collections import Counter
             rows = self.load(session) if rows is None else rows
             calls = [(r[0], r[1]) for r in rows]
-            steps = _steps(calls)
-            col = _collapse([st for st, _ in steps])
+            steps = _Corpus.steps_of(calls)
+            col = _Corpus.collapse([st for st, _ in steps])
             freq, n = Counter(col), len(col)
             rest = {t: 1.0 / max(1, n - c) for t, c in freq.items()}   # 1 / steps unlike t
-            self.grams[session], self.stats[session] = _ngrams(col), (col, n, freq, rest)
+            self.grams[session], self.stats[session] = _Corpus.ngrams(col), (col, n, freq, rest)
             shell = {st for c in map(_Call.read, (d for _, d in calls))
                      if c.tool in _Call.SHELLS for st in c.steps()}
-            self.items[session] = ({_command_pattern(st, st in shell) for st in col
-                                    if st != _EDIT_STEP} | _combos(calls))
-            self.fixes[session] = _fixes(steps)
+            self.items[session] = ({_Corpus.command_pattern(st, st in shell) for st in col
+                                    if st != _Call.EDIT_STEP} | _Corpus.combos(calls))
+            self.fixes[session] = _Corpus.fixes_in(steps)
         return self.stats[session][0]
 
+    @staticmethod
+    def command_role(shape):
+        """'mix test' -> 'test'; a shape that is not a project command -> None.
 
-def _recurring(session, window, corpus):
-    """The commands, tools and combos of `session` used in at least 2 and in at least half of
-    the project's recent sessions (`window`, this one included) -> {pattern: holders}: a
-    habit is what most sessions do, whatever its name."""
-    own = corpus.items[session]
-    held = {}
-    for s in window:
-        for p in own & corpus.items[s]:
-            held.setdefault(p, []).append(s)
-    need = max(2, len(window) * _HABIT_SHARE)
-    return {p: have for p, have in held.items() if len(have) >= need}
+        The last word decides ('make docs' is not a build); a plain verb after a tool lets the
+        tool decide ('ruff check' is lint)."""
+        words = shape.split()
+        if len(words) > 1 and words[-1] in ("check", "run", "exec", "ci"):
+            words = words[:-1]
+        for w in words[-1:]:
+            for role, names in _Corpus.COMMAND_ROLES:
+                if w in names or (role == "test" and w.startswith(("test:", "test-", "test."))) \
+                        or (role in ("lint", "format", "build") and w.startswith(role + ":")):
+                    return role
+        return None
 
+    @staticmethod
+    def steps_of(rows):
+        """[(kind, data)] of one session's tool events, in call order -> [(step, ok)]: the steps of
+        each `_Call`; a failed call's failure is its last step's."""
+        out = []
+        for kind, data in rows:
+            steps = _Call.read(data).steps()
+            out += [(st, True) for st in steps[:-1]]
+            if steps:
+                out.append((steps[-1], kind == "tool"))
+        return out
 
-def _fix_habits(session, window, corpus):
-    """Fixes of `session` that recur beyond chance -> {'fix:A by B': holders}. Chance: in each
-    session where A failed and then passed, B is the step before the passing run as often as
-    B is among that session's steps."""
-    pairs = corpus.fixes[session][0]
-    out = {}
-    for a, b in pairs:
-        have, expected = [], 0.0
-        for s in window:
-            got, passed = corpus.fixes[s]
-            if a in passed:
-                _, n, freq, _ = corpus.stats[s]
-                expected += min(1.0, freq.get(b, 0) / max(1, n))
-                if (a, b) in got:
-                    have.append(s)
-        if len(have) >= 2 and expected <= _chance_limit(len(have)):
-            out[f"fix:{a} by {b}"] = have
-    return out
+    @staticmethod
+    def collapse(names):
+        return tuple(x for i, x in enumerate(names) if i == 0 or x != names[i - 1])
 
+    @staticmethod
+    def periodic(g):
+        """More than one full cycle of a shorter loop (a->b->a->b): say it as a->b->a instead."""
+        return any(all(g[i] == g[i % p] for i in range(len(g))) and len(g) > p + 1
+                   for p in range(1, len(g)))
 
-def _workflows(session, others, corpus, known=lambda g: 0):
-    """Workflows of `session` that recur across sessions (`others`) beyond chance.
+    @staticmethod
+    def ngrams(col):
+        """The 2-5 step runs of `col` -> (contiguous ones, those with one extra step inside: a
+        ritual whose agent did one other thing in the middle)."""
+        runs, gapped = set(), set()
+        for n in range(2, _Corpus.SEQ_MAX + 1):
+            for i in range(len(col) - n + 1):
+                runs.add(col[i:i + n])
+                w = col[i:i + n + 1]
+                if n > 2 and len(w) > n:                     # a -> (x) -> b alone says little
+                    for j in range(1, n):
+                        g = w[:j] + w[j + 1:]
+                        if g[j - 1] != g[j]:
+                            gapped.add(g)
+        return runs, gapped
 
-    A candidate counts when at least 2 sessions hold it and chance would give that many
-    less than once in a thousand times (each session's own steps shuffled). Sessions hold it
-    as a run, or with one extra step inside; the looser reading has its own (n times
-    larger) chance, and is tried first. A workflow that only restates a longer one (a
-    subsequence of it) held by as many sessions is dropped.
-    Returns {pattern: [session ids holding it]}.
-    """
-    own = _workflow_candidates(corpus.add(session))
-    if not own:
-        return {}
-    ids = [session] + [s for s in others if s != session]
-    for s in ids:
-        corpus.add(s)
-    stats = [corpus.stats[s][1:] for s in ids]
-    from collections import Counter
-    grams = [corpus.grams[s] for s in ids]               # per session: (runs, one-gap runs)
-    n_run, n_loose = Counter(), Counter()                # sessions holding each candidate
-    for runs, gapped in grams:
-        hit = own & runs
-        n_run.update(hit)
-        n_loose.update(hit)
-        n_loose.update((own & gapped) - hit)
-    holders = {}
-    for g in sorted(own, key=len, reverse=True):       # longest first
-        k_run, k_loose = n_run[g], n_loose[g]
-        if k_loose < 2 or any(n_run[h] >= k_loose and len(h) > len(g) and _subsequence(g, h)
-                              for h in holders):
-            continue    # a longer workflow held as widely, as a run, already says it (no chance test)
-        # the loose reading only when it adds holders: with the same ones the run's smaller
-        # chance decides alone
-        for gap, k in ((True, k_loose), (False, k_run)) if k_loose > k_run else ((False, k_run),):
-            if k >= 2:
-                enough = _chance_limit(k)
-                if _chance_sessions(g, stats, enough, gap) <= enough:
-                    holders[g] = [s for s, (runs, gapped) in zip(ids, grams)
-                                  if g in runs or gap and g in gapped]
+    @staticmethod
+    def workflow_candidates(col):
+        """Candidate workflows of one session: 2-5 steps from a command to a command (edits may
+        sit between: test -> edit -> test), not a loop restated."""
+        runs, gapped = _Corpus.ngrams(col)
+        return {g for g in runs | gapped
+                if g[0] != _Call.EDIT_STEP and g[-1] != _Call.EDIT_STEP and not _Corpus.periodic(g) and len(set(g)) > 1}
+
+    @staticmethod
+    def chance_sessions(g, stats, enough=float("inf"), gapped=False):
+        """Sessions expected to hold `g` by chance: each session's steps shuffled (same counts,
+        no step following itself, as collapsed), summed over sessions; stops past `enough`.
+        `gapped`: held as a run or with one extra step inside, n placements instead of one."""
+        expected, n, need, pairs = 0.0, len(g), set(g), tuple(zip(g, g[1:]))
+        for length, freq, rest in stats:
+            if length < n or not need <= freq.keys():
+                continue
+            e = (length - n + 1) * freq[g[0]] / length * (n if gapped else 1)
+            for prev, t in pairs:
+                e *= freq[t] * rest[prev]
+            expected += e if e < 1.0 else 1.0
+            if expected > enough:
+                break
+        return expected
+
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def chance_limit(k):
+        """The largest chance expectation under which k holding sessions still count (bisection)."""
+        lo, hi = 0.0, float(k)
+        for _ in range(30):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if _Corpus.by_chance(k, mid) < _Corpus.CHANCE_P else (lo, mid)
+        return lo
+
+    @staticmethod
+    def by_chance(k, expected):
+        """P(at least k sessions hold it by chance), Poisson with the chance expectation."""
+        import math
+        term = total = math.exp(-expected)
+        for i in range(1, k):
+            term *= expected / i
+            total += term
+        return max(0.0, 1.0 - total)
+
+    @staticmethod
+    def fixes_in(steps):
+        """One session's fixes -> ({(A, B)}, {A}): A failed, then A ran again within 10 steps and
+        passed, B the last step before that run; the second set holds every A that failed and
+        then passed (with or without a step between)."""
+        pairs, passed = set(), set()
+        for i, (a, ok) in enumerate(steps):
+            if ok or a == _Call.EDIT_STEP:
+                continue
+            for j in range(i + 1, min(i + 11, len(steps))):
+                if steps[j][0] == a:
+                    if steps[j][1]:
+                        passed.add(a)
+                        if j > i + 1:
+                            pairs.add((a, steps[j - 1][0]))
                     break
-    return {"seq:" + "->".join(g): have for g, have in _families(holders, n_run, known)}
+        return pairs, passed
 
+    @staticmethod
+    def combos(calls):
+        """combo:a+b - two to four different command shapes chained in one shell call."""
+        found = set()
+        for _, data in calls:
+            shapes = sorted(set(_Call.read(data).steps()) - {_Call.EDIT_STEP})
+            if 2 <= len(shapes) <= 4:
+                found.add("combo:" + "+".join(shapes))
+        return found
 
-def _same_family(g, h):
-    """Two workflows are one ritual told twice when they share, in order, all steps of the
-    shorter but one (and at least two): windows of a longer ritual, a contained or permuted
-    variant."""
-    if len(g) > len(h):
-        g, h = h, g
-    prev = [0] * (len(h) + 1)                 # longest common subsequence, row by row
-    for x in g:
-        cur = [0]
-        for j, y in enumerate(h):
-            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
-        prev = cur
-    return prev[-1] >= max(2, len(g) - 1)
+    @staticmethod
+    def command_pattern(step, shell):
+        """A step used in most of a project's sessions -> its pattern: 'pref:test=mix test' when
+        its role can be told (one command per role), else 'pref:command:just verify' or
+        'pref:tool:Task(Explore)' (as many as the project has)."""
+        role = _Corpus.command_role(step) if shell else None
+        return f"pref:{role}={step}" if role else f"pref:{'command' if shell else 'tool'}:{step}"
 
+    @staticmethod
+    def recurring(session, window, corpus):
+        """The commands, tools and combos of `session` used in at least 2 and in at least half of
+        the project's recent sessions (`window`, this one included) -> {pattern: holders}: a
+        habit is what most sessions do, whatever its name."""
+        own = corpus.items[session]
+        held = {}
+        for s in window:
+            for p in own & corpus.items[s]:
+                held.setdefault(p, []).append(s)
+        need = max(2, len(window) * _Corpus.HABIT_SHARE)
+        return {p: have for p, have in held.items() if len(have) >= need}
 
-def _families(found, runs=None, known=lambda g: 0):
-    """{workflow: holders} -> [(workflow, holders)], one per family: its best member, held by
-    the most sessions, then the longest, then the one already learned the most (`known(g)`:
-    its confidence, so that variants as widely held do not take turns), then the one held by
-    the most as a run (`runs`)."""
-    best, runs = [], runs or {}
-    for g, have in sorted(found.items(), key=lambda x: (-len(x[1]), -len(x[0]), -known(x[0]),
-                                                          -runs.get(x[0], 0), x[0])):
-        if not any(_same_family(g, h) for h, _ in best):
-            best.append((g, have))
-    return best
+    @staticmethod
+    def fix_habits(session, window, corpus):
+        """Fixes of `session` that recur beyond chance -> {'fix:A by B': holders}. Chance: in each
+        session where A failed and then passed, B is the step before the passing run as often as
+        B is among that session's steps."""
+        pairs = corpus.fixes[session][0]
+        out = {}
+        for a, b in pairs:
+            have, expected = [], 0.0
+            for s in window:
+                got, passed = corpus.fixes[s]
+                if a in passed:
+                    _, n, freq, _ = corpus.stats[s]
+                    expected += min(1.0, freq.get(b, 0) / max(1, n))
+                    if (a, b) in got:
+                        have.append(s)
+            if len(have) >= 2 and expected <= _Corpus.chance_limit(len(have)):
+                out[f"fix:{a} by {b}"] = have
+        return out
 
+    @staticmethod
+    def workflows(session, others, corpus, known=lambda g: 0):
+        """Workflows of `session` that recur across sessions (`others`) beyond chance.
 
-def _subsequence(small, big):
-    """Whether the steps of `small` occur in `big` in the same order."""
-    steps = iter(big)
-    return all(step in steps for step in small)
+        A candidate counts when at least 2 sessions hold it and chance would give that many
+        less than once in a thousand times (each session's own steps shuffled). Sessions hold it
+        as a run, or with one extra step inside; the looser reading has its own (n times
+        larger) chance, and is tried first. A workflow that only restates a longer one (a
+        subsequence of it) held by as many sessions is dropped.
+        Returns {pattern: [session ids holding it]}.
+        """
+        own = _Corpus.workflow_candidates(corpus.add(session))
+        if not own:
+            return {}
+        ids = [session] + [s for s in others if s != session]
+        for s in ids:
+            corpus.add(s)
+        stats = [corpus.stats[s][1:] for s in ids]
+        from collections import Counter
+        grams = [corpus.grams[s] for s in ids]               # per session: (runs, one-gap runs)
+        n_run, n_loose = Counter(), Counter()                # sessions holding each candidate
+        for runs, gapped in grams:
+            hit = own & runs
+            n_run.update(hit)
+            n_loose.update(hit)
+            n_loose.update((own & gapped) - hit)
+        holders = {}
+        for g in sorted(own, key=len, reverse=True):       # longest first
+            k_run, k_loose = n_run[g], n_loose[g]
+            if k_loose < 2 or any(n_run[h] >= k_loose and len(h) > len(g) and _Corpus.subsequence(g, h)
+                                  for h in holders):
+                continue    # a longer workflow held as widely, as a run, already says it (no chance test)
+            # the loose reading only when it adds holders: with the same ones the run's smaller
+            # chance decides alone
+            for gap, k in ((True, k_loose), (False, k_run)) if k_loose > k_run else ((False, k_run),):
+                if k >= 2:
+                    enough = _Corpus.chance_limit(k)
+                    if _Corpus.chance_sessions(g, stats, enough, gap) <= enough:
+                        holders[g] = [s for s, (runs, gapped) in zip(ids, grams)
+                                      if g in runs or gap and g in gapped]
+                        break
+        return {"seq:" + "->".join(g): have for g, have in _Corpus.families(holders, n_run, known)}
 
+    @staticmethod
+    def same_family(g, h):
+        """Two workflows are one ritual told twice when they share, in order, all steps of the
+        shorter but one (and at least two): windows of a longer ritual, a contained or permuted
+        variant."""
+        if len(g) > len(h):
+            g, h = h, g
+        prev = [0] * (len(h) + 1)                 # longest common subsequence, row by row
+        for x in g:
+            cur = [0]
+            for j, y in enumerate(h):
+                cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+            prev = cur
+        return prev[-1] >= max(2, len(g) - 1)
 
-# --- the briefing: what was learned, as instructions an agent can act on -------------
-def _mined_source(src):
-    """Whether a pattern's source says mining found it: 'hooks' (live sessions) or
-    'import:<client>' (sessions replayed by import-history)."""
-    return src == "hooks" or str(src).startswith("import:")
+    @staticmethod
+    def families(found, runs=None, known=lambda g: 0):
+        """{workflow: holders} -> [(workflow, holders)], one per family: its best member, held by
+        the most sessions, then the longest, then the one already learned the most (`known(g)`:
+        its confidence, so that variants as widely held do not take turns), then the one held by
+        the most as a run (`runs`)."""
+        best, runs = [], runs or {}
+        for g, have in sorted(found.items(), key=lambda x: (-len(x[1]), -len(x[0]), -known(x[0]),
+                                                              -runs.get(x[0], 0), x[0])):
+            if not any(_Corpus.same_family(g, h) for h, _ in best):
+                best.append((g, have))
+        return best
 
+    @staticmethod
+    def subsequence(small, big):
+        """Whether the steps of `small` occur in `big` in the same order."""
+        steps = iter(big)
+        return all(step in steps for step in small)
 
-def _rule_text(r):
-    """One learned pattern -> the sentence every surface uses (briefing, rules files, MCP).
-
-    Mined patterns hold command shapes, shown as code; patterns a user or agent observed
-    by hand hold their own words, shown as they are.
-    """
-    p = r["pattern"]
-    code = (lambda s: f"`{s}`") if _mined_source(r.get("source")) else (lambda s: s)
-    head, colon, body = p.partition(":")
-    kind, _, used = body.partition(":")
-    if colon and head == "pref" and kind in ("command", "tool") and _mined_source(r.get("source")):
-        return ("Project command: " if kind == "command" else "Often used here: ") + code(used)
-    if colon and head == "pref" and "=" in body:
-        key, _, value = body.partition("=")
-        if key in _ROLE_TITLES:
-            return f"{_ROLE_TITLES[key]}: {code(value)}"
-        return f"Preference: {key} = {value}"
-    if colon and head == "seq":
-        steps = [s.strip() for s in body.split("->")]
-        shown = ["edit the code" if s == _EDIT_STEP else code(s) for s in steps]
-        for last, label in (("git commit", "Before committing"), ("git push", "Before pushing")):
-            if last in steps[1:]:
-                k = steps.index(last)
-                return f"{label}: " + ", then ".join(shown[:k]) + (
-                    f" (then {', '.join(shown[k + 1:])})" if shown[k + 1:] else "")
-        return "Usual workflow: " + ", then ".join(shown)
-    if colon and head == "fix":
-        failed, _, by = body.partition(" by ")
-        if by == _EDIT_STEP or by.startswith(_EDIT_STEP + "("):
-            return f"When {code(failed)} fails: fix the code, then rerun it"
-        if by:
-            return f"When {code(failed)} fails: run {code(by)}, then rerun it"
-        return f"Recurring fix: {body}"
-    if colon and head == "combo":
-        return "Used together: " + " + ".join(code(s.strip()) for s in body.split("+"))
-    if colon and head == "pref":
-        return f"Preference: {body}"
-    return f"Habit: {p}"
-
-
-def _rule_evidence(r):
-    if _mined_source(r.get("source")):
-        use = r.get("use")
-        return f"{r['confidence']} sessions" + (f", used in {use[0]} of the last {use[1]}"
-                                                if use else "")
-    return f"seen {r['confidence']}x"
-
-
-def _briefing_line(r):
-    """The one wording of a learned item on every channel (briefing, MCP, rules files)."""
-    scope = ("every project" if r["level"] == "universal" else "this project" if r["project"]
-             else "all projects")
-    stale = f"; may be stale: {r['stale']}" if r.get("stale") else ""
-    return f"- {_rule_text(r)} ({r['level']}, {_rule_evidence(r)}, {scope}{stale})"
-
-
-def _generic_habit(pattern):
-    """Habits every project has (Read -> Edit, head + ls), which an older store may hold."""
-    head, colon, body = pattern.partition(":")
-    return head in ("seq", "combo") and all(
-        s in _LOOK_TOOLS or s in _EDIT_TOOLS or s.split(" ", 1)[0] in _GENERIC_PROGRAMS
-        or s == _EDIT_STEP for s in body.replace("->", "+").split("+"))
-
-
-def _item_steps(pattern):
-    """The steps a session takes to use a mined item, in order (a combo's in any order)."""
-    head, _, body = pattern.partition(":")
-    if head == "seq":
-        return body.split("->")
-    if head == "combo":
-        return sorted(body.split("+"))
-    if head == "fix":
-        return [body.partition(" by ")[0]]
-    if head == "pref" and body.startswith(("command:", "tool:")):
-        return [body.partition(":")[2]]
-    return [body.partition("=")[2]] if head == "pref" and "=" in body else []
-
-
-# Files that show a project's toolchain: where a habit of another project applies before this
-# one has shown its own (a program not listed applies once the project has run it).
-_TOOLCHAIN_FILES = {
-    "package.json": "npm npx pnpm yarn bun bunx node tsc eslint prettier vitest jest",
-    "Cargo.toml": "cargo rustc rustfmt", "mix.exs": "mix iex elixir", "go.mod": "go gofmt",
-    "pyproject.toml": "uv uvx poetry pytest ruff mypy pyright tox nox hatch pdm black",
-    "setup.py": "pytest tox python", "Makefile": "make", "justfile": "just",
-    "Gemfile": "bundle rake rspec rubocop", "pom.xml": "mvn", "build.gradle": "gradle",
-    "deno.json": "deno", ".git": "git"}
-
-
-def _applies(steps, root):
-    """Whether the files of `root` show the toolchain of every program among `steps`."""
-    progs = {st.split(" ", 1)[0] for st in steps
-             if " " in st or st.islower() and not st.startswith("mcp__")}
-    have = {prog for f, progs_ in _TOOLCHAIN_FILES.items()
-            if root and os.path.exists(os.path.join(root, f)) for prog in progs_.split()}
-    return progs <= have
-
-
-def _presented(store, project, root, limit=INJECT_MAX_ITEMS):
-    """The one selection of learned items for every channel: mature ones for `project` (and
-    global ones), the items of the project's recent sessions first, each dropped where it
-    does not apply (used in too few of the project's recent sessions, or, before the project
-    has shown its own, a toolchain its files do not show), a habit shown once, a role's
-    commands by the strongest, a ritual's family by one member. Records with 'use'."""
-    recent = [tuple(x.split("\t")) for x, in store._read(
-        "SELECT steps FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
-        (project, _BRIEF_SESSIONS))]
-    out, seen, roles = [], set(), set()
-    for r in store.suggest(project=project, limit=min(MAX_LIMIT, max(100, limit * 3))):
-        p = r["pattern"]
-        if p in seen:                         # a habit both here and global: once
-            continue
-        seen.add(p)
-        steps = _item_steps(p) if _mined_source(r.get("source")) else []
-        if steps:
-            if p.startswith("combo:"):
-                k = sum(set(steps) <= set(x) for x in recent)
-            else:
-                k = sum(_subsequence(steps, x) for x in recent)
-            r = dict(r, use=(k, len(recent)) if recent else None)
-            if len(recent) >= 3 and k < _BRIEF_MIN_USE * len(recent):
-                continue                      # not what this project does (any more)
-            if not k and r["project"] != project and not _applies(steps, root):
-                continue
-        key = p[5:].split("=", 1)[0] if p.startswith("pref:") else None
-        if key in _ROLE_TITLES:
-            if key in roles:
-                continue
-            roles.add(key)
-        if not _generic_habit(p):
-            out.append(r)
-    seqs = {r["pattern"]: [s for s in out if s["pattern"] == r["pattern"]] for r in out
-            if r["pattern"].startswith("seq:")}
-    best = _families({tuple(p[4:].split("->")): [None] * rs[0]["confidence"]
-                      for p, rs in seqs.items()})
-    keep = {"seq:" + "->".join(g) for g, _ in best}
-    out = [r for r in out if not r["pattern"].startswith("seq:") or r["pattern"] in keep]
-    if root and out:               # the user wrote it already, or its files changed or went
-        why = _Anchors.staleness(store._db.conn, root, out)
-        out = _lint_duplicates(root, [dict(r, stale=w) if w else r for r, w in zip(out, why)
-                                      if not (w and w.endswith(" is gone"))])
-    rank = {id(r): i for i, r in enumerate(out)}
-    out.sort(key=lambda r: (-(r["use"][0] / r["use"][1]) if r.get("use") else -0.5, rank[id(r)]))
-    return out[:limit]
-
-
-# Sessions with tool events past the full-pass mark and not mined that far: the log's tail by
-# rowid (`+e.session` keeps SQLite from walking the whole session index for the GROUP BY).
-_SQL_UNMINED = ("SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessions m"
-                " ON m.session = e.session WHERE e.id > ? AND e.session != ''"
-                " AND e.kind IN ('tool', 'tool_fail') GROUP BY +e.session"
-                " HAVING max(e.id) > coalesce(max(m.last_id), 0) ORDER BY max(e.id)")
+    # --- the briefing: what was learned, as instructions an agent can act on -------------
+    @staticmethod
+    def mined_source(src):
+        """Whether a pattern's source says mining found it: 'hooks' (live sessions) or
+        'import:<client>' (sessions replayed by import-history)."""
+        return src == "hooks" or str(src).startswith("import:")
 
 
 class _Miner:
     """One mining pass, inside the caller's write transaction. Each (session, pattern,
     project) is credited at most once: +1 confidence and an `observe` event."""
+    # Sessions with tool events past the full-pass mark and not mined that far: the log's tail by
+    # rowid (`+e.session` keeps SQLite from walking the whole session index for the GROUP BY).
+    SQL_UNMINED = ("SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessions m"
+                    " ON m.session = e.session WHERE e.id > ? AND e.session != ''"
+                    " AND e.kind IN ('tool', 'tool_fail') GROUP BY +e.session"
+                    " HAVING max(e.id) > coalesce(max(m.last_id), 0) ORDER BY max(e.id)")
 
     def __init__(self, store, conn):
         self.store, self.conn, self.now = store, conn, store._now()
@@ -5076,7 +5117,7 @@ class _Miner:
                 ts, src = conn.execute("SELECT max(ts), max(source) FROM events WHERE session = ?"
                                        " AND session != '' AND kind IN ('tool', 'tool_fail')",
                                        (sess,)).fetchone()
-                self.when[sess] = (ts or self.now, src if _mined_source(src) else "hooks")
+                self.when[sess] = (ts or self.now, src if _Corpus.mined_source(src) else "hooks")
             ts, src = self.when[sess]
             if self.store._reinforce(conn, p, proj, source=src, session=sess, ts=ts) is None:
                 conn.execute("DELETE FROM mined WHERE session = ? AND pattern = ? AND project = ?",
@@ -5098,8 +5139,8 @@ class _Miner:
         if not row or not os.path.isdir(row[0]):
             return
         for pat, have in found.items():
-            if sess in have and pat.startswith("pref:") and _item_steps(pat):
-                path = _Anchors.defining_file(row[0], _item_steps(pat)[0])
+            if sess in have and pat.startswith("pref:") and _Presenter.item_steps(pat):
+                path = _Anchors.defining_file(row[0], _Presenter.item_steps(pat)[0])
                 if path and self.canon.get(pat):
                     _Anchors.reanchor(self.conn, row[0], {"pattern": self.canon[pat], "project": proj}, [path])
 
@@ -5118,30 +5159,30 @@ class _Miner:
         corpus.grams.pop(sess, None)                    # new events since it was last loaded
         steps = corpus.add(sess, calls)
         conn.execute("UPDATE mined_sessions SET steps = ? WHERE session = ?",
-                     ("\t".join(steps[:_STEPS_KEPT]), sess))
+                     ("\t".join(steps[:_Corpus.STEPS_KEPT]), sess))
         recent = conn.execute("SELECT session, project FROM mined_sessions ORDER BY last_id DESC"
-                              " LIMIT ?", (_SESSIONS_COMPARED,)).fetchall()
+                              " LIMIT ?", (_Corpus.SESSIONS_COMPARED,)).fetchall()
         same = list(dict.fromkeys([s for s, p in recent if p == proj] + [s for s, in conn.execute(
             "SELECT session FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
-            (proj, _SESSIONS_COMPARED))]))
-        window = [sess] + [s for s in same if s != sess][:_HABIT_WINDOW - 1]
+            (proj, _Corpus.SESSIONS_COMPARED))]))
+        window = [sess] + [s for s in same if s != sess][:_Corpus.HABIT_WINDOW - 1]
         for s in window:
             corpus.add(s)
-        found = _recurring(sess, window, corpus)
-        found.update(_fix_habits(sess, window, corpus))
-        found.update(_workflows(sess, same, corpus, lambda g: self.known(g, proj)))
+        found = _Corpus.recurring(sess, window, corpus)
+        found.update(_Corpus.fix_habits(sess, window, corpus))
+        found.update(_Corpus.workflows(sess, same, corpus, lambda g: self.known(g, proj)))
         # a habit first found counts the latest sessions that held it too, not the whole past:
         # chance makes a command of a random walk pass now and then, once, with many holders
         for pat, have in sorted(found.items()):      # (all of them when nearly every one did)
-            back = len(have) if len(have) >= 0.75 * len(window) else _BACKFILL
+            back = len(have) if len(have) >= 0.75 * len(window) else _Corpus.BACKFILL
             for s in reversed(have[:back]):            # oldest first: the log stays in time order
                 self.credit(s, pat, proj)
         self.anchor(sess, proj, found)
         where = dict(recent)
-        for pat, have in sorted(_workflows(sess, list(where), corpus,
+        for pat, have in sorted(_Corpus.workflows(sess, list(where), corpus,
                                            lambda g: self.known(g, "")).items()):
             if len({where.get(s, proj) for s in have}) >= 2:
-                for s in reversed(have[:_BACKFILL]):
+                for s in reversed(have[:_Corpus.BACKFILL]):
                     self.credit(s, pat, "")
 
 
@@ -5172,7 +5213,7 @@ class _Learning(_Memory):
         with self._write() as conn:
             if session is None:            # every session with events past the full-pass mark
                 seen = conn.execute("SELECT seen_id FROM mining_state").fetchone()[0]
-                todo = conn.execute(_SQL_UNMINED, (seen,)).fetchall()
+                todo = conn.execute(_Miner.SQL_UNMINED, (seen,)).fetchall()
                 conn.execute("UPDATE mining_state SET seen_id = (SELECT coalesce(max(id), 0) FROM events)")
             else:
                 todo = conn.execute(
@@ -5203,12 +5244,12 @@ class _Learning(_Memory):
         call, reason = _Call.of(payload)
         if call is None:
             return "skipped: " + reason
-        session = _safe_session(payload.get("session_id"))
+        session = _Capture.safe_session(payload.get("session_id"))
         if not session:
             return "skipped: no session_id"
         root = project_root(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
         proj = _sha256_hex(root)[:12]
-        failed = failed or _response_failed(payload.get("tool_response"))
+        failed = failed or _Call.response_failed(payload.get("tool_response"))
         source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload else "claude-code")
         with self._write() as conn:
             call = call.private(conn, session)
@@ -5222,28 +5263,28 @@ class _Learning(_Memory):
         """Whether `prompt` is new to the project of `cwd`. Its keyed hash (never its text) is
         kept: a prompt seen before (an automation's fixed prompt) is not a correction."""
         with self._write() as conn:
-            h = _keyed(conn, project_fingerprint(cwd) + "\0" + _prompt_text(prompt))
+            h = _Call.keyed(conn, project_fingerprint(cwd) + "\0" + _Capture.prompt_text(prompt))
             if conn.execute("SELECT 1 FROM seen WHERE hash = ?", (h,)).fetchone():
                 return False
-            _seen_add(conn, h, session)
+            _Call.seen_add(conn, h, session)
             return True
 
-    def briefing(self, cwd=None, max_items=INJECT_MAX_ITEMS, max_chars=INJECT_MAX_CHARS,
+    def briefing(self, cwd=None, max_items=_Capture.INJECT_MAX_ITEMS, max_chars=_Capture.INJECT_MAX_CHARS,
                  project=None, session=""):
         """The session-start context for the project of `cwd` (or the fingerprint `project`,
         whose folder is not known): facts, rules first, capped; '' if none. With a `session`,
         each item is recorded for effectiveness, `holdout_percent` of them held back."""
         proj = project_fingerprint(cwd) if project is None else project
         root = project_root(cwd) if cwd or project is None else None
-        items = _presented(self, proj, root, max_items)
+        items = _Presenter.select(self, proj, root, max_items)
         if session and items:
             try:
-                show = set(_hold_out(self, session, proj, [("brief", r["pattern"]) for r in items],
+                show = set(_Hints.hold_out(self, session, proj, [("brief", r["pattern"]) for r in items],
                                      again=True))
                 items = [r for r in items if r["pattern"] in show]
             except StoreError:                 # a read-only store: everything, unmeasured
                 pass
-        lines = [_briefing_line(r) for r in items]
+        lines = [_Presenter.briefing_line(r) for r in items]
         try:
             if root:
                 lines += self.memory_briefing(cwd or os.getcwd(), max_chars)
@@ -5259,273 +5300,234 @@ class _Learning(_Memory):
         return text if "\n" in text else ""
 
 
-# A prompt that corrects the agent or states a standing rule ("did you push?", "use X instead",
-# "don't stop to ask me"): instinct stores nothing of it, it asks the agent to save the lesson.
-_CORRECTION_OPENERS = (
-    "no,", "no ", "nope", "don't", "dont ", "do not", "stop ", "never ", "always ", "please don't",
-    "please do not", "please always", "please never", "did you ", "didn't you", "you forgot",
-    "you didn't", "you did not", "why did you", "why didn't you", "i told you", "i said",
-    "that's wrong", "that is wrong", "wrong", "not like that", "remember to", "from now on",
-    "make sure to", "you should have", "you should not", "you shouldn't", "stop asking")
-_CORRECTION_MARKS = (" instead", "from now on", "every time", "next time", "in the future",
-                     "remember to", "don't forget", "do not forget", "you forgot", "i told you",
-                     "stop asking", "without asking", "as i said", "not what i asked")
-_CORRECTION_CONTEXT = (
-    "instinct: the user's message may correct you or state a standing rule. If it is lasting "
-    "guidance (for this project or this user), save it once with instinct's `memory_store` tool "
-    "(type `feedback`): a short title, the rule in your own words, why, and how to apply it. "
-    "Do not save one-off instructions.")
+class _Hints:
+    """Hints at the point of action: before a conflicting command, after a failure, at an edit of an anchored file; held out at random to measure their lift."""
 
+    # --- hints at the point of action: the project's command, a learned fix, a file's memory ------
+    # Read by one indexed query per matched call (no mining): mature items only, each hinted at most
+    # once per session, `holdout_percent` of them held back (recorded, not shown) to measure lift.
+    MAX_CHARS = 300
+    PACKAGE_MANAGERS = frozenset("npm pnpm yarn bun".split())
+    FIX_WINDOW = 10                  # a fix hint is followed when the command passes within this
+    LIFT_MIN = 10                    # decided hints of each arm (shown, held) before a lift is told
+    NO_LIFT = 0.05                   # a lift whose interval ends below this is none (hint_demote)
+    SQL_MATURE = ("SELECT pattern, confidence FROM instincts WHERE promoted > 0 AND quiet = 0"
+                   " AND project IN (?, '') AND pattern >= ? AND pattern < ?"
+                   " ORDER BY project = '', confidence DESC, pattern")
 
-def _prompt_text(prompt):
-    """A prompt as compared: its first 2,000 characters, lowercase, spaces collapsed."""
-    return " ".join(prompt[:2000].lower().replace("\u2019", "'").split())
+    @staticmethod
+    def purpose(shape):
+        """What a command shape is for, decided the same way every time: its role ('test'), else
+        'packages' for a package manager's command, else None."""
+        if _Corpus.command_role(shape):
+            return _Corpus.command_role(shape)
+        return "packages" if shape.split(" ", 1)[0] in _Hints.PACKAGE_MANAGERS else None
 
+    @staticmethod
+    def agrees(shape, learned, purpose):
+        """Whether `shape` is the project's `learned` command for `purpose` (or one extending the
+        other: 'mix test' and 'mix test.watch' differ, 'npm test' and 'npm test unit' do not)."""
+        if purpose == "packages":
+            return shape.split(" ", 1)[0] == learned.split(" ", 1)[0]
+        return shape == learned or shape.startswith(learned + " ") or learned.startswith(shape + " ")
 
-def _reads_like_correction(prompt):
-    if not isinstance(prompt, str):
-        return False
-    text = _prompt_text(prompt)
-    return text.startswith(_CORRECTION_OPENERS) or any(m in text for m in _CORRECTION_MARKS)
+    @staticmethod
+    def toolchains(shape):
+        """The toolchain files whose programs a shape's words name ('uv run pytest' -> pyproject.toml,
+        setup.py; 'npx vitest' -> package.json)."""
+        words = set(shape.split())
+        return {f for f, progs in _Presenter.TOOLCHAIN_FILES.items() if words & set(progs.split())}
 
+    @staticmethod
+    def learned_for(rows, purpose, shape):
+        """The learned commands among `rows` (pattern, confidence) serving `purpose` in the toolchain
+        of `shape` (a project's `mix test` says nothing about its assets' `npx vitest`), strongest
+        first."""
+        out, mine = [], _Hints.toolchains(shape)
+        for p, n in rows:
+            key, value = p[5:].partition("=")[0], (_Presenter.item_steps(p) or [""])[0]
+            theirs = _Hints.toolchains(value)
+            if value and (key == purpose or purpose == "packages"
+                          and value.split(" ", 1)[0] in _Hints.PACKAGE_MANAGERS) \
+                    and not (mine and theirs and not mine & theirs):
+                out.append((p, value, n))
+        return out
 
-def _hook_cwd(payload):
-    """The payload's cwd if it is a sane path (str, no NUL, encodable, bounded), else None."""
-    cwd = payload.get("cwd")
-    if not isinstance(cwd, str) or not cwd or len(cwd) > 4096 or "\x00" in cwd:
+    @staticmethod
+    def command_hint(store, project, shapes):
+        """The first planned shape at odds with the project's mature command for the same purpose
+        -> (purpose, pattern, text), else None."""
+        rows = None
+        for shape in shapes:
+            purpose = _Hints.purpose(shape)
+            if purpose is None:
+                continue
+            rows = store._read(_Hints.SQL_MATURE, (project, "pref:", "pref;")) if rows is None else rows
+            learned = _Hints.learned_for(rows, purpose, shape)
+            if learned and not any(_Hints.agrees(shape, v, purpose) for _, v, _ in learned):
+                p, v, n = learned[0]
+                if purpose == "packages":
+                    return purpose, p, (f"This project uses `{v.split()[0]}` (`{v}`, {n} sessions),"
+                                        f" not `{shape.split()[0]}`.")
+                return purpose, p, f"{_Corpus.ROLE_TITLES[purpose]}: `{v}` ({n} sessions), not `{shape}`."
         return None
-    try:
-        cwd.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    return cwd
 
+    @staticmethod
+    def fix_hint(store, project, step):
+        """A failed command's learned fix, and a memory about the command -> ('fix', key, text)."""
+        fix = store._read(_Hints.SQL_MATURE, (project, f"fix:{step} by ", f"fix:{step} by!"))
+        names = (f"`{step}`",) + ((step,) if " " in step else ())   # `make`, not make (nor `make db`)
+        mem = [(i, t) for i, t, c in store._read(
+            "SELECT id, title, content FROM memories WHERE archived = 0 AND project IN (?, '') AND"
+            " instr(title || ' ' || content, ?) > 0 ORDER BY confidence DESC, id LIMIT 20",
+            (project, step)) if any(n in f"{t} {c}" for n in names)]
+        text = ""
+        if fix:
+            (p, n), by = fix[0], fix[0][0].partition(" by ")[2]
+            how = "fixing the code" if by.split("(")[0] == _Call.EDIT_STEP else f"`{by}`"
+            text = f"When `{step}` failed here, {how} then a re-run fixed it ({n} sessions)."
+        if mem:
+            text += f" Memory about `{step}`: {mem[0][1]}"
+        return ("fix", fix[0][0] if fix else f"memory:{mem[0][0]}", text.strip()) if text else None
 
-# --- hints at the point of action: the project's command, a learned fix, a file's memory ------
-# Read by one indexed query per matched call (no mining): mature items only, each hinted at most
-# once per session, `holdout_percent` of them held back (recorded, not shown) to measure lift.
-HINT_MAX_CHARS = 300
-_PACKAGE_MANAGERS = frozenset("npm pnpm yarn bun".split())
-_FIX_WINDOW = 10                  # a fix hint is followed when the command passes within this
-_LIFT_MIN = 10                    # decided hints of each arm (shown, held) before a lift is told
-_NO_LIFT = 0.05                   # a lift whose interval ends below this is none (hint_demote)
-_SQL_MATURE = ("SELECT pattern, confidence FROM instincts WHERE promoted > 0 AND quiet = 0"
-               " AND project IN (?, '') AND pattern >= ? AND pattern < ?"
-               " ORDER BY project = '', confidence DESC, pattern")
+    @staticmethod
+    def edit_hint(store, root, path):
+        """The memory anchored to the file about to be edited -> ('edit', key, text), else None."""
+        rel = os.path.relpath(os.path.realpath(path), os.path.realpath(root)).replace(os.sep, "/")
+        mem = store._read("SELECT m.id, m.title, m.content FROM anchors a JOIN memories m ON"
+                          " m.id = a.memory WHERE a.root = ? AND a.memory > 0 AND a.path = ?"
+                          " AND m.archived = 0 ORDER BY m.confidence DESC, m.id LIMIT 1",
+                          (_sha256_hex(root)[:12], rel))
+        if not mem:
+            return None
+        mid, title, content = mem[0]
+        first = " ".join(content.split())
+        return "edit", f"memory:{mid}", f"A memory about `{rel}`: {title}" + f" - {first}" * bool(first)
 
+    @staticmethod
+    def hold_out(store, session, project, items, again=False):
+        """Record each (kind, key) item once per session, shown or held back at random
+        (`holdout_percent`) -> the keys to show: new this session and not held (`again`: or
+        shown before in it, as a resumed session's briefing)."""
+        settings = store._settings()
+        share = settings["holdout_percent"]
+        if settings["hint_demote"]:               # enough evidence that it changes nothing: demoted
+            items = [(k, p) for k, p in items
+                     if not _Hints.no_lift(_Hints.effect(store, 1, (p, k))["overall"])]
+        show = []
+        with store._write() as conn:
+            after = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
+            for kind, key in items:
+                # held at random, but the same draw for the same session and item (reproducible)
+                shown = int(_sha256_hex(f"{session}\0{kind}\0{key}")[:8], 16) % 100 >= share
+                if conn.execute("INSERT OR IGNORE INTO hints (session, pattern, kind, project, ts,"
+                                " after_id, shown) VALUES (?,?,?,?,?,?,?)",
+                                (session, key, kind, project, store._now(), after, shown)).rowcount:
+                    show += [key] * shown
+                elif again and conn.execute("SELECT shown FROM hints WHERE session = ? AND pattern = ?"
+                                            " AND kind = ?", (session, key, kind)).fetchone()[0]:
+                    show.append(key)
+        return show
 
-def _purpose(shape):
-    """What a command shape is for, decided the same way every time: its role ('test'), else
-    'packages' for a package manager's command, else None."""
-    if _command_role(shape):
-        return _command_role(shape)
-    return "packages" if shape.split(" ", 1)[0] in _PACKAGE_MANAGERS else None
+    @staticmethod
+    def hint(store, event, payload, cwd):
+        """The hint for a call about to run (event 'pre-tool-use') or one that failed -> its text,
+        or '' (nothing learned against it, given already this session, or held back)."""
+        session = _Capture.safe_session(payload.get("session_id"))
+        call = _Call.of(payload)[0]
+        if not session or call is None:
+            return ""
+        root = project_root(cwd)
+        project = _sha256_hex(root)[:12]
+        found = None
+        if event != "pre-tool-use":
+            steps = call.steps() if call.tool in _Call.SHELLS else []
+            found = _Hints.fix_hint(store, project, steps[-1]) if steps else None
+        elif call.tool in _Call.SHELLS:
+            found = _Hints.command_hint(store, project, call.cmds)
+        elif call.tool in _Call.EDIT_TOOLS:
+            tinput = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+            path = tinput.get("file_path") or tinput.get("path") or tinput.get("notebook_path")
+            if isinstance(path, str) and path and "\x00" not in path:
+                found = _Hints.edit_hint(store, root, os.path.join(cwd, path))
+        if not found or not _Hints.hold_out(store, session, project, [found[:2]]):
+            return ""
+        text = "instinct: " + found[2]
+        return text if len(text) <= _Hints.MAX_CHARS else text[:_Hints.MAX_CHARS - 3] + "..."
 
+    @staticmethod
+    def outcome(kind, key, calls):
+        """Whether a hint (or a briefed item) was followed, read from the calls after it in its
+        session ([(ok, _Call)]) -> (True/False, or None while undecided; calls until fixed)."""
+        if kind == "fix" and key.startswith("fix:"):
+            failed = key[4:].partition(" by ")[0]
+            n = next((i + 1 for i, (ok, c) in enumerate(calls) if ok and failed in c.steps()), None)
+            return (None if n is None else n <= _Hints.FIX_WINDOW), n
+        if kind == "brief":
+            steps = [st for _, c in calls for st in c.steps()]
+            return (_Corpus.subsequence(_Presenter.item_steps(key), steps) if steps else None), None
+        if kind in _Corpus.ROLE_TITLES or kind == "packages":
+            learned = key[5:].partition("=")[2]
+            for _, c in calls[1:]:                  # the first is the call the hint came before
+                mine = [s for s in c.cmds if _Hints.purpose(s) == kind]
+                if mine:
+                    return any(_Hints.agrees(s, learned, kind) for s in mine), None
+        return None, None
 
-def _agrees(shape, learned, purpose):
-    """Whether `shape` is the project's `learned` command for `purpose` (or one extending the
-    other: 'mix test' and 'mix test.watch' differ, 'npm test' and 'npm test unit' do not)."""
-    if purpose == "packages":
-        return shape.split(" ", 1)[0] == learned.split(" ", 1)[0]
-    return shape == learned or shape.startswith(learned + " ") or learned.startswith(shape + " ")
+    @staticmethod
+    def lift(arms):
+        """{'shown': [hits, decided], 'held': [...]} -> lift (shown rate - held rate) and a 95 %
+        interval (Agresti-Caffo), or 'not enough data' below _LIFT_MIN decided in either arm."""
+        (x1, n1), (x0, n0) = arms["shown"], arms["held"]
+        if min(n1, n0) < _Hints.LIFT_MIN:
+            return {"lift": None, "note": "not enough data"}
+        p1, p0 = (x1 + 1) / (n1 + 2), (x0 + 1) / (n0 + 2)
+        half = 1.96 * (p1 * (1 - p1) / (n1 + 2) + p0 * (1 - p0) / (n0 + 2)) ** 0.5
+        d = x1 / n1 - x0 / n0
+        return {"lift": round(d, 3), "interval": [round(p1 - p0 - half, 3), round(p1 - p0 + half, 3)]}
 
+    @staticmethod
+    def no_lift(r):
+        return r["lift"] is not None and r["interval"][1] < _Hints.NO_LIFT
 
-def _toolchains(shape):
-    """The toolchain files whose programs a shape's words name ('uv run pytest' -> pyproject.toml,
-    setup.py; 'npx vitest' -> package.json)."""
-    words = set(shape.split())
-    return {f for f, progs in _TOOLCHAIN_FILES.items() if words & set(progs.split())}
+    @staticmethod
+    def effect(store, limit, only=None):
+        """Every hint and briefed item recorded (`only`: of this (pattern, kind)), per item and
+        overall: shown and held counts, how many were followed (decided), calls until a fixed
+        command passed, and the lift."""
+        rows = store._read("SELECT session, pattern, kind, shown, after_id FROM hints"
+                           + " WHERE pattern = ? AND kind = ?" * bool(only) + " ORDER BY session",
+                           only or ())
+        def blank():
+            return {"shown": 0, "held": 0, "arms": {"shown": [0, 0], "held": [0, 0]}, "calls": []}
+        per, calls, last = {("", ""): blank()}, [], None
+        for sess, key, kind, shown, after in rows:
+            if sess != last:
+                last, calls = sess, [(i, k == "tool", _Call.read(d)) for i, k, d in store._read(
+                    "SELECT id, kind, data FROM events WHERE session = ? AND session != ''"
+                    " AND kind IN ('tool', 'tool_fail') ORDER BY id", (sess,))]
+            ok, n = _Hints.outcome(kind, key, [(o, c) for i, o, c in calls if i > after])
+            for k in ((kind, key), ("", "")):
+                d = per.setdefault(k, blank())
+                arm = "shown" if shown else "held"
+                d[arm] += 1
+                if ok is not None:
+                    d["arms"][arm][0] += ok
+                    d["arms"][arm][1] += 1
+                if n is not None and shown:
+                    d["calls"].append(n)
 
-
-def _learned_for(rows, purpose, shape):
-    """The learned commands among `rows` (pattern, confidence) serving `purpose` in the toolchain
-    of `shape` (a project's `mix test` says nothing about its assets' `npx vitest`), strongest
-    first."""
-    out, mine = [], _toolchains(shape)
-    for p, n in rows:
-        key, value = p[5:].partition("=")[0], (_item_steps(p) or [""])[0]
-        theirs = _toolchains(value)
-        if value and (key == purpose or purpose == "packages"
-                      and value.split(" ", 1)[0] in _PACKAGE_MANAGERS) \
-                and not (mine and theirs and not mine & theirs):
-            out.append((p, value, n))
-    return out
-
-
-def _command_hint(store, project, shapes):
-    """The first planned shape at odds with the project's mature command for the same purpose
-    -> (purpose, pattern, text), else None."""
-    rows = None
-    for shape in shapes:
-        purpose = _purpose(shape)
-        if purpose is None:
-            continue
-        rows = store._read(_SQL_MATURE, (project, "pref:", "pref;")) if rows is None else rows
-        learned = _learned_for(rows, purpose, shape)
-        if learned and not any(_agrees(shape, v, purpose) for _, v, _ in learned):
-            p, v, n = learned[0]
-            if purpose == "packages":
-                return purpose, p, (f"This project uses `{v.split()[0]}` (`{v}`, {n} sessions),"
-                                    f" not `{shape.split()[0]}`.")
-            return purpose, p, f"{_ROLE_TITLES[purpose]}: `{v}` ({n} sessions), not `{shape}`."
-    return None
-
-
-def _fix_hint(store, project, step):
-    """A failed command's learned fix, and a memory about the command -> ('fix', key, text)."""
-    fix = store._read(_SQL_MATURE, (project, f"fix:{step} by ", f"fix:{step} by!"))
-    names = (f"`{step}`",) + ((step,) if " " in step else ())   # `make`, not make (nor `make db`)
-    mem = [(i, t) for i, t, c in store._read(
-        "SELECT id, title, content FROM memories WHERE archived = 0 AND project IN (?, '') AND"
-        " instr(title || ' ' || content, ?) > 0 ORDER BY confidence DESC, id LIMIT 20",
-        (project, step)) if any(n in f"{t} {c}" for n in names)]
-    text = ""
-    if fix:
-        (p, n), by = fix[0], fix[0][0].partition(" by ")[2]
-        how = "fixing the code" if by.split("(")[0] == _EDIT_STEP else f"`{by}`"
-        text = f"When `{step}` failed here, {how} then a re-run fixed it ({n} sessions)."
-    if mem:
-        text += f" Memory about `{step}`: {mem[0][1]}"
-    return ("fix", fix[0][0] if fix else f"memory:{mem[0][0]}", text.strip()) if text else None
-
-
-def _edit_hint(store, root, path):
-    """The memory anchored to the file about to be edited -> ('edit', key, text), else None."""
-    rel = os.path.relpath(os.path.realpath(path), os.path.realpath(root)).replace(os.sep, "/")
-    mem = store._read("SELECT m.id, m.title, m.content FROM anchors a JOIN memories m ON"
-                      " m.id = a.memory WHERE a.root = ? AND a.memory > 0 AND a.path = ?"
-                      " AND m.archived = 0 ORDER BY m.confidence DESC, m.id LIMIT 1",
-                      (_sha256_hex(root)[:12], rel))
-    if not mem:
-        return None
-    mid, title, content = mem[0]
-    first = " ".join(content.split())
-    return "edit", f"memory:{mid}", f"A memory about `{rel}`: {title}" + f" - {first}" * bool(first)
-
-
-def _hold_out(store, session, project, items, again=False):
-    """Record each (kind, key) item once per session, shown or held back at random
-    (`holdout_percent`) -> the keys to show: new this session and not held (`again`: or
-    shown before in it, as a resumed session's briefing)."""
-    settings = store._settings()
-    share = settings["holdout_percent"]
-    if settings["hint_demote"]:               # enough evidence that it changes nothing: demoted
-        items = [(k, p) for k, p in items
-                 if not _no_lift(_hint_effect(store, 1, (p, k))["overall"])]
-    show = []
-    with store._write() as conn:
-        after = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
-        for kind, key in items:
-            # held at random, but the same draw for the same session and item (reproducible)
-            shown = int(_sha256_hex(f"{session}\0{kind}\0{key}")[:8], 16) % 100 >= share
-            if conn.execute("INSERT OR IGNORE INTO hints (session, pattern, kind, project, ts,"
-                            " after_id, shown) VALUES (?,?,?,?,?,?,?)",
-                            (session, key, kind, project, store._now(), after, shown)).rowcount:
-                show += [key] * shown
-            elif again and conn.execute("SELECT shown FROM hints WHERE session = ? AND pattern = ?"
-                                        " AND kind = ?", (session, key, kind)).fetchone()[0]:
-                show.append(key)
-    return show
-
-
-def _hint(store, event, payload, cwd):
-    """The hint for a call about to run (event 'pre-tool-use') or one that failed -> its text,
-    or '' (nothing learned against it, given already this session, or held back)."""
-    session = _safe_session(payload.get("session_id"))
-    call = _Call.of(payload)[0]
-    if not session or call is None:
-        return ""
-    root = project_root(cwd)
-    project = _sha256_hex(root)[:12]
-    found = None
-    if event != "pre-tool-use":
-        steps = call.steps() if call.tool in _Call.SHELLS else []
-        found = _fix_hint(store, project, steps[-1]) if steps else None
-    elif call.tool in _Call.SHELLS:
-        found = _command_hint(store, project, call.cmds)
-    elif call.tool in _EDIT_TOOLS:
-        tinput = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
-        path = tinput.get("file_path") or tinput.get("path") or tinput.get("notebook_path")
-        if isinstance(path, str) and path and "\x00" not in path:
-            found = _edit_hint(store, root, os.path.join(cwd, path))
-    if not found or not _hold_out(store, session, project, [found[:2]]):
-        return ""
-    text = "instinct: " + found[2]
-    return text if len(text) <= HINT_MAX_CHARS else text[:HINT_MAX_CHARS - 3] + "..."
-
-
-def _hint_outcome(kind, key, calls):
-    """Whether a hint (or a briefed item) was followed, read from the calls after it in its
-    session ([(ok, _Call)]) -> (True/False, or None while undecided; calls until fixed)."""
-    if kind == "fix" and key.startswith("fix:"):
-        failed = key[4:].partition(" by ")[0]
-        n = next((i + 1 for i, (ok, c) in enumerate(calls) if ok and failed in c.steps()), None)
-        return (None if n is None else n <= _FIX_WINDOW), n
-    if kind == "brief":
-        steps = [st for _, c in calls for st in c.steps()]
-        return (_subsequence(_item_steps(key), steps) if steps else None), None
-    if kind in _ROLE_TITLES or kind == "packages":
-        learned = key[5:].partition("=")[2]
-        for _, c in calls[1:]:                  # the first is the call the hint came before
-            mine = [s for s in c.cmds if _purpose(s) == kind]
-            if mine:
-                return any(_agrees(s, learned, kind) for s in mine), None
-    return None, None
-
-
-def _lift(arms):
-    """{'shown': [hits, decided], 'held': [...]} -> lift (shown rate - held rate) and a 95 %
-    interval (Agresti-Caffo), or 'not enough data' below _LIFT_MIN decided in either arm."""
-    (x1, n1), (x0, n0) = arms["shown"], arms["held"]
-    if min(n1, n0) < _LIFT_MIN:
-        return {"lift": None, "note": "not enough data"}
-    p1, p0 = (x1 + 1) / (n1 + 2), (x0 + 1) / (n0 + 2)
-    half = 1.96 * (p1 * (1 - p1) / (n1 + 2) + p0 * (1 - p0) / (n0 + 2)) ** 0.5
-    d = x1 / n1 - x0 / n0
-    return {"lift": round(d, 3), "interval": [round(p1 - p0 - half, 3), round(p1 - p0 + half, 3)]}
-
-
-def _no_lift(r):
-    return r["lift"] is not None and r["interval"][1] < _NO_LIFT
-
-
-def _hint_effect(store, limit, only=None):
-    """Every hint and briefed item recorded (`only`: of this (pattern, kind)), per item and
-    overall: shown and held counts, how many were followed (decided), calls until a fixed
-    command passed, and the lift."""
-    rows = store._read("SELECT session, pattern, kind, shown, after_id FROM hints"
-                       + " WHERE pattern = ? AND kind = ?" * bool(only) + " ORDER BY session",
-                       only or ())
-    def blank():
-        return {"shown": 0, "held": 0, "arms": {"shown": [0, 0], "held": [0, 0]}, "calls": []}
-    per, calls, last = {("", ""): blank()}, [], None
-    for sess, key, kind, shown, after in rows:
-        if sess != last:
-            last, calls = sess, [(i, k == "tool", _Call.read(d)) for i, k, d in store._read(
-                "SELECT id, kind, data FROM events WHERE session = ? AND session != ''"
-                " AND kind IN ('tool', 'tool_fail') ORDER BY id", (sess,))]
-        ok, n = _hint_outcome(kind, key, [(o, c) for i, o, c in calls if i > after])
-        for k in ((kind, key), ("", "")):
-            d = per.setdefault(k, blank())
-            arm = "shown" if shown else "held"
-            d[arm] += 1
-            if ok is not None:
-                d["arms"][arm][0] += ok
-                d["arms"][arm][1] += 1
-            if n is not None and shown:
-                d["calls"].append(n)
-
-    def out(d):
-        r = {"shown": d["shown"], "held": d["held"], "followed_shown": d["arms"]["shown"][0],
-             "decided_shown": d["arms"]["shown"][1], "followed_held": d["arms"]["held"][0],
-             "decided_held": d["arms"]["held"][1], **_lift(d["arms"])}
-        if d["calls"]:
-            r["calls_to_pass"] = round(sum(d["calls"]) / len(d["calls"]), 2)
-        return r
-    total = out(per.pop(("", "")))
-    items = sorted(({"pattern": p, "kind": k, **out(d)} for (k, p), d in per.items()),
-                   key=lambda r: (-r["shown"] - r["held"], r["pattern"]))
-    return {"overall": total, "items": items[:limit]}
+        def out(d):
+            r = {"shown": d["shown"], "held": d["held"], "followed_shown": d["arms"]["shown"][0],
+                 "decided_shown": d["arms"]["shown"][1], "followed_held": d["arms"]["held"][0],
+                 "decided_held": d["arms"]["held"][1], **_Hints.lift(d["arms"])}
+            if d["calls"]:
+                r["calls_to_pass"] = round(sum(d["calls"]) / len(d["calls"]), 2)
+            return r
+        total = out(per.pop(("", "")))
+        items = sorted(({"pattern": p, "kind": k, **out(d)} for (k, p), d in per.items()),
+                       key=lambda r: (-r["shown"] - r["held"], r["pattern"]))
+        return {"overall": total, "items": items[:limit]}
 
 
 # =============================================================================
@@ -5893,7 +5895,7 @@ class _History(_Learning):
                 except OSError:
                     stats["bad_lines"] += 1
                     calls, session = [], ""
-                session = _safe_session(session)
+                session = _Capture.safe_session(session)
                 if not (session and session in done):          # (a session is read once)
                     res["sessions"] += 1
                     done.add(session)
@@ -5979,7 +5981,7 @@ class _History(_Learning):
         cwds = Counter(p["cwd"] for p, _, _ in calls if isinstance(p.get("cwd"), str) and p["cwd"])
         cwd = cwds.most_common(1)[0][0] if cwds else ""
         if cwd and cwd not in disabled:
-            disabled[cwd] = _disabled_reason({}, cwd)
+            disabled[cwd] = _Capture.disabled_reason({}, cwd)
         if not cwd or disabled[cwd]:       # no folder to credit (never the importer's), or opted out
             res["empty"] += 1
             return
@@ -5996,7 +5998,7 @@ class _History(_Learning):
         kept = fails = 0                   # the calls capture keeps (it skips plumbing, its own)
         if dry_run:
             for payload, failed, _ in calls:
-                if _tool_summary(payload)[0] is not None:
+                if _Call.tool_summary(payload)[0] is not None:
                     kept, fails = kept + 1, fails + failed
         else:
             try:
@@ -6144,39 +6146,39 @@ def _hook(argv, stdin, stdout, close):
     named = payload.get("hook_event_name")
     key = (event or (named if isinstance(named, str) else "") or "")[:64]
     key = key.replace("-", "").replace("_", "").lower()
-    event = HOOK_EVENTS.get(key)
+    event = _Capture.HOOK_EVENTS.get(key)
     if event is None:
-        say(f"unknown hook event {key or '(none)'}; expected one of: {', '.join(HOOK_EVENTS.values())}", True)
+        say(f"unknown hook event {key or '(none)'}; expected one of: {', '.join(_Capture.HOOK_EVENTS.values())}", True)
         return
-    cwd = _hook_cwd(payload)
+    cwd = _Capture.hook_cwd(payload)
     if cwd is None and "cwd" in payload:
         say(f"skipped {event}: the payload's cwd is not a usable path", True)
         return
     cwd = cwd or os.getcwd()
-    reason = _disabled_reason(payload, cwd)
+    reason = _Capture.disabled_reason(payload, cwd)
     if reason:
         say(f"skipped {event}: {reason}")
         return
-    if event == "user-prompt-submit" and not _reads_like_correction(payload.get("prompt")):
+    if event == "user-prompt-submit" and not _Capture.reads_like_correction(payload.get("prompt")):
         return                             # nothing stored
-    store = InstinctStore(db, timeout=HOOK_TIMEOUT_S)
+    store = InstinctStore(db, timeout=_Capture.HOOK_TIMEOUT_S)
     try:
         if event == "user-prompt-submit":  # a new correction: ask the agent to keep the lesson
-            if store.new_prompt(payload["prompt"], cwd, _safe_session(payload.get("session_id"))):
-                answer("UserPromptSubmit", _CORRECTION_CONTEXT)
+            if store.new_prompt(payload["prompt"], cwd, _Capture.safe_session(payload.get("session_id"))):
+                answer("UserPromptSubmit", _Capture.CORRECTION_CONTEXT)
         elif event == "pre-tool-use":      # nothing kept: maybe a hint about the call
-            text = _hint(store, event, payload, cwd)
+            text = _Hints.hint(store, event, payload, cwd)
             if text:
                 answer("PreToolUse", text)
         elif event in ("post-tool-use", "post-tool-use-failure"):
             failed = event.endswith("failure")
             say(f"{event}: {store.record_tool(payload, failed=failed)}")
-            if failed or _response_failed(payload.get("tool_response")):   # Codex: PostToolUse
-                text = _hint(store, event, payload, cwd)
+            if failed or _Call.response_failed(payload.get("tool_response")):   # Codex: PostToolUse
+                text = _Hints.hint(store, event, payload, cwd)
                 if text:
                     answer("PostToolUseFailure" if failed else "PostToolUse", text)
         elif event in ("stop", "session-end"):
-            session = _safe_session(payload.get("session_id"))
+            session = _Capture.safe_session(payload.get("session_id"))
             if session:
                 if "turn_id" in payload or os.path.basename(str(payload.get("transcript_path", ""))
                                                              ).startswith("rollout-"):
@@ -6189,7 +6191,7 @@ def _hook(argv, stdin, stdout, close):
                 say(f"{event}: mined {store.mine()['sessions']} unmined sessions")
             except (InstinctError, sqlite3.Error) as e:   # e.g. a read-only store: still brief
                 say(f"{event}: mining skipped: {e}", True)
-            text = store.briefing(cwd, session=_safe_session(payload.get("session_id")))
+            text = store.briefing(cwd, session=_Capture.safe_session(payload.get("session_id")))
             if text:
                 answer("SessionStart", text)
     except InstinctError as e:
@@ -6360,7 +6362,7 @@ def _is_ours(handler):
     if argv[1:2] == ["-S"]:
         argv = argv[:1] + argv[2:]
     if (len(argv) not in (5, 7) or argv[1] != "-c" or argv[3] != "hook"
-            or argv[4] not in HOOK_EVENTS.values() or argv[5:6] not in ([], ["--db"])):
+            or argv[4] not in _Capture.HOOK_EVENTS.values() or argv[5:6] not in ([], ["--db"])):
         return False
     for launcher in (_LAUNCHER, _LAUNCHER_SHARED, _LAUNCHER_OLD):
         m = re.fullmatch(re.escape(launcher).replace(re.escape("{!r}"), "(.+)"), argv[2])
@@ -6785,7 +6787,7 @@ _SKILL_DESCRIPTION = (
 
 def _phrase(r):
     """A rule record -> the line every channel shows (section 13's `_briefing_line`)."""
-    return " ".join(_briefing_line(r)[2:].split()).replace("<!--", "&lt;!--")
+    return " ".join(_Presenter.briefing_line(r)[2:].split()).replace("<!--", "&lt;!--")
 
 
 def _skill_name(folder):
@@ -6845,7 +6847,7 @@ def _export(store, min_confidence, fmt, project, category, write, force):
     if fmt not in ("json", "markdown"):          # what the briefing shows, in its words
         proj = _resolve_project(project, store.cwd)
         root = project_root(project if project and not _is_fingerprint(project) else store.cwd)
-        rules = [r for r in _presented(store, proj, root if project_fingerprint(root) == proj
+        rules = [r for r in _Presenter.select(store, proj, root if project_fingerprint(root) == proj
                                        else None, MAX_LIMIT)
                  if (min_confidence is None or r["confidence"] >= min_confidence)
                  and (cat is None or r["category"] == cat)]
@@ -7081,9 +7083,9 @@ def _lint_hit(r, lines):
     key, eq, value = body.partition("=")
     tool = (value if eq else body).split(" ", 1)[0]
     family = next((f for f in _TOOL_FAMILIES if tool in f), ())
-    if head == "pref" and eq and key in _ROLE_TITLES:           # a project command
+    if head == "pref" and eq and key in _Corpus.ROLE_TITLES:           # a project command
         said = [(_bare_command(s) == _bare_command(value), neg, ln) for ln in lines
-                for s, neg in ln[4] if _command_role(s) == key and s.split()[0] not in _LINT_OTHER]
+                for s, neg in ln[4] if _Corpus.command_role(s) == key and s.split()[0] not in _LINT_OTHER]
     elif head == "pref" and family:                              # a package manager
         said = [(s.split()[0] == tool, neg, ln) for ln in lines for s, neg in ln[4]
                 if s.split()[0] in family]
@@ -7093,7 +7095,7 @@ def _lint_hit(r, lines):
                      if len(words) > 1 and words <= set(_Mem.words(ln[2]))), None)
     elif head in ("seq", "combo"):                               # its steps, in one paragraph
         steps = [_bare_command(x.strip()) for x in body.replace("->", "+").split("+")]
-        steps = [x for x in steps if x != _EDIT_STEP]
+        steps = [x for x in steps if x != _Call.EDIT_STEP]
         paras = {}
         for ln in lines:
             paras.setdefault(ln[3], []).append(ln)
@@ -7101,7 +7103,7 @@ def _lint_hit(r, lines):
             said = [_bare_command(s) for ln in group for s, neg in ln[4] if not neg]
             words = {w for ln in group for w in _Mem.words(ln[2])}     # "... before committing"
             said += [f"git {v}" for v in ("commit", "push") if any(w.startswith(v) for w in words)]
-            if _subsequence(steps, said) if head == "seq" else set(steps) <= set(said):
+            if _Corpus.subsequence(steps, said) if head == "seq" else set(steps) <= set(said):
                 return "duplicate", group[0]
         return None
     else:
@@ -7118,7 +7120,7 @@ def _lint(root, rows):
     lines = _written_lines(root) if rows else []
     hits = [(r, _lint_hit(r, lines)) for r in rows]
     return [{"kind": kind, "pattern": r["pattern"], "project": r["project"],
-             "learned": _rule_text(r), "file": f, "line": n, "written": text[:200]}
+             "learned": _Presenter.rule_text(r), "file": f, "line": n, "written": text[:200]}
             for r, hit in hits if hit for kind, (f, n, text, _, _) in [hit]]
 
 
@@ -8363,7 +8365,7 @@ class _Insight(_Core):
                 d["rate"] = round(d["reinforced"] / (d["reinforced"] + d["missed"]), 4)
         pats = sorted(({"pattern": p, **c} for p, c in per.items()),
                       key=lambda r: (-r["surfaced"], r["pattern"]))
-        return {"days": days, **total, "patterns": pats[:limit], "hints": _hint_effect(self, limit)}
+        return {"days": days, **total, "patterns": pats[:limit], "hints": _Hints.effect(self, limit)}
 
     @operation(
         Param("pattern", str, "the pattern the feedback is about", required=True, positional=True),

@@ -58,7 +58,7 @@ class _Case(unittest.TestCase):
         out = json.loads(p.stdout)["hookSpecificOutput"]
         self.assertEqual(set(out), {"hookEventName", "additionalContext"})   # never a decision
         if event != "SessionStart":
-            self.assertLessEqual(len(out["additionalContext"]), instinct.HINT_MAX_CHARS)
+            self.assertLessEqual(len(out["additionalContext"]), instinct._Hints.MAX_CHARS)
         return out["additionalContext"]
 
     def shell(self, command, session="s1", event="PreToolUse", **extra):
@@ -108,14 +108,14 @@ class TestCommandHints(_Case):
         self.assertIsNone(self.hook("PreToolUse", self.shell("flake8 src")))
 
     def test_same_purpose_is_decided_by_role_or_family(self):
-        P = instinct._purpose
+        P = instinct._Hints.purpose
         self.assertEqual([P(s) for s in ("pytest", "uv run pytest", "mix test", "npm install",
                                          "ruff check", "git push")],
                          ["test", "test", "test", "packages", "lint", None])
-        self.assertTrue(instinct._agrees("mix test", "mix test", "test"))      # `mix test --stale`
-        self.assertFalse(instinct._agrees("pytest", "uv run pytest", "test"))
-        self.assertTrue(instinct._agrees("pnpm add", "pnpm install", "packages"))
-        self.assertFalse(instinct._agrees("yarn", "pnpm install", "packages"))
+        self.assertTrue(instinct._Hints.agrees("mix test", "mix test", "test"))      # `mix test --stale`
+        self.assertFalse(instinct._Hints.agrees("pytest", "uv run pytest", "test"))
+        self.assertTrue(instinct._Hints.agrees("pnpm add", "pnpm install", "packages"))
+        self.assertFalse(instinct._Hints.agrees("yarn", "pnpm install", "packages"))
 
 
 class TestFailureAndEditHints(_Case):
@@ -186,7 +186,7 @@ class TestMeasuredLift(_Case):
         random.seed(seed)
         for i in range(sessions):
             sid = f"study{i}"
-            text = instinct._hint(self.store, "pre-tool-use", self.shell("pytest", sid), self.repo)
+            text = instinct._Hints.hint(self.store, "pre-tool-use", self.shell("pytest", sid), self.repo)
             self.store.record_tool(self.shell("pytest", sid))
             use = rng.random() < (p_shown if text else p_held)
             self.store.record_tool(self.shell("uv run pytest" if use else "pytest -x", sid))

@@ -212,7 +212,7 @@ def make_history(seed=1234, n=10, test_skip=(3, 7), routine_skip=(2, 6), cwd="/t
 
 def kept_calls(tr):
     """The calls of a transcript that capture keeps (it skips client plumbing such as TodoWrite)."""
-    return [c for c in tr.calls if instinct._tool_summary({"tool_name": c[0], "tool_input": c[1]})[0]]
+    return [c for c in tr.calls if instinct._Call.tool_summary({"tool_name": c[0], "tool_input": c[1]})[0]]
 
 
 def claude_dir_name(cwd):
@@ -622,7 +622,7 @@ class TestCodexLiveOutcomes(_Home):
         # (one session is no evidence of a habit, so nothing is credited yet)
         self.assertEqual([s for s, in store._read("SELECT session FROM mined_sessions")], [sid])
         rows = store._read("SELECT kind, data FROM events WHERE session = ? ORDER BY id", (sid,))
-        self.assertIn(("cargo test", "Edit"), instinct._fixes(instinct._steps(rows))[0])
+        self.assertIn(("cargo test", "Edit"), instinct._Corpus.fixes_in(instinct._Corpus.steps_of(rows))[0])
         with open(self.db, "rb") as f:
             self.assertNotIn(SECRETS["output"].encode(), f.read())
 

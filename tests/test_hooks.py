@@ -132,7 +132,7 @@ class TestSummaries(unittest.TestCase):
         for cmd, want in table:
             with self.subTest(cmd=cmd):
                 payload = {"tool_name": "Bash", "tool_input": {"command": cmd}}
-                self.assertEqual(instinct._tool_summary(payload)[0], f"Bash({want})")
+                self.assertEqual(instinct._Call.tool_summary(payload)[0], f"Bash({want})")
 
     def test_tool_summary_forms(self):
         table = [
@@ -150,7 +150,7 @@ class TestSummaries(unittest.TestCase):
         ]
         for payload, want in table:
             with self.subTest(payload=payload):
-                self.assertEqual(instinct._tool_summary(payload)[0], want)
+                self.assertEqual(instinct._Call.tool_summary(payload)[0], want)
 
     def test_own_calls_are_skipped(self):
         for payload in ({"tool_name": "mcp__instinct__observe", "tool_input": {"pattern": "x"}},
@@ -158,7 +158,7 @@ class TestSummaries(unittest.TestCase):
                         {"tool_name": "Bash", "tool_input": {"command": "python3 instinct.py suggest"}},
                         {"tool_name": "Bash", "tool_input": {"command": "python -m instinct list"}}):
             with self.subTest(payload=payload):
-                summary, reason = instinct._tool_summary(payload)
+                summary, reason = instinct._Call.tool_summary(payload)
                 self.assertIsNone(summary)
                 self.assertIn("instinct", reason)
 
@@ -265,13 +265,13 @@ class TestCapture(_Env):
             self.assertEqual((r.returncode, r.stdout), (0, b""))
             self.assertIn(b"locked", r.stderr)
             self.assertNotIn(b"Traceback", r.stderr)
-            self.assertGreaterEqual(elapsed, instinct.HOOK_TIMEOUT_S)
+            self.assertGreaterEqual(elapsed, instinct._Capture.HOOK_TIMEOUT_S)
             excess.append(elapsed - unlocked)
-            if excess[-1] < instinct.HOOK_TIMEOUT_S + 0.5:
+            if excess[-1] < instinct._Capture.HOOK_TIMEOUT_S + 0.5:
                 break
         # one busy timeout, not two (issue 12): the wait on top of an ordinary run is
         # at most the hook's timeout plus half a second
-        self.assertLess(min(excess), instinct.HOOK_TIMEOUT_S + 0.5, excess)
+        self.assertLess(min(excess), instinct._Capture.HOOK_TIMEOUT_S + 0.5, excess)
 
     def test_hook_hot_path_skips_argparse(self):
         code = ("import sys, io, instinct; sys.stdin = io.TextIOWrapper(io.BytesIO(b'{}'));"
@@ -356,7 +356,7 @@ class TestMining(_Env):
             # the workflows suggested that hold the routine's steps in order (the routine, or
             # it with the test run before it: the generator runs the tests just before)
             holding = [r for r in self.store.suggest(project=self.repo) if r["pattern"].startswith("seq:")
-                       and instinct._subsequence(steps, tuple(r["pattern"][4:].split("->")))]
+                       and instinct._Corpus.subsequence(steps, tuple(r["pattern"][4:].split("->")))]
             seen.append((self.level("pref:test=cargo test"), self.level(routine), holding))
         for n, (test, wf, holding) in enumerate(seen, 1):
             want = "raw" if n < 5 else "mature" if n < 10 else "rule"
@@ -399,7 +399,7 @@ class TestMining(_Env):
         self.assertIn("pref:test=cargo test", r["observed"])
         conn = sqlite3.connect(self.db)
         self.addCleanup(conn.close)
-        plan = [row[-1] for row in conn.execute("EXPLAIN QUERY PLAN " + instinct._SQL_UNMINED, (5,))]
+        plan = [row[-1] for row in conn.execute("EXPLAIN QUERY PLAN " + instinct._Miner.SQL_UNMINED, (5,))]
         self.assertIn("SEARCH e USING INTEGER PRIMARY KEY (rowid>?)", plan)
         self.assertFalse([p for p in plan if p.startswith("SCAN")], plan)
 
@@ -434,7 +434,7 @@ class TestMining(_Env):
                  "ruff format": "format", "git commit": None, "cargo fmt": "format"}
         for shape, role in table.items():
             with self.subTest(shape=shape):
-                self.assertEqual(instinct._command_role(shape), role)
+                self.assertEqual(instinct._Corpus.command_role(shape), role)
 
     def test_noise_never_matures(self):
         rng = random.Random(99)
@@ -527,7 +527,7 @@ class TestMining(_Env):
         self.assertIn("combo:cargo clippy+cargo fmt", observed)
         rec = self.store.get("fix:cargo build by cargo update", project=self.repo)
         self.assertEqual((rec["category"], rec["source"]), ("fix_pattern", "hooks"))
-        self.assertEqual(instinct._rule_text(rec), "When `cargo build` fails: run `cargo update`, then rerun it")
+        self.assertEqual(instinct._Presenter.rule_text(rec), "When `cargo build` fails: run `cargo update`, then rerun it")
 
     def test_generic_habits_are_not_steps_and_not_briefed(self):
         for n in range(6):
@@ -689,7 +689,7 @@ class TestInjection(_Env):
         out = json.loads(r.stdout)
         self.assertEqual(out["hookSpecificOutput"]["hookEventName"], "SessionStart")
         text = out["hookSpecificOutput"]["additionalContext"]
-        self.assertLessEqual(len(text), instinct.INJECT_MAX_CHARS)
+        self.assertLessEqual(len(text), instinct._Capture.INJECT_MAX_CHARS)
         items = [l for l in text.splitlines() if l.startswith("- ")]
         self.assertTrue(0 < len(items) <= 10)
         self.assertIn("(rule", items[0])

@@ -929,7 +929,7 @@ class TestResourcesAndPrompts(ServerTestCase):
                 self.assertIsInstance(data, dict)
                 md = by_type["text/markdown"]["text"]
                 if uri == "instinct://suggestions":       # the briefing's words
-                    self.assertIn(instinct._rule_text({"pattern": P}), md)
+                    self.assertIn(instinct._Presenter.rule_text({"pattern": P}), md)
                     self.assertEqual(data["count"], 1)
                 elif uri != "instinct://stats":
                     self.assertIn(P, md)
@@ -1629,7 +1629,7 @@ class TestPythonSdk(InteropTestCase):
                     for u in ("instinct://suggestions", "instinct://rules", "instinct://stats")})
                 self.assertEqual(summary["templates"], 0)
                 self.assertEqual(summary["prompts"], ["session_briefing"])
-                self.assertIn(instinct._rule_text({"pattern": P}), summary["prompt_text"])  # P: a rule
+                self.assertIn(instinct._Presenter.rule_text({"pattern": P}), summary["prompt_text"])  # P: a rule
                 self.__class__.last_summary = summary
 
 
@@ -1667,7 +1667,7 @@ class TestTypeScriptSdk(InteropTestCase):
                 self.assertEqual(set(summary["ok"]), set(tools))     # every tool, SDK-validated
                 self.assertEqual(set(summary["resources"]), {
                     "instinct://suggestions", "instinct://rules", "instinct://stats"})
-                self.assertIn(instinct._rule_text({"pattern": P}), summary["prompt_text"])
+                self.assertIn(instinct._Presenter.rule_text({"pattern": P}), summary["prompt_text"])
 
 
 class TestConformanceSuite(InteropTestCase):

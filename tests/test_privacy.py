@@ -132,13 +132,13 @@ class TestRepeatedPrompts(_Home):
         src = sessions.automation_prompt(n=6, seed=2)
         prompts = [line["payload"] for line in src.lines if line["event"] == "user-prompt-submit"]
         self.assertGreater(len(prompts), 6)
-        self.assertTrue(instinct._reads_like_correction(sessions.LOOP_PROMPT))
+        self.assertTrue(instinct._Capture.reads_like_correction(sessions.LOOP_PROMPT))
         given = [self.hook("user-prompt-submit", dict(p, cwd=self.repo)) for p in prompts]
-        self.assertEqual(given.count(instinct._CORRECTION_CONTEXT), 1)
-        self.assertEqual(set(given), {instinct._CORRECTION_CONTEXT, ""})
+        self.assertEqual(given.count(instinct._Capture.CORRECTION_CONTEXT), 1)
+        self.assertEqual(set(given), {instinct._Capture.CORRECTION_CONTEXT, ""})
         one_off = "no, run the tests with uv run pytest instead"
         self.assertEqual(self.hook("user-prompt-submit", {"session_id": "s9", "prompt": one_off}),
-                         instinct._CORRECTION_CONTEXT)
+                         instinct._Capture.CORRECTION_CONTEXT)
         stored = raw_bytes(self.db)
         for text in (sessions.LOOP_PROMPT, one_off, "uv run pytest instead"):
             self.assertNotIn(text.lower().encode(), stored.lower())

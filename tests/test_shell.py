@@ -258,8 +258,8 @@ def _allowed(shape):
 
 def stored(cmd):
     """What capture stores for a shell call (the event's data), combos mined from it included."""
-    summary = instinct._tool_summary({"tool_name": "Bash", "tool_input": {"command": cmd}})[0]
-    return summary + " " + " ".join(instinct._combos([("tool", summary)]))
+    summary = instinct._Call.tool_summary({"tool_name": "Bash", "tool_input": {"command": cmd}})[0]
+    return summary + " " + " ".join(instinct._Corpus.combos([("tool", summary)]))
 
 class TestShapes(unittest.TestCase):
     def test_table(self):
@@ -274,14 +274,14 @@ class TestShapes(unittest.TestCase):
 
     def test_summary_and_combo_sit_on_the_reader(self):
         def summary(cmd):
-            return instinct._tool_summary({"tool_name": "Bash", "tool_input": {"command": cmd}})[0]
+            return instinct._Call.tool_summary({"tool_name": "Bash", "tool_input": {"command": cmd}})[0]
         self.assertEqual(summary("cd x && FOO=1 npm run build | tee l"), "Bash(npm run build;tee)")
         self.assertEqual(summary("cd x"), "Bash(?)")
         self.assertEqual(summary(None), "Bash(?)")
 
         def combos(cmd):
             call = instinct._Call.of({"tool_name": "Bash", "tool_input": {"command": cmd}})[0]
-            return instinct._combos([("tool", call.encode())])
+            return instinct._Corpus.combos([("tool", call.encode())])
         self.assertEqual(combos("pytest --cov && coverage html"), {"combo:coverage+pytest"})
         self.assertEqual(combos("git add -A && git commit -m 'x && y'"), {"combo:git add+git commit"})
         self.assertEqual(combos("cat > f <<'EOF'\nSHOW x\nEOF\ngit add f"), set())  # cat: generic
@@ -298,10 +298,10 @@ class TestShapes(unittest.TestCase):
                 self.assertEqual(shapes(cmd), want)
 
     def test_tool_summary_uses_the_reader(self):
-        summary, combo = instinct._tool_summary(
+        summary, combo = instinct._Call.tool_summary(
             {"tool_name": "Bash", "tool_input": {"command": "git commit -m \"$(cat <<'EOF'\nx\nEOF\n)\""}})
         self.assertEqual((summary, combo), ("Bash(git commit)", ""))
-        summary, combo = instinct._tool_summary(
+        summary, combo = instinct._Call.tool_summary(
             {"tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "mix test && mix credo"]}})
         self.assertEqual((summary, combo), ("Bash(mix test;mix credo)", ""))
 

@@ -553,7 +553,7 @@ class TestShortTransactions(_Base):
         hook = self.python(
             f"import os, time, instinct\nok = locked = 0\nworst = 0.0\n"
             f"while not os.path.exists({stop!r}):\n"
-            f"    s = instinct.InstinctStore({self.db!r}, timeout=instinct.HOOK_TIMEOUT_S)\n"
+            f"    s = instinct.InstinctStore({self.db!r}, timeout=instinct._Capture.HOOK_TIMEOUT_S)\n"
             f"    t = time.monotonic()\n"
             f"    try:\n        s.observe('seq:hook->write'); ok += 1\n"
             f"    except instinct.InstinctError as e:\n        locked += 1; print(e, flush=True)\n"
@@ -570,7 +570,7 @@ class TestShortTransactions(_Base):
         last = out.strip().splitlines()[-1].split()
         self.assertEqual(last[2:4], ["locked", "0"], out + err)
         # a hook waits for one short transaction at most: well inside its 3 s timeout
-        self.assertLess(float(last[5]), instinct.HOOK_TIMEOUT_S / 2, out)
+        self.assertLess(float(last[5]), instinct._Capture.HOOK_TIMEOUT_S / 2, out)
         self.assertGreater(int(last[1]), 5)
         self.assertEqual(self.store.get("seq:hook->write")["confidence"], int(last[1]))
 
