@@ -1281,6 +1281,62 @@ class Param:
 
 class Operation:
     """One operation: an InstinctStore method, a CLI subcommand and an MCP tool."""
+    @staticmethod
+    def _nested_deeper(value, limit):
+        """True when a JSON value nests more than `limit` objects and arrays: one bound on what is
+        stored, whichever Python (their JSON decoders stop at depths from ~1,000 to ~10,000)."""
+        level = [value] if isinstance(value, (dict, list)) else []
+        for _ in range(limit):
+            level = [x for v in level for x in (v.values() if isinstance(v, dict) else v)
+                     if isinstance(x, (dict, list))]
+            if not level:
+                return False
+        return True
+
+    @staticmethod
+    def _cursor_token(offset):
+        import base64
+        return base64.urlsafe_b64encode(b"instinct:%d" % offset).decode("ascii")
+
+    @staticmethod
+    def _cursor_offset(token):
+        """A nextCursor token -> the row offset it stands for (ValidationError if not ours)."""
+        import base64
+        import binascii
+        try:
+            raw = base64.urlsafe_b64decode(token.encode("ascii")) if isinstance(token, str) else b""
+        except (ValueError, binascii.Error):
+            raw = b""
+        tag, _, num = raw.partition(b":")
+        if tag != b"instinct" or not num.isdigit() or len(num) > 9:
+            raise ValidationError("argument 'cursor' must be a nextCursor value from an earlier call")
+        return int(num)
+
+    _OPT_OUTS = {}         # folder -> (time.monotonic(), its reason): a server stats once a second
+
+    @staticmethod
+    def _opted_out(store, project):
+        """Why nothing may be learned here, or None: the hooks' own test (INSTINCT_DISABLE, a
+        .instinct-disable file) on the working directory and on a project given as a path.
+        Walking up the tree costs ~1/3 of an MCP observe, so a result holds for a second."""
+        dirs = [store.cwd or os.getcwd()]
+        if project and not _is_fingerprint(project):
+            dirs.append(os.path.expanduser(project))
+        now = time.monotonic()
+        if len(Operation._OPT_OUTS) > 256:
+            Operation._OPT_OUTS.clear()
+        for d in map(os.path.abspath, dirs):
+            hit = Operation._OPT_OUTS.get(d)
+            if hit is None or not 0 <= now - hit[0] < 1:
+                hit = Operation._OPT_OUTS[d] = (now, _Capture.disabled_reason({}, d))
+            if hit[1]:
+                return hit[1]
+        return None
+
+    @staticmethod
+    def _arg(p, name):
+        return name(p) if name else f"argument '{p.name}'"
+
 
     __slots__ = ("name", "cli", "mcp", "title", "summary", "description", "params",
                  "read_only", "destructive", "idempotent", "output", "list_key", "render",
@@ -1335,7 +1391,7 @@ class Operation:
             v = args.get(p.name)
             if v is None:
                 if p.required:
-                    raise ValidationError(f"missing required {_arg(p, name).rstrip(':')}"
+                    raise ValidationError(f"missing required {Operation._arg(p, name).rstrip(':')}"
                                           + (" (it is null)" if p.name in args else ""))
                 continue
             t = p.type
@@ -1344,20 +1400,20 @@ class Operation:
             ok = isinstance(v, t) and not (t is int and isinstance(v, bool))
             if t is float and isinstance(v, int) and not isinstance(v, bool):
                 if not -1e300 < v < 1e300:
-                    raise ValidationError(f"{_arg(p, name)} is out of range")
+                    raise ValidationError(f"{Operation._arg(p, name)} is out of range")
                 ok, v = True, float(v)
             if not ok:
-                raise ValidationError(f"{_arg(p, name)} must be of type {p.schema()['type']}")
+                raise ValidationError(f"{Operation._arg(p, name)} must be of type {p.schema()['type']}")
             if t is float and not -1e300 < v < 1e300:          # NaN and infinities fail too
-                raise ValidationError(f"{_arg(p, name)} must be a finite number")
-            if t is dict and _nested_deeper(v, MAX_DEPTH):
-                raise ValidationError(f"{_arg(p, name)} nests deeper than {MAX_DEPTH} levels")
+                raise ValidationError(f"{Operation._arg(p, name)} must be a finite number")
+            if t is dict and Operation._nested_deeper(v, MAX_DEPTH):
+                raise ValidationError(f"{Operation._arg(p, name)} nests deeper than {MAX_DEPTH} levels")
             if p.choices and v not in p.choices:
-                raise ValidationError(f"{_arg(p, name)} must be one of: {', '.join(p.choices)}")
+                raise ValidationError(f"{Operation._arg(p, name)} must be one of: {', '.join(p.choices)}")
             if p.minimum is not None and v < p.minimum:
-                raise ValidationError(f"{_arg(p, name)} must be >= {p.minimum}")
+                raise ValidationError(f"{Operation._arg(p, name)} must be >= {p.minimum}")
             if p.maximum is not None and v > p.maximum:
-                raise ValidationError(f"{_arg(p, name)} must be <= {p.maximum}")
+                raise ValidationError(f"{Operation._arg(p, name)} must be <= {p.maximum}")
             out[p.name] = v
         return out
 
@@ -1368,7 +1424,7 @@ class Operation:
             if p.setting and kwargs.get(p.name) is None:
                 kwargs[p.name] = store._settings()[p.setting]
         if self.learns:
-            why = _opted_out(store, kwargs.get("project"))
+            why = Operation._opted_out(store, kwargs.get("project"))
             if why:
                 raise InstinctError(f"not recorded: {why}; nothing is learned there")
         return self.fn(store, **kwargs)
@@ -1380,7 +1436,7 @@ class Operation:
         page's offset, its size). The row past it tells whether more follow."""
         args = dict(args)
         cursor = args.pop("cursor", None)
-        offset = 0 if cursor in (None, "") else _cursor_offset(cursor)
+        offset = 0 if cursor in (None, "") else Operation._cursor_offset(cursor)
         kwargs = self.coerce(args)
         lim = self.known.get("limit")
         size = kwargs.get("limit") or (lim and lim.default)
@@ -1389,63 +1445,6 @@ class Operation:
         if lim is not None:                  # past Param.maximum: it bounds a page, not a row
             kwargs["limit"] = offset + size + 1
         return kwargs, offset, size
-
-
-def _nested_deeper(value, limit):
-    """True when a JSON value nests more than `limit` objects and arrays: one bound on what is
-    stored, whichever Python (their JSON decoders stop at depths from ~1,000 to ~10,000)."""
-    level = [value] if isinstance(value, (dict, list)) else []
-    for _ in range(limit):
-        level = [x for v in level for x in (v.values() if isinstance(v, dict) else v)
-                 if isinstance(x, (dict, list))]
-        if not level:
-            return False
-    return True
-
-
-def _cursor_token(offset):
-    import base64
-    return base64.urlsafe_b64encode(b"instinct:%d" % offset).decode("ascii")
-
-
-def _cursor_offset(token):
-    """A nextCursor token -> the row offset it stands for (ValidationError if not ours)."""
-    import base64
-    import binascii
-    try:
-        raw = base64.urlsafe_b64decode(token.encode("ascii")) if isinstance(token, str) else b""
-    except (ValueError, binascii.Error):
-        raw = b""
-    tag, _, num = raw.partition(b":")
-    if tag != b"instinct" or not num.isdigit() or len(num) > 9:
-        raise ValidationError("argument 'cursor' must be a nextCursor value from an earlier call")
-    return int(num)
-
-
-_OPT_OUTS = {}         # folder -> (time.monotonic(), its reason): a server stats once a second
-
-
-def _opted_out(store, project):
-    """Why nothing may be learned here, or None: the hooks' own test (INSTINCT_DISABLE, a
-    .instinct-disable file) on the working directory and on a project given as a path.
-    Walking up the tree costs ~1/3 of an MCP observe, so a result holds for a second."""
-    dirs = [store.cwd or os.getcwd()]
-    if project and not _is_fingerprint(project):
-        dirs.append(os.path.expanduser(project))
-    now = time.monotonic()
-    if len(_OPT_OUTS) > 256:
-        _OPT_OUTS.clear()
-    for d in map(os.path.abspath, dirs):
-        hit = _OPT_OUTS.get(d)
-        if hit is None or not 0 <= now - hit[0] < 1:
-            hit = _OPT_OUTS[d] = (now, _Capture.disabled_reason({}, d))
-        if hit[1]:
-            return hit[1]
-    return None
-
-
-def _arg(p, name):
-    return name(p) if name else f"argument '{p.name}'"
 
 
 OPERATIONS = {}      # name -> Operation, in definition order
@@ -1494,104 +1493,110 @@ def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=F
     return deco
 
 
-def _obj(props, required=()):
-    s = {"type": "object", "properties": props}
-    if required:
-        s["required"] = list(required)
-    return s
+class _Out:
+    """What an operation's answer looks like: JSON shapes (MCP outputSchema) and terminal renderings."""
 
+    @staticmethod
+    def obj(props, required=()):
+        s = {"type": "object", "properties": props}
+        if required:
+            s["required"] = list(required)
+        return s
 
-_STR, _INT, _BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
-_RECORD = _obj({
-    "pattern": _STR, "category": _STR, "confidence": _INT, "level": _STR, "promoted": _INT,
-    "project": _STR, "source": _STR, "first_seen": _STR, "last_seen": _STR,
-    "metadata": {"type": "object"}, "root": _STR},
-    ("pattern", "category", "confidence", "level", "project", "first_seen", "last_seen"))
+    STR, INT, BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
+    RECORD = obj({
+        "pattern": STR, "category": STR, "confidence": INT, "level": STR, "promoted": INT,
+        "project": STR, "source": STR, "first_seen": STR, "last_seen": STR,
+        "metadata": {"type": "object"}, "root": STR},
+        ("pattern", "category", "confidence", "level", "project", "first_seen", "last_seen"))
 
+    # --- human renderers (the CLI's text form of a result) ------------------------
+    @staticmethod
+    def lines(records, noun):
+        nouns = noun + ("es" if noun.endswith(("s", "ch", "sh", "x")) else "s")
+        if not records:
+            return f"0 {nouns}"
+        w = max(22, max(len(r["pattern"]) for r in records))
+        lw = max(len(r["level"]) for r in records) + 4
+        out = [f"  {r['pattern']:<{w}} conf={r['confidence']:<3}{'[' + r['level'] + ']':<{lw}}{r['category']}"
+               + (f"  {r['root'] or r['project']}" if r.get("project") and "root" in r else "")
+               for r in records]
+        n = len(records)
+        out.append(f"{n} {noun if n == 1 else nouns}")
+        return "\n".join(out)
 
-# --- human renderers (the CLI's text form of a result) ------------------------
-def _lines(records, noun):
-    nouns = noun + ("es" if noun.endswith(("s", "ch", "sh", "x")) else "s")
-    if not records:
-        return f"0 {nouns}"
-    w = max(22, max(len(r["pattern"]) for r in records))
-    lw = max(len(r["level"]) for r in records) + 4
-    out = [f"  {r['pattern']:<{w}} conf={r['confidence']:<3}{'[' + r['level'] + ']':<{lw}}{r['category']}"
-           + (f"  {r['root'] or r['project']}" if r.get("project") and "root" in r else "")
-           for r in records]
-    n = len(records)
-    out.append(f"{n} {noun if n == 1 else nouns}")
-    return "\n".join(out)
+    @staticmethod
+    def render_record(r):
+        return _Out.lines([r], "instinct").splitlines()[0].strip()
 
+    @staticmethod
+    def render_counts(*pairs):
+        def render(result):
+            return "\n".join(f"{label}: {result[key]}" for key, label in pairs
+                             if result.get(key) or key in ("total",) or label.startswith("Promoted to m")
+                             or label.startswith("Promoted to r"))
+        return render
 
-def _render_record(r):
-    return _lines([r], "instinct").splitlines()[0].strip()
+    @staticmethod
+    def render_kv(result):
+        return "\n".join(f"{k}: {v}" for k, v in result.items())
 
+    @staticmethod
+    def render_stats(s):
+        out = [f"Database: {s['db_path']} ({s['db_bytes']} bytes, schema v{s['schema_version']})",
+               f"Total instincts: {s['total']}  (raw {s['by_level']['raw']}, mature {s['by_level']['mature']},"
+               f" rule {s['by_level']['rule']}, universal {s['by_level']['universal']})"]
+        if s["by_category"]:
+            out.append("Categories: " + ", ".join(f"{k} {v}" for k, v in s["by_category"].items()))
+        out.append(f"Projects: {s['projects']}  Events: {s['events']}  Full-text search: "
+                   f"{'FTS5' if s['fts'] else 'LIKE fallback'}")
+        out += [f"  project {fp}: {root}" for fp, root in s.get("folders", {}).items()]
+        return "\n".join(out)
 
-def _render_counts(*pairs):
-    def render(result):
-        return "\n".join(f"{label}: {result[key]}" for key, label in pairs
-                         if result.get(key) or key in ("total",) or label.startswith("Promoted to m")
-                         or label.startswith("Promoted to r"))
-    return render
+    @staticmethod
+    def render_export(result):
+        if isinstance(result, str):
+            return result.rstrip("\n")
+        if isinstance(result, dict):          # --write: what was written where (section 16)
+            return _Export.render_write(result)
+        return _dumps(result, indent=2)
 
-
-def _render_kv(result):
-    return "\n".join(f"{k}: {v}" for k, v in result.items())
-
-
-def _render_stats(s):
-    out = [f"Database: {s['db_path']} ({s['db_bytes']} bytes, schema v{s['schema_version']})",
-           f"Total instincts: {s['total']}  (raw {s['by_level']['raw']}, mature {s['by_level']['mature']},"
-           f" rule {s['by_level']['rule']}, universal {s['by_level']['universal']})"]
-    if s["by_category"]:
-        out.append("Categories: " + ", ".join(f"{k} {v}" for k, v in s["by_category"].items()))
-    out.append(f"Projects: {s['projects']}  Events: {s['events']}  Full-text search: "
-               f"{'FTS5' if s['fts'] else 'LIKE fallback'}")
-    out += [f"  project {fp}: {root}" for fp, root in s.get("folders", {}).items()]
-    return "\n".join(out)
-
-
-def _render_export(result):
-    if isinstance(result, str):
-        return result.rstrip("\n")
-    if isinstance(result, dict):          # --write: what was written where (section 16)
-        return _render_write(result)
-    return _dumps(result, indent=2)
-
-
-def _render_markdown(rules):
-    out = ["# Learned rules (instinct)", ""]
-    for r in rules:
-        scope = "global" if not r["project"] else f"project {r['project']}"
-        out.append(f"- `{r['pattern']}` ({r['category']}, {r['level']}, "
-                   f"confidence {r['confidence']}, {scope})")
-    if not rules:
-        out.append("_No rules yet._")
-    return "\n".join(out) + "\n"
+    @staticmethod
+    def render_markdown(rules):
+        out = ["# Learned rules (instinct)", ""]
+        for r in rules:
+            scope = "global" if not r["project"] else f"project {r['project']}"
+            out.append(f"- `{r['pattern']}` ({r['category']}, {r['level']}, "
+                       f"confidence {r['confidence']}, {scope})")
+        if not rules:
+            out.append("_No rules yet._")
+        return "\n".join(out) + "\n"
 
 
 # =============================================================================
 # 10. Core API (the seeds' operations)
 # =============================================================================
-# format -> (file written for a directory --write, size limit in bytes, instinct owns the whole file)
-# Limits: Windsurf truncates rule files past 6,000 chars, Codex reads 32 KiB of AGENTS.md in all,
-# a CLAUDE.md block should stay a short preamble, Cursor and SKILL.md bodies are best kept brief.
-_EXPORT_FORMATS = {
-    "json": ("instinct-rules.json", None, True),
-    "markdown": ("instinct-rules.md", None, False),
-    "claude": ("CLAUDE.md", 4000, False),
-    "agents": ("AGENTS.md", 32 * 1024, False),
-    "cursor": (os.path.join(".cursor", "rules", "instinct.mdc"), 12000, True),
-    "windsurf": (os.path.join(".windsurf", "rules", "instinct.md"), 6000, True),
-    "skill": (os.path.join(".claude", "skills", "instinct-rules", "SKILL.md"), 20000, True),
-}
-_COLS = "pattern, category, confidence, promoted, project, source, first_seen, last_seen, metadata"
 
-# The one statement that changes confidence (`_Core._reinforce`): add :delta to (pattern,
-# project) - the alias of the pattern, if any, resolved inside - unless a tombstone says it was
-# forgotten (then nothing is written); a new row starts at :delta.
-_SQL_REINFORCE = """
+
+class _Core:
+    """Plumbing plus the seeds' operations; InstinctStore (section 18) is assembled from it."""
+    # format -> (file written for a directory --write, size limit in bytes, instinct owns the whole file)
+    # Limits: Windsurf truncates rule files past 6,000 chars, Codex reads 32 KiB of AGENTS.md in all,
+    # a CLAUDE.md block should stay a short preamble, Cursor and SKILL.md bodies are best kept brief.
+    _EXPORT_FORMATS = {
+        "json": ("instinct-rules.json", None, True),
+        "markdown": ("instinct-rules.md", None, False),
+        "claude": ("CLAUDE.md", 4000, False),
+        "agents": ("AGENTS.md", 32 * 1024, False),
+        "cursor": (os.path.join(".cursor", "rules", "instinct.mdc"), 12000, True),
+        "windsurf": (os.path.join(".windsurf", "rules", "instinct.md"), 6000, True),
+        "skill": (os.path.join(".claude", "skills", "instinct-rules", "SKILL.md"), 20000, True),
+    }
+    _COLS = "pattern, category, confidence, promoted, project, source, first_seen, last_seen, metadata"
+    # The one statement that changes confidence (`_Core._reinforce`): add :delta to (pattern,
+    # project) - the alias of the pattern, if any, resolved inside - unless a tombstone says it was
+    # forgotten (then nothing is written); a new row starts at :delta.
+    _SQL_REINFORCE = """
 INSERT INTO instincts
     (pattern, category, confidence, first_seen, last_seen, source, project, metadata)
 SELECT p, :category, :delta, :first, :last, :source, :project, :meta
@@ -1603,107 +1608,100 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     last_seen = CASE WHEN :delta > 0 THEN max(last_seen, :last) ELSE last_seen END,
     source = CASE WHEN :source != '' THEN :source ELSE source END,
     quiet = CASE WHEN quiet > 0 AND :delta > 0 THEN quiet - 1 ELSE quiet END"""
-_SQL_REINFORCED = _SQL_REINFORCE + " RETURNING " + _COLS
-# which folder a project fingerprint stands for, noted the first time it is seen
-_SQL_PROJECT = "INSERT OR IGNORE INTO projects (fingerprint, root, first_seen) VALUES (?,?,?)"
-_OBSERVATION = 1                    # the confidence one observation adds (observe, mining)
+    _SQL_REINFORCED = _SQL_REINFORCE + " RETURNING " + _COLS
+    # which folder a project fingerprint stands for, noted the first time it is seen
+    _SQL_PROJECT = "INSERT OR IGNORE INTO projects (fingerprint, root, first_seen) VALUES (?,?,?)"
+    _OBSERVATION = 1                    # the confidence one observation adds (observe, mining)
+    _DECAY_BATCH = 50_000               # rows per decay (and event-log pruning) transaction
+    _PRUNE_PER_CONSOLIDATE = 500_000    # event rows one consolidate cuts at most (the next ones and gc
+                                        # do the rest): a 10M-event log never makes it a minute long
+    _IMPORT_BATCH = 2_000               # records per import transaction (~0.2-0.4 s)
+    _YIELD_S = 0.11                     # pause between a long writer's transactions: longer than a
+                                        # waiting writer's longest busy-handler sleep (100 ms), so a
+                                        # hook gets the lock instead of waiting for the whole job
+    _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
+    _SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
+                  " VALUES (?,?,?,?,?,?,?,?)")
+    # Every kind of event: kind -> (counts as an observation of its pattern, what it records).
+    # Only `_Core._reinforce` writes the kinds that change a pattern's confidence.
+    EVENT_KINDS = {
+        "observe": (True, "one observation (observe, or mining crediting a session); delta added"),
+        "import": (False, "a rules import raised it to the file's confidence; delta added"),
+        "merge": (False, "another spelling folded in; delta = its confidence, data = that spelling"),
+        "feedback": (False, "good (+1) or bad (-1); data = {verdict, note}"),
+        "decay": (False, "-1 after a period without observations"),
+        "promote": (False, "consolidate raised the level; data = 'old->new'"),
+        "demote": (False, "consolidate lowered the level; data = 'old->new'"),
+        "forget": (False, "a pattern deleted (no copy of its name); delta = -its confidence"),
+        "unforget": (False, "a tombstone lifted (no copy of the name)"),
+        "surface": (False, "suggestions shown; data = 'pattern<TAB>project' lines"),
+        "tool": (False, "one tool call's shape (data), for mining"),
+        "tool_fail": (False, "one failed tool call's shape (data), for mining"),
+        "remember": (False, "a memory stored; data = {memory, type, title}"),
+        "reinforce": (False, "a memory stored again; data = {memory, type, title}"),
+        "import_memory": (False, "a memory updated from Markdown; data = {memory, title}"),
+        "restore_memory": (False, "an archived memory restored; data = {memory, type, title}"),
+        "forget_memory": (False, "a memory deleted; data = {memory, type}"),
+        "memory_decay": (False, "memories aged; delta = -how many, data = {archived}"),
+    }
+    # The condition every reader counts observations by (explain, trending, effectiveness)
+    _SQL_OBSERVED = "kind IN (%s)" % ", ".join(f"'{k}'" for k, (obs, _) in EVENT_KINDS.items() if obs)
+    # The project parameter of a command about one pattern (get, forget, explain, history, feedback)
+    _PROJECT_OF_ONE = Param(
+        "project", str, "'' global, a fingerprint or a project path (default: the row suggest and list "
+        "show for the working directory: this project's, else the global one, else a universal one)")
+    _RECORD_AT = _Out.obj({**_Out.RECORD["properties"], "scope": _Out.STR}, _Out.RECORD.get("required", ()))
+    _DRY_RUN = Param("dry_run", bool, "only show what would go; change nothing", default=False)
 
-_DECAY_BATCH = 50_000               # rows per decay (and event-log pruning) transaction
-_PRUNE_PER_CONSOLIDATE = 500_000    # event rows one consolidate cuts at most (the next ones and gc
-                                    # do the rest): a 10M-event log never makes it a minute long
-_IMPORT_BATCH = 2_000               # records per import transaction (~0.2-0.4 s)
-_YIELD_S = 0.11                     # pause between a long writer's transactions: longer than a
-                                    # waiting writer's longest busy-handler sleep (100 ms), so a
-                                    # hook gets the lock instead of waiting for the whole job
-_HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
+    @staticmethod
+    def _backup_note(r):
+        """A destructive command's last line: where its backup is, or that it was a dry run."""
+        if r.get("dry_run"):
+            return "\n(dry run: nothing changed)"
+        path = r.get("backup_file")
+        return f"\nBackup: {path} (`instinct restore` it to undo)" if path else ""
 
-_SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
-              " VALUES (?,?,?,?,?,?,?,?)")
-# Every kind of event: kind -> (counts as an observation of its pattern, what it records).
-# Only `_Core._reinforce` writes the kinds that change a pattern's confidence.
-EVENT_KINDS = {
-    "observe": (True, "one observation (observe, or mining crediting a session); delta added"),
-    "import": (False, "a rules import raised it to the file's confidence; delta added"),
-    "merge": (False, "another spelling folded in; delta = its confidence, data = that spelling"),
-    "feedback": (False, "good (+1) or bad (-1); data = {verdict, note}"),
-    "decay": (False, "-1 after a period without observations"),
-    "promote": (False, "consolidate raised the level; data = 'old->new'"),
-    "demote": (False, "consolidate lowered the level; data = 'old->new'"),
-    "forget": (False, "a pattern deleted (no copy of its name); delta = -its confidence"),
-    "unforget": (False, "a tombstone lifted (no copy of the name)"),
-    "surface": (False, "suggestions shown; data = 'pattern<TAB>project' lines"),
-    "tool": (False, "one tool call's shape (data), for mining"),
-    "tool_fail": (False, "one failed tool call's shape (data), for mining"),
-    "remember": (False, "a memory stored; data = {memory, type, title}"),
-    "reinforce": (False, "a memory stored again; data = {memory, type, title}"),
-    "import_memory": (False, "a memory updated from Markdown; data = {memory, title}"),
-    "restore_memory": (False, "an archived memory restored; data = {memory, type, title}"),
-    "forget_memory": (False, "a memory deleted; data = {memory, type}"),
-    "memory_decay": (False, "memories aged; delta = -how many, data = {archived}"),
-}
-# The condition every reader counts observations by (explain, trending, effectiveness)
-_SQL_OBSERVED = "kind IN (%s)" % ", ".join(f"'{k}'" for k, (obs, _) in EVENT_KINDS.items() if obs)
+    @staticmethod
+    def _where(r):
+        """Where a command about one pattern found it: 'project X', 'global', 'universal, project X'."""
+        folder = f" {r['root']}" if r.get("root") else ""
+        if r.get("scope") == "universal":
+            return f"universal, project {r['project']}{folder}"
+        return f"project {r['project']}{folder}" if r["project"] else "global"
 
+    @staticmethod
+    def _record(row):
+        p, cat, conf, promoted, proj, src, first, last, meta = row
+        return {"pattern": p, "category": cat, "confidence": conf, "level": LEVELS[promoted],
+                "promoted": promoted, "project": proj, "source": src, "first_seen": first,
+                "last_seen": last, "metadata": _loads_meta(meta)}
 
-# The project parameter of a command about one pattern (get, forget, explain, history, feedback)
-_PROJECT_OF_ONE = Param(
-    "project", str, "'' global, a fingerprint or a project path (default: the row suggest and list "
-    "show for the working directory: this project's, else the global one, else a universal one)")
-_RECORD_AT = _obj({**_RECORD["properties"], "scope": _STR}, _RECORD.get("required", ()))
-_DRY_RUN = Param("dry_run", bool, "only show what would go; change nothing", default=False)
+    @staticmethod
+    def _pref_key(pattern):
+        """'pref:tz=UTC' -> 'tz' (a preference with a value); None for any other pattern."""
+        if pattern.startswith("pref:"):
+            key, eq, value = pattern[5:].partition("=")
+            if eq and key and value:
+                return key
+        return None
 
+    @staticmethod
+    def _pref_groups(rows):
+        """Rows (pattern, project, confidence, promoted, last_seen) -> {(key, project): rows}.
 
-def _backup_note(r):
-    """A destructive command's last line: where its backup is, or that it was a dry run."""
-    if r.get("dry_run"):
-        return "\n(dry run: nothing changed)"
-    path = r.get("backup_file")
-    return f"\nBackup: {path} (`instinct restore` it to undo)" if path else ""
+        Each group lists one preference key's values in one project scope, the
+        winner first: the most recently reinforced, then the most confident.
+        """
+        groups = {}
+        for row in sorted(rows):
+            pattern, project, _, _, _ = row
+            key = _Core._pref_key(pattern)
+            if key is not None:
+                groups.setdefault((key, project), []).append(row)
+        for g in groups.values():
+            g.sort(key=lambda r: (r[4], r[2]), reverse=True)      # last_seen, then confidence
+        return groups
 
-
-def _where(r):
-    """Where a command about one pattern found it: 'project X', 'global', 'universal, project X'."""
-    folder = f" {r['root']}" if r.get("root") else ""
-    if r.get("scope") == "universal":
-        return f"universal, project {r['project']}{folder}"
-    return f"project {r['project']}{folder}" if r["project"] else "global"
-
-
-def _record(row):
-    p, cat, conf, promoted, proj, src, first, last, meta = row
-    return {"pattern": p, "category": cat, "confidence": conf, "level": LEVELS[promoted],
-            "promoted": promoted, "project": proj, "source": src, "first_seen": first,
-            "last_seen": last, "metadata": _loads_meta(meta)}
-
-
-def _pref_key(pattern):
-    """'pref:tz=UTC' -> 'tz' (a preference with a value); None for any other pattern."""
-    if pattern.startswith("pref:"):
-        key, eq, value = pattern[5:].partition("=")
-        if eq and key and value:
-            return key
-    return None
-
-
-def _pref_groups(rows):
-    """Rows (pattern, project, confidence, promoted, last_seen) -> {(key, project): rows}.
-
-    Each group lists one preference key's values in one project scope, the
-    winner first: the most recently reinforced, then the most confident.
-    """
-    groups = {}
-    for row in sorted(rows):
-        pattern, project, _, _, _ = row
-        key = _pref_key(pattern)
-        if key is not None:
-            groups.setdefault((key, project), []).append(row)
-    for g in groups.values():
-        g.sort(key=lambda r: (r[4], r[2]), reverse=True)      # last_seen, then confidence
-    return groups
-
-
-class _Core:
-    """Plumbing plus the seeds' operations; InstinctStore (section 18) is assembled from it."""
 
     _keep_events = False     # import-history: the log is not cut while old sessions are mined
 
@@ -1755,7 +1753,7 @@ class _Core:
         return vals
 
     def _event(self, conn, kind, pattern="", project="", source="", delta=0, data=""):
-        conn.execute(_SQL_EVENT, (self._now(), kind, pattern, project, source, self.session,
+        conn.execute(_Core._SQL_EVENT, (self._now(), kind, pattern, project, source, self.session,
                                   delta, data))
 
     def _reinforce(self, conn, pattern, project, *, source, session, ts, delta=None,
@@ -1765,19 +1763,19 @@ class _Core:
         a `kind` event at `ts`. The row's first/last seen widen to `seen` (first, last; default
         ts, ts); an alias counts for its pattern. A forgotten (pattern, project) is left alone:
         None; else the record."""
-        delta = _OBSERVATION if delta is None else delta
+        delta = _Core._OBSERVATION if delta is None else delta
         first, last = seen or (ts, ts)
         args = {"pattern": pattern, "project": project, "delta": delta, "first": first,
                 "last": last, "source": source, "meta": metadata or "{}",
                 "category": category or category_for(pattern)}
-        if _HAS_RETURNING:
-            row = conn.execute(_SQL_REINFORCED, args).fetchone()
-            r = None if row is None else _record(row)
+        if _Core._HAS_RETURNING:
+            row = conn.execute(_Core._SQL_REINFORCED, args).fetchone()
+            r = None if row is None else _Core._record(row)
         else:
             r = (self._get_record(conn, self._canonical(pattern, conn), project)
-                 if conn.execute(_SQL_REINFORCE, args).rowcount else None)
+                 if conn.execute(_Core._SQL_REINFORCE, args).rowcount else None)
         if r is not None:
-            conn.execute(_SQL_EVENT, (ts, kind, r["pattern"], project, source, session, delta,
+            conn.execute(_Core._SQL_EVENT, (ts, kind, r["pattern"], project, source, session, delta,
                                       data))
         return r
 
@@ -1812,9 +1810,9 @@ class _Core:
     @staticmethod
     def _get_record(conn, pattern, project):
         """The record of (pattern, project), or None."""
-        row = conn.execute(f"SELECT {_COLS} FROM instincts WHERE pattern = ? AND project = ?",
+        row = conn.execute(f"SELECT {_Core._COLS} FROM instincts WHERE pattern = ? AND project = ?",
                            (pattern, project)).fetchone()
-        return None if row is None else _record(row)
+        return None if row is None else _Core._record(row)
 
     # -- operations -------------------------------------------------------------
     @operation(
@@ -1827,9 +1825,9 @@ class _Core:
               default=""),
         Param("metadata", dict, "a JSON object merged into the pattern's metadata", flag="--meta"),
         title="Observe a pattern", learns=True,
-        output=_obj({**_RECORD["properties"], "forgotten": _BOOL}, _RECORD["required"]),
-        render=lambda r: (f"{r['pattern']} is forgotten ({_where(r)}): not recorded (`instinct "
-                          f"unforget` lifts it)" if r.get("forgotten") else _render_record(r)))
+        output=_Out.obj({**_Out.RECORD["properties"], "forgotten": _Out.BOOL}, _Out.RECORD["required"]),
+        render=lambda r: (f"{r['pattern']} is forgotten ({_Core._where(r)}): not recorded (`instinct "
+                          f"unforget` lifts it)" if r.get("forgotten") else _Out.render_record(r)))
     def observe(self, pattern, category=None, source="", project="", metadata=None):
         """Record one occurrence of a pattern: new ones start at confidence 1, known ones gain 1.
 
@@ -1848,7 +1846,7 @@ class _Core:
             r = self._reinforce(conn, given, proj, source=source, session=self.session, ts=now,
                                 category=cat, metadata=meta)
             if proj and proj != project:                # given as a folder: note which one
-                conn.execute(_SQL_PROJECT, (proj, project_root(project), now))
+                conn.execute(_Core._SQL_PROJECT, (proj, project_root(project), now))
             if r is None:                               # forgotten: nothing is recorded
                 return {"pattern": self._canonical(given, conn),
                         "category": cat or category_for(given), "confidence": 0,
@@ -1856,14 +1854,14 @@ class _Core:
                         "source": source, "first_seen": "", "last_seen": "", "metadata": {},
                         "forgotten": True}
             p, want = r["pattern"], cat                 # the canonical pattern
-            new = r["confidence"] == _OBSERVATION and r["first_seen"] == now
+            new = r["confidence"] == _Core._OBSERVATION and r["first_seen"] == now
             if want is None and p != given and new:
                 want = category_for(p)                  # new under an alias: the canonical's category
             if want is not None and r["category"] != want:
                 conn.execute("UPDATE instincts SET category = ? WHERE pattern = ? AND project = ?",
                              (want, p, proj))
                 r["category"] = want
-            if meta and r["confidence"] > _OBSERVATION:
+            if meta and r["confidence"] > _Core._OBSERVATION:
                 r["metadata"].update(_loads_meta(meta))
                 conn.execute("UPDATE instincts SET metadata = ? WHERE pattern = ? AND project = ?",
                              (_check_metadata(r["metadata"]), p, proj))
@@ -1875,8 +1873,8 @@ class _Core:
         Param("limit", int, "at most this many suggestions (default: the suggest_limit setting, 50)",
               minimum=1, maximum=MAX_LIMIT, setting="suggest_limit"),
         title="Suggest learned habits", idempotent=True,       # it logs what it showed (surface)
-        output=_RECORD, list_key="suggestions",
-        render=lambda rs: _lines(rs, "suggestion"))
+        output=_Out.RECORD, list_key="suggestions",
+        render=lambda rs: _Out.lines(rs, "suggestion"))
     def suggest(self, project=None, limit=None):
         """Mature, rule and universal patterns for a project (plus global ones), strongest first.
 
@@ -1905,8 +1903,8 @@ class _Core:
                         "SELECT id, pattern FROM instincts WHERE project = ? AND promoted > 0"
                         " AND quiet = 0 AND pattern IN ({})", list(best), (proj,)):
                     best[pat] = rid
-            rows = self._chunked(f"SELECT {_COLS} FROM instincts WHERE id IN ({{}})", list(best.values()))
-            recs = sorted(map(_record, rows), key=lambda r: (-r["promoted"], -r["confidence"], r["pattern"]))
+            rows = self._chunked(f"SELECT {_Core._COLS} FROM instincts WHERE id IN ({{}})", list(best.values()))
+            recs = sorted(map(_Core._record, rows), key=lambda r: (-r["promoted"], -r["confidence"], r["pattern"]))
             out = self._suggest_filter(recs, proj)
             if len(cand) < k:
                 break
@@ -1947,14 +1945,14 @@ class _Core:
     def _suggest_filter(self, records, project):
         """Drop superseded preferences: of one `pref:KEY=VALUE` key only the winning value is
         suggested (this project's own before a global one)."""
-        keys = {k for k in (_pref_key(r["pattern"]) for r in records) if k}
+        keys = {k for k in (_Core._pref_key(r["pattern"]) for r in records) if k}
         if not keys:
             return records
-        losers = {(pattern, proj) for g in _pref_groups(self._pref_rows(keys)).values()
+        losers = {(pattern, proj) for g in _Core._pref_groups(self._pref_rows(keys)).values()
                   for pattern, proj, _, _, _ in g[1:]}
         chosen = {}
         for r in records:
-            k = _pref_key(r["pattern"])
+            k = _Core._pref_key(r["pattern"])
             if k is None or (r["pattern"], r["project"]) in losers:
                 continue
             cur = chosen.get(k)
@@ -1962,7 +1960,7 @@ class _Core:
                                > (cur["project"] == project, cur["last_seen"])):
                 chosen[k] = r
         keep = {id(r) for r in chosen.values()}
-        return [r for r in records if id(r) in keep or _pref_key(r["pattern"]) is None]
+        return [r for r in records if id(r) in keep or _Core._pref_key(r["pattern"]) is None]
 
     def _chunked(self, sql, values, head=()):
         """Rows of `sql` whose "{}" takes an IN-list of `values`, 500 at a time (old SQLite
@@ -1982,7 +1980,7 @@ class _Core:
         Param("limit", int, "at most this many (default: the list_limit setting, 200)", minimum=1,
               maximum=MAX_LIMIT, setting="list_limit"),
         mcp="list_instincts", title="List instincts", read_only=True, idempotent=True,
-        output=_RECORD, list_key="instincts", render=lambda rs: _lines(rs, "instinct"))
+        output=_Out.RECORD, list_key="instincts", render=lambda rs: _Out.lines(rs, "instinct"))
     def list(self, min_confidence=1, category=None, project=None, level=None, limit=None):
         """List stored patterns, highest confidence first, with optional filters.
 
@@ -1997,10 +1995,10 @@ class _Core:
         if level is not None:
             where.append("promoted = ?")
             params.append(LEVELS.index(level))
-        sql = (f"SELECT {_COLS} FROM instincts WHERE {' AND '.join(where)}"
+        sql = (f"SELECT {_Core._COLS} FROM instincts WHERE {' AND '.join(where)}"
                " ORDER BY confidence DESC, pattern, project LIMIT ?")
         params.append(int(limit))
-        out = [_record(r) for r in self._read(sql, params)]
+        out = [_Core._record(r) for r in self._read(sql, params)]
         roots = self._roots(r["project"] for r in out)
         return [dict(r, root=roots.get(r["project"], "")) if r["project"] else r for r in out]
 
@@ -2016,13 +2014,13 @@ class _Core:
         Param("limit", int, "at most this many (default: the list_limit setting, 200)", minimum=1,
               maximum=MAX_LIMIT, setting="list_limit"),
         mcp="search_instincts", title="Search instincts", idempotent=True,   # indexes new patterns
-        output=_RECORD, list_key="instincts", render=lambda rs: _lines(rs, "match"))
+        output=_Out.RECORD, list_key="instincts", render=lambda rs: _Out.lines(rs, "match"))
     def search(self, query, limit=None):
         """Full-text search over patterns (FTS5 prefix match; substring match without FTS5)."""
         _check_text(query, "query", MAX_PATTERN, empty_ok=False)
         words = "".join(c if c.isalnum() or c == "_" else " " for c in query).split()
         lim = f" LIMIT {int(limit)}"
-        cols = ", ".join("i." + c.strip() for c in _COLS.split(","))
+        cols = ", ".join("i." + c.strip() for c in _Core._COLS.split(","))
         if words and self._fts():
             self._fts_sync()
             fts_q = " AND ".join('"%s"*' % w for w in words)
@@ -2039,7 +2037,7 @@ class _Core:
                                * len(terms))
                 + " ORDER BY i.confidence DESC, i.pattern" + lim,
                 [f"%{t}%" for t in terms for _ in (0, 1)])
-        return [_record(r) for r in rows]
+        return [_Core._record(r) for r in rows]
 
     def _fts_sync(self):
         """Index the patterns stored since the last sync (ids above fts_state.indexed_id)."""
@@ -2064,27 +2062,27 @@ class _Core:
         Param("pattern", str, "the pattern", required=True, positional=True),
         _PROJECT_OF_ONE,
         mcp="get_instinct", title="Get one instinct", read_only=True, idempotent=True,
-        output=_RECORD_AT, render=lambda r: f"{_render_record(r)}  ({_where(r)})")
+        output=_RECORD_AT, render=lambda r: f"{_Out.render_record(r)}  ({_Core._where(r)})")
     def get(self, pattern, project=None):
         """Return one pattern's record (confidence, level, first/last seen...) and where it was found."""
         p, proj, scope = self._locate(pattern, project)
-        row = self._read(f"SELECT {_COLS} FROM instincts WHERE pattern = ? AND project = ?", (p, proj))
+        row = self._read(f"SELECT {_Core._COLS} FROM instincts WHERE pattern = ? AND project = ?", (p, proj))
         if not row:
             raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
-        return {**_record(row[0]), "scope": scope}
+        return {**_Core._record(row[0]), "scope": scope}
 
     @operation(
         Param("pattern", str, "the pattern to delete (an alias: the alias goes, its pattern stays)",
               required=True, positional=True),
         _PROJECT_OF_ONE, _DRY_RUN,
         title="Forget an instinct", destructive=True, idempotent=True,
-        output=_obj({**_RECORD_AT["properties"], "alias": _STR, "events": _INT, "dry_run": _BOOL,
-                     "backup_file": _STR}, ("pattern",)),
+        output=_Out.obj({**_RECORD_AT["properties"], "alias": _Out.STR, "events": _Out.INT, "dry_run": _Out.BOOL,
+                     "backup_file": _Out.STR}, ("pattern",)),
         render=lambda r: (f"{'Would remove' if r.get('dry_run') else 'Removed'} alias {r['alias']}"
                           f" (it meant {r['pattern']}, which is kept)" if "alias" in r else
                           f"{'Would forget' if r.get('dry_run') else 'Forgot'} {r['pattern']} "
-                          f"(conf={r['confidence']}, {_where(r)}) and {r['events']} events; it"
-                          f" stays forgotten (`instinct unforget` lifts it)") + _backup_note(r))
+                          f"(conf={r['confidence']}, {_Core._where(r)}) and {r['events']} events; it"
+                          f" stays forgotten (`instinct unforget` lifts it)") + _Core._backup_note(r))
     def forget(self, pattern, project=None, dry_run=False):
         """Delete a pattern for good: observing, mining, importing or merging it leaves it out.
 
@@ -2130,8 +2128,8 @@ class _Core:
         Param("project", str, "'' global, a fingerprint or a project path (default: this "
               "project's tombstone, else the global one)"),
         title="Unforget a pattern", idempotent=True,
-        output=_obj({"pattern": _STR, "project": _STR}, ("pattern", "project")),
-        render=lambda r: f"{r['pattern']} is no longer forgotten ({_where(r)}): it counts again")
+        output=_Out.obj({"pattern": _Out.STR, "project": _Out.STR}, ("pattern", "project")),
+        render=lambda r: f"{r['pattern']} is no longer forgotten ({_Core._where(r)}): it counts again")
     def unforget(self, pattern, project=None):
         """Lift a `forget`: the pattern may be observed, mined, imported and merged again."""
         p = normalize_pattern(pattern)
@@ -2223,7 +2221,7 @@ class _Core:
         Param("source", str, "the pattern (spelling) to fold away", required=True, positional=True),
         Param("target", str, "the pattern it means", required=True, positional=True),
         title="Merge one pattern into another", idempotent=True,
-        output=_obj({"alias": _STR, "pattern": _STR, "merged": _INT, "forgotten": _INT},
+        output=_Out.obj({"alias": _Out.STR, "pattern": _Out.STR, "merged": _Out.INT, "forgotten": _Out.INT},
                     ("alias", "pattern", "merged")),
         render=lambda r: f"{r['alias']} -> {r['pattern']} ({r['merged']} rows merged"
                          + (f", {r['forgotten']} dropped: forgotten there)" if r.get("forgotten")
@@ -2241,7 +2239,7 @@ class _Core:
             t = self._canonical(target, conn)
             if t == a:
                 raise ValidationError(f"{target!r} is already an alias of {a!r}")
-            rows = conn.execute(f"SELECT {_COLS} FROM instincts WHERE pattern = ?", (a,)).fetchall()
+            rows = conn.execute(f"SELECT {_Core._COLS} FROM instincts WHERE pattern = ?", (a,)).fetchall()
             if not rows and not conn.execute("SELECT 1 FROM instincts WHERE pattern = ?",
                                              (t,)).fetchone():
                 raise NotFoundError(f"neither {a!r} nor {t!r} is stored: nothing to merge")
@@ -2273,10 +2271,10 @@ class _Core:
 
     @operation(
         title="Consolidate: promote and demote", idempotent=True,
-        output=_obj({k: _INT for k in ("promoted_mature", "promoted_rule", "promoted_universal",
+        output=_Out.obj({k: _Out.INT for k in ("promoted_mature", "promoted_rule", "promoted_universal",
                                        "demoted", "total")},
                     ("promoted_mature", "promoted_rule", "promoted_universal", "demoted", "total")),
-        render=_render_counts(("promoted_mature", "Promoted to mature"), ("promoted_rule", "Promoted to rule"),
+        render=_Out.render_counts(("promoted_mature", "Promoted to mature"), ("promoted_rule", "Promoted to rule"),
                               ("promoted_universal", "Promoted to universal"), ("demoted", "Demoted"),
                               ("total", "Total instincts")))
     def consolidate(self):
@@ -2313,7 +2311,7 @@ class _Core:
                          " old || '->' || new FROM _lv WHERE old != new", (self._now(), self.session))
             conn.execute("DROP TABLE temp._lv")
         if not self._keep_events:
-            self._prune_events(settings, most=_PRUNE_PER_CONSOLIDATE)
+            self._prune_events(settings, most=_Core._PRUNE_PER_CONSOLIDATE)
         return counts
 
     def _prune_events(self, settings, most=None):
@@ -2328,12 +2326,12 @@ class _Core:
             kept = self._read("SELECT id FROM events WHERE ts >= ? ORDER BY id LIMIT 1", (cutoff,))
             end = max(kept[0][0] if kept else hi + 1, hi - settings["events_max_rows"] + 1)
             end = end if most is None else min(end, lo + most)      # ids below `end` go
-            for start in range(lo, end, _DECAY_BATCH):
+            for start in range(lo, end, _Core._DECAY_BATCH):
                 if start > lo:
-                    time.sleep(_YIELD_S)
+                    time.sleep(_Core._YIELD_S)
                 with self._write() as conn:
                     deleted += conn.execute("DELETE FROM events WHERE id >= ? AND id < ?",
-                                            (start, min(start + _DECAY_BATCH, end))).rowcount
+                                            (start, min(start + _Core._DECAY_BATCH, end))).rowcount
         with self._write() as conn:
             deleted += conn.execute(
                 "DELETE FROM events WHERE kind = 'surface' AND ts < (SELECT ts FROM events WHERE"
@@ -2344,7 +2342,7 @@ class _Core:
         Param("days_inactive", int, "days without an observation before a pattern loses 1",
               default=90, flag="--days", minimum=1, maximum=36500),
         title="Decay stale patterns", destructive=True,
-        output=_obj({"decayed": _INT, "deleted": _INT, "total": _INT}, ("decayed", "deleted", "total")),
+        output=_Out.obj({"decayed": _Out.INT, "deleted": _Out.INT, "total": _Out.INT}, ("decayed", "deleted", "total")),
         render=lambda r: f"Decayed: {r['decayed']}\nDeleted: {r['deleted']}\nTotal instincts: {r['total']}")
     def decay(self, days_inactive=90):
         """Patterns not observed for a number of days (90 by default) lose 1 confidence; at 0 they are deleted.
@@ -2360,8 +2358,8 @@ class _Core:
         stale = "id > ? AND id <= ? AND max(last_seen, decayed_at) < ?"
         (top,), = self._read("SELECT coalesce(max(id), 0) FROM instincts")
         decayed = deleted = 0
-        for lo in range(0, top, _DECAY_BATCH):
-            rng = (lo, lo + _DECAY_BATCH, cutoff)
+        for lo in range(0, top, _Core._DECAY_BATCH):
+            rng = (lo, lo + _Core._DECAY_BATCH, cutoff)
             with self._write() as conn:
                 conn.execute(f"INSERT INTO events (ts, kind, pattern, project, session, delta, data)"
                              f" SELECT ?, 'decay', pattern, project, ?, -1, '' FROM instincts WHERE {stale}",
@@ -2375,12 +2373,12 @@ class _Core:
 
     @operation(
         title="Store statistics", read_only=True, idempotent=True,
-        output=_obj({"total": _INT, "by_level": _obj({k: _INT for k in LEVELS}),
-                     "by_category": {"type": "object"}, "projects": _INT, "events": _INT,
-                     "aliases": _INT, "db_path": _STR, "db_bytes": _INT, "schema_version": _INT,
-                     "fts": _BOOL, "folders": {"type": "object"}},
+        output=_Out.obj({"total": _Out.INT, "by_level": _Out.obj({k: _Out.INT for k in LEVELS}),
+                     "by_category": {"type": "object"}, "projects": _Out.INT, "events": _Out.INT,
+                     "aliases": _Out.INT, "db_path": _Out.STR, "db_bytes": _Out.INT, "schema_version": _Out.INT,
+                     "fts": _Out.BOOL, "folders": {"type": "object"}},
                     ("total", "by_level", "by_category", "projects", "events")),
-        render=_render_stats)
+        render=_Out.render_stats)
     def stats(self):
         """Counts by level and category, projects, event-log size, database file facts."""
         by_level = {k: 0 for k in LEVELS}
@@ -2402,7 +2400,7 @@ class _Core:
 
     @operation(
         title="List projects", read_only=True, idempotent=True, list_key="projects",
-        output=_obj({"fingerprint": _STR, "root": _STR, "sessions": _INT, "patterns": _INT},
+        output=_Out.obj({"fingerprint": _Out.STR, "root": _Out.STR, "sessions": _Out.INT, "patterns": _Out.INT},
                     ("fingerprint", "root", "sessions", "patterns")),
         render=lambda rs: "\n".join([f"  {r['fingerprint']}  {r['root'] or '(folder unknown)'}  "
                                      f"{r['sessions']} sessions, {r['patterns']} patterns"
@@ -2439,10 +2437,10 @@ class _Core:
         Param("force", bool, "allow --write through a symlink, outside the project, or over a "
               "file instinct did not write", default=False),
         cli="export", title="Export rules", idempotent=True, destructive=True, list_key="rules",
-        output=_obj({"rules": {"type": "array", "items": _RECORD}, "count": _INT, "text": _STR,
-                     "path": _STR, "format": _STR, "included": _INT, "dropped": _INT,
-                     "changed": _BOOL, "bytes": _INT}),
-        render=_render_export)
+        output=_Out.obj({"rules": {"type": "array", "items": _Out.RECORD}, "count": _Out.INT, "text": _Out.STR,
+                     "path": _Out.STR, "format": _Out.STR, "included": _Out.INT, "dropped": _Out.INT,
+                     "changed": _Out.BOOL, "bytes": _Out.INT}),
+        render=_Out.render_export)
     def export_rules(self, min_confidence=None, format="json", project=None, category=None,
                      write=None, force=False):
         """Export rules (high-confidence patterns) as JSON, Markdown or the rules files agents read.
@@ -2453,7 +2451,7 @@ class _Core:
         and returns what was written. Universal rules go into every project's
         export.
         """
-        return _export(self, min_confidence, format, project, category, write, force)
+        return _Export.export(self, min_confidence, format, project, category, write, force)
 
     @operation(
         Param("key", str, "setting: mature_threshold, rule_threshold, universal_projects, "
@@ -2461,7 +2459,7 @@ class _Core:
               "pattern.<pattern>.<threshold>", positional=True),
         Param("value", str, "new integer value ('default' removes the setting)", positional=True),
         title="Show or change settings", idempotent=True,
-        output={"type": "object"}, render=_render_kv)
+        output={"type": "object"}, render=_Out.render_kv)
     def config(self, key=None, value=None):
         """Show all settings, one setting, or set one (thresholds store-wide, per category, per pattern)."""
         if key is None:
@@ -2928,15 +2926,15 @@ class _Mem:
     # --- output schemas and renderers ------------------------------------------------
     NUM = {"type": "number"}
     MEMORY_PROPS = {
-        "id": _INT, "type": _STR, "title": _STR, "content": _STR, "why": _STR, "how_to_apply": _STR,
-        "tags": {"type": "array", "items": _STR}, "project": _STR, "source": _STR, "confidence": _INT,
-        "created": _STR, "updated": _STR, "last_recalled": _STR, "recall_count": _INT,
-        "archived": _BOOL, "archived_at": _STR, "supersedes": _INT, "superseded_by": _INT,
+        "id": _Out.INT, "type": _Out.STR, "title": _Out.STR, "content": _Out.STR, "why": _Out.STR, "how_to_apply": _Out.STR,
+        "tags": {"type": "array", "items": _Out.STR}, "project": _Out.STR, "source": _Out.STR, "confidence": _Out.INT,
+        "created": _Out.STR, "updated": _Out.STR, "last_recalled": _Out.STR, "recall_count": _Out.INT,
+        "archived": _Out.BOOL, "archived_at": _Out.STR, "supersedes": _Out.INT, "superseded_by": _Out.INT,
         "metadata": {"type": "object"}}
     MEMORY_REQ = ("id", "type", "title", "content", "project", "confidence", "created", "updated")
-    MEMORY = _obj(dict(MEMORY_PROPS, status=_STR, warnings={"type": "array", "items": _STR},
-                        about={"type": "array", "items": _STR}), MEMORY_REQ)
-    MEMORY_HIT = _obj(dict(MEMORY_PROPS, score=NUM, parts=_obj(
+    MEMORY = _Out.obj(dict(MEMORY_PROPS, status=_Out.STR, warnings={"type": "array", "items": _Out.STR},
+                        about={"type": "array", "items": _Out.STR}), MEMORY_REQ)
+    MEMORY_HIT = _Out.obj(dict(MEMORY_PROPS, score=NUM, parts=_Out.obj(
         dict.fromkeys(("relevance", "recency", "confidence", "usage"), NUM),
         ("relevance", "recency", "confidence", "usage"))), MEMORY_REQ + ("score", "parts"))
 
@@ -3427,7 +3425,7 @@ class _Memory(_Core):
 
     @operation(
         title="Age stale memories", destructive=True,
-        output=_obj({"decayed": _INT, "archived": _INT, "active": _INT}, ("decayed", "archived", "active")),
+        output=_Out.obj({"decayed": _Out.INT, "archived": _Out.INT, "active": _Out.INT}, ("decayed", "archived", "active")),
         render=lambda r: (f"Decayed: {r['decayed']}\nArchived: {r['archived']}\n"
                           f"Active memories: {r['active']}"))
     def memory_decay(self):
@@ -3501,7 +3499,7 @@ class _Memory(_Core):
         Param("project", str, "scope of files that name none: '' global (default), a fingerprint or "
               "a project path", default=""),
         mcp="memory_import", title="Import Markdown memories", idempotent=True, learns=True,
-        output=_obj({k: _INT for k in ("files", "added", "updated", "unchanged", "skipped",
+        output=_Out.obj({k: _Out.INT for k in ("files", "added", "updated", "unchanged", "skipped",
                                        "links_skipped", "forgotten")},
                     ("files", "added", "updated", "unchanged", "skipped", "links_skipped")),
         render=lambda r: ", ".join(f"{k} {r[k]}" for k in ("files", "added", "updated", "unchanged",
@@ -3561,7 +3559,7 @@ class _Memory(_Core):
                   "links_skipped": links, "forgotten": 0}
         for i in range(0, len(items), 200):               # short transactions: hooks never wait long
             if i:
-                time.sleep(_YIELD_S)
+                time.sleep(_Core._YIELD_S)
             with self._write() as conn:
                 for item in items[i:i + 200]:
                     counts[self._mem_import_one(conn, *item)] += 1
@@ -3611,7 +3609,7 @@ class _Memory(_Core):
         Param("type", str, "only this type", choices=tuple(_Mem.MEMORY_TYPES)),
         Param("project", str, "only this scope: '' global, a fingerprint or a project path (default: all)"),
         mcp="memory_export", title="Export memories as Markdown", idempotent=True, destructive=True,
-        output=_obj({"dir": _STR, "files": _INT, "written": _INT, "unchanged": _INT},
+        output=_Out.obj({"dir": _Out.STR, "files": _Out.INT, "written": _Out.INT, "unchanged": _Out.INT},
                     ("dir", "files", "written", "unchanged")),
         render=lambda r: (f"{r['files']} files in {r['dir']} ({r['written']} written, "
                           f"{r['unchanged']} unchanged)"))
@@ -4322,6 +4320,134 @@ _Shell.VALUE_OPTIONS.update({alias: _Shell.VALUE_OPTIONS[same] for alias, same i
 # =============================================================================
 class _Capture:
     """What one hook call becomes: the events it answers, its time limit and budget, whose session it is, and whether a prompt corrects the agent."""
+    # `instinct hook <event>` runs on every tool call: it imports nothing heavy,
+    # stores one short, safe summary (never contents, prompts or output) and exits
+    # 0 whatever happens, so it can never block or break the agent.
+    @staticmethod
+    def run_hook(argv, stdin=None, stdout=None, close=True):
+        """`instinct hook EVENT [--db PATH]`: always exits 0, whatever happens; one stderr line on
+        trouble (anything unexpected too), nothing at all on Ctrl-C."""
+        try:
+            _Capture.handle(argv, stdin, stdout or sys.stdout, close)
+        except KeyboardInterrupt:
+            pass
+        except Exception as e:                 # noqa: BLE001 - a hook never breaks the agent
+            _Capture.say(f"{type(e).__name__}: {e}", True)
+        return 0
+
+    @staticmethod
+    def say(msg, always=False):
+        """One line on stderr (always, or with INSTINCT_DEBUG set)."""
+        if always or os.environ.get("INSTINCT_DEBUG", "") not in ("", "0"):
+            try:
+                sys.stderr.write("instinct hook: " + " ".join(str(msg).split())[:400] + "\n")
+            except (OSError, ValueError, AttributeError):
+                pass
+
+    @staticmethod
+    def read_input(stdin, limit):
+        """stdin whole, at most limit + 1 bytes. Clients written in Node hand a hook a non-blocking
+        pipe, where one read stops at what the pipe holds (64 KiB): read until end of file."""
+        stream = stdin or sys.stdin.buffer
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):      # not a file (a test's BytesIO)
+            return stream.read(limit + 1)
+        chunks, n = [], 0
+        while n <= limit:
+            try:
+                b = os.read(fd, min(1 << 20, limit + 1 - n))
+            except BlockingIOError:
+                import select
+                select.select([fd], [], [])
+                continue
+            if not b:
+                break
+            chunks.append(b)
+            n += len(b)
+        return b"".join(chunks)
+
+    @staticmethod
+    def handle(argv, stdin, stdout, close):
+        say = _Capture.say
+
+        def answer(event_name, text):
+            import json
+            out = json.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}})
+            stdout.write(out + "\n")
+        db, args = _take_db(list(argv))
+        event = args[0] if args else None
+        for a in args[1:]:
+            say(f"ignoring unexpected argument {a!r}", True)
+        try:
+            raw = _Capture.read_input(stdin, HOOK_INPUT_MAX)
+            if len(raw) > HOOK_INPUT_MAX:
+                raise ValueError(f"the payload is larger than {HOOK_INPUT_MAX // (1024 * 1024)} MiB")
+            payload = _loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
+            if not isinstance(payload, dict):
+                raise ValueError("the payload is not a JSON object")
+        except (ValueError, OSError, RecursionError) as e:
+            say(f"unreadable hook input ({type(e).__name__}: {str(e)[:200]}); nothing recorded", True)
+            return
+        named = payload.get("hook_event_name")
+        key = (event or (named if isinstance(named, str) else "") or "")[:64]
+        key = key.replace("-", "").replace("_", "").lower()
+        event = _Capture.HOOK_EVENTS.get(key)
+        if event is None:
+            say(f"unknown hook event {key or '(none)'}; expected one of: {', '.join(_Capture.HOOK_EVENTS.values())}", True)
+            return
+        cwd = _Capture.hook_cwd(payload)
+        if cwd is None and "cwd" in payload:
+            say(f"skipped {event}: the payload's cwd is not a usable path", True)
+            return
+        cwd = cwd or os.getcwd()
+        reason = _Capture.disabled_reason(payload, cwd)
+        if reason:
+            say(f"skipped {event}: {reason}")
+            return
+        if event == "user-prompt-submit" and not _Capture.reads_like_correction(payload.get("prompt")):
+            return                             # nothing stored
+        store = InstinctStore(db, timeout=_Capture.HOOK_TIMEOUT_S)
+        try:
+            if event == "user-prompt-submit":  # a new correction: ask the agent to keep the lesson
+                if store.new_prompt(payload["prompt"], cwd, _Capture.safe_session(payload.get("session_id"))):
+                    answer("UserPromptSubmit", _Capture.CORRECTION_CONTEXT)
+            elif event == "pre-tool-use":      # nothing kept: maybe a hint about the call
+                text = _Hints.hint(store, event, payload, cwd)
+                if text:
+                    answer("PreToolUse", text)
+            elif event in ("post-tool-use", "post-tool-use-failure"):
+                failed = event.endswith("failure")
+                say(f"{event}: {store.record_tool(payload, failed=failed)}")
+                if failed or _Call.response_failed(payload.get("tool_response")):   # Codex: PostToolUse
+                    text = _Hints.hint(store, event, payload, cwd)
+                    if text:
+                        answer("PostToolUseFailure" if failed else "PostToolUse", text)
+            elif event in ("stop", "session-end"):
+                session = _Capture.safe_session(payload.get("session_id"))
+                if session:
+                    if "turn_id" in payload or os.path.basename(str(payload.get("transcript_path", ""))
+                                                                 ).startswith("rollout-"):
+                        say(f"{event}: {store.codex_outcomes(session, payload.get('transcript_path'))}"
+                            " failed calls read from the Codex rollout")
+                    r = store.mine(session)
+                    say(f"{event}: mined {len(r['observed'])} observations")
+            elif event == "session-start":
+                try:                           # sessions whose end hook never ran (crash, cancelled)
+                    say(f"{event}: mined {store.mine()['sessions']} unmined sessions")
+                except (InstinctError, sqlite3.Error) as e:   # e.g. a read-only store: still brief
+                    say(f"{event}: mining skipped: {e}", True)
+                text = store.briefing(cwd, session=_Capture.safe_session(payload.get("session_id")))
+                if text:
+                    answer("SessionStart", text)
+        except InstinctError as e:
+            say(f"{event}: {e}", True)
+        except sqlite3.Error as e:
+            say(f"{event}: database error: {e}", True)
+        finally:
+            if close:                          # a hook process skips the close-time checkpoint
+                store.close()
+
 
     HOOK_EVENTS = {"sessionstart": "session-start", "userpromptsubmit": "user-prompt-submit",
                    "pretooluse": "pre-tool-use", "posttooluse": "post-tool-use",
@@ -4769,7 +4895,7 @@ class _Presenter:
         out = [r for r in out if not r["pattern"].startswith("seq:") or r["pattern"] in keep]
         if root and out:               # the user wrote it already, or its files changed or went
             why = _Anchors.staleness(store._db.conn, root, out)
-            out = _lint_duplicates(root, [dict(r, stale=w) if w else r for r, w in zip(out, why)
+            out = _Lint.duplicates(root, [dict(r, stale=w) if w else r for r, w in zip(out, why)
                                           if not (w and w.endswith(" is gone"))])
         rank = {id(r): i for i, r in enumerate(out)}
         out.sort(key=lambda r: (-(r["use"][0] / r["use"][1]) if r.get("use") else -0.5, rank[id(r)]))
@@ -5192,8 +5318,8 @@ class _Learning(_Memory):
     @operation(
         Param("session", str, "mine only this session id (default: every session with new events)"),
         title="Mine sessions into patterns", idempotent=True,
-        output=_obj({"sessions": _INT, "observed": {"type": "array", "items": _STR},
-                     "forgotten": _INT, "consolidated": {"type": "object"}},
+        output=_Out.obj({"sessions": _Out.INT, "observed": {"type": "array", "items": _Out.STR},
+                     "forgotten": _Out.INT, "consolidated": {"type": "object"}},
                     ("sessions", "observed")),
         render=lambda r: "\n".join([f"Sessions mined: {r['sessions']}"]
                                    + [f"  observed {p}" for p in r["observed"]]
@@ -5254,9 +5380,9 @@ class _Learning(_Memory):
         with self._write() as conn:
             call = call.private(conn, session)
             when = self._now() if ts is None else _iso(ts)
-            conn.execute(_SQL_EVENT, (when, "tool_fail" if failed else "tool", "", proj,
+            conn.execute(_Core._SQL_EVENT, (when, "tool_fail" if failed else "tool", "", proj,
                                       source[:40], session, 0, call.encode()))
-            conn.execute(_SQL_PROJECT, (proj, root, when))
+            conn.execute(_Core._SQL_PROJECT, (proj, root, when))
         return call.label()
 
     def new_prompt(self, prompt, cwd, session):
@@ -5533,301 +5659,350 @@ class _Hints:
 # =============================================================================
 # 14. History import (past Claude Code transcripts and Codex rollouts)
 # =============================================================================
-# Each recorded tool call becomes the payload the live hook would have received and goes
-# through record_tool (the hook's own capture: only its shape is kept), then each session is
-# mined once. Nothing of a transcript is stored but those shapes.
-HISTORY_CLIENTS = ("all", "claude-code", "codex")
-HISTORY_MAX_LINE = 32 * 1024 * 1024        # a longer transcript line is skipped (counted)
-HISTORY_BRIEFINGS = 3                      # projects whose briefing the summary shows
-HISTORY_MINE_BATCH = 25                    # imported sessions per mining pass (one short write each)
-_CLAUDE_NO_HOOK = ("The user doesn't want to proceed", "[Request interrupted by user",
-                   "<tool_use_error>")     # rejected, interrupted or invalid: no hook fired
-_CODEX_SHELLS = {"shell", "container.exec", "shell_command", "exec_command", "local_shell"}
+class _Transcripts:
+    """Readers of past sessions in the clients' own formats: Claude Code transcripts and Codex rollouts, as hook-shaped calls."""
 
+    # Each recorded tool call becomes the payload the live hook would have received and goes
+    # through record_tool (the hook's own capture: only its shape is kept), then each session is
+    # mined once. Nothing of a transcript is stored but those shapes.
+    CLIENTS = ("all", "claude-code", "codex")
+    MAX_LINE = 32 * 1024 * 1024        # a longer transcript line is skipped (counted)
+    BRIEFINGS = 3                      # projects whose briefing the summary shows
+    MINE_BATCH = 25                    # imported sessions per mining pass (one short write each)
+    CLAUDE_NO_HOOK = ("The user doesn't want to proceed", "[Request interrupted by user",
+                       "<tool_use_error>")     # rejected, interrupted or invalid: no hook fired
+    CODEX_SHELLS = {"shell", "container.exec", "shell_command", "exec_command", "local_shell"}
 
-def _history_ts(value):
-    """'2026-02-10T21:11:52.438Z' -> epoch seconds, or None."""
-    if not isinstance(value, str) or len(value) < 19:
-        return None
-    import datetime
-    try:
-        d = datetime.datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
-    except ValueError:
-        return None
-    if d.tzinfo is None:
-        d = d.replace(tzinfo=datetime.timezone.utc)
-    return d.timestamp()
-
-
-def _history_lines(path, stats, needle=None):
-    """The JSON objects of a JSONL file; unreadable, truncated or oversized lines are counted
-    in stats['bad_lines'] and skipped. Lines without `needle` (bytes) are not even parsed."""
-    import json
-    with open(path, "rb") as f:
-        while True:
-            line = f.readline(HISTORY_MAX_LINE)
-            if not line:
-                return
-            if len(line) >= HISTORY_MAX_LINE and not line.endswith(b"\n"):
-                while line and not line.endswith(b"\n"):
-                    line = f.readline(1 << 20)
-                stats["bad_lines"] += 1
-                continue
-            if needle is not None and needle not in line:
-                continue
-            try:
-                obj = json.loads(line)
-            except (ValueError, RecursionError):
-                if line.strip():
-                    stats["bad_lines"] += 1
-                continue
-            if isinstance(obj, dict):
-                yield obj
-            else:
-                stats["bad_lines"] += 1
-
-
-def _history_files(client, path):
-    """([(client or None, file)] to read, how many files of the folder `path` were symlinks out of
-    it): the clients' default folders, or `path` (a file or a folder, client sniffed per file).
-    Subagent transcripts are left out."""
-    import glob
-    out = []
-
-    def keep(f):
-        return not (os.path.basename(f).startswith("agent-")
-                    or "subagents" in f.replace("\\", "/").split("/"))
-    if path:
-        p = os.path.abspath(os.path.expanduser(path))
-        if os.path.isfile(p):
-            return [(None, p)], 0
-        if not os.path.isdir(p):
-            raise ValidationError(f"path {path!r} is neither a transcript file nor a folder")
-        files, links = _inside(p, glob.glob(os.path.join(glob.escape(p), "**", "*.jsonl"),
-                                            recursive=True))
-        return [(None, f) for f in sorted(files) if keep(f)], links
-    if client in ("all", "claude-code"):
-        base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
-        files = glob.glob(os.path.join(glob.escape(base), "projects", "*", "*.jsonl"))
-        out += [("claude-code", f) for f in sorted(files) if keep(f)]
-    if client in ("all", "codex"):
-        base = os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
-        for sub in ("sessions", "archived_sessions"):
-            files = glob.glob(os.path.join(glob.escape(base), sub, "**", "rollout-*.jsonl"), recursive=True)
-            out += [("codex", f) for f in sorted(files)]
-    return out, 0
-
-
-def _history_sniff(path, stats):
-    """(client, first timestamp) of a transcript from its first lines; (None, None) if neither."""
-    import itertools
-    probe = {"bad_lines": 0}
-    for obj in itertools.islice(_history_lines(path, probe), 20):
-        if obj.get("type") in ("session_meta", "response_item", "turn_context", "event_msg") \
-                and isinstance(obj.get("payload"), dict):
-            return "codex", _history_ts(obj.get("timestamp"))
-        if "sessionId" in obj or obj.get("type") in ("user", "assistant"):
-            return "claude-code", _history_ts(obj.get("timestamp"))
-        if "instructions" in obj and "id" in obj and "timestamp" in obj:     # early Codex
-            return "codex", _history_ts(obj.get("timestamp"))
-    return None, None
-
-
-def _block_text(content):
-    """First text of a tool_result's content (a string or a list of blocks), capped."""
-    if isinstance(content, list):
-        content = next((b.get("text") for b in content if isinstance(b, dict)
-                        and isinstance(b.get("text"), str)), "")
-    return content[:200] if isinstance(content, str) else ""
-
-
-def _claude_session(path, stats):
-    """A Claude Code transcript -> (session id, [(payload, failed, ts)]).
-
-    A tool_use paired with its tool_result is one PostToolUse (PostToolUseFailure when
-    is_error) hook call, in the order the results arrived; side-chain lines (subagents),
-    records copied from a resumed session and calls that fired no hook are left out."""
-    stem = os.path.splitext(os.path.basename(path))[0]
-    pending, calls, seen_ids = {}, [], {}
-    for obj in _history_lines(path, stats, b'"tool_use'):
-        msg = obj.get("message")
-        content = msg.get("content") if isinstance(msg, dict) else None
-        if not isinstance(content, list):
-            continue
-        if obj.get("isSidechain") is True:
-            stats["sidechain_calls"] += sum(1 for b in content if isinstance(b, dict)
-                                            and b.get("type") == "tool_use")
-            continue
-        sid = obj.get("sessionId") if isinstance(obj.get("sessionId"), str) else ""
-        seen_ids[sid] = seen_ids.get(sid, 0) + 1
-        kind = obj.get("type")
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            if kind == "assistant" and block.get("type") == "tool_use":
-                if isinstance(block.get("id"), str) and isinstance(block.get("name"), str):
-                    pending[block["id"]] = (block["name"], block.get("input"), obj, sid)
-            elif kind == "user" and block.get("type") == "tool_result":
-                use = pending.pop(block.get("tool_use_id"), None)
-                if use is None:
-                    continue
-                name, tinput, use_line, use_sid = use
-                failed = block.get("is_error") is True
-                text = _block_text(block.get("content")) if failed else ""
-                if failed and text.startswith(_CLAUDE_NO_HOOK) or "<tool_use_error>" in text:
-                    stats["no_hook"] += 1
-                    continue
-                cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else use_line.get("cwd")
-                payload = {"session_id": use_sid, "transcript_path": path, "cwd": cwd,
-                           "permission_mode": obj.get("permissionMode", "default"),
-                           "hook_event_name": "PostToolUseFailure" if failed else "PostToolUse",
-                           "tool_name": name, "tool_input": tinput if isinstance(tinput, dict) else {},
-                           "tool_use_id": block.get("tool_use_id")}
-                if failed:
-                    first = text.split("\n", 1)[0]
-                    payload["error"] = first if first.startswith("Exit code ") else ""
-                    payload["is_interrupt"] = False
-                else:
-                    resp = obj.get("toolUseResult")
-                    payload["tool_response"] = resp if isinstance(resp, dict) else {}
-                calls.append((payload, failed,
-                              _history_ts(obj.get("timestamp")) or _history_ts(use_line.get("timestamp"))))
-    session = stem if stem in seen_ids else max(seen_ids, key=seen_ids.get, default="")
-    own = [c for c in calls if c[0]["session_id"] == session]
-    stats["copied_calls"] += len(calls) - len(own)
-    return session, own
-
-
-def _codex_exit(output):
-    """A Codex tool output -> its exit code (None when it does not say), from the JSON
-    {"output", "metadata": {"exit_code"}} form or the text forms 'Exit code: N' /
-    'Process exited with code N'."""
-    import json
-    if isinstance(output, dict):
-        if output.get("success") is False:
-            return 1
-        output = output.get("content", "")
-    if isinstance(output, list):
-        output = "\n".join(b.get("text", "") for b in output if isinstance(b, dict)
-                           and isinstance(b.get("text"), str))
-    if not isinstance(output, str):
-        return None
-    head = output[:4096]
-    if head.lstrip().startswith("{"):
+    @staticmethod
+    def ts(value):
+        """'2026-02-10T21:11:52.438Z' -> epoch seconds, or None."""
+        if not isinstance(value, str) or len(value) < 19:
+            return None
+        import datetime
         try:
-            meta = json.loads(output).get("metadata")
-            code = meta.get("exit_code") if isinstance(meta, dict) else None
-            return code if isinstance(code, int) else None
-        except (ValueError, AttributeError, RecursionError):
-            pass
-    for marker in ("Exit code: ", "Process exited with code "):
-        i = head.find(marker)
-        if i >= 0 and (i == 0 or head[i - 1] == "\n"):
-            num = head[i + len(marker):].split(None, 1)[0] if head[i + len(marker):].strip() else ""
-            num = num.rstrip(".")
-            if num.lstrip("-").isdigit():
-                return int(num)
-    return None
+            d = datetime.datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+        except ValueError:
+            return None
+        if d.tzinfo is None:
+            d = d.replace(tzinfo=datetime.timezone.utc)
+        return d.timestamp()
 
-
-def _codex_shell_text(command):
-    if isinstance(command, list):
-        parts = [str(t) for t in command]
-        if len(parts) >= 3 and parts[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") \
-                and parts[1] in ("-c", "-lc"):
-            return parts[2]
-        import shlex
-        return shlex.join(parts)
-    return command if isinstance(command, str) else ""
-
-
-def _codex_session(path, stats):
-    """A Codex rollout -> (session id, [(payload, failed, ts)]): shell calls (any of its
-    shell tools) as Bash, apply_patch and MCP tools, each paired with its output; the
-    failure comes from the exit code (exec_command_end event, else the output's text)."""
-    import json
-    meta, cwd, model, turn = {}, "", "", ""
-    calls, by_id, codes = [], {}, {}
-    for obj in _history_lines(path, stats):
-        kind, item = obj.get("type"), obj.get("payload")
-        if not isinstance(item, dict):
-            if kind in ("function_call", "function_call_output", "local_shell_call",
-                        "custom_tool_call", "custom_tool_call_output"):
-                kind, item = "response_item", obj          # early rollouts: items at top level
-            elif not meta and "id" in obj and "timestamp" in obj:
-                meta = obj
-                continue
-            else:
-                continue
-        if kind == "session_meta":
-            if not meta:
-                meta = item
-                cwd = item.get("cwd") if isinstance(item.get("cwd"), str) else cwd
-            continue
-        if kind == "turn_context":
-            cwd = item.get("cwd") if isinstance(item.get("cwd"), str) else cwd
-            model = item.get("model") if isinstance(item.get("model"), str) else model
-            turn = item.get("turn_id") if isinstance(item.get("turn_id"), str) else turn
-            continue
-        if kind == "event_msg":
-            if item.get("type") == "exec_command_end" and isinstance(item.get("exit_code"), int):
-                codes[item.get("call_id")] = item["exit_code"]
-            elif item.get("type") == "patch_apply_end" and item.get("success") is False:
-                codes[item.get("call_id")] = 1
-            continue
-        if kind != "response_item":
-            continue
-        t = item.get("type")
-        call_id = item.get("call_id") or item.get("id")
-        if t in ("function_call", "custom_tool_call", "local_shell_call"):
-            name = item.get("name") if t != "local_shell_call" else "local_shell"
-            if not isinstance(name, str):
-                continue
-            args = item.get("arguments", item.get("input"))
-            if t == "function_call" and isinstance(args, str):
+    @staticmethod
+    def lines(path, stats, needle=None):
+        """The JSON objects of a JSONL file; unreadable, truncated or oversized lines are counted
+        in stats['bad_lines'] and skipped. Lines without `needle` (bytes) are not even parsed."""
+        import json
+        with open(path, "rb") as f:
+            while True:
+                line = f.readline(_Transcripts.MAX_LINE)
+                if not line:
+                    return
+                if len(line) >= _Transcripts.MAX_LINE and not line.endswith(b"\n"):
+                    while line and not line.endswith(b"\n"):
+                        line = f.readline(1 << 20)
+                    stats["bad_lines"] += 1
+                    continue
+                if needle is not None and needle not in line:
+                    continue
                 try:
-                    args = json.loads(args)
+                    obj = json.loads(line)
                 except (ValueError, RecursionError):
-                    args = {"input": args}
-            if t == "local_shell_call":
-                action = item.get("action")
-                args = action if isinstance(action, dict) else {}
-            workdir = None
-            if name in _CODEX_SHELLS:
-                args = args if isinstance(args, dict) else {}
-                text = _codex_shell_text(args.get("command", args.get("cmd")))
-                tool, tinput = "Bash", {"command": text}
-                workdir = args.get("workdir") or args.get("working_directory")
-            elif name == "apply_patch":
-                patch = args.get("input", args.get("patch")) if isinstance(args, dict) else args
-                tool, tinput = "apply_patch", {"command": patch if isinstance(patch, str) else ""}
-            elif name.startswith("mcp__") or "__" in name.strip("_"):
-                tool = name if name.startswith("mcp__") else "mcp__" + name
-                tinput = args if isinstance(args, dict) else {}
-            else:
-                stats["no_hook"] += 1          # Codex runs its hooks for shell, apply_patch, MCP
+                    if line.strip():
+                        stats["bad_lines"] += 1
+                    continue
+                if isinstance(obj, dict):
+                    yield obj
+                else:
+                    stats["bad_lines"] += 1
+
+    @staticmethod
+    def files(client, path):
+        """([(client or None, file)] to read, how many files of the folder `path` were symlinks out of
+        it): the clients' default folders, or `path` (a file or a folder, client sniffed per file).
+        Subagent transcripts are left out."""
+        import glob
+        out = []
+
+        def keep(f):
+            return not (os.path.basename(f).startswith("agent-")
+                        or "subagents" in f.replace("\\", "/").split("/"))
+        if path:
+            p = os.path.abspath(os.path.expanduser(path))
+            if os.path.isfile(p):
+                return [(None, p)], 0
+            if not os.path.isdir(p):
+                raise ValidationError(f"path {path!r} is neither a transcript file nor a folder")
+            files, links = _inside(p, glob.glob(os.path.join(glob.escape(p), "**", "*.jsonl"),
+                                                recursive=True))
+            return [(None, f) for f in sorted(files) if keep(f)], links
+        if client in ("all", "claude-code"):
+            base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+            files = glob.glob(os.path.join(glob.escape(base), "projects", "*", "*.jsonl"))
+            out += [("claude-code", f) for f in sorted(files) if keep(f)]
+        if client in ("all", "codex"):
+            base = os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
+            for sub in ("sessions", "archived_sessions"):
+                files = glob.glob(os.path.join(glob.escape(base), sub, "**", "rollout-*.jsonl"), recursive=True)
+                out += [("codex", f) for f in sorted(files)]
+        return out, 0
+
+    @staticmethod
+    def sniff(path, stats):
+        """(client, first timestamp) of a transcript from its first lines; (None, None) if neither."""
+        import itertools
+        probe = {"bad_lines": 0}
+        for obj in itertools.islice(_Transcripts.lines(path, probe), 20):
+            if obj.get("type") in ("session_meta", "response_item", "turn_context", "event_msg") \
+                    and isinstance(obj.get("payload"), dict):
+                return "codex", _Transcripts.ts(obj.get("timestamp"))
+            if "sessionId" in obj or obj.get("type") in ("user", "assistant"):
+                return "claude-code", _Transcripts.ts(obj.get("timestamp"))
+            if "instructions" in obj and "id" in obj and "timestamp" in obj:     # early Codex
+                return "codex", _Transcripts.ts(obj.get("timestamp"))
+        return None, None
+
+    @staticmethod
+    def block_text(content):
+        """First text of a tool_result's content (a string or a list of blocks), capped."""
+        if isinstance(content, list):
+            content = next((b.get("text") for b in content if isinstance(b, dict)
+                            and isinstance(b.get("text"), str)), "")
+        return content[:200] if isinstance(content, str) else ""
+
+    @staticmethod
+    def claude_session(path, stats):
+        """A Claude Code transcript -> (session id, [(payload, failed, ts)]).
+
+        A tool_use paired with its tool_result is one PostToolUse (PostToolUseFailure when
+        is_error) hook call, in the order the results arrived; side-chain lines (subagents),
+        records copied from a resumed session and calls that fired no hook are left out."""
+        stem = os.path.splitext(os.path.basename(path))[0]
+        pending, calls, seen_ids = {}, [], {}
+        for obj in _Transcripts.lines(path, stats, b'"tool_use'):
+            msg = obj.get("message")
+            content = msg.get("content") if isinstance(msg, dict) else None
+            if not isinstance(content, list):
                 continue
-            by_id[call_id] = (tool, tinput, workdir if isinstance(workdir, str) else None)
-        elif t in ("function_call_output", "custom_tool_call_output"):
-            call = by_id.pop(call_id, None)
-            if call is None:
+            if obj.get("isSidechain") is True:
+                stats["sidechain_calls"] += sum(1 for b in content if isinstance(b, dict)
+                                                and b.get("type") == "tool_use")
                 continue
-            tool, tinput, workdir = call
-            calls.append([call_id, tool, tinput, workdir or cwd, _codex_exit(item.get("output")),
-                          _history_ts(obj.get("timestamp")), model, turn])
-    src = meta.get("source")
-    if isinstance(src, dict) and "subagent" in src:
-        stats["sidechain_calls"] += len(calls)
-        return "", []
-    session = meta.get("id") if isinstance(meta.get("id"), str) else ""
-    out = []
-    for call_id, tool, tinput, where, code, ts, mdl, tid in calls:
-        code = codes.get(call_id, code)
-        payload = {"session_id": session, "turn_id": tid or "replayed", "transcript_path": path,
-                   "cwd": where, "hook_event_name": "PostToolUse", "model": mdl,
-                   "tool_name": tool, "tool_input": tinput, "tool_use_id": call_id}
-        out.append((payload, code not in (None, 0), ts))
-    return session, out
+            sid = obj.get("sessionId") if isinstance(obj.get("sessionId"), str) else ""
+            seen_ids[sid] = seen_ids.get(sid, 0) + 1
+            kind = obj.get("type")
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                if kind == "assistant" and block.get("type") == "tool_use":
+                    if isinstance(block.get("id"), str) and isinstance(block.get("name"), str):
+                        pending[block["id"]] = (block["name"], block.get("input"), obj, sid)
+                elif kind == "user" and block.get("type") == "tool_result":
+                    use = pending.pop(block.get("tool_use_id"), None)
+                    if use is None:
+                        continue
+                    name, tinput, use_line, use_sid = use
+                    failed = block.get("is_error") is True
+                    text = _Transcripts.block_text(block.get("content")) if failed else ""
+                    if failed and text.startswith(_Transcripts.CLAUDE_NO_HOOK) or "<tool_use_error>" in text:
+                        stats["no_hook"] += 1
+                        continue
+                    cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else use_line.get("cwd")
+                    payload = {"session_id": use_sid, "transcript_path": path, "cwd": cwd,
+                               "permission_mode": obj.get("permissionMode", "default"),
+                               "hook_event_name": "PostToolUseFailure" if failed else "PostToolUse",
+                               "tool_name": name, "tool_input": tinput if isinstance(tinput, dict) else {},
+                               "tool_use_id": block.get("tool_use_id")}
+                    if failed:
+                        first = text.split("\n", 1)[0]
+                        payload["error"] = first if first.startswith("Exit code ") else ""
+                        payload["is_interrupt"] = False
+                    else:
+                        resp = obj.get("toolUseResult")
+                        payload["tool_response"] = resp if isinstance(resp, dict) else {}
+                    calls.append((payload, failed,
+                                  _Transcripts.ts(obj.get("timestamp")) or _Transcripts.ts(use_line.get("timestamp"))))
+        session = stem if stem in seen_ids else max(seen_ids, key=seen_ids.get, default="")
+        own = [c for c in calls if c[0]["session_id"] == session]
+        stats["copied_calls"] += len(calls) - len(own)
+        return session, own
+
+    @staticmethod
+    def codex_exit(output):
+        """A Codex tool output -> its exit code (None when it does not say), from the JSON
+        {"output", "metadata": {"exit_code"}} form or the text forms 'Exit code: N' /
+        'Process exited with code N'."""
+        import json
+        if isinstance(output, dict):
+            if output.get("success") is False:
+                return 1
+            output = output.get("content", "")
+        if isinstance(output, list):
+            output = "\n".join(b.get("text", "") for b in output if isinstance(b, dict)
+                               and isinstance(b.get("text"), str))
+        if not isinstance(output, str):
+            return None
+        head = output[:4096]
+        if head.lstrip().startswith("{"):
+            try:
+                meta = json.loads(output).get("metadata")
+                code = meta.get("exit_code") if isinstance(meta, dict) else None
+                return code if isinstance(code, int) else None
+            except (ValueError, AttributeError, RecursionError):
+                pass
+        for marker in ("Exit code: ", "Process exited with code "):
+            i = head.find(marker)
+            if i >= 0 and (i == 0 or head[i - 1] == "\n"):
+                num = head[i + len(marker):].split(None, 1)[0] if head[i + len(marker):].strip() else ""
+                num = num.rstrip(".")
+                if num.lstrip("-").isdigit():
+                    return int(num)
+        return None
+
+    @staticmethod
+    def codex_shell_text(command):
+        if isinstance(command, list):
+            parts = [str(t) for t in command]
+            if len(parts) >= 3 and parts[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") \
+                    and parts[1] in ("-c", "-lc"):
+                return parts[2]
+            import shlex
+            return shlex.join(parts)
+        return command if isinstance(command, str) else ""
+
+    @staticmethod
+    def codex_session(path, stats):
+        """A Codex rollout -> (session id, [(payload, failed, ts)]): shell calls (any of its
+        shell tools) as Bash, apply_patch and MCP tools, each paired with its output; the
+        failure comes from the exit code (exec_command_end event, else the output's text)."""
+        import json
+        meta, cwd, model, turn = {}, "", "", ""
+        calls, by_id, codes = [], {}, {}
+        for obj in _Transcripts.lines(path, stats):
+            kind, item = obj.get("type"), obj.get("payload")
+            if not isinstance(item, dict):
+                if kind in ("function_call", "function_call_output", "local_shell_call",
+                            "custom_tool_call", "custom_tool_call_output"):
+                    kind, item = "response_item", obj          # early rollouts: items at top level
+                elif not meta and "id" in obj and "timestamp" in obj:
+                    meta = obj
+                    continue
+                else:
+                    continue
+            if kind == "session_meta":
+                if not meta:
+                    meta = item
+                    cwd = item.get("cwd") if isinstance(item.get("cwd"), str) else cwd
+                continue
+            if kind == "turn_context":
+                cwd = item.get("cwd") if isinstance(item.get("cwd"), str) else cwd
+                model = item.get("model") if isinstance(item.get("model"), str) else model
+                turn = item.get("turn_id") if isinstance(item.get("turn_id"), str) else turn
+                continue
+            if kind == "event_msg":
+                if item.get("type") == "exec_command_end" and isinstance(item.get("exit_code"), int):
+                    codes[item.get("call_id")] = item["exit_code"]
+                elif item.get("type") == "patch_apply_end" and item.get("success") is False:
+                    codes[item.get("call_id")] = 1
+                continue
+            if kind != "response_item":
+                continue
+            t = item.get("type")
+            call_id = item.get("call_id") or item.get("id")
+            if t in ("function_call", "custom_tool_call", "local_shell_call"):
+                name = item.get("name") if t != "local_shell_call" else "local_shell"
+                if not isinstance(name, str):
+                    continue
+                args = item.get("arguments", item.get("input"))
+                if t == "function_call" and isinstance(args, str):
+                    try:
+                        args = json.loads(args)
+                    except (ValueError, RecursionError):
+                        args = {"input": args}
+                if t == "local_shell_call":
+                    action = item.get("action")
+                    args = action if isinstance(action, dict) else {}
+                workdir = None
+                if name in _Transcripts.CODEX_SHELLS:
+                    args = args if isinstance(args, dict) else {}
+                    text = _Transcripts.codex_shell_text(args.get("command", args.get("cmd")))
+                    tool, tinput = "Bash", {"command": text}
+                    workdir = args.get("workdir") or args.get("working_directory")
+                elif name == "apply_patch":
+                    patch = args.get("input", args.get("patch")) if isinstance(args, dict) else args
+                    tool, tinput = "apply_patch", {"command": patch if isinstance(patch, str) else ""}
+                elif name.startswith("mcp__") or "__" in name.strip("_"):
+                    tool = name if name.startswith("mcp__") else "mcp__" + name
+                    tinput = args if isinstance(args, dict) else {}
+                else:
+                    stats["no_hook"] += 1          # Codex runs its hooks for shell, apply_patch, MCP
+                    continue
+                by_id[call_id] = (tool, tinput, workdir if isinstance(workdir, str) else None)
+            elif t in ("function_call_output", "custom_tool_call_output"):
+                call = by_id.pop(call_id, None)
+                if call is None:
+                    continue
+                tool, tinput, workdir = call
+                calls.append([call_id, tool, tinput, workdir or cwd, _Transcripts.codex_exit(item.get("output")),
+                              _Transcripts.ts(obj.get("timestamp")), model, turn])
+        src = meta.get("source")
+        if isinstance(src, dict) and "subagent" in src:
+            stats["sidechain_calls"] += len(calls)
+            return "", []
+        session = meta.get("id") if isinstance(meta.get("id"), str) else ""
+        out = []
+        for call_id, tool, tinput, where, code, ts, mdl, tid in calls:
+            code = codes.get(call_id, code)
+            payload = {"session_id": session, "turn_id": tid or "replayed", "transcript_path": path,
+                       "cwd": where, "hook_event_name": "PostToolUse", "model": mdl,
+                       "tool_name": tool, "tool_input": tinput, "tool_use_id": call_id}
+            out.append((payload, code not in (None, 0), ts))
+        return session, out
+
+    @staticmethod
+    def render_import(r):
+        verb = "would import" if r["dry_run"] else "imported"
+        out = [f"Sessions: {r['sessions']} found, {r['imported']} {verb}, {r['skipped']} already in "
+               f"the store" + (f", {r['too_old']} older than --since" if r["too_old"] else "")
+               + (f", {r['empty']} without tool calls or opted out" if r["empty"] else ""),
+               f"Tool calls replayed: {r['tool_calls']} ({r['failed_calls']} failed)"
+               + (f"; unreadable lines skipped: {r['bad_lines']}" if r["bad_lines"] else "")
+               + (f"; subagent calls skipped: {r['sidechain_calls']}" if r["sidechain_calls"] else "")
+               + (f"; symlinks out of the folder skipped: {r['links_skipped']}"
+                  if r["links_skipped"] else "")]
+        if r["old"]:
+            out.append(f"{r['old']} sessions are older than the event retention: learned from, their "
+                       "raw calls go with the log (`instinct config events_max_days N` keeps them)")
+        for p in r["projects"]:
+            out.append(f"Project {p['cwd'] or '(none)'} [{p['project']}]: {p['sessions']} sessions, "
+                       f"{p['tool_calls']} tool calls")
+            if p["learned"]:
+                out.append("  observed: " + ", ".join(p["learned"][:12])
+                           + (f" (+{len(p['learned']) - 12} more)" if len(p["learned"]) > 12 else ""))
+            if p["briefing"]:
+                out += ["  session-start briefing:"] + ["    " + line for line in p["briefing"].splitlines()]
+        if not r["projects"] and not r["sessions"]:
+            out.append("No Claude Code or Codex sessions found (looked in ~/.claude/projects and "
+                       "~/.codex/sessions; see --path)")
+        return "\n".join(out)
+
+    @staticmethod
+    def tty_progress(stream=None):
+        """A progress(done, total) callback drawing a bar on a terminal, or None off a terminal."""
+        stream = stream or sys.stderr
+        try:
+            if not stream.isatty():
+                return None
+        except (AttributeError, ValueError):
+            return None
+
+        def progress(done, total):
+            width = 30
+            fill = width * done // max(1, total)
+            stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{total} sessions")
+            if done >= total:
+                stream.write("\n")
+            stream.flush()
+        return progress
 
 
 class _History(_Learning):
@@ -5836,21 +6011,21 @@ class _History(_Learning):
     progress = None        # optional callback(done, total) for long operations (not a Param)
 
     @operation(
-        Param("client", str, "whose history to read", default="all", choices=HISTORY_CLIENTS),
+        Param("client", str, "whose history to read", default="all", choices=_Transcripts.CLIENTS),
         Param("path", str, "read this transcript file or folder instead of the clients' "
                            "default folders (~/.claude/projects, ~/.codex/sessions)"),
         Param("since", int, "only sessions active in the last N days", minimum=1),
         Param("dry_run", bool, "only count what would be imported; store nothing", default=False),
         title="Import past agent sessions", idempotent=True,
-        output=_obj({"sessions": _INT, "imported": _INT, "skipped": _INT, "empty": _INT,
-                     "too_old": _INT, "old": _INT, "tool_calls": _INT, "failed_calls": _INT,
-                     "bad_lines": _INT, "sidechain_calls": _INT, "dry_run": _BOOL,
-                     "links_skipped": _INT,
-                     "projects": {"type": "array", "items": _obj({
-                         "project": _STR, "cwd": _STR, "sessions": _INT, "tool_calls": _INT,
-                         "learned": {"type": "array", "items": _STR}, "briefing": _STR})}},
+        output=_Out.obj({"sessions": _Out.INT, "imported": _Out.INT, "skipped": _Out.INT, "empty": _Out.INT,
+                     "too_old": _Out.INT, "old": _Out.INT, "tool_calls": _Out.INT, "failed_calls": _Out.INT,
+                     "bad_lines": _Out.INT, "sidechain_calls": _Out.INT, "dry_run": _Out.BOOL,
+                     "links_skipped": _Out.INT,
+                     "projects": {"type": "array", "items": _Out.obj({
+                         "project": _Out.STR, "cwd": _Out.STR, "sessions": _Out.INT, "tool_calls": _Out.INT,
+                         "learned": {"type": "array", "items": _Out.STR}, "briefing": _Out.STR})}},
                     ("sessions", "imported", "skipped", "tool_calls", "projects")),
-        render=lambda r: _render_import(r))
+        render=lambda r: _Transcripts.render_import(r))
     def import_history(self, client="all", path=None, since=None, dry_run=False):
         """Replay existing Claude Code transcripts and Codex rollouts through capture and mining.
 
@@ -5871,10 +6046,10 @@ class _History(_Learning):
         cutoffs = (now - 86400 * since if since else float("-inf"),        # --since, retention
                    now - 86400 * self._settings()["events_max_days"])
         files = []
-        found, links = _history_files(client, path)
+        found, links = _Transcripts.files(client, path)
         for who, f in found:
             try:
-                sniffed, first = _history_sniff(f, stats)
+                sniffed, first = _Transcripts.sniff(f, stats)
             except OSError:
                 stats["bad_lines"] += 1
                 continue
@@ -5889,7 +6064,7 @@ class _History(_Learning):
         self._keep_events = True
         try:
             for n, (_, f, who) in enumerate(files, 1):
-                reader = _claude_session if who == "claude-code" else _codex_session
+                reader = _Transcripts.claude_session if who == "claude-code" else _Transcripts.codex_session
                 try:
                     session, calls = reader(f, stats)
                 except OSError:
@@ -5906,7 +6081,7 @@ class _History(_Learning):
                             imported[session], pending = proj, pending + 1
                     else:
                         res["empty"] += 1
-                if pending >= HISTORY_MINE_BATCH:
+                if pending >= _Transcripts.MINE_BATCH:
                     self.mine()                # oldest first: event ids follow the import order
                     pending = 0
                 if progress is not None:
@@ -5923,7 +6098,7 @@ class _History(_Learning):
             p["cwd"] = max(cwds, key=cwds.get)
             learned = p.pop("seen")
             p["learned"] = sorted(learned, key=lambda k: (-learned[k], k))
-            p["briefing"] = self.briefing(p["cwd"]) if i < HISTORY_BRIEFINGS and not dry_run else ""
+            p["briefing"] = self.briefing(p["cwd"]) if i < _Transcripts.BRIEFINGS and not dry_run else ""
         res["projects"] = ranked
         return res
 
@@ -5939,7 +6114,7 @@ class _History(_Learning):
             return 0
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
         try:
-            sid, calls = _codex_session(transcript_path, stats)
+            sid, calls = _Transcripts.codex_session(transcript_path, stats)
         except OSError:
             return 0
         if sid != session:
@@ -6026,530 +6201,535 @@ class _History(_Learning):
                 projects[imported[sess]]["seen"][pattern] += 1
 
 
-def _render_import(r):
-    verb = "would import" if r["dry_run"] else "imported"
-    out = [f"Sessions: {r['sessions']} found, {r['imported']} {verb}, {r['skipped']} already in "
-           f"the store" + (f", {r['too_old']} older than --since" if r["too_old"] else "")
-           + (f", {r['empty']} without tool calls or opted out" if r["empty"] else ""),
-           f"Tool calls replayed: {r['tool_calls']} ({r['failed_calls']} failed)"
-           + (f"; unreadable lines skipped: {r['bad_lines']}" if r["bad_lines"] else "")
-           + (f"; subagent calls skipped: {r['sidechain_calls']}" if r["sidechain_calls"] else "")
-           + (f"; symlinks out of the folder skipped: {r['links_skipped']}"
-              if r["links_skipped"] else "")]
-    if r["old"]:
-        out.append(f"{r['old']} sessions are older than the event retention: learned from, their "
-                   "raw calls go with the log (`instinct config events_max_days N` keeps them)")
-    for p in r["projects"]:
-        out.append(f"Project {p['cwd'] or '(none)'} [{p['project']}]: {p['sessions']} sessions, "
-                   f"{p['tool_calls']} tool calls")
-        if p["learned"]:
-            out.append("  observed: " + ", ".join(p["learned"][:12])
-                       + (f" (+{len(p['learned']) - 12} more)" if len(p["learned"]) > 12 else ""))
-        if p["briefing"]:
-            out += ["  session-start briefing:"] + ["    " + line for line in p["briefing"].splitlines()]
-    if not r["projects"] and not r["sessions"]:
-        out.append("No Claude Code or Codex sessions found (looked in ~/.claude/projects and "
-                   "~/.codex/sessions; see --path)")
-    return "\n".join(out)
-
-
-def _tty_progress(stream=None):
-    """A progress(done, total) callback drawing a bar on a terminal, or None off a terminal."""
-    stream = stream or sys.stderr
-    try:
-        if not stream.isatty():
-            return None
-    except (AttributeError, ValueError):
-        return None
-
-    def progress(done, total):
-        width = 30
-        fill = width * done // max(1, total)
-        stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{total} sessions")
-        if done >= total:
-            stream.write("\n")
-        stream.flush()
-    return progress
-
-
 # =============================================================================
 # 15. Agent hooks and client setup (the hook entry point, `instinct setup`)
 # =============================================================================
-# `instinct hook <event>` runs on every tool call: it imports nothing heavy,
-# stores one short, safe summary (never contents, prompts or output) and exits
-# 0 whatever happens, so it can never block or break the agent.
-def _run_hook(argv, stdin=None, stdout=None, close=True):
-    """`instinct hook EVENT [--db PATH]`: always exits 0, whatever happens; one stderr line on
-    trouble (anything unexpected too), nothing at all on Ctrl-C."""
-    try:
-        _hook(argv, stdin, stdout or sys.stdout, close)
-    except KeyboardInterrupt:
-        pass
-    except Exception as e:                 # noqa: BLE001 - a hook never breaks the agent
-        _hook_say(f"{type(e).__name__}: {e}", True)
-    return 0
 
 
-def _hook_say(msg, always=False):
-    """One line on stderr (always, or with INSTINCT_DEBUG set)."""
-    if always or os.environ.get("INSTINCT_DEBUG", "") not in ("", "0"):
-        try:
-            sys.stderr.write("instinct hook: " + " ".join(str(msg).split())[:400] + "\n")
-        except (OSError, ValueError, AttributeError):
-            pass
+class _Setup:
+    """instinct setup: each client's MCP and hook configuration, merged into its file with a backup, or removed."""
 
+    # --- `instinct setup <client>`: MCP server and hook entries for each agent ----------
+    CLIENTS = ("claude-code", "cursor", "codex", "vscode", "windsurf", "goose")
+    # The calls a hint can be about (a shell command, an edit): PreToolUse runs for these only.
+    HINT_MATCHER = "Bash|PowerShell|shell|exec_command|Edit|Write|MultiEdit|NotebookEdit|apply_patch"
+    # (event, `instinct hook` argument, matcher, timeout s). Every entry is synchronous (an async
+    # capture stores calls out of order) and in the shell form: one `command` string, no `args`
+    # (Claude Code before 2.1.139 ignores `args`). No Stop: `claude -p` cancels it; SessionEnd mines,
+    # and SessionStart mines any session left unmined.
+    HOOK_EVENTS_CLAUDE = (("SessionStart", "session-start", None, 30),
+                           ("UserPromptSubmit", "user-prompt-submit", None, 10),
+                           ("PreToolUse", "pre-tool-use", HINT_MATCHER, 5),
+                           ("PostToolUse", "post-tool-use", "*", 10),
+                           ("PostToolUseFailure", "post-tool-use-failure", "*", 10),
+                           ("SessionEnd", "session-end", None, 30))
+    # Codex has no PostToolUseFailure (failures come in PostToolUse); its SessionEnd (root threads,
+    # Codex 0.146 and later) caps timeouts at 3 s - a session it misses is mined at the next start.
+    HOOK_EVENTS_CODEX = (("SessionStart", "session-start", None, 30),
+                          ("UserPromptSubmit", "user-prompt-submit", None, 10),
+                          ("PreToolUse", "pre-tool-use", HINT_MATCHER, 5),
+                          ("PostToolUse", "post-tool-use", "*", 10),
+                          ("SessionEnd", "session-end", None, 3))
+    # The hook command starts instinct from cached bytecode with -S (fast), this file's folder on the
+    # path; a project's shared config names no path of this machine, so there `python3` finds an
+    # installed instinct. When instinct cannot be imported (uninstalled, moved, another Python) the
+    # command exits 0 and says nothing: a hook never breaks the agent.
+    LAUNCHER = ("import sys;sys.path.insert(0,{!r})\ntry:from instinct import main\n"
+                 "except BaseException:sys.exit(0)\nsys.exit(main())")
+    LAUNCHER_SHARED = ("import sys\ntry:from instinct import main\nexcept BaseException:sys.exit(0)\n"
+                        "sys.exit(main())")
+    LAUNCHER_OLD = "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())"
 
-def _read_hook_input(stdin, limit):
-    """stdin whole, at most limit + 1 bytes. Clients written in Node hand a hook a non-blocking
-    pipe, where one read stops at what the pipe holds (64 KiB): read until end of file."""
-    stream = stdin or sys.stdin.buffer
-    try:
-        fd = stream.fileno()
-    except (AttributeError, OSError, ValueError):      # not a file (a test's BytesIO)
-        return stream.read(limit + 1)
-    chunks, n = [], 0
-    while n <= limit:
-        try:
-            b = os.read(fd, min(1 << 20, limit + 1 - n))
-        except BlockingIOError:
-            import select
-            select.select([fd], [], [])
-            continue
-        if not b:
-            break
-        chunks.append(b)
-        n += len(b)
-    return b"".join(chunks)
+    @staticmethod
+    def launch_args(python, here, *cli):
+        """argv running instinct's CLI: from `here` with -S, or (here None) from python's own path."""
+        if here is None:
+            return [python, "-c", _Setup.LAUNCHER_SHARED, *cli]
+        return [python, "-S", "-c", _Setup.LAUNCHER.format(here), *cli]
 
+    @staticmethod
+    def hook_groups(events, python, here, db):
+        import shlex
+        groups = {}
+        for name, event, matcher, timeout in events:
+            argv = _Setup.launch_args(python, here, "hook", event, *(("--db", db) if db else ()))
+            group = {"hooks": [{"type": "command", "command": shlex.join(argv), "timeout": timeout}]}
+            if matcher:
+                group = {"matcher": matcher, **group}
+            groups[name] = group
+        return groups
 
-def _hook(argv, stdin, stdout, close):
-    say = _hook_say
+    @staticmethod
+    def console_script(here):
+        """The `instinct` console script when this very file is pip-installed for this Python."""
+        import sysconfig
+        for kind in ("prefix", "user"):
+            paths = sysconfig.get_paths(sysconfig.get_preferred_scheme(kind))
+            script = os.path.join(paths["scripts"], "instinct.exe" if os.name == "nt" else "instinct")
+            libs = {os.path.realpath(paths["purelib"]), os.path.realpath(paths["platlib"])}
+            if os.path.realpath(here) in libs and os.path.isfile(script):
+                return script
+        return None
 
-    def answer(event_name, text):
-        import json
-        out = json.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}})
-        stdout.write(out + "\n")
-    db, args = _take_db(list(argv))
-    event = args[0] if args else None
-    for a in args[1:]:
-        say(f"ignoring unexpected argument {a!r}", True)
-    try:
-        raw = _read_hook_input(stdin, HOOK_INPUT_MAX)
-        if len(raw) > HOOK_INPUT_MAX:
-            raise ValueError(f"the payload is larger than {HOOK_INPUT_MAX // (1024 * 1024)} MiB")
-        payload = _loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
-        if not isinstance(payload, dict):
-            raise ValueError("the payload is not a JSON object")
-    except (ValueError, OSError, RecursionError) as e:
-        say(f"unreadable hook input ({type(e).__name__}: {str(e)[:200]}); nothing recorded", True)
-        return
-    named = payload.get("hook_event_name")
-    key = (event or (named if isinstance(named, str) else "") or "")[:64]
-    key = key.replace("-", "").replace("_", "").lower()
-    event = _Capture.HOOK_EVENTS.get(key)
-    if event is None:
-        say(f"unknown hook event {key or '(none)'}; expected one of: {', '.join(_Capture.HOOK_EVENTS.values())}", True)
-        return
-    cwd = _Capture.hook_cwd(payload)
-    if cwd is None and "cwd" in payload:
-        say(f"skipped {event}: the payload's cwd is not a usable path", True)
-        return
-    cwd = cwd or os.getcwd()
-    reason = _Capture.disabled_reason(payload, cwd)
-    if reason:
-        say(f"skipped {event}: {reason}")
-        return
-    if event == "user-prompt-submit" and not _Capture.reads_like_correction(payload.get("prompt")):
-        return                             # nothing stored
-    store = InstinctStore(db, timeout=_Capture.HOOK_TIMEOUT_S)
-    try:
-        if event == "user-prompt-submit":  # a new correction: ask the agent to keep the lesson
-            if store.new_prompt(payload["prompt"], cwd, _Capture.safe_session(payload.get("session_id"))):
-                answer("UserPromptSubmit", _Capture.CORRECTION_CONTEXT)
-        elif event == "pre-tool-use":      # nothing kept: maybe a hint about the call
-            text = _Hints.hint(store, event, payload, cwd)
-            if text:
-                answer("PreToolUse", text)
-        elif event in ("post-tool-use", "post-tool-use-failure"):
-            failed = event.endswith("failure")
-            say(f"{event}: {store.record_tool(payload, failed=failed)}")
-            if failed or _Call.response_failed(payload.get("tool_response")):   # Codex: PostToolUse
-                text = _Hints.hint(store, event, payload, cwd)
-                if text:
-                    answer("PostToolUseFailure" if failed else "PostToolUse", text)
-        elif event in ("stop", "session-end"):
-            session = _Capture.safe_session(payload.get("session_id"))
-            if session:
-                if "turn_id" in payload or os.path.basename(str(payload.get("transcript_path", ""))
-                                                             ).startswith("rollout-"):
-                    say(f"{event}: {store.codex_outcomes(session, payload.get('transcript_path'))}"
-                        " failed calls read from the Codex rollout")
-                r = store.mine(session)
-                say(f"{event}: mined {len(r['observed'])} observations")
-        elif event == "session-start":
-            try:                           # sessions whose end hook never ran (crash, cancelled)
-                say(f"{event}: mined {store.mine()['sessions']} unmined sessions")
-            except (InstinctError, sqlite3.Error) as e:   # e.g. a read-only store: still brief
-                say(f"{event}: mining skipped: {e}", True)
-            text = store.briefing(cwd, session=_Capture.safe_session(payload.get("session_id")))
-            if text:
-                answer("SessionStart", text)
-    except InstinctError as e:
-        say(f"{event}: {e}", True)
-    except sqlite3.Error as e:
-        say(f"{event}: database error: {e}", True)
-    finally:
-        if close:                          # a hook process skips the close-time checkpoint
-            store.close()
-
-
-# --- `instinct setup <client>`: MCP server and hook entries for each agent ----------
-SETUP_CLIENTS = ("claude-code", "cursor", "codex", "vscode", "windsurf", "goose")
-# The calls a hint can be about (a shell command, an edit): PreToolUse runs for these only.
-_HINT_MATCHER = "Bash|PowerShell|shell|exec_command|Edit|Write|MultiEdit|NotebookEdit|apply_patch"
-# (event, `instinct hook` argument, matcher, timeout s). Every entry is synchronous (an async
-# capture stores calls out of order) and in the shell form: one `command` string, no `args`
-# (Claude Code before 2.1.139 ignores `args`). No Stop: `claude -p` cancels it; SessionEnd mines,
-# and SessionStart mines any session left unmined.
-_HOOK_EVENTS_CLAUDE = (("SessionStart", "session-start", None, 30),
-                       ("UserPromptSubmit", "user-prompt-submit", None, 10),
-                       ("PreToolUse", "pre-tool-use", _HINT_MATCHER, 5),
-                       ("PostToolUse", "post-tool-use", "*", 10),
-                       ("PostToolUseFailure", "post-tool-use-failure", "*", 10),
-                       ("SessionEnd", "session-end", None, 30))
-# Codex has no PostToolUseFailure (failures come in PostToolUse); its SessionEnd (root threads,
-# Codex 0.146 and later) caps timeouts at 3 s - a session it misses is mined at the next start.
-_HOOK_EVENTS_CODEX = (("SessionStart", "session-start", None, 30),
-                      ("UserPromptSubmit", "user-prompt-submit", None, 10),
-                      ("PreToolUse", "pre-tool-use", _HINT_MATCHER, 5),
-                      ("PostToolUse", "post-tool-use", "*", 10),
-                      ("SessionEnd", "session-end", None, 3))
-# The hook command starts instinct from cached bytecode with -S (fast), this file's folder on the
-# path; a project's shared config names no path of this machine, so there `python3` finds an
-# installed instinct. When instinct cannot be imported (uninstalled, moved, another Python) the
-# command exits 0 and says nothing: a hook never breaks the agent.
-_LAUNCHER = ("import sys;sys.path.insert(0,{!r})\ntry:from instinct import main\n"
-             "except BaseException:sys.exit(0)\nsys.exit(main())")
-_LAUNCHER_SHARED = ("import sys\ntry:from instinct import main\nexcept BaseException:sys.exit(0)\n"
-                    "sys.exit(main())")
-_LAUNCHER_OLD = "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())"
-
-
-def _launch_args(python, here, *cli):
-    """argv running instinct's CLI: from `here` with -S, or (here None) from python's own path."""
-    if here is None:
-        return [python, "-c", _LAUNCHER_SHARED, *cli]
-    return [python, "-S", "-c", _LAUNCHER.format(here), *cli]
-
-
-def _hook_groups(events, python, here, db):
-    import shlex
-    groups = {}
-    for name, event, matcher, timeout in events:
-        argv = _launch_args(python, here, "hook", event, *(("--db", db) if db else ()))
-        group = {"hooks": [{"type": "command", "command": shlex.join(argv), "timeout": timeout}]}
-        if matcher:
-            group = {"matcher": matcher, **group}
-        groups[name] = group
-    return groups
-
-
-def _console_script(here):
-    """The `instinct` console script when this very file is pip-installed for this Python."""
-    import sysconfig
-    for kind in ("prefix", "user"):
-        paths = sysconfig.get_paths(sysconfig.get_preferred_scheme(kind))
-        script = os.path.join(paths["scripts"], "instinct.exe" if os.name == "nt" else "instinct")
-        libs = {os.path.realpath(paths["purelib"]), os.path.realpath(paths["platlib"])}
-        if os.path.realpath(here) in libs and os.path.isfile(script):
-            return script
-    return None
-
-
-def _setup_plan(client, scope, home, project_dir, python, here, db=None, all_tools=False):
-    """[(path, kind, entry)]: what `setup` merges into which file (kind: json key path, toml, yaml).
-    A project's files are committed and shared: they name no path of this machine."""
-    if client not in SETUP_CLIENTS:
-        raise ValidationError(f"unknown client {client!r}; choose from: {', '.join(SETUP_CLIENTS)}")
-    user = scope == "user"
-    if not user and client in ("windsurf", "goose"):
-        raise ValidationError(f"{client} reads MCP servers from a user file only; run it without "
-                              "--scope project")
-    if not user and db:
-        raise ValidationError("a project's config is shared: --db (or INSTINCT_DB) would put this "
-                              "machine's path in it; unset it, or use --scope user")
-    script = _console_script(here) if user else None
-    if script:                     # pip install: the console script (no PYTHONPATH)
-        server, env = {"command": script, "args": ["serve"]}, {}
-    elif user:                     # this file, from cached bytecode
-        server, env = {"command": python, "args": ["-m", "instinct", "serve"]}, {"PYTHONPATH": here}
-    else:
-        python, here = "python3", None
-        server, env = {"command": python, "args": ["-m", "instinct", "serve"]}, {}
-    if db:                         # clients start servers with their own env: pin the same store
-        env["INSTINCT_DB"] = db
-    if all_tools:                  # every operation as a tool, not only the lean session set
-        env["INSTINCT_MCP_TOOLS"] = "all"
-    server["env"] = env
-    j = os.path.join
-    base = home if user else project_dir
-    if client == "claude-code":
-        return [(j(home, ".claude.json") if user else j(project_dir, ".mcp.json"), ("mcpServers",),
-                 dict(server, type="stdio")),
-                (j(base, ".claude", "settings.json"), ("hooks",),
-                 _hook_groups(_HOOK_EVENTS_CLAUDE, python, here, db))]
-    if client == "cursor":
-        return [(j(base, ".cursor", "mcp.json"), ("mcpServers",), server)]
-    if client == "vscode":
-        if not user:
-            folder = j(project_dir, ".vscode")
-        elif sys.platform == "darwin":
-            folder = j(home, "Library", "Application Support", "Code", "User")
+    @staticmethod
+    def plan(client, scope, home, project_dir, python, here, db=None, all_tools=False):
+        """[(path, kind, entry)]: what `setup` merges into which file (kind: json key path, toml, yaml).
+        A project's files are committed and shared: they name no path of this machine."""
+        if client not in _Setup.CLIENTS:
+            raise ValidationError(f"unknown client {client!r}; choose from: {', '.join(_Setup.CLIENTS)}")
+        user = scope == "user"
+        if not user and client in ("windsurf", "goose"):
+            raise ValidationError(f"{client} reads MCP servers from a user file only; run it without "
+                                  "--scope project")
+        if not user and db:
+            raise ValidationError("a project's config is shared: --db (or INSTINCT_DB) would put this "
+                                  "machine's path in it; unset it, or use --scope user")
+        script = _Setup.console_script(here) if user else None
+        if script:                     # pip install: the console script (no PYTHONPATH)
+            server, env = {"command": script, "args": ["serve"]}, {}
+        elif user:                     # this file, from cached bytecode
+            server, env = {"command": python, "args": ["-m", "instinct", "serve"]}, {"PYTHONPATH": here}
         else:
-            folder = j(home, "AppData", "Roaming", "Code", "User") if os.name == "nt" \
-                else j(home, ".config", "Code", "User")
-        return [(j(folder, "mcp.json"), ("servers",), dict(server, type="stdio"))]
-    if client == "windsurf":
-        return [(j(home, ".codeium", "windsurf", "mcp_config.json"), ("mcpServers",), server)]
-    if client == "codex":
-        return [(j(base, ".codex", "config.toml"), "toml", server),
-                (j(base, ".codex", "hooks.json"), ("hooks",),
-                 _hook_groups(_HOOK_EVENTS_CODEX, python, here, db))]
-    return [(j(home, ".config", "goose", "config.yaml"), "yaml", server)]
-
-
-def _setup_notes(client, scope, project_dir):
-    """What the user must still do by hand after `setup client` (printed with the entries)."""
-    history = ("To learn from the sessions you already had, run `instinct import-history` once: it "
-               "replays Claude Code transcripts and Codex rollouts through the same capture (shapes "
-               "only) and mining.")
-    notes = [history] if client in ("claude-code", "codex") else []
-    if scope == "project":
-        notes.append("These files are for the whole team and name no path of this machine: "
-                     "they run `python3 -m instinct`, so each machine needs instinct installed "
-                     "for python3 (pip install); without it, no server, and hooks do nothing.")
-    if client != "codex":
-        return notes
-    notes.append("Codex skips new or changed hooks until you trust them: start `codex` in a "
-                 "terminal, type /hooks, review instinct's hooks and trust each one (Codex warns "
-                 "at start-up while hooks await review). Trust covers a hook's exact text: trust "
-                 "again whenever `instinct setup codex --write` changes them. For one unattended "
-                 "run, `codex exec --dangerously-bypass-hook-trust` runs them untrusted.")
-    if scope == "project":
-        notes.append("Codex loads a project's .codex/ hooks only in a trusted project: trust the folder "
-                     "when Codex asks, or add to ~/.codex/config.toml:\n"
-                     f"[projects.{_quoted(project_dir)}]\ntrust_level = \"trusted\"")
-    return notes
-
-
-def _is_ours(handler):
-    """True only for a hook handler `setup` wrote, now or in an earlier version: a launcher
-    running `hook EVENT [--db P]`, shell form or exec form. A user's own command never matches."""
-    import ast
-    import re
-    import shlex
-    if not isinstance(handler, dict) or handler.get("type", "command") != "command":
-        return False
-    cmd, args = handler.get("command"), handler.get("args")
-    if not isinstance(cmd, str):
-        return False
-    try:
-        argv = [cmd, *args] if isinstance(args, list) else shlex.split(cmd) if args is None else None
-    except ValueError:
-        return False
-    if not argv or not all(isinstance(a, str) for a in argv):
-        return False
-    if argv[1:2] == ["-S"]:
-        argv = argv[:1] + argv[2:]
-    if (len(argv) not in (5, 7) or argv[1] != "-c" or argv[3] != "hook"
-            or argv[4] not in _Capture.HOOK_EVENTS.values() or argv[5:6] not in ([], ["--db"])):
-        return False
-    for launcher in (_LAUNCHER, _LAUNCHER_SHARED, _LAUNCHER_OLD):
-        m = re.fullmatch(re.escape(launcher).replace(re.escape("{!r}"), "(.+)"), argv[2])
-        try:
-            if m and (not m.groups() or isinstance(ast.literal_eval(m.group(1)), str)):
-                return True
-        except (ValueError, SyntaxError):
-            return False
-    return False
-
-
-def _merge_hooks(node, wanted):
-    """Give each event in `node` exactly our group from `wanted` (kept in place when unchanged);
-    remove our handlers from every other event (e.g. the Stop entry of earlier versions)."""
-    for event in list(node):
-        groups = node[event]
-        if not isinstance(groups, list):
-            if event in wanted:
-                raise ValidationError(f"hooks.{event} is not a list")
-            continue
-        out, placed = [], False
-        for g in groups:
-            hs = g.get("hooks") if isinstance(g, dict) else None
-            if not isinstance(hs, list) or not any(_is_ours(h) for h in hs):
-                out.append(g)
-            elif not placed and g == wanted.get(event):
-                out.append(g)
-                placed = True
+            python, here = "python3", None
+            server, env = {"command": python, "args": ["-m", "instinct", "serve"]}, {}
+        if db:                         # clients start servers with their own env: pin the same store
+            env["INSTINCT_DB"] = db
+        if all_tools:                  # every operation as a tool, not only the lean session set
+            env["INSTINCT_MCP_TOOLS"] = "all"
+        server["env"] = env
+        j = os.path.join
+        base = home if user else project_dir
+        if client == "claude-code":
+            return [(j(home, ".claude.json") if user else j(project_dir, ".mcp.json"), ("mcpServers",),
+                     dict(server, type="stdio")),
+                    (j(base, ".claude", "settings.json"), ("hooks",),
+                     _Setup.hook_groups(_Setup.HOOK_EVENTS_CLAUDE, python, here, db))]
+        if client == "cursor":
+            return [(j(base, ".cursor", "mcp.json"), ("mcpServers",), server)]
+        if client == "vscode":
+            if not user:
+                folder = j(project_dir, ".vscode")
+            elif sys.platform == "darwin":
+                folder = j(home, "Library", "Application Support", "Code", "User")
             else:
-                rest = [h for h in hs if not _is_ours(h)]
-                if rest:                   # the user's handlers in a group with ours stay
-                    out.append(dict(g, hooks=rest))
-        if event in wanted and not placed:
-            out.append(wanted[event])
-        if out or event in wanted:
-            node[event] = out
+                folder = j(home, "AppData", "Roaming", "Code", "User") if os.name == "nt" \
+                    else j(home, ".config", "Code", "User")
+            return [(j(folder, "mcp.json"), ("servers",), dict(server, type="stdio"))]
+        if client == "windsurf":
+            return [(j(home, ".codeium", "windsurf", "mcp_config.json"), ("mcpServers",), server)]
+        if client == "codex":
+            return [(j(base, ".codex", "config.toml"), "toml", server),
+                    (j(base, ".codex", "hooks.json"), ("hooks",),
+                     _Setup.hook_groups(_Setup.HOOK_EVENTS_CODEX, python, here, db))]
+        return [(j(home, ".config", "goose", "config.yaml"), "yaml", server)]
+
+    @staticmethod
+    def notes(client, scope, project_dir):
+        """What the user must still do by hand after `setup client` (printed with the entries)."""
+        history = ("To learn from the sessions you already had, run `instinct import-history` once: it "
+                   "replays Claude Code transcripts and Codex rollouts through the same capture (shapes "
+                   "only) and mining.")
+        notes = [history] if client in ("claude-code", "codex") else []
+        if scope == "project":
+            notes.append("These files are for the whole team and name no path of this machine: "
+                         "they run `python3 -m instinct`, so each machine needs instinct installed "
+                         "for python3 (pip install); without it, no server, and hooks do nothing.")
+        if client != "codex":
+            return notes
+        notes.append("Codex skips new or changed hooks until you trust them: start `codex` in a "
+                     "terminal, type /hooks, review instinct's hooks and trust each one (Codex warns "
+                     "at start-up while hooks await review). Trust covers a hook's exact text: trust "
+                     "again whenever `instinct setup codex --write` changes them. For one unattended "
+                     "run, `codex exec --dangerously-bypass-hook-trust` runs them untrusted.")
+        if scope == "project":
+            notes.append("Codex loads a project's .codex/ hooks only in a trusted project: trust the folder "
+                         "when Codex asks, or add to ~/.codex/config.toml:\n"
+                         f"[projects.{_Setup.quoted(project_dir)}]\ntrust_level = \"trusted\"")
+        return notes
+
+    @staticmethod
+    def is_ours(handler):
+        """True only for a hook handler `setup` wrote, now or in an earlier version: a launcher
+        running `hook EVENT [--db P]`, shell form or exec form. A user's own command never matches."""
+        import ast
+        import re
+        import shlex
+        if not isinstance(handler, dict) or handler.get("type", "command") != "command":
+            return False
+        cmd, args = handler.get("command"), handler.get("args")
+        if not isinstance(cmd, str):
+            return False
+        try:
+            argv = [cmd, *args] if isinstance(args, list) else shlex.split(cmd) if args is None else None
+        except ValueError:
+            return False
+        if not argv or not all(isinstance(a, str) for a in argv):
+            return False
+        if argv[1:2] == ["-S"]:
+            argv = argv[:1] + argv[2:]
+        if (len(argv) not in (5, 7) or argv[1] != "-c" or argv[3] != "hook"
+                or argv[4] not in _Capture.HOOK_EVENTS.values() or argv[5:6] not in ([], ["--db"])):
+            return False
+        for launcher in (_Setup.LAUNCHER, _Setup.LAUNCHER_SHARED, _Setup.LAUNCHER_OLD):
+            m = re.fullmatch(re.escape(launcher).replace(re.escape("{!r}"), "(.+)"), argv[2])
+            try:
+                if m and (not m.groups() or isinstance(ast.literal_eval(m.group(1)), str)):
+                    return True
+            except (ValueError, SyntaxError):
+                return False
+        return False
+
+    @staticmethod
+    def merge_hooks(node, wanted):
+        """Give each event in `node` exactly our group from `wanted` (kept in place when unchanged);
+        remove our handlers from every other event (e.g. the Stop entry of earlier versions)."""
+        for event in list(node):
+            groups = node[event]
+            if not isinstance(groups, list):
+                if event in wanted:
+                    raise ValidationError(f"hooks.{event} is not a list")
+                continue
+            out, placed = [], False
+            for g in groups:
+                hs = g.get("hooks") if isinstance(g, dict) else None
+                if not isinstance(hs, list) or not any(_Setup.is_ours(h) for h in hs):
+                    out.append(g)
+                elif not placed and g == wanted.get(event):
+                    out.append(g)
+                    placed = True
+                else:
+                    rest = [h for h in hs if not _Setup.is_ours(h)]
+                    if rest:                   # the user's handlers in a group with ours stay
+                        out.append(dict(g, hooks=rest))
+            if event in wanted and not placed:
+                out.append(wanted[event])
+            if out or event in wanted:
+                node[event] = out
+            else:
+                del node[event]
+        for event, group in wanted.items():
+            node.setdefault(event, [group])
+
+    @staticmethod
+    def strict_json(text):
+        """Parse JSON that can be written back unchanged: no NaN/Infinity, no duplicate keys, no number
+        that does not survive a round trip (1e400 would come back as Infinity), no lone surrogate."""
+        import decimal
+        import json
+
+        def number(s):
+            f = float(s)
+            if not (f == f and abs(f) != float("inf")) or decimal.Decimal(s) != decimal.Decimal(repr(f)):
+                raise ValidationError(f"the number {s[:40]} cannot be written back exactly")
+            return f
+
+        def constant(s):
+            raise ValidationError(f"{s} is not valid JSON")
+
+        def pairs(items):
+            d = {}
+            for k, v in items:
+                if k in d:
+                    raise ValidationError(f"the key {k[:40]!r} appears twice in one object")
+                d[k] = v
+            return d
+        try:
+            data = json.loads(text, parse_float=number, parse_constant=constant, object_pairs_hook=pairs)
+        except RecursionError:
+            raise ValidationError("the JSON is nested too deeply") from None
+        except ValueError as e:
+            if isinstance(e, ValidationError):
+                raise
+            raise ValidationError(f"not valid JSON: {e}") from None
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValidationError("it holds a lone surrogate escape (like \\ud800) that cannot be "
+                                  "written back as UTF-8") from None
+        return data
+
+    @staticmethod
+    def merge_json(text, keypath, entry):
+        """Merge our entry into a JSON config text, keeping every other key."""
+        import json
+        data = _Setup.strict_json(text) if text.strip() else {}
+        if not isinstance(data, dict):
+            raise ValidationError("the file does not hold a JSON object")
+        node = data
+        for k in keypath:
+            node = node.setdefault(k, {})
+            if not isinstance(node, dict):
+                raise ValidationError(f"'{k}' is not an object")
+        if keypath == ("hooks",):
+            _Setup.merge_hooks(node, entry)
         else:
-            del node[event]
-    for event, group in wanted.items():
-        node.setdefault(event, [group])
+            node["instinct"] = entry
+        new = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        if text.strip() and json.loads(new) == json.loads(text) and new != text:
+            return text                        # already right: keep the user's own layout
+        return new
 
-
-def _strict_json(text):
-    """Parse JSON that can be written back unchanged: no NaN/Infinity, no duplicate keys, no number
-    that does not survive a round trip (1e400 would come back as Infinity), no lone surrogate."""
-    import decimal
-    import json
-
-    def number(s):
-        f = float(s)
-        if not (f == f and abs(f) != float("inf")) or decimal.Decimal(s) != decimal.Decimal(repr(f)):
-            raise ValidationError(f"the number {s[:40]} cannot be written back exactly")
-        return f
-
-    def constant(s):
-        raise ValidationError(f"{s} is not valid JSON")
-
-    def pairs(items):
-        d = {}
-        for k, v in items:
-            if k in d:
-                raise ValidationError(f"the key {k[:40]!r} appears twice in one object")
-            d[k] = v
-        return d
-    try:
-        data = json.loads(text, parse_float=number, parse_constant=constant, object_pairs_hook=pairs)
-    except RecursionError:
-        raise ValidationError("the JSON is nested too deeply") from None
-    except ValueError as e:
-        if isinstance(e, ValidationError):
-            raise
-        raise ValidationError(f"not valid JSON: {e}") from None
-    try:
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValidationError("it holds a lone surrogate escape (like \\ud800) that cannot be "
-                              "written back as UTF-8") from None
-    return data
-
-
-def _merge_json(text, keypath, entry):
-    """Merge our entry into a JSON config text, keeping every other key."""
-    import json
-    data = _strict_json(text) if text.strip() else {}
-    if not isinstance(data, dict):
-        raise ValidationError("the file does not hold a JSON object")
-    node = data
-    for k in keypath:
-        node = node.setdefault(k, {})
-        if not isinstance(node, dict):
-            raise ValidationError(f"'{k}' is not an object")
-    if keypath == ("hooks",):
-        _merge_hooks(node, entry)
-    else:
-        node["instinct"] = entry
-    new = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    if text.strip() and json.loads(new) == json.loads(text) and new != text:
-        return text                        # already right: keep the user's own layout
-    return new
-
-
-def _read_config(path):
-    """(text, real path, mode or None) of a client config; one-line errors for what cannot be one."""
-    real = os.path.realpath(path)          # a symlinked config is written through its link
-    try:
-        st = os.stat(real)
-    except FileNotFoundError:
-        return "", real, None
-    except OSError as e:
-        raise StoreError(f"cannot read {path}: {e.strerror}") from None
-    import stat
-    if stat.S_ISDIR(st.st_mode):
-        raise ValidationError(f"{path} is a directory, not a config file; move it away and retry")
-    if not stat.S_ISREG(st.st_mode):
-        raise ValidationError(f"{path} is not a regular file")
-    try:
-        with open(real, "rb") as f:
-            raw = f.read(64 * 1024 * 1024 + 1)
-    except OSError as e:
-        raise StoreError(f"cannot read {path}: {e.strerror}") from None
-    if len(raw) > 64 * 1024 * 1024:
-        raise ValidationError(f"{path} is larger than 64 MiB; not a config file instinct will edit")
-    try:
-        return raw.decode("utf-8"), real, stat.S_IMODE(st.st_mode)
-    except UnicodeDecodeError as e:
-        raise ValidationError(f"{path} is not UTF-8 text (byte {e.start}); fix it and retry") from None
-
-
-def _backups(path):
-    """The texts of the backups setup kept of `path` (PATH.bak, PATH.bak.2, ...), newest first."""
-    import re
-    folder, name = os.path.split(path)
-    try:
-        found = [(int(m.group(1) or 1), f) for f in os.listdir(folder)
-                 for m in [re.fullmatch(re.escape(name) + r"\.bak(?:\.([0-9]+))?", f)] if m]
-    except OSError:
-        return []
-    out = []
-    for _, f in sorted(found, reverse=True):
+    @staticmethod
+    def read_config(path):
+        """(text, real path, mode or None) of a client config; one-line errors for what cannot be one."""
+        real = os.path.realpath(path)          # a symlinked config is written through its link
         try:
-            with open(os.path.join(folder, f), encoding="utf-8", newline="") as fh:
-                out.append(fh.read())
-        except (OSError, UnicodeDecodeError):
-            pass
-    return out
-
-
-def _new_backup(path, data, mode):
-    """Keep `data` in the first free PATH.bak, PATH.bak.2, ... (none is ever overwritten),
-    created 0600, given the original's mode before the data goes in (~/.claude.json holds keys)."""
-    n = 1
-    while True:
-        backup = path + (".bak" if n == 1 else f".bak.{n}")
-        try:
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-            fd = os.open(backup, flags, 0o600)
-        except FileExistsError:
-            n += 1
-            continue
+            st = os.stat(real)
+        except FileNotFoundError:
+            return "", real, None
         except OSError as e:
-            raise StoreError(f"cannot write {backup}: {e.strerror}") from None
+            raise StoreError(f"cannot read {path}: {e.strerror}") from None
+        import stat
+        if stat.S_ISDIR(st.st_mode):
+            raise ValidationError(f"{path} is a directory, not a config file; move it away and retry")
+        if not stat.S_ISREG(st.st_mode):
+            raise ValidationError(f"{path} is not a regular file")
         try:
-            with os.fdopen(fd, "wb") as f:
-                os.chmod(backup, mode)
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            with open(real, "rb") as f:
+                raw = f.read(64 * 1024 * 1024 + 1)
         except OSError as e:
-            raise StoreError(f"cannot write {backup}: {e.strerror}") from None
+            raise StoreError(f"cannot read {path}: {e.strerror}") from None
+        if len(raw) > 64 * 1024 * 1024:
+            raise ValidationError(f"{path} is larger than 64 MiB; not a config file instinct will edit")
+        try:
+            return raw.decode("utf-8"), real, stat.S_IMODE(st.st_mode)
+        except UnicodeDecodeError as e:
+            raise ValidationError(f"{path} is not UTF-8 text (byte {e.start}); fix it and retry") from None
+
+    @staticmethod
+    def backups(path):
+        """The texts of the backups setup kept of `path` (PATH.bak, PATH.bak.2, ...), newest first."""
+        import re
+        folder, name = os.path.split(path)
+        try:
+            found = [(int(m.group(1) or 1), f) for f in os.listdir(folder)
+                     for m in [re.fullmatch(re.escape(name) + r"\.bak(?:\.([0-9]+))?", f)] if m]
+        except OSError:
+            return []
+        out = []
+        for _, f in sorted(found, reverse=True):
+            try:
+                with open(os.path.join(folder, f), encoding="utf-8", newline="") as fh:
+                    out.append(fh.read())
+            except (OSError, UnicodeDecodeError):
+                pass
+        return out
+
+    @staticmethod
+    def new_backup(path, data, mode):
+        """Keep `data` in the first free PATH.bak, PATH.bak.2, ... (none is ever overwritten),
+        created 0600, given the original's mode before the data goes in (~/.claude.json holds keys)."""
+        n = 1
+        while True:
+            backup = path + (".bak" if n == 1 else f".bak.{n}")
+            try:
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+                fd = os.open(backup, flags, 0o600)
+            except FileExistsError:
+                n += 1
+                continue
+            except OSError as e:
+                raise StoreError(f"cannot write {backup}: {e.strerror}") from None
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    os.chmod(backup, mode)
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+            except OSError as e:
+                raise StoreError(f"cannot write {backup}: {e.strerror}") from None
+            return backup
+
+    @staticmethod
+    def write_config(path, real, old, new, mode):
+        """Replace the real file atomically (a symlink stays a link), keeping a backup of what was
+        there; `new` None deletes it (a removal left nothing of the user's). -> the backup or None."""
+        if mode is not None and not mode & 0o200:
+            raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
+                                  "by hand")
+        if new is None:
+            try:
+                os.remove(real)
+            except OSError as e:
+                raise StoreError(f"cannot delete {path}: {e.strerror}") from None
+            return None
+        backup = _Setup.new_backup(path, old.encode("utf-8"), mode) if old else None
+        _atomic_write(real, new.encode("utf-8"))
         return backup
 
+    @staticmethod
+    def unmerge(kind, text, backups):
+        """`text` without what setup wrote into it -> the new text, or None when nothing else is left
+        (setup made the file). When a backup holds the same data, its bytes come back (the user's own
+        layout, which a JSON merge re-indents)."""
+        import copy
+        import json
+        if kind in ("toml", "yaml"):
+            span = _Setup.marked_span(text)
+            if span is None:
+                if _Setup.unmarked_entry(kind, text):
+                    raise ValidationError("its instinct entry has no `# instinct:begin` and `# "
+                                          "instinct:end` lines (an earlier setup, or added by hand); "
+                                          "delete it yourself")
+                return text
+            head, nl = text[:span[0]], "\r\n" if "\r\n" in text else "\n"
+            new = (head[:-len(nl)] if head.endswith(nl + nl) else head) + text[span[1]:]
+            kept = next((b for b in backups if b.rstrip("\r\n") == new.rstrip("\r\n")), None)
+            return kept if kept is not None else new if new.strip() else None
+        data = _Setup.strict_json(text) if text.strip() else {}
+        node, parents = data, []
+        for k in kind:
+            if not isinstance(node, dict) or not isinstance(node.get(k), dict):
+                return text                    # nothing of ours there
+            parents.append((node, k))
+            node = node[k]
+        if kind == ("hooks",):
+            _Setup.merge_hooks(node, {})
+        else:
+            node.pop("instinct", None)
+        if data == _Setup.strict_json(text):
+            return text
+        olds = []
+        for b in backups:
+            try:
+                olds.append((b, _Setup.strict_json(b)))
+            except ValidationError:
+                pass
+        as_is = copy.deepcopy(data)
+        for parent, k in reversed(parents):    # the objects setup added, if they are empty now
+            if not parent[k]:
+                del parent[k]
+        for b, old in olds:
+            if old in (as_is, data):
+                return b
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else None
 
-def _write_config(path, real, old, new, mode):
-    """Replace the real file atomically (a symlink stays a link), keeping a backup of what was
-    there; `new` None deletes it (a removal left nothing of the user's). -> the backup or None."""
-    if mode is not None and not mode & 0o200:
-        raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
-                              "by hand")
-    if new is None:
+    @staticmethod
+    def paste_text(kind, entry):
+        import json
+        if kind in ("toml", "yaml"):
+            return ("extensions:  # add the marked lines under it\n" if kind == "yaml" else "") \
+                + _Setup.marked_block(kind, entry, top=kind == "toml")
+        if kind == ("hooks",):
+            return json.dumps({"hooks": {e: [g] for e, g in entry.items()}}, indent=2)
+        return json.dumps({kind[0]: {"instinct": entry}}, indent=2)
+
+    @staticmethod
+    def quoted(v):
+        """A double-quoted string valid in both TOML and YAML (control and non-printing characters
+        escaped as \\uXXXX); a lone surrogate cannot be written to either."""
+        out = []
+        for ch in v:
+            o = ord(ch)
+            if ch in '"\\':
+                out.append("\\" + ch)
+            elif o < 0x20 or 0x7f <= o <= 0x9f or o in (0xfffe, 0xffff):
+                out.append(f"\\u{o:04x}")
+            elif 0xd800 <= o <= 0xdfff:
+                raise ValidationError("a path holds a lone surrogate, which no config file can store")
+            else:
+                out.append(ch)
+        return '"' + "".join(out) + '"'
+
+    # Codex's config.toml and Goose's config.yaml are not edited in place: setup appends its entry,
+    # between these marker lines, to a file without one, replaces what is between them later, and
+    # `--remove` takes exactly those lines out. Anything else is printed for the user to paste.
+    MARK_BEGIN, MARK_END = "# instinct:begin (written by `instinct setup`)", "# instinct:end"
+
+    @staticmethod
+    def marked_block(kind, entry, top=True):
+        """Codex's [mcp_servers.instinct] table, or Goose's extension (with `extensions:` when `top`),
+        between the marker lines."""
+        if kind == "toml":
+            import re
+            env = ", ".join(f"{k if re.fullmatch(r'[A-Za-z0-9_-]+', k) else _Setup.quoted(k)} = {_Setup.quoted(v)}"
+                            for k, v in entry["env"].items())
+            body = ("[mcp_servers.instinct]\n"
+                    f"command = {_Setup.quoted(entry['command'])}\n"
+                    "args = [" + ", ".join(_Setup.quoted(a) for a in entry["args"]) + "]\n"
+                    f"env = {{ {env} }}\n"
+                    "startup_timeout_sec = 20\n")
+        else:
+            envs = ", ".join(f"{_Setup.quoted(k)}: {_Setup.quoted(v)}" for k, v in entry["env"].items())
+            body = ("extensions:\n" if top else "") + (
+                "  instinct:\n    type: stdio\n    name: instinct\n    enabled: true\n"
+                f"    cmd: {_Setup.quoted(entry['command'])}\n"
+                "    args: [" + ", ".join(_Setup.quoted(x) for x in entry["args"]) + "]\n"
+                f"    envs: {{{envs}}}\n    timeout: 300\n")
+        return f"{_Setup.MARK_BEGIN}\n{body}{_Setup.MARK_END}\n"
+
+    @staticmethod
+    def marked_span(text):
+        """(start, end) of the lines from our begin marker to our end marker in `text`, or None."""
+        t = "\n" + text
+        at = t.find("\n" + _Setup.MARK_BEGIN)
+        end = t.find("\n" + _Setup.MARK_END, at + 1) if at >= 0 else -1
+        if end < 0:
+            return None
+        stop = text.find("\n", end)
+        return at, len(text) if stop < 0 else stop + 1
+
+    @staticmethod
+    def toml_data(text):
+        """The parsed TOML, or None on Python 3.10 (no tomllib); ValidationError when invalid."""
         try:
-            os.remove(real)
-        except OSError as e:
-            raise StoreError(f"cannot delete {path}: {e.strerror}") from None
-        return None
-    backup = _new_backup(path, old.encode("utf-8"), mode) if old else None
-    _atomic_write(real, new.encode("utf-8"))
-    return backup
+            import tomllib
+        except ImportError:
+            return None
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ValidationError(f"not valid TOML: {e}") from None
+
+    @staticmethod
+    def unmarked_entry(kind, text):
+        """True when `text` may hold an instinct entry outside our marker lines."""
+        import re
+        if kind == "yaml":
+            return re.search(r"""^[ \t]+["']?instinct["']?[ \t]*:""", text, re.M) is not None
+        data = _Setup.toml_data(text)
+        if data is None:
+            return re.search(r"^[^#\n]*instinct", text, re.M) is not None
+        servers = data.get("mcp_servers")
+        return isinstance(servers, dict) and "instinct" in servers
+
+    @staticmethod
+    def merge_text(kind, text, entry):
+        """Codex's TOML or Goose's YAML with our marked block replaced, or appended to a file without
+        an instinct entry (Goose: without an `extensions:` map); ValidationError for anything else."""
+        import re
+        nl = "\r\n" if "\r\n" in text else "\n"
+        span = _Setup.marked_span(text)
+        if span is None and not text.strip():
+            return _Setup.marked_block(kind, entry)
+        if span is not None:
+            top = kind == "toml" or "\nextensions:" in text[span[0]:span[1]]
+            new = text[:span[0]] + _Setup.marked_block(kind, entry, top).replace("\n", nl) + text[span[1]:]
+        elif kind == "yaml" and (re.search(r"""^(?:["']?extensions["']?[ \t]*:|[{\[%]|---|\.\.\.)""",
+                                           text, re.M)        # a line at column 0 that is no `key:`:
+                                 or re.search(r"^(?![ \t#\r]|$)(?!.*:(?:[ \t\r]|$)).", text, re.M)):
+            raise ValidationError("it has an extensions map (or is not plain block YAML), and "
+                                  "instinct does not edit YAML in place")
+        elif kind == "toml" and (_Setup.unmarked_entry(kind, text) or (_Setup.toml_data(text) is None
+                                                                 and "mcp_servers" in text)):
+            raise ValidationError("it has mcp_servers already (an instinct entry setup did not mark, "
+                                  "or on Python 3.10 no TOML parser to check it), and instinct does "
+                                  "not edit TOML in place")
+        else:
+            new = text + ("" if text.endswith("\n") else nl) + nl \
+                + _Setup.marked_block(kind, entry).replace("\n", nl)
+        old = _Setup.toml_data(text) if kind == "toml" else None
+        if old is not None:                    # proved: it reads back as the old data plus ours
+            servers = old.get("mcp_servers", {})
+            ours = _Setup.toml_data(_Setup.marked_block(kind, entry))["mcp_servers"]
+            try:
+                ok = isinstance(servers, dict) \
+                    and _Setup.toml_data(new) == dict(old, mcp_servers={**servers, **ours})
+            except ValidationError:
+                ok = False
+            if not ok:
+                raise ValidationError("instinct's table would not read back as its entry alone")
+        return new
 
 
 def setup(client, write=False, scope="user", home=None, project_dir=None, python=None, db=None,
@@ -6568,738 +6748,571 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
     here = os.path.dirname(os.path.abspath(__file__))
     if db:
         db = os.path.abspath(os.path.expanduser(db))
-    plan = _setup_plan(client, scope, home, project_dir, python or sys.executable, here, db, all_tools)
+    plan = _Setup.plan(client, scope, home, project_dir, python or sys.executable, here, db, all_tools)
     merged = []
     for path, kind, entry in plan:
         try:
-            old, real, mode = _read_config(path)
+            old, real, mode = _Setup.read_config(path)
             if remove:
-                new = _unmerge(kind, old, _backups(path))
+                new = _Setup.unmerge(kind, old, _Setup.backups(path))
             elif kind in ("toml", "yaml"):
-                new = _merge_text(kind, old, entry)
+                new = _Setup.merge_text(kind, old, entry)
             else:
-                new = _merge_json(old, kind, entry)
+                new = _Setup.merge_json(old, kind, entry)
         except ValidationError as e:
             if remove:
                 raise ValidationError(f"cannot take instinct out of {path} ({e}); nothing was "
                                       "written") from None
             raise ValidationError(f"cannot merge into {path} ({e}); nothing was written. Add this by "
-                                  "hand, then run setup again:\n" + _paste_text(kind, entry)) from None
+                                  "hand, then run setup again:\n" + _Setup.paste_text(kind, entry)) from None
         if (write or remove) and new != old and mode is not None and not mode & 0o200:
-            add = "" if remove else ", adding:\n" + _paste_text(kind, entry)
+            add = "" if remove else ", adding:\n" + _Setup.paste_text(kind, entry)
             raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
                                   "by hand" + add)
         merged.append((path, real, old, new, mode))
     results, write = [], write or remove
     for path, real, old, new, mode in merged:
         changed = new != old
-        backup = _write_config(path, real, old, new, mode) if write and changed else None
+        backup = _Setup.write_config(path, real, old, new, mode) if write and changed else None
         results.append({"path": path, "content": new, "changed": changed, "backup": backup})
     return results
-
-
-def _unmerge(kind, text, backups):
-    """`text` without what setup wrote into it -> the new text, or None when nothing else is left
-    (setup made the file). When a backup holds the same data, its bytes come back (the user's own
-    layout, which a JSON merge re-indents)."""
-    import copy
-    import json
-    if kind in ("toml", "yaml"):
-        span = _marked_span(text)
-        if span is None:
-            if _unmarked_entry(kind, text):
-                raise ValidationError("its instinct entry has no `# instinct:begin` and `# "
-                                      "instinct:end` lines (an earlier setup, or added by hand); "
-                                      "delete it yourself")
-            return text
-        head, nl = text[:span[0]], "\r\n" if "\r\n" in text else "\n"
-        new = (head[:-len(nl)] if head.endswith(nl + nl) else head) + text[span[1]:]
-        kept = next((b for b in backups if b.rstrip("\r\n") == new.rstrip("\r\n")), None)
-        return kept if kept is not None else new if new.strip() else None
-    data = _strict_json(text) if text.strip() else {}
-    node, parents = data, []
-    for k in kind:
-        if not isinstance(node, dict) or not isinstance(node.get(k), dict):
-            return text                    # nothing of ours there
-        parents.append((node, k))
-        node = node[k]
-    if kind == ("hooks",):
-        _merge_hooks(node, {})
-    else:
-        node.pop("instinct", None)
-    if data == _strict_json(text):
-        return text
-    olds = []
-    for b in backups:
-        try:
-            olds.append((b, _strict_json(b)))
-        except ValidationError:
-            pass
-    as_is = copy.deepcopy(data)
-    for parent, k in reversed(parents):    # the objects setup added, if they are empty now
-        if not parent[k]:
-            del parent[k]
-    for b, old in olds:
-        if old in (as_is, data):
-            return b
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else None
-
-
-def _paste_text(kind, entry):
-    import json
-    if kind in ("toml", "yaml"):
-        return ("extensions:  # add the marked lines under it\n" if kind == "yaml" else "") \
-            + _marked_block(kind, entry, top=kind == "toml")
-    if kind == ("hooks",):
-        return json.dumps({"hooks": {e: [g] for e, g in entry.items()}}, indent=2)
-    return json.dumps({kind[0]: {"instinct": entry}}, indent=2)
-
-
-def _quoted(v):
-    """A double-quoted string valid in both TOML and YAML (control and non-printing characters
-    escaped as \\uXXXX); a lone surrogate cannot be written to either."""
-    out = []
-    for ch in v:
-        o = ord(ch)
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif o < 0x20 or 0x7f <= o <= 0x9f or o in (0xfffe, 0xffff):
-            out.append(f"\\u{o:04x}")
-        elif 0xd800 <= o <= 0xdfff:
-            raise ValidationError("a path holds a lone surrogate, which no config file can store")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-# Codex's config.toml and Goose's config.yaml are not edited in place: setup appends its entry,
-# between these marker lines, to a file without one, replaces what is between them later, and
-# `--remove` takes exactly those lines out. Anything else is printed for the user to paste.
-_MARK_BEGIN, _MARK_END = "# instinct:begin (written by `instinct setup`)", "# instinct:end"
-
-
-def _marked_block(kind, entry, top=True):
-    """Codex's [mcp_servers.instinct] table, or Goose's extension (with `extensions:` when `top`),
-    between the marker lines."""
-    if kind == "toml":
-        import re
-        env = ", ".join(f"{k if re.fullmatch(r'[A-Za-z0-9_-]+', k) else _quoted(k)} = {_quoted(v)}"
-                        for k, v in entry["env"].items())
-        body = ("[mcp_servers.instinct]\n"
-                f"command = {_quoted(entry['command'])}\n"
-                "args = [" + ", ".join(_quoted(a) for a in entry["args"]) + "]\n"
-                f"env = {{ {env} }}\n"
-                "startup_timeout_sec = 20\n")
-    else:
-        envs = ", ".join(f"{_quoted(k)}: {_quoted(v)}" for k, v in entry["env"].items())
-        body = ("extensions:\n" if top else "") + (
-            "  instinct:\n    type: stdio\n    name: instinct\n    enabled: true\n"
-            f"    cmd: {_quoted(entry['command'])}\n"
-            "    args: [" + ", ".join(_quoted(x) for x in entry["args"]) + "]\n"
-            f"    envs: {{{envs}}}\n    timeout: 300\n")
-    return f"{_MARK_BEGIN}\n{body}{_MARK_END}\n"
-
-
-def _marked_span(text):
-    """(start, end) of the lines from our begin marker to our end marker in `text`, or None."""
-    t = "\n" + text
-    at = t.find("\n" + _MARK_BEGIN)
-    end = t.find("\n" + _MARK_END, at + 1) if at >= 0 else -1
-    if end < 0:
-        return None
-    stop = text.find("\n", end)
-    return at, len(text) if stop < 0 else stop + 1
-
-
-def _toml_data(text):
-    """The parsed TOML, or None on Python 3.10 (no tomllib); ValidationError when invalid."""
-    try:
-        import tomllib
-    except ImportError:
-        return None
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ValidationError(f"not valid TOML: {e}") from None
-
-
-def _unmarked_entry(kind, text):
-    """True when `text` may hold an instinct entry outside our marker lines."""
-    import re
-    if kind == "yaml":
-        return re.search(r"""^[ \t]+["']?instinct["']?[ \t]*:""", text, re.M) is not None
-    data = _toml_data(text)
-    if data is None:
-        return re.search(r"^[^#\n]*instinct", text, re.M) is not None
-    servers = data.get("mcp_servers")
-    return isinstance(servers, dict) and "instinct" in servers
-
-
-def _merge_text(kind, text, entry):
-    """Codex's TOML or Goose's YAML with our marked block replaced, or appended to a file without
-    an instinct entry (Goose: without an `extensions:` map); ValidationError for anything else."""
-    import re
-    nl = "\r\n" if "\r\n" in text else "\n"
-    span = _marked_span(text)
-    if span is None and not text.strip():
-        return _marked_block(kind, entry)
-    if span is not None:
-        top = kind == "toml" or "\nextensions:" in text[span[0]:span[1]]
-        new = text[:span[0]] + _marked_block(kind, entry, top).replace("\n", nl) + text[span[1]:]
-    elif kind == "yaml" and (re.search(r"""^(?:["']?extensions["']?[ \t]*:|[{\[%]|---|\.\.\.)""",
-                                       text, re.M)        # a line at column 0 that is no `key:`:
-                             or re.search(r"^(?![ \t#\r]|$)(?!.*:(?:[ \t\r]|$)).", text, re.M)):
-        raise ValidationError("it has an extensions map (or is not plain block YAML), and "
-                              "instinct does not edit YAML in place")
-    elif kind == "toml" and (_unmarked_entry(kind, text) or (_toml_data(text) is None
-                                                             and "mcp_servers" in text)):
-        raise ValidationError("it has mcp_servers already (an instinct entry setup did not mark, "
-                              "or on Python 3.10 no TOML parser to check it), and instinct does "
-                              "not edit TOML in place")
-    else:
-        new = text + ("" if text.endswith("\n") else nl) + nl \
-            + _marked_block(kind, entry).replace("\n", nl)
-    old = _toml_data(text) if kind == "toml" else None
-    if old is not None:                    # proved: it reads back as the old data plus ours
-        servers = old.get("mcp_servers", {})
-        ours = _toml_data(_marked_block(kind, entry))["mcp_servers"]
-        try:
-            ok = isinstance(servers, dict) \
-                and _toml_data(new) == dict(old, mcp_servers={**servers, **ours})
-        except ValidationError:
-            ok = False
-        if not ok:
-            raise ValidationError("instinct's table would not read back as its entry alone")
-    return new
 
 
 # =============================================================================
 # 16. Sharing (rules files, lint, import, backup, doctor, gc)
 # =============================================================================
-_BLOCK_BEGIN, _BLOCK_END = "<!-- instinct:begin -->", "<!-- instinct:end -->"
-_SKILL_NAME = "instinct-rules"
-_ABOUT = "Habits learned by instinct from repeated work in this project"
-_SKILL_DESCRIPTION = (
-    "Habits and rules learned by instinct from repeated work in this project (usual workflows, "
-    "preferences, recurring fixes, tools used together). Use it when starting a coding task "
-    "here, or when choosing how to test, fix or structure a change.")
+class _Export:
+    """Rules files: what an export writes (CLAUDE.md, AGENTS.md, Cursor and Windsurf rules, SKILL.md) inside its own marked block."""
 
+    BLOCK_BEGIN, BLOCK_END = "<!-- instinct:begin -->", "<!-- instinct:end -->"
+    SKILL_NAME = "instinct-rules"
+    ABOUT = "Habits learned by instinct from repeated work in this project"
+    SKILL_DESCRIPTION = (
+        "Habits and rules learned by instinct from repeated work in this project (usual workflows, "
+        "preferences, recurring fixes, tools used together). Use it when starting a coding task "
+        "here, or when choosing how to test, fix or structure a change.")
 
-def _phrase(r):
-    """A rule record -> the line every channel shows (section 13's `_briefing_line`)."""
-    return " ".join(_Presenter.briefing_line(r)[2:].split()).replace("<!--", "&lt;!--")
+    @staticmethod
+    def phrase(r):
+        """A rule record -> the line every channel shows (section 13's `_briefing_line`)."""
+        return " ".join(_Presenter.briefing_line(r)[2:].split()).replace("<!--", "&lt;!--")
 
+    @staticmethod
+    def skill_name(folder):
+        import re
+        name = os.path.basename(os.path.normpath(folder))
+        if not (re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name) and len(name) <= 64):
+            raise ValidationError(f"skill folder name {name!r} is not a valid skill name (1-64 chars "
+                                  "a-z, 0-9 and single inner hyphens)")
+        if "claude" in name or "anthropic" in name:
+            raise ValidationError(f"skill name {name!r} must not contain 'claude' or 'anthropic'")
+        return name
 
-def _skill_name(folder):
-    import re
-    name = os.path.basename(os.path.normpath(folder))
-    if not (re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name) and len(name) <= 64):
-        raise ValidationError(f"skill folder name {name!r} is not a valid skill name (1-64 chars "
-                              "a-z, 0-9 and single inner hyphens)")
-    if "claude" in name or "anthropic" in name:
-        raise ValidationError(f"skill name {name!r} must not contain 'claude' or 'anthropic'")
-    return name
+    @staticmethod
+    def agent_text(fmt, rules, budget, name=SKILL_NAME):
+        """Render rules in an agent format within `budget` bytes -> (text, kept, dropped).
 
-
-def _agent_text(fmt, rules, budget, name=_SKILL_NAME):
-    """Render rules in an agent format within `budget` bytes -> (text, kept, dropped).
-
-    The lowest-confidence rules are dropped first (rules come sorted strongest
-    first) and a closing line says how many. Block formats return the marked
-    block without its final newline.
-    """
-    if fmt == "markdown":
-        body = _render_markdown(rules)
-        return _BLOCK_BEGIN + "\n" + body + _BLOCK_END, len(rules), 0
-    title = "# Learned habits (instinct)\n\n"
-    head, tail = "", ""
-    if fmt in ("claude", "agents"):
-        head, tail, title = _BLOCK_BEGIN + "\n", _BLOCK_END, "## Learned habits (instinct)\n\n"
-    elif fmt == "cursor":
-        head = f"---\ndescription: {_ABOUT}\nalwaysApply: true\n---\n"
-    elif fmt == "windsurf":
-        head = f"---\ntrigger: always_on\ndescription: {_ABOUT}\n---\n"
-    elif fmt == "skill":
-        head = f"---\nname: {name}\ndescription: {_SKILL_DESCRIPTION}\n---\n"
-    note = (f"Learned from repeated work; {_SIGNATURE}, which replaces this "
-            + ("block" if tail else "file") + " on the next export.\n\n")
-    items = ["- " + _phrase(r) + "\n" for r in rules] or ["No rules learned yet.\n"]
-    limit = _EXPORT_FORMATS[fmt][1]
-
-    def omitted(n):
-        return (f"\n{n} lower-confidence rule{'' if n == 1 else 's'} omitted to stay under "
-                f"{limit} bytes.\n") if n else ""
-    keep = len(rules)
-    if budget is not None:
-        total = len((head + title + note + tail).encode()) + sum(len(i.encode()) for i in items)
-        while keep and total + len(omitted(len(rules) - keep).encode()) > budget:
-            keep -= 1
-            total -= len(items[keep].encode())
-    kept = items[:keep] if rules else items
-    return head + title + note + "".join(kept) + omitted(len(rules) - keep) + tail, keep, len(rules) - keep
-
-
-def _export(store, min_confidence, fmt, project, category, write, force):
-    """The body of export_rules (section 10): select, render, optionally write."""
-    cat = _check_category(category) if category is not None else None
-    lint = []                      # lint findings against the project's own rules files
-    proj = None
-    if fmt not in ("json", "markdown"):          # what the briefing shows, in its words
-        proj = _resolve_project(project, store.cwd)
-        root = project_root(project if project and not _is_fingerprint(project) else store.cwd)
-        rules = [r for r in _Presenter.select(store, proj, root if project_fingerprint(root) == proj
-                                       else None, MAX_LIMIT)
-                 if (min_confidence is None or r["confidence"] >= min_confidence)
-                 and (cat is None or r["category"] == cat)]
-        if project_fingerprint(root) == proj:   # reported; duplicates left out by the presenter
-            lint = _lint(root, store.suggest(project=proj, limit=MAX_LIMIT))
-    elif project is None:
-        rules = store.list(min_confidence=10 if min_confidence is None else min_confidence,
-                           category=cat)
-    else:                          # one project: its rules, global ones, universal ones
-        proj = _resolve_project(project, store.cwd)
-        rows = store._read(
-            f"SELECT {_COLS} FROM instincts WHERE confidence >= ? AND (project IN ('', ?) OR promoted = 3)"
-            + (" AND category = ?" if cat else "")
-            + (" AND quiet = 0" if fmt not in ("json", "markdown") else "")   # as suggest: not after bad feedback
-            + " ORDER BY confidence DESC, pattern, project",
-            (10 if min_confidence is None else min_confidence, proj) + ((cat,) if cat else ()))
-        best = {}
-        for r in map(_record, rows):
-            if r["pattern"] not in best or (r["project"] == proj and best[r["pattern"]]["project"] != proj):
-                best[r["pattern"]] = r
-        rules = sorted(best.values(), key=lambda r: (-r["confidence"], r["pattern"]))
-    if write is None:
-        if fmt == "json":
-            return rules
+        The lowest-confidence rules are dropped first (rules come sorted strongest
+        first) and a closing line says how many. Block formats return the marked
+        block without its final newline.
+        """
         if fmt == "markdown":
-            return _render_markdown(rules)
-        return _agent_text(fmt, rules, _EXPORT_FORMATS[fmt][1])[0]
-    _check_text(write, "write path", 4096, empty_ok=False)
-    path = store._user_path(write)
-    name = _SKILL_NAME
-    default, limit, owned = _EXPORT_FORMATS[fmt]
-    if fmt == "skill":
-        if os.path.basename(path) != "SKILL.md":
-            path = os.path.join(path, "SKILL.md")
-        name = _skill_name(os.path.dirname(path))
-    elif os.path.isdir(path):
-        path = os.path.join(path, default)
-    path = _safe_target(path, project_root(store.cwd), force)
-    old = b""
-    if os.path.exists(path):
-        try:
-            with open(path, "rb") as f:
-                old = f.read()
-        except OSError as e:
-            raise StoreError(f"cannot read {path}: {e.strerror}") from None
-    text = old.decode("utf-8", "surrogateescape")
-    if not rules and not (text if owned else _block_markers(text)):
-        raise NotFoundError(_nothing_to_export(store, min_confidence, proj, cat, path))
-    nl = "\r\n" if "\r\n" in text else "\n"
-    if owned:
-        if not force and not _written_by_us(fmt, path, text):
-            raise ValidationError(f"{path} was not written by instinct; refusing to replace it "
-                                  "(write into CLAUDE.md/AGENTS.md-style files with --format claude or "
-                                  "agents, or use --force)")
-        if fmt == "json":
-            body, kept, dropped = _dumps(rules, indent=2) + "\n", len(rules), 0
-        else:
-            body, kept, dropped = _agent_text(fmt, rules, limit, name)
-        new = body if nl == "\n" else body.replace("\n", nl)
-    else:
-        found = _block_markers(text)      # markers quoted in a code fence are examples, not ours
-        begin, end = (min(found.get(m, [-1])) for m in (_BLOCK_BEGIN, _BLOCK_END))
-        if any(len(v) > 1 for v in found.values()):
-            raise ValidationError(f"{path} holds more than one instinct block; keep one and retry")
-        if (begin < 0) != (end < 0) or end < begin:
-            raise ValidationError(f"{path} has an unmatched {_BLOCK_BEGIN if begin >= 0 else _BLOCK_END} "
-                                  "marker; fix the file by hand and retry")
-        if begin >= 0:
-            before, after = text[:begin], text[end + len(_BLOCK_END):]
-        else:
-            before = text + ("" if not text else nl if text.endswith(nl + nl) or not text.strip()
-                             else nl if text.endswith(nl) else nl + nl)
-            after = nl
-        budget = limit
-        if fmt == "agents":        # the 32 KiB cap counts the whole file, human text included
-            budget -= len((before + after).encode("utf-8", "surrogateescape"))
-        block, kept, dropped = _agent_text(fmt, rules, budget)
-        new = before + (block if nl == "\n" else block.replace("\n", nl)) + after
-    data = new.encode("utf-8", "surrogateescape")
-    changed = data != old
-    if changed:
-        _atomic_write(path, data)
-    return {"path": path, "format": fmt, "included": kept, "dropped": dropped,
-            "changed": changed, "bytes": len(data), "lint": lint}
+            body = _Out.render_markdown(rules)
+            return _Export.BLOCK_BEGIN + "\n" + body + _Export.BLOCK_END, len(rules), 0
+        title = "# Learned habits (instinct)\n\n"
+        head, tail = "", ""
+        if fmt in ("claude", "agents"):
+            head, tail, title = _Export.BLOCK_BEGIN + "\n", _Export.BLOCK_END, "## Learned habits (instinct)\n\n"
+        elif fmt == "cursor":
+            head = f"---\ndescription: {_Export.ABOUT}\nalwaysApply: true\n---\n"
+        elif fmt == "windsurf":
+            head = f"---\ntrigger: always_on\ndescription: {_Export.ABOUT}\n---\n"
+        elif fmt == "skill":
+            head = f"---\nname: {name}\ndescription: {_Export.SKILL_DESCRIPTION}\n---\n"
+        note = (f"Learned from repeated work; {_Export.SIGNATURE}, which replaces this "
+                + ("block" if tail else "file") + " on the next export.\n\n")
+        items = ["- " + _Export.phrase(r) + "\n" for r in rules] or ["No rules learned yet.\n"]
+        limit = _Core._EXPORT_FORMATS[fmt][1]
 
+        def omitted(n):
+            return (f"\n{n} lower-confidence rule{'' if n == 1 else 's'} omitted to stay under "
+                    f"{limit} bytes.\n") if n else ""
+        keep = len(rules)
+        if budget is not None:
+            total = len((head + title + note + tail).encode()) + sum(len(i.encode()) for i in items)
+            while keep and total + len(omitted(len(rules) - keep).encode()) > budget:
+                keep -= 1
+                total -= len(items[keep].encode())
+        kept = items[:keep] if rules else items
+        return head + title + note + "".join(kept) + omitted(len(rules) - keep) + tail, keep, len(rules) - keep
 
-def _nothing_to_export(store, min_confidence, proj, cat, path):
-    """Why `export --write` writes no file of no rules, and what would export the mature ones
-    (those the session-start briefing shows: below the rule threshold, above the mature one)."""
-    where = "" if proj is None else " AND (project IN ('', ?) OR promoted = 3)"
-    n, low = store._read("SELECT count(*), min(confidence) FROM instincts WHERE promoted >= 1"
-                         " AND quiet = 0" + where + (" AND category = ?" if cat else ""),
-                         tuple(x for x in (proj, cat) if x is not None))[0]
-    hint = (f"{n} mature pattern{'s' if n != 1 else ''} (confidence {low} and up, the ones the "
-            f"briefing shows): add --min-confidence {low} to export them" if n else
-            "no pattern is mature yet (instinct import-history learns from past sessions)")
-    what = ("nothing the session briefing shows here" if min_confidence is None
-            else f"nothing at confidence >= {min_confidence}")
-    return f"{what} to export, {path} not written; {hint}"
-
-
-_SIGNATURE = "written by `instinct export`"
-
-
-def _block_markers(text):
-    """{marker: [offsets]} of instinct's block markers that start a line outside fenced code
-    blocks (``` or ~~~, CommonMark rules); a marker quoted in a fence or mid-line is left alone."""
-    import re
-    found, fence, pos = {}, None, 0
-    for line in text.splitlines(keepends=True):
-        bare = line.rstrip("\r\n")
-        m = re.match(r" {0,3}(`{3,}|~{3,})", bare)
-        if fence is None and m and not (m.group(1)[0] == "`" and "`" in bare[m.end():]):
-            fence, opened = m.group(1), pos + len(line)
-        elif fence is not None:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not bare[m.end():].strip():
-                fence = None
-        else:
-            for marker in (_BLOCK_BEGIN, _BLOCK_END):
-                if line.startswith(marker):
-                    found.setdefault(marker, []).append(pos)
-        pos += len(line)
-    if fence is not None:                  # a fence never closed: what follows is read as text
-        for marker, at in _block_markers(text[opened:]).items():
-            found.setdefault(marker, []).extend(opened + p for p in at)
-    return found
-
-
-def _written_by_us(fmt, path, text):
-    """Whether a whole-file target is instinct's to replace: empty, at the format's own path
-    (e.g. .cursor/rules/instinct.mdc), or holding an earlier instinct export."""
-    own = os.sep + os.path.normpath(_EXPORT_FORMATS[fmt][0])
-    if not text.strip() or _SIGNATURE in text or os.path.normpath(path).endswith(own):
-        return True
-    if fmt != "json":
-        return False
-    import json
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return False
-    data = data.get("rules") if isinstance(data, dict) else data
-    return isinstance(data, list) and all(isinstance(r, dict) and "pattern" in r for r in data)
-
-
-def _safe_target(path, root, force):
-    """Refuse symlinks, non-files and paths outside `root` (unless force) -> the path to write."""
-    if os.path.islink(path):
-        if not force:
-            raise ValidationError(f"{path} is a symlink; refusing to write through it (use --force)")
-        path = os.path.realpath(path)
-    if os.path.exists(path) and not os.path.isfile(path):
-        raise ValidationError(f"{path} exists and is not a regular file")
-    real = os.path.realpath(path)
-    if not force and os.path.commonpath([real, root]) != root:
-        raise ValidationError(f"{path} is outside the project {root}; refusing to write (use --force)")
-    return path
-
-
-# --- lint: learned rules against the rules files the user wrote ----------------------------
-_RULES_FILES = ("CLAUDE.md", "AGENTS.md", ".cursor/rules/*.mdc", ".windsurf/rules/*.md")
-_TOOL_FAMILIES = (frozenset("npm pnpm yarn bun".split()),
-                  frozenset("pip uv poetry pipenv pdm conda hatch".split()))
-_LINT_NOT = frozenset("not never don't dont avoid instead rather over".split())
-_LINT_USE = frozenset("use prefer always using run".split())
-_LINT_OTHER = frozenset("docker podman buildah".split())     # their `build` is not the project's
-_SHELL_FENCES = frozenset("sh bash shell console zsh fish terminal".split()) | {""}
-_RUN_PREFIXES = ("uv run ", "poetry run ", "pipenv run ", "pdm run ", "hatch run ", "python -m ",
-                 "python3 -m ", "npx ", "bunx ", "pnpm exec ", "bundle exec ")
-
-
-def _bare_command(shape):
-    """'uv run pytest' -> 'pytest': the command without a runner in front."""
-    return next((shape[len(p):] for p in _RUN_PREFIXES if shape.startswith(p)), shape)
-
-
-def _prose_mentions(line):
-    """Commands (in `code`) and tool names (after use/prefer/always, or negated) of one prose
-    line -> [(shape, negated)]: 'Use `pnpm`, not `npm`' -> [('pnpm', False), ('npm', True)]."""
-    import re
-    neg, comma, prev, out = False, False, "", []
-    for tok in re.findall(r"`[^`]+`|[\w'\u2019-]+|[.;:!?()\u2013\u2014,]", line):
-        w = tok.lower().replace("\u2019", "'")
-        if tok[0] == "`":
-            out += [(s, neg) for s in _Shell.command_shapes(tok[1:-1].lstrip("$ "))]
-        elif w in ".;:!?()\u2013\u2014":
-            neg = False
-        elif w != ",":
-            neg = neg and not (comma and w in _LINT_USE) or w in _LINT_NOT
-            if any(w in f for f in _TOOL_FAMILIES) and (neg or prev in _LINT_USE):
-                out.append((w, neg))
-        prev, comma = w, w == ","
-    return out
-
-
-def _written_lines(root):
-    """The lines of project `root`'s rules files outside instinct's own block and files ->
-    [(file, line number, text, paragraph number, [(command shape, negated)])]; commands are
-    read from `code` in prose and from the lines of shell code blocks."""
-    import glob
-    import re
-    out, para = [], 0
-    for pattern in _RULES_FILES:
-        for path in sorted(glob.glob(os.path.join(root, pattern))):
+    @staticmethod
+    def export(store, min_confidence, fmt, project, category, write, force):
+        """The body of export_rules (section 10): select, render, optionally write."""
+        cat = _check_category(category) if category is not None else None
+        lint = []                      # lint findings against the project's own rules files
+        proj = None
+        if fmt not in ("json", "markdown"):          # what the briefing shows, in its words
+            proj = _resolve_project(project, store.cwd)
+            root = project_root(project if project and not _is_fingerprint(project) else store.cwd)
+            rules = [r for r in _Presenter.select(store, proj, root if project_fingerprint(root) == proj
+                                           else None, MAX_LIMIT)
+                     if (min_confidence is None or r["confidence"] >= min_confidence)
+                     and (cat is None or r["category"] == cat)]
+            if project_fingerprint(root) == proj:   # reported; duplicates left out by the presenter
+                lint = _Lint.lint(root, store.suggest(project=proj, limit=MAX_LIMIT))
+        elif project is None:
+            rules = store.list(min_confidence=10 if min_confidence is None else min_confidence,
+                               category=cat)
+        else:                          # one project: its rules, global ones, universal ones
+            proj = _resolve_project(project, store.cwd)
+            rows = store._read(
+                f"SELECT {_Core._COLS} FROM instincts WHERE confidence >= ? AND (project IN ('', ?) OR promoted = 3)"
+                + (" AND category = ?" if cat else "")
+                + (" AND quiet = 0" if fmt not in ("json", "markdown") else "")   # as suggest: not after bad feedback
+                + " ORDER BY confidence DESC, pattern, project",
+                (10 if min_confidence is None else min_confidence, proj) + ((cat,) if cat else ()))
+            best = {}
+            for r in map(_Core._record, rows):
+                if r["pattern"] not in best or (r["project"] == proj and best[r["pattern"]]["project"] != proj):
+                    best[r["pattern"]] = r
+            rules = sorted(best.values(), key=lambda r: (-r["confidence"], r["pattern"]))
+        if write is None:
+            if fmt == "json":
+                return rules
+            if fmt == "markdown":
+                return _Out.render_markdown(rules)
+            return _Export.agent_text(fmt, rules, _Core._EXPORT_FORMATS[fmt][1])[0]
+        _check_text(write, "write path", 4096, empty_ok=False)
+        path = store._user_path(write)
+        name = _Export.SKILL_NAME
+        default, limit, owned = _Core._EXPORT_FORMATS[fmt]
+        if fmt == "skill":
+            if os.path.basename(path) != "SKILL.md":
+                path = os.path.join(path, "SKILL.md")
+            name = _Export.skill_name(os.path.dirname(path))
+        elif os.path.isdir(path):
+            path = os.path.join(path, default)
+        path = _Export.safe_target(path, project_root(store.cwd), force)
+        old = b""
+        if os.path.exists(path):
             try:
-                text = _read_regular(path, MAX_MEMORY_FILE).decode("utf-8", "replace")
-            except (OSError, ValidationError):
-                continue
-            found = _block_markers(text)
-            b, e = (min(found.get(m, [-1])) for m in (_BLOCK_BEGIN, _BLOCK_END))
-            if 0 <= b < e:
-                text = text[:b] + "\n" * text.count("\n", b, e) + text[e:]
-            if _SIGNATURE in text:           # a whole file instinct wrote
-                continue
-            fence, rel = None, os.path.relpath(path, root).replace(os.sep, "/")
-            for n, line in enumerate(text.splitlines(), 1):
-                bare = line.strip()
-                m = re.match(r"(`{3,}|~{3,})\s*([\w-]*)", bare)
-                if m or not bare or fence is None and bare.startswith("#"):
-                    para += 1
-                    fence = (m.group(2).lower() if fence is None else None) if m else fence
-                elif fence is None:
-                    out.append((rel, n, bare, para, _prose_mentions(bare)))
-                elif fence in _SHELL_FENCES and not bare.startswith("#"):
-                    cmd = re.sub(r"^[$%>]\s+", "", bare)
-                    out.append((rel, n, bare, para, [(s, False) for s in _Shell.command_shapes(cmd)]))
-    return out
+                with open(path, "rb") as f:
+                    old = f.read()
+            except OSError as e:
+                raise StoreError(f"cannot read {path}: {e.strerror}") from None
+        text = old.decode("utf-8", "surrogateescape")
+        if not rules and not (text if owned else _Export.block_markers(text)):
+            raise NotFoundError(_Export.nothing_to_export(store, min_confidence, proj, cat, path))
+        nl = "\r\n" if "\r\n" in text else "\n"
+        if owned:
+            if not force and not _Export.written_by_us(fmt, path, text):
+                raise ValidationError(f"{path} was not written by instinct; refusing to replace it "
+                                      "(write into CLAUDE.md/AGENTS.md-style files with --format claude or "
+                                      "agents, or use --force)")
+            if fmt == "json":
+                body, kept, dropped = _dumps(rules, indent=2) + "\n", len(rules), 0
+            else:
+                body, kept, dropped = _Export.agent_text(fmt, rules, limit, name)
+            new = body if nl == "\n" else body.replace("\n", nl)
+        else:
+            found = _Export.block_markers(text)      # markers quoted in a code fence are examples, not ours
+            begin, end = (min(found.get(m, [-1])) for m in (_Export.BLOCK_BEGIN, _Export.BLOCK_END))
+            if any(len(v) > 1 for v in found.values()):
+                raise ValidationError(f"{path} holds more than one instinct block; keep one and retry")
+            if (begin < 0) != (end < 0) or end < begin:
+                raise ValidationError(f"{path} has an unmatched {_Export.BLOCK_BEGIN if begin >= 0 else _Export.BLOCK_END} "
+                                      "marker; fix the file by hand and retry")
+            if begin >= 0:
+                before, after = text[:begin], text[end + len(_Export.BLOCK_END):]
+            else:
+                before = text + ("" if not text else nl if text.endswith(nl + nl) or not text.strip()
+                                 else nl if text.endswith(nl) else nl + nl)
+                after = nl
+            budget = limit
+            if fmt == "agents":        # the 32 KiB cap counts the whole file, human text included
+                budget -= len((before + after).encode("utf-8", "surrogateescape"))
+            block, kept, dropped = _Export.agent_text(fmt, rules, budget)
+            new = before + (block if nl == "\n" else block.replace("\n", nl)) + after
+        data = new.encode("utf-8", "surrogateescape")
+        changed = data != old
+        if changed:
+            _atomic_write(path, data)
+        return {"path": path, "format": fmt, "included": kept, "dropped": dropped,
+                "changed": changed, "bytes": len(data), "lint": lint}
+
+    @staticmethod
+    def nothing_to_export(store, min_confidence, proj, cat, path):
+        """Why `export --write` writes no file of no rules, and what would export the mature ones
+        (those the session-start briefing shows: below the rule threshold, above the mature one)."""
+        where = "" if proj is None else " AND (project IN ('', ?) OR promoted = 3)"
+        n, low = store._read("SELECT count(*), min(confidence) FROM instincts WHERE promoted >= 1"
+                             " AND quiet = 0" + where + (" AND category = ?" if cat else ""),
+                             tuple(x for x in (proj, cat) if x is not None))[0]
+        hint = (f"{n} mature pattern{'s' if n != 1 else ''} (confidence {low} and up, the ones the "
+                f"briefing shows): add --min-confidence {low} to export them" if n else
+                "no pattern is mature yet (instinct import-history learns from past sessions)")
+        what = ("nothing the session briefing shows here" if min_confidence is None
+                else f"nothing at confidence >= {min_confidence}")
+        return f"{what} to export, {path} not written; {hint}"
+
+    SIGNATURE = "written by `instinct export`"
+
+    @staticmethod
+    def block_markers(text):
+        """{marker: [offsets]} of instinct's block markers that start a line outside fenced code
+        blocks (``` or ~~~, CommonMark rules); a marker quoted in a fence or mid-line is left alone."""
+        import re
+        found, fence, pos = {}, None, 0
+        for line in text.splitlines(keepends=True):
+            bare = line.rstrip("\r\n")
+            m = re.match(r" {0,3}(`{3,}|~{3,})", bare)
+            if fence is None and m and not (m.group(1)[0] == "`" and "`" in bare[m.end():]):
+                fence, opened = m.group(1), pos + len(line)
+            elif fence is not None:
+                if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not bare[m.end():].strip():
+                    fence = None
+            else:
+                for marker in (_Export.BLOCK_BEGIN, _Export.BLOCK_END):
+                    if line.startswith(marker):
+                        found.setdefault(marker, []).append(pos)
+            pos += len(line)
+        if fence is not None:                  # a fence never closed: what follows is read as text
+            for marker, at in _Export.block_markers(text[opened:]).items():
+                found.setdefault(marker, []).extend(opened + p for p in at)
+        return found
+
+    @staticmethod
+    def written_by_us(fmt, path, text):
+        """Whether a whole-file target is instinct's to replace: empty, at the format's own path
+        (e.g. .cursor/rules/instinct.mdc), or holding an earlier instinct export."""
+        own = os.sep + os.path.normpath(_Core._EXPORT_FORMATS[fmt][0])
+        if not text.strip() or _Export.SIGNATURE in text or os.path.normpath(path).endswith(own):
+            return True
+        if fmt != "json":
+            return False
+        import json
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return False
+        data = data.get("rules") if isinstance(data, dict) else data
+        return isinstance(data, list) and all(isinstance(r, dict) and "pattern" in r for r in data)
+
+    @staticmethod
+    def safe_target(path, root, force):
+        """Refuse symlinks, non-files and paths outside `root` (unless force) -> the path to write."""
+        if os.path.islink(path):
+            if not force:
+                raise ValidationError(f"{path} is a symlink; refusing to write through it (use --force)")
+            path = os.path.realpath(path)
+        if os.path.exists(path) and not os.path.isfile(path):
+            raise ValidationError(f"{path} exists and is not a regular file")
+        real = os.path.realpath(path)
+        if not force and os.path.commonpath([real, root]) != root:
+            raise ValidationError(f"{path} is outside the project {root}; refusing to write (use --force)")
+        return path
+
+    # --- lint: learned rules against the rules files the user wrote ----------------------------
+    RULES_FILES = ("CLAUDE.md", "AGENTS.md", ".cursor/rules/*.mdc", ".windsurf/rules/*.md")
+
+    @staticmethod
+    def render_write(r):
+        where = os.path.relpath(r["path"]) if not os.path.relpath(r["path"]).startswith("..") else r["path"]
+        drop = f" ({r['dropped']} lower-confidence rules dropped to fit the size limit)" if r["dropped"] else ""
+        n = f"{r['included']} rule{'' if r['included'] == 1 else 's'}"
+        lint = "\n" + _Lint.render_lint(r["lint"]) if r.get("lint") else ""
+        if not r["changed"]:
+            return f"{where} is up to date ({n}){drop}{lint}"
+        return f"Wrote {n} to {where} ({r['format']}){drop}{lint}"
 
 
-def _lint_hit(r, lines):
-    """The first written line contradicting or repeating learned record `r` -> (kind, line)."""
-    head, _, body = r["pattern"].partition(":")
-    key, eq, value = body.partition("=")
-    tool = (value if eq else body).split(" ", 1)[0]
-    family = next((f for f in _TOOL_FAMILIES if tool in f), ())
-    if head == "pref" and eq and key in _Corpus.ROLE_TITLES:           # a project command
-        said = [(_bare_command(s) == _bare_command(value), neg, ln) for ln in lines
-                for s, neg in ln[4] if _Corpus.command_role(s) == key and s.split()[0] not in _LINT_OTHER]
-    elif head == "pref" and family:                              # a package manager
-        said = [(s.split()[0] == tool, neg, ln) for ln in lines for s, neg in ln[4]
-                if s.split()[0] in family]
-    elif head == "pref":                                         # its words, all on one line
-        words = set(_Mem.words(body)) - _Mem.STOP
-        return next((("duplicate", ln) for ln in lines
-                     if len(words) > 1 and words <= set(_Mem.words(ln[2]))), None)
-    elif head in ("seq", "combo"):                               # its steps, in one paragraph
-        steps = [_bare_command(x.strip()) for x in body.replace("->", "+").split("+")]
-        steps = [x for x in steps if x != _Call.EDIT_STEP]
-        paras = {}
-        for ln in lines:
-            paras.setdefault(ln[3], []).append(ln)
-        for group in paras.values() if len(steps) > 1 else ():
-            said = [_bare_command(s) for ln in group for s, neg in ln[4] if not neg]
-            words = {w for ln in group for w in _Mem.words(ln[2])}     # "... before committing"
-            said += [f"git {v}" for v in ("commit", "push") if any(w.startswith(v) for w in words)]
-            if _Corpus.subsequence(steps, said) if head == "seq" else set(steps) <= set(said):
-                return "duplicate", group[0]
-        return None
-    else:
-        return None
-    return (next((("contradiction", ln) for same, neg, ln in said if neg and same), None)
-            or next((("duplicate", ln) for same, neg, ln in said if same and not neg), None)
-            or next((("contradiction", ln) for same, neg, ln in said if not neg), None))
+class _Lint:
+    """lint: contradictions and duplicates between the rules files a project holds and what was learned."""
 
+    TOOL_FAMILIES = (frozenset("npm pnpm yarn bun".split()),
+                      frozenset("pip uv poetry pipenv pdm conda hatch".split()))
+    NOT = frozenset("not never don't dont avoid instead rather over".split())
+    USE = frozenset("use prefer always using run".split())
+    OTHER = frozenset("docker podman buildah".split())     # their `build` is not the project's
+    SHELL_FENCES = frozenset("sh bash shell console zsh fish terminal".split()) | {""}
+    RUN_PREFIXES = ("uv run ", "poetry run ", "pipenv run ", "pdm run ", "hatch run ", "python -m ",
+                     "python3 -m ", "npx ", "bunx ", "pnpm exec ", "bundle exec ")
 
-def _lint(root, rows):
-    """Learned records against what the user wrote in project `root`'s rules files -> findings
-    {kind: contradiction | duplicate, pattern, project, learned, file, line, written}.
-    Deterministic: command roles and shapes, tool families, normalised words."""
-    lines = _written_lines(root) if rows else []
-    hits = [(r, _lint_hit(r, lines)) for r in rows]
-    return [{"kind": kind, "pattern": r["pattern"], "project": r["project"],
-             "learned": _Presenter.rule_text(r), "file": f, "line": n, "written": text[:200]}
-            for r, hit in hits if hit for kind, (f, n, text, _, _) in [hit]]
+    @staticmethod
+    def bare_command(shape):
+        """'uv run pytest' -> 'pytest': the command without a runner in front."""
+        return next((shape[len(p):] for p in _Lint.RUN_PREFIXES if shape.startswith(p)), shape)
 
+    @staticmethod
+    def prose_mentions(line):
+        """Commands (in `code`) and tool names (after use/prefer/always, or negated) of one prose
+        line -> [(shape, negated)]: 'Use `pnpm`, not `npm`' -> [('pnpm', False), ('npm', True)]."""
+        import re
+        neg, comma, prev, out = False, False, "", []
+        for tok in re.findall(r"`[^`]+`|[\w'\u2019-]+|[.;:!?()\u2013\u2014,]", line):
+            w = tok.lower().replace("\u2019", "'")
+            if tok[0] == "`":
+                out += [(s, neg) for s in _Shell.command_shapes(tok[1:-1].lstrip("$ "))]
+            elif w in ".;:!?()\u2013\u2014":
+                neg = False
+            elif w != ",":
+                neg = neg and not (comma and w in _Lint.USE) or w in _Lint.NOT
+                if any(w in f for f in _Lint.TOOL_FAMILIES) and (neg or prev in _Lint.USE):
+                    out.append((w, neg))
+            prev, comma = w, w == ","
+        return out
 
-def _lint_duplicates(root, rows):
-    """`rows` (records) without the learned rules the user already wrote in root's rules files."""
-    dup = {(f["pattern"], f["project"]) for f in _lint(root, rows) if f["kind"] == "duplicate"}
-    return [r for r in rows if (r["pattern"], r["project"]) not in dup]
+    @staticmethod
+    def written_lines(root):
+        """The lines of project `root`'s rules files outside instinct's own block and files ->
+        [(file, line number, text, paragraph number, [(command shape, negated)])]; commands are
+        read from `code` in prose and from the lines of shell code blocks."""
+        import glob
+        import re
+        out, para = [], 0
+        for pattern in _Export.RULES_FILES:
+            for path in sorted(glob.glob(os.path.join(root, pattern))):
+                try:
+                    text = _read_regular(path, MAX_MEMORY_FILE).decode("utf-8", "replace")
+                except (OSError, ValidationError):
+                    continue
+                found = _Export.block_markers(text)
+                b, e = (min(found.get(m, [-1])) for m in (_Export.BLOCK_BEGIN, _Export.BLOCK_END))
+                if 0 <= b < e:
+                    text = text[:b] + "\n" * text.count("\n", b, e) + text[e:]
+                if _Export.SIGNATURE in text:           # a whole file instinct wrote
+                    continue
+                fence, rel = None, os.path.relpath(path, root).replace(os.sep, "/")
+                for n, line in enumerate(text.splitlines(), 1):
+                    bare = line.strip()
+                    m = re.match(r"(`{3,}|~{3,})\s*([\w-]*)", bare)
+                    if m or not bare or fence is None and bare.startswith("#"):
+                        para += 1
+                        fence = (m.group(2).lower() if fence is None else None) if m else fence
+                    elif fence is None:
+                        out.append((rel, n, bare, para, _Lint.prose_mentions(bare)))
+                    elif fence in _Lint.SHELL_FENCES and not bare.startswith("#"):
+                        cmd = re.sub(r"^[$%>]\s+", "", bare)
+                        out.append((rel, n, bare, para, [(s, False) for s in _Shell.command_shapes(cmd)]))
+        return out
 
+    @staticmethod
+    def hit(r, lines):
+        """The first written line contradicting or repeating learned record `r` -> (kind, line)."""
+        head, _, body = r["pattern"].partition(":")
+        key, eq, value = body.partition("=")
+        tool = (value if eq else body).split(" ", 1)[0]
+        family = next((f for f in _Lint.TOOL_FAMILIES if tool in f), ())
+        if head == "pref" and eq and key in _Corpus.ROLE_TITLES:           # a project command
+            said = [(_Lint.bare_command(s) == _Lint.bare_command(value), neg, ln) for ln in lines
+                    for s, neg in ln[4] if _Corpus.command_role(s) == key and s.split()[0] not in _Lint.OTHER]
+        elif head == "pref" and family:                              # a package manager
+            said = [(s.split()[0] == tool, neg, ln) for ln in lines for s, neg in ln[4]
+                    if s.split()[0] in family]
+        elif head == "pref":                                         # its words, all on one line
+            words = set(_Mem.words(body)) - _Mem.STOP
+            return next((("duplicate", ln) for ln in lines
+                         if len(words) > 1 and words <= set(_Mem.words(ln[2]))), None)
+        elif head in ("seq", "combo"):                               # its steps, in one paragraph
+            steps = [_Lint.bare_command(x.strip()) for x in body.replace("->", "+").split("+")]
+            steps = [x for x in steps if x != _Call.EDIT_STEP]
+            paras = {}
+            for ln in lines:
+                paras.setdefault(ln[3], []).append(ln)
+            for group in paras.values() if len(steps) > 1 else ():
+                said = [_Lint.bare_command(s) for ln in group for s, neg in ln[4] if not neg]
+                words = {w for ln in group for w in _Mem.words(ln[2])}     # "... before committing"
+                said += [f"git {v}" for v in ("commit", "push") if any(w.startswith(v) for w in words)]
+                if _Corpus.subsequence(steps, said) if head == "seq" else set(steps) <= set(said):
+                    return "duplicate", group[0]
+            return None
+        else:
+            return None
+        return (next((("contradiction", ln) for same, neg, ln in said if neg and same), None)
+                or next((("duplicate", ln) for same, neg, ln in said if same and not neg), None)
+                or next((("contradiction", ln) for same, neg, ln in said if not neg), None))
 
-@functools.lru_cache(maxsize=None)
-def _word_runs():
-    """findall of the runs of characters that are str.isalnum()."""
-    import re
-    return re.compile(r"[^\W_]+").findall
+    @staticmethod
+    def lint(root, rows):
+        """Learned records against what the user wrote in project `root`'s rules files -> findings
+        {kind: contradiction | duplicate, pattern, project, learned, file, line, written}.
+        Deterministic: command roles and shapes, tool families, normalised words."""
+        lines = _Lint.written_lines(root) if rows else []
+        hits = [(r, _Lint.hit(r, lines)) for r in rows]
+        return [{"kind": kind, "pattern": r["pattern"], "project": r["project"],
+                 "learned": _Presenter.rule_text(r), "file": f, "line": n, "written": text[:200]}
+                for r, hit in hits if hit for kind, (f, n, text, _, _) in [hit]]
 
+    @staticmethod
+    def duplicates(root, rows):
+        """`rows` (records) without the learned rules the user already wrote in root's rules files."""
+        dup = {(f["pattern"], f["project"]) for f in _Lint.lint(root, rows) if f["kind"] == "duplicate"}
+        return [r for r in rows if (r["pattern"], r["project"]) not in dup]
 
-def _tokens(pattern):
-    head, colon, body = pattern.partition(":")
-    counts = {}
-    for w in _word_runs()((body if colon else pattern).lower()):
-        counts[w] = counts.get(w, 0) + 1
-    return (head if colon else ""), counts
+    FINDING = _Out.obj({"kind": _Out.STR, "pattern": _Out.STR, "project": _Out.STR, "learned": _Out.STR,
+                          "file": _Out.STR, "line": _Out.INT, "written": _Out.STR},
+                         ("kind", "pattern", "project", "learned", "file", "line", "written"))
 
-
-SIMILAR_WORK = 300_000                   # pattern comparisons one `similar` call may make
+    @staticmethod
+    def render_lint(found):
+        out = [f"  {f['kind']:<14}learned: {f['learned']} ({f['pattern']})\n{'':16}written: "
+               f"{f['file']}:{f['line']}: {f['written']}" for f in found]
+        c = sum(f["kind"] == "contradiction" for f in found)
+        return "\n".join(out + [f"{c} contradiction{'s' * (c != 1)}, {len(found) - c} duplicate"
+                                f"{'s' * (len(found) - c != 1)} of the rules written here"])
 
 
 class _Pairs(list):
     """similar()'s pairs; `note` says when the comparison budget cut the scan short."""
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def word_runs():
+        """findall of the runs of characters that are str.isalnum()."""
+        import re
+        return re.compile(r"[^\W_]+").findall
+
+    @staticmethod
+    def tokens(pattern):
+        head, colon, body = pattern.partition(":")
+        counts = {}
+        for w in _Pairs.word_runs()((body if colon else pattern).lower()):
+            counts[w] = counts.get(w, 0) + 1
+        return (head if colon else ""), counts
+
+    WORK = 300_000                   # pattern comparisons one `similar` call may make
+
+    @staticmethod
+    def render_similar(pairs):
+        if not pairs:
+            return "0 similar pairs"
+        out = [f"  {p['similarity']:.2f}  {p['pattern']}  ~  {p['similar_to']}" for p in pairs]
+        out.append(f"{len(pairs)} similar pair{'' if len(pairs) == 1 else 's'}"
+                   " (fold one into another with: instinct merge A B)")
+        return "\n".join(out)
+
     note = None
 
 
-def _fold(a, b):
-    """Two imported records for one (pattern, project) -> one, by the import merge rule."""
-    stamps = [min(x for x in (a["first_seen"], b["first_seen"]) if x) if a["first_seen"] or b["first_seen"] else "",
-              max(a["last_seen"], b["last_seen"])]
-    return {"confidence": max(a["confidence"], b["confidence"]), "category": a["category"] or b["category"],
-            "promoted": max(a["promoted"], b["promoted"]), "first_seen": stamps[0], "last_seen": stamps[1],
-            "source": a["source"] or b["source"], "metadata": {**b["metadata"], **a["metadata"]}}
+class _Backup:
+    """Backups (SQLite's backup API, 0600, newest kept), restore's checks, and doctor's report."""
 
+    @staticmethod
+    def check_backup(conn):
+        """'' when conn holds a sound instinct database, else what is wrong with it."""
+        rows = conn.execute("PRAGMA integrity_check(5)").fetchall()
+        if rows != [("ok",)]:
+            return "integrity check failed: " + "; ".join(str(r[0]) for r in rows)
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            return f"schema v{version} is newer than this instinct (v{SCHEMA_VERSION})"
+        cols = {r[1] for r in conn.execute("PRAGMA table_info(instincts)")}
+        if not _Schema.SEED_COLUMNS <= cols:
+            return "it has no instincts table" if not cols else "its instincts table lacks columns: " + \
+                ", ".join(sorted(_Schema.SEED_COLUMNS - cols))
+        return ""
 
-def _check_backup(conn):
-    """'' when conn holds a sound instinct database, else what is wrong with it."""
-    rows = conn.execute("PRAGMA integrity_check(5)").fetchall()
-    if rows != [("ok",)]:
-        return "integrity check failed: " + "; ".join(str(r[0]) for r in rows)
-    version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version > SCHEMA_VERSION:
-        return f"schema v{version} is newer than this instinct (v{SCHEMA_VERSION})"
-    cols = {r[1] for r in conn.execute("PRAGMA table_info(instincts)")}
-    if not _Schema.SEED_COLUMNS <= cols:
-        return "it has no instincts table" if not cols else "its instincts table lacks columns: " + \
-            ", ".join(sorted(_Schema.SEED_COLUMNS - cols))
-    return ""
+    @staticmethod
+    def foreign_objects(conn):
+        """'type name' of every table, view, trigger or index in conn that instinct's own schema
+        (every migration, as built on an empty database) does not have."""
+        own = sqlite3.connect(":memory:")
+        try:
+            for migrate in _Schema.MIGRATIONS:
+                migrate(own)
+            mine = {r for r in own.execute("SELECT type, name FROM sqlite_master")}
+        finally:
+            own.close()
+        return sorted(f"{t} {n}" for t, n in conn.execute("SELECT type, name FROM main.sqlite_master")
+                      if (t, n) not in mine and not n.startswith("sqlite_"))
 
+    SEED_TABLE = ("CREATE TABLE instincts (pattern TEXT, category TEXT, confidence INTEGER, first_seen TEXT,"
+                   " last_seen TEXT, source TEXT, project TEXT, promoted INTEGER, metadata TEXT)")
 
-def _foreign_objects(conn):
-    """'type name' of every table, view, trigger or index in conn that instinct's own schema
-    (every migration, as built on an empty database) does not have."""
-    own = sqlite3.connect(":memory:")
-    try:
-        for migrate in _Schema.MIGRATIONS:
-            migrate(own)
-        mine = {r for r in own.execute("SELECT type, name FROM sqlite_master")}
-    finally:
-        own.close()
-    return sorted(f"{t} {n}" for t, n in conn.execute("SELECT type, name FROM main.sqlite_master")
-                  if (t, n) not in mine and not n.startswith("sqlite_"))
+    @staticmethod
+    def copy_backup_data(staged_path, built_path, version, page_size):
+        """restore: create instinct's own schema at the backup's `version` in the new file
+        `built_path` and copy into it the rows of instinct's tables, only the columns both have.
+        Nothing else of the backup (its tables, triggers, views, table definitions) is kept."""
+        out = sqlite3.connect(built_path, isolation_level=None)
+        try:
+            out.execute(f"PRAGMA page_size = {int(page_size)}")
+            out.execute("BEGIN")
+            if version == 0:
+                out.execute(_Backup.SEED_TABLE)
+            for migrate in _Schema.MIGRATIONS[:version]:
+                migrate(out)
+            out.execute(f"PRAGMA user_version = {int(version)}")
+            out.execute("COMMIT")
+            out.execute("ATTACH DATABASE ? AS b", (staged_path,))
+            kinds = dict(out.execute("SELECT name, type FROM b.sqlite_master"))
+            if kinds.get("instincts") != "table":
+                raise ValidationError("its 'instincts' is not a table")
+            fts = {"instincts_fts", "memories_fts"}
+            ours = [n for (n,) in out.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'"
+                                              " AND name NOT LIKE 'sqlite%' ORDER BY name")
+                    if n not in fts and not n.startswith(tuple(f + "_" for f in fts))]
+            out.execute("BEGIN")
+            for t in ours:
+                if kinds.get(t) != "table":
+                    continue
+                theirs = {r[1] for r in out.execute(f'PRAGMA b.table_info("{t}")')}
+                cols = ", ".join(f'"{c[1]}"' for c in out.execute(f'PRAGMA main.table_info("{t}")')
+                                 if c[1] in theirs)
+                if cols:
+                    out.execute(f'INSERT INTO main."{t}" ({cols}) SELECT {cols} FROM b."{t}"')
+            if version:
+                bad = out.execute("SELECT count(*) FROM main.instincts WHERE typeof(pattern) != 'text'"
+                                  " OR typeof(confidence) != 'integer' OR typeof(promoted) != 'integer'"
+                                  " OR promoted NOT BETWEEN 0 AND 3").fetchone()[0]
+                if bad:
+                    raise ValidationError(f"{bad} of its instincts hold invalid values")
+            if "memories" in ours:
+                bad = out.execute("SELECT count(*) FROM main.memories WHERE typeof(title) != 'text'"
+                                  " OR typeof(confidence) != 'integer' OR type NOT IN (%s)"
+                                  % ",".join("?" * len(_Mem.MEMORY_TYPES)), tuple(_Mem.MEMORY_TYPES)).fetchone()[0]
+                if bad:
+                    raise ValidationError(f"{bad} of its memories hold invalid values")
+            for t in sorted(fts & {n for (n,) in out.execute("SELECT name FROM main.sqlite_master")}):
+                out.execute(f"INSERT INTO main.{t}({t}) VALUES ('rebuild')")
+            if "fts_state" in ours:          # everything is indexed now
+                out.execute("DELETE FROM main.fts_state")
+                out.execute("INSERT INTO main.fts_state SELECT coalesce(max(id), 0) FROM main.instincts")
+            if "events_state" in ours:
+                if "pending" in {r[1] for r in out.execute("PRAGMA main.table_info(events)")}:
+                    out.execute("UPDATE main.events SET pending = 0 WHERE pending != 0")
+                out.execute("DELETE FROM main.events_state")
+                out.execute("INSERT INTO main.events_state SELECT coalesce(max(id), 0) FROM main.events")
+            out.execute("COMMIT")
+            out.execute("DETACH DATABASE b")
+        finally:
+            out.close()
 
+    @staticmethod
+    def render_doctor(r):
+        out = [f"  {'ok' if c['level'] == 'ok' else c['level'].upper():<6}{c['name']:<12}{c['detail']}"
+               for c in r["checks"]]
+        bad = sum(c["level"] == "error" for c in r["checks"])
+        warn = sum(c["level"] == "warn" for c in r["checks"])
+        out.append(f"{r['db_path']}: " + ("healthy" if not bad and not warn else
+                                           f"{bad} problem{'s' * (bad != 1)}, {warn} warning{'s' * (warn != 1)}"))
+        return "\n".join(out)
 
-_SEED_TABLE = ("CREATE TABLE instincts (pattern TEXT, category TEXT, confidence INTEGER, first_seen TEXT,"
-               " last_seen TEXT, source TEXT, project TEXT, promoted INTEGER, metadata TEXT)")
-
-
-def _copy_backup_data(staged_path, built_path, version, page_size):
-    """restore: create instinct's own schema at the backup's `version` in the new file
-    `built_path` and copy into it the rows of instinct's tables, only the columns both have.
-    Nothing else of the backup (its tables, triggers, views, table definitions) is kept."""
-    out = sqlite3.connect(built_path, isolation_level=None)
-    try:
-        out.execute(f"PRAGMA page_size = {int(page_size)}")
-        out.execute("BEGIN")
-        if version == 0:
-            out.execute(_SEED_TABLE)
-        for migrate in _Schema.MIGRATIONS[:version]:
-            migrate(out)
-        out.execute(f"PRAGMA user_version = {int(version)}")
-        out.execute("COMMIT")
-        out.execute("ATTACH DATABASE ? AS b", (staged_path,))
-        kinds = dict(out.execute("SELECT name, type FROM b.sqlite_master"))
-        if kinds.get("instincts") != "table":
-            raise ValidationError("its 'instincts' is not a table")
-        fts = {"instincts_fts", "memories_fts"}
-        ours = [n for (n,) in out.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'"
-                                          " AND name NOT LIKE 'sqlite%' ORDER BY name")
-                if n not in fts and not n.startswith(tuple(f + "_" for f in fts))]
-        out.execute("BEGIN")
-        for t in ours:
-            if kinds.get(t) != "table":
-                continue
-            theirs = {r[1] for r in out.execute(f'PRAGMA b.table_info("{t}")')}
-            cols = ", ".join(f'"{c[1]}"' for c in out.execute(f'PRAGMA main.table_info("{t}")')
-                             if c[1] in theirs)
-            if cols:
-                out.execute(f'INSERT INTO main."{t}" ({cols}) SELECT {cols} FROM b."{t}"')
-        if version:
-            bad = out.execute("SELECT count(*) FROM main.instincts WHERE typeof(pattern) != 'text'"
-                              " OR typeof(confidence) != 'integer' OR typeof(promoted) != 'integer'"
-                              " OR promoted NOT BETWEEN 0 AND 3").fetchone()[0]
-            if bad:
-                raise ValidationError(f"{bad} of its instincts hold invalid values")
-        if "memories" in ours:
-            bad = out.execute("SELECT count(*) FROM main.memories WHERE typeof(title) != 'text'"
-                              " OR typeof(confidence) != 'integer' OR type NOT IN (%s)"
-                              % ",".join("?" * len(_Mem.MEMORY_TYPES)), tuple(_Mem.MEMORY_TYPES)).fetchone()[0]
-            if bad:
-                raise ValidationError(f"{bad} of its memories hold invalid values")
-        for t in sorted(fts & {n for (n,) in out.execute("SELECT name FROM main.sqlite_master")}):
-            out.execute(f"INSERT INTO main.{t}({t}) VALUES ('rebuild')")
-        if "fts_state" in ours:          # everything is indexed now
-            out.execute("DELETE FROM main.fts_state")
-            out.execute("INSERT INTO main.fts_state SELECT coalesce(max(id), 0) FROM main.instincts")
-        if "events_state" in ours:
-            if "pending" in {r[1] for r in out.execute("PRAGMA main.table_info(events)")}:
-                out.execute("UPDATE main.events SET pending = 0 WHERE pending != 0")
-            out.execute("DELETE FROM main.events_state")
-            out.execute("INSERT INTO main.events_state SELECT coalesce(max(id), 0) FROM main.events")
-        out.execute("COMMIT")
-        out.execute("DETACH DATABASE b")
-    finally:
-        out.close()
-
-
-def _render_write(r):
-    where = os.path.relpath(r["path"]) if not os.path.relpath(r["path"]).startswith("..") else r["path"]
-    drop = f" ({r['dropped']} lower-confidence rules dropped to fit the size limit)" if r["dropped"] else ""
-    n = f"{r['included']} rule{'' if r['included'] == 1 else 's'}"
-    lint = "\n" + _render_lint(r["lint"]) if r.get("lint") else ""
-    if not r["changed"]:
-        return f"{where} is up to date ({n}){drop}{lint}"
-    return f"Wrote {n} to {where} ({r['format']}){drop}{lint}"
-
-
-def _render_doctor(r):
-    out = [f"  {'ok' if c['level'] == 'ok' else c['level'].upper():<6}{c['name']:<12}{c['detail']}"
-           for c in r["checks"]]
-    bad = sum(c["level"] == "error" for c in r["checks"])
-    warn = sum(c["level"] == "warn" for c in r["checks"])
-    out.append(f"{r['db_path']}: " + ("healthy" if not bad and not warn else
-                                       f"{bad} problem{'s' * (bad != 1)}, {warn} warning{'s' * (warn != 1)}"))
-    return "\n".join(out)
-
-
-def _render_similar(pairs):
-    if not pairs:
-        return "0 similar pairs"
-    out = [f"  {p['similarity']:.2f}  {p['pattern']}  ~  {p['similar_to']}" for p in pairs]
-    out.append(f"{len(pairs)} similar pair{'' if len(pairs) == 1 else 's'}"
-               " (fold one into another with: instinct merge A B)")
-    return "\n".join(out)
-
-
-_DOCTOR_CHECK = _obj({"name": _STR, "ok": _BOOL, "level": _STR, "detail": _STR},
-                     ("name", "ok", "level", "detail"))
-_LINT_FINDING = _obj({"kind": _STR, "pattern": _STR, "project": _STR, "learned": _STR,
-                      "file": _STR, "line": _INT, "written": _STR},
-                     ("kind", "pattern", "project", "learned", "file", "line", "written"))
-
-
-def _render_lint(found):
-    out = [f"  {f['kind']:<14}learned: {f['learned']} ({f['pattern']})\n{'':16}written: "
-           f"{f['file']}:{f['line']}: {f['written']}" for f in found]
-    c = sum(f["kind"] == "contradiction" for f in found)
-    return "\n".join(out + [f"{c} contradiction{'s' * (c != 1)}, {len(found) - c} duplicate"
-                            f"{'s' * (len(found) - c != 1)} of the rules written here"])
+    DOCTOR_CHECK = _Out.obj({"name": _Out.STR, "ok": _Out.BOOL, "level": _Out.STR, "detail": _Out.STR},
+                         ("name", "ok", "level", "detail"))
 
 
 class _Sharing(_Memory):
     """Operations that carry learned rules to other agents, machines and years."""
+    @staticmethod
+    def _fold(a, b):
+        """Two imported records for one (pattern, project) -> one, by the import merge rule."""
+        stamps = [min(x for x in (a["first_seen"], b["first_seen"]) if x) if a["first_seen"] or b["first_seen"] else "",
+                  max(a["last_seen"], b["last_seen"])]
+        return {"confidence": max(a["confidence"], b["confidence"]), "category": a["category"] or b["category"],
+                "promoted": max(a["promoted"], b["promoted"]), "first_seen": stamps[0], "last_seen": stamps[1],
+                "source": a["source"] or b["source"], "metadata": {**b["metadata"], **a["metadata"]}}
+
 
     def _db_bytes(self):
         return sum(os.path.getsize(self.path + s) for s in ("", "-wal") if os.path.exists(self.path + s))
@@ -7310,8 +7323,8 @@ class _Sharing(_Memory):
         Param("project", str, "store every imported rule under this project instead of the file's "
               "('' global, a fingerprint or a path)"),
         cli="import", title="Import rules", idempotent=True,
-        output=_obj({k: _INT for k in ("records", "added", "updated", "unchanged", "forgotten")}
-                    | {"file": _STR}, ("file", "records", "added", "updated", "unchanged")),
+        output=_Out.obj({k: _Out.INT for k in ("records", "added", "updated", "unchanged", "forgotten")}
+                    | {"file": _Out.STR}, ("file", "records", "added", "updated", "unchanged")),
         render=lambda r: f"Imported {r['records']} records from {r['file']}: {r['added']} added, "
                          f"{r['updated']} updated, {r['unchanged']} unchanged"
                          + (f", {r['forgotten']} left out (forgotten)" if r.get("forgotten")
@@ -7351,16 +7364,16 @@ class _Sharing(_Memory):
             except ValidationError as e:
                 raise ValidationError(f"{path}: record {i + 1}: {e}") from None
             cur = merged.get(key)
-            merged[key] = row if cur is None else _fold(cur, row)
+            merged[key] = row if cur is None else _Sharing._fold(cur, row)
 
         from collections import Counter
         items = sorted(merged.items())
         done = Counter()
-        for i in range(0, len(items), _IMPORT_BATCH):      # short transactions: hooks never wait long
+        for i in range(0, len(items), _Core._IMPORT_BATCH):      # short transactions: hooks never wait long
             if i:
-                time.sleep(_YIELD_S)
+                time.sleep(_Core._YIELD_S)
             with self._write() as conn:
-                for (pattern, proj), row in items[i:i + _IMPORT_BATCH]:
+                for (pattern, proj), row in items[i:i + _Core._IMPORT_BATCH]:
                     done[self._import_one(conn, pattern, proj, row)] += 1
         out = {"file": path, "records": len(data), "added": done["added"],
                "updated": done["updated"], "unchanged": done["unchanged"]}
@@ -7434,10 +7447,10 @@ class _Sharing(_Memory):
               minimum=0, maximum=1),
         Param("limit", int, "at most this many pairs", minimum=1, maximum=MAX_LIMIT),
         title="Find near-duplicate patterns", read_only=True, idempotent=True,
-        output=_obj({"pattern": _STR, "similar_to": _STR, "similarity": {"type": "number"},
-                     "confidence": _INT, "similar_confidence": _INT},
+        output=_Out.obj({"pattern": _Out.STR, "similar_to": _Out.STR, "similarity": {"type": "number"},
+                     "confidence": _Out.INT, "similar_confidence": _Out.INT},
                     ("pattern", "similar_to", "similarity")),
-        list_key="pairs", render=_render_similar)
+        list_key="pairs", render=_Pairs.render_similar)
     def similar(self, threshold=0.6, limit=None):
         """Near-duplicate patterns: same prefix, Jaccard similarity of their word tokens.
 
@@ -7448,7 +7461,7 @@ class _Sharing(_Memory):
             raise ValidationError("threshold must be a number from 0 to 1")
         from math import ceil
         conf = dict(self._read("SELECT pattern, sum(confidence) FROM instincts GROUP BY pattern"))
-        toks = {p: _tokens(p) for p in conf}
+        toks = {p: _Pairs.tokens(p) for p in conf}
         # Prefix filtering (exact): a word seen n times is n elements (prefix, word, i); with
         # elements ordered rarest first, two patterns at similarity >= t share an element among
         # the first |x| - ceil(t*|x|) + 1 of each. The strongest patterns go first, and the
@@ -7472,8 +7485,8 @@ class _Sharing(_Memory):
                 if others is None:
                     index[key] = [p]
                     continue
-                if work + len(others) > SIMILAR_WORK:
-                    others, stopped = others[:SIMILAR_WORK - work], True
+                if work + len(others) > _Pairs.WORK:
+                    others, stopped = others[:_Pairs.WORK - work], True
                 work += len(others)
                 for q in others:
                     if q in seen or sizes[q] < shortest:
@@ -7515,16 +7528,16 @@ class _Sharing(_Memory):
     @operation(
         Param("text", str, "the text to remove wherever it appears (at least 4 characters; "
               "case-sensitive)", required=True, positional=True),
-        _DRY_RUN,
+        _Core._DRY_RUN,
         title="Purge a text from the store", destructive=True, idempotent=True,
-        output=_obj({k: _INT for k in ("instincts", "memories", "events", "other", "backup")}
-                    | {"dry_run": _BOOL, "backup_file": _STR},
+        output=_Out.obj({k: _Out.INT for k in ("instincts", "memories", "events", "other", "backup")}
+                    | {"dry_run": _Out.BOOL, "backup_file": _Out.STR},
                     ("instincts", "memories", "events", "other", "backup")),
         render=lambda r: (f"{'Would purge' if r.get('dry_run') else 'Purged'}: {r['instincts']}"
                           f" instincts, {r['memories']} memories, {r['events']} events,"
                           f" {r['other']} other rows"
                           + (f"; {r['backup']} rows from older backups" if r["backup"] else "")
-                          + _backup_note(r)))
+                          + _Core._backup_note(r)))
     def purge(self, text, dry_run=False):
         """Delete every record holding a text (a leaked secret, a name), here and in the backups.
 
@@ -7585,7 +7598,7 @@ class _Sharing(_Memory):
         Param("path", str, "the backup file to create", required=True, positional=True),
         Param("force", bool, "overwrite an existing file", default=False),
         title="Back up the database", destructive=True,
-        output=_obj({"path": _STR, "bytes": _INT, "instincts": _INT, "events": _INT},
+        output=_Out.obj({"path": _Out.STR, "bytes": _Out.INT, "instincts": _Out.INT, "events": _Out.INT},
                     ("path", "bytes", "instincts", "events")),
         render=lambda r: f"Backed up {r['instincts']} instincts and {r['events']} events to "
                          f"{r['path']} ({r['bytes']} bytes)")
@@ -7611,13 +7624,13 @@ class _Sharing(_Memory):
 
     @operation(
         Param("path", str, "the backup file to restore", required=True, positional=True),
-        _DRY_RUN,
+        _Core._DRY_RUN,
         title="Restore the database from a backup", destructive=True, idempotent=True,
-        output=_obj({"path": _STR, "previous": _STR, "instincts": _INT, "events": _INT,
-                     "schema_version": _INT, "dry_run": _BOOL},
+        output=_Out.obj({"path": _Out.STR, "previous": _Out.STR, "instincts": _Out.INT, "events": _Out.INT,
+                     "schema_version": _Out.INT, "dry_run": _Out.BOOL},
                     ("path", "previous", "instincts", "events")),
         render=lambda r: (f"Would restore {r['instincts']} instincts and {r['events']} events from "
-                          f"{r['path']}" + _backup_note(r) if r.get("dry_run") else
+                          f"{r['path']}" + _Core._backup_note(r) if r.get("dry_run") else
                           f"Restored {r['instincts']} instincts and {r['events']} events from "
                           f"{r['path']}; the previous database is kept as {r['previous']}"))
     def restore(self, path, dry_run=False):
@@ -7652,7 +7665,7 @@ class _Sharing(_Memory):
                     staged = sqlite3.connect(tmp, isolation_level=None)
                     try:
                         src.backup(staged)
-                        problem = _check_backup(staged)
+                        problem = _Backup.check_backup(staged)
                         version = staged.execute("PRAGMA user_version").fetchone()[0]
                     finally:
                         staged.close()
@@ -7661,7 +7674,7 @@ class _Sharing(_Memory):
                 if problem:
                     raise ValidationError(problem)
                 page = conn.execute("PRAGMA page_size").fetchone()[0]
-                _copy_backup_data(tmp, built_path, version, page)
+                _Backup.copy_backup_data(tmp, built_path, version, page)
                 with type(self)(built_path, timeout=self._db.timeout) as built:
                     bconn = built._db.conn             # migrates the copy to this schema
                     try:
@@ -7686,13 +7699,13 @@ class _Sharing(_Memory):
     def _learned(self, root):
         """The records suggest may show in project `root` (mature or better, not quiet)."""
         fp = _sha256_hex(root)[:12]
-        return [_record(r) for r in self._read(
-            f"SELECT {_COLS} FROM instincts WHERE promoted > 0 AND quiet = 0 AND (project IN"
+        return [_Core._record(r) for r in self._read(
+            f"SELECT {_Core._COLS} FROM instincts WHERE promoted > 0 AND quiet = 0 AND (project IN"
             " ('', ?) OR promoted = 3) ORDER BY confidence DESC, pattern", (fp,))]
 
     @operation(
         title="Lint learned rules against the written ones", read_only=True, idempotent=True,
-        output=_LINT_FINDING, list_key="findings", render=_render_lint,
+        output=_Lint.FINDING, list_key="findings", render=_Lint.render_lint,
         exit_code=lambda found: int(any(f["kind"] == "contradiction" for f in found)))
     def lint(self):
         """Compare what was learned here with the project's rules files: contradictions, duplicates.
@@ -7703,13 +7716,13 @@ class _Sharing(_Memory):
         exported or briefed again.
         """
         root = project_root(self.cwd)
-        return _lint(root, self._learned(root))
+        return _Lint.lint(root, self._learned(root))
 
     @operation(
         title="Check the store's health", read_only=True, idempotent=True,
-        output=_obj({"ok": _BOOL, "db_path": _STR, "checks": {"type": "array", "items": _DOCTOR_CHECK}},
+        output=_Out.obj({"ok": _Out.BOOL, "db_path": _Out.STR, "checks": {"type": "array", "items": _Backup.DOCTOR_CHECK}},
                     ("ok", "db_path", "checks")),
-        render=_render_doctor, exit_code=lambda r: 0 if r["ok"] else 1)
+        render=_Backup.render_doctor, exit_code=lambda r: 0 if r["ok"] else 1)
     def doctor(self):
         """Check integrity, schema, search index, WAL, file modes, aliases, stale items, lint.
 
@@ -7743,7 +7756,7 @@ class _Sharing(_Memory):
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             missing = sorted({"instincts", "events", "aliases", "settings"} - names)
-            foreign = _foreign_objects(conn)
+            foreign = _Backup.foreign_objects(conn)
             add("schema", "error" if missing or foreign or version != SCHEMA_VERSION else "ok",
                 f"v{version} (this instinct: v{SCHEMA_VERSION})"
                 + (f"; missing tables: {', '.join(missing)}" if missing else "")
@@ -7802,7 +7815,7 @@ class _Sharing(_Memory):
                 if stale else f"{len(items)} anchored item(s) here, none stale")
 
         def lint():
-            found = _lint(root, self._learned(root))
+            found = _Lint.lint(root, self._learned(root))
             c = sum(f["kind"] == "contradiction" for f in found)
             n = len(found) - c
             add("lint", "warn" if c else "ok", f"{c} contradiction(s), {n} duplicate(s) of the "
@@ -7817,18 +7830,18 @@ class _Sharing(_Memory):
     @operation(
         Param("days_inactive", int, "decay: days without an observation before a pattern loses 1",
               default=90, flag="--days", minimum=1),
-        _DRY_RUN,
+        _Core._DRY_RUN,
         title="Garbage-collect the store", destructive=True,
-        output=_obj({k: _INT for k in ("aliases_applied", "decayed", "deleted", "events_pruned",
+        output=_Out.obj({k: _Out.INT for k in ("aliases_applied", "decayed", "deleted", "events_pruned",
                                        "memories_archived", "memories_deleted", "bytes_before",
-                                       "bytes_after")} | {"dry_run": _BOOL, "backup_file": _STR},
+                                       "bytes_after")} | {"dry_run": _Out.BOOL, "backup_file": _Out.STR},
                     ("aliases_applied", "decayed", "deleted", "events_pruned", "bytes_before", "bytes_after")),
         render=lambda r: "\n".join([f"Aliases applied: {r['aliases_applied']}", f"Decayed: {r['decayed']}",
                                     f"Deleted: {r['deleted']}", f"Events pruned: {r['events_pruned']}",
                                     f"Memories archived: {r['memories_archived']}",
                                     f"Archived memories deleted: {r['memories_deleted']}",
                                     f"Optimized and vacuumed: {r['bytes_before']} -> "
-                                    f"{r['bytes_after']} bytes"]) + _backup_note(r))
+                                    f"{r['bytes_after']} bytes"]) + _Core._backup_note(r))
     def gc(self, days_inactive=90, dry_run=False):
         """Housekeeping: apply aliases, decay, prune the event log, age memories, optimize and VACUUM.
 
@@ -7875,217 +7888,6 @@ class _Sharing(_Memory):
 # =============================================================================
 # 17. Insight and feedback (explain, history, trends, effectiveness, conflicts)
 # =============================================================================
-def _pref_value(row, winner):
-    pattern, project, conf, promoted, last_seen = row
-    return {"pattern": pattern, "value": pattern.partition("=")[2], "project": project,
-            "confidence": conf, "level": LEVELS[promoted], "last_seen": last_seen, "winner": winner}
-
-
-def _scope(project):
-    return f"project {project}" if project else "global"
-
-
-def _level_change(data):
-    """A promote/demote event's data '0->1' -> 'raw -> mature'."""
-    try:
-        a, b = (LEVELS[int(x)] for x in data.split("->"))
-    except (ValueError, IndexError):
-        return data
-    return f"{a} -> {b}"
-
-
-def _named(rows):
-    return [{"name": n, "count": c} for n, c in rows if n]
-
-
-_THRESHOLD = _obj({"value": _INT, "from": _STR, "key": _STR}, ("value", "from", "key"))
-_NAMED = {"type": "array", "items": _obj({"name": _STR, "count": _INT}, ("name", "count"))}
-_PREF_VALUE = _obj({"pattern": _STR, "value": _STR, "project": _STR, "confidence": _INT, "level": _STR,
-                    "last_seen": _STR, "winner": _BOOL}, ("pattern", "value", "project", "winner"))
-_EXPLAIN = _obj({
-    **_RECORD["properties"], "scope": _STR, "decayed_at": _STR, "level_due": _STR, "suggested": _BOOL, "quiet": _INT,
-    "why": _STR,
-    "thresholds": _obj({"mature": _THRESHOLD, "rule": _THRESHOLD, "universal_projects": _THRESHOLD},
-                       ("mature", "rule", "universal_projects")),
-    "next_promotion": _obj({"level": _STR, "observations_needed": _INT, "projects_needed": _INT}),
-    "next_decay": _obj({"date": _STR, "confidence_after": _INT, "deletes": _BOOL}),
-    "observations": _INT, "sources": _NAMED, "sessions": _NAMED, "session_count": _INT,
-    "projects": {"type": "array", "items": _obj({"project": _STR, "confidence": _INT, "level": _STR})},
-    "aliases": {"type": "array", "items": _STR},
-    "preference": _obj({"key": _STR, "superseded": _BOOL, "superseded_by": _STR,
-                        "values": {"type": "array", "items": _PREF_VALUE}}, ("key", "superseded", "values")),
-    "feedback": _obj({"good": _INT, "bad": _INT, "recent": {"type": "array", "items": _obj(
-        {"ts": _STR, "verdict": _STR, "note": _STR})}}, ("good", "bad", "recent")),
-    "surfaced": _INT, "stale": _STR},
-    _RECORD["required"] + ["level_due", "suggested", "quiet", "why", "thresholds", "observations",
-                           "sources", "sessions", "projects", "aliases", "feedback", "surfaced"])
-_HISTORY = _obj({
-    "pattern": _STR, "project": _STR, "scope": _STR, "exists": _BOOL, "confidence": _INT, "level": _STR,
-    "baseline": _INT, "count": _INT, "root": _STR,
-    "events": {"type": "array", "items": _obj({
-        "ts": _STR, "kind": _STR, "delta": _INT, "confidence": _INT, "session": _STR, "source": _STR,
-        "detail": _STR}, ("ts", "kind", "delta", "confidence"))}},
-    ("pattern", "project", "exists", "confidence", "baseline", "count", "events"))
-_TREND = _obj({"pattern": _STR, "recent": _INT, "before": _INT, "per_day": {"type": "number"},
-               "before_per_day": {"type": "number"}, "change": {"type": "number"}},
-              ("pattern", "recent", "before", "per_day", "before_per_day", "change"))
-_EFFECT_COUNTS = {"surfaced": _INT, "reinforced": _INT, "missed": _INT, "pending": _INT,
-                  "rate": {"type": "number"}}
-_EFFECT = _obj({
-    "days": _INT, **_EFFECT_COUNTS,
-    "patterns": {"type": "array", "items": _obj({"pattern": _STR, **_EFFECT_COUNTS},
-                                                ("pattern", "surfaced", "reinforced"))},
-    "hints": _obj({"overall": {"type": "object"}, "items": {"type": "array", "items": {
-        "type": "object"}}}, ("overall", "items"))},
-    ("days", "surfaced", "reinforced", "missed", "pending", "patterns"))
-_FEEDBACK = _obj({**_RECORD["properties"], "scope": _STR, "verdict": _STR, "delta": _INT, "quiet": _INT, "note": _STR},
-                 _RECORD["required"] + ["verdict", "delta", "quiet"])
-_CONFLICT = _obj({"key": _STR, "project": _STR, "winner": _STR,
-                  "values": {"type": "array", "items": _PREF_VALUE}}, ("key", "project", "winner", "values"))
-_LEVEL_MOVE = _obj({"ts": _STR, "pattern": _STR, "project": _STR, "change": _STR},
-                   ("pattern", "project", "change"))
-_SUMMARY = _obj({
-    "since": _STR, "until": _STR, "consolidate": OPERATIONS["consolidate"].output,
-    "activity": {"type": "object"}, "new_count": _INT,
-    "new_patterns": {"type": "array", "items": _RECORD},
-    "promotions": {"type": "array", "items": _LEVEL_MOVE},
-    "demotions": {"type": "array", "items": _LEVEL_MOVE},
-    "decays": {"type": "array", "items": _LEVEL_MOVE}, "decay_count": _INT,
-    "suggestions": {"type": "array", "items": _RECORD}, "stats": OPERATIONS["stats"].output},
-    ("since", "until", "consolidate", "activity", "new_count", "new_patterns", "promotions",
-     "demotions", "decays", "suggestions", "stats"))
-
-
-def _render_explain(e):
-    t = e["thresholds"]
-
-    def th(name):
-        x = t[name]
-        return f"{x['value']} ({x['from']}{'' if x['from'] == 'default' else ': ' + x['key']})"
-    out = [f"{e['pattern']} ({_where(e)}): conf={e['confidence']} [{e['level']}] {e['category']}",
-           f"  why: {e['why']}",
-           f"  thresholds: mature {th('mature')}, rule {th('rule')}, universal projects "
-           f"{th('universal_projects')}",
-           f"  seen: first {e['first_seen'][:19]}, last {e['last_seen'][:19]}"
-           + (f", last decay {e['decayed_at'][:19]}" if e.get("decayed_at") else "")]
-    n = e.get("next_promotion")
-    if n:
-        out.append(f"  next promotion: {n['level']} after {n['observations_needed']} more observation(s)"
-                   if n["level"] != "universal" else
-                   f"  next promotion: universal once a rule in {n['projects_needed']} more project(s)")
-    d = e.get("next_decay")
-    if d:
-        out.append(f"  next decay: {d['date'][:10]} if not observed (to conf={d['confidence_after']}"
-                   f"{', deleted' if d['deletes'] else ''})")
-    out.append(f"  suggested: {'yes' if e['suggested'] else 'no'}"
-               + (f" (quiet for {e['quiet']} more observation(s) after bad feedback)" if e["quiet"] else ""))
-    out.append(f"  observations: {e['observations']}"
-               + (f" in {e['session_count']} session(s)" if e["session_count"] else ""))
-    for label, key in (("sources", "sources"), ("sessions", "sessions")):
-        if e[key]:
-            out.append(f"  {label}: " + ", ".join(f"{x['name']} ({x['count']})" for x in e[key]))
-    if len(e["projects"]) > 1 or (e["projects"] and e["projects"][0]["project"] != e["project"]):
-        out.append("  projects: " + ", ".join(f"{p['project'] or 'global'} conf={p['confidence']} [{p['level']}]"
-                                              for p in e["projects"]))
-    if e["aliases"]:
-        out.append("  aliases: " + ", ".join(e["aliases"]))
-    p = e.get("preference")
-    if p and len(p["values"]) > 1:
-        out.append(f"  preference {p['key']}: " + (f"superseded by {p['superseded_by']}" if p["superseded"]
-                                                  else "wins over the other values"))
-        out += [f"    {'*' if v['winner'] else ' '} {v['value']:<20} conf={v['confidence']:<3}"
-                f" [{v['level']}] last seen {v['last_seen'][:19]}" for v in p["values"]]
-    f = e["feedback"]
-    if f["good"] or f["bad"]:
-        out.append(f"  feedback: {f['good']} good, {f['bad']} bad")
-        out += [f"    {x['ts'][:19]} {x['verdict']}" + (f": {x['note']}" if x["note"] else "")
-                for x in f["recent"]]
-    out.append(f"  surfaced: {e['surfaced']} time(s)")
-    if e.get("stale"):
-        out.append(f"  may be stale: {e['stale']} since it was anchored (observe it again or give"
-                   " good feedback to re-anchor it)")
-    return "\n".join(out)
-
-
-def _render_history(h):
-    head = (f"{h['pattern']} ({_where(h)}): "
-            + (f"conf={h['confidence']} [{h['level']}]" if h["exists"] else "no longer stored"))
-    out = [head]
-    if h["count"] > len(h["events"]):
-        out.append(f"  ... {h['count'] - len(h['events'])} earlier event(s); confidence then {h['baseline']}")
-    out += [f"  {x['ts'][:19]}  {x['kind']:<8} {x['delta']:+d}  -> {x['confidence']:<4}"
-            + (f" {x['detail']}" if x["detail"] else "") + (f" [{x['source']}]" if x["source"] else "")
-            for x in h["events"]]
-    out.append(f"{h['count']} event{'' if h['count'] == 1 else 's'}")
-    return "\n".join(out)
-
-
-def _render_trending(rows):
-    if not rows:
-        return "No observations in the window"
-    w = max(22, max(len(r["pattern"]) for r in rows))
-    out = [f"  {r['pattern']:<{w}} {r['per_day']:>7.2f}/day (before {r['before_per_day']:.2f}, "
-           f"{r['change']:+.2f})  {r['recent']} recent, {r['before']} before" for r in rows]
-    return "\n".join(out + [f"{len(rows)} trending pattern{'' if len(rows) == 1 else 's'}"])
-
-
-def _rate(r):
-    return f"{r['rate'] * 100:.0f}%" if "rate" in r else "n/a"
-
-
-def _render_effectiveness(e):
-    out = [f"Suggestions surfaced: {e['surfaced']}  reinforced within {e['days']} days: {e['reinforced']}"
-           f"  missed: {e['missed']}  pending: {e['pending']}  rate: {_rate(e)}"]
-    if e["patterns"]:
-        w = max(22, max(len(p["pattern"]) for p in e["patterns"]))
-        out += [f"  {p['pattern']:<{w}} {p['reinforced']}/{p['surfaced']} reinforced, {p['pending']} pending,"
-                f" rate {_rate(p)}" for p in e["patterns"]]
-    for r in [dict(e["hints"]["overall"], pattern="Hints and briefing items", kind="all")] + \
-            e["hints"]["items"]:
-        lo, hi = r.get("interval", (0, 0))
-        lift = r.get("note") or f"lift {r['lift']:+.2f} [{lo:+.2f}, {hi:+.2f}]"
-        out.append(f"  {r['pattern']} ({r['kind']}): shown {r['shown']}, followed "
-                   f"{r['followed_shown']}/{r['decided_shown']}; held {r['held']}, followed "
-                   f"{r['followed_held']}/{r['decided_held']}; {lift}")
-    return "\n".join(out)
-
-
-def _render_feedback(r):
-    out = (f"{r['verdict'].capitalize()} feedback on {r['pattern']} ({_where(r)}):"
-           f" conf={r['confidence']} ({r['delta']:+d})")
-    if r["quiet"]:
-        out += f", not suggested until observed {r['quiet']} more time(s)"
-    return out
-
-
-def _render_conflicts(rows):
-    out = []
-    for c in rows:
-        out.append(f"{c['key']} ({_scope(c['project'])}): {c['winner']} wins")
-        out += [f"  {'*' if v['winner'] else ' '} {v['pattern']:<30} conf={v['confidence']:<3} [{v['level']}]"
-                f" last seen {v['last_seen'][:19]}" + ("" if v["winner"] else "  superseded")
-                for v in c["values"]]
-    return "\n".join(out + [f"{len(rows)} conflict{'' if len(rows) == 1 else 's'}"])
-
-
-def _render_summary(s):
-    act = s["activity"]
-    out = [f"Since {s['since'][:19]} (until {s['until'][:19]}):",
-           f"Observations: {act.get('observe', 0)}  Feedback: {act.get('feedback', 0)}"
-           f"  Suggestions shown: {act.get('surface', 0)}  Decays: {s['decay_count']}",
-           f"New patterns: {s['new_count']}"]
-    out += [f"  {_render_record(r)}" for r in s["new_patterns"]]
-    for label, key in (("Promoted", "promotions"), ("Demoted", "demotions"), ("Decayed", "decays")):
-        if s[key]:
-            out.append(f"{label}:")
-            out += [f"  {m['pattern']} ({_scope(m['project'])}) {m['change']}" for m in s[key]]
-    out.append("Top suggestions:")
-    out += [f"  {_render_record(r)}" for r in s["suggestions"]] or ["  (none)"]
-    st = s["stats"]
-    out.append(f"Total instincts: {st['total']}  (raw {st['by_level']['raw']}, mature "
-               f"{st['by_level']['mature']}, rule {st['by_level']['rule']}, universal "
-               f"{st['by_level']['universal']})")
-    return "\n".join(out)
 
 
 class _Insight(_Core):
@@ -8108,6 +7910,218 @@ class _Insight(_Core):
     Each pattern in it is one showing, reinforced when the pattern is observed
     (or given good feedback) in any project within the window after it.
     """
+    @staticmethod
+    def _pref_value(row, winner):
+        pattern, project, conf, promoted, last_seen = row
+        return {"pattern": pattern, "value": pattern.partition("=")[2], "project": project,
+                "confidence": conf, "level": LEVELS[promoted], "last_seen": last_seen, "winner": winner}
+
+    @staticmethod
+    def _scope(project):
+        return f"project {project}" if project else "global"
+
+    @staticmethod
+    def _level_change(data):
+        """A promote/demote event's data '0->1' -> 'raw -> mature'."""
+        try:
+            a, b = (LEVELS[int(x)] for x in data.split("->"))
+        except (ValueError, IndexError):
+            return data
+        return f"{a} -> {b}"
+
+    @staticmethod
+    def _named(rows):
+        return [{"name": n, "count": c} for n, c in rows if n]
+
+    _THRESHOLD = _Out.obj({"value": _Out.INT, "from": _Out.STR, "key": _Out.STR}, ("value", "from", "key"))
+    _NAMED = {"type": "array", "items": _Out.obj({"name": _Out.STR, "count": _Out.INT}, ("name", "count"))}
+    _PREF_VALUE = _Out.obj({"pattern": _Out.STR, "value": _Out.STR, "project": _Out.STR, "confidence": _Out.INT, "level": _Out.STR,
+                        "last_seen": _Out.STR, "winner": _Out.BOOL}, ("pattern", "value", "project", "winner"))
+    _EXPLAIN = _Out.obj({
+        **_Out.RECORD["properties"], "scope": _Out.STR, "decayed_at": _Out.STR, "level_due": _Out.STR, "suggested": _Out.BOOL, "quiet": _Out.INT,
+        "why": _Out.STR,
+        "thresholds": _Out.obj({"mature": _THRESHOLD, "rule": _THRESHOLD, "universal_projects": _THRESHOLD},
+                           ("mature", "rule", "universal_projects")),
+        "next_promotion": _Out.obj({"level": _Out.STR, "observations_needed": _Out.INT, "projects_needed": _Out.INT}),
+        "next_decay": _Out.obj({"date": _Out.STR, "confidence_after": _Out.INT, "deletes": _Out.BOOL}),
+        "observations": _Out.INT, "sources": _NAMED, "sessions": _NAMED, "session_count": _Out.INT,
+        "projects": {"type": "array", "items": _Out.obj({"project": _Out.STR, "confidence": _Out.INT, "level": _Out.STR})},
+        "aliases": {"type": "array", "items": _Out.STR},
+        "preference": _Out.obj({"key": _Out.STR, "superseded": _Out.BOOL, "superseded_by": _Out.STR,
+                            "values": {"type": "array", "items": _PREF_VALUE}}, ("key", "superseded", "values")),
+        "feedback": _Out.obj({"good": _Out.INT, "bad": _Out.INT, "recent": {"type": "array", "items": _Out.obj(
+            {"ts": _Out.STR, "verdict": _Out.STR, "note": _Out.STR})}}, ("good", "bad", "recent")),
+        "surfaced": _Out.INT, "stale": _Out.STR},
+        _Out.RECORD["required"] + ["level_due", "suggested", "quiet", "why", "thresholds", "observations",
+                               "sources", "sessions", "projects", "aliases", "feedback", "surfaced"])
+    _HISTORY = _Out.obj({
+        "pattern": _Out.STR, "project": _Out.STR, "scope": _Out.STR, "exists": _Out.BOOL, "confidence": _Out.INT, "level": _Out.STR,
+        "baseline": _Out.INT, "count": _Out.INT, "root": _Out.STR,
+        "events": {"type": "array", "items": _Out.obj({
+            "ts": _Out.STR, "kind": _Out.STR, "delta": _Out.INT, "confidence": _Out.INT, "session": _Out.STR, "source": _Out.STR,
+            "detail": _Out.STR}, ("ts", "kind", "delta", "confidence"))}},
+        ("pattern", "project", "exists", "confidence", "baseline", "count", "events"))
+    _TREND = _Out.obj({"pattern": _Out.STR, "recent": _Out.INT, "before": _Out.INT, "per_day": {"type": "number"},
+                   "before_per_day": {"type": "number"}, "change": {"type": "number"}},
+                  ("pattern", "recent", "before", "per_day", "before_per_day", "change"))
+    _EFFECT_COUNTS = {"surfaced": _Out.INT, "reinforced": _Out.INT, "missed": _Out.INT, "pending": _Out.INT,
+                      "rate": {"type": "number"}}
+    _EFFECT = _Out.obj({
+        "days": _Out.INT, **_EFFECT_COUNTS,
+        "patterns": {"type": "array", "items": _Out.obj({"pattern": _Out.STR, **_EFFECT_COUNTS},
+                                                    ("pattern", "surfaced", "reinforced"))},
+        "hints": _Out.obj({"overall": {"type": "object"}, "items": {"type": "array", "items": {
+            "type": "object"}}}, ("overall", "items"))},
+        ("days", "surfaced", "reinforced", "missed", "pending", "patterns"))
+    _FEEDBACK = _Out.obj({**_Out.RECORD["properties"], "scope": _Out.STR, "verdict": _Out.STR, "delta": _Out.INT, "quiet": _Out.INT, "note": _Out.STR},
+                     _Out.RECORD["required"] + ["verdict", "delta", "quiet"])
+    _CONFLICT = _Out.obj({"key": _Out.STR, "project": _Out.STR, "winner": _Out.STR,
+                      "values": {"type": "array", "items": _PREF_VALUE}}, ("key", "project", "winner", "values"))
+    _LEVEL_MOVE = _Out.obj({"ts": _Out.STR, "pattern": _Out.STR, "project": _Out.STR, "change": _Out.STR},
+                       ("pattern", "project", "change"))
+    _SUMMARY = _Out.obj({
+        "since": _Out.STR, "until": _Out.STR, "consolidate": OPERATIONS["consolidate"].output,
+        "activity": {"type": "object"}, "new_count": _Out.INT,
+        "new_patterns": {"type": "array", "items": _Out.RECORD},
+        "promotions": {"type": "array", "items": _LEVEL_MOVE},
+        "demotions": {"type": "array", "items": _LEVEL_MOVE},
+        "decays": {"type": "array", "items": _LEVEL_MOVE}, "decay_count": _Out.INT,
+        "suggestions": {"type": "array", "items": _Out.RECORD}, "stats": OPERATIONS["stats"].output},
+        ("since", "until", "consolidate", "activity", "new_count", "new_patterns", "promotions",
+         "demotions", "decays", "suggestions", "stats"))
+
+    @staticmethod
+    def _render_explain(e):
+        t = e["thresholds"]
+
+        def th(name):
+            x = t[name]
+            return f"{x['value']} ({x['from']}{'' if x['from'] == 'default' else ': ' + x['key']})"
+        out = [f"{e['pattern']} ({_Core._where(e)}): conf={e['confidence']} [{e['level']}] {e['category']}",
+               f"  why: {e['why']}",
+               f"  thresholds: mature {th('mature')}, rule {th('rule')}, universal projects "
+               f"{th('universal_projects')}",
+               f"  seen: first {e['first_seen'][:19]}, last {e['last_seen'][:19]}"
+               + (f", last decay {e['decayed_at'][:19]}" if e.get("decayed_at") else "")]
+        n = e.get("next_promotion")
+        if n:
+            out.append(f"  next promotion: {n['level']} after {n['observations_needed']} more observation(s)"
+                       if n["level"] != "universal" else
+                       f"  next promotion: universal once a rule in {n['projects_needed']} more project(s)")
+        d = e.get("next_decay")
+        if d:
+            out.append(f"  next decay: {d['date'][:10]} if not observed (to conf={d['confidence_after']}"
+                       f"{', deleted' if d['deletes'] else ''})")
+        out.append(f"  suggested: {'yes' if e['suggested'] else 'no'}"
+                   + (f" (quiet for {e['quiet']} more observation(s) after bad feedback)" if e["quiet"] else ""))
+        out.append(f"  observations: {e['observations']}"
+                   + (f" in {e['session_count']} session(s)" if e["session_count"] else ""))
+        for label, key in (("sources", "sources"), ("sessions", "sessions")):
+            if e[key]:
+                out.append(f"  {label}: " + ", ".join(f"{x['name']} ({x['count']})" for x in e[key]))
+        if len(e["projects"]) > 1 or (e["projects"] and e["projects"][0]["project"] != e["project"]):
+            out.append("  projects: " + ", ".join(f"{p['project'] or 'global'} conf={p['confidence']} [{p['level']}]"
+                                                  for p in e["projects"]))
+        if e["aliases"]:
+            out.append("  aliases: " + ", ".join(e["aliases"]))
+        p = e.get("preference")
+        if p and len(p["values"]) > 1:
+            out.append(f"  preference {p['key']}: " + (f"superseded by {p['superseded_by']}" if p["superseded"]
+                                                      else "wins over the other values"))
+            out += [f"    {'*' if v['winner'] else ' '} {v['value']:<20} conf={v['confidence']:<3}"
+                    f" [{v['level']}] last seen {v['last_seen'][:19]}" for v in p["values"]]
+        f = e["feedback"]
+        if f["good"] or f["bad"]:
+            out.append(f"  feedback: {f['good']} good, {f['bad']} bad")
+            out += [f"    {x['ts'][:19]} {x['verdict']}" + (f": {x['note']}" if x["note"] else "")
+                    for x in f["recent"]]
+        out.append(f"  surfaced: {e['surfaced']} time(s)")
+        if e.get("stale"):
+            out.append(f"  may be stale: {e['stale']} since it was anchored (observe it again or give"
+                       " good feedback to re-anchor it)")
+        return "\n".join(out)
+
+    @staticmethod
+    def _render_history(h):
+        head = (f"{h['pattern']} ({_Core._where(h)}): "
+                + (f"conf={h['confidence']} [{h['level']}]" if h["exists"] else "no longer stored"))
+        out = [head]
+        if h["count"] > len(h["events"]):
+            out.append(f"  ... {h['count'] - len(h['events'])} earlier event(s); confidence then {h['baseline']}")
+        out += [f"  {x['ts'][:19]}  {x['kind']:<8} {x['delta']:+d}  -> {x['confidence']:<4}"
+                + (f" {x['detail']}" if x["detail"] else "") + (f" [{x['source']}]" if x["source"] else "")
+                for x in h["events"]]
+        out.append(f"{h['count']} event{'' if h['count'] == 1 else 's'}")
+        return "\n".join(out)
+
+    @staticmethod
+    def _render_trending(rows):
+        if not rows:
+            return "No observations in the window"
+        w = max(22, max(len(r["pattern"]) for r in rows))
+        out = [f"  {r['pattern']:<{w}} {r['per_day']:>7.2f}/day (before {r['before_per_day']:.2f}, "
+               f"{r['change']:+.2f})  {r['recent']} recent, {r['before']} before" for r in rows]
+        return "\n".join(out + [f"{len(rows)} trending pattern{'' if len(rows) == 1 else 's'}"])
+
+    @staticmethod
+    def _rate(r):
+        return f"{r['rate'] * 100:.0f}%" if "rate" in r else "n/a"
+
+    @staticmethod
+    def _render_effectiveness(e):
+        out = [f"Suggestions surfaced: {e['surfaced']}  reinforced within {e['days']} days: {e['reinforced']}"
+               f"  missed: {e['missed']}  pending: {e['pending']}  rate: {_Insight._rate(e)}"]
+        if e["patterns"]:
+            w = max(22, max(len(p["pattern"]) for p in e["patterns"]))
+            out += [f"  {p['pattern']:<{w}} {p['reinforced']}/{p['surfaced']} reinforced, {p['pending']} pending,"
+                    f" rate {_Insight._rate(p)}" for p in e["patterns"]]
+        for r in [dict(e["hints"]["overall"], pattern="Hints and briefing items", kind="all")] + \
+                e["hints"]["items"]:
+            lo, hi = r.get("interval", (0, 0))
+            lift = r.get("note") or f"lift {r['lift']:+.2f} [{lo:+.2f}, {hi:+.2f}]"
+            out.append(f"  {r['pattern']} ({r['kind']}): shown {r['shown']}, followed "
+                       f"{r['followed_shown']}/{r['decided_shown']}; held {r['held']}, followed "
+                       f"{r['followed_held']}/{r['decided_held']}; {lift}")
+        return "\n".join(out)
+
+    @staticmethod
+    def _render_feedback(r):
+        out = (f"{r['verdict'].capitalize()} feedback on {r['pattern']} ({_Core._where(r)}):"
+               f" conf={r['confidence']} ({r['delta']:+d})")
+        if r["quiet"]:
+            out += f", not suggested until observed {r['quiet']} more time(s)"
+        return out
+
+    @staticmethod
+    def _render_conflicts(rows):
+        out = []
+        for c in rows:
+            out.append(f"{c['key']} ({_Insight._scope(c['project'])}): {c['winner']} wins")
+            out += [f"  {'*' if v['winner'] else ' '} {v['pattern']:<30} conf={v['confidence']:<3} [{v['level']}]"
+                    f" last seen {v['last_seen'][:19]}" + ("" if v["winner"] else "  superseded")
+                    for v in c["values"]]
+        return "\n".join(out + [f"{len(rows)} conflict{'' if len(rows) == 1 else 's'}"])
+
+    @staticmethod
+    def _render_summary(s):
+        act = s["activity"]
+        out = [f"Since {s['since'][:19]} (until {s['until'][:19]}):",
+               f"Observations: {act.get('observe', 0)}  Feedback: {act.get('feedback', 0)}"
+               f"  Suggestions shown: {act.get('surface', 0)}  Decays: {s['decay_count']}",
+               f"New patterns: {s['new_count']}"]
+        out += [f"  {_Out.render_record(r)}" for r in s["new_patterns"]]
+        for label, key in (("Promoted", "promotions"), ("Demoted", "demotions"), ("Decayed", "decays")):
+            if s[key]:
+                out.append(f"{label}:")
+                out += [f"  {m['pattern']} ({_Insight._scope(m['project'])}) {m['change']}" for m in s[key]]
+        out.append("Top suggestions:")
+        out += [f"  {_Out.render_record(r)}" for r in s["suggestions"]] or ["  (none)"]
+        st = s["stats"]
+        out.append(f"Total instincts: {st['total']}  (raw {st['by_level']['raw']}, mature "
+                   f"{st['by_level']['mature']}, rule {st['by_level']['rule']}, universal "
+                   f"{st['by_level']['universal']})")
+        return "\n".join(out)
+
 
     def _thresholds(self, pattern, category):
         """Each threshold of one row with where it comes from, in consolidate's order.
@@ -8153,7 +8167,7 @@ class _Insight(_Core):
 
     @operation(
         Param("pattern", str, "the pattern", required=True, positional=True),
-        _PROJECT_OF_ONE,
+        _Core._PROJECT_OF_ONE,
         title="Explain a pattern's level", read_only=True, idempotent=True,
         output=_EXPLAIN, render=_render_explain)
     def explain(self, pattern, project=None):
@@ -8163,8 +8177,8 @@ class _Insight(_Core):
         (superseded values) and the feedback it received.
         """
         p, proj, scope = self._locate(pattern, project)
-        recs = [dict(_record(cols), decayed_at=decayed_at, quiet=quiet) for *cols, decayed_at, quiet
-                in self._read(f"SELECT {_COLS}, decayed_at, quiet FROM instincts WHERE pattern = ?", (p,))]
+        recs = [dict(_Core._record(cols), decayed_at=decayed_at, quiet=quiet) for *cols, decayed_at, quiet
+                in self._read(f"SELECT {_Core._COLS}, decayed_at, quiet FROM instincts WHERE pattern = ?", (p,))]
         e = next((r for r in recs if r["project"] == proj), None)
         if e is None:
             raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
@@ -8199,7 +8213,7 @@ class _Insight(_Core):
             e["next_decay"] = {"date": _iso(last + 90 * 86400), "confidence_after": conf - 1,
                                "deletes": conf <= 1}
         where = " FROM events WHERE pattern = :p AND project = :proj AND pattern != ''"
-        obs = self._read("SELECT session, source, count(*)" + where + " AND " + _SQL_OBSERVED +
+        obs = self._read("SELECT session, source, count(*)" + where + " AND " + _Core._SQL_OBSERVED +
                          " GROUP BY session, source", {"p": p, "proj": proj})
         sessions, sources = {}, {}
         for s, src, n in obs:
@@ -8207,7 +8221,7 @@ class _Insight(_Core):
             sources[src] = sources.get(src, 0) + n
 
         def top(d):
-            return _named(sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))[:10])
+            return _Insight._named(sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))[:10])
         e.update(observations=sum(sessions.values()), sources=top(sources), sessions=top(sessions),
                  session_count=len([s for s in sessions if s]))
         e["projects"] = [{"project": r["project"], "confidence": r["confidence"], "level": r["level"]}
@@ -8215,12 +8229,12 @@ class _Insight(_Core):
         e["aliases"] = [a for a, in self._read("SELECT alias FROM aliases WHERE pattern = ? ORDER BY alias",
                                                (p,))]
         superseded = False
-        key = _pref_key(p)
+        key = _Core._pref_key(p)
         if key:
-            group = _pref_groups(self._pref_rows({key})).get((key, proj), [])
+            group = _Core._pref_groups(self._pref_rows({key})).get((key, proj), [])
             superseded = bool(group) and group[0][0] != p
             e["preference"] = {"key": key, "superseded": superseded,
-                               "values": [_pref_value(r, i == 0) for i, r in enumerate(group)]}
+                               "values": [_Insight._pref_value(r, i == 0) for i, r in enumerate(group)]}
             if superseded:
                 e["preference"]["superseded_by"] = group[0][0]
         fb = self._read("SELECT ts, data" + where + " AND kind = 'feedback' ORDER BY id DESC",
@@ -8241,7 +8255,7 @@ class _Insight(_Core):
 
     @operation(
         Param("pattern", str, "the pattern", required=True, positional=True),
-        _PROJECT_OF_ONE,
+        _Core._PROJECT_OF_ONE,
         Param("limit", int, "show at most the latest this many events", default=100, minimum=1, maximum=MAX_LIMIT),
         title="Confidence history of a pattern", read_only=True, idempotent=True,
         output=_HISTORY, render=_render_history)
@@ -8279,7 +8293,7 @@ class _Insight(_Core):
                 detail = str(v.get("verdict", "")) + (f": {v['note']}" if v.get("note") else "")
             else:
                 detail = (f"merged {data}" if kind == "merge" else
-                          _level_change(data) if kind in ("promote", "demote") else "")
+                          _Insight._level_change(data) if kind in ("promote", "demote") else "")
             out.append({"ts": ts, "kind": kind, "delta": d, "confidence": running, "session": session,
                         "source": source, "detail": detail})
             running -= d
@@ -8307,7 +8321,7 @@ class _Insight(_Core):
         mid = _iso(now - days * 86400)
         rows = self._read(
             "SELECT pattern, sum(ts >= ?), count(*) FROM events WHERE id >= ? AND "
-            + _SQL_OBSERVED + " AND ts >= ? AND ts <= ? AND pattern != '' GROUP BY pattern",
+            + _Core._SQL_OBSERVED + " AND ts >= ? AND ts <= ? AND pattern != '' GROUP BY pattern",
             (mid, self._first_event_id(start), _iso(start), _iso(now)))
         out = [{"pattern": p, "recent": a, "before": n - a, "per_day": round(a / days, 3),
                 "before_per_day": round((n - a) / days, 3), "change": round((2 * a - n) / days, 3)}
@@ -8340,7 +8354,7 @@ class _Insight(_Core):
             chunk = names[i:i + 500]
             for p, ts in self._read(
                     f"SELECT pattern, ts FROM events WHERE pattern IN ({','.join('?' * len(chunk))})"
-                    f" AND pattern != '' AND ({_SQL_OBSERVED}"
+                    f" AND pattern != '' AND ({_Core._SQL_OBSERVED}"
                     " OR (kind = 'feedback' AND delta > 0))",
                     chunk):
                 hits.setdefault(p, []).append(ts)
@@ -8372,7 +8386,7 @@ class _Insight(_Core):
         Param("verdict", str, "good (reinforce) or bad (lower it and keep it out of suggestions)",
               required=True, positional=True, choices=("good", "bad")),
         Param("note", str, "why (kept in the event log)", default=""),
-        _PROJECT_OF_ONE,
+        _Core._PROJECT_OF_ONE,
         title="Give feedback on a pattern", output=_FEEDBACK, render=_render_feedback,
         learns=True)
     def feedback(self, pattern, verdict, note="", project=None):
@@ -8413,9 +8427,9 @@ class _Insight(_Core):
         The value reinforced last wins suggestions; the others are superseded
         (kept, never suggested).
         """
-        groups = _pref_groups(self._pref_rows())
+        groups = _Core._pref_groups(self._pref_rows())
         return [{"key": k, "project": proj, "winner": g[0][0],
-                 "values": [_pref_value(r, i == 0) for i, r in enumerate(g)]}
+                 "values": [_Insight._pref_value(r, i == 0) for i, r in enumerate(g)]}
                 for (k, proj), g in sorted(groups.items()) if len(g) > 1]
 
     def _since(self, since):
@@ -8451,7 +8465,7 @@ class _Insight(_Core):
         counts = self.consolidate()
         first = self._first_event_id(t)
         (new_count,), = self._read("SELECT count(*) FROM instincts WHERE first_seen >= ?", (start,))
-        new = self._read(f"SELECT {_COLS} FROM instincts WHERE first_seen >= ?"
+        new = self._read(f"SELECT {_Core._COLS} FROM instincts WHERE first_seen >= ?"
                          " ORDER BY first_seen DESC, pattern LIMIT ?", (start, limit))
         activity = {k: n for k, n in self._read(
             "SELECT kind, count(*) FROM events WHERE id >= ? AND ts >= ? GROUP BY kind ORDER BY kind",
@@ -8462,9 +8476,9 @@ class _Insight(_Core):
                     "SELECT ts, pattern, project, data FROM events WHERE id >= ? AND kind = ? AND ts >= ?"
                     " ORDER BY id DESC LIMIT ?", (first, kind, start, limit)):
                 moves[kind].append({"ts": ts, "pattern": p, "project": pr,
-                                    "change": "-1" if kind == "decay" else _level_change(data)})
+                                    "change": "-1" if kind == "decay" else _Insight._level_change(data)})
         return {"since": start, "until": self._now(), "consolidate": counts, "activity": activity,
-                "new_count": new_count, "new_patterns": [_record(r) for r in new],
+                "new_count": new_count, "new_patterns": [_Core._record(r) for r in new],
                 "promotions": moves["promote"], "demotions": moves["demote"], "decays": moves["decay"],
                 "decay_count": activity.get("decay", 0),
                 "suggestions": self.suggest(project=proj, limit=limit), "stats": self.stats()}
@@ -8500,7 +8514,7 @@ _CLI_EXTRAS = {
              [(("event",), {"help": "session-start, user-prompt-submit, pre-tool-use, post-tool-use, "
                                     "post-tool-use-failure, stop or session-end"})]),
     "setup": ("print (or --write) the MCP server and hook config for an agent",
-              [(("client",), {"choices": SETUP_CLIENTS}),
+              [(("client",), {"choices": _Setup.CLIENTS}),
                (("--write",), {"action": "store_true", "help": "merge into the config files (a .bak is kept)"}),
                (("--scope",), {"choices": ("user", "project"), "default": "user",
                                "help": "user-wide config or this project's (default: user)"}),
@@ -8722,7 +8736,7 @@ def _exit_now(code):
 
 def _cli(argv, close=True):
     if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
-        return _run_hook(argv[1:], close=close)      # hot path: no argparse
+        return _Capture.run_hook(argv[1:], close=close)      # hot path: no argparse
     if "serve" in argv[:3] and not {"-h", "--help"} & set(argv):   # clients spawn it per window
         db, rest = _take_db(argv)
         if rest == ["serve"]:
@@ -8751,7 +8765,7 @@ def _cli(argv, close=True):
         if args.command == "serve":
             return serve(InstinctStore(getattr(args, "db", None)))
         if args.command == "hook":
-            return _run_hook([args.event] + (["--db", args.db] if getattr(args, "db", None) else []),
+            return _Capture.run_hook([args.event] + (["--db", args.db] if getattr(args, "db", None) else []),
                              close=close)
         if args.command == "setup":
             return _setup_cli(args)
@@ -8793,7 +8807,7 @@ def _setup_cli(args):
             sys.stdout.write(f"{'wrote' if r['changed'] else 'unchanged'} {r['path']}{kept}\n")
         else:
             sys.stdout.write(f"# {r['path']}\n{r['content']}\n")
-    for note in [] if args.remove else _setup_notes(args.client, args.scope, project_root()):
+    for note in [] if args.remove else _Setup.notes(args.client, args.scope, project_root()):
         (sys.stderr if as_json else sys.stdout).write(f"note: {note}\n")
     return 0
 
@@ -8803,7 +8817,7 @@ def _cli_extras(store, op):
     count an interrupted run reports -> [sessions read, sessions found, a bar half drawn]."""
     at = [0, None, False]
     if op.name == "import_history":
-        bar = _tty_progress()
+        bar = _Transcripts.tty_progress()
 
         def progress(done, total):
             at[:] = done, total, bar is not None and done < total
@@ -9164,7 +9178,7 @@ class _Server:
         if note:
             structured["note"] = note
         if more:
-            structured["nextCursor"] = _cursor_token(page + len(result))
+            structured["nextCursor"] = Operation._cursor_token(page + len(result))
             structured["note"] = ("More results: call again with the same arguments and "
                                   "cursor=nextCursor for the next page.")
         text = _dumps(structured)
@@ -9202,10 +9216,10 @@ class _Server:
                 data = {"suggestions": data, "count": len(data)}
             elif uri == "instinct://rules":
                 rules = s.export_rules()
-                data, md = {"rules": rules, "count": len(rules)}, _render_markdown(rules)
+                data, md = {"rules": rules, "count": len(rules)}, _Out.render_markdown(rules)
             elif uri == "instinct://stats":
                 data = s.stats()
-                md = "```\n" + _render_stats(data) + "\n```\n"
+                md = "```\n" + _Out.render_stats(data) + "\n```\n"
             else:                              # the stateless revision made it -32602
                 code = _INVALID_PARAMS if self.version in MODERN_VERSIONS else _RESOURCE_NOT_FOUND
                 raise _RpcError(code, f"Resource not found: {uri}", {"uri": uri})
@@ -9339,7 +9353,7 @@ def _fit_reply(op, structured, text, offset):
         holder[key] = holder[key][:keep]
         if holder is structured and key == op.list_key and offset is not None:
             structured["count"] = keep
-            structured["nextCursor"] = _cursor_token(offset + keep)
+            structured["nextCursor"] = Operation._cursor_token(offset + keep)
             structured["note"] = (f"Cut to {keep} results to stay under {budget} bytes: call again "
                                   "with the same arguments and cursor=nextCursor for the rest.")
         else:

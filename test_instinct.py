@@ -1381,8 +1381,8 @@ class TestAPI(StoreCase):
         def counting_write():
             ends.append(1)
             return real_write()
-        with mock.patch.object(instinct, "_PRUNE_PER_CONSOLIDATE", 10), \
-                mock.patch.object(instinct, "_DECAY_BATCH", 3), mock.patch.object(instinct, "_YIELD_S", 0), \
+        with mock.patch.object(instinct._Core, "_PRUNE_PER_CONSOLIDATE", 10), \
+                mock.patch.object(instinct._Core, "_DECAY_BATCH", 3), mock.patch.object(instinct._Core, "_YIELD_S", 0), \
                 mock.patch.object(self.store, "_write", counting_write):
             self.store.consolidate()
             self.assertEqual(self.sql("SELECT min(id), count(*) FROM events WHERE kind = 'observe'"),
@@ -1594,7 +1594,7 @@ class TestBoundedWork(StoreCase):
         self.assertTrue(self.store.doctor()["ok"])
 
     def test_decay_runs_in_batches_with_the_same_result(self):
-        with mock.patch.object(instinct, "_DECAY_BATCH", 7):
+        with mock.patch.object(instinct._Core, "_DECAY_BATCH", 7):
             for i in range(40):
                 self.store.observe(f"seq:p{i}", project=FP_A if i % 2 else "")
             self.observe_n("seq:p3", 2, project=FP_A)

@@ -219,7 +219,7 @@ class SyntheticSessions(unittest.TestCase):
                 records = [json.loads(line) for line in f]
             uses = sum(1 for r in records if r["type"] == "assistant" and not r["isSidechain"])
             stats = collections.Counter()
-            sid, calls = instinct._claude_session(path, stats)
+            sid, calls = instinct._Transcripts.claude_session(path, stats)
             self.assertEqual(sid, os.path.basename(path)[:-len(".jsonl")])
             self.assertEqual(len(calls), uses)
             self.assertTrue(any(p["tool_name"] == "Bash" and p["tool_input"]["command"] == "make lint"

@@ -407,7 +407,7 @@ class TestOneSource(StoreCase):
                     self.assertEqual(instinct.main(args), 0, err.getvalue())
         self.assertEqual(self.open(other).get("seq:a", project="")["confidence"], 3)
         self.assertEqual(instinct.OPERATIONS["export_rules"].known["format"].choices,
-                         tuple(instinct._EXPORT_FORMATS))
+                         tuple(instinct._Core._EXPORT_FORMATS))
 
 
 class TestObserveWithoutReturning(StoreCase):
@@ -446,9 +446,9 @@ class TestObserveWithoutReturning(StoreCase):
         self.clock = Clock()                                          # the same instants each run
         path = self.tmp / f"returning-{returning}.db"
         with contextlib.ExitStack() as patches:
-            patches.enter_context(mock.patch.object(instinct, "_HAS_RETURNING", returning))
+            patches.enter_context(mock.patch.object(instinct._Core, "_HAS_RETURNING", returning))
             if not returning:                   # as on SQLite < 3.35: a RETURNING statement fails
-                patches.enter_context(mock.patch.object(instinct, "_SQL_REINFORCED",
+                patches.enter_context(mock.patch.object(instinct._Core, "_SQL_REINFORCED",
                                                         "SELECT * FROM no_returning_here"))
             store = self.open(path)
             records = self.scenario(store)
@@ -479,7 +479,7 @@ class TestObserveWithoutReturning(StoreCase):
         self.assertEqual(len(observed), len(records))
         if sqlite3.sqlite_version_info < (3, 35, 0):
             self.skipTest(f"SQLite {sqlite3.sqlite_version} has no RETURNING to compare with")
-        self.assertTrue(instinct._HAS_RETURNING)
+        self.assertTrue(instinct._Core._HAS_RETURNING)
         self.assertEqual(self.observe_all(True), (records, rows))
 
 

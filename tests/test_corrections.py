@@ -68,7 +68,7 @@ class TestOneWriter(StoreCase):
         """_OBSERVATION is what one observation adds: observe, a mined session and an
         imported history session all follow it."""
         repo = make_repo(str(self.tmp / "repo"))
-        with mock.patch.object(instinct, "_OBSERVATION", 3):
+        with mock.patch.object(instinct._Core, "_OBSERVATION", 3):
             self.assertEqual(self.store.observe("pref:weight")["confidence"], 3)
             self.assertEqual(self.store.observe("pref:weight")["confidence"], 6)
             for sid in ("live1", "live2"):          # one session is no evidence: two are
@@ -92,16 +92,16 @@ class TestOneWriter(StoreCase):
         kernel = inspect.getsource(instinct._Core._reinforce)
         bumps = [m.start() for m in re.finditer(r"confidence\s*=\s*confidence\s*\+", src)]
         self.assertEqual(len(bumps), 1)
-        self.assertIn("confidence = confidence + :delta", instinct._SQL_REINFORCE)
+        self.assertIn("confidence = confidence + :delta", instinct._Core._SQL_REINFORCE)
         inserts = re.findall(r"INSERT INTO instincts\s*\(", src)        # v1 migration, kernel
         self.assertEqual(len(inserts), 2)
         quoted = [src[m.start() - 30:m.end()] for m in re.finditer("'observe'", src)]
         self.assertEqual(len(quoted), 1, quoted)                 # session_summary reads a count
         self.assertIn("act.get('observe'", quoted[0])
         self.assertIn("_SQL_EVENT", kernel)
-        self.assertEqual(instinct._SQL_OBSERVED, "kind IN ('observe')")
+        self.assertEqual(instinct._Core._SQL_OBSERVED, "kind IN ('observe')")
         self.assertLessEqual({"observe", "import", "merge", "feedback", "forget", "unforget"},
-                             set(instinct.EVENT_KINDS))
+                             set(instinct._Core.EVENT_KINDS))
 
     def test_every_kind_in_a_busy_store_is_declared(self):
         repo = make_repo(str(self.tmp / "repo"))
@@ -121,7 +121,7 @@ class TestOneWriter(StoreCase):
         s.forget("seq:gone", project="")
         s.unforget("seq:gone")
         kinds = {k for k, in self.sql("SELECT DISTINCT kind FROM events")}
-        self.assertLessEqual(kinds, set(instinct.EVENT_KINDS))
+        self.assertLessEqual(kinds, set(instinct._Core.EVENT_KINDS))
         self.assertGreaterEqual(len(kinds), 9)
 
 

@@ -42,7 +42,7 @@ class _Case(unittest.TestCase):
 
     def commands(self, client="claude-code"):
         """{event: the shell command `setup` writes for it}."""
-        plan = instinct._setup_plan(client, "user", self.home, self.repo, sys.executable, ROOT,
+        plan = instinct._Setup.plan(client, "user", self.home, self.repo, sys.executable, ROOT,
                                     self.db)
         groups = next(entry for _, key, entry in plan if key == ("hooks",))
         return {e: (g.get("matcher"), g["hooks"][0]["command"]) for e, g in groups.items()}

@@ -333,7 +333,7 @@ class TestClaudeTranscripts(_Home):
         (sid, tr, _), = self.history(n=1)
         path = self.write_session(sid, tr)
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
-        session, calls = instinct._claude_session(path, stats)
+        session, calls = instinct._Transcripts.claude_session(path, stats)
         self.assertEqual(session, sid)
         self.assertEqual([(p["tool_name"], p["tool_input"], f) for p, f, _ in calls], tr.calls)
         for payload, failed, ts in calls:
@@ -433,10 +433,10 @@ class TestClaudeTranscripts(_Home):
         (sid, tr, _), = self.history(n=1)
         path = self.write_session(sid, tr)
         size = max(len(json.dumps(line)) for line in tr.lines)
-        old, instinct.HISTORY_MAX_LINE = instinct.HISTORY_MAX_LINE, size - 1
+        old, instinct._Transcripts.MAX_LINE = instinct._Transcripts.MAX_LINE, size - 1
         self.addCleanup(setattr, instinct, "HISTORY_MAX_LINE", old)
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
-        _, calls = instinct._claude_session(path, stats)
+        _, calls = instinct._Transcripts.claude_session(path, stats)
         self.assertGreaterEqual(stats["bad_lines"], 1)
         self.assertLess(len(calls), len(tr.calls))
         self.assertTrue(calls)
@@ -535,11 +535,11 @@ class TestClaudeTranscripts(_Home):
             def isatty(self):
                 return True
         buf = Tty()
-        bar = instinct._tty_progress(buf)
+        bar = instinct._Transcripts.tty_progress(buf)
         bar(1, 2)
         bar(2, 2)
         self.assertIn("2/2 sessions", buf.getvalue())
-        self.assertIsNone(instinct._tty_progress(io.StringIO()))
+        self.assertIsNone(instinct._Transcripts.tty_progress(io.StringIO()))
 
 
 class TestCodexRollouts(_Home):
@@ -549,7 +549,7 @@ class TestCodexRollouts(_Home):
         with open(path, "w") as f:
             f.write(codex_rollout(sid, self.repo, 1_790_000_000.0))
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
-        session, calls = instinct._codex_session(path, stats)
+        session, calls = instinct._Transcripts.codex_session(path, stats)
         self.assertEqual(session, sid)
         got = [(p["tool_name"], p["tool_input"].get("command", p["tool_input"]), f) for p, f, _ in calls]
         self.assertEqual(got[:5], [("Bash", "cargo test --quiet", True),
@@ -566,9 +566,9 @@ class TestCodexRollouts(_Home):
             self.assertEqual((p["session_id"], p["cwd"], p["hook_event_name"]), (sid, self.repo, "PostToolUse"))
             self.assertIn("turn_id", p)
             self.assertIsInstance(ts, float)
-        self.assertEqual(instinct._codex_exit("Exit code: 3\nWall time: 1 seconds"), 3)
-        self.assertEqual(instinct._codex_exit("Process running with session ID 4\nOutput:"), None)
-        self.assertEqual(instinct._codex_exit([{"type": "input_text", "text": "Exit code: 0"}]), 0)
+        self.assertEqual(instinct._Transcripts.codex_exit("Exit code: 3\nWall time: 1 seconds"), 3)
+        self.assertEqual(instinct._Transcripts.codex_exit("Process running with session ID 4\nOutput:"), None)
+        self.assertEqual(instinct._Transcripts.codex_exit([{"type": "input_text", "text": "Exit code: 0"}]), 0)
 
     def test_codex_home_import_skips_subagents_and_is_idempotent(self):
         base = os.path.join(self.home, "codexhome")
@@ -608,7 +608,7 @@ class TestCodexLiveOutcomes(_Home):
         with open(path, "w") as f:
             f.write(codex_rollout(sid, self.repo, 1_790_000_000.0))
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
-        _, calls = instinct._codex_session(path, stats)
+        _, calls = instinct._Transcripts.codex_session(path, stats)
         for payload, _, _ in calls:                 # what Codex 0.171 sends: output, no exit code
             self.hook("post-tool-use", dict(payload, tool_response="test result: FAILED", transcript_path=path))
         self.assertEqual([k for k, *_ in self.stored()], ["tool"] * 7)
@@ -631,7 +631,7 @@ class TestCodexLiveOutcomes(_Home):
         with open(path, "w") as f:
             f.write(codex_rollout("another-session", self.repo, 1_790_000_000.0))
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
-        _, calls = instinct._codex_session(path, stats)
+        _, calls = instinct._Transcripts.codex_session(path, stats)
         for payload, _, _ in calls:
             self.hook("post-tool-use", dict(payload, session_id="mine", tool_response=""))
         for tp in (path, os.path.join(self.home, "missing-rollout.jsonl"), self.home, "/dev/null", 5):

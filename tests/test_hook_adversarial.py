@@ -128,7 +128,7 @@ class TestBadPayloads(_Env):
         self.assertEqual(self.stored()[1], [("tool", "Bash(pytest)", "s1")])
 
     def test_ctrl_c_while_waiting_for_input_is_quiet(self):
-        argv = instinct._launch_args(sys.executable, ROOT, "hook", "session-start")
+        argv = instinct._Setup.launch_args(sys.executable, ROOT, "hook", "session-start")
         p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              cwd=self.repo, env=child_env(db=self.db))
         time.sleep(2.0)                    # well into the read of stdin

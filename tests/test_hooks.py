@@ -716,7 +716,7 @@ class TestSetup(_Env):
         return path
 
     def test_every_client_prints_and_writes_idempotently(self):
-        for client in instinct.SETUP_CLIENTS:
+        for client in instinct._Setup.CLIENTS:
             with self.subTest(client=client):
                 printed = self.run_setup(client, write=False)
                 self.assertTrue(printed and all(not os.path.exists(r["path"]) for r in printed))

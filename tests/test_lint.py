@@ -94,7 +94,7 @@ class TestPlanted(_Base):
                          ("Tests here: pnpm test", "Run `make test` before pushing; it starts the mock API first."))
         self.assertEqual(found, self.store.lint())                 # deterministic
         for f in found:
-            self.assertEqual(validate(f, instinct._LINT_FINDING), [])
+            self.assertEqual(validate(f, instinct._Lint.FINDING), [])
 
     def test_a_learned_command_the_file_forbids_is_a_contradiction(self):
         self.learn("pref:test=jest")
@@ -139,7 +139,7 @@ class TestPlanted(_Base):
 
     def test_lint_duplicates_for_the_presenters(self):
         rows = self.store.suggest(project=instinct.project_fingerprint(self.proj))
-        kept = {r["pattern"] for r in instinct._lint_duplicates(self.proj, rows)}
+        kept = {r["pattern"] for r in instinct._Lint.duplicates(self.proj, rows)}
         self.assertEqual(kept, {r["pattern"] for r in rows} - {
             "pref:lint=npx eslint", "pref:standard-library-first",
             "seq:npx eslint->Edit->npx tsc->git commit"})
@@ -221,7 +221,7 @@ class TestProse(unittest.TestCase):
         }
         for line, want in cases.items():
             with self.subTest(line=line):
-                self.assertEqual(instinct._prose_mentions(line), want)
+                self.assertEqual(instinct._Lint.prose_mentions(line), want)
 
 
 if __name__ == "__main__":

@@ -771,7 +771,7 @@ class TestBoundedWork(ServerTestCase):
                 k = rng.randrange(1, 6)
                 st.observe(rng.choice(["seq:", "pref:", ""]) + "-".join(rng.choice(words) for _ in range(k)))
             conf = dict(st._db.conn.execute("SELECT pattern, sum(confidence) FROM instincts GROUP BY pattern"))
-            toks = {p: instinct._tokens(p) for p in conf}
+            toks = {p: instinct._Pairs.tokens(p) for p in conf}
             for t in (0.0, 0.25, 0.5, 0.6, 0.8, 1.0):
                 want = set()                 # brute force: every pair sharing a word
                 for p in conf:

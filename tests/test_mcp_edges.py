@@ -198,9 +198,9 @@ class TestPaging(EdgeCase):
                 got, n = self.follow(s, "list_instincts", {} if limit is None else {"limit": limit})
                 self.assertEqual([r["pattern"] for r in got], everything)
                 self.assertEqual(n, pages)
-        sc = s.tool("list_instincts", {"limit": 1000, "cursor": instinct._cursor_token(1000)})
+        sc = s.tool("list_instincts", {"limit": 1000, "cursor": instinct.Operation._cursor_token(1000)})
         self.assertEqual(sc["structuredContent"]["count"], 100)
-        sc = s.tool("list_instincts", {"cursor": instinct._cursor_token(5000)})["structuredContent"]
+        sc = s.tool("list_instincts", {"cursor": instinct.Operation._cursor_token(5000)})["structuredContent"]
         self.assertEqual((sc["count"], "nextCursor" in sc), (0, False))     # past the end: empty
 
     def test_memories_and_the_setting_default(self):

@@ -82,7 +82,7 @@ class TestRemove(_Env):
         self.assertEqual(r.stdout.splitlines(), [f"nothing of instinct's in {p}" for p in paths])
 
     def test_remove_after_write_restores_every_config_byte_for_byte(self):
-        for client in instinct.SETUP_CLIENTS:
+        for client in instinct._Setup.CLIENTS:
             for planted in (True, False):
                 with self.subTest(client=client, planted=planted):
                     self.round_trip(client, "user", planted)

@@ -67,7 +67,7 @@ class TestCaptureEntries(_SetupEnv):
         here = os.path.dirname(os.path.abspath(instinct.__file__))
         for name, event, timeout, matcher in (("SessionStart", "session-start", 30, None),
                                               ("UserPromptSubmit", "user-prompt-submit", 10, None),
-                                              ("PreToolUse", "pre-tool-use", 5, instinct._HINT_MATCHER),
+                                              ("PreToolUse", "pre-tool-use", 5, instinct._Setup.HINT_MATCHER),
                                               ("PostToolUse", "post-tool-use", 10, "*"),
                                               ("PostToolUseFailure", "post-tool-use-failure", 10, "*"),
                                               ("SessionEnd", "session-end", 30, None)):
@@ -78,7 +78,7 @@ class TestCaptureEntries(_SetupEnv):
                 self.assertEqual(set(h), {"type", "command", "timeout"})    # no async, no args
                 self.assertEqual(h["timeout"], timeout)
                 self.assertEqual(shlex.split(h["command"]),
-                                 instinct._launch_args(sys.executable, here, "hook", event))
+                                 instinct._Setup.launch_args(sys.executable, here, "hook", event))
 
     def test_shell_form_really_records_through_sh(self):
         """The exact string Claude Code hands to its shell records the call (and SessionEnd mines)."""
@@ -100,9 +100,9 @@ class TestCaptureEntries(_SetupEnv):
 
     def test_rerun_removes_our_old_stop_and_async_entries_keeps_users(self):
         old_ours = {"type": "command", "command": "/usr/bin/python3", "async": True, "timeout": 30,
-                    "args": instinct._launch_args("/usr/bin/python3", "/opt/old", "hook", "stop")[1:]}
+                    "args": instinct._Setup.launch_args("/usr/bin/python3", "/opt/old", "hook", "stop")[1:]}
         old_post = {"type": "command", "command": "/usr/bin/python3", "async": True, "timeout": 10,
-                    "args": instinct._launch_args("/usr/bin/python3", "/opt/old", "hook", "post-tool-use")[1:]}
+                    "args": instinct._Setup.launch_args("/usr/bin/python3", "/opt/old", "hook", "post-tool-use")[1:]}
         mine = {"type": "command", "command": "/home/u/instinct-research/lint.sh"}
         notify = {"type": "command", "command": "notify-send done"}
         settings = self.path(".claude", "settings.json")
@@ -139,7 +139,7 @@ class TestCaptureEntries(_SetupEnv):
         self.assertEqual(hooks["SessionEnd"][0], {"hooks": theirs[:1]})
         self.assertEqual(len(hooks["PostToolUse"]), 2)
         for h in theirs:
-            self.assertFalse(instinct._is_ours(h), h)
+            self.assertFalse(instinct._Setup.is_ours(h), h)
 
     def test_codex_events_db_and_trust_note(self):
         hooks = self.hooks("codex", db=self.db)
@@ -198,7 +198,7 @@ class TestCaptureEntries(_SetupEnv):
         self.assertIn("instinct import-history", r.stdout)
 
     def test_every_server_entry_pins_the_store(self):
-        for client in instinct.SETUP_CLIENTS:
+        for client in instinct._Setup.CLIENTS:
             with self.subTest(client=client):
                 r = self.setup_(client, write=False, db=self.db)
                 text = r[0]["content"]

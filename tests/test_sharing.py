@@ -732,7 +732,7 @@ class TestSurface(_Base):
                           ("gc", "gc"), ("merge", "merge")):
             with self.subTest(name=name):
                 self.assertEqual((ops[name].cli, ops[name].mcp), (cli, name))
-        self.assertEqual(set(ops["export_rules"].params[1].choices), set(instinct._EXPORT_FORMATS))
+        self.assertEqual(set(ops["export_rules"].params[1].choices), set(instinct._Core._EXPORT_FORMATS))
         srv, _ = mcp_in_process(self.store, "2025-06-18")
         self.observe("seq:a->b", 10)
         call = lambda name, args: tool_result(srv, name, args, mid=1)  # noqa: E731

@@ -141,7 +141,7 @@ class TestFiles(_Base):
         self.assertTrue(left)
         # restore, killed after it staged the backup
         left2 = self._killed_midway(
-            f"import instinct\n{block}instinct._check_backup = stuck\n"
+            f"import instinct\n{block}instinct._Backup.check_backup = stuck\n"
             f"instinct.InstinctStore({self.db!r}).restore({good!r})", self.dbdir)
         self.assertTrue(left2)
         self.assertGreater(max(left2.values()), 4096)          # a full copy of the backup
