@@ -4375,7 +4375,7 @@ class _Capture:
             import json
             out = json.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}})
             stdout.write(out + "\n")
-        db, args = _take_db(list(argv))
+        db, args = _CLI.take_db(list(argv))
         event = args[0] if args else None
         for a in args[1:]:
             say(f"ignoring unexpected argument {a!r}", True)
@@ -8507,83 +8507,282 @@ sys.modules[_store_module.__name__] = _store_module
 # =============================================================================
 # 19. CLI
 # =============================================================================
-# Commands that are not store operations: name -> (help, [(args, kwargs)]).
-_CLI_EXTRAS = {
-    "serve": ("run the MCP stdio server (newline-delimited JSON-RPC 2.0)", []),
-    "hook": ("record an agent hook event read as JSON on stdin (always exits 0)",
-             [(("event",), {"help": "session-start, user-prompt-submit, pre-tool-use, post-tool-use, "
-                                    "post-tool-use-failure, stop or session-end"})]),
-    "setup": ("print (or --write) the MCP server and hook config for an agent",
-              [(("client",), {"choices": _Setup.CLIENTS}),
-               (("--write",), {"action": "store_true", "help": "merge into the config files (a .bak is kept)"}),
-               (("--scope",), {"choices": ("user", "project"), "default": "user",
-                               "help": "user-wide config or this project's (default: user)"}),
-               (("--all-tools",), {"action": "store_true",
-                                   "help": "list every tool, not only the lean session set"}),
-               (("--remove",), {"action": "store_true",
-                                "help": "take out what setup wrote, only that (keeps a backup)"})]),
-}
+class _CLI:
+    """The command line: argparse built from the operation table, the fast path for hooks, one-line usage errors."""
 
+    # Commands that are not store operations: name -> (help, [(args, kwargs)]).
+    EXTRAS = {
+        "serve": ("run the MCP stdio server (newline-delimited JSON-RPC 2.0)", []),
+        "hook": ("record an agent hook event read as JSON on stdin (always exits 0)",
+                 [(("event",), {"help": "session-start, user-prompt-submit, pre-tool-use, post-tool-use, "
+                                        "post-tool-use-failure, stop or session-end"})]),
+        "setup": ("print (or --write) the MCP server and hook config for an agent",
+                  [(("client",), {"choices": _Setup.CLIENTS}),
+                   (("--write",), {"action": "store_true", "help": "merge into the config files (a .bak is kept)"}),
+                   (("--scope",), {"choices": ("user", "project"), "default": "user",
+                                   "help": "user-wide config or this project's (default: user)"}),
+                   (("--all-tools",), {"action": "store_true",
+                                       "help": "list every tool, not only the lean session set"}),
+                   (("--remove",), {"action": "store_true",
+                                    "help": "take out what setup wrote, only that (keeps a backup)"})]),
+    }
 
-def _json_object_arg(text):
-    import argparse
-    import json
-    try:
-        v = json.loads(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(f"not valid JSON: {e}") from None
-    if not isinstance(v, dict):
-        raise argparse.ArgumentTypeError("must be a JSON object, e.g. '{\"why\": \"...\"}'")
-    return v
+    @staticmethod
+    def json_object_arg(text):
+        import argparse
+        import json
+        try:
+            v = json.loads(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(f"not valid JSON: {e}") from None
+        if not isinstance(v, dict):
+            raise argparse.ArgumentTypeError("must be a JSON object, e.g. '{\"why\": \"...\"}'")
+        return v
 
+    @staticmethod
+    def take_db(argv):
+        """argv -> (the --db value or None, argv without it): the one reading of --db outside
+        argparse (the fast paths and the choice of which subcommand parser to build)."""
+        db, rest, i = None, [], 0
+        while i < len(argv):
+            a = argv[i]
+            if a == "--db" and i + 1 < len(argv):
+                db, i = argv[i + 1], i + 2
+                continue
+            if a.startswith("--db="):
+                db = a[5:]
+            else:
+                rest.append(a)
+            i += 1
+        return db, rest
 
-def _take_db(argv):
-    """argv -> (the --db value or None, argv without it): the one reading of --db outside
-    argparse (the fast paths and the choice of which subcommand parser to build)."""
-    db, rest, i = None, [], 0
-    while i < len(argv):
-        a = argv[i]
-        if a == "--db" and i + 1 < len(argv):
-            db, i = argv[i + 1], i + 2
-            continue
-        if a.startswith("--db="):
-            db = a[5:]
-        else:
-            rest.append(a)
-        i += 1
-    return db, rest
+    METAVARS = {"write": "PATH", "path": "PATH", "since": "WHEN"}   # text options by name
 
+    @staticmethod
+    def metavar(p):
+        """How help and usage show a Param's value: ID, N (a number), PATH, JSON..., the name."""
+        if p.positional:
+            return p.name.upper()
+        if p.type in (int, float, dict):
+            return {int: "N", float: "X", dict: "JSON"}[p.type]
+        return _CLI.METAVARS.get(p.name, p.name.upper())
 
-_METAVARS = {"write": "PATH", "path": "PATH", "since": "WHEN"}   # text options by name
+    @staticmethod
+    def name(p):
+        """How a CLI error names a Param: as argparse's own errors do (`argument --days:`)."""
+        return f"argument {_CLI.metavar(p) if p.positional else p.flag}:"
 
+    @staticmethod
+    def parser_class():
+        import argparse
 
-def _metavar(p):
-    """How help and usage show a Param's value: ID, N (a number), PATH, JSON..., the name."""
-    if p.positional:
-        return p.name.upper()
-    if p.type in (int, float, dict):
-        return {int: "N", float: "X", dict: "JSON"}[p.type]
-    return _METAVARS.get(p.name, p.name.upper())
+        class Parser(argparse.ArgumentParser):
+            def error(self, message):        # one line, like every other CLI error
+                self.exit(2, f"instinct: error: {message} (see {self.prog} --help)\n")
+        return Parser
 
+    @staticmethod
+    def fast_args(argv):
+        """Parse the common forms of `[--db P] [--json] COMMAND args` from the operation table
+        without argparse (it costs a few ms per process); None means "let argparse decide"
+        (help, errors, unusual forms), so both parsers read the same Params."""
+        db, argv = _CLI.take_db(argv)
+        as_json, i = False, 0
+        names = {op.cli: op for op in OPERATIONS.values()}
+        op, positional, kwargs = None, [], {}
+        while i < len(argv):
+            a = argv[i]
+            i += 1
+            if a == "--json":
+                as_json = True
+            elif op is None:
+                op = names.get(a)
+                if op is None:
+                    return None
+                flags = {p.flag: p for p in op.params if not p.positional}
+            elif a.startswith("-"):
+                name, eq, value = a.partition("=")
+                p = flags.get(name)
+                if p is not None and p.type is bool and not eq:     # a store_true flag takes no value
+                    kwargs[p.name] = True
+                    continue
+                if p is None or p.type is bool or (not eq and i >= len(argv)):
+                    return None
+                if not eq:
+                    value, i = argv[i], i + 1
+                kwargs[p.name] = value
+            else:
+                positional.append(a)
+        if op is None:
+            return None
+        pos = [p for p in op.params if p.positional]
+        if len(positional) > len(pos) or any(p.required for p in pos[len(positional):]):
+            return None
+        kwargs.update((p.name, v) for p, v in zip(pos, positional))
+        for p in op.params:
+            if p.name not in kwargs:
+                kwargs[p.name] = p.default
+                continue
+            v = kwargs[p.name]
+            if p.type is int:
+                if not (v.isdigit() or (v[:1] == "-" and v[1:].isdigit())):
+                    return None
+                v = int(v)
+            elif p.type is float:
+                try:
+                    v = float(v)
+                except ValueError:
+                    return None
+            elif p.type is dict:
+                import json
+                try:
+                    v = json.loads(v)
+                except ValueError:
+                    return None
+                if not isinstance(v, dict):
+                    return None
+            if p.choices and v not in p.choices:
+                return None
+            kwargs[p.name] = v
+        return op, kwargs, db, as_json
 
-def _cli_name(p):
-    """How a CLI error names a Param: as argparse's own errors do (`argument --days:`)."""
-    return f"argument {_metavar(p) if p.positional else p.flag}:"
+    @staticmethod
+    def exit_now(code):
+        """End the process now with `code`, after flushing stdout and stderr (no interpreter
+        teardown, no close-time checkpoint): what a one-shot command's process does last."""
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        os._exit(code)
 
+    @staticmethod
+    def cli(argv, close=True):
+        if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
+            return _Capture.run_hook(argv[1:], close=close)      # hot path: no argparse
+        if "serve" in argv[:3] and not {"-h", "--help"} & set(argv):   # clients spawn it per window
+            db, rest = _CLI.take_db(argv)
+            if rest == ["serve"]:
+                return serve(InstinctStore(db))
+        fast = _CLI.fast_args(argv)
+        if fast is not None:
+            op, kwargs, db, as_json = fast
+            return _CLI.run_op(op, kwargs, db, as_json, close)
+        word = next((a for a in _CLI.take_db(argv)[1] if a[:1] != "-"), None)
+        known = [op.cli for op in OPERATIONS.values()] + list(_CLI.EXTRAS)
+        if word is not None and word not in known:
+            return _CLI.usage_error(f"unknown command {word!r}", word, known,
+                                "(instinct --help lists them)")
+        args, extra = build_parser(argv).parse_known_args(argv)
+        if extra:
+            op = getattr(args, "_op", None)
+            flags = ([p.flag for p in op.params if not p.positional] if op else
+                     [a[0] for a, _ in _CLI.EXTRAS.get(args.command, ("", ()))[1] if a[0][:1] == "-"])
+            return _CLI.usage_error(f"unrecognized arguments: {' '.join(extra)}",
+                                extra[0].partition("=")[0], flags + ["--db", "--json"],
+                                f"(see instinct {args.command or ''} --help)")
+        if not args.command:
+            build_parser().print_help(sys.stderr)
+            return 2
+        try:
+            if args.command == "serve":
+                return serve(InstinctStore(getattr(args, "db", None)))
+            if args.command == "hook":
+                return _Capture.run_hook([args.event] + (["--db", args.db] if getattr(args, "db", None) else []),
+                                 close=close)
+            if args.command == "setup":
+                return _CLI.setup_cli(args)
+            op = args._op
+            kwargs = {p.name: getattr(args, p.name) for p in op.params}
+            for p in op.params:
+                if kwargs[p.name] is None and p.default is not None:
+                    kwargs[p.name] = p.default
+        except InstinctError as e:
+            sys.stderr.write(f"instinct: error: {e}\n")
+            return e.exit_code
+        return _CLI.run_op(op, kwargs, getattr(args, "db", None), getattr(args, "json", False), close)
 
-def _parser_class():
-    import argparse
+    @staticmethod
+    def usage_error(message, word, names, otherwise):
+        """Print the one line of a usage error, with the closest name to `word`; returns 2."""
+        import difflib
+        close = difflib.get_close_matches(word, names, n=1)
+        hint = f"(did you mean {close[0]!r}?)" if close else otherwise
+        sys.stderr.write(f"instinct: error: {message} {' '.join(hint.split())}\n")
+        return 2
 
-    class Parser(argparse.ArgumentParser):
-        def error(self, message):        # one line, like every other CLI error
-            self.exit(2, f"instinct: error: {message} (see {self.prog} --help)\n")
-    return Parser
+    @staticmethod
+    def setup_cli(args):
+        """`instinct setup CLIENT [--write | --remove]`: the entries (or what was done) on stdout."""
+        as_json = getattr(args, "json", False)
+        db = getattr(args, "db", None) or os.environ.get("INSTINCT_DB")
+        results = setup(args.client, write=args.write, scope=args.scope, all_tools=args.all_tools,
+                        remove=args.remove, db=db)
+        if as_json:
+            sys.stdout.write(_dumps(results, indent=2) + "\n")
+        for r in [] if as_json else results:
+            kept = f" (previous version in {r['backup']})" if r["backup"] else ""
+            if args.remove:
+                done = ("deleted" if r["content"] is None else "took instinct out of" if r["changed"]
+                        else "nothing of instinct's in")
+                sys.stdout.write(f"{done} {r['path']}{kept}\n")
+            elif args.write:
+                sys.stdout.write(f"{'wrote' if r['changed'] else 'unchanged'} {r['path']}{kept}\n")
+            else:
+                sys.stdout.write(f"# {r['path']}\n{r['content']}\n")
+        for note in [] if args.remove else _Setup.notes(args.client, args.scope, project_root()):
+            (sys.stderr if as_json else sys.stdout).write(f"note: {note}\n")
+        return 0
+
+    @staticmethod
+    def extras(store, op):
+        """What only the CLI adds to a store: import-history's progress bar on a terminal and the
+        count an interrupted run reports -> [sessions read, sessions found, a bar half drawn]."""
+        at = [0, None, False]
+        if op.name == "import_history":
+            bar = _Transcripts.tty_progress()
+
+            def progress(done, total):
+                at[:] = done, total, bar is not None and done < total
+                if bar is not None:
+                    bar(done, total)
+            store.progress = progress
+        return at
+
+    @staticmethod
+    def run_op(op, kwargs, db, as_json, close):
+        """Run one operation for the CLI: print its JSON or text, map errors to exit codes."""
+        store = InstinctStore(db)
+        at = None
+        try:
+            at = _CLI.extras(store, op)
+            kwargs = op.coerce(kwargs, _CLI.name)                  # errors name the flags
+            result = getattr(store, op.name)(**kwargs)      # checked by the Params, as in MCP
+            text = _dumps(result, indent=2) if as_json else op.render(result)
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+            return op.exit_code(result) if op.exit_code else 0
+        except InstinctError as e:
+            sys.stderr.write(f"instinct: error: {e}\n")
+            return e.exit_code
+        except KeyboardInterrupt:
+            if op.name == "import_history" and at is not None:
+                done, total, half = at
+                sys.stderr.write(("\n" if half else "") + "instinct: interrupted "
+                                 + (f"after {done} of {total} sessions (those are kept)" if total
+                                    else "before any session was imported")
+                                 + "; run the same command again to continue\n")
+            return 130
+        finally:
+            if close:
+                store.close()
 
 
 def build_parser(argv=None):
     """The argparse parser; with argv, only the subcommand argv names is fully built (fast start)."""
     import argparse
-    Parser = _parser_class()
+    Parser = _CLI.parser_class()
     common = Parser(add_help=False)
     common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
                         help="database file (default: $INSTINCT_DB or ~/.instinct/instinct.db)")
@@ -8596,7 +8795,7 @@ def build_parser(argv=None):
                     "consolidate them into habits, suggest them back.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     names = {op.cli: op for op in OPERATIONS.values()}
-    wanted = next((a for a in _take_db(list(argv or []))[1] if a in names or a in _CLI_EXTRAS), None)
+    wanted = next((a for a in _CLI.take_db(list(argv or []))[1] if a in names or a in _CLI.EXTRAS), None)
     for cli, op in names.items():
         if wanted and cli != wanted:
             continue
@@ -8607,9 +8806,9 @@ def build_parser(argv=None):
             if p.choices:
                 kw["choices"] = p.choices
             elif p.type is not bool:
-                kw["metavar"] = _metavar(p)
+                kw["metavar"] = _CLI.metavar(p)
             if p.type is dict:
-                kw["type"] = _json_object_arg
+                kw["type"] = _CLI.json_object_arg
             elif p.type in (int, float):
                 kw["type"] = p.type
             elif p.type is bool:
@@ -8621,78 +8820,13 @@ def build_parser(argv=None):
             else:
                 sp.add_argument(p.flag, dest=p.name, default=p.default, **kw)
         sp.set_defaults(_op=op)
-    for name, (help, extra) in _CLI_EXTRAS.items():
+    for name, (help, extra) in _CLI.EXTRAS.items():
         if not wanted or wanted == name:
             sp = sub.add_parser(name, parents=[common], help=help, description=help)
             for a, kw in extra:
                 sp.add_argument(*a, **kw)
             sp.set_defaults(_op=None)
     return parser
-
-
-def _fast_args(argv):
-    """Parse the common forms of `[--db P] [--json] COMMAND args` from the operation table
-    without argparse (it costs a few ms per process); None means "let argparse decide"
-    (help, errors, unusual forms), so both parsers read the same Params."""
-    db, argv = _take_db(argv)
-    as_json, i = False, 0
-    names = {op.cli: op for op in OPERATIONS.values()}
-    op, positional, kwargs = None, [], {}
-    while i < len(argv):
-        a = argv[i]
-        i += 1
-        if a == "--json":
-            as_json = True
-        elif op is None:
-            op = names.get(a)
-            if op is None:
-                return None
-            flags = {p.flag: p for p in op.params if not p.positional}
-        elif a.startswith("-"):
-            name, eq, value = a.partition("=")
-            p = flags.get(name)
-            if p is not None and p.type is bool and not eq:     # a store_true flag takes no value
-                kwargs[p.name] = True
-                continue
-            if p is None or p.type is bool or (not eq and i >= len(argv)):
-                return None
-            if not eq:
-                value, i = argv[i], i + 1
-            kwargs[p.name] = value
-        else:
-            positional.append(a)
-    if op is None:
-        return None
-    pos = [p for p in op.params if p.positional]
-    if len(positional) > len(pos) or any(p.required for p in pos[len(positional):]):
-        return None
-    kwargs.update((p.name, v) for p, v in zip(pos, positional))
-    for p in op.params:
-        if p.name not in kwargs:
-            kwargs[p.name] = p.default
-            continue
-        v = kwargs[p.name]
-        if p.type is int:
-            if not (v.isdigit() or (v[:1] == "-" and v[1:].isdigit())):
-                return None
-            v = int(v)
-        elif p.type is float:
-            try:
-                v = float(v)
-            except ValueError:
-                return None
-        elif p.type is dict:
-            import json
-            try:
-                v = json.loads(v)
-            except ValueError:
-                return None
-            if not isinstance(v, dict):
-                return None
-        if p.choices and v not in p.choices:
-            return None
-        kwargs[p.name] = v
-    return op, kwargs, db, as_json
 
 
 def main(argv=None):
@@ -8707,7 +8841,7 @@ def main(argv=None):
     ending = argv is None
     args = list(sys.argv[1:] if ending else argv)
     try:
-        code = _cli(args, close=not ending)
+        code = _CLI.cli(args, close=not ending)
         if ending:
             sys.stdout.flush()
     except BrokenPipeError:          # the reader left (`instinct setup codex | head -1`): quietly
@@ -8719,220 +8853,13 @@ def main(argv=None):
     except KeyboardInterrupt:
         code = 0 if "hook" in args[:3] else 130           # a hook always exits 0
     if ending and {"hook", "serve"} & set(args[:3]):
-        _exit_now(code)
+        _CLI.exit_now(code)
     return code
-
-
-def _exit_now(code):
-    """End the process now with `code`, after flushing stdout and stderr (no interpreter
-    teardown, no close-time checkpoint): what a one-shot command's process does last."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
-    os._exit(code)
-
-
-def _cli(argv, close=True):
-    if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
-        return _Capture.run_hook(argv[1:], close=close)      # hot path: no argparse
-    if "serve" in argv[:3] and not {"-h", "--help"} & set(argv):   # clients spawn it per window
-        db, rest = _take_db(argv)
-        if rest == ["serve"]:
-            return serve(InstinctStore(db))
-    fast = _fast_args(argv)
-    if fast is not None:
-        op, kwargs, db, as_json = fast
-        return _run_op(op, kwargs, db, as_json, close)
-    word = next((a for a in _take_db(argv)[1] if a[:1] != "-"), None)
-    known = [op.cli for op in OPERATIONS.values()] + list(_CLI_EXTRAS)
-    if word is not None and word not in known:
-        return _usage_error(f"unknown command {word!r}", word, known,
-                            "(instinct --help lists them)")
-    args, extra = build_parser(argv).parse_known_args(argv)
-    if extra:
-        op = getattr(args, "_op", None)
-        flags = ([p.flag for p in op.params if not p.positional] if op else
-                 [a[0] for a, _ in _CLI_EXTRAS.get(args.command, ("", ()))[1] if a[0][:1] == "-"])
-        return _usage_error(f"unrecognized arguments: {' '.join(extra)}",
-                            extra[0].partition("=")[0], flags + ["--db", "--json"],
-                            f"(see instinct {args.command or ''} --help)")
-    if not args.command:
-        build_parser().print_help(sys.stderr)
-        return 2
-    try:
-        if args.command == "serve":
-            return serve(InstinctStore(getattr(args, "db", None)))
-        if args.command == "hook":
-            return _Capture.run_hook([args.event] + (["--db", args.db] if getattr(args, "db", None) else []),
-                             close=close)
-        if args.command == "setup":
-            return _setup_cli(args)
-        op = args._op
-        kwargs = {p.name: getattr(args, p.name) for p in op.params}
-        for p in op.params:
-            if kwargs[p.name] is None and p.default is not None:
-                kwargs[p.name] = p.default
-    except InstinctError as e:
-        sys.stderr.write(f"instinct: error: {e}\n")
-        return e.exit_code
-    return _run_op(op, kwargs, getattr(args, "db", None), getattr(args, "json", False), close)
-
-
-def _usage_error(message, word, names, otherwise):
-    """Print the one line of a usage error, with the closest name to `word`; returns 2."""
-    import difflib
-    close = difflib.get_close_matches(word, names, n=1)
-    hint = f"(did you mean {close[0]!r}?)" if close else otherwise
-    sys.stderr.write(f"instinct: error: {message} {' '.join(hint.split())}\n")
-    return 2
-
-
-def _setup_cli(args):
-    """`instinct setup CLIENT [--write | --remove]`: the entries (or what was done) on stdout."""
-    as_json = getattr(args, "json", False)
-    db = getattr(args, "db", None) or os.environ.get("INSTINCT_DB")
-    results = setup(args.client, write=args.write, scope=args.scope, all_tools=args.all_tools,
-                    remove=args.remove, db=db)
-    if as_json:
-        sys.stdout.write(_dumps(results, indent=2) + "\n")
-    for r in [] if as_json else results:
-        kept = f" (previous version in {r['backup']})" if r["backup"] else ""
-        if args.remove:
-            done = ("deleted" if r["content"] is None else "took instinct out of" if r["changed"]
-                    else "nothing of instinct's in")
-            sys.stdout.write(f"{done} {r['path']}{kept}\n")
-        elif args.write:
-            sys.stdout.write(f"{'wrote' if r['changed'] else 'unchanged'} {r['path']}{kept}\n")
-        else:
-            sys.stdout.write(f"# {r['path']}\n{r['content']}\n")
-    for note in [] if args.remove else _Setup.notes(args.client, args.scope, project_root()):
-        (sys.stderr if as_json else sys.stdout).write(f"note: {note}\n")
-    return 0
-
-
-def _cli_extras(store, op):
-    """What only the CLI adds to a store: import-history's progress bar on a terminal and the
-    count an interrupted run reports -> [sessions read, sessions found, a bar half drawn]."""
-    at = [0, None, False]
-    if op.name == "import_history":
-        bar = _Transcripts.tty_progress()
-
-        def progress(done, total):
-            at[:] = done, total, bar is not None and done < total
-            if bar is not None:
-                bar(done, total)
-        store.progress = progress
-    return at
-
-
-def _run_op(op, kwargs, db, as_json, close):
-    """Run one operation for the CLI: print its JSON or text, map errors to exit codes."""
-    store = InstinctStore(db)
-    at = None
-    try:
-        at = _cli_extras(store, op)
-        kwargs = op.coerce(kwargs, _cli_name)                  # errors name the flags
-        result = getattr(store, op.name)(**kwargs)      # checked by the Params, as in MCP
-        text = _dumps(result, indent=2) if as_json else op.render(result)
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-        return op.exit_code(result) if op.exit_code else 0
-    except InstinctError as e:
-        sys.stderr.write(f"instinct: error: {e}\n")
-        return e.exit_code
-    except KeyboardInterrupt:
-        if op.name == "import_history" and at is not None:
-            done, total, half = at
-            sys.stderr.write(("\n" if half else "") + "instinct: interrupted "
-                             + (f"after {done} of {total} sessions (those are kept)" if total
-                                else "before any session was imported")
-                             + "; run the same command again to continue\n")
-        return 130
-    finally:
-        if close:
-            store.close()
 
 
 # =============================================================================
 # 20. MCP stdio server
 # =============================================================================
-PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")   # newest first
-# The stateless revision: no initialize; version and capabilities ride in every request's
-# _meta (the "envelope"). Which era a request belongs to is decided per request.
-MODERN_VERSIONS = ("2026-07-28",)
-_M_VERSION = "io.modelcontextprotocol/protocolVersion"
-_M_CAPS = "io.modelcontextprotocol/clientCapabilities"
-_M_INFO = "io.modelcontextprotocol/clientInfo"
-_M_LOG = "io.modelcontextprotocol/logLevel"
-_M_SERVER = "io.modelcontextprotocol/serverInfo"
-_LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-_UNSUPPORTED_VERSION = -32022
-MAX_LINE = 16 * 1024 * 1024
-MAX_REPLY = 1024 * 1024                      # bytes per tool reply line (INSTINCT_MCP_MAX_REPLY)
-_PARSE_ERROR, _INVALID_REQUEST, _METHOD_NOT_FOUND = -32700, -32600, -32601
-_INVALID_PARAMS, _INTERNAL_ERROR, _RESOURCE_NOT_FOUND = -32602, -32603, -32002
-
-INSTRUCTIONS = (
-    "instinct is this user's learned-habit memory. At the start of every task call `suggest` "
-    "(or read instinct://suggestions) and follow the mature and rule patterns it returns; "
-    "rules are strong habits, mature ones are good defaults. Whenever you notice a recurring "
-    "pattern, call `observe` with a prefixed name: `seq:` a tool/action sequence "
-    "(seq:test->fix->test), `pref:` a user preference (pref:stdlib-first, pref:style=black), "
-    "`fix:` a recurring fix (fix:missing-import), `combo:` tools used together "
-    "(combo:pytest+coverage). Reuse the exact spelling of existing patterns (see "
-    "`search_instincts`). Confidence 5 makes a pattern mature, 10 a rule. Call `feedback` when "
-    "a suggestion helped or misled. For knowledge rather than habits "
-    "(\"this repo uses Vitest\", a decision and why), call `memory_recall` with a few words "
-    "before answering, and `memory_store` when you learn a durable fact, with why and how to apply it.")
-
-# The tools listed by default: what an agent needs in a session. Every tool stays callable;
-# INSTINCT_MCP_TOOLS=all lists all of them (housekeeping, export, backup, insight...).
-LEAN_TOOLS = ("suggest", "observe", "consolidate", "decay", "search_instincts", "feedback",
-              "memory_recall", "memory_store", "memory_forget")
-# Descriptions for the model: what the tool is for and when to call it.
-_TOOL_HELP = {
-    "suggest": "The user's learned habits and rules for this project, strongest first. Call it "
-               "at the start of every task and follow what it returns.",
-    "observe": "Record one more occurrence of a habit: seq: a tool/action sequence, pref: a user "
-               "preference, fix: a recurring fix, combo: tools used together. Call it whenever "
-               "you notice a recurring pattern, reusing the exact spelling of known ones.",
-    "consolidate": "Promote patterns that reached their thresholds (5 mature, 10 rule) and "
-                   "demote weakened ones. Call it after a batch of observe calls.",
-    "decay": "Let patterns unseen for a while lose confidence; the weakest disappear. Call it "
-             "now and then, or when suggestions feel stale.",
-    "search_instincts": "Find learned patterns by words. Call it before observe to reuse an "
-                        "existing pattern's spelling, or to see what is known about a topic.",
-    "feedback": "Say whether a learned pattern helped (good) or misled (bad); bad keeps it out "
-                "of suggestions for a while. Call it when a suggestion proved right or wrong.",
-    "memory_recall": "The stored memories most relevant to a few words, best first. Call it "
-                     "before answering or starting work that may depend on earlier facts or "
-                     "decisions.",
-    "memory_store": "Save durable knowledge (a user preference, feedback on how to work, a "
-                    "project fact, a reference, or an episode) with why and how to apply it. "
-                    "Call it when you learn something worth knowing next session; the same "
-                    "knowledge stored again is reinforced.",
-    "memory_forget": "Archive a memory by id so it is no longer recalled. Call it when the user "
-                     "says a stored memory is wrong or should be dropped.",
-}
-
-
-def _all_tools_listed():
-    """`instinct serve` lists every tool when INSTINCT_MCP_TOOLS is all (or full)."""
-    return os.environ.get("INSTINCT_MCP_TOOLS", "").strip().lower() in ("all", "full")
-
-
-_RESOURCES = (
-    ("instinct://suggestions", "suggestions", "Current suggestions",
-     "Mature, rule and universal patterns for this server's project"),
-    ("instinct://rules", "rules", "Learned rules", "Patterns with confidence >= 10"),
-    ("instinct://stats", "stats", "Store statistics", "Counts by level and category"),
-)
-_PROMPT = {"name": "session_briefing", "title": "Session briefing",
-           "description": "Learned habits and rules to keep in mind for this session",
-           "arguments": [{"name": "project", "required": False,
-                          "description": "project path or fingerprint (default: the server's)"}]}
 
 
 class _ToolReply(dict):
@@ -8948,33 +8875,10 @@ class _ToolReply(dict):
         self.text = text
 
 
-def _reply_line(reply):
-    """A reply object (or batch list) -> its protocol line: compact, pure-ASCII JSON (other
-    characters escaped, the safest choice for every client) and a newline."""
-    enc = _encoder(None, True).encode
-    res = reply.get("result") if type(reply) is dict else None
-    if type(res) is _ToolReply and len(reply) == 3 and res.text.isascii():
-        # ASCII text is exactly what encoding structuredContent here would give: splice it
-        more = "".join(",%s:%s" % (enc(k), enc(v)) for k, v in res.items()
-                       if k not in _ToolReply.KEYS) if len(res) > 3 else ""
-        return ('{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}],'
-                '"isError":false,"structuredContent":%s%s}}\n'
-                % (enc(reply["id"]), enc(res.text), res.text, more)).encode("ascii")
-    return (enc(reply) + "\n").encode("ascii")
-
-
 class _RpcError(Exception):
     def __init__(self, code, message, data=None):
         super().__init__(message)
         self.code, self.message, self.data = code, message, data
-
-
-def _log(msg):
-    try:
-        sys.stderr.write(f"instinct: {msg}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
 
 
 class _Server:
@@ -8994,22 +8898,22 @@ class _Server:
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError:
-            return self._error(None, _PARSE_ERROR, "Parse error: input is not valid UTF-8")
+            return self._error(None, _MCP.PARSE_ERROR, "Parse error: input is not valid UTF-8")
         try:
             msg = _loads(text, strict=True)
         except (ValueError, RecursionError) as e:
-            return self._error(None, _PARSE_ERROR, f"Parse error: {e}")
+            return self._error(None, _MCP.PARSE_ERROR, f"Parse error: {e}")
         if isinstance(msg, list):
             if self.version != "2025-03-26":
-                return self._error(None, _INVALID_REQUEST, "Invalid Request: batches are not "
+                return self._error(None, _MCP.INVALID_REQUEST, "Invalid Request: batches are not "
                                    "supported in this protocol version")
             if not msg:
-                return self._error(None, _INVALID_REQUEST, "Invalid Request: empty batch")
+                return self._error(None, _MCP.INVALID_REQUEST, "Invalid Request: empty batch")
             replies = []
             for m in msg:
                 if isinstance(m, dict) and m.get("method") == "initialize":
-                    replies.append(self._error(m.get("id") if _valid_id(m.get("id")) else None,
-                                               _INVALID_REQUEST, "initialize must not be batched"))
+                    replies.append(self._error(m.get("id") if _MCP.valid_id(m.get("id")) else None,
+                                               _MCP.INVALID_REQUEST, "initialize must not be batched"))
                     continue
                 r = self.handle_message(m)
                 if r is not None:
@@ -9028,39 +8932,39 @@ class _Server:
 
     def handle_message(self, msg):
         if not isinstance(msg, dict):
-            return self._error(None, _INVALID_REQUEST, "Invalid Request: expected a JSON object")
+            return self._error(None, _MCP.INVALID_REQUEST, "Invalid Request: expected a JSON object")
         has_id = "id" in msg
         mid = msg.get("id")
-        if has_id and not _valid_id(mid):
-            return self._error(None, _INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
+        if has_id and not _MCP.valid_id(mid):
+            return self._error(None, _MCP.INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
         method = msg.get("method")
         if msg.get("jsonrpc") != "2.0":
-            return self._error(mid if has_id else None, _INVALID_REQUEST,
+            return self._error(mid if has_id else None, _MCP.INVALID_REQUEST,
                                "Invalid Request: jsonrpc must be \"2.0\"")
         if method is None and has_id and ("result" in msg or "error" in msg):
             return None                    # a response to a request we never send
         if not isinstance(method, str):
-            return self._error(mid if has_id else None, _INVALID_REQUEST,
+            return self._error(mid if has_id else None, _MCP.INVALID_REQUEST,
                                "Invalid Request: method must be a string")
         params = msg.get("params", {})
         if not has_id:                     # notification: never answered
             if self.cancelled and method == "notifications/cancelled" and type(params) is dict:
-                self.cancelled.discard(_id_key(params.get("requestId")))   # later ids are new
+                self.cancelled.discard(_MCP.id_key(params.get("requestId")))   # later ids are new
             return None
-        if self.cancelled and _id_key(mid) in self.cancelled:
+        if self.cancelled and _MCP.id_key(mid) in self.cancelled:
             return None                    # cancelled before it was reached: no work, no reply
         if params is None:
             params = {}
         if not isinstance(params, dict):
-            return self._error(mid, _INVALID_PARAMS, "Invalid params: params must be an object")
+            return self._error(mid, _MCP.INVALID_PARAMS, "Invalid params: params must be an object")
         try:
             return {"jsonrpc": "2.0", "id": mid, "result": self.dispatch(method, params)}
         except _RpcError as e:
             return self._error(mid, e.code, e.message, e.data)
         except Exception as e:            # a bug: report it, keep serving
             import traceback
-            _log("internal error:\n" + traceback.format_exc())
-            return self._error(mid, _INTERNAL_ERROR, f"Internal error: {type(e).__name__}: {e}")
+            _MCP.log("internal error:\n" + traceback.format_exc())
+            return self._error(mid, _MCP.INTERNAL_ERROR, f"Internal error: {type(e).__name__}: {e}")
 
     # -- methods ----------------------------------------------------------------
     def dispatch(self, method, params):
@@ -9068,37 +8972,37 @@ class _Server:
             return self.initialize(params)
         meta = params.get("_meta")
         if type(meta) is dict:
-            if _M_VERSION in meta:
+            if _MCP.VERSION in meta:
                 return self.modern(method, params, meta)
-            if _M_CAPS in meta or _M_INFO in meta or _M_LOG in meta:
-                raise _RpcError(_INVALID_PARAMS, f"Invalid params: _meta lacks {_M_VERSION}")
+            if _MCP.CAPS in meta or _MCP.INFO in meta or _MCP.LOG in meta:
+                raise _RpcError(_MCP.INVALID_PARAMS, f"Invalid params: _meta lacks {_MCP.VERSION}")
         if method == "server/discover":        # exists only in the modern era
-            raise _RpcError(_INVALID_PARAMS, f"Invalid params: server/discover needs _meta with "
-                            f"{_M_VERSION} and {_M_CAPS}")
+            raise _RpcError(_MCP.INVALID_PARAMS, f"Invalid params: server/discover needs _meta with "
+                            f"{_MCP.VERSION} and {_MCP.CAPS}")
         if method == "ping":
             return {}
         if self.version is None:
-            raise _RpcError(_INVALID_REQUEST, "server not initialized: send initialize first")
-        handler = _METHODS.get(method)
+            raise _RpcError(_MCP.INVALID_REQUEST, "server not initialized: send initialize first")
+        handler = _MCP.METHODS.get(method)
         if handler is None:
-            raise _RpcError(_METHOD_NOT_FOUND, f"Method not found: {method}")
+            raise _RpcError(_MCP.METHOD_NOT_FOUND, f"Method not found: {method}")
         return handler(self, params)
 
     def initialize(self, params):
         asked = params.get("protocolVersion")
         if not isinstance(asked, str):
-            raise _RpcError(_INVALID_PARAMS, "Invalid params: protocolVersion must be a string")
-        self.version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0]
+            raise _RpcError(_MCP.INVALID_PARAMS, "Invalid params: protocolVersion must be a string")
+        self.version = asked if asked in _MCP.PROTOCOL_VERSIONS else _MCP.PROTOCOL_VERSIONS[0]
         self._tools = {}
-        return {"protocolVersion": self.version, "capabilities": _capabilities(),
-                "serverInfo": dict(_SERVER_INFO), "instructions": INSTRUCTIONS}
+        return {"protocolVersion": self.version, "capabilities": _MCP.capabilities(),
+                "serverInfo": dict(_MCP.SERVER_INFO), "instructions": _MCP.INSTRUCTIONS}
 
     def modern(self, method, params, meta):
         """A 2026-07-28 request: check the envelope, serve it statelessly, mark the result."""
-        asked = _check_envelope(meta)
-        handler = _MODERN_METHODS.get(method)
+        asked = _MCP.check_envelope(meta)
+        handler = _MCP.MODERN_METHODS.get(method)
         if handler is None:
-            raise _RpcError(_METHOD_NOT_FOUND, f"Method not found: {method}")
+            raise _RpcError(_MCP.METHOD_NOT_FOUND, f"Method not found: {method}")
         legacy = self.version
         self.version = asked                  # nothing from earlier requests is used
         try:
@@ -9106,29 +9010,29 @@ class _Server:
         finally:
             self.version = legacy
         result["resultType"] = "complete"
-        if method in _CACHEABLE:
-            result["ttlMs"], result["cacheScope"] = _CACHEABLE[method], "private"
-        result["_meta"] = {_M_SERVER: _SERVER_INFO}
+        if method in _MCP.CACHEABLE:
+            result["ttlMs"], result["cacheScope"] = _MCP.CACHEABLE[method], "private"
+        result["_meta"] = {_MCP.SERVER: _MCP.SERVER_INFO}
         return result
 
     def discover(self, params):
-        return {"supportedVersions": list(MODERN_VERSIONS), "capabilities": _capabilities(),
-                "instructions": INSTRUCTIONS}
+        return {"supportedVersions": list(_MCP.MODERN_VERSIONS), "capabilities": _MCP.capabilities(),
+                "instructions": _MCP.INSTRUCTIONS}
 
     def _at_least(self, version):
         return self.version >= version     # ISO dates compare as strings
 
     def _check_cursor(self, params):
         if params.get("cursor") is not None:
-            raise _RpcError(_INVALID_PARAMS, "Invalid params: unknown cursor")
+            raise _RpcError(_MCP.INVALID_PARAMS, "Invalid params: unknown cursor")
 
     def tools_list(self, params):
         self._check_cursor(params)
         tools, full = [], not self.lean
-        for op in _tools_by_name().values():
-            if not full and op.mcp not in LEAN_TOOLS:
+        for op in _MCP.tools_by_name().values():
+            if not full and op.mcp not in _MCP.LEAN_TOOLS:
                 continue
-            help = _TOOL_HELP.get(op.mcp) or (op.summary + " " + (op.description or "")).strip()
+            help = _MCP.TOOL_HELP.get(op.mcp) or (op.summary + " " + (op.description or "")).strip()
             t = {"name": op.mcp, "description": help, "inputSchema": op.input_schema()}
             if self._at_least("2025-06-18"):
                 t["title"] = op.title
@@ -9144,15 +9048,15 @@ class _Server:
     def tools_call(self, params):
         name = params.get("name")
         if not isinstance(name, str):
-            raise _RpcError(_INVALID_PARAMS, "Invalid params: tools/call needs a string 'name'")
-        op = _tools_by_name().get(name)
+            raise _RpcError(_MCP.INVALID_PARAMS, "Invalid params: tools/call needs a string 'name'")
+        op = _MCP.tools_by_name().get(name)
         if op is None:
-            raise _RpcError(_INVALID_PARAMS, f"Unknown tool: {name}")
+            raise _RpcError(_MCP.INVALID_PARAMS, f"Unknown tool: {name}")
         args = params.get("arguments")
         if args is None:
             args = {}
         if not isinstance(args, dict):
-            raise _RpcError(_INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
+            raise _RpcError(_MCP.INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
         try:
             kwargs, page, size = op.page(self.store, args) if op.paged else (op.coerce(args), 0, 0)
             result = op.run(self.store, kwargs)         # checked once, above
@@ -9160,7 +9064,7 @@ class _Server:
             return {"content": [{"type": "text", "text": f"Error: {e}"}], "isError": True}
         except Exception as e:            # a tool failure must not kill the session
             import traceback
-            _log(f"tool {name} failed:\n" + traceback.format_exc())
+            _MCP.log(f"tool {name} failed:\n" + traceback.format_exc())
             return {"content": [{"type": "text", "text": f"Error: {type(e).__name__}: {e}"}],
                     "isError": True}
         more, note = None, getattr(result, "note", None)     # similar(): a capped scan
@@ -9182,8 +9086,8 @@ class _Server:
             structured["note"] = ("More results: call again with the same arguments and "
                                   "cursor=nextCursor for the next page.")
         text = _dumps(structured)
-        if len(text) * 13 + 200 > _max_reply():     # could a reply outgrow the budget?
-            text, structured = _fit_reply(op, structured, text, page if more is not None else None)
+        if len(text) * 13 + 200 > _MCP.max_reply():     # could a reply outgrow the budget?
+            text, structured = _MCP.fit_reply(op, structured, text, page if more is not None else None)
             if text is None:
                 return {"content": [{"type": "text", "text": structured}], "isError": True}
         if not self._at_least("2025-06-18"):       # structuredContent exists from 2025-06-18
@@ -9193,7 +9097,7 @@ class _Server:
     def resources_list(self, params):
         self._check_cursor(params)
         out = []
-        for uri, name, title, desc in _RESOURCES:
+        for uri, name, title, desc in _MCP.RESOURCES:
             r = {"uri": uri, "name": name, "description": desc, "mimeType": "application/json"}
             if self._at_least("2025-06-18"):
                 r["title"] = title
@@ -9207,7 +9111,7 @@ class _Server:
     def resources_read(self, params):
         uri = params.get("uri")
         if not isinstance(uri, str):
-            raise _RpcError(_INVALID_PARAMS, "Invalid params: resources/read needs a string 'uri'")
+            raise _RpcError(_MCP.INVALID_PARAMS, "Invalid params: resources/read needs a string 'uri'")
         s = self.store
         try:
             if uri == "instinct://suggestions":
@@ -9221,150 +9125,37 @@ class _Server:
                 data = s.stats()
                 md = "```\n" + _Out.render_stats(data) + "\n```\n"
             else:                              # the stateless revision made it -32602
-                code = _INVALID_PARAMS if self.version in MODERN_VERSIONS else _RESOURCE_NOT_FOUND
+                code = _MCP.INVALID_PARAMS if self.version in _MCP.MODERN_VERSIONS else _MCP.RESOURCE_NOT_FOUND
                 raise _RpcError(code, f"Resource not found: {uri}", {"uri": uri})
         except InstinctError as e:
-            raise _RpcError(_INTERNAL_ERROR, f"could not read {uri}: {e}") from None
+            raise _RpcError(_MCP.INTERNAL_ERROR, f"could not read {uri}: {e}") from None
         return {"contents": [{"uri": uri, "mimeType": "application/json", "text": _dumps(data)},
                              {"uri": uri, "mimeType": "text/markdown", "text": md}]}
 
     def prompts_list(self, params):
         self._check_cursor(params)
-        p = dict(_PROMPT)
+        p = dict(_MCP.PROMPT)
         if not self._at_least("2025-06-18"):
             del p["title"]
         return {"prompts": [p]}
 
     def prompts_get(self, params):
-        if params.get("name") != _PROMPT["name"]:
-            raise _RpcError(_INVALID_PARAMS, f"Unknown prompt: {params.get('name')}")
+        if params.get("name") != _MCP.PROMPT["name"]:
+            raise _RpcError(_MCP.INVALID_PARAMS, f"Unknown prompt: {params.get('name')}")
         args = params.get("arguments") or {}
         if not isinstance(args, dict) or not all(isinstance(v, str) for v in args.values()):
-            raise _RpcError(_INVALID_PARAMS, "Invalid params: prompt arguments must be strings")
+            raise _RpcError(_MCP.INVALID_PARAMS, "Invalid params: prompt arguments must be strings")
         project = args.get("project") or None
         try:
             proj = _resolve_project(project, self.store.cwd)
         except InstinctError as e:
-            raise _RpcError(_INVALID_PARAMS, f"Invalid params: {e}") from None
+            raise _RpcError(_MCP.INVALID_PARAMS, f"Invalid params: {e}") from None
         cwd = project if project and not _is_fingerprint(project) else self.store.cwd
         text = self.store.briefing(cwd if project_fingerprint(cwd) == proj else None, project=proj)
-        return {"description": _PROMPT["description"],
+        return {"description": _MCP.PROMPT["description"],
                 "messages": [{"role": "user", "content": {
                     "type": "text", "text": "# Session briefing\n\n"
                     + (text or "No learned habits for this project yet.")}}]}
-
-
-_METHODS = {"tools/list": _Server.tools_list, "tools/call": _Server.tools_call,
-            "resources/list": _Server.resources_list, "resources/read": _Server.resources_read,
-            "resources/templates/list": _Server.templates_list,
-            "prompts/list": _Server.prompts_list, "prompts/get": _Server.prompts_get}
-# 2026-07-28: ping, logging/setLevel and resources/(un)subscribe are gone; discover is new
-_MODERN_METHODS = dict(_METHODS, **{"server/discover": _Server.discover})
-_STATIC_TTL = 3600 * 1000                   # lists fixed for the process's life
-_CACHEABLE = {"server/discover": _STATIC_TTL, "tools/list": _STATIC_TTL,
-              "prompts/list": _STATIC_TTL, "resources/list": _STATIC_TTL,
-              "resources/templates/list": _STATIC_TTL, "resources/read": 0}
-_SERVER_INFO = {"name": "instinct", "title": "instinct", "version": __version__}
-
-
-def _check_envelope(meta):
-    """A 2026-07-28 request's _meta envelope -> its protocol version; every malformed field is
-    refused (-32602, naming it). An unsupported version is -32022 once the version and the
-    capabilities are there: the rest of the envelope may differ in another revision."""
-    def bad(key, what):
-        raise _RpcError(_INVALID_PARAMS, f"Invalid params: _meta {key} must be {what}")
-    caps = meta.get(_M_CAPS)
-    if _M_CAPS not in meta:
-        raise _RpcError(_INVALID_PARAMS, f"Invalid params: _meta lacks {_M_CAPS} (an object)")
-    asked = meta[_M_VERSION]
-    if not isinstance(asked, str):
-        bad(_M_VERSION, "a string")
-    if type(caps) is not dict:
-        bad(_M_CAPS, "an object")
-    if asked not in MODERN_VERSIONS:
-        raise _RpcError(_UNSUPPORTED_VERSION, "Unsupported protocol version",
-                        {"supported": list(MODERN_VERSIONS), "requested": asked})
-    for k, v in caps.items():                  # every capability the schema names is an object
-        if type(v) is not dict:
-            bad(f"{_M_CAPS}.{k}", "an object")
-    if _M_INFO in meta:                        # optional; an Implementation when sent
-        info = meta[_M_INFO]
-        if type(info) is not dict:
-            bad(_M_INFO, "an object with a name and a version")
-        for k in ("name", "version", "title", "description", "websiteUrl"):   # 2 required
-            if (k in info or k in ("name", "version")) and not isinstance(info.get(k), str):
-                bad(f"{_M_INFO}.{k}", "a string")
-        if "icons" in info and type(info["icons"]) is not list:
-            bad(f"{_M_INFO}.icons", "an array")
-    if _M_LOG in meta and meta[_M_LOG] not in _LOG_LEVELS:
-        bad(_M_LOG, "one of: " + ", ".join(_LOG_LEVELS))
-    token = meta.get("progressToken", "")
-    if type(token) is bool or not isinstance(token, (str, int, float)):
-        bad("progressToken", "a string or a number")
-    return asked
-
-
-def _capabilities():
-    return {"tools": {"listChanged": False},
-            "resources": {"subscribe": False, "listChanged": False},
-            "prompts": {"listChanged": False}}
-
-
-_TOOLS = {}                          # MCP tool name -> Operation, filled on first use
-
-
-def _tools_by_name():
-    if not _TOOLS:
-        _TOOLS.update((op.mcp, op) for op in OPERATIONS.values() if op.mcp)
-    return _TOOLS
-
-
-@functools.lru_cache(maxsize=None)
-def _max_reply():
-    """The reply budget in bytes, read from INSTINCT_MCP_MAX_REPLY once per process."""
-    try:
-        return max(4096, int(os.environ.get("INSTINCT_MCP_MAX_REPLY") or MAX_REPLY))
-    except ValueError:
-        return MAX_REPLY
-
-
-def _reply_size(text, structured):
-    """Bytes of the tools/call reply line around `text` and `structured` (pure-ASCII JSON)."""
-    enc = _encoder(None, True).encode
-    return len(enc(text)) + (len(text) if text.isascii() else len(enc(structured))) + 200
-
-
-def _fit_reply(op, structured, text, offset):
-    """Cut the longest list of a result until its reply fits the byte budget, saying so (and,
-    for a list tool, where the next page starts). -> (text, structured), or (None, message)."""
-    budget = _max_reply()
-    while _reply_size(text, structured) > budget:
-        holder, key, longest = None, None, 0
-        for k, v in structured.items():          # the longest list, at the top or one level down
-            for h, kk, vv in [(structured, k, v)] + ([(v, k2, v2) for k2, v2 in v.items()]
-                                                     if isinstance(v, dict) else []):
-                if isinstance(vv, list) and len(vv) > longest:
-                    holder, key, longest = h, kk, len(vv)
-        if longest <= 1:
-            return None, (f"Error: the result is larger than the {budget}-byte reply budget; "
-                          "narrow the query (filters, a smaller limit)")
-        keep = max(1, longest * budget * 9 // (_reply_size(text, structured) * 10))
-        keep = min(keep, longest - 1)
-        holder[key] = holder[key][:keep]
-        if holder is structured and key == op.list_key and offset is not None:
-            structured["count"] = keep
-            structured["nextCursor"] = Operation._cursor_token(offset + keep)
-            structured["note"] = (f"Cut to {keep} results to stay under {budget} bytes: call again "
-                                  "with the same arguments and cursor=nextCursor for the rest.")
-        else:
-            structured["note"] = (f"Cut '{key}' to its first {keep} entries to stay under "
-                                  f"{budget} bytes; ask for less (a smaller limit) to see it whole.")
-        text = _dumps(structured)
-    return text, structured
-
-
-def _id_key(mid):
-    return (type(mid) is str, mid) if _valid_id(mid) else None
 
 
 class _Input:
@@ -9425,7 +9216,7 @@ class _Input:
                 try:
                     msg = _loads(line.decode("utf-8"), strict=True)
                     if msg.get("method") == "notifications/cancelled" and "id" not in msg:
-                        key = _id_key(msg["params"].get("requestId"))
+                        key = _MCP.id_key(msg["params"].get("requestId"))
                         if key:
                             self.cancelled.add(key)
                 except (ValueError, AttributeError, TypeError, KeyError, RecursionError):
@@ -9433,8 +9224,219 @@ class _Input:
         self.scanned = max(self.scanned, end)
 
 
-def _valid_id(mid):
-    return isinstance(mid, str) or (isinstance(mid, int) and not isinstance(mid, bool))
+class _MCP:
+    """The MCP stdio protocol: versions, error codes, size limits, the tools, resources and prompt offered, and the envelope checks."""
+
+    PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")   # newest first
+    # The stateless revision: no initialize; version and capabilities ride in every request's
+    # _meta (the "envelope"). Which era a request belongs to is decided per request.
+    MODERN_VERSIONS = ("2026-07-28",)
+    VERSION = "io.modelcontextprotocol/protocolVersion"
+    CAPS = "io.modelcontextprotocol/clientCapabilities"
+    INFO = "io.modelcontextprotocol/clientInfo"
+    LOG = "io.modelcontextprotocol/logLevel"
+    SERVER = "io.modelcontextprotocol/serverInfo"
+    LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+    UNSUPPORTED_VERSION = -32022
+    MAX_LINE = 16 * 1024 * 1024
+    MAX_REPLY = 1024 * 1024                      # bytes per tool reply line (INSTINCT_MCP_MAX_REPLY)
+    PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND = -32700, -32600, -32601
+    INVALID_PARAMS, INTERNAL_ERROR, RESOURCE_NOT_FOUND = -32602, -32603, -32002
+    INSTRUCTIONS = (
+        "instinct is this user's learned-habit memory. At the start of every task call `suggest` "
+        "(or read instinct://suggestions) and follow the mature and rule patterns it returns; "
+        "rules are strong habits, mature ones are good defaults. Whenever you notice a recurring "
+        "pattern, call `observe` with a prefixed name: `seq:` a tool/action sequence "
+        "(seq:test->fix->test), `pref:` a user preference (pref:stdlib-first, pref:style=black), "
+        "`fix:` a recurring fix (fix:missing-import), `combo:` tools used together "
+        "(combo:pytest+coverage). Reuse the exact spelling of existing patterns (see "
+        "`search_instincts`). Confidence 5 makes a pattern mature, 10 a rule. Call `feedback` when "
+        "a suggestion helped or misled. For knowledge rather than habits "
+        "(\"this repo uses Vitest\", a decision and why), call `memory_recall` with a few words "
+        "before answering, and `memory_store` when you learn a durable fact, with why and how to apply it.")
+    # The tools listed by default: what an agent needs in a session. Every tool stays callable;
+    # INSTINCT_MCP_TOOLS=all lists all of them (housekeeping, export, backup, insight...).
+    LEAN_TOOLS = ("suggest", "observe", "consolidate", "decay", "search_instincts", "feedback",
+                  "memory_recall", "memory_store", "memory_forget")
+    # Descriptions for the model: what the tool is for and when to call it.
+    TOOL_HELP = {
+        "suggest": "The user's learned habits and rules for this project, strongest first. Call it "
+                   "at the start of every task and follow what it returns.",
+        "observe": "Record one more occurrence of a habit: seq: a tool/action sequence, pref: a user "
+                   "preference, fix: a recurring fix, combo: tools used together. Call it whenever "
+                   "you notice a recurring pattern, reusing the exact spelling of known ones.",
+        "consolidate": "Promote patterns that reached their thresholds (5 mature, 10 rule) and "
+                       "demote weakened ones. Call it after a batch of observe calls.",
+        "decay": "Let patterns unseen for a while lose confidence; the weakest disappear. Call it "
+                 "now and then, or when suggestions feel stale.",
+        "search_instincts": "Find learned patterns by words. Call it before observe to reuse an "
+                            "existing pattern's spelling, or to see what is known about a topic.",
+        "feedback": "Say whether a learned pattern helped (good) or misled (bad); bad keeps it out "
+                    "of suggestions for a while. Call it when a suggestion proved right or wrong.",
+        "memory_recall": "The stored memories most relevant to a few words, best first. Call it "
+                         "before answering or starting work that may depend on earlier facts or "
+                         "decisions.",
+        "memory_store": "Save durable knowledge (a user preference, feedback on how to work, a "
+                        "project fact, a reference, or an episode) with why and how to apply it. "
+                        "Call it when you learn something worth knowing next session; the same "
+                        "knowledge stored again is reinforced.",
+        "memory_forget": "Archive a memory by id so it is no longer recalled. Call it when the user "
+                         "says a stored memory is wrong or should be dropped.",
+    }
+
+    @staticmethod
+    def all_tools_listed():
+        """`instinct serve` lists every tool when INSTINCT_MCP_TOOLS is all (or full)."""
+        return os.environ.get("INSTINCT_MCP_TOOLS", "").strip().lower() in ("all", "full")
+
+    RESOURCES = (
+        ("instinct://suggestions", "suggestions", "Current suggestions",
+         "Mature, rule and universal patterns for this server's project"),
+        ("instinct://rules", "rules", "Learned rules", "Patterns with confidence >= 10"),
+        ("instinct://stats", "stats", "Store statistics", "Counts by level and category"),
+    )
+    PROMPT = {"name": "session_briefing", "title": "Session briefing",
+               "description": "Learned habits and rules to keep in mind for this session",
+               "arguments": [{"name": "project", "required": False,
+                              "description": "project path or fingerprint (default: the server's)"}]}
+
+    @staticmethod
+    def reply_line(reply):
+        """A reply object (or batch list) -> its protocol line: compact, pure-ASCII JSON (other
+        characters escaped, the safest choice for every client) and a newline."""
+        enc = _encoder(None, True).encode
+        res = reply.get("result") if type(reply) is dict else None
+        if type(res) is _ToolReply and len(reply) == 3 and res.text.isascii():
+            # ASCII text is exactly what encoding structuredContent here would give: splice it
+            more = "".join(",%s:%s" % (enc(k), enc(v)) for k, v in res.items()
+                           if k not in _ToolReply.KEYS) if len(res) > 3 else ""
+            return ('{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}],'
+                    '"isError":false,"structuredContent":%s%s}}\n'
+                    % (enc(reply["id"]), enc(res.text), res.text, more)).encode("ascii")
+        return (enc(reply) + "\n").encode("ascii")
+
+    @staticmethod
+    def log(msg):
+        try:
+            sys.stderr.write(f"instinct: {msg}\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+
+    METHODS = {"tools/list": _Server.tools_list, "tools/call": _Server.tools_call,
+                "resources/list": _Server.resources_list, "resources/read": _Server.resources_read,
+                "resources/templates/list": _Server.templates_list,
+                "prompts/list": _Server.prompts_list, "prompts/get": _Server.prompts_get}
+    # 2026-07-28: ping, logging/setLevel and resources/(un)subscribe are gone; discover is new
+    MODERN_METHODS = dict(METHODS, **{"server/discover": _Server.discover})
+    STATIC_TTL = 3600 * 1000                   # lists fixed for the process's life
+    CACHEABLE = {"server/discover": STATIC_TTL, "tools/list": STATIC_TTL,
+                  "prompts/list": STATIC_TTL, "resources/list": STATIC_TTL,
+                  "resources/templates/list": STATIC_TTL, "resources/read": 0}
+    SERVER_INFO = {"name": "instinct", "title": "instinct", "version": __version__}
+
+    @staticmethod
+    def check_envelope(meta):
+        """A 2026-07-28 request's _meta envelope -> its protocol version; every malformed field is
+        refused (-32602, naming it). An unsupported version is -32022 once the version and the
+        capabilities are there: the rest of the envelope may differ in another revision."""
+        def bad(key, what):
+            raise _RpcError(_MCP.INVALID_PARAMS, f"Invalid params: _meta {key} must be {what}")
+        caps = meta.get(_MCP.CAPS)
+        if _MCP.CAPS not in meta:
+            raise _RpcError(_MCP.INVALID_PARAMS, f"Invalid params: _meta lacks {_MCP.CAPS} (an object)")
+        asked = meta[_MCP.VERSION]
+        if not isinstance(asked, str):
+            bad(_MCP.VERSION, "a string")
+        if type(caps) is not dict:
+            bad(_MCP.CAPS, "an object")
+        if asked not in _MCP.MODERN_VERSIONS:
+            raise _RpcError(_MCP.UNSUPPORTED_VERSION, "Unsupported protocol version",
+                            {"supported": list(_MCP.MODERN_VERSIONS), "requested": asked})
+        for k, v in caps.items():                  # every capability the schema names is an object
+            if type(v) is not dict:
+                bad(f"{_MCP.CAPS}.{k}", "an object")
+        if _MCP.INFO in meta:                        # optional; an Implementation when sent
+            info = meta[_MCP.INFO]
+            if type(info) is not dict:
+                bad(_MCP.INFO, "an object with a name and a version")
+            for k in ("name", "version", "title", "description", "websiteUrl"):   # 2 required
+                if (k in info or k in ("name", "version")) and not isinstance(info.get(k), str):
+                    bad(f"{_MCP.INFO}.{k}", "a string")
+            if "icons" in info and type(info["icons"]) is not list:
+                bad(f"{_MCP.INFO}.icons", "an array")
+        if _MCP.LOG in meta and meta[_MCP.LOG] not in _MCP.LOG_LEVELS:
+            bad(_MCP.LOG, "one of: " + ", ".join(_MCP.LOG_LEVELS))
+        token = meta.get("progressToken", "")
+        if type(token) is bool or not isinstance(token, (str, int, float)):
+            bad("progressToken", "a string or a number")
+        return asked
+
+    @staticmethod
+    def capabilities():
+        return {"tools": {"listChanged": False},
+                "resources": {"subscribe": False, "listChanged": False},
+                "prompts": {"listChanged": False}}
+
+    TOOLS = {}                          # MCP tool name -> Operation, filled on first use
+
+    @staticmethod
+    def tools_by_name():
+        if not _MCP.TOOLS:
+            _MCP.TOOLS.update((op.mcp, op) for op in OPERATIONS.values() if op.mcp)
+        return _MCP.TOOLS
+
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def max_reply():
+        """The reply budget in bytes, read from INSTINCT_MCP_MAX_REPLY once per process."""
+        try:
+            return max(4096, int(os.environ.get("INSTINCT_MCP_MAX_REPLY") or _MCP.MAX_REPLY))
+        except ValueError:
+            return _MCP.MAX_REPLY
+
+    @staticmethod
+    def reply_size(text, structured):
+        """Bytes of the tools/call reply line around `text` and `structured` (pure-ASCII JSON)."""
+        enc = _encoder(None, True).encode
+        return len(enc(text)) + (len(text) if text.isascii() else len(enc(structured))) + 200
+
+    @staticmethod
+    def fit_reply(op, structured, text, offset):
+        """Cut the longest list of a result until its reply fits the byte budget, saying so (and,
+        for a list tool, where the next page starts). -> (text, structured), or (None, message)."""
+        budget = _MCP.max_reply()
+        while _MCP.reply_size(text, structured) > budget:
+            holder, key, longest = None, None, 0
+            for k, v in structured.items():          # the longest list, at the top or one level down
+                for h, kk, vv in [(structured, k, v)] + ([(v, k2, v2) for k2, v2 in v.items()]
+                                                         if isinstance(v, dict) else []):
+                    if isinstance(vv, list) and len(vv) > longest:
+                        holder, key, longest = h, kk, len(vv)
+            if longest <= 1:
+                return None, (f"Error: the result is larger than the {budget}-byte reply budget; "
+                              "narrow the query (filters, a smaller limit)")
+            keep = max(1, longest * budget * 9 // (_MCP.reply_size(text, structured) * 10))
+            keep = min(keep, longest - 1)
+            holder[key] = holder[key][:keep]
+            if holder is structured and key == op.list_key and offset is not None:
+                structured["count"] = keep
+                structured["nextCursor"] = Operation._cursor_token(offset + keep)
+                structured["note"] = (f"Cut to {keep} results to stay under {budget} bytes: call again "
+                                      "with the same arguments and cursor=nextCursor for the rest.")
+            else:
+                structured["note"] = (f"Cut '{key}' to its first {keep} entries to stay under "
+                                      f"{budget} bytes; ask for less (a smaller limit) to see it whole.")
+            text = _dumps(structured)
+        return text, structured
+
+    @staticmethod
+    def id_key(mid):
+        return (type(mid) is str, mid) if _MCP.valid_id(mid) else None
+
+    @staticmethod
+    def valid_id(mid):
+        return isinstance(mid, str) or (isinstance(mid, int) and not isinstance(mid, bool))
 
 
 def serve(store=None, stdin=None, stdout=None):
@@ -9464,7 +9466,7 @@ def serve(store=None, stdin=None, stdout=None):
         signal.signal(signal.SIGTERM, stop)
     except ValueError:                     # not the main thread (tests)
         pass
-    server = _Server(store, lean=not _all_tools_listed())
+    server = _Server(store, lean=not _MCP.all_tools_listed())
     ahead = None
     if os.name != "nt":                    # select() works on pipes only on POSIX
         try:
@@ -9473,16 +9475,16 @@ def serve(store=None, stdin=None, stdout=None):
             pass                           # a file-like object without a descriptor
     try:
         while True:
-            line = inp.readline(MAX_LINE + 1)
+            line = inp.readline(_MCP.MAX_LINE + 1)
             if not line:
                 break
-            if len(line) > MAX_LINE and not line.endswith(b"\n"):
+            if len(line) > _MCP.MAX_LINE and not line.endswith(b"\n"):
                 while True:                # discard the rest of an oversized line
                     chunk = inp.readline(1 << 20)
                     if not chunk or chunk.endswith(b"\n"):
                         break
-                _log(f"dropped an input line longer than {MAX_LINE} bytes")
-                reply = server._error(None, _INVALID_REQUEST, "Invalid Request: line too long")
+                _MCP.log(f"dropped an input line longer than {_MCP.MAX_LINE} bytes")
+                reply = server._error(None, _MCP.INVALID_REQUEST, "Invalid Request: line too long")
             else:
                 line = line.rstrip(b"\r\n")
                 if not line.strip():
@@ -9490,10 +9492,10 @@ def serve(store=None, stdin=None, stdout=None):
                 reply = server.handle_line(line)
             if reply is not None and ahead is not None and type(reply) is dict:
                 ahead.poll()               # cancelled while it ran? then it gets no reply
-                if server.cancelled and _id_key(reply.get("id")) in server.cancelled:
+                if server.cancelled and _MCP.id_key(reply.get("id")) in server.cancelled:
                     continue
             if reply is not None:
-                out.write(_reply_line(reply))
+                out.write(_MCP.reply_line(reply))
                 if hasattr(out, "flush"):
                     out.flush()
     except (BrokenPipeError, KeyboardInterrupt):
@@ -9507,4 +9509,4 @@ def serve(store=None, stdin=None, stdout=None):
 # 21. Entry point
 # =============================================================================
 if __name__ == "__main__":
-    _exit_now(main())
+    _CLI.exit_now(main())

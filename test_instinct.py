@@ -821,7 +821,7 @@ class TestRegistry(unittest.TestCase):
     def test_argparse_subcommands_are_the_operations_plus_extras(self):
         cmds = subcommands(instinct.build_parser())
         self.assertEqual(set(cmds), {op.cli for op in instinct.OPERATIONS.values()}
-                         | set(instinct._CLI_EXTRAS))
+                         | set(instinct._CLI.EXTRAS))
         for op in instinct.OPERATIONS.values():
             sp = cmds[op.cli]
             opts = {s for a in sp._actions for s in a.option_strings}
@@ -923,7 +923,7 @@ class TestRegistry(unittest.TestCase):
         if not readme.exists():
             self.skipTest("README.md does not exist yet (the lead is writing it)")
         text = readme.read_text(encoding="utf-8")
-        cmds = {op.cli for op in instinct.OPERATIONS.values()} | set(instinct._CLI_EXTRAS)
+        cmds = {op.cli for op in instinct.OPERATIONS.values()} | set(instinct._CLI.EXTRAS)
         missing = sorted(c for c in cmds if not re.search(r"\b%s\b" % re.escape(c), text))
         self.assertEqual(missing, [], "README.md does not mention these subcommands")
 

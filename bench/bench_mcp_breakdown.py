@@ -101,7 +101,7 @@ def run_instinct(path, msgs, variant):
         out = io.BytesIO()
         t = time.perf_counter()
         for m in msgs:
-            out.write(instinct._reply_line(srv.handle_line(m)))
+            out.write(instinct._MCP.reply_line(srv.handle_line(m)))
         dt = time.perf_counter() - t
         if b'"isError":true' in out.getvalue() or b'"error"' in out.getvalue():
             raise SystemExit(f"bench_mcp_breakdown: variant {variant!r}: the server answered with "

@@ -72,8 +72,8 @@ def clean_env(**extra):
 
 
 def cli_extras(py):
-    """The CLI's extra subcommands (instinct._CLI_EXTRAS), read in a child process."""
-    r = subprocess.run([py, "-c", "import instinct, json; print(json.dumps(sorted(instinct._CLI_EXTRAS)))"],
+    """The CLI's extra subcommands (instinct._CLI.EXTRAS), read in a child process."""
+    r = subprocess.run([py, "-c", "import instinct, json; print(json.dumps(sorted(instinct._CLI.EXTRAS)))"],
                        env=clean_env(PYTHONPATH=REPO), capture_output=True, text=True, cwd=REPO)
     if r.returncode != 0:
         sys.exit(f"cannot import instinct with {py}:\n{r.stderr}")

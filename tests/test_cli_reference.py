@@ -49,13 +49,13 @@ class TestCliReference(unittest.TestCase):
         self.assertEqual([c for c, _ in rows], list(cmds))
         ops = {op.cli: op.mcp for op in instinct.OPERATIONS.values()}
         self.assertEqual({c: t for c, t in rows if t}, ops)
-        self.assertEqual(len(rows), len(ops) + len(instinct._CLI_EXTRAS))
+        self.assertEqual(len(rows), len(ops) + len(instinct._CLI.EXTRAS))
         for row in ("| `config [KEY [VALUE]]` |", "| `feedback PATTERN good\\|bad [--note NOTE] ",
                     "| `memory_forget` (listed, destructive) |", "| `list_instincts` (read-only) |"):
             self.assertIn(row, r.stdout)
         lean = re.search(r"^- listed by default \((\d+)\): (.*);$", r.stdout, re.M)
-        self.assertEqual(int(lean.group(1)), len(instinct.LEAN_TOOLS))
-        self.assertEqual(set(re.findall(r"`(\w+)`", lean.group(2))), set(instinct.LEAN_TOOLS))
+        self.assertEqual(int(lean.group(1)), len(instinct._MCP.LEAN_TOOLS))
+        self.assertEqual(set(re.findall(r"`(\w+)`", lean.group(2))), set(instinct._MCP.LEAN_TOOLS))
 
     def test_check_names_a_changed_row_and_write_repairs_it(self):
         readme = (HERE / "README.md").read_text(encoding="utf-8")

@@ -309,7 +309,7 @@ class TestFastCLI(unittest.TestCase):
                      ["observe", "p", "--unknown", "1"], ["list", "--min", "2"], ["observe", "-h"],
                      ["nosuch"], ["observe", "p", "--cat"]):
             with self.subTest(argv=argv):
-                self.assertIsNone(instinct._fast_args(argv))
+                self.assertIsNone(instinct._CLI.fast_args(argv))
 
 
 def _session(steps, session, store, repo, fail=()):

@@ -612,7 +612,7 @@ class TestTools(ServerTestCase):
             with self.subTest(tool=name, args=args):
                 reply = srv.handle_message(req(f"c{i}" if i % 2 else i, "tools/call",
                                                {"name": name, "arguments": args}))
-                line = instinct._reply_line(reply)
+                line = instinct._MCP.reply_line(reply)
                 plain = (json.dumps(reply, separators=(",", ":"), allow_nan=False) + "\n").encode()
                 self.assertEqual(line, plain)
                 spliced += type(reply["result"]) is instinct._ToolReply
@@ -830,8 +830,8 @@ class TestLeanToolSet(ServerTestCase):
                 self.assertLessEqual(len(line), 8 * 1024)
                 tools = json.loads(line)["result"]["tools"]
                 self.assertEqual([t["name"] for t in tools],
-                                 [n for n in instinct._tools_by_name() if n in instinct.LEAN_TOOLS])
-                self.assertEqual(set(instinct.LEAN_TOOLS), {t["name"] for t in tools})
+                                 [n for n in instinct._MCP.tools_by_name() if n in instinct._MCP.LEAN_TOOLS])
+                self.assertEqual(set(instinct._MCP.LEAN_TOOLS), {t["name"] for t in tools})
                 for t in tools:
                     self.assertLessEqual(t["description"].count(". "), 2, t["description"])
                     self.assertIn("Call it", t["description"])      # says when to call it
@@ -848,11 +848,11 @@ class TestLeanToolSet(ServerTestCase):
         for value in ("all", "ALL", "full"):
             s = self.server(env={"INSTINCT_MCP_TOOLS": value})
             tools = s.result("tools/list")["tools"]
-            self.assertEqual(len(tools), len(instinct._tools_by_name()))
+            self.assertEqual(len(tools), len(instinct._MCP.tools_by_name()))
             self.assertTrue(all("outputSchema" in t for t in tools))
             s.close()
-        named = set(re.findall(r"`([a-z_]+)`", instinct.INSTRUCTIONS))   # only listed tools
-        self.assertLessEqual(named, set(instinct.LEAN_TOOLS))
+        named = set(re.findall(r"`([a-z_]+)`", instinct._MCP.INSTRUCTIONS))   # only listed tools
+        self.assertLessEqual(named, set(instinct._MCP.LEAN_TOOLS))
 
 
 class TestCancellation(ServerTestCase):
@@ -1763,7 +1763,7 @@ class TestOptimizedInterpreter(unittest.TestCase):
                                capture_output=True, env={**os.environ, "INSTINCT_DB": os.path.join(tmp, "t.db"),
                                                          "INSTINCT_MCP_TOOLS": "all"})
             tools = json.loads(r.stdout.splitlines()[1])["result"]["tools"]
-            self.assertEqual(len(tools), len(instinct._tools_by_name()))
+            self.assertEqual(len(tools), len(instinct._MCP.tools_by_name()))
             for t in tools:
                 with self.subTest(tool=t["name"]):
                     self.assertTrue(t["description"].strip())

@@ -351,7 +351,7 @@ class TestLeanList(EdgeCase):
                 self.assertLessEqual(len(line), 8 * 1024)
                 names = [t["name"] for t in json.loads(line)["result"]["tools"]]
                 self.assertLessEqual({"observe", "suggest", "consolidate", "decay"}, set(names))
-                self.assertEqual(len(names), len(instinct.LEAN_TOOLS))
+                self.assertEqual(len(names), len(instinct._MCP.LEAN_TOOLS))
                 s.close()
         s = self.server(env={"INSTINCT_MCP_TOOLS": ""})
         for name in ("consolidate", "decay"):

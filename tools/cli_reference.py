@@ -75,7 +75,7 @@ def command_line(name, sub, common):
 def _mcp_cell(op):
     if op is None or not op.mcp:
         return "—"
-    notes = [n for n, on in (("listed", op.mcp in instinct.LEAN_TOOLS),
+    notes = [n for n, on in (("listed", op.mcp in instinct._MCP.LEAN_TOOLS),
                              ("read-only", op.read_only), ("destructive", op.destructive)) if on]
     return f"`{op.mcp}`" + (f" ({', '.join(notes)})" if notes else "")
 
@@ -96,8 +96,8 @@ def cli_block():
 
 def mcp_block():
     tools = [op.mcp for op in instinct.OPERATIONS.values() if op.mcp]
-    lean = [t for t in tools if t in instinct.LEAN_TOOLS]
-    rest = [t for t in tools if t not in instinct.LEAN_TOOLS]
+    lean = [t for t in tools if t in instinct._MCP.LEAN_TOOLS]
+    rest = [t for t in tools if t not in instinct._MCP.LEAN_TOOLS]
     return [f"- listed by default ({len(lean)}): " + ", ".join(f"`{t}`" for t in lean) + ";",
             f"- also listed with `INSTINCT_MCP_TOOLS=all` ({len(rest)}): "
             + ", ".join(f"`{t}`" for t in rest) + "."]
