@@ -38,21 +38,27 @@ Sections:
      7. Schema and migrations
      8. Database connection (WAL, busy timeout, atomic writes)
      9. Operation registry (one table for API, CLI and MCP)
-    10. Core API (the seeds' operations)
-    11. Knowledge memories and staleness anchors (remember, recall, anchors)
-    12. Shell commands (the shape reader: program and subcommand, never arguments)
-    13. Learning from tool calls (capture, session mining, the briefing, hints)
-    14. History import (past Claude Code transcripts and Codex rollouts)
-    15. Agent hooks and client setup (the hook entry point, `instinct setup`)
-    16. Sharing (rules files, lint, import, backup, doctor, gc)
-    17. Insight and feedback (explain, history, trends, effectiveness, conflicts)
-    18. InstinctStore (the public class)
-    19. CLI
-    20. MCP stdio server
-    21. Entry point
+    10. The kernel (connection, the one writer of confidence, event kinds)
+    11. Patterns: the seeds' operations (observe, suggest, forget, merge, consolidate, decay)
+    12. Memory text and staleness anchors (keys, redaction, memory files, anchors)
+    13. Knowledge memories (remember, recall, forget)
+    14. Shell commands (the shape reader: program and subcommand, never arguments)
+    15. Capture (what a hook call and a tool call become)
+    16. Mining and the presenter (habits from sessions, one selection for every channel)
+    17. Learning and hints (mining passes, the briefing, hints at the point of action)
+    18. History import (past Claude Code transcripts and Codex rollouts)
+    19. Client setup (`instinct setup`)
+    20. Rules files, lint and backups
+    21. Sharing (export, import, merge, backup, restore, doctor, gc)
+    22. Insight and feedback (explain, history, trends, effectiveness, conflicts)
+    23. InstinctStore (the public class)
+    24. CLI
+    25. MCP stdio server
+    26. Entry point
 
 MIT License.
 """
+
 
 # =============================================================================
 # 2. Imports and metadata
@@ -77,6 +83,7 @@ __all__ = [
     "main", "serve", "OPERATIONS",
     "InstinctError", "ValidationError", "NotFoundError", "StoreError",
 ]
+
 
 # =============================================================================
 # 3. Constants
@@ -148,7 +155,7 @@ MAX_LIMIT = 1000                       # the largest `limit` any operation accep
 AUTO_BACKUPS = 10                      # automatic backups kept beside the store (forget, purge, gc)
 
 
-# Token prefixes of well-known secrets: the shape reader refuses them (section 12), memories redact them (11)
+# Token prefixes of well-known secrets: the shape reader refuses them (section 14), memories redact them (12)
 _SECRET_PREFIXES = ("ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "sk-", "xox", "akia", "aiza",
                     "glpat-", "eyj", "npm_", "pypi-")
 
@@ -617,7 +624,6 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
     SEED_COLUMNS = {"pattern", "category", "confidence", "first_seen", "last_seen",
                      "source", "project", "promoted", "metadata"}
 
-    @staticmethod
     def statements(script):
         """Split a schema script into statements (SQLite's own test: a trigger body is one)."""
         out, buf = [], ""
@@ -628,7 +634,6 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
                 buf = ""
         return out
 
-    @staticmethod
     def v1(conn):
         """Create the tables, upgrading a seeds-era `instincts` table in place."""
         cols = {r[1] for r in conn.execute("PRAGMA table_info(instincts)")}
@@ -659,16 +664,14 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
                  for p, c, n, f, l, s, pr, pm, m in rows])
             conn.execute("DROP TABLE _instincts_seed")
 
-    @staticmethod
     def v2(conn):
         """Full-text index over patterns, when this SQLite build has FTS5."""
         if _Schema.has_fts5(conn):
             for stmt in _Schema.statements(_Schema.V2_FTS):
                 conn.execute(stmt)
 
-    @staticmethod
     def v3(conn):
-        """Insight and feedback (section 17): the bad-feedback quiet count, surfaced suggestions."""
+        """Insight and feedback (section 22): the bad-feedback quiet count, surfaced suggestions."""
         conn.execute("ALTER TABLE instincts ADD COLUMN quiet INTEGER NOT NULL DEFAULT 0")
         conn.execute("CREATE INDEX ix_events_surface ON events(ts) WHERE kind = 'surface'")
 
@@ -728,27 +731,24 @@ WHEN old.title != new.title OR old.content != new.content OR old.why != new.why
 END;
 """
 
-    @staticmethod
     def v4(conn):
-        """Knowledge memories (section 11): the table, near-duplicate keys, and FTS5 when available."""
+        """Knowledge memories (section 13): the table, near-duplicate keys, and FTS5 when available."""
         for stmt in _Schema.statements(_Schema.V4):
             conn.execute(stmt)
         if _Schema.has_fts5(conn):
             for stmt in _Schema.statements(_Schema.V4_FTS):
                 conn.execute(stmt)
 
-    @staticmethod
     def v5(conn):
-        """Learning from tool calls (section 13): per-session mining bookkeeping."""
+        """Learning from tool calls (sections 15-17): per-session mining bookkeeping."""
         conn.execute("CREATE INDEX ix_events_session ON events(session, id) WHERE session != ''")
         conn.execute("CREATE TABLE mined (session TEXT NOT NULL, pattern TEXT NOT NULL,"
                      " project TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY (session, pattern, project))"
                      " WITHOUT ROWID")
         conn.execute("CREATE TABLE mined_sessions (session TEXT PRIMARY KEY, last_id INTEGER NOT NULL)")
 
-    @staticmethod
     def v6(conn):
-        """Sharing (section 16)."""
+        """Sharing (sections 20-21)."""
 
     V7_SUGGEST_INDEX = """
 DROP INDEX ix_instincts_active;
@@ -780,7 +780,6 @@ WHEN (old.pattern != new.pattern OR old.category != new.category)
 END;
 """
 
-    @staticmethod
     def v7(conn):
         """Lazy full-text indexing. Rows up to fts_state.indexed_id are kept exact by triggers;
         newer rows are indexed in bulk by `_Core._fts_sync` (search, consolidate, doctor, gc),
@@ -805,7 +804,6 @@ WHEN new.pending = 1 AND new.id <= (SELECT coalesce(max(indexed_id), 0) FROM eve
 END;
 """
 
-    @staticmethod
     def v8(conn):
         """Lazy pattern index for observe events (undone by v10): observe appended its event with
         pending = 1, outside ix_events_pattern; readers added the tail above events_state's mark
@@ -813,7 +811,6 @@ END;
         for stmt in _Schema.statements(_Schema.V8_LAZY_EVENT_INDEX):
             conn.execute(stmt)
 
-    @staticmethod
     def v9(conn):
         """Mining compares a project's sessions: mined_sessions knows each session's project."""
         conn.execute("ALTER TABLE mined_sessions ADD COLUMN project TEXT NOT NULL DEFAULT ''")
@@ -826,7 +823,6 @@ END;
         conn.execute("CREATE TABLE mining_state (seen_id INTEGER NOT NULL)")
         conn.execute("INSERT INTO mining_state (seen_id) VALUES (0)")
 
-    @staticmethod
     def v10(conn):
         """Every event in the pattern index again: v8's lazy index (a `pending` column, a state
         table, a trigger and a UNION ALL in every reader) saved ~10 % of one MCP observe call,
@@ -839,9 +835,8 @@ END;
             conn.execute("ALTER TABLE events DROP COLUMN pending")
         conn.execute("CREATE INDEX ix_events_pattern ON events(pattern, project) WHERE pattern != ''")
 
-    @staticmethod
     def v11(conn):
-        """Captured calls become typed records (section 13's `_Call`): 'Bash(a;b)' -> tool, name,
+        """Captured calls become typed records (section 15's `_Call`): 'Bash(a;b)' -> tool, name,
         extension and command shapes as tab-separated fields; a mined session keeps its steps."""
         rows = conn.execute("SELECT id, data FROM events WHERE kind IN ('tool', 'tool_fail')").fetchall()
         for row_id, data in rows:
@@ -855,9 +850,8 @@ END;
                          ("\t".join((tool, "", ext) + cmds), row_id))
         conn.execute("ALTER TABLE mined_sessions ADD COLUMN steps TEXT NOT NULL DEFAULT ''")
 
-    @staticmethod
     def v12(conn):
-        """Staleness anchors (section 11): an instinct (pattern, project) or a memory is about files
+        """Staleness anchors (section 12): an instinct (pattern, project) or a memory is about files
         of a project (`root`: its fingerprint), each with its git blob id, size and mtime (ns)."""
         conn.execute("CREATE TABLE anchors (root TEXT NOT NULL, memory INTEGER NOT NULL DEFAULT 0,"
                      " pattern TEXT NOT NULL DEFAULT '', project TEXT NOT NULL DEFAULT '',"
@@ -867,7 +861,6 @@ END;
         conn.execute("CREATE TRIGGER memories_anchors_ad AFTER DELETE ON memories BEGIN"
                      " DELETE FROM anchors WHERE memory = old.id; END")
 
-    @staticmethod
     def v13(conn):
         """Corrections that stick: `forget` leaves a tombstone (a hash of pattern and project, or a
         forgotten memory's key: never its text) that observe, mining, import and merge respect;
@@ -876,16 +869,14 @@ END;
         conn.execute("CREATE TABLE projects (fingerprint TEXT PRIMARY KEY, root TEXT NOT NULL,"
                      " first_seen TEXT NOT NULL) WITHOUT ROWID")
 
-    @staticmethod
     def v14(conn):
-        """Hints at the point of action (section 13): each item hinted (or briefed) in a session,
+        """Hints at the point of action (section 17): each item hinted (or briefed) in a session,
         once, after which event, and whether it was shown or held back to measure its lift."""
         conn.execute("CREATE TABLE hints (session TEXT NOT NULL, pattern TEXT NOT NULL,"
                      " kind TEXT NOT NULL, project TEXT NOT NULL, ts TEXT NOT NULL,"
                      " after_id INTEGER NOT NULL, shown INTEGER NOT NULL,"
                      " PRIMARY KEY (session, pattern, kind)) WITHOUT ROWID")
 
-    @staticmethod
     def v15(conn):
         """`seen`: keyed hashes (never the text) of the program words instinct does not know by
         name and of correction-like prompts, with the session that first had each; `word` names
@@ -897,7 +888,6 @@ END;
                    v7, v8, v9, v10, v11, v12,
                    v13, v14, v15)
 
-    @staticmethod
     def has_fts5(conn):
         try:
             conn.execute("CREATE VIRTUAL TABLE temp._fts5_probe USING fts5(x)")
@@ -1496,7 +1486,6 @@ def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=F
 class _Out:
     """What an operation's answer looks like: JSON shapes (MCP outputSchema) and terminal renderings."""
 
-    @staticmethod
     def obj(props, required=()):
         s = {"type": "object", "properties": props}
         if required:
@@ -1511,7 +1500,6 @@ class _Out:
         ("pattern", "category", "confidence", "level", "project", "first_seen", "last_seen"))
 
     # --- human renderers (the CLI's text form of a result) ------------------------
-    @staticmethod
     def lines(records, noun):
         nouns = noun + ("es" if noun.endswith(("s", "ch", "sh", "x")) else "s")
         if not records:
@@ -1525,11 +1513,9 @@ class _Out:
         out.append(f"{n} {noun if n == 1 else nouns}")
         return "\n".join(out)
 
-    @staticmethod
     def render_record(r):
         return _Out.lines([r], "instinct").splitlines()[0].strip()
 
-    @staticmethod
     def render_counts(*pairs):
         def render(result):
             return "\n".join(f"{label}: {result[key]}" for key, label in pairs
@@ -1537,11 +1523,9 @@ class _Out:
                              or label.startswith("Promoted to r"))
         return render
 
-    @staticmethod
     def render_kv(result):
         return "\n".join(f"{k}: {v}" for k, v in result.items())
 
-    @staticmethod
     def render_stats(s):
         out = [f"Database: {s['db_path']} ({s['db_bytes']} bytes, schema v{s['schema_version']})",
                f"Total instincts: {s['total']}  (raw {s['by_level']['raw']}, mature {s['by_level']['mature']},"
@@ -1553,15 +1537,13 @@ class _Out:
         out += [f"  project {fp}: {root}" for fp, root in s.get("folders", {}).items()]
         return "\n".join(out)
 
-    @staticmethod
     def render_export(result):
         if isinstance(result, str):
             return result.rstrip("\n")
-        if isinstance(result, dict):          # --write: what was written where (section 16)
+        if isinstance(result, dict):          # --write: what was written where (section 20)
             return _Export.render_write(result)
         return _dumps(result, indent=2)
 
-    @staticmethod
     def render_markdown(rules):
         out = ["# Learned rules (instinct)", ""]
         for r in rules:
@@ -1574,12 +1556,13 @@ class _Out:
 
 
 # =============================================================================
-# 10. Core API (the seeds' operations)
+# 10. The kernel (connection, the one writer of confidence, event kinds)
 # =============================================================================
 
 
 class _Core:
-    """Plumbing plus the seeds' operations; InstinctStore (section 18) is assembled from it."""
+    """The kernel: the connection, the one writer of confidence (`_reinforce`), the event kinds and
+    the record of a pattern; every room of InstinctStore is a client of it."""
     # format -> (file written for a directory --write, size limit in bytes, instinct owns the whole file)
     # Limits: Windsurf truncates rule files past 6,000 chars, Codex reads 32 KiB of AGENTS.md in all,
     # a CLAUDE.md block should stay a short preamble, Cursor and SKILL.md bodies are best kept brief.
@@ -1814,7 +1797,240 @@ ON CONFLICT (pattern, project) DO UPDATE SET
                            (pattern, project)).fetchone()
         return None if row is None else _Core._record(row)
 
-    # -- operations -------------------------------------------------------------
+    def _surface(self, shown):
+        """Log one showing of suggestions ('pattern<TAB>project' lines) as a `surface` event.
+        The same list shown again within SURFACE_REPEAT_S is the same showing (no new event);
+        consolidate keeps the newest SURFACE_MAX_EVENTS. A read-only store logs nothing."""
+        last = self._read("SELECT ts, data FROM events WHERE kind = 'surface' ORDER BY ts DESC LIMIT 1")
+        if last and last[0][1] == shown and last[0][0] >= _iso(self._clock() - SURFACE_REPEAT_S):
+            return
+        try:
+            with self._write() as conn:
+                self._event(conn, "surface", data=shown)
+        except StoreError:
+            pass
+
+    def _pref_rows(self, keys=None):
+        """Stored rows of these preference keys (None: all): (pattern, project, confidence, promoted, last_seen)."""
+        cols = "SELECT pattern, project, confidence, promoted, last_seen FROM instincts WHERE "
+        if keys is None or len(keys) > 50:
+            return self._read(cols + "pattern >= 'pref:' AND pattern < 'pref;'")
+        keys = sorted(keys)       # 'pref:K=' <= pattern < 'pref:K>' is exactly the prefix, on the index
+        return self._read(cols + " OR ".join(["(pattern >= ? AND pattern < ?)"] * len(keys)),
+                          [b for k in keys for b in (f"pref:{k}=", f"pref:{k}>")])
+
+    def _suggest_filter(self, records, project):
+        """Drop superseded preferences: of one `pref:KEY=VALUE` key only the winning value is
+        suggested (this project's own before a global one)."""
+        keys = {k for k in (_Core._pref_key(r["pattern"]) for r in records) if k}
+        if not keys:
+            return records
+        losers = {(pattern, proj) for g in _Core._pref_groups(self._pref_rows(keys)).values()
+                  for pattern, proj, _, _, _ in g[1:]}
+        chosen = {}
+        for r in records:
+            k = _Core._pref_key(r["pattern"])
+            if k is None or (r["pattern"], r["project"]) in losers:
+                continue
+            cur = chosen.get(k)
+            if cur is None or ((r["project"] == project, r["last_seen"])
+                               > (cur["project"] == project, cur["last_seen"])):
+                chosen[k] = r
+        keep = {id(r) for r in chosen.values()}
+        return [r for r in records if id(r) in keep or _Core._pref_key(r["pattern"]) is None]
+
+    def _chunked(self, sql, values, head=()):
+        """Rows of `sql` whose "{}" takes an IN-list of `values`, 500 at a time (old SQLite
+        builds allow 999 parameters)."""
+        rows = []
+        for i in range(0, len(values), 500):
+            part = values[i:i + 500]
+            rows += self._read(sql.format(",".join("?" * len(part))), [*head, *part])
+        return rows
+
+    def _roots(self, fingerprints):
+        """{fingerprint: folder} of the projects among `fingerprints` whose folder is known."""
+        fps = sorted({f for f in fingerprints if f})
+        return dict(self._chunked("SELECT fingerprint, root FROM projects"
+                                  " WHERE fingerprint IN ({})", fps))
+
+    def _fts_sync(self):
+        """Index the patterns stored since the last sync (ids above fts_state.indexed_id)."""
+        if not self._read("SELECT 1 FROM sqlite_master WHERE name = 'fts_state'"):
+            return
+        if not self._read("SELECT 1 FROM fts_state, instincts WHERE instincts.id > indexed_id LIMIT 1"):
+            return
+        try:
+            with self._write() as conn:
+                (mark,), = conn.execute("SELECT indexed_id FROM fts_state").fetchall()
+                conn.execute("INSERT INTO instincts_fts (rowid, pattern, category)"
+                             " SELECT id, pattern, category FROM instincts WHERE id > ?", (mark,))
+                conn.execute("UPDATE fts_state SET indexed_id = (SELECT max(?, coalesce(max(id), 0))"
+                             " FROM instincts)", (mark,))
+        except StoreError:
+            pass                   # a read-only store: search what is indexed
+
+    def _fts(self):
+        return bool(self._read("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'"))
+
+    def _forget(self, pattern, project):
+        with self._write() as conn:
+            a = normalize_pattern(pattern)
+            alias = conn.execute("SELECT pattern FROM aliases WHERE alias = ?", (a,)).fetchone()
+            if alias:
+                conn.execute("DELETE FROM aliases WHERE alias = ?", (a,))
+                return {"pattern": alias[0], "alias": a}
+            p, proj, scope = self._locate(pattern, project, conn)
+            rec = self._get_record(conn, p, proj)
+            if rec is None:
+                raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
+            conn.execute("DELETE FROM instincts WHERE pattern = ? AND project = ?", (p, proj))
+            events = conn.execute("DELETE FROM events WHERE pattern = ? AND project = ?",
+                                  (p, proj)).rowcount
+            conn.execute("DELETE FROM mined WHERE pattern = ? AND project = ?", (p, proj))
+            line = p + "\t" + proj
+            for eid, data in conn.execute("SELECT id, data FROM events WHERE kind = 'surface'"
+                                          " AND instr(data, ?) > 0", (line,)).fetchall():
+                conn.execute("UPDATE events SET data = ? WHERE id = ?",
+                             ("\n".join(x for x in data.split("\n") if x != line), eid))
+            if not conn.execute("SELECT 1 FROM instincts WHERE pattern = ?", (p,)).fetchone():
+                conn.execute("DELETE FROM aliases WHERE pattern = ? OR alias = ?", (p, p))
+                conn.execute("DELETE FROM settings WHERE substr(key, 1, ?) = ?", (len(p) + 9, f"pattern.{p}."))
+            conn.execute("INSERT OR REPLACE INTO forgotten (key, ts) VALUES (?, ?)",
+                         (_forgotten_key(p, proj), self._now()))
+            self._event(conn, "forget", "", proj, delta=-rec["confidence"])    # no copy of the pattern
+        self._scrub()
+        return {**rec, "scope": scope, "events": events, "root": self._roots([proj]).get(proj, "")}
+
+    def _guarded(self, name, dry_run, fn):
+        """A destructive operation `fn(store)`: with dry_run on a private copy of the store (this
+        one is left as it is), else here after an automatic backup -> fn's result, saying which."""
+        if not dry_run:
+            backup = self._auto_backup(name)
+            return {**fn(self), "backup_file": backup}
+        tmp = _temp_file(os.path.dirname(self.path))
+        try:
+            try:
+                self._snapshot(self._db.conn, tmp)
+            except sqlite3.Error as e:
+                raise _db_error(self.path, e) from None
+            with type(self)(tmp, clock=self._clock, cwd=self.cwd, session=self.session) as copy:
+                return {**fn(copy), "dry_run": True}
+        finally:
+            _drop_temp(tmp)
+            _drop_temp(tmp + ".bak")
+
+    def _auto_backups(self):
+        """The automatic backups beside the store, oldest first."""
+        import glob
+        return sorted(glob.glob(glob.escape(self.path) + ".*-*.bak"))
+
+    def _auto_backup(self, name):
+        """Save the store as `<db>.<UTC time>-<name>.bak` (0600) before a destructive
+        operation; the oldest beyond AUTO_BACKUPS go -> its path."""
+        t = time.time()                             # real time: the names sort as made
+        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(t)) + ".%06dZ" % (t % 1 * 1e6)
+        dest = f"{self.path}.{stamp}-{name}.bak"
+        if os.path.lexists(dest):
+            raise StoreError(f"cannot write the automatic backup {dest}: it exists")
+        try:
+            self._snapshot(self._db.conn, dest)
+        except sqlite3.Error as e:
+            raise _db_error(self.path, e) from None
+        except OSError as e:
+            raise StoreError(f"cannot write the automatic backup {dest}: {e.strerror}") from None
+        for old in self._auto_backups()[:-AUTO_BACKUPS]:
+            _drop_temp(old)                         # with its -wal and -shm, if opened
+        return dest
+
+    def _snapshot(self, conn, dest):
+        """Copy a consistent snapshot of conn into a new file `dest` (atomically, mode 0600)."""
+        near = os.path.dirname(self.path)
+        tmp = _temp_file(os.path.dirname(dest), near)
+        try:
+            out = sqlite3.connect(tmp, isolation_level=None)
+            try:
+                self._db.retry(conn.backup, out)
+                out.execute("PRAGMA journal_mode=DELETE")   # one self-contained file
+                counts = out.execute("SELECT (SELECT count(*) FROM instincts),"
+                                     " (SELECT count(*) FROM events)").fetchone()
+            finally:
+                out.close()
+            os.replace(tmp, dest)
+        finally:
+            _drop_temp(tmp, near)
+        return counts
+
+    def _scrub(self):
+        """After forgetting: fold each full-text index into one segment (old segments still hold
+        deleted terms; secure_delete zeroes what they free) and truncate the WAL, whose old frames
+        hold earlier page images. Best effort for the WAL: a reader mid-transaction keeps it."""
+        for t in ("instincts_fts", "memories_fts"):
+            if self._read("SELECT 1 FROM sqlite_master WHERE name = ?", (t,)):
+                with self._write() as conn:
+                    conn.execute(f"INSERT INTO {t}({t}) VALUES ('optimize')")
+        try:
+            self._db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error:
+            pass
+
+    def _threshold_sql(self, settings, which):
+        """SQL expression for a row's threshold, in _THRESHOLD_SCOPES' order, then store-wide."""
+        default = int(settings[which])
+        parts = []
+        for scope in _THRESHOLD_SCOPES:               # the scope names the row's column
+            if any(k.startswith(scope + ".") and k.endswith("." + which) for k in settings):
+                parts.append(f"(SELECT CAST(value AS INTEGER) FROM settings WHERE key = "
+                             f"'{scope}.' || i.{scope} || '.{which}')")
+        return f"coalesce({', '.join(parts + [str(default)])})" if parts else str(default)
+
+    def _prune_events(self, settings, most=None):
+        """Cut the event log to its retention (events_max_days, events_max_rows, the newest
+        SURFACE_MAX_EVENTS showings), oldest first, in transactions of _DECAY_BATCH rows with a
+        pause between them, so a hook never waits long; at most `most` rows (None: all).
+        Returns how many events were deleted."""
+        cutoff = _iso(self._clock() - settings["events_max_days"] * 86400)
+        (lo, hi), = self._read("SELECT min(id), max(id) FROM events")
+        deleted = 0
+        if lo is not None:
+            kept = self._read("SELECT id FROM events WHERE ts >= ? ORDER BY id LIMIT 1", (cutoff,))
+            end = max(kept[0][0] if kept else hi + 1, hi - settings["events_max_rows"] + 1)
+            end = end if most is None else min(end, lo + most)      # ids below `end` go
+            for start in range(lo, end, _Core._DECAY_BATCH):
+                if start > lo:
+                    time.sleep(_Core._YIELD_S)
+                with self._write() as conn:
+                    deleted += conn.execute("DELETE FROM events WHERE id >= ? AND id < ?",
+                                            (start, min(start + _Core._DECAY_BATCH, end))).rowcount
+        with self._write() as conn:
+            deleted += conn.execute(
+                "DELETE FROM events WHERE kind = 'surface' AND ts < (SELECT ts FROM events WHERE"
+                " kind = 'surface' ORDER BY ts DESC LIMIT 1 OFFSET ?)", (SURFACE_MAX_EVENTS - 1,)).rowcount
+        return deleted
+
+    @staticmethod
+    def _setting_key(key):
+        _check_text(key, "key", MAX_PATTERN + 64, empty_ok=False)
+        if key in SETTINGS:
+            return key
+        for which in _THRESHOLD_KEYS:
+            for scope in _THRESHOLD_SCOPES:
+                pre, suf = scope + ".", "." + which
+                if key.startswith(pre) and key.endswith(suf) and len(key) > len(pre) + len(suf):
+                    name = key[len(pre):-len(suf)]
+                    name = _check_category(name) if scope == "category" else normalize_pattern(name)
+                    return pre + name + suf
+        raise ValidationError(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}, "
+                              "category.<name>.mature_threshold|rule_threshold, "
+                              "pattern.<pattern>.mature_threshold|rule_threshold")
+
+
+# =============================================================================
+# 11. Patterns: the seeds' operations (observe, suggest, forget, merge, consolidate, decay)
+# =============================================================================
+class _Patterns(_Core):
+    """The seeds' operations on patterns, each a client of the kernel's one writer of confidence."""
+
     @operation(
         Param("pattern", str, "the pattern, e.g. seq:test->fix->test, pref:stdlib-first",
               required=True, positional=True),
@@ -1916,60 +2132,9 @@ ON CONFLICT (pattern, project) DO UPDATE SET
                 break
             k *= 4
         out = out[:limit]
-        if out:               # what was shown, for effectiveness (section 17)
+        if out:               # what was shown, for effectiveness (section 22)
             self._surface("\n".join(r["pattern"] + "\t" + r["project"] for r in out[:100]))
         return out
-
-    def _surface(self, shown):
-        """Log one showing of suggestions ('pattern<TAB>project' lines) as a `surface` event.
-        The same list shown again within SURFACE_REPEAT_S is the same showing (no new event);
-        consolidate keeps the newest SURFACE_MAX_EVENTS. A read-only store logs nothing."""
-        last = self._read("SELECT ts, data FROM events WHERE kind = 'surface' ORDER BY ts DESC LIMIT 1")
-        if last and last[0][1] == shown and last[0][0] >= _iso(self._clock() - SURFACE_REPEAT_S):
-            return
-        try:
-            with self._write() as conn:
-                self._event(conn, "surface", data=shown)
-        except StoreError:
-            pass
-
-    def _pref_rows(self, keys=None):
-        """Stored rows of these preference keys (None: all): (pattern, project, confidence, promoted, last_seen)."""
-        cols = "SELECT pattern, project, confidence, promoted, last_seen FROM instincts WHERE "
-        if keys is None or len(keys) > 50:
-            return self._read(cols + "pattern >= 'pref:' AND pattern < 'pref;'")
-        keys = sorted(keys)       # 'pref:K=' <= pattern < 'pref:K>' is exactly the prefix, on the index
-        return self._read(cols + " OR ".join(["(pattern >= ? AND pattern < ?)"] * len(keys)),
-                          [b for k in keys for b in (f"pref:{k}=", f"pref:{k}>")])
-
-    def _suggest_filter(self, records, project):
-        """Drop superseded preferences: of one `pref:KEY=VALUE` key only the winning value is
-        suggested (this project's own before a global one)."""
-        keys = {k for k in (_Core._pref_key(r["pattern"]) for r in records) if k}
-        if not keys:
-            return records
-        losers = {(pattern, proj) for g in _Core._pref_groups(self._pref_rows(keys)).values()
-                  for pattern, proj, _, _, _ in g[1:]}
-        chosen = {}
-        for r in records:
-            k = _Core._pref_key(r["pattern"])
-            if k is None or (r["pattern"], r["project"]) in losers:
-                continue
-            cur = chosen.get(k)
-            if cur is None or ((r["project"] == project, r["last_seen"])
-                               > (cur["project"] == project, cur["last_seen"])):
-                chosen[k] = r
-        keep = {id(r) for r in chosen.values()}
-        return [r for r in records if id(r) in keep or _Core._pref_key(r["pattern"]) is None]
-
-    def _chunked(self, sql, values, head=()):
-        """Rows of `sql` whose "{}" takes an IN-list of `values`, 500 at a time (old SQLite
-        builds allow 999 parameters)."""
-        rows = []
-        for i in range(0, len(values), 500):
-            part = values[i:i + 500]
-            rows += self._read(sql.format(",".join("?" * len(part))), [*head, *part])
-        return rows
 
     @operation(
         Param("min_confidence", int, "only patterns with at least this confidence", default=1,
@@ -2002,12 +2167,6 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         roots = self._roots(r["project"] for r in out)
         return [dict(r, root=roots.get(r["project"], "")) if r["project"] else r for r in out]
 
-    def _roots(self, fingerprints):
-        """{fingerprint: folder} of the projects among `fingerprints` whose folder is known."""
-        fps = sorted({f for f in fingerprints if f})
-        return dict(self._chunked("SELECT fingerprint, root FROM projects"
-                                  " WHERE fingerprint IN ({})", fps))
-
     @operation(
         Param("query", str, "words to look for in patterns and categories", required=True,
               positional=True),
@@ -2039,30 +2198,11 @@ ON CONFLICT (pattern, project) DO UPDATE SET
                 [f"%{t}%" for t in terms for _ in (0, 1)])
         return [_Core._record(r) for r in rows]
 
-    def _fts_sync(self):
-        """Index the patterns stored since the last sync (ids above fts_state.indexed_id)."""
-        if not self._read("SELECT 1 FROM sqlite_master WHERE name = 'fts_state'"):
-            return
-        if not self._read("SELECT 1 FROM fts_state, instincts WHERE instincts.id > indexed_id LIMIT 1"):
-            return
-        try:
-            with self._write() as conn:
-                (mark,), = conn.execute("SELECT indexed_id FROM fts_state").fetchall()
-                conn.execute("INSERT INTO instincts_fts (rowid, pattern, category)"
-                             " SELECT id, pattern, category FROM instincts WHERE id > ?", (mark,))
-                conn.execute("UPDATE fts_state SET indexed_id = (SELECT max(?, coalesce(max(id), 0))"
-                             " FROM instincts)", (mark,))
-        except StoreError:
-            pass                   # a read-only store: search what is indexed
-
-    def _fts(self):
-        return bool(self._read("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'"))
-
     @operation(
         Param("pattern", str, "the pattern", required=True, positional=True),
-        _PROJECT_OF_ONE,
+        _Core._PROJECT_OF_ONE,
         mcp="get_instinct", title="Get one instinct", read_only=True, idempotent=True,
-        output=_RECORD_AT, render=lambda r: f"{_Out.render_record(r)}  ({_Core._where(r)})")
+        output=_Core._RECORD_AT, render=lambda r: f"{_Out.render_record(r)}  ({_Core._where(r)})")
     def get(self, pattern, project=None):
         """Return one pattern's record (confidence, level, first/last seen...) and where it was found."""
         p, proj, scope = self._locate(pattern, project)
@@ -2074,9 +2214,9 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     @operation(
         Param("pattern", str, "the pattern to delete (an alias: the alias goes, its pattern stays)",
               required=True, positional=True),
-        _PROJECT_OF_ONE, _DRY_RUN,
+        _Core._PROJECT_OF_ONE, _Core._DRY_RUN,
         title="Forget an instinct", destructive=True, idempotent=True,
-        output=_Out.obj({**_RECORD_AT["properties"], "alias": _Out.STR, "events": _Out.INT, "dry_run": _Out.BOOL,
+        output=_Out.obj({**_Core._RECORD_AT["properties"], "alias": _Out.STR, "events": _Out.INT, "dry_run": _Out.BOOL,
                      "backup_file": _Out.STR}, ("pattern",)),
         render=lambda r: (f"{'Would remove' if r.get('dry_run') else 'Removed'} alias {r['alias']}"
                           f" (it meant {r['pattern']}, which is kept)" if "alias" in r else
@@ -2093,35 +2233,6 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         `restore` it to undo); dry_run shows what would go and changes nothing.
         """
         return self._guarded("forget", dry_run, lambda s: s._forget(pattern, project))
-
-    def _forget(self, pattern, project):
-        with self._write() as conn:
-            a = normalize_pattern(pattern)
-            alias = conn.execute("SELECT pattern FROM aliases WHERE alias = ?", (a,)).fetchone()
-            if alias:
-                conn.execute("DELETE FROM aliases WHERE alias = ?", (a,))
-                return {"pattern": alias[0], "alias": a}
-            p, proj, scope = self._locate(pattern, project, conn)
-            rec = self._get_record(conn, p, proj)
-            if rec is None:
-                raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
-            conn.execute("DELETE FROM instincts WHERE pattern = ? AND project = ?", (p, proj))
-            events = conn.execute("DELETE FROM events WHERE pattern = ? AND project = ?",
-                                  (p, proj)).rowcount
-            conn.execute("DELETE FROM mined WHERE pattern = ? AND project = ?", (p, proj))
-            line = p + "\t" + proj
-            for eid, data in conn.execute("SELECT id, data FROM events WHERE kind = 'surface'"
-                                          " AND instr(data, ?) > 0", (line,)).fetchall():
-                conn.execute("UPDATE events SET data = ? WHERE id = ?",
-                             ("\n".join(x for x in data.split("\n") if x != line), eid))
-            if not conn.execute("SELECT 1 FROM instincts WHERE pattern = ?", (p,)).fetchone():
-                conn.execute("DELETE FROM aliases WHERE pattern = ? OR alias = ?", (p, p))
-                conn.execute("DELETE FROM settings WHERE substr(key, 1, ?) = ?", (len(p) + 9, f"pattern.{p}."))
-            conn.execute("INSERT OR REPLACE INTO forgotten (key, ts) VALUES (?, ?)",
-                         (_forgotten_key(p, proj), self._now()))
-            self._event(conn, "forget", "", proj, delta=-rec["confidence"])    # no copy of the pattern
-        self._scrub()
-        return {**rec, "scope": scope, "events": events, "root": self._roots([proj]).get(proj, "")}
 
     @operation(
         Param("pattern", str, "the forgotten pattern", required=True, positional=True),
@@ -2144,78 +2255,6 @@ ON CONFLICT (pattern, project) DO UPDATE SET
                     return {"pattern": p, "project": proj}
         where = f"in project {projs[0]}" if projs[0] else "globally"
         raise NotFoundError(f"{p!r} is not forgotten {where}" + " or globally" * (len(projs) > 1))
-
-    def _guarded(self, name, dry_run, fn):
-        """A destructive operation `fn(store)`: with dry_run on a private copy of the store (this
-        one is left as it is), else here after an automatic backup -> fn's result, saying which."""
-        if not dry_run:
-            backup = self._auto_backup(name)
-            return {**fn(self), "backup_file": backup}
-        tmp = _temp_file(os.path.dirname(self.path))
-        try:
-            try:
-                self._snapshot(self._db.conn, tmp)
-            except sqlite3.Error as e:
-                raise _db_error(self.path, e) from None
-            with type(self)(tmp, clock=self._clock, cwd=self.cwd, session=self.session) as copy:
-                return {**fn(copy), "dry_run": True}
-        finally:
-            _drop_temp(tmp)
-            _drop_temp(tmp + ".bak")
-
-    def _auto_backups(self):
-        """The automatic backups beside the store, oldest first."""
-        import glob
-        return sorted(glob.glob(glob.escape(self.path) + ".*-*.bak"))
-
-    def _auto_backup(self, name):
-        """Save the store as `<db>.<UTC time>-<name>.bak` (0600) before a destructive
-        operation; the oldest beyond AUTO_BACKUPS go -> its path."""
-        t = time.time()                             # real time: the names sort as made
-        stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(t)) + ".%06dZ" % (t % 1 * 1e6)
-        dest = f"{self.path}.{stamp}-{name}.bak"
-        if os.path.lexists(dest):
-            raise StoreError(f"cannot write the automatic backup {dest}: it exists")
-        try:
-            self._snapshot(self._db.conn, dest)
-        except sqlite3.Error as e:
-            raise _db_error(self.path, e) from None
-        except OSError as e:
-            raise StoreError(f"cannot write the automatic backup {dest}: {e.strerror}") from None
-        for old in self._auto_backups()[:-AUTO_BACKUPS]:
-            _drop_temp(old)                         # with its -wal and -shm, if opened
-        return dest
-
-    def _snapshot(self, conn, dest):
-        """Copy a consistent snapshot of conn into a new file `dest` (atomically, mode 0600)."""
-        near = os.path.dirname(self.path)
-        tmp = _temp_file(os.path.dirname(dest), near)
-        try:
-            out = sqlite3.connect(tmp, isolation_level=None)
-            try:
-                self._db.retry(conn.backup, out)
-                out.execute("PRAGMA journal_mode=DELETE")   # one self-contained file
-                counts = out.execute("SELECT (SELECT count(*) FROM instincts),"
-                                     " (SELECT count(*) FROM events)").fetchone()
-            finally:
-                out.close()
-            os.replace(tmp, dest)
-        finally:
-            _drop_temp(tmp, near)
-        return counts
-
-    def _scrub(self):
-        """After forgetting: fold each full-text index into one segment (old segments still hold
-        deleted terms; secure_delete zeroes what they free) and truncate the WAL, whose old frames
-        hold earlier page images. Best effort for the WAL: a reader mid-transaction keeps it."""
-        for t in ("instincts_fts", "memories_fts"):
-            if self._read("SELECT 1 FROM sqlite_master WHERE name = ?", (t,)):
-                with self._write() as conn:
-                    conn.execute(f"INSERT INTO {t}({t}) VALUES ('optimize')")
-        try:
-            self._db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-        except sqlite3.Error:
-            pass
 
     @operation(
         Param("source", str, "the pattern (spelling) to fold away", required=True, positional=True),
@@ -2258,16 +2297,6 @@ ON CONFLICT (pattern, project) DO UPDATE SET
                          " AND kind != 'merge'", (t, a))
             out = {"alias": a, "pattern": t, "merged": len(rows) - forgotten}
             return dict(out, forgotten=forgotten) if forgotten else out
-
-    def _threshold_sql(self, settings, which):
-        """SQL expression for a row's threshold, in _THRESHOLD_SCOPES' order, then store-wide."""
-        default = int(settings[which])
-        parts = []
-        for scope in _THRESHOLD_SCOPES:               # the scope names the row's column
-            if any(k.startswith(scope + ".") and k.endswith("." + which) for k in settings):
-                parts.append(f"(SELECT CAST(value AS INTEGER) FROM settings WHERE key = "
-                             f"'{scope}.' || i.{scope} || '.{which}')")
-        return f"coalesce({', '.join(parts + [str(default)])})" if parts else str(default)
 
     @operation(
         title="Consolidate: promote and demote", idempotent=True,
@@ -2313,30 +2342,6 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         if not self._keep_events:
             self._prune_events(settings, most=_Core._PRUNE_PER_CONSOLIDATE)
         return counts
-
-    def _prune_events(self, settings, most=None):
-        """Cut the event log to its retention (events_max_days, events_max_rows, the newest
-        SURFACE_MAX_EVENTS showings), oldest first, in transactions of _DECAY_BATCH rows with a
-        pause between them, so a hook never waits long; at most `most` rows (None: all).
-        Returns how many events were deleted."""
-        cutoff = _iso(self._clock() - settings["events_max_days"] * 86400)
-        (lo, hi), = self._read("SELECT min(id), max(id) FROM events")
-        deleted = 0
-        if lo is not None:
-            kept = self._read("SELECT id FROM events WHERE ts >= ? ORDER BY id LIMIT 1", (cutoff,))
-            end = max(kept[0][0] if kept else hi + 1, hi - settings["events_max_rows"] + 1)
-            end = end if most is None else min(end, lo + most)      # ids below `end` go
-            for start in range(lo, end, _Core._DECAY_BATCH):
-                if start > lo:
-                    time.sleep(_Core._YIELD_S)
-                with self._write() as conn:
-                    deleted += conn.execute("DELETE FROM events WHERE id >= ? AND id < ?",
-                                            (start, min(start + _Core._DECAY_BATCH, end))).rowcount
-        with self._write() as conn:
-            deleted += conn.execute(
-                "DELETE FROM events WHERE kind = 'surface' AND ts < (SELECT ts FROM events WHERE"
-                " kind = 'surface' ORDER BY ts DESC LIMIT 1 OFFSET ?)", (SURFACE_MAX_EVENTS - 1,)).rowcount
-        return deleted
 
     @operation(
         Param("days_inactive", int, "days without an observation before a pattern loses 1",
@@ -2427,7 +2432,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
               "json/markdown; the rules files hold what the session briefing shows)", minimum=0),
         Param("format", str, "json (records), markdown, or a file agents read: claude (CLAUDE.md "
               "block), agents (AGENTS.md block), cursor (.mdc rule), windsurf (rule), skill (SKILL.md)",
-              default="json", choices=tuple(_EXPORT_FORMATS)),
+              default="json", choices=tuple(_Core._EXPORT_FORMATS)),
         Param("project", str, "rules of this project plus global and universal ones ('' = global; "
               "default: every project for json/markdown, the working directory's project otherwise)"),
         Param("category", str, "only this category"),
@@ -2487,25 +2492,9 @@ ON CONFLICT (pattern, project) DO UPDATE SET
                          " SET value = excluded.value", (key, str(n)))
         return {key: n}
 
-    @staticmethod
-    def _setting_key(key):
-        _check_text(key, "key", MAX_PATTERN + 64, empty_ok=False)
-        if key in SETTINGS:
-            return key
-        for which in _THRESHOLD_KEYS:
-            for scope in _THRESHOLD_SCOPES:
-                pre, suf = scope + ".", "." + which
-                if key.startswith(pre) and key.endswith(suf) and len(key) > len(pre) + len(suf):
-                    name = key[len(pre):-len(suf)]
-                    name = _check_category(name) if scope == "category" else normalize_pattern(name)
-                    return pre + name + suf
-        raise ValidationError(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}, "
-                              "category.<name>.mature_threshold|rule_threshold, "
-                              "pattern.<pattern>.mature_threshold|rule_threshold")
-
 
 # =============================================================================
-# 11. Knowledge memories and staleness anchors (remember, recall, anchors)
+# 12. Memory text and staleness anchors (keys, redaction, memory files, anchors)
 # =============================================================================
 class _Mem:
     """A knowledge memory's text: keys, redaction, frontmatter files, JSON shapes and rendering."""
@@ -2535,13 +2524,11 @@ class _Mem:
                    (311111475, 3527346212), (2301595691, 404285457), (1570621945, 2503055453),
                    (249103477, 3907149204), (2179419893, 922121676))    # 4 bands of 2 min-hashes
 
-    @staticmethod
     def words(text):
         """Lower-cased runs of letters and digits: the words FTS5's unicode61 tokenizer indexes."""
         import re
         return re.findall(r"[^\W_]+", text.lower())
 
-    @staticmethod
     def key(kind, mtype, project, text):
         from zlib import crc32
         return crc32(f"{kind}\x1f{mtype}\x1f{project}\x1f{text}".encode())
@@ -2549,14 +2536,12 @@ class _Mem:
     PER_KEY = 200         # remember: newest memories read per key when looking for a repeat
     CANDIDATES = 64       # ... of which this many (sharing the most keys) are compared
 
-    @staticmethod
     def tombstones(mtype, project, title, name):
-        """The tombstone keys of a forgotten memory (section 10's `forgotten`): its title's and its
+        """The tombstone keys of a forgotten memory (section 11's `forgotten`): its title's and its
         Markdown name's, the keys re-importing it would be found by; hashes, never its text."""
         return ["m%d" % _Mem.key("t", mtype, project, " ".join(_Mem.words(title))),
                 "m%d" % _Mem.key("n", mtype, project, name or _Mem.slug(mtype, title))]
 
-    @staticmethod
     def keys(mtype, project, title, content, name=""):
         """Keys that find a memory's repeats in its scope: its title, its name, 4 bands of min-hashes.
 
@@ -2580,11 +2565,10 @@ class _Mem:
     SECRET_KEYS = ("password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key",
                     "access_key", "private_key", "auth", "credential", "bearer")
 
-    @staticmethod
     def redact_secrets(text):
         """(text with every secret-looking part replaced by [REDACTED], how many were found).
 
-        What capture refuses to keep (sections 12 and 13) in a memory's prose: known token prefixes
+        What capture refuses to keep (sections 14 and 15) in a memory's prose: known token prefixes
         (ghp_, sk-, xox, AKIA, eyJ, glpat-, npm_, pypi-...), a PEM private key block, the value of
         `password=`/`token:`-style assignments, the password of a `scheme://user:pass@host` URL,
         and long random-looking words (24+ characters mixing upper case, lower case and digits).
@@ -2615,7 +2599,6 @@ class _Mem:
         text = re.sub(r"(?<![\w/+=-])[A-Za-z0-9_+/=-]{24,}(?![\w/+=-])", rnd, text)
         return text, n
 
-    @staticmethod
     def redact_value(value):
         """_redact_secrets over every string of a JSON value -> (value, count)."""
         if isinstance(value, str):
@@ -2636,7 +2619,6 @@ class _Mem:
             return out, n
         return value, 0
 
-    @staticmethod
     def text(value, what, limit, multiline=False, empty_ok=True):
         if not isinstance(value, str):
             raise ValidationError(f"{what} must be a string")
@@ -2648,7 +2630,6 @@ class _Mem:
                                   "pass those as why and how_to_apply")
         return value
 
-    @staticmethod
     def tags(tags):
         """'a, b' or ['a', 'b'] -> 'a,b' (distinct, in order)."""
         if isinstance(tags, str):
@@ -2667,13 +2648,11 @@ class _Mem:
             raise ValidationError("tags are longer than 500 characters")
         return text
 
-    @staticmethod
     def merge_csv(old, new):
         parts = [p for p in old.split(",") if p]
         parts += [p for p in new.split(",") if p and p not in parts]
         return ",".join(parts)
 
-    @staticmethod
     def episode(meta):
         """Check an episode's task, steps, failures and outcome -> a text for its content."""
         out = []
@@ -2692,7 +2671,6 @@ class _Mem:
                 out.append(f"{key.capitalize()}: {v}")
         return "\n".join(out)
 
-    @staticmethod
     def record(row):
         (mid, mtype, title, content, why, how, tags, proj, src, conf, created, updated, recalled,
          count, archived, archived_at, sup, sup_by, meta) = row
@@ -2707,18 +2685,15 @@ class _Mem:
             r["superseded_by"] = sup_by
         return r
 
-    @staticmethod
     def slug(mtype, title):
         """The default `name` of a memory in Markdown: its type and the ASCII words of its title."""
         s = "-".join("".join(c if c.isascii() and c.isalnum() else " " for c in title.lower()).split())
         s = s[:60].rstrip("-")
         return f"{mtype}-{s}" if s else f"{mtype}-{_sha256_hex(title)[:8]}"
 
-    @staticmethod
     def digest(r):
         return _sha256_hex("\x1f".join((r["project"], r["type"], r["title"], r["content"])))[:8]
 
-    @staticmethod
     def git_subjects(root, n=3):
         """The last `n` commit subjects of the repository at `root`, newest first, from .git/logs/HEAD.
 
@@ -2754,7 +2729,6 @@ class _Mem:
         return out
 
     # --- seed 004's Markdown: front matter (name, description, metadata.type) + body --
-    @staticmethod
     def fm_quote(s):
         """A front-matter value: plain when a YAML reader gets it back unchanged, else double-quoted."""
         plain = (s and s == s.strip() and s[0] not in "-?:,[]{}#&*!|>'\"%@`" and ":" not in s
@@ -2771,7 +2745,6 @@ class _Mem:
         import json
         return json.dumps(s, ensure_ascii=False)
 
-    @staticmethod
     def fm_unquote(raw, where):
         s = raw.strip()
         if s[:1] == '"':
@@ -2788,7 +2761,6 @@ class _Mem:
         i = s.find(" #")
         return s[:i].rstrip() if i >= 0 else s
 
-    @staticmethod
     def fm_entries(lines, where):
         """Front-matter lines -> [(key, rest of its line, the more-indented lines under it)]."""
         out, i = [], 0
@@ -2810,7 +2782,6 @@ class _Mem:
             out.append((key.strip(), rest, block))
         return out
 
-    @staticmethod
     def parse_memory_md(text, where):
         """A seed-004 Markdown memory -> dict of its fields; None when the file has no front matter."""
         lines = text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
@@ -2877,7 +2848,6 @@ class _Mem:
             m[k] = "\n".join(v).strip()
         return m
 
-    @staticmethod
     def md(meta):
         """The Markdown bookkeeping a memory's metadata keeps under `_md` ({name, extra}), or {}
         when it is missing or not what import-memories writes (an agent may store anything)."""
@@ -2898,7 +2868,6 @@ class _Mem:
             out["extra"] = extra
         return out
 
-    @staticmethod
     def memory_md(r, name):
         """A memory record -> seed 004's Markdown (the exact inverse of _parse_memory_md)."""
         import json
@@ -2938,7 +2907,6 @@ class _Mem:
         dict.fromkeys(("relevance", "recency", "confidence", "usage"), NUM),
         ("relevance", "recency", "confidence", "usage"))), MEMORY_REQ + ("score", "parts"))
 
-    @staticmethod
     def render_memory(r):
         flags = [r["status"]] if r.get("status") else []
         flags += [f"confidence {r['confidence']}", f"recalled {r['recall_count']}x",
@@ -2954,7 +2922,6 @@ class _Mem:
         out += [f"about: {', '.join(r['about'])}"] if r.get("about") else []
         return "\n".join(out)
 
-    @staticmethod
     def render_memories(rs):
         out = []
         for r in rs:
@@ -2985,13 +2952,11 @@ class _Anchors:
         "make": ("Makefile", "makefile", "GNUmakefile"), "just": ("justfile", "Justfile", ".justfile"),
         "mix": ("mix.exs",), "cargo": ("Cargo.toml",), "go": ("go.mod",), "tox": ("tox.ini",)}
 
-    @staticmethod
     def defining_file(root, shape):
         """'npm run lint' -> 'package.json', 'mix test' -> 'mix.exs' when root holds it; else None."""
         names = _Anchors.DEFINING_FILES.get(shape.split(" ", 1)[0], ())
         return next((n for n in names if os.path.isfile(os.path.join(root, n))), None)
 
-    @staticmethod
     def git_blob(path):
         """(git blob id, size, mtime in ns) of a file, as `git hash-object` (no git process)."""
         import hashlib
@@ -3002,7 +2967,6 @@ class _Anchors:
                 h.update(chunk)
         return h.hexdigest(), st.st_size, st.st_mtime_ns
 
-    @staticmethod
     def path(root, path, cwd=None):
         """A file the user named (from `cwd`, else from `root`) -> its '/' path relative to root."""
         for base in (cwd or root, root):
@@ -3012,13 +2976,11 @@ class _Anchors:
                 return rel.replace(os.sep, "/")
         raise ValidationError(f"{path} is not a file in the project {root}")
 
-    @staticmethod
     def key(root, item):
         """(root fingerprint, memory id or 0, pattern, project) of an instinct or memory record."""
         ref = (0, item["pattern"], item["project"]) if "pattern" in item else (item["id"], "", "")
         return (_sha256_hex(root)[:12], *ref)
 
-    @staticmethod
     def reanchor(conn, root, item, paths=()):
         """Confirm `item` (an instinct or memory record) inside the caller's write: its anchors in
         project `root`, and `paths` (relative to it), take the files as they are now; one whose
@@ -3036,7 +2998,6 @@ class _Anchors:
             except OSError:
                 conn.execute("DELETE FROM anchors" + where + " AND path = ?", (*key, path))
 
-    @staticmethod
     def staleness(conn, root, items):
         """For each item (instinct or memory record) None, or why it may be stale ('pyproject.toml
         changed' / 'is gone') by its anchors in project `root`: stat, and hash only a file whose
@@ -3064,7 +3025,10 @@ class _Anchors:
         return out
 
 
-class _Memory(_Core):
+# =============================================================================
+# 13. Knowledge memories (remember, recall, forget)
+# =============================================================================
+class _Memory(_Patterns):
     """Typed knowledge memories next to the counted instincts (issue 7)."""
 
     def _mem_fts(self):
@@ -3662,7 +3626,7 @@ class _Memory(_Core):
 
 
 # =============================================================================
-# 12. Shell commands (the shape reader: program and subcommand, never arguments)
+# 14. Shell commands (the shape reader: program and subcommand, never arguments)
 # =============================================================================
 class _Shell:
     """The shell reader: a command's shape (program and subcommand), never its arguments."""
@@ -3805,7 +3769,6 @@ class _Shell:
     CREDENTIAL_OPTION_WORDS = ("token", "passw", "secret", "key", "auth", "credential")
     SPECIAL = frozenset(" \t\r\n\\'\"$`#<>&|;()")
 
-    @staticmethod
     def safe_token(tok, limit=40):
         """A program/tool/extension token with a plain charset, or '?' (redacted)."""
         tok = tok.strip("'\"`")
@@ -3816,7 +3779,6 @@ class _Shell:
             return "?"
         return tok
 
-    @staticmethod
     def plain_subword(word):
         """A subcommand word is kept only when it is a plain lowercase word, not text or a path."""
         v = word[1]
@@ -3828,7 +3790,6 @@ class _Shell:
             return False
         return "." not in v or v.rsplit(".", 1)[1] not in _Shell.FILE_SUFFIXES
 
-    @staticmethod
     def is_assignment(raw):
         """`NAME=value` / `NAME+=value` / `NAME[i]=value`, judged on the source text (quotes count)."""
         k = raw.find("=")
@@ -3838,7 +3799,6 @@ class _Shell:
         return bool(name) and name.isascii() and not name[0].isdigit() \
             and all(c.isalnum() or c == "_" for c in name)
 
-    @staticmethod
     def program_name(word):
         """The basename of a command word, without a Windows .exe/.cmd/.bat suffix."""
         value, raw = word[1], word[2]
@@ -3849,7 +3809,6 @@ class _Shell:
             name = name[:-4]
         return name
 
-    @staticmethod
     def skip_parens(s, i):
         """From the '(' at s[i] to just past its matching ')' (plain counting; used in $(( )) etc.)."""
         depth, n = 0, len(s)
@@ -3864,7 +3823,6 @@ class _Shell:
             i += 1
         return n
 
-    @staticmethod
     def skip_dollar(s, i, depth, buf):
         """An expansion at s[i] == '$': returns (end, flag); appends '$' (or $'..' text) to buf."""
         n = len(s)
@@ -3889,14 +3847,12 @@ class _Shell:
         buf.append("$")
         return i + 1, 2
 
-    @staticmethod
     def skip_backticks(s, i):
         j, n = i + 1, len(s)
         while j < n and s[j] != "`":
             j += 2 if s[j] == "\\" else 1
         return j + 1
 
-    @staticmethod
     def dquote(s, i, depth, buf):
         """A double-quoted string from s[i] (after the opening quote): returns (end, flags)."""
         n, flags = len(s), 1
@@ -3924,7 +3880,6 @@ class _Shell:
                 i = j
         return n, flags
 
-    @staticmethod
     def lex(s, i, depth, out):
         """Tokens of shell text s from i into out: ('w', value, source, flags) and ('o', operator).
 
@@ -4084,7 +4039,6 @@ class _Shell:
         word_end(n)
         return n
 
-    @staticmethod
     def first_word(words, j, key):
         """Index of the first word from j that is not an option, an option's value or VAR=value."""
         opts = _Shell.VALUE_OPTIONS.get(key, ())
@@ -4107,7 +4061,6 @@ class _Shell:
                 return j
         return n
 
-    @staticmethod
     def wrapped(prefix, words, j, depth):
         """`uv run` + the shape of the command it runs, or the runner alone."""
         inner = _Shell.words_shapes(words, j, depth + 1) if depth < _Shell.SHAPE_MAX_DEPTH else []
@@ -4116,7 +4069,6 @@ class _Shell:
             shaped = [f"{prefix} {words[j][1]}"]       # a script name: `pdm run test`, `hatch run a:b`
         return shaped or [prefix]
 
-    @staticmethod
     def program_shape(key, words, j, depth):
         """The shape of known program `key` whose arguments start at words[j]."""
         verbs = _Shell.RUN_WRAPPERS.get(key, ())
@@ -4135,7 +4087,6 @@ class _Shell:
                 return [f"{key} {sub} {words[k][1]}"]
         return [f"{key} {sub}"]
 
-    @staticmethod
     def words_shapes(words, i, depth):
         """The shapes of one simple command (its words from i): [] when it runs nothing."""
         n = len(words)
@@ -4236,7 +4187,6 @@ class _Shell:
             return [f"{name} {words[k][1]}"]
         return [name]
 
-    @staticmethod
     def parse_shapes(toks, depth, out):
         """Shapes of the simple commands in a token list, in order, into out."""
         cur, skip, cases, t, n = [], "", 0, 0, len(toks)
@@ -4287,7 +4237,6 @@ class _Shell:
         if cur and len(out) < _Shell.SHAPE_MAX_SHAPES:
             out.extend(_Shell.words_shapes(cur, 0, depth))
 
-    @staticmethod
     def shapes_into(command, depth, out):
         if isinstance(command, (list, tuple)):         # an argv, e.g. Codex's ["bash", "-lc", script]
             words = [("w", str(a), str(a), 0) for a in command[:256]]
@@ -4298,7 +4247,6 @@ class _Shell:
             _Shell.lex(command[:_Shell.SHAPE_MAX_INPUT], 0, 0, toks)
             _Shell.parse_shapes(toks, depth, out)
 
-    @staticmethod
     def command_shapes(command):
         """Each simple command's shape, in execution order: 'cd a && FOO=1 uv run pytest -q | tee x'
         -> ['uv run pytest', 'tee']. A shell string or an argv list; never argument values."""
@@ -4316,14 +4264,13 @@ _Shell.VALUE_OPTIONS.update({alias: _Shell.VALUE_OPTIONS[same] for alias, same i
 
 
 # =============================================================================
-# 13. Learning from tool calls (capture, session mining, the briefing, hints)
+# 15. Capture (what a hook call and a tool call become)
 # =============================================================================
 class _Capture:
     """What one hook call becomes: the events it answers, its time limit and budget, whose session it is, and whether a prompt corrects the agent."""
     # `instinct hook <event>` runs on every tool call: it imports nothing heavy,
     # stores one short, safe summary (never contents, prompts or output) and exits
     # 0 whatever happens, so it can never block or break the agent.
-    @staticmethod
     def run_hook(argv, stdin=None, stdout=None, close=True):
         """`instinct hook EVENT [--db PATH]`: always exits 0, whatever happens; one stderr line on
         trouble (anything unexpected too), nothing at all on Ctrl-C."""
@@ -4335,7 +4282,6 @@ class _Capture:
             _Capture.say(f"{type(e).__name__}: {e}", True)
         return 0
 
-    @staticmethod
     def say(msg, always=False):
         """One line on stderr (always, or with INSTINCT_DEBUG set)."""
         if always or os.environ.get("INSTINCT_DEBUG", "") not in ("", "0"):
@@ -4344,7 +4290,6 @@ class _Capture:
             except (OSError, ValueError, AttributeError):
                 pass
 
-    @staticmethod
     def read_input(stdin, limit):
         """stdin whole, at most limit + 1 bytes. Clients written in Node hand a hook a non-blocking
         pipe, where one read stops at what the pipe holds (64 KiB): read until end of file."""
@@ -4367,7 +4312,6 @@ class _Capture:
             n += len(b)
         return b"".join(chunks)
 
-    @staticmethod
     def handle(argv, stdin, stdout, close):
         say = _Capture.say
 
@@ -4456,7 +4400,6 @@ class _Capture:
     HOOK_TIMEOUT_S = 3.0                       # a hook gives up on a locked database after this
     INJECT_MAX_ITEMS, INJECT_MAX_CHARS = 10, 2000
 
-    @staticmethod
     def disabled_reason(payload, cwd):
         if os.environ.get("INSTINCT_DISABLE", "") not in ("", "0"):
             return "INSTINCT_DISABLE is set"
@@ -4470,7 +4413,6 @@ class _Capture:
             d = parent if parent != d else ""
         return None
 
-    @staticmethod
     def safe_session(value):
         if not isinstance(value, str):
             return ""
@@ -4493,19 +4435,16 @@ class _Capture:
         "(type `feedback`): a short title, the rule in your own words, why, and how to apply it. "
         "Do not save one-off instructions.")
 
-    @staticmethod
     def prompt_text(prompt):
         """A prompt as compared: its first 2,000 characters, lowercase, spaces collapsed."""
         return " ".join(prompt[:2000].lower().replace("\u2019", "'").split())
 
-    @staticmethod
     def reads_like_correction(prompt):
         if not isinstance(prompt, str):
             return False
         text = _Capture.prompt_text(prompt)
         return text.startswith(_Capture.CORRECTION_OPENERS) or any(m in text for m in _Capture.CORRECTION_MARKS)
 
-    @staticmethod
     def hook_cwd(payload):
         """The payload's cwd if it is a sane path (str, no NUL, encodable, bounded), else None."""
         cwd = payload.get("cwd")
@@ -4750,13 +4689,15 @@ class _Call:
         return False
 
 
+# =============================================================================
+# 16. Mining and the presenter (habits from sessions, one selection for every channel)
+# =============================================================================
 class _Presenter:
     """One selection and wording of learned items for every channel: the briefing, the MCP prompt and resources, every rules file."""
 
     SESSIONS = 5                # a project's recent sessions whose use decides what is briefed
     MIN_USE = 0.5                # a mined item used in fewer of them than this is not briefed
 
-    @staticmethod
     def rule_text(r):
         """One learned pattern -> the sentence every surface uses (briefing, rules files, MCP).
 
@@ -4796,7 +4737,6 @@ class _Presenter:
             return f"Preference: {body}"
         return f"Habit: {p}"
 
-    @staticmethod
     def rule_evidence(r):
         if _Corpus.mined_source(r.get("source")):
             use = r.get("use")
@@ -4804,7 +4744,6 @@ class _Presenter:
                                                     if use else "")
         return f"seen {r['confidence']}x"
 
-    @staticmethod
     def briefing_line(r):
         """The one wording of a learned item on every channel (briefing, MCP, rules files)."""
         scope = ("every project" if r["level"] == "universal" else "this project" if r["project"]
@@ -4812,7 +4751,6 @@ class _Presenter:
         stale = f"; may be stale: {r['stale']}" if r.get("stale") else ""
         return f"- {_Presenter.rule_text(r)} ({r['level']}, {_Presenter.rule_evidence(r)}, {scope}{stale})"
 
-    @staticmethod
     def generic_habit(pattern):
         """Habits every project has (Read -> Edit, head + ls), which an older store may hold."""
         head, colon, body = pattern.partition(":")
@@ -4820,7 +4758,6 @@ class _Presenter:
             s in _Call.LOOK_TOOLS or s in _Call.EDIT_TOOLS or s.split(" ", 1)[0] in _Call.GENERIC_PROGRAMS
             or s == _Call.EDIT_STEP for s in body.replace("->", "+").split("+"))
 
-    @staticmethod
     def item_steps(pattern):
         """The steps a session takes to use a mined item, in order (a combo's in any order)."""
         head, _, body = pattern.partition(":")
@@ -4844,7 +4781,6 @@ class _Presenter:
         "Gemfile": "bundle rake rspec rubocop", "pom.xml": "mvn", "build.gradle": "gradle",
         "deno.json": "deno", ".git": "git"}
 
-    @staticmethod
     def applies(steps, root):
         """Whether the files of `root` show the toolchain of every program among `steps`."""
         progs = {st.split(" ", 1)[0] for st in steps
@@ -4853,7 +4789,6 @@ class _Presenter:
                 if root and os.path.exists(os.path.join(root, f)) for prog in progs_.split()}
         return progs <= have
 
-    @staticmethod
     def select(store, project, root, limit=_Capture.INJECT_MAX_ITEMS):
         """The one selection of learned items for every channel: mature ones for `project` (and
         global ones), the items of the project's recent sessions first, each dropped where it
@@ -5312,6 +5247,9 @@ class _Miner:
                     self.credit(s, pat, "")
 
 
+# =============================================================================
+# 17. Learning and hints (mining passes, the briefing, hints at the point of action)
+# =============================================================================
 class _Learning(_Memory):
     """Operations fed by agent hooks: session mining and the session-start briefing."""
 
@@ -5441,7 +5379,6 @@ class _Hints:
                    " AND project IN (?, '') AND pattern >= ? AND pattern < ?"
                    " ORDER BY project = '', confidence DESC, pattern")
 
-    @staticmethod
     def purpose(shape):
         """What a command shape is for, decided the same way every time: its role ('test'), else
         'packages' for a package manager's command, else None."""
@@ -5449,7 +5386,6 @@ class _Hints:
             return _Corpus.command_role(shape)
         return "packages" if shape.split(" ", 1)[0] in _Hints.PACKAGE_MANAGERS else None
 
-    @staticmethod
     def agrees(shape, learned, purpose):
         """Whether `shape` is the project's `learned` command for `purpose` (or one extending the
         other: 'mix test' and 'mix test.watch' differ, 'npm test' and 'npm test unit' do not)."""
@@ -5457,14 +5393,12 @@ class _Hints:
             return shape.split(" ", 1)[0] == learned.split(" ", 1)[0]
         return shape == learned or shape.startswith(learned + " ") or learned.startswith(shape + " ")
 
-    @staticmethod
     def toolchains(shape):
         """The toolchain files whose programs a shape's words name ('uv run pytest' -> pyproject.toml,
         setup.py; 'npx vitest' -> package.json)."""
         words = set(shape.split())
         return {f for f, progs in _Presenter.TOOLCHAIN_FILES.items() if words & set(progs.split())}
 
-    @staticmethod
     def learned_for(rows, purpose, shape):
         """The learned commands among `rows` (pattern, confidence) serving `purpose` in the toolchain
         of `shape` (a project's `mix test` says nothing about its assets' `npx vitest`), strongest
@@ -5479,7 +5413,6 @@ class _Hints:
                 out.append((p, value, n))
         return out
 
-    @staticmethod
     def command_hint(store, project, shapes):
         """The first planned shape at odds with the project's mature command for the same purpose
         -> (purpose, pattern, text), else None."""
@@ -5498,7 +5431,6 @@ class _Hints:
                 return purpose, p, f"{_Corpus.ROLE_TITLES[purpose]}: `{v}` ({n} sessions), not `{shape}`."
         return None
 
-    @staticmethod
     def fix_hint(store, project, step):
         """A failed command's learned fix, and a memory about the command -> ('fix', key, text)."""
         fix = store._read(_Hints.SQL_MATURE, (project, f"fix:{step} by ", f"fix:{step} by!"))
@@ -5516,7 +5448,6 @@ class _Hints:
             text += f" Memory about `{step}`: {mem[0][1]}"
         return ("fix", fix[0][0] if fix else f"memory:{mem[0][0]}", text.strip()) if text else None
 
-    @staticmethod
     def edit_hint(store, root, path):
         """The memory anchored to the file about to be edited -> ('edit', key, text), else None."""
         rel = os.path.relpath(os.path.realpath(path), os.path.realpath(root)).replace(os.sep, "/")
@@ -5530,7 +5461,6 @@ class _Hints:
         first = " ".join(content.split())
         return "edit", f"memory:{mid}", f"A memory about `{rel}`: {title}" + f" - {first}" * bool(first)
 
-    @staticmethod
     def hold_out(store, session, project, items, again=False):
         """Record each (kind, key) item once per session, shown or held back at random
         (`holdout_percent`) -> the keys to show: new this session and not held (`again`: or
@@ -5555,7 +5485,6 @@ class _Hints:
                     show.append(key)
         return show
 
-    @staticmethod
     def hint(store, event, payload, cwd):
         """The hint for a call about to run (event 'pre-tool-use') or one that failed -> its text,
         or '' (nothing learned against it, given already this session, or held back)."""
@@ -5581,7 +5510,6 @@ class _Hints:
         text = "instinct: " + found[2]
         return text if len(text) <= _Hints.MAX_CHARS else text[:_Hints.MAX_CHARS - 3] + "..."
 
-    @staticmethod
     def outcome(kind, key, calls):
         """Whether a hint (or a briefed item) was followed, read from the calls after it in its
         session ([(ok, _Call)]) -> (True/False, or None while undecided; calls until fixed)."""
@@ -5600,7 +5528,6 @@ class _Hints:
                     return any(_Hints.agrees(s, learned, kind) for s in mine), None
         return None, None
 
-    @staticmethod
     def lift(arms):
         """{'shown': [hits, decided], 'held': [...]} -> lift (shown rate - held rate) and a 95 %
         interval (Agresti-Caffo), or 'not enough data' below _LIFT_MIN decided in either arm."""
@@ -5612,11 +5539,9 @@ class _Hints:
         d = x1 / n1 - x0 / n0
         return {"lift": round(d, 3), "interval": [round(p1 - p0 - half, 3), round(p1 - p0 + half, 3)]}
 
-    @staticmethod
     def no_lift(r):
         return r["lift"] is not None and r["interval"][1] < _Hints.NO_LIFT
 
-    @staticmethod
     def effect(store, limit, only=None):
         """Every hint and briefed item recorded (`only`: of this (pattern, kind)), per item and
         overall: shown and held counts, how many were followed (decided), calls until a fixed
@@ -5657,7 +5582,7 @@ class _Hints:
 
 
 # =============================================================================
-# 14. History import (past Claude Code transcripts and Codex rollouts)
+# 18. History import (past Claude Code transcripts and Codex rollouts)
 # =============================================================================
 class _Transcripts:
     """Readers of past sessions in the clients' own formats: Claude Code transcripts and Codex rollouts, as hook-shaped calls."""
@@ -5673,7 +5598,6 @@ class _Transcripts:
                        "<tool_use_error>")     # rejected, interrupted or invalid: no hook fired
     CODEX_SHELLS = {"shell", "container.exec", "shell_command", "exec_command", "local_shell"}
 
-    @staticmethod
     def ts(value):
         """'2026-02-10T21:11:52.438Z' -> epoch seconds, or None."""
         if not isinstance(value, str) or len(value) < 19:
@@ -5687,7 +5611,6 @@ class _Transcripts:
             d = d.replace(tzinfo=datetime.timezone.utc)
         return d.timestamp()
 
-    @staticmethod
     def lines(path, stats, needle=None):
         """The JSON objects of a JSONL file; unreadable, truncated or oversized lines are counted
         in stats['bad_lines'] and skipped. Lines without `needle` (bytes) are not even parsed."""
@@ -5715,7 +5638,6 @@ class _Transcripts:
                 else:
                     stats["bad_lines"] += 1
 
-    @staticmethod
     def files(client, path):
         """([(client or None, file)] to read, how many files of the folder `path` were symlinks out of
         it): the clients' default folders, or `path` (a file or a folder, client sniffed per file).
@@ -5746,7 +5668,6 @@ class _Transcripts:
                 out += [("codex", f) for f in sorted(files)]
         return out, 0
 
-    @staticmethod
     def sniff(path, stats):
         """(client, first timestamp) of a transcript from its first lines; (None, None) if neither."""
         import itertools
@@ -5761,7 +5682,6 @@ class _Transcripts:
                 return "codex", _Transcripts.ts(obj.get("timestamp"))
         return None, None
 
-    @staticmethod
     def block_text(content):
         """First text of a tool_result's content (a string or a list of blocks), capped."""
         if isinstance(content, list):
@@ -5769,7 +5689,6 @@ class _Transcripts:
                             and isinstance(b.get("text"), str)), "")
         return content[:200] if isinstance(content, str) else ""
 
-    @staticmethod
     def claude_session(path, stats):
         """A Claude Code transcript -> (session id, [(payload, failed, ts)]).
 
@@ -5826,7 +5745,6 @@ class _Transcripts:
         stats["copied_calls"] += len(calls) - len(own)
         return session, own
 
-    @staticmethod
     def codex_exit(output):
         """A Codex tool output -> its exit code (None when it does not say), from the JSON
         {"output", "metadata": {"exit_code"}} form or the text forms 'Exit code: N' /
@@ -5858,7 +5776,6 @@ class _Transcripts:
                     return int(num)
         return None
 
-    @staticmethod
     def codex_shell_text(command):
         if isinstance(command, list):
             parts = [str(t) for t in command]
@@ -5869,7 +5786,6 @@ class _Transcripts:
             return shlex.join(parts)
         return command if isinstance(command, str) else ""
 
-    @staticmethod
     def codex_session(path, stats):
         """A Codex rollout -> (session id, [(payload, failed, ts)]): shell calls (any of its
         shell tools) as Bash, apply_patch and MCP tools, each paired with its output; the
@@ -5958,7 +5874,6 @@ class _Transcripts:
             out.append((payload, code not in (None, 0), ts))
         return session, out
 
-    @staticmethod
     def render_import(r):
         verb = "would import" if r["dry_run"] else "imported"
         out = [f"Sessions: {r['sessions']} found, {r['imported']} {verb}, {r['skipped']} already in "
@@ -5985,7 +5900,6 @@ class _Transcripts:
                        "~/.codex/sessions; see --path)")
         return "\n".join(out)
 
-    @staticmethod
     def tty_progress(stream=None):
         """A progress(done, total) callback drawing a bar on a terminal, or None off a terminal."""
         stream = stream or sys.stderr
@@ -6202,7 +6116,7 @@ class _History(_Learning):
 
 
 # =============================================================================
-# 15. Agent hooks and client setup (the hook entry point, `instinct setup`)
+# 19. Client setup (`instinct setup`)
 # =============================================================================
 
 
@@ -6240,14 +6154,12 @@ class _Setup:
                         "sys.exit(main())")
     LAUNCHER_OLD = "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())"
 
-    @staticmethod
     def launch_args(python, here, *cli):
         """argv running instinct's CLI: from `here` with -S, or (here None) from python's own path."""
         if here is None:
             return [python, "-c", _Setup.LAUNCHER_SHARED, *cli]
         return [python, "-S", "-c", _Setup.LAUNCHER.format(here), *cli]
 
-    @staticmethod
     def hook_groups(events, python, here, db):
         import shlex
         groups = {}
@@ -6259,7 +6171,6 @@ class _Setup:
             groups[name] = group
         return groups
 
-    @staticmethod
     def console_script(here):
         """The `instinct` console script when this very file is pip-installed for this Python."""
         import sysconfig
@@ -6271,7 +6182,6 @@ class _Setup:
                 return script
         return None
 
-    @staticmethod
     def plan(client, scope, home, project_dir, python, here, db=None, all_tools=False):
         """[(path, kind, entry)]: what `setup` merges into which file (kind: json key path, toml, yaml).
         A project's files are committed and shared: they name no path of this machine."""
@@ -6323,7 +6233,6 @@ class _Setup:
                      _Setup.hook_groups(_Setup.HOOK_EVENTS_CODEX, python, here, db))]
         return [(j(home, ".config", "goose", "config.yaml"), "yaml", server)]
 
-    @staticmethod
     def notes(client, scope, project_dir):
         """What the user must still do by hand after `setup client` (printed with the entries)."""
         history = ("To learn from the sessions you already had, run `instinct import-history` once: it "
@@ -6347,7 +6256,6 @@ class _Setup:
                          f"[projects.{_Setup.quoted(project_dir)}]\ntrust_level = \"trusted\"")
         return notes
 
-    @staticmethod
     def is_ours(handler):
         """True only for a hook handler `setup` wrote, now or in an earlier version: a launcher
         running `hook EVENT [--db P]`, shell form or exec form. A user's own command never matches."""
@@ -6379,7 +6287,6 @@ class _Setup:
                 return False
         return False
 
-    @staticmethod
     def merge_hooks(node, wanted):
         """Give each event in `node` exactly our group from `wanted` (kept in place when unchanged);
         remove our handlers from every other event (e.g. the Stop entry of earlier versions)."""
@@ -6410,7 +6317,6 @@ class _Setup:
         for event, group in wanted.items():
             node.setdefault(event, [group])
 
-    @staticmethod
     def strict_json(text):
         """Parse JSON that can be written back unchanged: no NaN/Infinity, no duplicate keys, no number
         that does not survive a round trip (1e400 would come back as Infinity), no lone surrogate."""
@@ -6448,7 +6354,6 @@ class _Setup:
                                   "written back as UTF-8") from None
         return data
 
-    @staticmethod
     def merge_json(text, keypath, entry):
         """Merge our entry into a JSON config text, keeping every other key."""
         import json
@@ -6469,7 +6374,6 @@ class _Setup:
             return text                        # already right: keep the user's own layout
         return new
 
-    @staticmethod
     def read_config(path):
         """(text, real path, mode or None) of a client config; one-line errors for what cannot be one."""
         real = os.path.realpath(path)          # a symlinked config is written through its link
@@ -6496,7 +6400,6 @@ class _Setup:
         except UnicodeDecodeError as e:
             raise ValidationError(f"{path} is not UTF-8 text (byte {e.start}); fix it and retry") from None
 
-    @staticmethod
     def backups(path):
         """The texts of the backups setup kept of `path` (PATH.bak, PATH.bak.2, ...), newest first."""
         import re
@@ -6515,7 +6418,6 @@ class _Setup:
                 pass
         return out
 
-    @staticmethod
     def new_backup(path, data, mode):
         """Keep `data` in the first free PATH.bak, PATH.bak.2, ... (none is ever overwritten),
         created 0600, given the original's mode before the data goes in (~/.claude.json holds keys)."""
@@ -6540,7 +6442,6 @@ class _Setup:
                 raise StoreError(f"cannot write {backup}: {e.strerror}") from None
             return backup
 
-    @staticmethod
     def write_config(path, real, old, new, mode):
         """Replace the real file atomically (a symlink stays a link), keeping a backup of what was
         there; `new` None deletes it (a removal left nothing of the user's). -> the backup or None."""
@@ -6557,7 +6458,6 @@ class _Setup:
         _atomic_write(real, new.encode("utf-8"))
         return backup
 
-    @staticmethod
     def unmerge(kind, text, backups):
         """`text` without what setup wrote into it -> the new text, or None when nothing else is left
         (setup made the file). When a backup holds the same data, its bytes come back (the user's own
@@ -6604,7 +6504,6 @@ class _Setup:
                 return b
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else None
 
-    @staticmethod
     def paste_text(kind, entry):
         import json
         if kind in ("toml", "yaml"):
@@ -6614,7 +6513,6 @@ class _Setup:
             return json.dumps({"hooks": {e: [g] for e, g in entry.items()}}, indent=2)
         return json.dumps({kind[0]: {"instinct": entry}}, indent=2)
 
-    @staticmethod
     def quoted(v):
         """A double-quoted string valid in both TOML and YAML (control and non-printing characters
         escaped as \\uXXXX); a lone surrogate cannot be written to either."""
@@ -6636,7 +6534,6 @@ class _Setup:
     # `--remove` takes exactly those lines out. Anything else is printed for the user to paste.
     MARK_BEGIN, MARK_END = "# instinct:begin (written by `instinct setup`)", "# instinct:end"
 
-    @staticmethod
     def marked_block(kind, entry, top=True):
         """Codex's [mcp_servers.instinct] table, or Goose's extension (with `extensions:` when `top`),
         between the marker lines."""
@@ -6658,7 +6555,6 @@ class _Setup:
                 f"    envs: {{{envs}}}\n    timeout: 300\n")
         return f"{_Setup.MARK_BEGIN}\n{body}{_Setup.MARK_END}\n"
 
-    @staticmethod
     def marked_span(text):
         """(start, end) of the lines from our begin marker to our end marker in `text`, or None."""
         t = "\n" + text
@@ -6669,7 +6565,6 @@ class _Setup:
         stop = text.find("\n", end)
         return at, len(text) if stop < 0 else stop + 1
 
-    @staticmethod
     def toml_data(text):
         """The parsed TOML, or None on Python 3.10 (no tomllib); ValidationError when invalid."""
         try:
@@ -6681,7 +6576,6 @@ class _Setup:
         except tomllib.TOMLDecodeError as e:
             raise ValidationError(f"not valid TOML: {e}") from None
 
-    @staticmethod
     def unmarked_entry(kind, text):
         """True when `text` may hold an instinct entry outside our marker lines."""
         import re
@@ -6693,7 +6587,6 @@ class _Setup:
         servers = data.get("mcp_servers")
         return isinstance(servers, dict) and "instinct" in servers
 
-    @staticmethod
     def merge_text(kind, text, entry):
         """Codex's TOML or Goose's YAML with our marked block replaced, or appended to a file without
         an instinct entry (Goose: without an `extensions:` map); ValidationError for anything else."""
@@ -6779,7 +6672,7 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
 
 
 # =============================================================================
-# 16. Sharing (rules files, lint, import, backup, doctor, gc)
+# 20. Rules files, lint and backups
 # =============================================================================
 class _Export:
     """Rules files: what an export writes (CLAUDE.md, AGENTS.md, Cursor and Windsurf rules, SKILL.md) inside its own marked block."""
@@ -6792,12 +6685,10 @@ class _Export:
         "preferences, recurring fixes, tools used together). Use it when starting a coding task "
         "here, or when choosing how to test, fix or structure a change.")
 
-    @staticmethod
     def phrase(r):
-        """A rule record -> the line every channel shows (section 13's `_briefing_line`)."""
+        """A rule record -> the line every channel shows (section 16's `_Presenter.briefing_line`)."""
         return " ".join(_Presenter.briefing_line(r)[2:].split()).replace("<!--", "&lt;!--")
 
-    @staticmethod
     def skill_name(folder):
         import re
         name = os.path.basename(os.path.normpath(folder))
@@ -6808,7 +6699,6 @@ class _Export:
             raise ValidationError(f"skill name {name!r} must not contain 'claude' or 'anthropic'")
         return name
 
-    @staticmethod
     def agent_text(fmt, rules, budget, name=SKILL_NAME):
         """Render rules in an agent format within `budget` bytes -> (text, kept, dropped).
 
@@ -6846,9 +6736,8 @@ class _Export:
         kept = items[:keep] if rules else items
         return head + title + note + "".join(kept) + omitted(len(rules) - keep) + tail, keep, len(rules) - keep
 
-    @staticmethod
     def export(store, min_confidence, fmt, project, category, write, force):
-        """The body of export_rules (section 10): select, render, optionally write."""
+        """The body of export_rules (section 11): select, render, optionally write."""
         cat = _check_category(category) if category is not None else None
         lint = []                      # lint findings against the project's own rules files
         proj = None
@@ -6941,7 +6830,6 @@ class _Export:
         return {"path": path, "format": fmt, "included": kept, "dropped": dropped,
                 "changed": changed, "bytes": len(data), "lint": lint}
 
-    @staticmethod
     def nothing_to_export(store, min_confidence, proj, cat, path):
         """Why `export --write` writes no file of no rules, and what would export the mature ones
         (those the session-start briefing shows: below the rule threshold, above the mature one)."""
@@ -6958,7 +6846,6 @@ class _Export:
 
     SIGNATURE = "written by `instinct export`"
 
-    @staticmethod
     def block_markers(text):
         """{marker: [offsets]} of instinct's block markers that start a line outside fenced code
         blocks (``` or ~~~, CommonMark rules); a marker quoted in a fence or mid-line is left alone."""
@@ -6982,7 +6869,6 @@ class _Export:
                 found.setdefault(marker, []).extend(opened + p for p in at)
         return found
 
-    @staticmethod
     def written_by_us(fmt, path, text):
         """Whether a whole-file target is instinct's to replace: empty, at the format's own path
         (e.g. .cursor/rules/instinct.mdc), or holding an earlier instinct export."""
@@ -6999,7 +6885,6 @@ class _Export:
         data = data.get("rules") if isinstance(data, dict) else data
         return isinstance(data, list) and all(isinstance(r, dict) and "pattern" in r for r in data)
 
-    @staticmethod
     def safe_target(path, root, force):
         """Refuse symlinks, non-files and paths outside `root` (unless force) -> the path to write."""
         if os.path.islink(path):
@@ -7016,7 +6901,6 @@ class _Export:
     # --- lint: learned rules against the rules files the user wrote ----------------------------
     RULES_FILES = ("CLAUDE.md", "AGENTS.md", ".cursor/rules/*.mdc", ".windsurf/rules/*.md")
 
-    @staticmethod
     def render_write(r):
         where = os.path.relpath(r["path"]) if not os.path.relpath(r["path"]).startswith("..") else r["path"]
         drop = f" ({r['dropped']} lower-confidence rules dropped to fit the size limit)" if r["dropped"] else ""
@@ -7039,12 +6923,10 @@ class _Lint:
     RUN_PREFIXES = ("uv run ", "poetry run ", "pipenv run ", "pdm run ", "hatch run ", "python -m ",
                      "python3 -m ", "npx ", "bunx ", "pnpm exec ", "bundle exec ")
 
-    @staticmethod
     def bare_command(shape):
         """'uv run pytest' -> 'pytest': the command without a runner in front."""
         return next((shape[len(p):] for p in _Lint.RUN_PREFIXES if shape.startswith(p)), shape)
 
-    @staticmethod
     def prose_mentions(line):
         """Commands (in `code`) and tool names (after use/prefer/always, or negated) of one prose
         line -> [(shape, negated)]: 'Use `pnpm`, not `npm`' -> [('pnpm', False), ('npm', True)]."""
@@ -7063,7 +6945,6 @@ class _Lint:
             prev, comma = w, w == ","
         return out
 
-    @staticmethod
     def written_lines(root):
         """The lines of project `root`'s rules files outside instinct's own block and files ->
         [(file, line number, text, paragraph number, [(command shape, negated)])]; commands are
@@ -7097,7 +6978,6 @@ class _Lint:
                         out.append((rel, n, bare, para, [(s, False) for s in _Shell.command_shapes(cmd)]))
         return out
 
-    @staticmethod
     def hit(r, lines):
         """The first written line contradicting or repeating learned record `r` -> (kind, line)."""
         head, _, body = r["pattern"].partition(":")
@@ -7133,7 +7013,6 @@ class _Lint:
                 or next((("duplicate", ln) for same, neg, ln in said if same and not neg), None)
                 or next((("contradiction", ln) for same, neg, ln in said if not neg), None))
 
-    @staticmethod
     def lint(root, rows):
         """Learned records against what the user wrote in project `root`'s rules files -> findings
         {kind: contradiction | duplicate, pattern, project, learned, file, line, written}.
@@ -7144,7 +7023,6 @@ class _Lint:
                  "learned": _Presenter.rule_text(r), "file": f, "line": n, "written": text[:200]}
                 for r, hit in hits if hit for kind, (f, n, text, _, _) in [hit]]
 
-    @staticmethod
     def duplicates(root, rows):
         """`rows` (records) without the learned rules the user already wrote in root's rules files."""
         dup = {(f["pattern"], f["project"]) for f in _Lint.lint(root, rows) if f["kind"] == "duplicate"}
@@ -7154,7 +7032,6 @@ class _Lint:
                           "file": _Out.STR, "line": _Out.INT, "written": _Out.STR},
                          ("kind", "pattern", "project", "learned", "file", "line", "written"))
 
-    @staticmethod
     def render_lint(found):
         out = [f"  {f['kind']:<14}learned: {f['learned']} ({f['pattern']})\n{'':16}written: "
                f"{f['file']}:{f['line']}: {f['written']}" for f in found]
@@ -7197,7 +7074,6 @@ class _Pairs(list):
 class _Backup:
     """Backups (SQLite's backup API, 0600, newest kept), restore's checks, and doctor's report."""
 
-    @staticmethod
     def check_backup(conn):
         """'' when conn holds a sound instinct database, else what is wrong with it."""
         rows = conn.execute("PRAGMA integrity_check(5)").fetchall()
@@ -7212,7 +7088,6 @@ class _Backup:
                 ", ".join(sorted(_Schema.SEED_COLUMNS - cols))
         return ""
 
-    @staticmethod
     def foreign_objects(conn):
         """'type name' of every table, view, trigger or index in conn that instinct's own schema
         (every migration, as built on an empty database) does not have."""
@@ -7229,7 +7104,6 @@ class _Backup:
     SEED_TABLE = ("CREATE TABLE instincts (pattern TEXT, category TEXT, confidence INTEGER, first_seen TEXT,"
                    " last_seen TEXT, source TEXT, project TEXT, promoted INTEGER, metadata TEXT)")
 
-    @staticmethod
     def copy_backup_data(staged_path, built_path, version, page_size):
         """restore: create instinct's own schema at the backup's `version` in the new file
         `built_path` and copy into it the rows of instinct's tables, only the columns both have.
@@ -7288,7 +7162,6 @@ class _Backup:
         finally:
             out.close()
 
-    @staticmethod
     def render_doctor(r):
         out = [f"  {'ok' if c['level'] == 'ok' else c['level'].upper():<6}{c['name']:<12}{c['detail']}"
                for c in r["checks"]]
@@ -7302,6 +7175,9 @@ class _Backup:
                          ("name", "ok", "level", "detail"))
 
 
+# =============================================================================
+# 21. Sharing (export, import, merge, backup, restore, doctor, gc)
+# =============================================================================
 class _Sharing(_Memory):
     """Operations that carry learned rules to other agents, machines and years."""
     @staticmethod
@@ -7848,7 +7724,7 @@ class _Sharing(_Memory):
         Rows still stored under an alias are merged into its pattern (alias
         chains are flattened first); the event log is cut to its retention
         settings; stale memories are aged and long-archived ones deleted
-        (section 11); the file is compacted and the WAL truncated. A backup is
+        (section 13); the file is compacted and the WAL truncated. A backup is
         written first (`backup_file`); dry_run shows the counts and changes nothing.
         """
         return self._guarded("gc", dry_run, lambda s: s._gc(days_inactive))
@@ -7886,11 +7762,11 @@ class _Sharing(_Memory):
 
 
 # =============================================================================
-# 17. Insight and feedback (explain, history, trends, effectiveness, conflicts)
+# 22. Insight and feedback (explain, history, trends, effectiveness, conflicts)
 # =============================================================================
 
 
-class _Insight(_Core):
+class _Insight(_Patterns):
     """Operations that show why the memory believes something and let people correct it.
 
     Feedback: `good` counts like an observation (+1, last seen now, lifts any
@@ -8485,7 +8361,7 @@ class _Insight(_Core):
 
 
 # =============================================================================
-# 18. InstinctStore (the public class)
+# 23. InstinctStore (the public class)
 # =============================================================================
 class InstinctStore(_History, _Sharing, _Insight):
     """The instinct memory: a SQLite file of patterns with confidence and levels.
@@ -8505,7 +8381,7 @@ sys.modules[_store_module.__name__] = _store_module
 
 
 # =============================================================================
-# 19. CLI
+# 24. CLI
 # =============================================================================
 class _CLI:
     """The command line: argparse built from the operation table, the fast path for hooks, one-line usage errors."""
@@ -8527,7 +8403,6 @@ class _CLI:
                                     "help": "take out what setup wrote, only that (keeps a backup)"})]),
     }
 
-    @staticmethod
     def json_object_arg(text):
         import argparse
         import json
@@ -8539,7 +8414,6 @@ class _CLI:
             raise argparse.ArgumentTypeError("must be a JSON object, e.g. '{\"why\": \"...\"}'")
         return v
 
-    @staticmethod
     def take_db(argv):
         """argv -> (the --db value or None, argv without it): the one reading of --db outside
         argparse (the fast paths and the choice of which subcommand parser to build)."""
@@ -8558,7 +8432,6 @@ class _CLI:
 
     METAVARS = {"write": "PATH", "path": "PATH", "since": "WHEN"}   # text options by name
 
-    @staticmethod
     def metavar(p):
         """How help and usage show a Param's value: ID, N (a number), PATH, JSON..., the name."""
         if p.positional:
@@ -8567,12 +8440,10 @@ class _CLI:
             return {int: "N", float: "X", dict: "JSON"}[p.type]
         return _CLI.METAVARS.get(p.name, p.name.upper())
 
-    @staticmethod
     def name(p):
         """How a CLI error names a Param: as argparse's own errors do (`argument --days:`)."""
         return f"argument {_CLI.metavar(p) if p.positional else p.flag}:"
 
-    @staticmethod
     def parser_class():
         import argparse
 
@@ -8581,7 +8452,6 @@ class _CLI:
                 self.exit(2, f"instinct: error: {message} (see {self.prog} --help)\n")
         return Parser
 
-    @staticmethod
     def fast_args(argv):
         """Parse the common forms of `[--db P] [--json] COMMAND args` from the operation table
         without argparse (it costs a few ms per process); None means "let argparse decide"
@@ -8646,7 +8516,6 @@ class _CLI:
             kwargs[p.name] = v
         return op, kwargs, db, as_json
 
-    @staticmethod
     def exit_now(code):
         """End the process now with `code`, after flushing stdout and stderr (no interpreter
         teardown, no close-time checkpoint): what a one-shot command's process does last."""
@@ -8657,7 +8526,6 @@ class _CLI:
                 pass
         os._exit(code)
 
-    @staticmethod
     def cli(argv, close=True):
         if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
             return _Capture.run_hook(argv[1:], close=close)      # hot path: no argparse
@@ -8703,7 +8571,6 @@ class _CLI:
             return e.exit_code
         return _CLI.run_op(op, kwargs, getattr(args, "db", None), getattr(args, "json", False), close)
 
-    @staticmethod
     def usage_error(message, word, names, otherwise):
         """Print the one line of a usage error, with the closest name to `word`; returns 2."""
         import difflib
@@ -8712,7 +8579,6 @@ class _CLI:
         sys.stderr.write(f"instinct: error: {message} {' '.join(hint.split())}\n")
         return 2
 
-    @staticmethod
     def setup_cli(args):
         """`instinct setup CLIENT [--write | --remove]`: the entries (or what was done) on stdout."""
         as_json = getattr(args, "json", False)
@@ -8735,7 +8601,6 @@ class _CLI:
             (sys.stderr if as_json else sys.stdout).write(f"note: {note}\n")
         return 0
 
-    @staticmethod
     def extras(store, op):
         """What only the CLI adds to a store: import-history's progress bar on a terminal and the
         count an interrupted run reports -> [sessions read, sessions found, a bar half drawn]."""
@@ -8750,7 +8615,6 @@ class _CLI:
             store.progress = progress
         return at
 
-    @staticmethod
     def run_op(op, kwargs, db, as_json, close):
         """Run one operation for the CLI: print its JSON or text, map errors to exit codes."""
         store = InstinctStore(db)
@@ -8858,7 +8722,7 @@ def main(argv=None):
 
 
 # =============================================================================
-# 20. MCP stdio server
+# 25. MCP stdio server
 # =============================================================================
 
 
@@ -9284,7 +9148,6 @@ class _MCP:
                          "says a stored memory is wrong or should be dropped.",
     }
 
-    @staticmethod
     def all_tools_listed():
         """`instinct serve` lists every tool when INSTINCT_MCP_TOOLS is all (or full)."""
         return os.environ.get("INSTINCT_MCP_TOOLS", "").strip().lower() in ("all", "full")
@@ -9300,7 +9163,6 @@ class _MCP:
                "arguments": [{"name": "project", "required": False,
                               "description": "project path or fingerprint (default: the server's)"}]}
 
-    @staticmethod
     def reply_line(reply):
         """A reply object (or batch list) -> its protocol line: compact, pure-ASCII JSON (other
         characters escaped, the safest choice for every client) and a newline."""
@@ -9315,7 +9177,6 @@ class _MCP:
                     % (enc(reply["id"]), enc(res.text), res.text, more)).encode("ascii")
         return (enc(reply) + "\n").encode("ascii")
 
-    @staticmethod
     def log(msg):
         try:
             sys.stderr.write(f"instinct: {msg}\n")
@@ -9335,7 +9196,6 @@ class _MCP:
                   "resources/templates/list": STATIC_TTL, "resources/read": 0}
     SERVER_INFO = {"name": "instinct", "title": "instinct", "version": __version__}
 
-    @staticmethod
     def check_envelope(meta):
         """A 2026-07-28 request's _meta envelope -> its protocol version; every malformed field is
         refused (-32602, naming it). An unsupported version is -32022 once the version and the
@@ -9372,7 +9232,6 @@ class _MCP:
             bad("progressToken", "a string or a number")
         return asked
 
-    @staticmethod
     def capabilities():
         return {"tools": {"listChanged": False},
                 "resources": {"subscribe": False, "listChanged": False},
@@ -9380,13 +9239,11 @@ class _MCP:
 
     TOOLS = {}                          # MCP tool name -> Operation, filled on first use
 
-    @staticmethod
     def tools_by_name():
         if not _MCP.TOOLS:
             _MCP.TOOLS.update((op.mcp, op) for op in OPERATIONS.values() if op.mcp)
         return _MCP.TOOLS
 
-    @staticmethod
     @functools.lru_cache(maxsize=None)
     def max_reply():
         """The reply budget in bytes, read from INSTINCT_MCP_MAX_REPLY once per process."""
@@ -9395,13 +9252,11 @@ class _MCP:
         except ValueError:
             return _MCP.MAX_REPLY
 
-    @staticmethod
     def reply_size(text, structured):
         """Bytes of the tools/call reply line around `text` and `structured` (pure-ASCII JSON)."""
         enc = _encoder(None, True).encode
         return len(enc(text)) + (len(text) if text.isascii() else len(enc(structured))) + 200
 
-    @staticmethod
     def fit_reply(op, structured, text, offset):
         """Cut the longest list of a result until its reply fits the byte budget, saying so (and,
         for a list tool, where the next page starts). -> (text, structured), or (None, message)."""
@@ -9430,11 +9285,9 @@ class _MCP:
             text = _dumps(structured)
         return text, structured
 
-    @staticmethod
     def id_key(mid):
         return (type(mid) is str, mid) if _MCP.valid_id(mid) else None
 
-    @staticmethod
     def valid_id(mid):
         return isinstance(mid, str) or (isinstance(mid, int) and not isinstance(mid, bool))
 
@@ -9506,7 +9359,7 @@ def serve(store=None, stdin=None, stdout=None):
 
 
 # =============================================================================
-# 21. Entry point
+# 26. Entry point
 # =============================================================================
 if __name__ == "__main__":
     _CLI.exit_now(main())

@@ -516,7 +516,7 @@ class TestStructure(unittest.TestCase):
     of InstinctStore uses only what it or the rooms it extends define (no sibling's method
     found through the final class, no override decided by the MRO)."""
 
-    ROOMS = ("_Core", "_Memory", "_Learning", "_History", "_Sharing", "_Insight")
+    ROOMS = ("_Core", "_Patterns", "_Memory", "_Learning", "_History", "_Sharing", "_Insight")
 
     def setUp(self):
         self.src = read(os.path.join(ROOT, "instinct.py"))
