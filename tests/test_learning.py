@@ -9,7 +9,10 @@ import sys
 import tempfile
 import unittest
 
-from tests.helpers import ROOT, make_repo, mcp_in_process, req, setUpModule  # noqa: F401
+from unittest import mock
+
+from tests.helpers import (ROOT, child_env, label, make_repo, mcp_in_process, raw_bytes, req,  # noqa: F401
+                           rows, run_instinct, setUpModule)
 
 import instinct
 
@@ -151,6 +154,48 @@ class TestOneSelection(unittest.TestCase):
             with self.subTest(fmt=fmt):
                 out = store.export_rules(format=fmt, project=repo)
                 self.assertEqual([ln for ln in out.splitlines() if ln.startswith("- ")], items)
+
+
+class TestCallRecord(unittest.TestCase):
+    """A step keeps the names that identify it (skill, subagent type, MCP tool, program and
+    subcommand), never argument values; what a step is lives in the call record alone."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.db = os.path.join(tmp.name, "i.db")
+        self.repo = make_repo(os.path.join(tmp.name, "repo"))
+
+    def hook(self, tool, tool_input, session="s1"):
+        payload = {"session_id": session, "cwd": self.repo, "hook_event_name": "PostToolUse",
+                   "tool_name": tool, "tool_input": tool_input, "tool_response": {}}
+        r = run_instinct("hook", "post-tool-use", input=json.dumps(payload), env=child_env(db=self.db))
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
+
+    def labels(self):
+        return [label(d) for (d,) in rows(self.db, "SELECT data FROM events WHERE kind = 'tool'"
+                                                   " ORDER BY id")]
+
+    def test_the_hook_keeps_skill_subagent_and_mcp_names_and_no_argument(self):
+        self.hook("Skill", {"skill": "story-writer", "args": "sekrit-arg-1"})
+        self.hook("Task", {"subagent_type": "security-reviewer", "description": "sekrit-arg-2",
+                           "prompt": "review sekrit-arg-3"})
+        self.hook("mcp__github__create_issue", {"title": "sekrit-arg-4"})
+        self.hook("Bash", {"command": "uv run pytest tests/sekrit_arg_5.py -k x"})
+        self.assertEqual(self.labels(), ["Skill(story-writer)", "Task(security-reviewer)",
+                                         "mcp__github__create_issue", "Bash(uv run pytest)"])
+        stored = b"".join(raw_bytes(self.db + ext) for ext in ("", "-wal")
+                          if os.path.exists(self.db + ext))
+        self.assertNotIn(b"sekrit", stored)
+
+    def test_keeping_another_name_is_a_change_in_the_call_record_only(self):
+        call = {"tool_name": "SlashCommand", "tool_input": {"command": "release", "x": "y"}}
+        self.assertEqual(instinct._Call.of(call)[0].label(), "SlashCommand")
+        with mock.patch.dict(instinct._Call.NAMED, {"SlashCommand": "command"}):
+            got, _ = instinct._Call.of(call)
+            self.assertEqual((got.label(), instinct._Call.read(got.encode()).label()),
+                             ("SlashCommand(release)", "SlashCommand(release)"))
+            self.assertEqual(got.steps(), ["SlashCommand(release)"])
 
 
 if __name__ == "__main__":
