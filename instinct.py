@@ -125,10 +125,13 @@ SETTINGS = {
     "universal_projects": (2, "projects a rule must appear in to become universal"),
     "events_max_days": (365, "event-log retention in days"),
     "events_max_rows": (1_000_000, "event-log retention in rows"),
-    "suggest_limit": (50, "suggestions returned when no limit is given (keeps agent context small)"),
+    "suggest_limit": (50, "suggestions returned when no limit is given (keeps agent context"
+                          " small)"),
     "list_limit": (200, "list/search results returned when no limit is given"),
-    "feedback_bad_quiet": (3, "observations needed after `feedback bad` before it is suggested again"),
-    "memory_weight_relevance": (60, "recall: weight of full-text relevance (weights are shares of their sum)"),
+    "feedback_bad_quiet": (3, "observations needed after `feedback bad` before it is suggested"
+                              " again"),
+    "memory_weight_relevance": (60, "recall: weight of full-text relevance (weights are shares of"
+                                    " their sum)"),
     "memory_weight_recency": (20, "recall: weight of recency"),
     "memory_weight_confidence": (15, "recall: weight of confidence"),
     "memory_weight_usage": (5, "recall: weight of usage (times recalled)"),
@@ -155,7 +158,7 @@ MAX_LIMIT = 1000                       # the largest `limit` any operation accep
 AUTO_BACKUPS = 10                      # automatic backups kept beside the store (forget, purge, gc)
 
 
-# Token prefixes of well-known secrets: the shape reader refuses them (section 14), memories redact them (12)
+# Well-known secret prefixes: the shape reader refuses them (section 14), memories redact them (12)
 _SECRET_PREFIXES = ("ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "sk-", "xox", "akia", "aiza",
                     "glpat-", "eyj", "npm_", "pypi-")
 
@@ -225,7 +228,8 @@ class _JSONDefaults:
     strict = True
     object_hook = object_pairs_hook = None
     parse_float, parse_int = float, int
-    parse_constant = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}.__getitem__
+    parse_constant = {"NaN": float("nan"), "Infinity": float("inf"),
+                      "-Infinity": float("-inf")}.__getitem__
 
 
 class _StrictJSON(_JSONDefaults):
@@ -405,7 +409,8 @@ def normalize_pattern(pattern):
     """
     if not isinstance(pattern, str):
         raise ValidationError("pattern must be a string")
-    if _bad_chars(pattern.replace("\t", " ").replace("\n", " ")) or "\t" in pattern or "\n" in pattern:
+    if (_bad_chars(pattern.replace("\t", " ").replace("\n", " ")) or "\t" in pattern
+            or "\n" in pattern):
         raise ValidationError("pattern must not contain control characters")
     s = pattern
     if not s.isascii():
@@ -413,7 +418,8 @@ def normalize_pattern(pattern):
         s = unicodedata.normalize("NFC", s).replace("\u2192", "->").replace("\u27f6", "->")
     s = " ".join(s.split())
     head, colon, body = s.partition(":")
-    if colon and head and len(head) <= 32 and head.strip().replace("_", "").replace("-", "").isalnum():
+    if (colon and head and len(head) <= 32
+            and head.strip().replace("_", "").replace("-", "").isalnum()):
         head = head.strip().lower()
         body = body.strip()
         if head == "seq":
@@ -543,14 +549,16 @@ def _resolve_project(project, default_dir=None):
     if os.path.isdir(os.path.expanduser(project)):
         return project_fingerprint(project)
     raise ValidationError(
-        f"project {project!r} is neither '' (global), a 12-hex fingerprint, nor an existing directory")
+        f"project {project!r} is neither '' (global), a 12-hex fingerprint, nor an existing"
+        " directory")
 
 
-_LEVEL_RULE = ((2, "rule"), (1, "mature"))      # (level, threshold): the first one reached wins; else raw
+_LEVEL_RULE = ((2, "rule"), (1, "mature"))  # (level, threshold): the first reached wins; else raw
 
 
 def _level_for(confidence, mature, rule):
-    """The level (index into LEVELS, universal aside) a confidence reaches under these thresholds."""
+    """The level (index into LEVELS, universal aside) a confidence reaches under these
+    thresholds."""
     th = {"mature": mature, "rule": rule}
     return next((lv for lv, name in _LEVEL_RULE if confidence >= th[name]), 0)
 
@@ -558,7 +566,8 @@ def _level_for(confidence, mature, rule):
 def _level_sql(confidence, mature, rule):
     """`_level_for` as an SQL expression over the given SQL operands (consolidate's form)."""
     th = {"mature": mature, "rule": rule}
-    return ("CASE " + " ".join(f"WHEN {confidence} >= {th[name]} THEN {lv}" for lv, name in _LEVEL_RULE)
+    return ("CASE " + " ".join(f"WHEN {confidence} >= {th[name]} THEN {lv}"
+                               for lv, name in _LEVEL_RULE)
             + " ELSE 0 END")
 
 
@@ -566,7 +575,8 @@ def _level_sql(confidence, mature, rule):
 # 7. Schema and migrations
 # =============================================================================
 class _Schema:
-    """The schema: one append-only migration a version; MIGRATIONS[i] takes a store from version i to i + 1."""
+    """The schema: one append-only migration a version; MIGRATIONS[i] takes a store from version i
+    to i + 1."""
 
     # The seeds' table, keyed by (pattern, project) with an explicit integer id so
     # the full-text index stays valid across VACUUM; decayed_at records the last
@@ -639,10 +649,12 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
         cols = {r[1] for r in conn.execute("PRAGMA table_info(instincts)")}
         if cols and not _Schema.SEED_COLUMNS <= cols:
             raise StoreError("this database has an 'instincts' table that instinct did not create")
-        other = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')"
+        other = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type IN"
+                                            " ('table', 'view')"
                                             " AND name NOT LIKE 'sqlite%' AND name != 'instincts'")]
         if other:                 # another application's database: leave it alone
-            raise StoreError(f"this is not an instinct database (it holds: {', '.join(sorted(other)[:5])})")
+            raise StoreError("this is not an instinct database"
+                             f" (it holds: {', '.join(sorted(other)[:5])})")
         if cols:
             conn.execute("ALTER TABLE instincts RENAME TO _instincts_seed")
         for stmt in _Schema.statements(_Schema.V1):
@@ -732,7 +744,8 @@ END;
 """
 
     def v4(conn):
-        """Knowledge memories (section 13): the table, near-duplicate keys, and FTS5 when available."""
+        """Knowledge memories (section 13): the table, near-duplicate keys, and FTS5 when
+        available."""
         for stmt in _Schema.statements(_Schema.V4):
             conn.execute(stmt)
         if _Schema.has_fts5(conn):
@@ -743,9 +756,10 @@ END;
         """Learning from tool calls (sections 15-17): per-session mining bookkeeping."""
         conn.execute("CREATE INDEX ix_events_session ON events(session, id) WHERE session != ''")
         conn.execute("CREATE TABLE mined (session TEXT NOT NULL, pattern TEXT NOT NULL,"
-                     " project TEXT NOT NULL, ts TEXT NOT NULL, PRIMARY KEY (session, pattern, project))"
-                     " WITHOUT ROWID")
-        conn.execute("CREATE TABLE mined_sessions (session TEXT PRIMARY KEY, last_id INTEGER NOT NULL)")
+                     " project TEXT NOT NULL, ts TEXT NOT NULL,"
+                     " PRIMARY KEY (session, pattern, project)) WITHOUT ROWID")
+        conn.execute("CREATE TABLE mined_sessions (session TEXT PRIMARY KEY,"
+                     " last_id INTEGER NOT NULL)")
 
     def v6(conn):
         """Sharing (sections 20-21)."""
@@ -833,12 +847,14 @@ END;
         conn.execute("DROP INDEX IF EXISTS ix_events_pattern")
         if sqlite3.sqlite_version_info >= (3, 35, 0):
             conn.execute("ALTER TABLE events DROP COLUMN pending")
-        conn.execute("CREATE INDEX ix_events_pattern ON events(pattern, project) WHERE pattern != ''")
+        conn.execute("CREATE INDEX ix_events_pattern ON events(pattern, project)"
+                     " WHERE pattern != ''")
 
     def v11(conn):
         """Captured calls become typed records (section 15's `_Call`): 'Bash(a;b)' -> tool, name,
         extension and command shapes as tab-separated fields; a mined session keeps its steps."""
-        rows = conn.execute("SELECT id, data FROM events WHERE kind IN ('tool', 'tool_fail')").fetchall()
+        rows = conn.execute("SELECT id, data FROM events"
+                            " WHERE kind IN ('tool', 'tool_fail')").fetchall()
         for row_id, data in rows:
             head, paren, rest = data.partition("(")
             tool, ext, cmds = head, "", ()
@@ -865,7 +881,8 @@ END;
         """Corrections that stick: `forget` leaves a tombstone (a hash of pattern and project, or a
         forgotten memory's key: never its text) that observe, mining, import and merge respect;
         `projects` names the folder of each project fingerprint, noted when first seen."""
-        conn.execute("CREATE TABLE forgotten (key TEXT PRIMARY KEY, ts TEXT NOT NULL) WITHOUT ROWID")
+        conn.execute("CREATE TABLE forgotten (key TEXT PRIMARY KEY, ts TEXT NOT NULL)"
+                     " WITHOUT ROWID")
         conn.execute("CREATE TABLE projects (fingerprint TEXT PRIMARY KEY, root TEXT NOT NULL,"
                      " first_seen TEXT NOT NULL) WITHOUT ROWID")
 
@@ -968,7 +985,8 @@ def _tidy(d):
         return
     for n in names:
         pid, dash, rest = n[10:].partition("-")
-        if not (dash and pid.isdigit() and rest.endswith((".tmp", ".ptr", "-journal", "-wal", "-shm"))):
+        if not (dash and pid.isdigit()
+                and rest.endswith((".tmp", ".ptr", "-journal", "-wal", "-shm"))):
             continue
         if _alive(int(pid)):
             continue
@@ -1086,7 +1104,8 @@ class _DB:
         self.read_only = False             # set when the store could only be opened read-only
 
     def set_checkpoint(self, pages):
-        """Auto-checkpoint every `pages` WAL pages (for this connection, now and after reopening)."""
+        """Auto-checkpoint every `pages` WAL pages (for this connection, now and after
+        reopening)."""
         self.checkpoint_pages = pages
         if self._conn is not None:
             self._conn.execute(f"PRAGMA wal_autocheckpoint={int(pages)}")
@@ -1110,7 +1129,7 @@ class _DB:
         if os.path.isdir(path):
             raise StoreError(f"cannot open database {path}: it is a directory")
         if not os.path.exists(path):
-            try:                     # create it 0600 before SQLite does (it copies the mode to -wal/-shm)
+            try:  # create it 0600 before SQLite does (it copies the mode to -wal/-shm)
                 os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             except FileExistsError:
                 pass
@@ -1129,16 +1148,18 @@ class _DB:
             raise _db_error(path, e) from None
         try:
             conn.create_function("instinct_key", 2, _forgotten_key, deterministic=True)
-            version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0], conn=conn)
+            version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0],
+                                 conn=conn)
             if version > SCHEMA_VERSION:
                 raise StoreError(f"{path} has schema v{version}, newer than this instinct "
                                  f"{__version__} (v{SCHEMA_VERSION}); upgrade instinct")
             if version < SCHEMA_VERSION:     # before WAL, so a refused file is left as it was
                 self._migrate(conn)
-            if self.retry(lambda: conn.execute("PRAGMA journal_mode").fetchone()[0], conn=conn) != "wal":
+            if self.retry(lambda: conn.execute("PRAGMA journal_mode").fetchone()[0],
+                          conn=conn) != "wal":
                 self.retry(conn.execute, "PRAGMA journal_mode=WAL", conn=conn)
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA secure_delete=ON")    # deleted rows are zeroed, not left in free space
+            conn.execute("PRAGMA secure_delete=ON")  # deleted rows zeroed, not left in free space
             conn.execute(f"PRAGMA wal_autocheckpoint={int(self.checkpoint_pages)}")
             conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
         except sqlite3.Error as e:
@@ -1159,8 +1180,9 @@ class _DB:
         conn = None
         for extra in ("", "&immutable=1"):
             try:
-                conn = sqlite3.connect(f"file:{quote(path)}?mode=ro{extra}", uri=True, timeout=self.timeout,
-                                       isolation_level=None, check_same_thread=False)
+                conn = sqlite3.connect(f"file:{quote(path)}?mode=ro{extra}", uri=True,
+                                       timeout=self.timeout, isolation_level=None,
+                                       check_same_thread=False)
                 conn.create_function("instinct_key", 2, _forgotten_key, deterministic=True)
                 version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0])
                 break
@@ -1209,7 +1231,8 @@ class _DB:
                     pause = min(pause * 2, 0.05)
                     c = conn or self._conn
                     if c is not None:
-                        c.execute(f"PRAGMA busy_timeout = {max(1, int((deadline - time.monotonic()) * 1000))}")
+                        c.execute("PRAGMA busy_timeout = "
+                                  f"{max(1, int((deadline - time.monotonic()) * 1000))}")
                         shortened = c
                 wait = True
                 try:
@@ -1299,7 +1322,8 @@ class Operation:
             raw = b""
         tag, _, num = raw.partition(b":")
         if tag != b"instinct" or not num.isdigit() or len(num) > 9:
-            raise ValidationError("argument 'cursor' must be a nextCursor value from an earlier call")
+            raise ValidationError("argument 'cursor' must be a nextCursor value from an earlier"
+                                  " call")
         return int(num)
 
     _OPT_OUTS = {}         # folder -> (time.monotonic(), its reason): a server stats once a second
@@ -1393,13 +1417,16 @@ class Operation:
                     raise ValidationError(f"{Operation._arg(p, name)} is out of range")
                 ok, v = True, float(v)
             if not ok:
-                raise ValidationError(f"{Operation._arg(p, name)} must be of type {p.schema()['type']}")
+                raise ValidationError(f"{Operation._arg(p, name)} must be of type"
+                                      f" {p.schema()['type']}")
             if t is float and not -1e300 < v < 1e300:          # NaN and infinities fail too
                 raise ValidationError(f"{Operation._arg(p, name)} must be a finite number")
             if t is dict and Operation._nested_deeper(v, MAX_DEPTH):
-                raise ValidationError(f"{Operation._arg(p, name)} nests deeper than {MAX_DEPTH} levels")
+                raise ValidationError(f"{Operation._arg(p, name)} nests deeper than"
+                                      f" {MAX_DEPTH} levels")
             if p.choices and v not in p.choices:
-                raise ValidationError(f"{Operation._arg(p, name)} must be one of: {', '.join(p.choices)}")
+                raise ValidationError(f"{Operation._arg(p, name)} must be one of:"
+                                      f" {', '.join(p.choices)}")
             if p.minimum is not None and v < p.minimum:
                 raise ValidationError(f"{Operation._arg(p, name)} must be >= {p.minimum}")
             if p.maximum is not None and v > p.maximum:
@@ -1484,7 +1511,8 @@ def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=F
 
 
 class _Out:
-    """What an operation's answer looks like: JSON shapes (MCP outputSchema) and terminal renderings."""
+    """What an operation's answer looks like: JSON shapes (MCP outputSchema) and terminal
+    renderings."""
 
     def obj(props, required=()):
         s = {"type": "object", "properties": props}
@@ -1506,7 +1534,8 @@ class _Out:
             return f"0 {nouns}"
         w = max(22, max(len(r["pattern"]) for r in records))
         lw = max(len(r["level"]) for r in records) + 4
-        out = [f"  {r['pattern']:<{w}} conf={r['confidence']:<3}{'[' + r['level'] + ']':<{lw}}{r['category']}"
+        out = [f"  {r['pattern']:<{w}} conf={r['confidence']:<3}"
+               f"{'[' + r['level'] + ']':<{lw}}{r['category']}"
                + (f"  {r['root'] or r['project']}" if r.get("project") and "root" in r else "")
                for r in records]
         n = len(records)
@@ -1519,7 +1548,8 @@ class _Out:
     def render_counts(*pairs):
         def render(result):
             return "\n".join(f"{label}: {result[key]}" for key, label in pairs
-                             if result.get(key) or key in ("total",) or label.startswith("Promoted to m")
+                             if result.get(key) or key in ("total",)
+                             or label.startswith("Promoted to m")
                              or label.startswith("Promoted to r"))
         return render
 
@@ -1528,8 +1558,9 @@ class _Out:
 
     def render_stats(s):
         out = [f"Database: {s['db_path']} ({s['db_bytes']} bytes, schema v{s['schema_version']})",
-               f"Total instincts: {s['total']}  (raw {s['by_level']['raw']}, mature {s['by_level']['mature']},"
-               f" rule {s['by_level']['rule']}, universal {s['by_level']['universal']})"]
+               f"Total instincts: {s['total']}  (raw {s['by_level']['raw']},"
+               f" mature {s['by_level']['mature']}, rule {s['by_level']['rule']},"
+               f" universal {s['by_level']['universal']})"]
         if s["by_category"]:
             out.append("Categories: " + ", ".join(f"{k} {v}" for k, v in s["by_category"].items()))
         out.append(f"Projects: {s['projects']}  Events: {s['events']}  Full-text search: "
@@ -1563,9 +1594,11 @@ class _Out:
 class _Core:
     """The kernel: the connection, the one writer of confidence (`_reinforce`), the event kinds and
     the record of a pattern; every room of InstinctStore is a client of it."""
-    # format -> (file written for a directory --write, size limit in bytes, instinct owns the whole file)
-    # Limits: Windsurf truncates rule files past 6,000 chars, Codex reads 32 KiB of AGENTS.md in all,
-    # a CLAUDE.md block should stay a short preamble, Cursor and SKILL.md bodies are best kept brief.
+    # format -> (file written for a directory --write, size limit in bytes, instinct owns the whole
+    # file)
+    # Limits: Windsurf truncates rule files past 6,000 chars, Codex reads 32 KiB of AGENTS.md in
+    # all, a CLAUDE.md block should stay a short preamble, Cursor and SKILL.md bodies are best kept
+    # brief.
     _EXPORT_FORMATS = {
         "json": ("instinct-rules.json", None, True),
         "markdown": ("instinct-rules.md", None, False),
@@ -1575,7 +1608,8 @@ class _Core:
         "windsurf": (os.path.join(".windsurf", "rules", "instinct.md"), 6000, True),
         "skill": (os.path.join(".claude", "skills", "instinct-rules", "SKILL.md"), 20000, True),
     }
-    _COLS = "pattern, category, confidence, promoted, project, source, first_seen, last_seen, metadata"
+    _COLS = ("pattern, category, confidence, promoted, project, source, first_seen, last_seen,"
+             " metadata")
     # The one statement that changes confidence (`_Core._reinforce`): add :delta to (pattern,
     # project) - the alias of the pattern, if any, resolved inside - unless a tombstone says it was
     # forgotten (then nothing is written); a new row starts at :delta.
@@ -1596,7 +1630,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     _SQL_PROJECT = "INSERT OR IGNORE INTO projects (fingerprint, root, first_seen) VALUES (?,?,?)"
     _OBSERVATION = 1                    # the confidence one observation adds (observe, mining)
     _DECAY_BATCH = 50_000               # rows per decay (and event-log pruning) transaction
-    _PRUNE_PER_CONSOLIDATE = 500_000    # event rows one consolidate cuts at most (the next ones and gc
+    _PRUNE_PER_CONSOLIDATE = 500_000    # event rows one consolidate cuts at most (later ones and gc
                                         # do the rest): a 10M-event log never makes it a minute long
     _IMPORT_BATCH = 2_000               # records per import transaction (~0.2-0.4 s)
     _YIELD_S = 0.11                     # pause between a long writer's transactions: longer than a
@@ -1610,7 +1644,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     EVENT_KINDS = {
         "observe": (True, "one observation (observe, or mining crediting a session); delta added"),
         "import": (False, "a rules import raised it to the file's confidence; delta added"),
-        "merge": (False, "another spelling folded in; delta = its confidence, data = that spelling"),
+        "merge": (False, "another spelling folded in; delta = its confidence, data = that"
+                         " spelling"),
         "feedback": (False, "good (+1) or bad (-1); data = {verdict, note}"),
         "decay": (False, "-1 after a period without observations"),
         "promote": (False, "consolidate raised the level; data = 'old->new'"),
@@ -1628,12 +1663,15 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         "memory_decay": (False, "memories aged; delta = -how many, data = {archived}"),
     }
     # The condition every reader counts observations by (explain, trending, effectiveness)
-    _SQL_OBSERVED = "kind IN (%s)" % ", ".join(f"'{k}'" for k, (obs, _) in EVENT_KINDS.items() if obs)
+    _SQL_OBSERVED = "kind IN (%s)" % ", ".join(f"'{k}'"
+                                               for k, (obs, _) in EVENT_KINDS.items() if obs)
     # The project parameter of a command about one pattern (get, forget, explain, history, feedback)
     _PROJECT_OF_ONE = Param(
-        "project", str, "'' global, a fingerprint or a project path (default: the row suggest and list "
-        "show for the working directory: this project's, else the global one, else a universal one)")
-    _RECORD_AT = _Out.obj({**_Out.RECORD["properties"], "scope": _Out.STR}, _Out.RECORD.get("required", ()))
+        "project", str, "'' global, a fingerprint or a project path (default: the row suggest and "
+        "list show for the working directory: this project's, else the global one, else a "
+        "universal one)")
+    _RECORD_AT = _Out.obj({**_Out.RECORD["properties"], "scope": _Out.STR},
+                          _Out.RECORD.get("required", ()))
     _DRY_RUN = Param("dry_run", bool, "only show what would go; change nothing", default=False)
 
     @staticmethod
@@ -1646,7 +1684,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
 
     @staticmethod
     def _where(r):
-        """Where a command about one pattern found it: 'project X', 'global', 'universal, project X'."""
+        """Where a command about one pattern found it: 'project X', 'global',
+        'universal, project X'."""
         folder = f" {r['root']}" if r.get("root") else ""
         if r.get("scope") == "universal":
             return f"universal, project {r['project']}{folder}"
@@ -1801,7 +1840,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         """Log one showing of suggestions ('pattern<TAB>project' lines) as a `surface` event.
         The same list shown again within SURFACE_REPEAT_S is the same showing (no new event);
         consolidate keeps the newest SURFACE_MAX_EVENTS. A read-only store logs nothing."""
-        last = self._read("SELECT ts, data FROM events WHERE kind = 'surface' ORDER BY ts DESC LIMIT 1")
+        last = self._read("SELECT ts, data FROM events WHERE kind = 'surface'"
+                          " ORDER BY ts DESC LIMIT 1")
         if last and last[0][1] == shown and last[0][0] >= _iso(self._clock() - SURFACE_REPEAT_S):
             return
         try:
@@ -1811,11 +1851,12 @@ ON CONFLICT (pattern, project) DO UPDATE SET
             pass
 
     def _pref_rows(self, keys=None):
-        """Stored rows of these preference keys (None: all): (pattern, project, confidence, promoted, last_seen)."""
+        """Stored rows of these preference keys (None: all): (pattern, project, confidence,
+        promoted, last_seen)."""
         cols = "SELECT pattern, project, confidence, promoted, last_seen FROM instincts WHERE "
         if keys is None or len(keys) > 50:
             return self._read(cols + "pattern >= 'pref:' AND pattern < 'pref;'")
-        keys = sorted(keys)       # 'pref:K=' <= pattern < 'pref:K>' is exactly the prefix, on the index
+        keys = sorted(keys)  # 'pref:K=' <= pattern < 'pref:K>' is exactly the prefix, on the index
         return self._read(cols + " OR ".join(["(pattern >= ? AND pattern < ?)"] * len(keys)),
                           [b for k in keys for b in (f"pref:{k}=", f"pref:{k}>")])
 
@@ -1858,15 +1899,16 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         """Index the patterns stored since the last sync (ids above fts_state.indexed_id)."""
         if not self._read("SELECT 1 FROM sqlite_master WHERE name = 'fts_state'"):
             return
-        if not self._read("SELECT 1 FROM fts_state, instincts WHERE instincts.id > indexed_id LIMIT 1"):
+        if not self._read("SELECT 1 FROM fts_state, instincts WHERE instincts.id > indexed_id"
+                          " LIMIT 1"):
             return
         try:
             with self._write() as conn:
                 (mark,), = conn.execute("SELECT indexed_id FROM fts_state").fetchall()
                 conn.execute("INSERT INTO instincts_fts (rowid, pattern, category)"
                              " SELECT id, pattern, category FROM instincts WHERE id > ?", (mark,))
-                conn.execute("UPDATE fts_state SET indexed_id = (SELECT max(?, coalesce(max(id), 0))"
-                             " FROM instincts)", (mark,))
+                conn.execute("UPDATE fts_state SET indexed_id ="
+                             " (SELECT max(?, coalesce(max(id), 0)) FROM instincts)", (mark,))
         except StoreError:
             pass                   # a read-only store: search what is indexed
 
@@ -1883,7 +1925,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
             p, proj, scope = self._locate(pattern, project, conn)
             rec = self._get_record(conn, p, proj)
             if rec is None:
-                raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
+                raise NotFoundError(f"no instinct {p!r}"
+                                    + (f" in project {proj}" if proj else " (global)"))
             conn.execute("DELETE FROM instincts WHERE pattern = ? AND project = ?", (p, proj))
             events = conn.execute("DELETE FROM events WHERE pattern = ? AND project = ?",
                                   (p, proj)).rowcount
@@ -1895,10 +1938,11 @@ ON CONFLICT (pattern, project) DO UPDATE SET
                              ("\n".join(x for x in data.split("\n") if x != line), eid))
             if not conn.execute("SELECT 1 FROM instincts WHERE pattern = ?", (p,)).fetchone():
                 conn.execute("DELETE FROM aliases WHERE pattern = ? OR alias = ?", (p, p))
-                conn.execute("DELETE FROM settings WHERE substr(key, 1, ?) = ?", (len(p) + 9, f"pattern.{p}."))
+                conn.execute("DELETE FROM settings WHERE substr(key, 1, ?) = ?",
+                             (len(p) + 9, f"pattern.{p}."))
             conn.execute("INSERT OR REPLACE INTO forgotten (key, ts) VALUES (?, ?)",
                          (_forgotten_key(p, proj), self._now()))
-            self._event(conn, "forget", "", proj, delta=-rec["confidence"])    # no copy of the pattern
+            self._event(conn, "forget", "", proj, delta=-rec["confidence"])  # no copy of the name
         self._scrub()
         return {**rec, "scope": scope, "events": events, "root": self._roots([proj]).get(proj, "")}
 
@@ -2005,7 +2049,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         with self._write() as conn:
             deleted += conn.execute(
                 "DELETE FROM events WHERE kind = 'surface' AND ts < (SELECT ts FROM events WHERE"
-                " kind = 'surface' ORDER BY ts DESC LIMIT 1 OFFSET ?)", (SURFACE_MAX_EVENTS - 1,)).rowcount
+                " kind = 'surface' ORDER BY ts DESC LIMIT 1 OFFSET ?)",
+                (SURFACE_MAX_EVENTS - 1,)).rowcount
         return deleted
 
     @staticmethod
@@ -2041,9 +2086,11 @@ class _Patterns(_Core):
               default=""),
         Param("metadata", dict, "a JSON object merged into the pattern's metadata", flag="--meta"),
         title="Observe a pattern", learns=True,
-        output=_Out.obj({**_Out.RECORD["properties"], "forgotten": _Out.BOOL}, _Out.RECORD["required"]),
-        render=lambda r: (f"{r['pattern']} is forgotten ({_Core._where(r)}): not recorded (`instinct "
-                          f"unforget` lifts it)" if r.get("forgotten") else _Out.render_record(r)))
+        output=_Out.obj({**_Out.RECORD["properties"], "forgotten": _Out.BOOL},
+                        _Out.RECORD["required"]),
+        render=lambda r: (f"{r['pattern']} is forgotten ({_Core._where(r)}): not recorded"
+                          " (`instinct unforget` lifts it)"
+                          if r.get("forgotten") else _Out.render_record(r)))
     def observe(self, pattern, category=None, source="", project="", metadata=None):
         """Record one occurrence of a pattern: new ones start at confidence 1, known ones gain 1.
 
@@ -2072,7 +2119,7 @@ class _Patterns(_Core):
             p, want = r["pattern"], cat                 # the canonical pattern
             new = r["confidence"] == _Core._OBSERVATION and r["first_seen"] == now
             if want is None and p != given and new:
-                want = category_for(p)                  # new under an alias: the canonical's category
+                want = category_for(p)                  # new under an alias: canonical's category
             if want is not None and r["category"] != want:
                 conn.execute("UPDATE instincts SET category = ? WHERE pattern = ? AND project = ?",
                              (want, p, proj))
@@ -2086,8 +2133,8 @@ class _Patterns(_Core):
     @operation(
         Param("project", str, "project to suggest for: '' global only, a fingerprint or a path "
               "(default: the project of the working directory)"),
-        Param("limit", int, "at most this many suggestions (default: the suggest_limit setting, 50)",
-              minimum=1, maximum=MAX_LIMIT, setting="suggest_limit"),
+        Param("limit", int, "at most this many suggestions (default: the suggest_limit"
+              " setting, 50)", minimum=1, maximum=MAX_LIMIT, setting="suggest_limit"),
         title="Suggest learned habits", idempotent=True,       # it logs what it showed (surface)
         output=_Out.RECORD, list_key="suggestions",
         render=lambda rs: _Out.lines(rs, "suggestion"))
@@ -2119,8 +2166,10 @@ class _Patterns(_Core):
                         "SELECT id, pattern FROM instincts WHERE project = ? AND promoted > 0"
                         " AND quiet = 0 AND pattern IN ({})", list(best), (proj,)):
                     best[pat] = rid
-            rows = self._chunked(f"SELECT {_Core._COLS} FROM instincts WHERE id IN ({{}})", list(best.values()))
-            recs = sorted(map(_Core._record, rows), key=lambda r: (-r["promoted"], -r["confidence"], r["pattern"]))
+            rows = self._chunked(f"SELECT {_Core._COLS} FROM instincts WHERE id IN ({{}})",
+                                 list(best.values()))
+            recs = sorted(map(_Core._record, rows),
+                          key=lambda r: (-r["promoted"], -r["confidence"], r["pattern"]))
             out = self._suggest_filter(recs, proj)
             if len(cand) < k:
                 break
@@ -2206,9 +2255,11 @@ class _Patterns(_Core):
     def get(self, pattern, project=None):
         """Return one pattern's record (confidence, level, first/last seen...) and where it was found."""
         p, proj, scope = self._locate(pattern, project)
-        row = self._read(f"SELECT {_Core._COLS} FROM instincts WHERE pattern = ? AND project = ?", (p, proj))
+        row = self._read(f"SELECT {_Core._COLS} FROM instincts WHERE pattern = ? AND project = ?",
+                         (p, proj))
         if not row:
-            raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
+            raise NotFoundError(f"no instinct {p!r}"
+                                + (f" in project {proj}" if proj else " (global)"))
         return {**_Core._record(row[0]), "scope": scope}
 
     @operation(
@@ -2216,13 +2267,14 @@ class _Patterns(_Core):
               required=True, positional=True),
         _Core._PROJECT_OF_ONE, _Core._DRY_RUN,
         title="Forget an instinct", destructive=True, idempotent=True,
-        output=_Out.obj({**_Core._RECORD_AT["properties"], "alias": _Out.STR, "events": _Out.INT, "dry_run": _Out.BOOL,
-                     "backup_file": _Out.STR}, ("pattern",)),
+        output=_Out.obj({**_Core._RECORD_AT["properties"], "alias": _Out.STR, "events": _Out.INT,
+                     "dry_run": _Out.BOOL, "backup_file": _Out.STR}, ("pattern",)),
         render=lambda r: (f"{'Would remove' if r.get('dry_run') else 'Removed'} alias {r['alias']}"
                           f" (it meant {r['pattern']}, which is kept)" if "alias" in r else
                           f"{'Would forget' if r.get('dry_run') else 'Forgot'} {r['pattern']} "
-                          f"(conf={r['confidence']}, {_Core._where(r)}) and {r['events']} events; it"
-                          f" stays forgotten (`instinct unforget` lifts it)") + _Core._backup_note(r))
+                          f"(conf={r['confidence']}, {_Core._where(r)}) and {r['events']} events;"
+                          f" it stays forgotten (`instinct unforget` lifts it)")
+                         + _Core._backup_note(r))
     def forget(self, pattern, project=None, dry_run=False):
         """Delete a pattern for good: observing, mining, importing or merging it leaves it out.
 
@@ -2240,7 +2292,8 @@ class _Patterns(_Core):
               "project's tombstone, else the global one)"),
         title="Unforget a pattern", idempotent=True,
         output=_Out.obj({"pattern": _Out.STR, "project": _Out.STR}, ("pattern", "project")),
-        render=lambda r: f"{r['pattern']} is no longer forgotten ({_Core._where(r)}): it counts again")
+        render=lambda r: (f"{r['pattern']} is no longer forgotten ({_Core._where(r)}): it counts"
+                          " again"))
     def unforget(self, pattern, project=None):
         """Lift a `forget`: the pattern may be observed, mined, imported and merged again."""
         p = normalize_pattern(pattern)
@@ -2260,8 +2313,8 @@ class _Patterns(_Core):
         Param("source", str, "the pattern (spelling) to fold away", required=True, positional=True),
         Param("target", str, "the pattern it means", required=True, positional=True),
         title="Merge one pattern into another", idempotent=True,
-        output=_Out.obj({"alias": _Out.STR, "pattern": _Out.STR, "merged": _Out.INT, "forgotten": _Out.INT},
-                    ("alias", "pattern", "merged")),
+        output=_Out.obj({"alias": _Out.STR, "pattern": _Out.STR, "merged": _Out.INT,
+                         "forgotten": _Out.INT}, ("alias", "pattern", "merged")),
         render=lambda r: f"{r['alias']} -> {r['pattern']} ({r['merged']} rows merged"
                          + (f", {r['forgotten']} dropped: forgotten there)" if r.get("forgotten")
                             else ")"))
@@ -2278,7 +2331,8 @@ class _Patterns(_Core):
             t = self._canonical(target, conn)
             if t == a:
                 raise ValidationError(f"{target!r} is already an alias of {a!r}")
-            rows = conn.execute(f"SELECT {_Core._COLS} FROM instincts WHERE pattern = ?", (a,)).fetchall()
+            rows = conn.execute(f"SELECT {_Core._COLS} FROM instincts WHERE pattern = ?",
+                                (a,)).fetchall()
             if not rows and not conn.execute("SELECT 1 FROM instincts WHERE pattern = ?",
                                              (t,)).fetchone():
                 raise NotFoundError(f"neither {a!r} nor {t!r} is stored: nothing to merge")
@@ -2300,12 +2354,13 @@ class _Patterns(_Core):
 
     @operation(
         title="Consolidate: promote and demote", idempotent=True,
-        output=_Out.obj({k: _Out.INT for k in ("promoted_mature", "promoted_rule", "promoted_universal",
-                                       "demoted", "total")},
+        output=_Out.obj({k: _Out.INT for k in ("promoted_mature", "promoted_rule",
+                                               "promoted_universal", "demoted", "total")},
                     ("promoted_mature", "promoted_rule", "promoted_universal", "demoted", "total")),
-        render=_Out.render_counts(("promoted_mature", "Promoted to mature"), ("promoted_rule", "Promoted to rule"),
-                              ("promoted_universal", "Promoted to universal"), ("demoted", "Demoted"),
-                              ("total", "Total instincts")))
+        render=_Out.render_counts(("promoted_mature", "Promoted to mature"),
+                                  ("promoted_rule", "Promoted to rule"),
+                                  ("promoted_universal", "Promoted to universal"),
+                                  ("demoted", "Demoted"), ("total", "Total instincts")))
     def consolidate(self):
         """Promote patterns whose confidence reached a threshold (mature 5, rule 10), demote the rest.
 
@@ -2320,24 +2375,27 @@ class _Patterns(_Core):
         rule = self._threshold_sql(settings, "rule_threshold")
         with self._write() as conn:
             conn.execute("DROP TABLE IF EXISTS temp._lv")
-            conn.execute("CREATE TEMP TABLE _lv (rid INTEGER PRIMARY KEY, pattern TEXT, project TEXT,"
-                         " old INTEGER, new INTEGER)")
+            conn.execute("CREATE TEMP TABLE _lv (rid INTEGER PRIMARY KEY, pattern TEXT,"
+                         " project TEXT, old INTEGER, new INTEGER)")
             conn.execute(f"INSERT INTO _lv SELECT i.id, i.pattern, i.project, i.promoted,"
                          f" {_level_sql('i.confidence', mature, rule)} FROM instincts i")
-            conn.execute("UPDATE _lv SET new = 3 WHERE new = 2 AND pattern IN (SELECT pattern FROM _lv"
-                         " WHERE new = 2 AND project != '' GROUP BY pattern"
+            conn.execute("UPDATE _lv SET new = 3 WHERE new = 2 AND pattern IN (SELECT pattern"
+                         " FROM _lv WHERE new = 2 AND project != '' GROUP BY pattern"
                          " HAVING count(DISTINCT project) >= ?)", (settings["universal_projects"],))
-            counts = {"promoted_mature": 0, "promoted_rule": 0, "promoted_universal": 0, "demoted": 0}
+            counts = {"promoted_mature": 0, "promoted_rule": 0, "promoted_universal": 0,
+                      "demoted": 0}
             for old, new, n in conn.execute(
                     "SELECT old, new, count(*) FROM _lv WHERE old != new GROUP BY old, new"):
                 key = "demoted" if new < old else ("promoted_" + LEVELS[new])
                 counts[key] += n
-            conn.execute("UPDATE instincts SET promoted = (SELECT new FROM _lv WHERE rid = instincts.id)"
+            conn.execute("UPDATE instincts SET promoted = (SELECT new FROM _lv"
+                         " WHERE rid = instincts.id)"
                          " WHERE id IN (SELECT rid FROM _lv WHERE old != new)")
             counts["total"] = conn.execute("SELECT count(*) FROM _lv").fetchone()[0]
             conn.execute("INSERT INTO events (ts, kind, pattern, project, session, data) SELECT ?,"
-                         " CASE WHEN new > old THEN 'promote' ELSE 'demote' END, pattern, project, ?,"
-                         " old || '->' || new FROM _lv WHERE old != new", (self._now(), self.session))
+                         " CASE WHEN new > old THEN 'promote' ELSE 'demote' END, pattern,"
+                         " project, ?, old || '->' || new FROM _lv WHERE old != new",
+                         (self._now(), self.session))
             conn.execute("DROP TABLE temp._lv")
         if not self._keep_events:
             self._prune_events(settings, most=_Core._PRUNE_PER_CONSOLIDATE)
@@ -2347,8 +2405,10 @@ class _Patterns(_Core):
         Param("days_inactive", int, "days without an observation before a pattern loses 1",
               default=90, flag="--days", minimum=1, maximum=36500),
         title="Decay stale patterns", destructive=True,
-        output=_Out.obj({"decayed": _Out.INT, "deleted": _Out.INT, "total": _Out.INT}, ("decayed", "deleted", "total")),
-        render=lambda r: f"Decayed: {r['decayed']}\nDeleted: {r['deleted']}\nTotal instincts: {r['total']}")
+        output=_Out.obj({"decayed": _Out.INT, "deleted": _Out.INT, "total": _Out.INT},
+                        ("decayed", "deleted", "total")),
+        render=lambda r: (f"Decayed: {r['decayed']}\nDeleted: {r['deleted']}\n"
+                          f"Total instincts: {r['total']}"))
     def decay(self, days_inactive=90):
         """Patterns not observed for a number of days (90 by default) lose 1 confidence; at 0 they are deleted.
 
@@ -2366,13 +2426,13 @@ class _Patterns(_Core):
         for lo in range(0, top, _Core._DECAY_BATCH):
             rng = (lo, lo + _Core._DECAY_BATCH, cutoff)
             with self._write() as conn:
-                conn.execute(f"INSERT INTO events (ts, kind, pattern, project, session, delta, data)"
-                             f" SELECT ?, 'decay', pattern, project, ?, -1, '' FROM instincts WHERE {stale}",
-                             (now, self.session) + rng)
-                decayed += conn.execute(f"UPDATE instincts SET confidence = confidence - 1, decayed_at = ?"
-                                        f" WHERE {stale}", (now,) + rng).rowcount
-                deleted += conn.execute("DELETE FROM instincts WHERE id > ? AND id <= ? AND confidence <= 0",
-                                        rng[:2]).rowcount
+                conn.execute(f"INSERT INTO events (ts, kind, pattern, project, session, delta,"
+                             f" data) SELECT ?, 'decay', pattern, project, ?, -1, ''"
+                             f" FROM instincts WHERE {stale}", (now, self.session) + rng)
+                decayed += conn.execute(f"UPDATE instincts SET confidence = confidence - 1,"
+                                        f" decayed_at = ? WHERE {stale}", (now,) + rng).rowcount
+                deleted += conn.execute("DELETE FROM instincts WHERE id > ? AND id <= ?"
+                                        " AND confidence <= 0", rng[:2]).rowcount
         (total,), = self._read("SELECT count(*) FROM instincts")
         return {"decayed": decayed, "deleted": deleted, "total": total}
 
@@ -2380,8 +2440,8 @@ class _Patterns(_Core):
         title="Store statistics", read_only=True, idempotent=True,
         output=_Out.obj({"total": _Out.INT, "by_level": _Out.obj({k: _Out.INT for k in LEVELS}),
                      "by_category": {"type": "object"}, "projects": _Out.INT, "events": _Out.INT,
-                     "aliases": _Out.INT, "db_path": _Out.STR, "db_bytes": _Out.INT, "schema_version": _Out.INT,
-                     "fts": _Out.BOOL, "folders": {"type": "object"}},
+                     "aliases": _Out.INT, "db_path": _Out.STR, "db_bytes": _Out.INT,
+                     "schema_version": _Out.INT, "fts": _Out.BOOL, "folders": {"type": "object"}},
                     ("total", "by_level", "by_category", "projects", "events")),
         render=_Out.render_stats)
     def stats(self):
@@ -2390,8 +2450,10 @@ class _Patterns(_Core):
         for lv, n in self._read("SELECT promoted, count(*) FROM instincts GROUP BY promoted"):
             by_level[LEVELS[lv]] = n
         by_cat = {c: n for c, n in self._read(
-            "SELECT category, count(*) FROM instincts GROUP BY category ORDER BY count(*) DESC, category")}
-        (projects,), = self._read("SELECT count(DISTINCT project) FROM instincts WHERE project != ''")
+            "SELECT category, count(*) FROM instincts GROUP BY category"
+            " ORDER BY count(*) DESC, category")}
+        (projects,), = self._read("SELECT count(DISTINCT project) FROM instincts"
+                                  " WHERE project != ''")
         (events,), = self._read("SELECT count(*) FROM events")
         (aliases,), = self._read("SELECT count(*) FROM aliases")
         (version,), = self._read("PRAGMA user_version")
@@ -2405,8 +2467,8 @@ class _Patterns(_Core):
 
     @operation(
         title="List projects", read_only=True, idempotent=True, list_key="projects",
-        output=_Out.obj({"fingerprint": _Out.STR, "root": _Out.STR, "sessions": _Out.INT, "patterns": _Out.INT},
-                    ("fingerprint", "root", "sessions", "patterns")),
+        output=_Out.obj({"fingerprint": _Out.STR, "root": _Out.STR, "sessions": _Out.INT,
+                         "patterns": _Out.INT}, ("fingerprint", "root", "sessions", "patterns")),
         render=lambda rs: "\n".join([f"  {r['fingerprint']}  {r['root'] or '(folder unknown)'}  "
                                      f"{r['sessions']} sessions, {r['patterns']} patterns"
                                      for r in rs]
@@ -2431,20 +2493,21 @@ class _Patterns(_Core):
         Param("min_confidence", int, "only patterns with at least this confidence (default: 10 for "
               "json/markdown; the rules files hold what the session briefing shows)", minimum=0),
         Param("format", str, "json (records), markdown, or a file agents read: claude (CLAUDE.md "
-              "block), agents (AGENTS.md block), cursor (.mdc rule), windsurf (rule), skill (SKILL.md)",
-              default="json", choices=tuple(_Core._EXPORT_FORMATS)),
+              "block), agents (AGENTS.md block), cursor (.mdc rule), windsurf (rule), skill "
+              "(SKILL.md)", default="json", choices=tuple(_Core._EXPORT_FORMATS)),
         Param("project", str, "rules of this project plus global and universal ones ('' = global; "
-              "default: every project for json/markdown, the working directory's project otherwise)"),
+              "default: every project for json/markdown, the working directory's project "
+              "otherwise)"),
         Param("category", str, "only this category"),
-        Param("write", str, "write into this file (a directory: the format's usual file there; skill: "
-              "the skill folder), replacing only the marked instinct block; unchanged files are not "
-              "rewritten"),
+        Param("write", str, "write into this file (a directory: the format's usual file there; "
+              "skill: the skill folder), replacing only the marked instinct block; unchanged "
+              "files are not rewritten"),
         Param("force", bool, "allow --write through a symlink, outside the project, or over a "
               "file instinct did not write", default=False),
         cli="export", title="Export rules", idempotent=True, destructive=True, list_key="rules",
-        output=_Out.obj({"rules": {"type": "array", "items": _Out.RECORD}, "count": _Out.INT, "text": _Out.STR,
-                     "path": _Out.STR, "format": _Out.STR, "included": _Out.INT, "dropped": _Out.INT,
-                     "changed": _Out.BOOL, "bytes": _Out.INT}),
+        output=_Out.obj({"rules": {"type": "array", "items": _Out.RECORD}, "count": _Out.INT,
+                     "text": _Out.STR, "path": _Out.STR, "format": _Out.STR, "included": _Out.INT,
+                     "dropped": _Out.INT, "changed": _Out.BOOL, "bytes": _Out.INT}),
         render=_Out.render_export)
     def export_rules(self, min_confidence=None, format="json", project=None, category=None,
                      write=None, force=False):
@@ -2460,8 +2523,8 @@ class _Patterns(_Core):
 
     @operation(
         Param("key", str, "setting: mature_threshold, rule_threshold, universal_projects, "
-              "events_max_days, events_max_rows, feedback_bad_quiet, or category.<name>.<threshold> / "
-              "pattern.<pattern>.<threshold>", positional=True),
+              "events_max_days, events_max_rows, feedback_bad_quiet, or "
+              "category.<name>.<threshold> / pattern.<pattern>.<threshold>", positional=True),
         Param("value", str, "new integer value ('default' removes the setting)", positional=True),
         title="Show or change settings", idempotent=True,
         output={"type": "object"}, render=_Out.render_kv)
@@ -2488,8 +2551,8 @@ class _Patterns(_Core):
         if not lo <= n <= hi:
             raise ValidationError(f"value for {key} must be between {lo} and {hi}")
         with self._write() as conn:
-            conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE"
-                         " SET value = excluded.value", (key, str(n)))
+            conn.execute("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key)"
+                         " DO UPDATE SET value = excluded.value", (key, str(n)))
         return {key: n}
 
 
