@@ -834,9 +834,7 @@ class TestRegistry(unittest.TestCase):
             self.assertTrue({"--db", "--json"} <= opts, op.cli)
 
     def test_fast_path_reads_the_same_arguments_as_argparse(self):
-        fast = getattr(instinct, "_fast_args", None)
-        if fast is None:
-            self.skipTest("no fast argument path")
+        fast = instinct._CLI.fast_args
         sample = {str: "v", int: "3", float: "2.5", dict: '{"a": 1}'}
 
         def slow(argv):

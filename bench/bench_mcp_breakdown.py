@@ -61,7 +61,7 @@ def lines(k, tag):
 
 def check_instinct():
     """The pieces this bench drives; a clear message when a refactor renamed one."""
-    missing = [n for n in ("InstinctStore", "_Server", "_reply_line", "WAL_SERVER_CHECKPOINT_PAGES")
+    missing = [n for n in ("InstinctStore", "_Server", "_MCP", "WAL_SERVER_CHECKPOINT_PAGES")
                if not hasattr(instinct, n)]
     if not hasattr(getattr(instinct, "_DB", None), "set_checkpoint"):
         missing.append("_DB.set_checkpoint")

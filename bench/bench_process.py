@@ -121,9 +121,9 @@ t1 = time.perf_counter()
 before = set(sys.modules)
 argv = sys.argv[1:]
 out, sys.stdout = sys.stdout, open(os.devnull, "w")
-cli = getattr(instinct, "_cli", None)       # the process entry without its os._exit
+cli = instinct._CLI.cli                     # the process entry without its os._exit
 t2 = time.perf_counter()
-code = cli(argv, close=False) if cli else instinct.main(argv)
+code = cli(argv, close=False)
 t3 = time.perf_counter()
 sys.stdout = out
 print(repr({"import instinct": (t1 - t0) * 1e3, "run command": (t3 - t2) * 1e3,
@@ -170,13 +170,12 @@ def main():
                          hook_in, True))
             sys.path.insert(0, REPO)          # the exact command `instinct setup` writes
             import instinct
-            if hasattr(instinct, "_launch_args"):
-                cmds.append(("hook (setup's command)",
-                             instinct._Setup.launch_args(py, REPO, "hook", "post-tool-use"), hook_in, True))
-                pre_in = json.dumps(dict(json.loads(hook_in), hook_event_name="PreToolUse",
-                                         tool_response=None)).encode()
-                cmds.append(("hook pre-tool-use (setup's)",
-                             instinct._Setup.launch_args(py, REPO, "hook", "pre-tool-use"), pre_in, True))
+            cmds.append(("hook (setup's command)",
+                         instinct._Setup.launch_args(py, REPO, "hook", "post-tool-use"), hook_in, True))
+            pre_in = json.dumps(dict(json.loads(hook_in), hook_event_name="PreToolUse",
+                                     tool_response=None)).encode()
+            cmds.append(("hook pre-tool-use (setup's)",
+                         instinct._Setup.launch_args(py, REPO, "hook", "pre-tool-use"), pre_in, True))
         envs = []
         for k, (name, argv, stdin, uses_db) in enumerate(cmds):
             if uses_db:

@@ -434,7 +434,7 @@ class TestClaudeTranscripts(_Home):
         path = self.write_session(sid, tr)
         size = max(len(json.dumps(line)) for line in tr.lines)
         old, instinct._Transcripts.MAX_LINE = instinct._Transcripts.MAX_LINE, size - 1
-        self.addCleanup(setattr, instinct, "HISTORY_MAX_LINE", old)
+        self.addCleanup(setattr, instinct._Transcripts, "MAX_LINE", old)
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
         _, calls = instinct._Transcripts.claude_session(path, stats)
         self.assertGreaterEqual(stats["bad_lines"], 1)
