@@ -6184,16 +6184,18 @@ class _History(_Learning):
 
 
 class _Setup:
-    """instinct setup: each client's MCP and hook configuration, merged into its file with a backup, or removed."""
+    """instinct setup: each client's MCP and hook configuration, merged into its file with a backup,
+    or removed."""
 
     # --- `instinct setup <client>`: MCP server and hook entries for each agent ----------
     CLIENTS = ("claude-code", "cursor", "codex", "vscode", "windsurf", "goose")
     # The calls a hint can be about (a shell command, an edit): PreToolUse runs for these only.
-    HINT_MATCHER = "Bash|PowerShell|shell|exec_command|Edit|Write|MultiEdit|NotebookEdit|apply_patch"
+    HINT_MATCHER = ("Bash|PowerShell|shell|exec_command|Edit|Write|MultiEdit|NotebookEdit|"
+                    "apply_patch")
     # (event, `instinct hook` argument, matcher, timeout s). Every entry is synchronous (an async
     # capture stores calls out of order) and in the shell form: one `command` string, no `args`
-    # (Claude Code before 2.1.139 ignores `args`). No Stop: `claude -p` cancels it; SessionEnd mines,
-    # and SessionStart mines any session left unmined.
+    # (Claude Code before 2.1.139 ignores `args`). No Stop: `claude -p` cancels it; SessionEnd
+    # mines, and SessionStart mines any session left unmined.
     HOOK_EVENTS_CLAUDE = (("SessionStart", "session-start", None, 30),
                            ("UserPromptSubmit", "user-prompt-submit", None, 10),
                            ("PreToolUse", "pre-tool-use", HINT_MATCHER, 5),
@@ -6207,18 +6209,19 @@ class _Setup:
                           ("PreToolUse", "pre-tool-use", HINT_MATCHER, 5),
                           ("PostToolUse", "post-tool-use", "*", 10),
                           ("SessionEnd", "session-end", None, 3))
-    # The hook command starts instinct from cached bytecode with -S (fast), this file's folder on the
-    # path; a project's shared config names no path of this machine, so there `python3` finds an
+    # The hook command starts instinct from cached bytecode with -S (fast), this file's folder on
+    # the path; a project's shared config names no path of this machine, so there `python3` finds an
     # installed instinct. When instinct cannot be imported (uninstalled, moved, another Python) the
     # command exits 0 and says nothing: a hook never breaks the agent.
     LAUNCHER = ("import sys;sys.path.insert(0,{!r})\ntry:from instinct import main\n"
                  "except BaseException:sys.exit(0)\nsys.exit(main())")
-    LAUNCHER_SHARED = ("import sys\ntry:from instinct import main\nexcept BaseException:sys.exit(0)\n"
-                        "sys.exit(main())")
+    LAUNCHER_SHARED = ("import sys\ntry:from instinct import main\n"
+                        "except BaseException:sys.exit(0)\nsys.exit(main())")
     LAUNCHER_OLD = "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())"
 
     def launch_args(python, here, *cli):
-        """argv running instinct's CLI: from `here` with -S, or (here None) from python's own path."""
+        """argv running instinct's CLI: from `here` with -S, or (here None) from python's own
+        path."""
         if here is None:
             return [python, "-c", _Setup.LAUNCHER_SHARED, *cli]
         return [python, "-S", "-c", _Setup.LAUNCHER.format(here), *cli]
@@ -6228,7 +6231,8 @@ class _Setup:
         groups = {}
         for name, event, matcher, timeout in events:
             argv = _Setup.launch_args(python, here, "hook", event, *(("--db", db) if db else ()))
-            group = {"hooks": [{"type": "command", "command": shlex.join(argv), "timeout": timeout}]}
+            group = {"hooks": [{"type": "command", "command": shlex.join(argv),
+                                "timeout": timeout}]}
             if matcher:
                 group = {"matcher": matcher, **group}
             groups[name] = group
@@ -6239,33 +6243,36 @@ class _Setup:
         import sysconfig
         for kind in ("prefix", "user"):
             paths = sysconfig.get_paths(sysconfig.get_preferred_scheme(kind))
-            script = os.path.join(paths["scripts"], "instinct.exe" if os.name == "nt" else "instinct")
+            script = os.path.join(paths["scripts"],
+                                  "instinct.exe" if os.name == "nt" else "instinct")
             libs = {os.path.realpath(paths["purelib"]), os.path.realpath(paths["platlib"])}
             if os.path.realpath(here) in libs and os.path.isfile(script):
                 return script
         return None
 
     def plan(client, scope, home, project_dir, python, here, db=None, all_tools=False):
-        """[(path, kind, entry)]: what `setup` merges into which file (kind: json key path, toml, yaml).
-        A project's files are committed and shared: they name no path of this machine."""
+        """[(path, kind, entry)]: what `setup` merges into which file (kind: json key path, toml,
+        yaml). A project's files are committed and shared: they name no path of this machine."""
         if client not in _Setup.CLIENTS:
-            raise ValidationError(f"unknown client {client!r}; choose from: {', '.join(_Setup.CLIENTS)}")
+            raise ValidationError(f"unknown client {client!r}; choose from: "
+                                  f"{', '.join(_Setup.CLIENTS)}")
         user = scope == "user"
         if not user and client in ("windsurf", "goose"):
-            raise ValidationError(f"{client} reads MCP servers from a user file only; run it without "
-                                  "--scope project")
+            raise ValidationError(f"{client} reads MCP servers from a user file only; run it "
+                                  "without --scope project")
         if not user and db:
-            raise ValidationError("a project's config is shared: --db (or INSTINCT_DB) would put this "
-                                  "machine's path in it; unset it, or use --scope user")
+            raise ValidationError("a project's config is shared: --db (or INSTINCT_DB) would put "
+                                  "this machine's path in it; unset it, or use --scope user")
         script = _Setup.console_script(here) if user else None
         if script:                     # pip install: the console script (no PYTHONPATH)
             server, env = {"command": script, "args": ["serve"]}, {}
         elif user:                     # this file, from cached bytecode
-            server, env = {"command": python, "args": ["-m", "instinct", "serve"]}, {"PYTHONPATH": here}
+            server, env = ({"command": python, "args": ["-m", "instinct", "serve"]},
+                           {"PYTHONPATH": here})
         else:
             python, here = "python3", None
             server, env = {"command": python, "args": ["-m", "instinct", "serve"]}, {}
-        if db:                         # clients start servers with their own env: pin the same store
+        if db:                         # clients start servers in their own env: pin the same store
             env["INSTINCT_DB"] = db
         if all_tools:                  # every operation as a tool, not only the lean session set
             env["INSTINCT_MCP_TOOLS"] = "all"
@@ -6273,8 +6280,8 @@ class _Setup:
         j = os.path.join
         base = home if user else project_dir
         if client == "claude-code":
-            return [(j(home, ".claude.json") if user else j(project_dir, ".mcp.json"), ("mcpServers",),
-                     dict(server, type="stdio")),
+            return [(j(home, ".claude.json") if user else j(project_dir, ".mcp.json"),
+                     ("mcpServers",), dict(server, type="stdio")),
                     (j(base, ".claude", "settings.json"), ("hooks",),
                      _Setup.hook_groups(_Setup.HOOK_EVENTS_CLAUDE, python, here, db))]
         if client == "cursor":
@@ -6298,9 +6305,9 @@ class _Setup:
 
     def notes(client, scope, project_dir):
         """What the user must still do by hand after `setup client` (printed with the entries)."""
-        history = ("To learn from the sessions you already had, run `instinct import-history` once: it "
-                   "replays Claude Code transcripts and Codex rollouts through the same capture (shapes "
-                   "only) and mining.")
+        history = ("To learn from the sessions you already had, run `instinct import-history` "
+                   "once: it replays Claude Code transcripts and Codex rollouts through the same "
+                   "capture (shapes only) and mining.")
         notes = [history] if client in ("claude-code", "codex") else []
         if scope == "project":
             notes.append("These files are for the whole team and name no path of this machine: "
@@ -6309,19 +6316,21 @@ class _Setup:
         if client != "codex":
             return notes
         notes.append("Codex skips new or changed hooks until you trust them: start `codex` in a "
-                     "terminal, type /hooks, review instinct's hooks and trust each one (Codex warns "
-                     "at start-up while hooks await review). Trust covers a hook's exact text: trust "
-                     "again whenever `instinct setup codex --write` changes them. For one unattended "
-                     "run, `codex exec --dangerously-bypass-hook-trust` runs them untrusted.")
+                     "terminal, type /hooks, review instinct's hooks and trust each one (Codex "
+                     "warns at start-up while hooks await review). Trust covers a hook's exact "
+                     "text: trust again whenever `instinct setup codex --write` changes them. For "
+                     "one unattended run, `codex exec --dangerously-bypass-hook-trust` runs them "
+                     "untrusted.")
         if scope == "project":
-            notes.append("Codex loads a project's .codex/ hooks only in a trusted project: trust the folder "
-                         "when Codex asks, or add to ~/.codex/config.toml:\n"
+            notes.append("Codex loads a project's .codex/ hooks only in a trusted project: trust "
+                         "the folder when Codex asks, or add to ~/.codex/config.toml:\n"
                          f"[projects.{_Setup.quoted(project_dir)}]\ntrust_level = \"trusted\"")
         return notes
 
     def is_ours(handler):
         """True only for a hook handler `setup` wrote, now or in an earlier version: a launcher
-        running `hook EVENT [--db P]`, shell form or exec form. A user's own command never matches."""
+        running `hook EVENT [--db P]`, shell form or exec form. A user's own command never
+        matches."""
         import ast
         import re
         import shlex
@@ -6331,7 +6340,8 @@ class _Setup:
         if not isinstance(cmd, str):
             return False
         try:
-            argv = [cmd, *args] if isinstance(args, list) else shlex.split(cmd) if args is None else None
+            argv = ([cmd, *args] if isinstance(args, list)
+                    else shlex.split(cmd) if args is None else None)
         except ValueError:
             return False
         if not argv or not all(isinstance(a, str) for a in argv):
@@ -6381,14 +6391,16 @@ class _Setup:
             node.setdefault(event, [group])
 
     def strict_json(text):
-        """Parse JSON that can be written back unchanged: no NaN/Infinity, no duplicate keys, no number
-        that does not survive a round trip (1e400 would come back as Infinity), no lone surrogate."""
+        """Parse JSON that can be written back unchanged: no NaN/Infinity, no duplicate keys, no
+        number that does not survive a round trip (1e400 would come back as Infinity), no lone
+        surrogate."""
         import decimal
         import json
 
         def number(s):
             f = float(s)
-            if not (f == f and abs(f) != float("inf")) or decimal.Decimal(s) != decimal.Decimal(repr(f)):
+            if (not (f == f and abs(f) != float("inf"))
+                    or decimal.Decimal(s) != decimal.Decimal(repr(f))):
                 raise ValidationError(f"the number {s[:40]} cannot be written back exactly")
             return f
 
@@ -6403,7 +6415,8 @@ class _Setup:
                 d[k] = v
             return d
         try:
-            data = json.loads(text, parse_float=number, parse_constant=constant, object_pairs_hook=pairs)
+            data = json.loads(text, parse_float=number, parse_constant=constant,
+                              object_pairs_hook=pairs)
         except RecursionError:
             raise ValidationError("the JSON is nested too deeply") from None
         except ValueError as e:
@@ -6438,7 +6451,8 @@ class _Setup:
         return new
 
     def read_config(path):
-        """(text, real path, mode or None) of a client config; one-line errors for what cannot be one."""
+        """(text, real path, mode or None) of a client config; one-line errors for what cannot be
+        one."""
         real = os.path.realpath(path)          # a symlinked config is written through its link
         try:
             st = os.stat(real)
@@ -6448,7 +6462,8 @@ class _Setup:
             raise StoreError(f"cannot read {path}: {e.strerror}") from None
         import stat
         if stat.S_ISDIR(st.st_mode):
-            raise ValidationError(f"{path} is a directory, not a config file; move it away and retry")
+            raise ValidationError(f"{path} is a directory, not a config file; "
+                                  "move it away and retry")
         if not stat.S_ISREG(st.st_mode):
             raise ValidationError(f"{path} is not a regular file")
         try:
@@ -6457,14 +6472,17 @@ class _Setup:
         except OSError as e:
             raise StoreError(f"cannot read {path}: {e.strerror}") from None
         if len(raw) > 64 * 1024 * 1024:
-            raise ValidationError(f"{path} is larger than 64 MiB; not a config file instinct will edit")
+            raise ValidationError(f"{path} is larger than 64 MiB; "
+                                  "not a config file instinct will edit")
         try:
             return raw.decode("utf-8"), real, stat.S_IMODE(st.st_mode)
         except UnicodeDecodeError as e:
-            raise ValidationError(f"{path} is not UTF-8 text (byte {e.start}); fix it and retry") from None
+            raise ValidationError(f"{path} is not UTF-8 text (byte {e.start}); "
+                                  "fix it and retry") from None
 
     def backups(path):
-        """The texts of the backups setup kept of `path` (PATH.bak, PATH.bak.2, ...), newest first."""
+        """The texts of the backups setup kept of `path` (PATH.bak, PATH.bak.2, ...), newest
+        first."""
         import re
         folder, name = os.path.split(path)
         try:
@@ -6483,7 +6501,8 @@ class _Setup:
 
     def new_backup(path, data, mode):
         """Keep `data` in the first free PATH.bak, PATH.bak.2, ... (none is ever overwritten),
-        created 0600, given the original's mode before the data goes in (~/.claude.json holds keys)."""
+        created 0600, given the original's mode before the data goes in (~/.claude.json holds
+        keys)."""
         n = 1
         while True:
             backup = path + (".bak" if n == 1 else f".bak.{n}")
@@ -6507,7 +6526,8 @@ class _Setup:
 
     def write_config(path, real, old, new, mode):
         """Replace the real file atomically (a symlink stays a link), keeping a backup of what was
-        there; `new` None deletes it (a removal left nothing of the user's). -> the backup or None."""
+        there; `new` None deletes it (a removal left nothing of the user's). -> the backup or
+        None."""
         if mode is not None and not mode & 0o200:
             raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
                                   "by hand")
@@ -6522,9 +6542,9 @@ class _Setup:
         return backup
 
     def unmerge(kind, text, backups):
-        """`text` without what setup wrote into it -> the new text, or None when nothing else is left
-        (setup made the file). When a backup holds the same data, its bytes come back (the user's own
-        layout, which a JSON merge re-indents)."""
+        """`text` without what setup wrote into it -> the new text, or None when nothing else is
+        left (setup made the file). When a backup holds the same data, its bytes come back (the
+        user's own layout, which a JSON merge re-indents)."""
         import copy
         import json
         if kind in ("toml", "yaml"):
@@ -6532,8 +6552,8 @@ class _Setup:
             if span is None:
                 if _Setup.unmarked_entry(kind, text):
                     raise ValidationError("its instinct entry has no `# instinct:begin` and `# "
-                                          "instinct:end` lines (an earlier setup, or added by hand); "
-                                          "delete it yourself")
+                                          "instinct:end` lines (an earlier setup, or added by "
+                                          "hand); delete it yourself")
                 return text
             head, nl = text[:span[0]], "\r\n" if "\r\n" in text else "\n"
             new = (head[:-len(nl)] if head.endswith(nl + nl) else head) + text[span[1]:]
@@ -6587,7 +6607,8 @@ class _Setup:
             elif o < 0x20 or 0x7f <= o <= 0x9f or o in (0xfffe, 0xffff):
                 out.append(f"\\u{o:04x}")
             elif 0xd800 <= o <= 0xdfff:
-                raise ValidationError("a path holds a lone surrogate, which no config file can store")
+                raise ValidationError("a path holds a lone surrogate, which no config file can "
+                                      "store")
             else:
                 out.append(ch)
         return '"' + "".join(out) + '"'
@@ -6598,19 +6619,20 @@ class _Setup:
     MARK_BEGIN, MARK_END = "# instinct:begin (written by `instinct setup`)", "# instinct:end"
 
     def marked_block(kind, entry, top=True):
-        """Codex's [mcp_servers.instinct] table, or Goose's extension (with `extensions:` when `top`),
-        between the marker lines."""
+        """Codex's [mcp_servers.instinct] table, or Goose's extension (with `extensions:` when
+        `top`), between the marker lines."""
         if kind == "toml":
             import re
-            env = ", ".join(f"{k if re.fullmatch(r'[A-Za-z0-9_-]+', k) else _Setup.quoted(k)} = {_Setup.quoted(v)}"
-                            for k, v in entry["env"].items())
+            env = ", ".join(f"{k if re.fullmatch(r'[A-Za-z0-9_-]+', k) else _Setup.quoted(k)} = "
+                            f"{_Setup.quoted(v)}" for k, v in entry["env"].items())
             body = ("[mcp_servers.instinct]\n"
                     f"command = {_Setup.quoted(entry['command'])}\n"
                     "args = [" + ", ".join(_Setup.quoted(a) for a in entry["args"]) + "]\n"
                     f"env = {{ {env} }}\n"
                     "startup_timeout_sec = 20\n")
         else:
-            envs = ", ".join(f"{_Setup.quoted(k)}: {_Setup.quoted(v)}" for k, v in entry["env"].items())
+            envs = ", ".join(f"{_Setup.quoted(k)}: {_Setup.quoted(v)}"
+                             for k, v in entry["env"].items())
             body = ("extensions:\n" if top else "") + (
                 "  instinct:\n    type: stdio\n    name: instinct\n    enabled: true\n"
                 f"    cmd: {_Setup.quoted(entry['command'])}\n"
@@ -6651,8 +6673,9 @@ class _Setup:
         return isinstance(servers, dict) and "instinct" in servers
 
     def merge_text(kind, text, entry):
-        """Codex's TOML or Goose's YAML with our marked block replaced, or appended to a file without
-        an instinct entry (Goose: without an `extensions:` map); ValidationError for anything else."""
+        """Codex's TOML or Goose's YAML with our marked block replaced, or appended to a file
+        without an instinct entry (Goose: without an `extensions:` map); ValidationError for
+        anything else."""
         import re
         nl = "\r\n" if "\r\n" in text else "\n"
         span = _Setup.marked_span(text)
@@ -6660,17 +6683,19 @@ class _Setup:
             return _Setup.marked_block(kind, entry)
         if span is not None:
             top = kind == "toml" or "\nextensions:" in text[span[0]:span[1]]
-            new = text[:span[0]] + _Setup.marked_block(kind, entry, top).replace("\n", nl) + text[span[1]:]
-        elif kind == "yaml" and (re.search(r"""^(?:["']?extensions["']?[ \t]*:|[{\[%]|---|\.\.\.)""",
-                                           text, re.M)        # a line at column 0 that is no `key:`:
+            new = text[:span[0]] + _Setup.marked_block(kind, entry, top).replace("\n", nl) \
+                + text[span[1]:]
+        elif kind == "yaml" and (re.search(r"""^(?:["']?extensions["']?[ \t]*:|[{\[%]|---|"""
+                                           r"""\.\.\.)""", text, re.M)
+                                 # a line at column 0 that is no `key:`:
                                  or re.search(r"^(?![ \t#\r]|$)(?!.*:(?:[ \t\r]|$)).", text, re.M)):
             raise ValidationError("it has an extensions map (or is not plain block YAML), and "
                                   "instinct does not edit YAML in place")
-        elif kind == "toml" and (_Setup.unmarked_entry(kind, text) or (_Setup.toml_data(text) is None
-                                                                 and "mcp_servers" in text)):
-            raise ValidationError("it has mcp_servers already (an instinct entry setup did not mark, "
-                                  "or on Python 3.10 no TOML parser to check it), and instinct does "
-                                  "not edit TOML in place")
+        elif kind == "toml" and (_Setup.unmarked_entry(kind, text)
+                                 or (_Setup.toml_data(text) is None and "mcp_servers" in text)):
+            raise ValidationError("it has mcp_servers already (an instinct entry setup did not "
+                                  "mark, or on Python 3.10 no TOML parser to check it), and "
+                                  "instinct does not edit TOML in place")
         else:
             new = text + ("" if text.endswith("\n") else nl) + nl \
                 + _Setup.marked_block(kind, entry).replace("\n", nl)
@@ -6704,7 +6729,8 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
     here = os.path.dirname(os.path.abspath(__file__))
     if db:
         db = os.path.abspath(os.path.expanduser(db))
-    plan = _Setup.plan(client, scope, home, project_dir, python or sys.executable, here, db, all_tools)
+    plan = _Setup.plan(client, scope, home, project_dir, python or sys.executable, here, db,
+                       all_tools)
     merged = []
     for path, kind, entry in plan:
         try:
@@ -6719,8 +6745,9 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
             if remove:
                 raise ValidationError(f"cannot take instinct out of {path} ({e}); nothing was "
                                       "written") from None
-            raise ValidationError(f"cannot merge into {path} ({e}); nothing was written. Add this by "
-                                  "hand, then run setup again:\n" + _Setup.paste_text(kind, entry)) from None
+            raise ValidationError(f"cannot merge into {path} ({e}); nothing was written. Add this "
+                                  "by hand, then run setup again:\n"
+                                  + _Setup.paste_text(kind, entry)) from None
         if (write or remove) and new != old and mode is not None and not mode & 0o200:
             add = "" if remove else ", adding:\n" + _Setup.paste_text(kind, entry)
             raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
@@ -6738,7 +6765,8 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
 # 20. Rules files, lint and backups
 # =============================================================================
 class _Export:
-    """Rules files: what an export writes (CLAUDE.md, AGENTS.md, Cursor and Windsurf rules, SKILL.md) inside its own marked block."""
+    """Rules files: what an export writes (CLAUDE.md, AGENTS.md, Cursor and Windsurf rules,
+    SKILL.md) inside its own marked block."""
 
     BLOCK_BEGIN, BLOCK_END = "<!-- instinct:begin -->", "<!-- instinct:end -->"
     SKILL_NAME = "instinct-rules"
@@ -6749,15 +6777,16 @@ class _Export:
         "here, or when choosing how to test, fix or structure a change.")
 
     def phrase(r):
-        """A rule record -> the line every channel shows (section 16's `_Presenter.briefing_line`)."""
+        """A rule record -> the line every channel shows (section 16's
+        `_Presenter.briefing_line`)."""
         return " ".join(_Presenter.briefing_line(r)[2:].split()).replace("<!--", "&lt;!--")
 
     def skill_name(folder):
         import re
         name = os.path.basename(os.path.normpath(folder))
         if not (re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name) and len(name) <= 64):
-            raise ValidationError(f"skill folder name {name!r} is not a valid skill name (1-64 chars "
-                                  "a-z, 0-9 and single inner hyphens)")
+            raise ValidationError(f"skill folder name {name!r} is not a valid skill name (1-64 "
+                                  "chars a-z, 0-9 and single inner hyphens)")
         if "claude" in name or "anthropic" in name:
             raise ValidationError(f"skill name {name!r} must not contain 'claude' or 'anthropic'")
         return name
@@ -6775,7 +6804,8 @@ class _Export:
         title = "# Learned habits (instinct)\n\n"
         head, tail = "", ""
         if fmt in ("claude", "agents"):
-            head, tail, title = _Export.BLOCK_BEGIN + "\n", _Export.BLOCK_END, "## Learned habits (instinct)\n\n"
+            head, tail, title = (_Export.BLOCK_BEGIN + "\n", _Export.BLOCK_END,
+                                 "## Learned habits (instinct)\n\n")
         elif fmt == "cursor":
             head = f"---\ndescription: {_Export.ABOUT}\nalwaysApply: true\n---\n"
         elif fmt == "windsurf":
@@ -6797,7 +6827,8 @@ class _Export:
                 keep -= 1
                 total -= len(items[keep].encode())
         kept = items[:keep] if rules else items
-        return head + title + note + "".join(kept) + omitted(len(rules) - keep) + tail, keep, len(rules) - keep
+        return (head + title + note + "".join(kept) + omitted(len(rules) - keep) + tail, keep,
+                len(rules) - keep)
 
     def export(store, min_confidence, fmt, project, category, write, force):
         """The body of export_rules (section 11): select, render, optionally write."""
@@ -6807,8 +6838,8 @@ class _Export:
         if fmt not in ("json", "markdown"):          # what the briefing shows, in its words
             proj = _resolve_project(project, store.cwd)
             root = project_root(project if project and not _is_fingerprint(project) else store.cwd)
-            rules = [r for r in _Presenter.select(store, proj, root if project_fingerprint(root) == proj
-                                           else None, MAX_LIMIT)
+            rules = [r for r in _Presenter.select(
+                store, proj, root if project_fingerprint(root) == proj else None, MAX_LIMIT)
                      if (min_confidence is None or r["confidence"] >= min_confidence)
                      and (cat is None or r["category"] == cat)]
             if project_fingerprint(root) == proj:   # reported; duplicates left out by the presenter
@@ -6819,14 +6850,17 @@ class _Export:
         else:                          # one project: its rules, global ones, universal ones
             proj = _resolve_project(project, store.cwd)
             rows = store._read(
-                f"SELECT {_Core._COLS} FROM instincts WHERE confidence >= ? AND (project IN ('', ?) OR promoted = 3)"
+                f"SELECT {_Core._COLS} FROM instincts WHERE confidence >= ? AND (project IN ('', ?)"
+                " OR promoted = 3)"
                 + (" AND category = ?" if cat else "")
-                + (" AND quiet = 0" if fmt not in ("json", "markdown") else "")   # as suggest: not after bad feedback
+                # as suggest: not after bad feedback
+                + (" AND quiet = 0" if fmt not in ("json", "markdown") else "")
                 + " ORDER BY confidence DESC, pattern, project",
                 (10 if min_confidence is None else min_confidence, proj) + ((cat,) if cat else ()))
             best = {}
             for r in map(_Core._record, rows):
-                if r["pattern"] not in best or (r["project"] == proj and best[r["pattern"]]["project"] != proj):
+                if r["pattern"] not in best or (r["project"] == proj
+                                                and best[r["pattern"]]["project"] != proj):
                     best[r["pattern"]] = r
             rules = sorted(best.values(), key=lambda r: (-r["confidence"], r["pattern"]))
         if write is None:
@@ -6860,26 +6894,29 @@ class _Export:
         if owned:
             if not force and not _Export.written_by_us(fmt, path, text):
                 raise ValidationError(f"{path} was not written by instinct; refusing to replace it "
-                                      "(write into CLAUDE.md/AGENTS.md-style files with --format claude or "
-                                      "agents, or use --force)")
+                                      "(write into CLAUDE.md/AGENTS.md-style files with --format "
+                                      "claude or agents, or use --force)")
             if fmt == "json":
                 body, kept, dropped = _dumps(rules, indent=2) + "\n", len(rules), 0
             else:
                 body, kept, dropped = _Export.agent_text(fmt, rules, limit, name)
             new = body if nl == "\n" else body.replace("\n", nl)
         else:
-            found = _Export.block_markers(text)      # markers quoted in a code fence are examples, not ours
+            # markers quoted in a code fence are examples, not ours
+            found = _Export.block_markers(text)
             begin, end = (min(found.get(m, [-1])) for m in (_Export.BLOCK_BEGIN, _Export.BLOCK_END))
             if any(len(v) > 1 for v in found.values()):
-                raise ValidationError(f"{path} holds more than one instinct block; keep one and retry")
+                raise ValidationError(f"{path} holds more than one instinct block; "
+                                      "keep one and retry")
             if (begin < 0) != (end < 0) or end < begin:
-                raise ValidationError(f"{path} has an unmatched {_Export.BLOCK_BEGIN if begin >= 0 else _Export.BLOCK_END} "
+                raise ValidationError(f"{path} has an unmatched "
+                                      f"{_Export.BLOCK_BEGIN if begin >= 0 else _Export.BLOCK_END} "
                                       "marker; fix the file by hand and retry")
             if begin >= 0:
                 before, after = text[:begin], text[end + len(_Export.BLOCK_END):]
             else:
-                before = text + ("" if not text else nl if text.endswith(nl + nl) or not text.strip()
-                                 else nl if text.endswith(nl) else nl + nl)
+                before = text + ("" if not text else nl if text.endswith(nl + nl)
+                                 or not text.strip() else nl if text.endswith(nl) else nl + nl)
                 after = nl
             budget = limit
             if fmt == "agents":        # the 32 KiB cap counts the whole file, human text included
@@ -6911,7 +6948,8 @@ class _Export:
 
     def block_markers(text):
         """{marker: [offsets]} of instinct's block markers that start a line outside fenced code
-        blocks (``` or ~~~, CommonMark rules); a marker quoted in a fence or mid-line is left alone."""
+        blocks (``` or ~~~, CommonMark rules); a marker quoted in a fence or mid-line is left
+        alone."""
         import re
         found, fence, pos = {}, None, 0
         for line in text.splitlines(keepends=True):
@@ -6920,7 +6958,8 @@ class _Export:
             if fence is None and m and not (m.group(1)[0] == "`" and "`" in bare[m.end():]):
                 fence, opened = m.group(1), pos + len(line)
             elif fence is not None:
-                if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not bare[m.end():].strip():
+                if (m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
+                        and not bare[m.end():].strip()):
                     fence = None
             else:
                 for marker in (_Export.BLOCK_BEGIN, _Export.BLOCK_END):
@@ -6949,24 +6988,29 @@ class _Export:
         return isinstance(data, list) and all(isinstance(r, dict) and "pattern" in r for r in data)
 
     def safe_target(path, root, force):
-        """Refuse symlinks, non-files and paths outside `root` (unless force) -> the path to write."""
+        """Refuse symlinks, non-files and paths outside `root` (unless force) -> the path to
+        write."""
         if os.path.islink(path):
             if not force:
-                raise ValidationError(f"{path} is a symlink; refusing to write through it (use --force)")
+                raise ValidationError(f"{path} is a symlink; "
+                                      "refusing to write through it (use --force)")
             path = os.path.realpath(path)
         if os.path.exists(path) and not os.path.isfile(path):
             raise ValidationError(f"{path} exists and is not a regular file")
         real = os.path.realpath(path)
         if not force and os.path.commonpath([real, root]) != root:
-            raise ValidationError(f"{path} is outside the project {root}; refusing to write (use --force)")
+            raise ValidationError(f"{path} is outside the project {root}; "
+                                  "refusing to write (use --force)")
         return path
 
     # --- lint: learned rules against the rules files the user wrote ----------------------------
     RULES_FILES = ("CLAUDE.md", "AGENTS.md", ".cursor/rules/*.mdc", ".windsurf/rules/*.md")
 
     def render_write(r):
-        where = os.path.relpath(r["path"]) if not os.path.relpath(r["path"]).startswith("..") else r["path"]
-        drop = f" ({r['dropped']} lower-confidence rules dropped to fit the size limit)" if r["dropped"] else ""
+        where = (os.path.relpath(r["path"]) if not os.path.relpath(r["path"]).startswith("..")
+                 else r["path"])
+        drop = (f" ({r['dropped']} lower-confidence rules dropped to fit the size limit)"
+                if r["dropped"] else "")
         n = f"{r['included']} rule{'' if r['included'] == 1 else 's'}"
         lint = "\n" + _Lint.render_lint(r["lint"]) if r.get("lint") else ""
         if not r["changed"]:
@@ -6975,7 +7019,8 @@ class _Export:
 
 
 class _Lint:
-    """lint: contradictions and duplicates between the rules files a project holds and what was learned."""
+    """lint: contradictions and duplicates between the rules files a project holds and what was
+    learned."""
 
     TOOL_FAMILIES = (frozenset("npm pnpm yarn bun".split()),
                       frozenset("pip uv poetry pipenv pdm conda hatch".split()))
@@ -7038,7 +7083,8 @@ class _Lint:
                         out.append((rel, n, bare, para, _Lint.prose_mentions(bare)))
                     elif fence in _Lint.SHELL_FENCES and not bare.startswith("#"):
                         cmd = re.sub(r"^[$%>]\s+", "", bare)
-                        out.append((rel, n, bare, para, [(s, False) for s in _Shell.command_shapes(cmd)]))
+                        out.append((rel, n, bare, para,
+                                    [(s, False) for s in _Shell.command_shapes(cmd)]))
         return out
 
     def hit(r, lines):
@@ -7049,7 +7095,8 @@ class _Lint:
         family = next((f for f in _Lint.TOOL_FAMILIES if tool in f), ())
         if head == "pref" and eq and key in _Corpus.ROLE_TITLES:           # a project command
             said = [(_Lint.bare_command(s) == _Lint.bare_command(value), neg, ln) for ln in lines
-                    for s, neg in ln[4] if _Corpus.command_role(s) == key and s.split()[0] not in _Lint.OTHER]
+                    for s, neg in ln[4]
+                    if _Corpus.command_role(s) == key and s.split()[0] not in _Lint.OTHER]
         elif head == "pref" and family:                              # a package manager
             said = [(s.split()[0] == tool, neg, ln) for ln in lines for s, neg in ln[4]
                     if s.split()[0] in family]
@@ -7066,7 +7113,8 @@ class _Lint:
             for group in paras.values() if len(steps) > 1 else ():
                 said = [_Lint.bare_command(s) for ln in group for s, neg in ln[4] if not neg]
                 words = {w for ln in group for w in _Mem.words(ln[2])}     # "... before committing"
-                said += [f"git {v}" for v in ("commit", "push") if any(w.startswith(v) for w in words)]
+                said += [f"git {v}" for v in ("commit", "push")
+                         if any(w.startswith(v) for w in words)]
                 if _Corpus.subsequence(steps, said) if head == "seq" else set(steps) <= set(said):
                     return "duplicate", group[0]
             return None
@@ -7087,12 +7135,15 @@ class _Lint:
                 for r, hit in hits if hit for kind, (f, n, text, _, _) in [hit]]
 
     def duplicates(root, rows):
-        """`rows` (records) without the learned rules the user already wrote in root's rules files."""
-        dup = {(f["pattern"], f["project"]) for f in _Lint.lint(root, rows) if f["kind"] == "duplicate"}
+        """`rows` (records) without the learned rules the user already wrote in root's rules
+        files."""
+        dup = {(f["pattern"], f["project"]) for f in _Lint.lint(root, rows)
+               if f["kind"] == "duplicate"}
         return [r for r in rows if (r["pattern"], r["project"]) not in dup]
 
-    FINDING = _Out.obj({"kind": _Out.STR, "pattern": _Out.STR, "project": _Out.STR, "learned": _Out.STR,
-                          "file": _Out.STR, "line": _Out.INT, "written": _Out.STR},
+    FINDING = _Out.obj({"kind": _Out.STR, "pattern": _Out.STR, "project": _Out.STR,
+                          "learned": _Out.STR, "file": _Out.STR, "line": _Out.INT,
+                          "written": _Out.STR},
                          ("kind", "pattern", "project", "learned", "file", "line", "written"))
 
     def render_lint(found):
@@ -7147,8 +7198,9 @@ class _Backup:
             return f"schema v{version} is newer than this instinct (v{SCHEMA_VERSION})"
         cols = {r[1] for r in conn.execute("PRAGMA table_info(instincts)")}
         if not _Schema.SEED_COLUMNS <= cols:
-            return "it has no instincts table" if not cols else "its instincts table lacks columns: " + \
-                ", ".join(sorted(_Schema.SEED_COLUMNS - cols))
+            return ("it has no instincts table" if not cols
+                    else "its instincts table lacks columns: "
+                    + ", ".join(sorted(_Schema.SEED_COLUMNS - cols)))
         return ""
 
     def foreign_objects(conn):
@@ -7161,11 +7213,13 @@ class _Backup:
             mine = {r for r in own.execute("SELECT type, name FROM sqlite_master")}
         finally:
             own.close()
-        return sorted(f"{t} {n}" for t, n in conn.execute("SELECT type, name FROM main.sqlite_master")
+        return sorted(f"{t} {n}"
+                      for t, n in conn.execute("SELECT type, name FROM main.sqlite_master")
                       if (t, n) not in mine and not n.startswith("sqlite_"))
 
-    SEED_TABLE = ("CREATE TABLE instincts (pattern TEXT, category TEXT, confidence INTEGER, first_seen TEXT,"
-                   " last_seen TEXT, source TEXT, project TEXT, promoted INTEGER, metadata TEXT)")
+    SEED_TABLE = ("CREATE TABLE instincts (pattern TEXT, category TEXT, confidence INTEGER,"
+                   " first_seen TEXT, last_seen TEXT, source TEXT, project TEXT, promoted INTEGER,"
+                   " metadata TEXT)")
 
     def copy_backup_data(staged_path, built_path, version, page_size):
         """restore: create instinct's own schema at the backup's `version` in the new file
@@ -7186,8 +7240,9 @@ class _Backup:
             if kinds.get("instincts") != "table":
                 raise ValidationError("its 'instincts' is not a table")
             fts = {"instincts_fts", "memories_fts"}
-            ours = [n for (n,) in out.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'"
-                                              " AND name NOT LIKE 'sqlite%' ORDER BY name")
+            ours = [n for (n,) in out.execute("SELECT name FROM main.sqlite_master"
+                                              " WHERE type = 'table' AND name NOT LIKE 'sqlite%'"
+                                              " ORDER BY name")
                     if n not in fts and not n.startswith(tuple(f + "_" for f in fts))]
             out.execute("BEGIN")
             for t in ours:
@@ -7199,43 +7254,49 @@ class _Backup:
                 if cols:
                     out.execute(f'INSERT INTO main."{t}" ({cols}) SELECT {cols} FROM b."{t}"')
             if version:
-                bad = out.execute("SELECT count(*) FROM main.instincts WHERE typeof(pattern) != 'text'"
-                                  " OR typeof(confidence) != 'integer' OR typeof(promoted) != 'integer'"
+                bad = out.execute("SELECT count(*) FROM main.instincts WHERE"
+                                  " typeof(pattern) != 'text' OR typeof(confidence) != 'integer'"
+                                  " OR typeof(promoted) != 'integer'"
                                   " OR promoted NOT BETWEEN 0 AND 3").fetchone()[0]
                 if bad:
                     raise ValidationError(f"{bad} of its instincts hold invalid values")
             if "memories" in ours:
                 bad = out.execute("SELECT count(*) FROM main.memories WHERE typeof(title) != 'text'"
                                   " OR typeof(confidence) != 'integer' OR type NOT IN (%s)"
-                                  % ",".join("?" * len(_Mem.MEMORY_TYPES)), tuple(_Mem.MEMORY_TYPES)).fetchone()[0]
+                                  % ",".join("?" * len(_Mem.MEMORY_TYPES)),
+                                  tuple(_Mem.MEMORY_TYPES)).fetchone()[0]
                 if bad:
                     raise ValidationError(f"{bad} of its memories hold invalid values")
-            for t in sorted(fts & {n for (n,) in out.execute("SELECT name FROM main.sqlite_master")}):
+            for t in sorted(fts & {n for (n,)
+                                   in out.execute("SELECT name FROM main.sqlite_master")}):
                 out.execute(f"INSERT INTO main.{t}({t}) VALUES ('rebuild')")
             if "fts_state" in ours:          # everything is indexed now
                 out.execute("DELETE FROM main.fts_state")
-                out.execute("INSERT INTO main.fts_state SELECT coalesce(max(id), 0) FROM main.instincts")
+                out.execute("INSERT INTO main.fts_state SELECT coalesce(max(id), 0)"
+                            " FROM main.instincts")
             if "events_state" in ours:
                 if "pending" in {r[1] for r in out.execute("PRAGMA main.table_info(events)")}:
                     out.execute("UPDATE main.events SET pending = 0 WHERE pending != 0")
                 out.execute("DELETE FROM main.events_state")
-                out.execute("INSERT INTO main.events_state SELECT coalesce(max(id), 0) FROM main.events")
+                out.execute("INSERT INTO main.events_state SELECT coalesce(max(id), 0)"
+                            " FROM main.events")
             out.execute("COMMIT")
             out.execute("DETACH DATABASE b")
         finally:
             out.close()
 
     def render_doctor(r):
-        out = [f"  {'ok' if c['level'] == 'ok' else c['level'].upper():<6}{c['name']:<12}{c['detail']}"
-               for c in r["checks"]]
+        out = [f"  {'ok' if c['level'] == 'ok' else c['level'].upper():<6}{c['name']:<12}"
+               f"{c['detail']}" for c in r["checks"]]
         bad = sum(c["level"] == "error" for c in r["checks"])
         warn = sum(c["level"] == "warn" for c in r["checks"])
         out.append(f"{r['db_path']}: " + ("healthy" if not bad and not warn else
-                                           f"{bad} problem{'s' * (bad != 1)}, {warn} warning{'s' * (warn != 1)}"))
+                                           f"{bad} problem{'s' * (bad != 1)}, "
+                                           f"{warn} warning{'s' * (warn != 1)}"))
         return "\n".join(out)
 
-    DOCTOR_CHECK = _Out.obj({"name": _Out.STR, "ok": _Out.BOOL, "level": _Out.STR, "detail": _Out.STR},
-                         ("name", "ok", "level", "detail"))
+    DOCTOR_CHECK = _Out.obj({"name": _Out.STR, "ok": _Out.BOOL, "level": _Out.STR,
+                             "detail": _Out.STR}, ("name", "ok", "level", "detail"))
 
 
 # =============================================================================
@@ -7246,15 +7307,19 @@ class _Sharing(_Memory):
     @staticmethod
     def _fold(a, b):
         """Two imported records for one (pattern, project) -> one, by the import merge rule."""
-        stamps = [min(x for x in (a["first_seen"], b["first_seen"]) if x) if a["first_seen"] or b["first_seen"] else "",
+        stamps = [min(x for x in (a["first_seen"], b["first_seen"]) if x)
+                  if a["first_seen"] or b["first_seen"] else "",
                   max(a["last_seen"], b["last_seen"])]
-        return {"confidence": max(a["confidence"], b["confidence"]), "category": a["category"] or b["category"],
-                "promoted": max(a["promoted"], b["promoted"]), "first_seen": stamps[0], "last_seen": stamps[1],
-                "source": a["source"] or b["source"], "metadata": {**b["metadata"], **a["metadata"]}}
+        return {"confidence": max(a["confidence"], b["confidence"]),
+                "category": a["category"] or b["category"],
+                "promoted": max(a["promoted"], b["promoted"]), "first_seen": stamps[0],
+                "last_seen": stamps[1], "source": a["source"] or b["source"],
+                "metadata": {**b["metadata"], **a["metadata"]}}
 
 
     def _db_bytes(self):
-        return sum(os.path.getsize(self.path + s) for s in ("", "-wal") if os.path.exists(self.path + s))
+        return sum(os.path.getsize(self.path + s) for s in ("", "-wal")
+                   if os.path.exists(self.path + s))
 
     @operation(
         Param("file", str, "a JSON export: the list export_rules returns, or {\"rules\": [...]}",
@@ -7262,7 +7327,8 @@ class _Sharing(_Memory):
         Param("project", str, "store every imported rule under this project instead of the file's "
               "('' global, a fingerprint or a path)"),
         cli="import", title="Import rules", idempotent=True,
-        output=_Out.obj({k: _Out.INT for k in ("records", "added", "updated", "unchanged", "forgotten")}
+        output=_Out.obj({k: _Out.INT for k in ("records", "added", "updated", "unchanged",
+                                               "forgotten")}
                     | {"file": _Out.STR}, ("file", "records", "added", "updated", "unchanged")),
         render=lambda r: f"Imported {r['records']} records from {r['file']}: {r['added']} added, "
                          f"{r['updated']} updated, {r['unchanged']} unchanged"
@@ -7308,7 +7374,8 @@ class _Sharing(_Memory):
         from collections import Counter
         items = sorted(merged.items())
         done = Counter()
-        for i in range(0, len(items), _Core._IMPORT_BATCH):      # short transactions: hooks never wait long
+        # short transactions: hooks never wait long
+        for i in range(0, len(items), _Core._IMPORT_BATCH):
             if i:
                 time.sleep(_Core._YIELD_S)
             with self._write() as conn:
@@ -7343,8 +7410,8 @@ class _Sharing(_Memory):
             return "unchanged"
         self._reinforce(conn, p, proj, source=row["source"], session=self.session, ts=now,
                         delta=new["confidence"] - old["confidence"], kind="import")
-        conn.execute("UPDATE instincts SET promoted = ?, source = ?, first_seen = ?,"
-                     " last_seen = ?, metadata = coalesce(?, metadata) WHERE pattern = ? AND project = ?",
+        conn.execute("UPDATE instincts SET promoted = ?, source = ?, first_seen = ?, last_seen = ?,"
+                     " metadata = coalesce(?, metadata) WHERE pattern = ? AND project = ?",
                      (new["promoted"], new["source"], new["first_seen"],
                       new["last_seen"], None if new["metadata"] == old["metadata"]
                       else _check_metadata(new["metadata"]), p, proj))
@@ -7357,7 +7424,8 @@ class _Sharing(_Memory):
         pattern = normalize_pattern(rec.get("pattern"))
         conf = rec.get("confidence", 1)
         if isinstance(conf, bool) or not isinstance(conf, int) or not 1 <= conf <= 10**9:
-            raise ValidationError(f"confidence of {pattern!r} must be a whole number from 1 to 10**9")
+            raise ValidationError(f"confidence of {pattern!r} must be a whole number "
+                                  "from 1 to 10**9")
         cat = rec.get("category")
         cat = _check_category(cat) if cat not in (None, "") else ""
         proj = rec.get("project", "")
@@ -7386,9 +7454,9 @@ class _Sharing(_Memory):
               minimum=0, maximum=1),
         Param("limit", int, "at most this many pairs", minimum=1, maximum=MAX_LIMIT),
         title="Find near-duplicate patterns", read_only=True, idempotent=True,
-        output=_Out.obj({"pattern": _Out.STR, "similar_to": _Out.STR, "similarity": {"type": "number"},
-                     "confidence": _Out.INT, "similar_confidence": _Out.INT},
-                    ("pattern", "similar_to", "similarity")),
+        output=_Out.obj({"pattern": _Out.STR, "similar_to": _Out.STR,
+                     "similarity": {"type": "number"}, "confidence": _Out.INT,
+                     "similar_confidence": _Out.INT}, ("pattern", "similar_to", "similarity")),
         list_key="pairs", render=_Pairs.render_similar)
     def similar(self, threshold=0.6, limit=None):
         """Near-duplicate patterns: same prefix, Jaccard similarity of their word tokens.
@@ -7396,7 +7464,8 @@ class _Sharing(_Memory):
         Each pair names the weaker pattern first, so `instinct merge A B` folds
         it into the stronger one.
         """
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
+        if (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+                or not 0 <= threshold <= 1):
             raise ValidationError("threshold must be a number from 0 to 1")
         from math import ceil
         conf = dict(self._read("SELECT pattern, sum(confidence) FROM instincts GROUP BY pattern"))
@@ -7459,8 +7528,9 @@ class _Sharing(_Memory):
         conn.execute("DELETE FROM events WHERE pattern != '' AND kind NOT IN ('tool', 'tool_fail')"
                      " AND NOT EXISTS (SELECT 1 FROM instincts i WHERE i.pattern = events.pattern"
                      " AND i.project = events.project)")
-        conn.execute("DELETE FROM events WHERE substr(data, 1, 10) = '{\"memory\":' AND CAST(substr(data, 11,"
-                     " instr(substr(data, 11), ',') - 1) AS INTEGER) NOT IN (SELECT id FROM memories)")
+        conn.execute("DELETE FROM events WHERE substr(data, 1, 10) = '{\"memory\":'"
+                     " AND CAST(substr(data, 11, instr(substr(data, 11), ',') - 1) AS INTEGER)"
+                     " NOT IN (SELECT id FROM memories)")
         conn.execute("DELETE FROM mined WHERE NOT EXISTS (SELECT 1 FROM instincts i"
                      " WHERE i.pattern = mined.pattern AND i.project = mined.project)")
 
@@ -7469,7 +7539,8 @@ class _Sharing(_Memory):
               "case-sensitive)", required=True, positional=True),
         _Core._DRY_RUN,
         title="Purge a text from the store", destructive=True, idempotent=True,
-        output=_Out.obj({k: _Out.INT for k in ("instincts", "memories", "events", "other", "backup")}
+        output=_Out.obj({k: _Out.INT for k in ("instincts", "memories", "events", "other",
+                                               "backup")}
                     | {"dry_run": _Out.BOOL, "backup_file": _Out.STR},
                     ("instincts", "memories", "events", "other", "backup")),
         render=lambda r: (f"{'Would purge' if r.get('dry_run') else 'Purged'}: {r['instincts']}"
@@ -7505,7 +7576,8 @@ class _Sharing(_Memory):
 
     def _purge(self, text):
         import json
-        needles = list(dict.fromkeys([text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]]))
+        needles = list(dict.fromkeys([text, json.dumps(text)[1:-1],
+                                      json.dumps(text, ensure_ascii=False)[1:-1]]))
 
         def has(*cols):
             return "(" + " OR ".join(f"instr({c}, ?) > 0" for c in cols for _ in needles) + ")"
@@ -7513,8 +7585,8 @@ class _Sharing(_Memory):
         def args(*cols):
             return [n for _ in cols for n in needles]
         plan = (("instincts", "instincts", ("pattern", "category", "source", "metadata")),
-                ("memories", "memories", ("title", "content", "why", "how_to_apply", "tags", "source",
-                                          "metadata")),
+                ("memories", "memories", ("title", "content", "why", "how_to_apply", "tags",
+                                          "source", "metadata")),
                 ("events", "events", ("pattern", "source", "session", "data")),
                 ("other", "aliases", ("alias", "pattern")),
                 ("other", "settings", ("key", "value")),
@@ -7537,8 +7609,8 @@ class _Sharing(_Memory):
         Param("path", str, "the backup file to create", required=True, positional=True),
         Param("force", bool, "overwrite an existing file", default=False),
         title="Back up the database", destructive=True,
-        output=_Out.obj({"path": _Out.STR, "bytes": _Out.INT, "instincts": _Out.INT, "events": _Out.INT},
-                    ("path", "bytes", "instincts", "events")),
+        output=_Out.obj({"path": _Out.STR, "bytes": _Out.INT, "instincts": _Out.INT,
+                         "events": _Out.INT}, ("path", "bytes", "instincts", "events")),
         render=lambda r: f"Backed up {r['instincts']} instincts and {r['events']} events to "
                          f"{r['path']} ({r['bytes']} bytes)")
     def backup(self, path, force=False):
@@ -7547,7 +7619,8 @@ class _Sharing(_Memory):
         dest = self._user_path(path)
         if os.path.isdir(dest):
             raise ValidationError(f"{dest} is a directory; give a file name")
-        if os.path.realpath(dest) in {os.path.realpath(self.path + s) for s in ("", "-wal", "-shm", ".bak")}:
+        if os.path.realpath(dest) in {os.path.realpath(self.path + s)
+                                      for s in ("", "-wal", "-shm", ".bak")}:
             raise ValidationError(f"{dest} is the database itself (or its .bak)")
         if os.path.lexists(dest) and not force:
             raise ValidationError(f"{dest} already exists (use --force to overwrite it)")
@@ -7565,8 +7638,8 @@ class _Sharing(_Memory):
         Param("path", str, "the backup file to restore", required=True, positional=True),
         _Core._DRY_RUN,
         title="Restore the database from a backup", destructive=True, idempotent=True,
-        output=_Out.obj({"path": _Out.STR, "previous": _Out.STR, "instincts": _Out.INT, "events": _Out.INT,
-                     "schema_version": _Out.INT, "dry_run": _Out.BOOL},
+        output=_Out.obj({"path": _Out.STR, "previous": _Out.STR, "instincts": _Out.INT,
+                     "events": _Out.INT, "schema_version": _Out.INT, "dry_run": _Out.BOOL},
                     ("path", "previous", "instincts", "events")),
         render=lambda r: (f"Would restore {r['instincts']} instincts and {r['events']} events from "
                           f"{r['path']}" + _Core._backup_note(r) if r.get("dry_run") else
@@ -7625,7 +7698,8 @@ class _Sharing(_Memory):
                 if isinstance(e, StoreError) and not str(e).startswith(built_path):
                     raise
                 msg = str(e).replace(built_path, "the copy")
-                raise ValidationError(f"{src_path} is not a usable instinct backup: {msg}") from None
+                raise ValidationError(f"{src_path} is not a usable instinct backup: "
+                                      f"{msg}") from None
         finally:
             _drop_temp(tmp)
             _drop_temp(built_path)
@@ -7659,7 +7733,8 @@ class _Sharing(_Memory):
 
     @operation(
         title="Check the store's health", read_only=True, idempotent=True,
-        output=_Out.obj({"ok": _Out.BOOL, "db_path": _Out.STR, "checks": {"type": "array", "items": _Backup.DOCTOR_CHECK}},
+        output=_Out.obj({"ok": _Out.BOOL, "db_path": _Out.STR,
+                         "checks": {"type": "array", "items": _Backup.DOCTOR_CHECK}},
                     ("ok", "db_path", "checks")),
         render=_Backup.render_doctor, exit_code=lambda r: 0 if r["ok"] else 1)
     def doctor(self):
@@ -7693,7 +7768,8 @@ class _Sharing(_Memory):
 
         def schema():
             version = conn.execute("PRAGMA user_version").fetchone()[0]
-            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master"
+                                                " WHERE type = 'table'")}
             missing = sorted({"instincts", "events", "aliases", "settings"} - names)
             foreign = _Backup.foreign_objects(conn)
             add("schema", "error" if missing or foreign or version != SCHEMA_VERSION else "ok",
@@ -7703,13 +7779,14 @@ class _Sharing(_Memory):
                    if foreign else ""))
 
         def fts():
-            if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'").fetchone():
+            if not conn.execute("SELECT 1 FROM sqlite_master"
+                                " WHERE name = 'instincts_fts'").fetchone():
                 return add("fts", "ok", "no FTS5 index (search uses LIKE)")
             lazy = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'fts_state'").fetchone()
             mark = conn.execute("SELECT indexed_id FROM fts_state").fetchone()[0] if lazy else 2**62
             rows, new, docs = conn.execute(        # rows above the mark wait for the next sync
-                "SELECT count(*), coalesce(sum(id > ?), 0), (SELECT count(*) FROM instincts_fts_docsize)"
-                " FROM instincts", (mark,)).fetchone()
+                "SELECT count(*), coalesce(sum(id > ?), 0),"
+                " (SELECT count(*) FROM instincts_fts_docsize) FROM instincts", (mark,)).fetchone()
             # against the table only when every row is indexed; else the index's own structure
             self._db.retry(conn.execute, "INSERT INTO instincts_fts(instincts_fts, rank)"
                                          f" VALUES ('integrity-check', {0 if new else 1})")
@@ -7721,26 +7798,32 @@ class _Sharing(_Memory):
         def wal():
             size = os.path.getsize(self.path + "-wal") if os.path.exists(self.path + "-wal") else 0
             big = size > 64 * 1024 * 1024
-            add("wal", "warn" if big else "ok", f"{size} bytes" + ("; run: instinct gc" if big else ""))
+            add("wal", "warn" if big else "ok",
+                f"{size} bytes" + ("; run: instinct gc" if big else ""))
 
         def modes():
             problems = []
-            for what, p, want in (("database", self.path, 0o600), ("directory", os.path.dirname(self.path), 0o700)):
+            for what, p, want in (("database", self.path, 0o600),
+                                  ("directory", os.path.dirname(self.path), 0o700)):
                 mode = os.stat(p).st_mode & 0o777
                 if mode & 0o077:
-                    problems.append(f"{what} {p} is {mode:04o} (expected {want:04o}: chmod {want:o} {p})")
-            add("modes", "warn" if problems else "ok", "; ".join(problems) or "database 0600, directory 0700")
+                    problems.append(f"{what} {p} is {mode:04o} "
+                                    f"(expected {want:04o}: chmod {want:o} {p})")
+            add("modes", "warn" if problems else "ok",
+                "; ".join(problems) or "database 0600, directory 0700")
 
         def aliases():
-            chains = conn.execute("SELECT count(*) FROM aliases WHERE pattern IN (SELECT alias FROM aliases)"
-                                  " OR alias = pattern").fetchone()[0]
-            stale = conn.execute("SELECT count(*) FROM instincts WHERE pattern IN (SELECT alias FROM aliases)"
-                                 ).fetchone()[0]
+            chains = conn.execute("SELECT count(*) FROM aliases WHERE pattern IN"
+                                  " (SELECT alias FROM aliases) OR alias = pattern").fetchone()[0]
+            stale = conn.execute("SELECT count(*) FROM instincts WHERE pattern IN"
+                                 " (SELECT alias FROM aliases)").fetchone()[0]
             total = conn.execute("SELECT count(*) FROM aliases").fetchone()[0]
-            issues = [s for s in (f"{chains} aliases point at another alias or at themselves" if chains else "",
-                                  f"{stale} patterns are stored under an alias" if stale else "") if s]
+            issues = [s for s in (f"{chains} aliases point at another alias or at themselves"
+                                  if chains else "", f"{stale} patterns are stored under an alias"
+                                  if stale else "") if s]
             add("aliases", "warn" if issues else "ok",
-                "; ".join(issues) + "; run: instinct gc" if issues else f"{total} aliases, all resolved")
+                "; ".join(issues) + "; run: instinct gc" if issues
+                else f"{total} aliases, all resolved")
 
         root = project_root(self.cwd)
 
@@ -7764,25 +7847,30 @@ class _Sharing(_Memory):
                          ("modes", modes), ("aliases", aliases), ("anchors", anchors),
                          ("lint", lint)):
             run(name, fn)
-        return {"ok": all(c["level"] != "error" for c in checks), "db_path": self.path, "checks": checks}
+        return {"ok": all(c["level"] != "error" for c in checks), "db_path": self.path,
+                "checks": checks}
 
     @operation(
         Param("days_inactive", int, "decay: days without an observation before a pattern loses 1",
               default=90, flag="--days", minimum=1),
         _Core._DRY_RUN,
         title="Garbage-collect the store", destructive=True,
-        output=_Out.obj({k: _Out.INT for k in ("aliases_applied", "decayed", "deleted", "events_pruned",
-                                       "memories_archived", "memories_deleted", "bytes_before",
-                                       "bytes_after")} | {"dry_run": _Out.BOOL, "backup_file": _Out.STR},
-                    ("aliases_applied", "decayed", "deleted", "events_pruned", "bytes_before", "bytes_after")),
-        render=lambda r: "\n".join([f"Aliases applied: {r['aliases_applied']}", f"Decayed: {r['decayed']}",
-                                    f"Deleted: {r['deleted']}", f"Events pruned: {r['events_pruned']}",
+        output=_Out.obj({k: _Out.INT for k in ("aliases_applied", "decayed", "deleted",
+                                       "events_pruned", "memories_archived", "memories_deleted",
+                                       "bytes_before", "bytes_after")}
+                    | {"dry_run": _Out.BOOL, "backup_file": _Out.STR},
+                    ("aliases_applied", "decayed", "deleted", "events_pruned", "bytes_before",
+                     "bytes_after")),
+        render=lambda r: "\n".join([f"Aliases applied: {r['aliases_applied']}",
+                                    f"Decayed: {r['decayed']}", f"Deleted: {r['deleted']}",
+                                    f"Events pruned: {r['events_pruned']}",
                                     f"Memories archived: {r['memories_archived']}",
                                     f"Archived memories deleted: {r['memories_deleted']}",
                                     f"Optimized and vacuumed: {r['bytes_before']} -> "
                                     f"{r['bytes_after']} bytes"]) + _Core._backup_note(r))
     def gc(self, days_inactive=90, dry_run=False):
-        """Housekeeping: apply aliases, decay, prune the event log, age memories, optimize and VACUUM.
+        """Housekeeping: apply aliases, decay, prune the event log, age memories, optimize and
+        VACUUM.
 
         Rows still stored under an alias are merged into its pattern (alias
         chains are flattened first); the event log is cut to its retention
@@ -7797,8 +7885,8 @@ class _Sharing(_Memory):
         with self._write() as conn:              # alias chains flattened first
             for _ in range(16):
                 if not conn.execute("UPDATE aliases SET pattern = (SELECT b.pattern FROM aliases b"
-                                    " WHERE b.alias = aliases.pattern) WHERE alias != pattern AND pattern IN"
-                                    " (SELECT alias FROM aliases)").rowcount:
+                                    " WHERE b.alias = aliases.pattern) WHERE alias != pattern"
+                                    " AND pattern IN (SELECT alias FROM aliases)").rowcount:
                     break
             conn.execute("DELETE FROM aliases WHERE alias = pattern")
             stored = conn.execute("SELECT alias, pattern FROM aliases WHERE alias IN"
@@ -7819,8 +7907,9 @@ class _Sharing(_Memory):
             self._db.retry(conn.execute, "PRAGMA wal_checkpoint(TRUNCATE)")
         except sqlite3.Error as e:
             raise _db_error(self.path, e) from None
-        return {"aliases_applied": applied, "decayed": decayed["decayed"], "deleted": decayed["deleted"],
-                "events_pruned": pruned, "memories_archived": archived, "memories_deleted": dropped,
+        return {"aliases_applied": applied, "decayed": decayed["decayed"],
+                "deleted": decayed["deleted"], "events_pruned": pruned,
+                "memories_archived": archived, "memories_deleted": dropped,
                 "bytes_before": before, "bytes_after": self._db_bytes()}
 
 
