@@ -7942,7 +7942,8 @@ class _Insight(_Patterns):
     def _pref_value(row, winner):
         pattern, project, conf, promoted, last_seen = row
         return {"pattern": pattern, "value": pattern.partition("=")[2], "project": project,
-                "confidence": conf, "level": LEVELS[promoted], "last_seen": last_seen, "winner": winner}
+                "confidence": conf, "level": LEVELS[promoted], "last_seen": last_seen,
+                "winner": winner}
 
     @staticmethod
     def _scope(project):
@@ -7961,39 +7962,52 @@ class _Insight(_Patterns):
     def _named(rows):
         return [{"name": n, "count": c} for n, c in rows if n]
 
-    _THRESHOLD = _Out.obj({"value": _Out.INT, "from": _Out.STR, "key": _Out.STR}, ("value", "from", "key"))
-    _NAMED = {"type": "array", "items": _Out.obj({"name": _Out.STR, "count": _Out.INT}, ("name", "count"))}
-    _PREF_VALUE = _Out.obj({"pattern": _Out.STR, "value": _Out.STR, "project": _Out.STR, "confidence": _Out.INT, "level": _Out.STR,
-                        "last_seen": _Out.STR, "winner": _Out.BOOL}, ("pattern", "value", "project", "winner"))
+    _THRESHOLD = _Out.obj({"value": _Out.INT, "from": _Out.STR, "key": _Out.STR},
+                          ("value", "from", "key"))
+    _NAMED = {"type": "array",
+              "items": _Out.obj({"name": _Out.STR, "count": _Out.INT}, ("name", "count"))}
+    _PREF_VALUE = _Out.obj({"pattern": _Out.STR, "value": _Out.STR, "project": _Out.STR,
+                            "confidence": _Out.INT, "level": _Out.STR, "last_seen": _Out.STR,
+                            "winner": _Out.BOOL}, ("pattern", "value", "project", "winner"))
     _EXPLAIN = _Out.obj({
-        **_Out.RECORD["properties"], "scope": _Out.STR, "decayed_at": _Out.STR, "level_due": _Out.STR, "suggested": _Out.BOOL, "quiet": _Out.INT,
-        "why": _Out.STR,
-        "thresholds": _Out.obj({"mature": _THRESHOLD, "rule": _THRESHOLD, "universal_projects": _THRESHOLD},
-                           ("mature", "rule", "universal_projects")),
-        "next_promotion": _Out.obj({"level": _Out.STR, "observations_needed": _Out.INT, "projects_needed": _Out.INT}),
-        "next_decay": _Out.obj({"date": _Out.STR, "confidence_after": _Out.INT, "deletes": _Out.BOOL}),
+        **_Out.RECORD["properties"], "scope": _Out.STR, "decayed_at": _Out.STR,
+        "level_due": _Out.STR, "suggested": _Out.BOOL, "quiet": _Out.INT, "why": _Out.STR,
+        "thresholds": _Out.obj({"mature": _THRESHOLD, "rule": _THRESHOLD,
+                                "universal_projects": _THRESHOLD},
+                               ("mature", "rule", "universal_projects")),
+        "next_promotion": _Out.obj({"level": _Out.STR, "observations_needed": _Out.INT,
+                                    "projects_needed": _Out.INT}),
+        "next_decay": _Out.obj({"date": _Out.STR, "confidence_after": _Out.INT,
+                                "deletes": _Out.BOOL}),
         "observations": _Out.INT, "sources": _NAMED, "sessions": _NAMED, "session_count": _Out.INT,
-        "projects": {"type": "array", "items": _Out.obj({"project": _Out.STR, "confidence": _Out.INT, "level": _Out.STR})},
+        "projects": {"type": "array", "items": _Out.obj(
+            {"project": _Out.STR, "confidence": _Out.INT, "level": _Out.STR})},
         "aliases": {"type": "array", "items": _Out.STR},
         "preference": _Out.obj({"key": _Out.STR, "superseded": _Out.BOOL, "superseded_by": _Out.STR,
-                            "values": {"type": "array", "items": _PREF_VALUE}}, ("key", "superseded", "values")),
-        "feedback": _Out.obj({"good": _Out.INT, "bad": _Out.INT, "recent": {"type": "array", "items": _Out.obj(
-            {"ts": _Out.STR, "verdict": _Out.STR, "note": _Out.STR})}}, ("good", "bad", "recent")),
+                                "values": {"type": "array", "items": _PREF_VALUE}},
+                               ("key", "superseded", "values")),
+        "feedback": _Out.obj({"good": _Out.INT, "bad": _Out.INT, "recent": {
+            "type": "array", "items": _Out.obj({"ts": _Out.STR, "verdict": _Out.STR,
+                                                "note": _Out.STR})}}, ("good", "bad", "recent")),
         "surfaced": _Out.INT, "stale": _Out.STR},
-        _Out.RECORD["required"] + ["level_due", "suggested", "quiet", "why", "thresholds", "observations",
-                               "sources", "sessions", "projects", "aliases", "feedback", "surfaced"])
+        _Out.RECORD["required"] + ["level_due", "suggested", "quiet", "why", "thresholds",
+                                   "observations", "sources", "sessions", "projects", "aliases",
+                                   "feedback", "surfaced"])
     _HISTORY = _Out.obj({
-        "pattern": _Out.STR, "project": _Out.STR, "scope": _Out.STR, "exists": _Out.BOOL, "confidence": _Out.INT, "level": _Out.STR,
-        "baseline": _Out.INT, "count": _Out.INT, "root": _Out.STR,
+        "pattern": _Out.STR, "project": _Out.STR, "scope": _Out.STR, "exists": _Out.BOOL,
+        "confidence": _Out.INT, "level": _Out.STR, "baseline": _Out.INT, "count": _Out.INT,
+        "root": _Out.STR,
         "events": {"type": "array", "items": _Out.obj({
-            "ts": _Out.STR, "kind": _Out.STR, "delta": _Out.INT, "confidence": _Out.INT, "session": _Out.STR, "source": _Out.STR,
-            "detail": _Out.STR}, ("ts", "kind", "delta", "confidence"))}},
+            "ts": _Out.STR, "kind": _Out.STR, "delta": _Out.INT, "confidence": _Out.INT,
+            "session": _Out.STR, "source": _Out.STR, "detail": _Out.STR},
+            ("ts", "kind", "delta", "confidence"))}},
         ("pattern", "project", "exists", "confidence", "baseline", "count", "events"))
-    _TREND = _Out.obj({"pattern": _Out.STR, "recent": _Out.INT, "before": _Out.INT, "per_day": {"type": "number"},
-                   "before_per_day": {"type": "number"}, "change": {"type": "number"}},
-                  ("pattern", "recent", "before", "per_day", "before_per_day", "change"))
-    _EFFECT_COUNTS = {"surfaced": _Out.INT, "reinforced": _Out.INT, "missed": _Out.INT, "pending": _Out.INT,
-                      "rate": {"type": "number"}}
+    _TREND = _Out.obj({"pattern": _Out.STR, "recent": _Out.INT, "before": _Out.INT,
+                       "per_day": {"type": "number"}, "before_per_day": {"type": "number"},
+                       "change": {"type": "number"}},
+                      ("pattern", "recent", "before", "per_day", "before_per_day", "change"))
+    _EFFECT_COUNTS = {"surfaced": _Out.INT, "reinforced": _Out.INT, "missed": _Out.INT,
+                      "pending": _Out.INT, "rate": {"type": "number"}}
     _EFFECT = _Out.obj({
         "days": _Out.INT, **_EFFECT_COUNTS,
         "patterns": {"type": "array", "items": _Out.obj({"pattern": _Out.STR, **_EFFECT_COUNTS},
@@ -8001,12 +8015,14 @@ class _Insight(_Patterns):
         "hints": _Out.obj({"overall": {"type": "object"}, "items": {"type": "array", "items": {
             "type": "object"}}}, ("overall", "items"))},
         ("days", "surfaced", "reinforced", "missed", "pending", "patterns"))
-    _FEEDBACK = _Out.obj({**_Out.RECORD["properties"], "scope": _Out.STR, "verdict": _Out.STR, "delta": _Out.INT, "quiet": _Out.INT, "note": _Out.STR},
-                     _Out.RECORD["required"] + ["verdict", "delta", "quiet"])
+    _FEEDBACK = _Out.obj({**_Out.RECORD["properties"], "scope": _Out.STR, "verdict": _Out.STR,
+                          "delta": _Out.INT, "quiet": _Out.INT, "note": _Out.STR},
+                         _Out.RECORD["required"] + ["verdict", "delta", "quiet"])
     _CONFLICT = _Out.obj({"key": _Out.STR, "project": _Out.STR, "winner": _Out.STR,
-                      "values": {"type": "array", "items": _PREF_VALUE}}, ("key", "project", "winner", "values"))
-    _LEVEL_MOVE = _Out.obj({"ts": _Out.STR, "pattern": _Out.STR, "project": _Out.STR, "change": _Out.STR},
-                       ("pattern", "project", "change"))
+                          "values": {"type": "array", "items": _PREF_VALUE}},
+                         ("key", "project", "winner", "values"))
+    _LEVEL_MOVE = _Out.obj({"ts": _Out.STR, "pattern": _Out.STR, "project": _Out.STR,
+                            "change": _Out.STR}, ("pattern", "project", "change"))
     _SUMMARY = _Out.obj({
         "since": _Out.STR, "until": _Out.STR, "consolidate": OPERATIONS["consolidate"].output,
         "activity": {"type": "object"}, "new_count": _Out.INT,
@@ -8014,7 +8030,8 @@ class _Insight(_Patterns):
         "promotions": {"type": "array", "items": _LEVEL_MOVE},
         "demotions": {"type": "array", "items": _LEVEL_MOVE},
         "decays": {"type": "array", "items": _LEVEL_MOVE}, "decay_count": _Out.INT,
-        "suggestions": {"type": "array", "items": _Out.RECORD}, "stats": OPERATIONS["stats"].output},
+        "suggestions": {"type": "array", "items": _Out.RECORD},
+        "stats": OPERATIONS["stats"].output},
         ("since", "until", "consolidate", "activity", "new_count", "new_patterns", "promotions",
          "demotions", "decays", "suggestions", "stats"))
 
@@ -8025,7 +8042,8 @@ class _Insight(_Patterns):
         def th(name):
             x = t[name]
             return f"{x['value']} ({x['from']}{'' if x['from'] == 'default' else ': ' + x['key']})"
-        out = [f"{e['pattern']} ({_Core._where(e)}): conf={e['confidence']} [{e['level']}] {e['category']}",
+        out = [f"{e['pattern']} ({_Core._where(e)}): conf={e['confidence']} [{e['level']}]"
+               f" {e['category']}",
                f"  why: {e['why']}",
                f"  thresholds: mature {th('mature')}, rule {th('rule')}, universal projects "
                f"{th('universal_projects')}",
@@ -8033,29 +8051,35 @@ class _Insight(_Patterns):
                + (f", last decay {e['decayed_at'][:19]}" if e.get("decayed_at") else "")]
         n = e.get("next_promotion")
         if n:
-            out.append(f"  next promotion: {n['level']} after {n['observations_needed']} more observation(s)"
-                       if n["level"] != "universal" else
-                       f"  next promotion: universal once a rule in {n['projects_needed']} more project(s)")
+            out.append(f"  next promotion: {n['level']} after {n['observations_needed']} more"
+                       " observation(s)" if n["level"] != "universal" else
+                       f"  next promotion: universal once a rule in {n['projects_needed']}"
+                       " more project(s)")
         d = e.get("next_decay")
         if d:
-            out.append(f"  next decay: {d['date'][:10]} if not observed (to conf={d['confidence_after']}"
-                       f"{', deleted' if d['deletes'] else ''})")
+            out.append(f"  next decay: {d['date'][:10]} if not observed"
+                       f" (to conf={d['confidence_after']}{', deleted' if d['deletes'] else ''})")
         out.append(f"  suggested: {'yes' if e['suggested'] else 'no'}"
-                   + (f" (quiet for {e['quiet']} more observation(s) after bad feedback)" if e["quiet"] else ""))
+                   + (f" (quiet for {e['quiet']} more observation(s) after bad feedback)"
+                      if e["quiet"] else ""))
         out.append(f"  observations: {e['observations']}"
                    + (f" in {e['session_count']} session(s)" if e["session_count"] else ""))
         for label, key in (("sources", "sources"), ("sessions", "sessions")):
             if e[key]:
-                out.append(f"  {label}: " + ", ".join(f"{x['name']} ({x['count']})" for x in e[key]))
-        if len(e["projects"]) > 1 or (e["projects"] and e["projects"][0]["project"] != e["project"]):
-            out.append("  projects: " + ", ".join(f"{p['project'] or 'global'} conf={p['confidence']} [{p['level']}]"
-                                                  for p in e["projects"]))
+                out.append(f"  {label}: "
+                           + ", ".join(f"{x['name']} ({x['count']})" for x in e[key]))
+        if len(e["projects"]) > 1 or (e["projects"]
+                                      and e["projects"][0]["project"] != e["project"]):
+            out.append("  projects: " + ", ".join(
+                f"{p['project'] or 'global'} conf={p['confidence']} [{p['level']}]"
+                for p in e["projects"]))
         if e["aliases"]:
             out.append("  aliases: " + ", ".join(e["aliases"]))
         p = e.get("preference")
         if p and len(p["values"]) > 1:
-            out.append(f"  preference {p['key']}: " + (f"superseded by {p['superseded_by']}" if p["superseded"]
-                                                      else "wins over the other values"))
+            out.append(f"  preference {p['key']}: "
+                       + (f"superseded by {p['superseded_by']}" if p["superseded"]
+                          else "wins over the other values"))
             out += [f"    {'*' if v['winner'] else ' '} {v['value']:<20} conf={v['confidence']:<3}"
                     f" [{v['level']}] last seen {v['last_seen'][:19]}" for v in p["values"]]
         f = e["feedback"]
@@ -8065,8 +8089,8 @@ class _Insight(_Patterns):
                     for x in f["recent"]]
         out.append(f"  surfaced: {e['surfaced']} time(s)")
         if e.get("stale"):
-            out.append(f"  may be stale: {e['stale']} since it was anchored (observe it again or give"
-                       " good feedback to re-anchor it)")
+            out.append(f"  may be stale: {e['stale']} since it was anchored (observe it again or"
+                       " give good feedback to re-anchor it)")
         return "\n".join(out)
 
     @staticmethod
@@ -8075,9 +8099,11 @@ class _Insight(_Patterns):
                 + (f"conf={h['confidence']} [{h['level']}]" if h["exists"] else "no longer stored"))
         out = [head]
         if h["count"] > len(h["events"]):
-            out.append(f"  ... {h['count'] - len(h['events'])} earlier event(s); confidence then {h['baseline']}")
+            out.append(f"  ... {h['count'] - len(h['events'])} earlier event(s); confidence then"
+                       f" {h['baseline']}")
         out += [f"  {x['ts'][:19]}  {x['kind']:<8} {x['delta']:+d}  -> {x['confidence']:<4}"
-                + (f" {x['detail']}" if x["detail"] else "") + (f" [{x['source']}]" if x["source"] else "")
+                + (f" {x['detail']}" if x["detail"] else "")
+                + (f" [{x['source']}]" if x["source"] else "")
                 for x in h["events"]]
         out.append(f"{h['count']} event{'' if h['count'] == 1 else 's'}")
         return "\n".join(out)
@@ -8097,12 +8123,13 @@ class _Insight(_Patterns):
 
     @staticmethod
     def _render_effectiveness(e):
-        out = [f"Suggestions surfaced: {e['surfaced']}  reinforced within {e['days']} days: {e['reinforced']}"
-               f"  missed: {e['missed']}  pending: {e['pending']}  rate: {_Insight._rate(e)}"]
+        out = [f"Suggestions surfaced: {e['surfaced']}  reinforced within {e['days']} days:"
+               f" {e['reinforced']}  missed: {e['missed']}  pending: {e['pending']}"
+               f"  rate: {_Insight._rate(e)}"]
         if e["patterns"]:
             w = max(22, max(len(p["pattern"]) for p in e["patterns"]))
-            out += [f"  {p['pattern']:<{w}} {p['reinforced']}/{p['surfaced']} reinforced, {p['pending']} pending,"
-                    f" rate {_Insight._rate(p)}" for p in e["patterns"]]
+            out += [f"  {p['pattern']:<{w}} {p['reinforced']}/{p['surfaced']} reinforced,"
+                    f" {p['pending']} pending, rate {_Insight._rate(p)}" for p in e["patterns"]]
         for r in [dict(e["hints"]["overall"], pattern="Hints and briefing items", kind="all")] + \
                 e["hints"]["items"]:
             lo, hi = r.get("interval", (0, 0))
@@ -8125,9 +8152,9 @@ class _Insight(_Patterns):
         out = []
         for c in rows:
             out.append(f"{c['key']} ({_Insight._scope(c['project'])}): {c['winner']} wins")
-            out += [f"  {'*' if v['winner'] else ' '} {v['pattern']:<30} conf={v['confidence']:<3} [{v['level']}]"
-                    f" last seen {v['last_seen'][:19]}" + ("" if v["winner"] else "  superseded")
-                    for v in c["values"]]
+            out += [f"  {'*' if v['winner'] else ' '} {v['pattern']:<30} conf={v['confidence']:<3}"
+                    f" [{v['level']}] last seen {v['last_seen'][:19]}"
+                    + ("" if v["winner"] else "  superseded") for v in c["values"]]
         return "\n".join(out + [f"{len(rows)} conflict{'' if len(rows) == 1 else 's'}"])
 
     @staticmethod
@@ -8138,10 +8165,12 @@ class _Insight(_Patterns):
                f"  Suggestions shown: {act.get('surface', 0)}  Decays: {s['decay_count']}",
                f"New patterns: {s['new_count']}"]
         out += [f"  {_Out.render_record(r)}" for r in s["new_patterns"]]
-        for label, key in (("Promoted", "promotions"), ("Demoted", "demotions"), ("Decayed", "decays")):
+        for label, key in (("Promoted", "promotions"), ("Demoted", "demotions"),
+                           ("Decayed", "decays")):
             if s[key]:
                 out.append(f"{label}:")
-                out += [f"  {m['pattern']} ({_Insight._scope(m['project'])}) {m['change']}" for m in s[key]]
+                out += [f"  {m['pattern']} ({_Insight._scope(m['project'])}) {m['change']}"
+                        for m in s[key]]
         out.append("Top suggestions:")
         out += [f"  {_Out.render_record(r)}" for r in s["suggestions"]] or ["  (none)"]
         st = s["stats"]
@@ -8164,8 +8193,8 @@ class _Insight(_Patterns):
                         [(scope, f"{scope}.{row[scope]}.{which}") for scope in _THRESHOLD_SCOPES])
                  + [("store", which)] for name, which in names.items()}
         keys = [k for c in cands.values() for _, k in c]
-        stored = dict(self._read(f"SELECT key, value FROM settings WHERE key IN ({','.join('?' * len(keys))})",
-                                 keys))
+        stored = dict(self._read("SELECT key, value FROM settings WHERE key IN"
+                                 f" ({','.join('?' * len(keys))})", keys))
         out = {}
         for name, which in names.items():
             origin, key = next(((o, k) for o, k in cands[name] if k in stored), ("default", which))
@@ -8199,30 +8228,38 @@ class _Insight(_Patterns):
         title="Explain a pattern's level", read_only=True, idempotent=True,
         output=_EXPLAIN, render=_render_explain)
     def explain(self, pattern, project=None):
-        """Why a pattern is at its level: confidence, thresholds and their origin, contributors, links.
+        """Why a pattern is at its level: confidence, thresholds and their origin, contributors,
+        links.
 
         Also the next promotion and decay, aliases, preference conflicts
         (superseded values) and the feedback it received.
         """
         p, proj, scope = self._locate(pattern, project)
-        recs = [dict(_Core._record(cols), decayed_at=decayed_at, quiet=quiet) for *cols, decayed_at, quiet
-                in self._read(f"SELECT {_Core._COLS}, decayed_at, quiet FROM instincts WHERE pattern = ?", (p,))]
+        recs = [dict(_Core._record(cols), decayed_at=decayed_at, quiet=quiet)
+                for *cols, decayed_at, quiet in self._read(
+                    f"SELECT {_Core._COLS}, decayed_at, quiet FROM instincts WHERE pattern = ?",
+                    (p,))]
         e = next((r for r in recs if r["project"] == proj), None)
         if e is None:
-            raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
+            raise NotFoundError(f"no instinct {p!r}"
+                                + (f" in project {proj}" if proj else " (global)"))
         e["scope"], e["root"] = scope, self._roots([proj]).get(proj, "")
         conf, promoted = e["confidence"], e["promoted"]
         th = self._thresholds(p, e["category"])
         mature, rule, need = (th[k]["value"] for k in ("mature", "rule", "universal_projects"))
-        rules = {cat: self._thresholds(p, cat)["rule"]["value"] for cat in {r["category"] for r in recs}}
-        at_rule = {r["project"] for r in recs if r["project"] and r["confidence"] >= rules[r["category"]]}
+        rules = {cat: self._thresholds(p, cat)["rule"]["value"]
+                 for cat in {r["category"] for r in recs}}
+        at_rule = {r["project"] for r in recs
+                   if r["project"] and r["confidence"] >= rules[r["category"]]}
         due = _level_for(conf, mature, rule)
         if due == 2 and len(at_rule) >= need:
             due = 3
 
         def origin(name):
-            return "default" if th[name]["from"] == "default" else f"{th[name]['from']} setting {th[name]['key']}"
-        mat, rul = (f"mature threshold {mature} ({origin('mature')})", f"rule threshold {rule} ({origin('rule')})")
+            return ("default" if th[name]["from"] == "default"
+                    else f"{th[name]['from']} setting {th[name]['key']}")
+        mat, rul = (f"mature threshold {mature} ({origin('mature')})",
+                    f"rule threshold {rule} ({origin('rule')})")
         why = (f"confidence {conf} is below the {mat}" if due == 0 else
                f"confidence {conf} reaches the {mat} but not the {rul}" if due == 1 else
                f"confidence {conf} reaches the {rul}; a rule in {len(at_rule)} project(s), "
@@ -8241,8 +8278,8 @@ class _Insight(_Patterns):
             e["next_decay"] = {"date": _iso(last + 90 * 86400), "confidence_after": conf - 1,
                                "deletes": conf <= 1}
         where = " FROM events WHERE pattern = :p AND project = :proj AND pattern != ''"
-        obs = self._read("SELECT session, source, count(*)" + where + " AND " + _Core._SQL_OBSERVED +
-                         " GROUP BY session, source", {"p": p, "proj": proj})
+        obs = self._read("SELECT session, source, count(*)" + where + " AND " + _Core._SQL_OBSERVED
+                         + " GROUP BY session, source", {"p": p, "proj": proj})
         sessions, sources = {}, {}
         for s, src, n in obs:
             sessions[s] = sessions.get(s, 0) + n
@@ -8252,17 +8289,19 @@ class _Insight(_Patterns):
             return _Insight._named(sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))[:10])
         e.update(observations=sum(sessions.values()), sources=top(sources), sessions=top(sessions),
                  session_count=len([s for s in sessions if s]))
-        e["projects"] = [{"project": r["project"], "confidence": r["confidence"], "level": r["level"]}
+        e["projects"] = [{"project": r["project"], "confidence": r["confidence"],
+                          "level": r["level"]}
                          for r in sorted(recs, key=lambda r: (-r["confidence"], r["project"]))]
-        e["aliases"] = [a for a, in self._read("SELECT alias FROM aliases WHERE pattern = ? ORDER BY alias",
-                                               (p,))]
+        e["aliases"] = [a for a, in self._read("SELECT alias FROM aliases WHERE pattern = ?"
+                                               " ORDER BY alias", (p,))]
         superseded = False
         key = _Core._pref_key(p)
         if key:
             group = _Core._pref_groups(self._pref_rows({key})).get((key, proj), [])
             superseded = bool(group) and group[0][0] != p
             e["preference"] = {"key": key, "superseded": superseded,
-                               "values": [_Insight._pref_value(r, i == 0) for i, r in enumerate(group)]}
+                               "values": [_Insight._pref_value(r, i == 0)
+                                          for i, r in enumerate(group)]}
             if superseded:
                 e["preference"]["superseded_by"] = group[0][0]
         fb = self._read("SELECT ts, data" + where + " AND kind = 'feedback' ORDER BY id DESC",
@@ -8270,8 +8309,8 @@ class _Insight(_Patterns):
         verdicts = [(ts, _loads_meta(d)) for ts, d in fb]
         e["feedback"] = {"good": sum(v.get("verdict") == "good" for _, v in verdicts),
                          "bad": sum(v.get("verdict") == "bad" for _, v in verdicts),
-                         "recent": [{"ts": ts, "verdict": str(v.get("verdict", "")), "note": str(v.get("note", ""))}
-                                    for ts, v in verdicts[:5]]}
+                         "recent": [{"ts": ts, "verdict": str(v.get("verdict", "")),
+                                     "note": str(v.get("note", ""))} for ts, v in verdicts[:5]]}
         (e["surfaced"],), = self._read("SELECT count(*) FROM events WHERE kind = 'surface'"
                                        " AND instr(char(10) || data || char(10), ?)",
                                        (f"\n{p}\t{proj}\n",))
@@ -8284,11 +8323,13 @@ class _Insight(_Patterns):
     @operation(
         Param("pattern", str, "the pattern", required=True, positional=True),
         _Core._PROJECT_OF_ONE,
-        Param("limit", int, "show at most the latest this many events", default=100, minimum=1, maximum=MAX_LIMIT),
+        Param("limit", int, "show at most the latest this many events", default=100, minimum=1,
+              maximum=MAX_LIMIT),
         title="Confidence history of a pattern", read_only=True, idempotent=True,
         output=_HISTORY, render=_render_history)
     def history(self, pattern, project=None, limit=100):
-        """The confidence timeline of a pattern from the event log: observations, feedback, decays, merges.
+        """The confidence timeline of a pattern from the event log: observations, feedback, decays,
+        merges.
 
         Each entry carries the confidence after it. Promotions and demotions
         (by consolidate) appear with a delta of 0. A merge's delta is 0 here
@@ -8303,8 +8344,8 @@ class _Insight(_Patterns):
                               " AND project IN (?, '') ORDER BY project = '' LIMIT 1", (p, here))
             proj = seen[0][0] if seen else ""
             scope = "global" if proj == "" else "project"
-        cur = self._read("SELECT confidence, promoted FROM instincts WHERE pattern = ? AND project = ?",
-                         (p, proj))
+        cur = self._read("SELECT confidence, promoted FROM instincts WHERE pattern = ?"
+                         " AND project = ?", (p, proj))
         ev = self._read("SELECT ts, kind, delta, session, source, data FROM events"
                         " WHERE pattern = :p AND project = :proj AND pattern != '' ORDER BY id",
                         {"p": p, "proj": proj})
@@ -8322,8 +8363,8 @@ class _Insight(_Patterns):
             else:
                 detail = (f"merged {data}" if kind == "merge" else
                           _Insight._level_change(data) if kind in ("promote", "demote") else "")
-            out.append({"ts": ts, "kind": kind, "delta": d, "confidence": running, "session": session,
-                        "source": source, "detail": detail})
+            out.append({"ts": ts, "kind": kind, "delta": d, "confidence": running,
+                        "session": session, "source": source, "detail": detail})
             running -= d
         out.reverse()
         h = {"pattern": p, "project": proj, "scope": scope, "exists": bool(cur), "confidence": conf,
@@ -8340,7 +8381,8 @@ class _Insight(_Patterns):
         title="Trending patterns", read_only=True, idempotent=True,
         output=_TREND, list_key="trending", render=_render_trending)
     def trending(self, days=7, limit=20):
-        """Patterns ranked by how much their observations per day rose in a recent window (7 days by default) over the one before.
+        """Patterns ranked by how much their observations per day rose in a recent window (7 days
+        by default) over the one before.
 
         Counts observations of every project together.
         """
@@ -8358,13 +8400,15 @@ class _Insight(_Patterns):
         return out[:limit]
 
     @operation(
-        Param("days", int, "a suggestion counts as reinforced when observed within this many days after",
-              default=7, minimum=1, maximum=3650),
-        Param("limit", int, "at most this many patterns in the per-pattern list", default=20, minimum=1, maximum=MAX_LIMIT),
+        Param("days", int, "a suggestion counts as reinforced when observed within this many days"
+              " after", default=7, minimum=1, maximum=3650),
+        Param("limit", int, "at most this many patterns in the per-pattern list", default=20,
+              minimum=1, maximum=MAX_LIMIT),
         title="Effectiveness of suggestions", read_only=True, idempotent=True,
         output=_EFFECT, render=_render_effectiveness)
     def effectiveness(self, days=7, limit=20):
-        """Of the suggestions shown (suggest, session-start injection, resources), how many were followed.
+        """Of the suggestions shown (suggest, session-start injection, resources), how many were
+        followed.
 
         A showing is reinforced when the pattern is observed (or given good
         feedback) within `days` after it; missed when that window closed
@@ -8381,8 +8425,8 @@ class _Insight(_Patterns):
         for i in range(0, len(names), 500):
             chunk = names[i:i + 500]
             for p, ts in self._read(
-                    f"SELECT pattern, ts FROM events WHERE pattern IN ({','.join('?' * len(chunk))})"
-                    f" AND pattern != '' AND ({_Core._SQL_OBSERVED}"
+                    "SELECT pattern, ts FROM events WHERE pattern IN"
+                    f" ({','.join('?' * len(chunk))}) AND pattern != '' AND ({_Core._SQL_OBSERVED}"
                     " OR (kind = 'feedback' AND delta > 0))",
                     chunk):
                 hits.setdefault(p, []).append(ts)
@@ -8407,7 +8451,8 @@ class _Insight(_Patterns):
                 d["rate"] = round(d["reinforced"] / (d["reinforced"] + d["missed"]), 4)
         pats = sorted(({"pattern": p, **c} for p, c in per.items()),
                       key=lambda r: (-r["surfaced"], r["pattern"]))
-        return {"days": days, **total, "patterns": pats[:limit], "hints": _Hints.effect(self, limit)}
+        return {"days": days, **total, "patterns": pats[:limit],
+                "hints": _Hints.effect(self, limit)}
 
     @operation(
         Param("pattern", str, "the pattern the feedback is about", required=True, positional=True),
@@ -8418,7 +8463,8 @@ class _Insight(_Patterns):
         title="Give feedback on a pattern", output=_FEEDBACK, render=_render_feedback,
         learns=True)
     def feedback(self, pattern, verdict, note="", project=None):
-        """Confirm (good) or reject (bad) a learned pattern, e.g. a suggestion that helped or misled.
+        """Confirm (good) or reject (bad) a learned pattern, e.g. a suggestion that helped or
+        misled.
 
         good: +1 confidence, like an observation. bad: -1 (never below 1) and the
         pattern is not suggested again until observed `feedback_bad_quiet` more
@@ -8432,14 +8478,16 @@ class _Insight(_Patterns):
             p, proj, scope = self._locate(pattern, project, conn)
             rec = self._get_record(conn, p, proj)
             if rec is None:
-                raise NotFoundError(f"no instinct {p!r}" + (f" in project {proj}" if proj else " (global)"))
+                raise NotFoundError(f"no instinct {p!r}"
+                                    + (f" in project {proj}" if proj else " (global)"))
             delta = 1 if verdict == "good" else -1 if rec["confidence"] > 1 else 0
             self._reinforce(conn, p, proj, source="", session=self.session, ts=self._now(),
                             delta=delta, kind="feedback",
                             data=_dumps({"verdict": verdict, "note": note}))
             conn.execute("UPDATE instincts SET quiet = ? WHERE pattern = ? AND project = ?",
                          (quiet, p, proj))
-            root = conn.execute("SELECT root FROM projects WHERE fingerprint = ?", (proj,)).fetchone()
+            root = conn.execute("SELECT root FROM projects WHERE fingerprint = ?",
+                                (proj,)).fetchone()
             if verdict == "good" and root:          # confirmed: its files as they are now
                 _Anchors.reanchor(conn, root[0], {"pattern": p, "project": proj})
             rec = self._get_record(conn, p, proj)
@@ -8461,7 +8509,8 @@ class _Insight(_Patterns):
                 for (k, proj), g in sorted(groups.items()) if len(g) > 1]
 
     def _since(self, since):
-        """None / '' (24 hours ago), a number of hours ('24', '1.5h') or an ISO time -> epoch seconds."""
+        """None / '' (24 hours ago), a number of hours ('24', '1.5h') or an ISO time -> epoch
+        seconds."""
         if since is None or since == "":
             return self._clock() - 24 * 3600
         _check_text(since, "since")
@@ -8471,16 +8520,19 @@ class _Insight(_Patterns):
         except ValueError:
             t = _parse_iso(since)
             if t is None:
-                raise ValidationError(f"since must be an ISO time or a number of hours, not {since!r}") from None
+                raise ValidationError("since must be an ISO time or a number of hours,"
+                                      f" not {since!r}") from None
             return t
         if not 0 <= hours <= 24 * 366 * 100:
             raise ValidationError("since (hours) must be between 0 and 876,000")
         return self._clock() - hours * 3600
 
     @operation(
-        Param("since", str, "start of the period: an ISO time or a number of hours ago (default: 24)"),
+        Param("since", str, "start of the period: an ISO time or a number of hours ago"
+              " (default: 24)"),
         Param("project", str, "project for the top suggestions (default: the working directory's)"),
-        Param("limit", int, "at most this many entries per list", default=10, minimum=1, maximum=MAX_LIMIT),
+        Param("limit", int, "at most this many entries per list", default=10, minimum=1,
+              maximum=MAX_LIMIT),
         title="Summarise a session", output=_SUMMARY, render=_render_summary)
     def session_summary(self, since=None, project=None, limit=10):
         """What changed since a time (new patterns, promotions, decays), top suggestions and stats.
@@ -8496,19 +8548,20 @@ class _Insight(_Patterns):
         new = self._read(f"SELECT {_Core._COLS} FROM instincts WHERE first_seen >= ?"
                          " ORDER BY first_seen DESC, pattern LIMIT ?", (start, limit))
         activity = {k: n for k, n in self._read(
-            "SELECT kind, count(*) FROM events WHERE id >= ? AND ts >= ? GROUP BY kind ORDER BY kind",
-            (first, start))}
+            "SELECT kind, count(*) FROM events WHERE id >= ? AND ts >= ? GROUP BY kind"
+            " ORDER BY kind", (first, start))}
         moves = {"promote": [], "demote": [], "decay": []}
         for kind in moves:
             for ts, p, pr, data in self._read(
-                    "SELECT ts, pattern, project, data FROM events WHERE id >= ? AND kind = ? AND ts >= ?"
-                    " ORDER BY id DESC LIMIT ?", (first, kind, start, limit)):
+                    "SELECT ts, pattern, project, data FROM events WHERE id >= ? AND kind = ?"
+                    " AND ts >= ? ORDER BY id DESC LIMIT ?", (first, kind, start, limit)):
                 moves[kind].append({"ts": ts, "pattern": p, "project": pr,
-                                    "change": "-1" if kind == "decay" else _Insight._level_change(data)})
+                                    "change": "-1" if kind == "decay" else
+                                              _Insight._level_change(data)})
         return {"since": start, "until": self._now(), "consolidate": counts, "activity": activity,
                 "new_count": new_count, "new_patterns": [_Core._record(r) for r in new],
-                "promotions": moves["promote"], "demotions": moves["demote"], "decays": moves["decay"],
-                "decay_count": activity.get("decay", 0),
+                "promotions": moves["promote"], "demotions": moves["demote"],
+                "decays": moves["decay"], "decay_count": activity.get("decay", 0),
                 "suggestions": self.suggest(project=proj, limit=limit), "stats": self.stats()}
 
 
@@ -8536,23 +8589,27 @@ sys.modules[_store_module.__name__] = _store_module
 # 24. CLI
 # =============================================================================
 class _CLI:
-    """The command line: argparse built from the operation table, the fast path for hooks, one-line usage errors."""
+    """The command line: argparse built from the operation table, the fast path for hooks, one-line
+    usage errors."""
 
     # Commands that are not store operations: name -> (help, [(args, kwargs)]).
     EXTRAS = {
         "serve": ("run the MCP stdio server (newline-delimited JSON-RPC 2.0)", []),
         "hook": ("record an agent hook event read as JSON on stdin (always exits 0)",
-                 [(("event",), {"help": "session-start, user-prompt-submit, pre-tool-use, post-tool-use, "
-                                        "post-tool-use-failure, stop or session-end"})]),
+                 [(("event",), {"help": "session-start, user-prompt-submit, pre-tool-use, "
+                                        "post-tool-use, post-tool-use-failure, stop or "
+                                        "session-end"})]),
         "setup": ("print (or --write) the MCP server and hook config for an agent",
                   [(("client",), {"choices": _Setup.CLIENTS}),
-                   (("--write",), {"action": "store_true", "help": "merge into the config files (a .bak is kept)"}),
+                   (("--write",), {"action": "store_true",
+                                   "help": "merge into the config files (a .bak is kept)"}),
                    (("--scope",), {"choices": ("user", "project"), "default": "user",
                                    "help": "user-wide config or this project's (default: user)"}),
                    (("--all-tools",), {"action": "store_true",
                                        "help": "list every tool, not only the lean session set"}),
                    (("--remove",), {"action": "store_true",
-                                    "help": "take out what setup wrote, only that (keeps a backup)"})]),
+                                    "help": "take out what setup wrote, only that"
+                                            " (keeps a backup)"})]),
     }
 
     def json_object_arg(text):
@@ -8625,7 +8682,7 @@ class _CLI:
             elif a.startswith("-"):
                 name, eq, value = a.partition("=")
                 p = flags.get(name)
-                if p is not None and p.type is bool and not eq:     # a store_true flag takes no value
+                if p is not None and p.type is bool and not eq:  # a store_true flag takes no value
                     kwargs[p.name] = True
                     continue
                 if p is None or p.type is bool or (not eq and i >= len(argv)):
@@ -8698,7 +8755,8 @@ class _CLI:
         if extra:
             op = getattr(args, "_op", None)
             flags = ([p.flag for p in op.params if not p.positional] if op else
-                     [a[0] for a, _ in _CLI.EXTRAS.get(args.command, ("", ()))[1] if a[0][:1] == "-"])
+                     [a[0] for a, _ in _CLI.EXTRAS.get(args.command, ("", ()))[1]
+                      if a[0][:1] == "-"])
             return _CLI.usage_error(f"unrecognized arguments: {' '.join(extra)}",
                                 extra[0].partition("=")[0], flags + ["--db", "--json"],
                                 f"(see instinct {args.command or ''} --help)")
@@ -8709,8 +8767,9 @@ class _CLI:
             if args.command == "serve":
                 return serve(InstinctStore(getattr(args, "db", None)))
             if args.command == "hook":
-                return _Capture.run_hook([args.event] + (["--db", args.db] if getattr(args, "db", None) else []),
-                                 close=close)
+                return _Capture.run_hook([args.event]
+                                         + (["--db", args.db] if getattr(args, "db", None) else []),
+                                         close=close)
             if args.command == "setup":
                 return _CLI.setup_cli(args)
             op = args._op
@@ -8721,7 +8780,8 @@ class _CLI:
         except InstinctError as e:
             sys.stderr.write(f"instinct: error: {e}\n")
             return e.exit_code
-        return _CLI.run_op(op, kwargs, getattr(args, "db", None), getattr(args, "json", False), close)
+        return _CLI.run_op(op, kwargs, getattr(args, "db", None), getattr(args, "json", False),
+                           close)
 
     def usage_error(message, word, names, otherwise):
         """Print the one line of a usage error, with the closest name to `word`; returns 2."""
@@ -8732,7 +8792,8 @@ class _CLI:
         return 2
 
     def setup_cli(args):
-        """`instinct setup CLIENT [--write | --remove]`: the entries (or what was done) on stdout."""
+        """`instinct setup CLIENT [--write | --remove]`: the entries (or what was done) on
+        stdout."""
         as_json = getattr(args, "json", False)
         db = getattr(args, "db", None) or os.environ.get("INSTINCT_DB")
         results = setup(args.client, write=args.write, scope=args.scope, all_tools=args.all_tools,
@@ -8742,8 +8803,8 @@ class _CLI:
         for r in [] if as_json else results:
             kept = f" (previous version in {r['backup']})" if r["backup"] else ""
             if args.remove:
-                done = ("deleted" if r["content"] is None else "took instinct out of" if r["changed"]
-                        else "nothing of instinct's in")
+                done = ("deleted" if r["content"] is None else
+                        "took instinct out of" if r["changed"] else "nothing of instinct's in")
                 sys.stdout.write(f"{done} {r['path']}{kept}\n")
             elif args.write:
                 sys.stdout.write(f"{'wrote' if r['changed'] else 'unchanged'} {r['path']}{kept}\n")
@@ -8796,7 +8857,8 @@ class _CLI:
 
 
 def build_parser(argv=None):
-    """The argparse parser; with argv, only the subcommand argv names is fully built (fast start)."""
+    """The argparse parser; with argv, only the subcommand argv names is fully built (fast
+    start)."""
     import argparse
     Parser = _CLI.parser_class()
     common = Parser(add_help=False)
@@ -8811,14 +8873,16 @@ def build_parser(argv=None):
                     "consolidate them into habits, suggest them back.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     names = {op.cli: op for op in OPERATIONS.values()}
-    wanted = next((a for a in _CLI.take_db(list(argv or []))[1] if a in names or a in _CLI.EXTRAS), None)
+    wanted = next((a for a in _CLI.take_db(list(argv or []))[1]
+                   if a in names or a in _CLI.EXTRAS), None)
     for cli, op in names.items():
         if wanted and cli != wanted:
             continue
         sp = sub.add_parser(cli, parents=[common], help=op.summary,
                             description=(op.summary + " " + (op.description or "")).strip())
         for p in op.params:
-            kw = {"help": p.help + (f" (default: {p.default})" if p.default not in (None, "", False) else "")}
+            kw = {"help": p.help + (f" (default: {p.default})"
+                                    if p.default not in (None, "", False) else "")}
             if p.choices:
                 kw["choices"] = p.choices
             elif p.type is not bool:
@@ -8929,7 +8993,8 @@ class _Server:
             for m in msg:
                 if isinstance(m, dict) and m.get("method") == "initialize":
                     replies.append(self._error(m.get("id") if _MCP.valid_id(m.get("id")) else None,
-                                               _MCP.INVALID_REQUEST, "initialize must not be batched"))
+                                               _MCP.INVALID_REQUEST,
+                                               "initialize must not be batched"))
                     continue
                 r = self.handle_message(m)
                 if r is not None:
@@ -8948,11 +9013,13 @@ class _Server:
 
     def handle_message(self, msg):
         if not isinstance(msg, dict):
-            return self._error(None, _MCP.INVALID_REQUEST, "Invalid Request: expected a JSON object")
+            return self._error(None, _MCP.INVALID_REQUEST,
+                               "Invalid Request: expected a JSON object")
         has_id = "id" in msg
         mid = msg.get("id")
         if has_id and not _MCP.valid_id(mid):
-            return self._error(None, _MCP.INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
+            return self._error(None, _MCP.INVALID_REQUEST,
+                               "Invalid Request: id must be a string or an integer")
         method = msg.get("method")
         if msg.get("jsonrpc") != "2.0":
             return self._error(mid if has_id else None, _MCP.INVALID_REQUEST,
@@ -8993,8 +9060,8 @@ class _Server:
             if _MCP.CAPS in meta or _MCP.INFO in meta or _MCP.LOG in meta:
                 raise _RpcError(_MCP.INVALID_PARAMS, f"Invalid params: _meta lacks {_MCP.VERSION}")
         if method == "server/discover":        # exists only in the modern era
-            raise _RpcError(_MCP.INVALID_PARAMS, f"Invalid params: server/discover needs _meta with "
-                            f"{_MCP.VERSION} and {_MCP.CAPS}")
+            raise _RpcError(_MCP.INVALID_PARAMS, "Invalid params: server/discover needs _meta"
+                            f" with {_MCP.VERSION} and {_MCP.CAPS}")
         if method == "ping":
             return {}
         if self.version is None:
@@ -9032,8 +9099,8 @@ class _Server:
         return result
 
     def discover(self, params):
-        return {"supportedVersions": list(_MCP.MODERN_VERSIONS), "capabilities": _MCP.capabilities(),
-                "instructions": _MCP.INSTRUCTIONS}
+        return {"supportedVersions": list(_MCP.MODERN_VERSIONS),
+                "capabilities": _MCP.capabilities(), "instructions": _MCP.INSTRUCTIONS}
 
     def _at_least(self, version):
         return self.version >= version     # ISO dates compare as strings
@@ -9094,7 +9161,8 @@ class _Server:
             if isinstance(structured, list) and key:
                 structured = {key: structured, "count": len(structured)}
             else:
-                structured = {"text": structured if isinstance(structured, str) else _dumps(structured)}
+                structured = {"text": structured if isinstance(structured, str)
+                              else _dumps(structured)}
         if note:
             structured["note"] = note
         if more:
@@ -9103,7 +9171,8 @@ class _Server:
                                   "cursor=nextCursor for the next page.")
         text = _dumps(structured)
         if len(text) * 13 + 200 > _MCP.max_reply():     # could a reply outgrow the budget?
-            text, structured = _MCP.fit_reply(op, structured, text, page if more is not None else None)
+            text, structured = _MCP.fit_reply(op, structured, text,
+                                              page if more is not None else None)
             if text is None:
                 return {"content": [{"type": "text", "text": structured}], "isError": True}
         if not self._at_least("2025-06-18"):       # structuredContent exists from 2025-06-18
@@ -9127,7 +9196,8 @@ class _Server:
     def resources_read(self, params):
         uri = params.get("uri")
         if not isinstance(uri, str):
-            raise _RpcError(_MCP.INVALID_PARAMS, "Invalid params: resources/read needs a string 'uri'")
+            raise _RpcError(_MCP.INVALID_PARAMS,
+                            "Invalid params: resources/read needs a string 'uri'")
         s = self.store
         try:
             if uri == "instinct://suggestions":
@@ -9141,7 +9211,8 @@ class _Server:
                 data = s.stats()
                 md = "```\n" + _Out.render_stats(data) + "\n```\n"
             else:                              # the stateless revision made it -32602
-                code = _MCP.INVALID_PARAMS if self.version in _MCP.MODERN_VERSIONS else _MCP.RESOURCE_NOT_FOUND
+                code = (_MCP.INVALID_PARAMS if self.version in _MCP.MODERN_VERSIONS
+                        else _MCP.RESOURCE_NOT_FOUND)
                 raise _RpcError(code, f"Resource not found: {uri}", {"uri": uri})
         except InstinctError as e:
             raise _RpcError(_MCP.INTERNAL_ERROR, f"could not read {uri}: {e}") from None
@@ -9241,7 +9312,8 @@ class _Input:
 
 
 class _MCP:
-    """The MCP stdio protocol: versions, error codes, size limits, the tools, resources and prompt offered, and the envelope checks."""
+    """The MCP stdio protocol: versions, error codes, size limits, the tools, resources and prompt
+    offered, and the envelope checks."""
 
     PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")   # newest first
     # The stateless revision: no initialize; version and capabilities ride in every request's
@@ -9255,7 +9327,7 @@ class _MCP:
     LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
     UNSUPPORTED_VERSION = -32022
     MAX_LINE = 16 * 1024 * 1024
-    MAX_REPLY = 1024 * 1024                      # bytes per tool reply line (INSTINCT_MCP_MAX_REPLY)
+    MAX_REPLY = 1024 * 1024  # bytes per tool reply line (INSTINCT_MCP_MAX_REPLY)
     PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND = -32700, -32600, -32601
     INVALID_PARAMS, INTERNAL_ERROR, RESOURCE_NOT_FOUND = -32602, -32603, -32002
     INSTRUCTIONS = (
@@ -9269,7 +9341,8 @@ class _MCP:
         "`search_instincts`). Confidence 5 makes a pattern mature, 10 a rule. Call `feedback` when "
         "a suggestion helped or misled. For knowledge rather than habits "
         "(\"this repo uses Vitest\", a decision and why), call `memory_recall` with a few words "
-        "before answering, and `memory_store` when you learn a durable fact, with why and how to apply it.")
+        "before answering, and `memory_store` when you learn a durable fact, with why and how to "
+        "apply it.")
     # The tools listed by default: what an agent needs in a session. Every tool stays callable;
     # INSTINCT_MCP_TOOLS=all lists all of them (housekeeping, export, backup, insight...).
     LEAN_TOOLS = ("suggest", "observe", "consolidate", "decay", "search_instincts", "feedback",
@@ -9278,9 +9351,10 @@ class _MCP:
     TOOL_HELP = {
         "suggest": "The user's learned habits and rules for this project, strongest first. Call it "
                    "at the start of every task and follow what it returns.",
-        "observe": "Record one more occurrence of a habit: seq: a tool/action sequence, pref: a user "
-                   "preference, fix: a recurring fix, combo: tools used together. Call it whenever "
-                   "you notice a recurring pattern, reusing the exact spelling of known ones.",
+        "observe": "Record one more occurrence of a habit: seq: a tool/action sequence, pref: a "
+                   "user preference, fix: a recurring fix, combo: tools used together. Call it "
+                   "whenever you notice a recurring pattern, reusing the exact spelling of known "
+                   "ones.",
         "consolidate": "Promote patterns that reached their thresholds (5 mature, 10 rule) and "
                        "demote weakened ones. Call it after a batch of observe calls.",
         "decay": "Let patterns unseen for a while lose confidence; the weakest disappear. Call it "
@@ -9296,8 +9370,8 @@ class _MCP:
                         "project fact, a reference, or an episode) with why and how to apply it. "
                         "Call it when you learn something worth knowing next session; the same "
                         "knowledge stored again is reinforced.",
-        "memory_forget": "Archive a memory by id so it is no longer recalled. Call it when the user "
-                         "says a stored memory is wrong or should be dropped.",
+        "memory_forget": "Archive a memory by id so it is no longer recalled. Call it when the "
+                         "user says a stored memory is wrong or should be dropped.",
     }
 
     def all_tools_listed():
@@ -9313,7 +9387,8 @@ class _MCP:
     PROMPT = {"name": "session_briefing", "title": "Session briefing",
                "description": "Learned habits and rules to keep in mind for this session",
                "arguments": [{"name": "project", "required": False,
-                              "description": "project path or fingerprint (default: the server's)"}]}
+                              "description": "project path or fingerprint"
+                                             " (default: the server's)"}]}
 
     def reply_line(reply):
         """A reply object (or batch list) -> its protocol line: compact, pure-ASCII JSON (other
@@ -9356,7 +9431,8 @@ class _MCP:
             raise _RpcError(_MCP.INVALID_PARAMS, f"Invalid params: _meta {key} must be {what}")
         caps = meta.get(_MCP.CAPS)
         if _MCP.CAPS not in meta:
-            raise _RpcError(_MCP.INVALID_PARAMS, f"Invalid params: _meta lacks {_MCP.CAPS} (an object)")
+            raise _RpcError(_MCP.INVALID_PARAMS,
+                            f"Invalid params: _meta lacks {_MCP.CAPS} (an object)")
         asked = meta[_MCP.VERSION]
         if not isinstance(asked, str):
             bad(_MCP.VERSION, "a string")
@@ -9415,7 +9491,7 @@ class _MCP:
         budget = _MCP.max_reply()
         while _MCP.reply_size(text, structured) > budget:
             holder, key, longest = None, None, 0
-            for k, v in structured.items():          # the longest list, at the top or one level down
+            for k, v in structured.items():  # the longest list, at the top or one level down
                 for h, kk, vv in [(structured, k, v)] + ([(v, k2, v2) for k2, v2 in v.items()]
                                                          if isinstance(v, dict) else []):
                     if isinstance(vv, list) and len(vv) > longest:
@@ -9429,11 +9505,13 @@ class _MCP:
             if holder is structured and key == op.list_key and offset is not None:
                 structured["count"] = keep
                 structured["nextCursor"] = Operation._cursor_token(offset + keep)
-                structured["note"] = (f"Cut to {keep} results to stay under {budget} bytes: call again "
-                                      "with the same arguments and cursor=nextCursor for the rest.")
+                structured["note"] = (f"Cut to {keep} results to stay under {budget} bytes: "
+                                      "call again with the same arguments and cursor=nextCursor "
+                                      "for the rest.")
             else:
                 structured["note"] = (f"Cut '{key}' to its first {keep} entries to stay under "
-                                      f"{budget} bytes; ask for less (a smaller limit) to see it whole.")
+                                      f"{budget} bytes; ask for less (a smaller limit) to see it "
+                                      "whole.")
             text = _dumps(structured)
         return text, structured
 
@@ -9455,10 +9533,12 @@ def serve(store=None, stdin=None, stdout=None):
     if store is None:
         store = InstinctStore()
     if store.cwd is None:
-        store.cwd = os.environ.get("INSTINCT_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR") or None
+        store.cwd = (os.environ.get("INSTINCT_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR")
+                     or None)
     if stdout is None:
         sys.stdout.flush()
-        out = os.fdopen(os.dup(1), "wb")  # buffered: retries partial pipe writes; flushed per message
+        # buffered: retries partial pipe writes; flushed per message
+        out = os.fdopen(os.dup(1), "wb")
         os.dup2(2, 1)
         sys.stdout = sys.stderr
     else:
