@@ -2253,7 +2253,7 @@ class _Patterns(_Core):
         mcp="get_instinct", title="Get one instinct", read_only=True, idempotent=True,
         output=_Core._RECORD_AT, render=lambda r: f"{_Out.render_record(r)}  ({_Core._where(r)})")
     def get(self, pattern, project=None):
-        """Return one pattern's record (confidence, level, first/last seen...) and where it was found."""
+        """One pattern's record (confidence, level, first/last seen...) and where it was found."""
         p, proj, scope = self._locate(pattern, project)
         row = self._read(f"SELECT {_Core._COLS} FROM instincts WHERE pattern = ? AND project = ?",
                          (p, proj))
@@ -2362,7 +2362,7 @@ class _Patterns(_Core):
                                   ("promoted_universal", "Promoted to universal"),
                                   ("demoted", "Demoted"), ("total", "Total instincts")))
     def consolidate(self):
-        """Promote patterns whose confidence reached a threshold (mature 5, rule 10), demote the rest.
+        """Promote patterns at a threshold (mature 5, rule 10) and demote those below it.
 
         A rule found in 2 or more projects becomes universal. Run it at the end
         of a session or periodically; it is the only place levels change. It
@@ -2410,7 +2410,7 @@ class _Patterns(_Core):
         render=lambda r: (f"Decayed: {r['decayed']}\nDeleted: {r['deleted']}\n"
                           f"Total instincts: {r['total']}"))
     def decay(self, days_inactive=90):
-        """Patterns not observed for a number of days (90 by default) lose 1 confidence; at 0 they are deleted.
+        """Patterns unseen for N days (default 90) lose 1 confidence; at 0 they are deleted.
 
         A pattern is charged at most once per inactive period, however often
         decay runs (a daily cron equals a weekly one). Large stores are done in
@@ -2529,7 +2529,7 @@ class _Patterns(_Core):
         title="Show or change settings", idempotent=True,
         output={"type": "object"}, render=_Out.render_kv)
     def config(self, key=None, value=None):
-        """Show all settings, one setting, or set one (thresholds store-wide, per category, per pattern)."""
+        """Show or set settings (thresholds store-wide, per category or per pattern)."""
         if key is None:
             if value is not None:
                 raise ValidationError("give a key to set a value")
@@ -7869,8 +7869,7 @@ class _Sharing(_Memory):
                                     f"Optimized and vacuumed: {r['bytes_before']} -> "
                                     f"{r['bytes_after']} bytes"]) + _Core._backup_note(r))
     def gc(self, days_inactive=90, dry_run=False):
-        """Housekeeping: apply aliases, decay, prune the event log, age memories, optimize and
-        VACUUM.
+        """Housekeeping: apply aliases, decay, prune the event log, age memories, VACUUM.
 
         Rows still stored under an alias are merged into its pattern (alias
         chains are flattened first); the event log is cut to its retention
@@ -8228,8 +8227,7 @@ class _Insight(_Patterns):
         title="Explain a pattern's level", read_only=True, idempotent=True,
         output=_EXPLAIN, render=_render_explain)
     def explain(self, pattern, project=None):
-        """Why a pattern is at its level: confidence, thresholds and their origin, contributors,
-        links.
+        """Why a pattern is at its level: confidence, thresholds, contributors, links.
 
         Also the next promotion and decay, aliases, preference conflicts
         (superseded values) and the feedback it received.
@@ -8328,8 +8326,7 @@ class _Insight(_Patterns):
         title="Confidence history of a pattern", read_only=True, idempotent=True,
         output=_HISTORY, render=_render_history)
     def history(self, pattern, project=None, limit=100):
-        """The confidence timeline of a pattern from the event log: observations, feedback, decays,
-        merges.
+        """A pattern's confidence timeline: observations, feedback, decays, merges.
 
         Each entry carries the confidence after it. Promotions and demotions
         (by consolidate) appear with a delta of 0. A merge's delta is 0 here
@@ -8381,8 +8378,7 @@ class _Insight(_Patterns):
         title="Trending patterns", read_only=True, idempotent=True,
         output=_TREND, list_key="trending", render=_render_trending)
     def trending(self, days=7, limit=20):
-        """Patterns ranked by how much their observations per day rose in a recent window (7 days
-        by default) over the one before.
+        """Patterns whose observations per day rose most: the last `days` against the ones before.
 
         Counts observations of every project together.
         """
@@ -8407,8 +8403,7 @@ class _Insight(_Patterns):
         title="Effectiveness of suggestions", read_only=True, idempotent=True,
         output=_EFFECT, render=_render_effectiveness)
     def effectiveness(self, days=7, limit=20):
-        """Of the suggestions shown (suggest, session-start injection, resources), how many were
-        followed.
+        """How many of the suggestions shown (suggest, briefing, resources) were followed.
 
         A showing is reinforced when the pattern is observed (or given good
         feedback) within `days` after it; missed when that window closed
@@ -8463,8 +8458,7 @@ class _Insight(_Patterns):
         title="Give feedback on a pattern", output=_FEEDBACK, render=_render_feedback,
         learns=True)
     def feedback(self, pattern, verdict, note="", project=None):
-        """Confirm (good) or reject (bad) a learned pattern, e.g. a suggestion that helped or
-        misled.
+        """Confirm (good) or reject (bad) a learned pattern: a suggestion that helped or misled.
 
         good: +1 confidence, like an observation. bad: -1 (never below 1) and the
         pattern is not suggested again until observed `feedback_bad_quiet` more
