@@ -2576,11 +2576,12 @@ class _Mem:
                             # also the most candidates (newest first) that recall scores
     SATURATE = 10      # confidence and recall counts score fully from here on
     STOP = frozenset(
-        "a an and are as at be but by do does for from has have how i if in into is it its my no not of "
-        "on or so than that the then there this to us was we were what when which with you your".split())
+        "a an and are as at be but by do does for from has have how i if in into is it its my no "
+        "not of on or so than that the then there this to us was we were what when which with you "
+        "your".split())
     COLS = ("id, type, title, content, why, how_to_apply, tags, project, source, confidence,"
-                 " created, updated, last_recalled, recall_count, archived, archived_at, supersedes,"
-                 " superseded_by, metadata")
+            " created, updated, last_recalled, recall_count, archived, archived_at, supersedes,"
+            " superseded_by, metadata")
     MARKERS = (("**why:**", "why"), ("**why**:", "why"),
                     ("**how to apply:**", "how_to_apply"), ("**how to apply**:", "how_to_apply"))
     HASHES = ((1390851129, 4071050724), (647892279, 1695753998), (2795742289, 207388624),
@@ -2606,7 +2607,8 @@ class _Mem:
                 "m%d" % _Mem.key("n", mtype, project, name or _Mem.slug(mtype, title))]
 
     def keys(mtype, project, title, content, name=""):
-        """Keys that find a memory's repeats in its scope: its title, its name, 4 bands of min-hashes.
+        """Keys that find a memory's repeats in its scope: its title, its name, 4 bands of
+        min-hashes.
 
         Two word sets share a min-hash with probability equal to their Jaccard
         similarity J; a band pairs two, so a repeat shares one of 4 bands with
@@ -2645,16 +2647,18 @@ class _Mem:
             nonlocal text, n
             text, k = re.subn(pattern, repl, text, flags=flags)
             n += k
-        sub(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)",
-            _Mem.REDACTED, re.S)
+        sub(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?"
+            r"(-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)", _Mem.REDACTED, re.S)
         sub(r"([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]{3,}(@)", r"\1" + _Mem.REDACTED + r"\2", re.I)
-        sub(r"((?:%s)[\w.-]*[\"']?\s*[:=]\s*[\"']?)(?!\[REDACTED\])[^\s\"',;]{6,}" % "|".join(map(re.escape, _Mem.SECRET_KEYS)),
-            r"\1" + _Mem.REDACTED, re.I)
-        sub(r"(?<![\w-])(?:%s)[\w.\-/+=]{8,}" % "|".join(map(re.escape, _SECRET_PREFIXES)), _Mem.REDACTED, re.I)
+        sub(r"((?:%s)[\w.-]*[\"']?\s*[:=]\s*[\"']?)(?!\[REDACTED\])[^\s\"',;]{6,}"
+            % "|".join(map(re.escape, _Mem.SECRET_KEYS)), r"\1" + _Mem.REDACTED, re.I)
+        sub(r"(?<![\w-])(?:%s)[\w.\-/+=]{8,}" % "|".join(map(re.escape, _SECRET_PREFIXES)),
+            _Mem.REDACTED, re.I)
 
         def rnd(m):
             w = m.group(0)
-            if any(c.isupper() for c in w) and any(c.islower() for c in w) and any(c.isdigit() for c in w):
+            if (any(c.isupper() for c in w) and any(c.islower() for c in w)
+                    and any(c.isdigit() for c in w)):
                 nonlocal n
                 n += 1
                 return _Mem.REDACTED
@@ -2750,7 +2754,8 @@ class _Mem:
 
     def slug(mtype, title):
         """The default `name` of a memory in Markdown: its type and the ASCII words of its title."""
-        s = "-".join("".join(c if c.isascii() and c.isalnum() else " " for c in title.lower()).split())
+        s = "-".join("".join(c if c.isascii() and c.isalnum() else " "
+                             for c in title.lower()).split())
         s = s[:60].rstrip("-")
         return f"{mtype}-{s}" if s else f"{mtype}-{_sha256_hex(title)[:8]}"
 
@@ -2758,7 +2763,8 @@ class _Mem:
         return _sha256_hex("\x1f".join((r["project"], r["type"], r["title"], r["content"])))[:8]
 
     def git_subjects(root, n=3):
-        """The last `n` commit subjects of the repository at `root`, newest first, from .git/logs/HEAD.
+        """The last `n` commit subjects of the repository at `root`, newest first, from
+        .git/logs/HEAD.
 
         No git process: the reflog is read directly (a worktree's or submodule's
         `.git` file points at its git directory). [] when there is none.
@@ -2785,7 +2791,8 @@ class _Mem:
             kind = kind.split(" (", 1)
             if (colon and subject.strip() and subject.strip() not in out
                     and (kind[0] in ("commit", "cherry-pick", "revert")
-                         or kind[0].startswith("rebase") and kind[1:] and kind[1][:4] in ("pick", "rewo"))):
+                         or kind[0].startswith("rebase") and kind[1:]
+                         and kind[1][:4] in ("pick", "rewo"))):
                 out.append(subject.strip())
                 if len(out) == n:
                     break
@@ -2793,7 +2800,8 @@ class _Mem:
 
     # --- seed 004's Markdown: front matter (name, description, metadata.type) + body --
     def fm_quote(s):
-        """A front-matter value: plain when a YAML reader gets it back unchanged, else double-quoted."""
+        """A front-matter value: plain when a YAML reader gets it back unchanged, else
+        double-quoted."""
         plain = (s and s == s.strip() and s[0] not in "-?:,[]{}#&*!|>'\"%@`" and ":" not in s
                  and " #" not in s and s.isprintable()
                  and s.lower() not in ("true", "false", "yes", "no", "on", "off", "null", "~"))
@@ -2834,10 +2842,12 @@ class _Mem:
                 continue
             key, colon, rest = line.strip().partition(":")
             if not colon or not key.strip() or key.startswith("-"):
-                raise ValidationError(f"{where}: cannot read the front-matter line {line.strip()!r}")
+                raise ValidationError(f"{where}: cannot read the front-matter line "
+                                      f"{line.strip()!r}")
             depth = len(line) - len(line.lstrip())
             block = []
-            while i < len(lines) and (not lines[i].strip() or len(lines[i]) - len(lines[i].lstrip()) > depth):
+            while i < len(lines) and (not lines[i].strip()
+                                      or len(lines[i]) - len(lines[i].lstrip()) > depth):
                 block.append(lines[i])
                 i += 1
             while block and not block[-1].strip():
@@ -2846,7 +2856,8 @@ class _Mem:
         return out
 
     def parse_memory_md(text, where):
-        """A seed-004 Markdown memory -> dict of its fields; None when the file has no front matter."""
+        """A seed-004 Markdown memory -> dict of its fields; None when the file has no front
+        matter."""
         lines = text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
         if lines[0].rstrip() != "---":
             return None
@@ -2866,8 +2877,9 @@ class _Mem:
                 for k, r, b in _Mem.fm_entries(block, where):
                     if k == "tags":
                         items = r.strip()
-                        items = items[1:-1].split(",") if items[:1] == "[" and items[-1:] == "]" else \
-                            items.split(",") if items else [x.strip()[1:] for x in b if x.strip().startswith("-")]
+                        items = items[1:-1].split(",") if items[:1] == "[" and items[-1:] == "]" \
+                            else items.split(",") if items \
+                            else [x.strip()[1:] for x in b if x.strip().startswith("-")]
                         m["tags"] = ",".join(_Mem.fm_unquote(x, where) for x in items if x.strip())
                     elif k == "data":
                         import json
@@ -2876,11 +2888,13 @@ class _Mem:
                         except ValueError:
                             m["data"] = None
                         if not isinstance(m["data"], dict):
-                            raise ValidationError(f"{where}: metadata.data must be a one-line JSON object")
+                            raise ValidationError(f"{where}: metadata.data must be a one-line"
+                                                  " JSON object")
                     elif k == "confidence":
                         v = one_line(k, r, b)
                         if not v.isdigit():
-                            raise ValidationError(f"{where}: metadata.confidence must be a whole number")
+                            raise ValidationError(f"{where}: metadata.confidence must be a"
+                                                  " whole number")
                         m["confidence"] = int(v)
                     elif k in ("type", "project", "source"):
                         m[k] = one_line(k, r, b)
@@ -2926,7 +2940,8 @@ class _Mem:
             depth = 2 if k.startswith("metadata.") else 0
             return (isinstance(k, str) and isinstance(v, str) and k.strip() == k and k
                     and not any(c in k for c in ":\n#") and not k.startswith("-")
-                    and all(not x.strip() or len(x) - len(x.lstrip()) > depth for x in v.split("\n")[1:]))
+                    and all(not x.strip() or len(x) - len(x.lstrip()) > depth
+                            for x in v.split("\n")[1:]))
         if isinstance(extra, dict) and all(fits(k, v) for k, v in extra.items()):
             out["extra"] = extra
         return out
@@ -2958,14 +2973,16 @@ class _Mem:
     # --- output schemas and renderers ------------------------------------------------
     NUM = {"type": "number"}
     MEMORY_PROPS = {
-        "id": _Out.INT, "type": _Out.STR, "title": _Out.STR, "content": _Out.STR, "why": _Out.STR, "how_to_apply": _Out.STR,
-        "tags": {"type": "array", "items": _Out.STR}, "project": _Out.STR, "source": _Out.STR, "confidence": _Out.INT,
-        "created": _Out.STR, "updated": _Out.STR, "last_recalled": _Out.STR, "recall_count": _Out.INT,
-        "archived": _Out.BOOL, "archived_at": _Out.STR, "supersedes": _Out.INT, "superseded_by": _Out.INT,
+        "id": _Out.INT, "type": _Out.STR, "title": _Out.STR, "content": _Out.STR, "why": _Out.STR,
+        "how_to_apply": _Out.STR, "tags": {"type": "array", "items": _Out.STR}, "project": _Out.STR,
+        "source": _Out.STR, "confidence": _Out.INT, "created": _Out.STR, "updated": _Out.STR,
+        "last_recalled": _Out.STR, "recall_count": _Out.INT, "archived": _Out.BOOL,
+        "archived_at": _Out.STR, "supersedes": _Out.INT, "superseded_by": _Out.INT,
         "metadata": {"type": "object"}}
     MEMORY_REQ = ("id", "type", "title", "content", "project", "confidence", "created", "updated")
-    MEMORY = _Out.obj(dict(MEMORY_PROPS, status=_Out.STR, warnings={"type": "array", "items": _Out.STR},
-                        about={"type": "array", "items": _Out.STR}), MEMORY_REQ)
+    MEMORY = _Out.obj(dict(MEMORY_PROPS, status=_Out.STR,
+                           warnings={"type": "array", "items": _Out.STR},
+                           about={"type": "array", "items": _Out.STR}), MEMORY_REQ)
     MEMORY_HIT = _Out.obj(dict(MEMORY_PROPS, score=NUM, parts=_Out.obj(
         dict.fromkeys(("relevance", "recency", "confidence", "usage"), NUM),
         ("relevance", "recency", "confidence", "usage"))), MEMORY_REQ + ("score", "parts"))
@@ -2992,7 +3009,8 @@ class _Mem:
             if "score" in r:
                 p = r["parts"]
                 line += (f"  score={r['score']:.3f} = relevance {p['relevance']:.3f} + recency "
-                         f"{p['recency']:.3f} + confidence {p['confidence']:.3f} + usage {p['usage']:.3f}")
+                         f"{p['recency']:.3f} + confidence {p['confidence']:.3f} + usage "
+                         f"{p['usage']:.3f}")
             line += "  [archived]" if r["archived"] else ""
             line += f"  [superseded by #{r['superseded_by']}]" if "superseded_by" in r else ""
             out.append(line)
@@ -3004,19 +3022,22 @@ class _Mem:
 
 
 class _Anchors:
-    """Staleness anchors: the files a learned item is about, by git blob id; changed means 'may be stale', gone means left out."""
+    """Staleness anchors: the files a learned item is about, by git blob id; changed means 'may be
+    stale', gone means left out."""
 
     # --- staleness anchors: an item is about files; when one changes or goes, it may be stale ---
     # The file defining a project command, by the shape's first word (the first that exists).
     DEFINING_FILES = {
         **dict.fromkeys("npm pnpm yarn bun npx bunx".split(), ("package.json",)),
-        **dict.fromkeys("uv uvx poetry pdm hatch pytest ruff mypy black pyright python python3".split(),
-                        ("pyproject.toml",)),
-        "make": ("Makefile", "makefile", "GNUmakefile"), "just": ("justfile", "Justfile", ".justfile"),
+        **dict.fromkeys("uv uvx poetry pdm hatch pytest ruff mypy black pyright python "
+                        "python3".split(), ("pyproject.toml",)),
+        "make": ("Makefile", "makefile", "GNUmakefile"),
+        "just": ("justfile", "Justfile", ".justfile"),
         "mix": ("mix.exs",), "cargo": ("Cargo.toml",), "go": ("go.mod",), "tox": ("tox.ini",)}
 
     def defining_file(root, shape):
-        """'npm run lint' -> 'package.json', 'mix test' -> 'mix.exs' when root holds it; else None."""
+        """'npm run lint' -> 'package.json', 'mix test' -> 'mix.exs' when root holds it; else
+        None."""
         names = _Anchors.DEFINING_FILES.get(shape.split(" ", 1)[0], ())
         return next((n for n in names if os.path.isfile(os.path.join(root, n))), None)
 
@@ -3050,13 +3071,14 @@ class _Anchors:
         file is gone is dropped. Call it when the item is observed again or gets good feedback."""
         key = _Anchors.key(root, item)
         where = " WHERE root = ? AND memory = ? AND pattern = ? AND project = ?"
-        known = {p: st for p, *st in conn.execute("SELECT path, size, mtime FROM anchors" + where, key)}
+        known = {p: st for p, *st in conn.execute("SELECT path, size, mtime FROM anchors" + where,
+                                                  key)}
         for path in dict.fromkeys([*known, *paths]):
             try:
                 st = os.stat(os.path.join(root, path))
                 if known.get(path) != [st.st_size, st.st_mtime_ns]:
-                    conn.execute("INSERT OR REPLACE INTO anchors (root, memory, pattern, project, path,"
-                                 " blob, size, mtime) VALUES (?,?,?,?,?,?,?,?)",
+                    conn.execute("INSERT OR REPLACE INTO anchors (root, memory, pattern, project,"
+                                 " path, blob, size, mtime) VALUES (?,?,?,?,?,?,?,?)",
                                  (*key, path, *_Anchors.git_blob(os.path.join(root, path))))
             except OSError:
                 conn.execute("DELETE FROM anchors" + where + " AND path = ?", (*key, path))
@@ -3071,8 +3093,8 @@ class _Anchors:
             want.setdefault(_Anchors.key(root, item)[1:], []).append(i)
         out = [None] * len(items)
         for *ref, path, blob, size, mtime in conn.execute(
-                "SELECT memory, pattern, project, path, blob, size, mtime FROM anchors WHERE root = ?",
-                (_sha256_hex(root)[:12],)):
+                "SELECT memory, pattern, project, path, blob, size, mtime FROM anchors"
+                " WHERE root = ?", (_sha256_hex(root)[:12],)):
             for i in want.get(tuple(ref), ()):
                 k = (path, blob, size, mtime)
                 if k not in seen:
@@ -3136,7 +3158,8 @@ class _Memory(_Patterns):
         now = self._now()
         mid = conn.execute(
             "INSERT INTO memories (type, title, content, why, how_to_apply, tags, project, source,"
-            " confidence, created, updated, supersedes, metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " confidence, created, updated, supersedes, metadata)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (f["type"], f["title"], f["content"], f["why"], f["how_to_apply"], f["tags"], proj,
              f["source"], confidence, now, now, supersedes, f["metadata"])).lastrowid
         conn.executemany("INSERT OR IGNORE INTO memory_keys (key, memory_id) VALUES (?, ?)",
@@ -3161,7 +3184,8 @@ class _Memory(_Patterns):
         if not ids:
             return None
         rows = conn.execute(
-            f"SELECT id, title, content, archived FROM memories WHERE id IN ({','.join('?' * len(ids))})"
+            "SELECT id, title, content, archived FROM memories"
+            f" WHERE id IN ({','.join('?' * len(ids))})"
             f" AND type = ? AND project = ? AND superseded_by IS NULL ORDER BY archived, id DESC",
             (*ids, f["type"], proj)).fetchall()
         title = _Mem.words(f["title"])
@@ -3252,7 +3276,8 @@ class _Memory(_Patterns):
             "UPDATE memories SET confidence = max(confidence, 0) + 1, source = ?, tags = ?,"
             " why = CASE WHEN why = '' THEN ? ELSE why END,"
             " how_to_apply = CASE WHEN how_to_apply = '' THEN ? ELSE how_to_apply END,"
-            " metadata = ?, updated = ?, decayed_at = '', archived = 0, archived_at = '' WHERE id = ?",
+            " metadata = ?, updated = ?, decayed_at = '', archived = 0, archived_at = ''"
+            " WHERE id = ?",
             (_Mem.merge_csv(src, f["source"]), _Mem.tags(_Mem.merge_csv(tags, f["tags"])), f["why"],
              f["how_to_apply"], _check_metadata(merged), self._now(), mid))
         rec = self._mem_get(conn, mid)
@@ -3269,7 +3294,8 @@ class _Memory(_Patterns):
         the current top `limit`.
         """
         s = self._settings()
-        w = [max(0, s["memory_weight_" + k]) for k in ("relevance", "recency", "confidence", "usage")]
+        w = [max(0, s["memory_weight_" + k])
+             for k in ("relevance", "recency", "confidence", "usage")]
         total = sum(w) or 1
         w = [x / total for x in w]
         top = max(c[0] for c in cands)
@@ -3282,8 +3308,10 @@ class _Memory(_Patterns):
             t = _parse_iso(updated)
             age = max(0.0, now - t) / 86400 if t is not None else 0.0
             parts = {"relevance": round(w[0] * rel, 6),
-                     "recency": round(w[1] * 0.5 ** (age / _Mem.MEMORY_TYPES.get(mtype, (90,))[0]), 6),
-                     "confidence": round(w[2] * max(0, min(conf, _Mem.SATURATE)) / _Mem.SATURATE, 6),
+                     "recency": round(w[1] * 0.5 ** (age
+                                                     / _Mem.MEMORY_TYPES.get(mtype, (90,))[0]), 6),
+                     "confidence": round(w[2] * max(0, min(conf, _Mem.SATURATE))
+                                         / _Mem.SATURATE, 6),
                      "usage": round(w[3] * min(uses, _Mem.SATURATE) / _Mem.SATURATE, 6)}
             best.append((round(sum(parts.values()), 6), mid, parts))
             best.sort(key=lambda b: (-b[0], -b[1]))
@@ -3300,7 +3328,8 @@ class _Memory(_Patterns):
         cols = "m.id, m.type, m.updated, m.confidence, m.recall_count"
         terms = [w for w in words if w not in _Mem.STOP] or words
         if not self._mem_fts():
-            text = "(m.title || ' ' || m.content || ' ' || m.why || ' ' || m.how_to_apply || ' ' || m.tags)"
+            text = ("(m.title || ' ' || m.content || ' ' || m.why || ' ' || m.how_to_apply || ' '"
+                    " || m.tags)")
             rows = self._read(
                 f"SELECT {cols}, m.title, m.content, m.why, m.how_to_apply, m.tags FROM memories m"
                 f" WHERE {where} AND ({' OR '.join([text + ' LIKE ?'] * len(terms))})",
@@ -3318,7 +3347,8 @@ class _Memory(_Patterns):
             "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
             (f'"{t}"', _Mem.COMMON + 1))[0][0] <= _Mem.COMMON]
         sql = (f"SELECT -bm25(memories_fts, 3.0, 1.0, 1.0, 1.0, 2.0), {cols} FROM memories_fts"
-               f" JOIN memories m ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? AND {where}"
+               " JOIN memories m ON m.id = memories_fts.rowid"
+               f" WHERE memories_fts MATCH ? AND {where}"
                f" ORDER BY memories_fts.rowid DESC LIMIT {_Mem.COMMON}")
         queries = [" OR ".join(f'"{t}"' for t in rare)] if rare else []
         queries += [" AND ".join(f'"{t}"' for t in terms), " OR ".join(f'"{t}"' for t in terms)]
@@ -3332,10 +3362,11 @@ class _Memory(_Patterns):
         Param("query", str, "what the task is about: words, names of files, tools, topics",
               required=True, positional=True),
         Param("type", str, "only this type", choices=tuple(_Mem.MEMORY_TYPES)),
-        Param("project", str, "a project path or fingerprint: its memories plus global ones; '' global "
-              "only; '*' every project (default: the working directory's project)"),
+        Param("project", str, "a project path or fingerprint: its memories plus global ones; '' "
+              "global only; '*' every project (default: the working directory's project)"),
         Param("limit", int, "at most this many", default=5, minimum=1, maximum=100),
-        Param("include_superseded", bool, "also return memories a newer one replaced", default=False),
+        Param("include_superseded", bool, "also return memories a newer one replaced",
+              default=False),
         mcp="memory_recall", title="Recall memories", output=_Mem.MEMORY_HIT, list_key="memories",
         render=_Mem.render_memories)
     def recall(self, query, type=None, project=None, limit=5, include_superseded=False):
@@ -3372,15 +3403,16 @@ class _Memory(_Patterns):
         sql = f"SELECT {_Mem.COLS} FROM memories WHERE id IN ({marks})"
         try:
             with self._write() as conn:
-                conn.execute(f"UPDATE memories SET recall_count = recall_count + 1, last_recalled = ?"
-                             f" WHERE id IN ({marks})", (self._now(), *ids))
+                conn.execute(f"UPDATE memories SET recall_count = recall_count + 1,"
+                             f" last_recalled = ? WHERE id IN ({marks})", (self._now(), *ids))
                 rows = conn.execute(sql, ids).fetchall()
         except StoreError:
             if not self._db.read_only:
                 raise                     # a read-only store answers without counting the use
             rows = self._read(sql, ids)
         recs = {r["id"]: r for r in map(_Mem.record, rows)}
-        return [dict(recs[mid], score=score, parts=parts) for score, mid, parts in hits if mid in recs]
+        return [dict(recs[mid], score=score, parts=parts)
+                for score, mid, parts in hits if mid in recs]
 
     @operation(
         _Mem.ID, mcp="memory_forget", title="Forget a memory", destructive=True, idempotent=True,
@@ -3423,7 +3455,8 @@ class _Memory(_Patterns):
         if project is not None:
             where.append("project = ?")
             params.append(_resolve_project(project, self.cwd))
-        sql = f"SELECT {_Mem.COLS} FROM memories WHERE {' AND '.join(where)} ORDER BY updated DESC, id DESC"
+        sql = (f"SELECT {_Mem.COLS} FROM memories WHERE {' AND '.join(where)}"
+               " ORDER BY updated DESC, id DESC")
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [_Mem.record(r) for r in self._read(sql, params)]
@@ -3452,11 +3485,13 @@ class _Memory(_Patterns):
 
     @operation(
         title="Age stale memories", destructive=True,
-        output=_Out.obj({"decayed": _Out.INT, "archived": _Out.INT, "active": _Out.INT}, ("decayed", "archived", "active")),
+        output=_Out.obj({"decayed": _Out.INT, "archived": _Out.INT, "active": _Out.INT},
+                        ("decayed", "archived", "active")),
         render=lambda r: (f"Decayed: {r['decayed']}\nArchived: {r['archived']}\n"
                           f"Active memories: {r['active']}"))
     def memory_decay(self):
-        """Memories neither recalled nor reinforced for their type's period lose 1; at 0 they are archived.
+        """Memories neither recalled nor reinforced for their type's period lose 1; at 0 they are
+        archived.
 
         Periods in days: user 120, feedback 90, project 60, reference 90, episode
         45. A memory is charged at most once per period however often this runs.
@@ -3468,12 +3503,15 @@ class _Memory(_Patterns):
         cutoffs = [_iso(t - days * 86400) for _, days in _Mem.MEMORY_TYPES.values()]
         with self._write() as conn:
             decayed = conn.execute(
-                f"UPDATE memories SET confidence = confidence - 1, decayed_at = ? WHERE archived = 0"
-                f" AND max(updated, last_recalled, decayed_at) < {case}", (now, *cutoffs)).rowcount
-            archived = conn.execute("UPDATE memories SET archived = 1, archived_at = ?, confidence = 0"
-                                    " WHERE archived = 0 AND confidence <= 0", (now,)).rowcount
+                f"UPDATE memories SET confidence = confidence - 1, decayed_at = ?"
+                f" WHERE archived = 0 AND max(updated, last_recalled, decayed_at) < {case}",
+                (now, *cutoffs)).rowcount
+            archived = conn.execute("UPDATE memories SET archived = 1, archived_at = ?,"
+                                    " confidence = 0 WHERE archived = 0 AND confidence <= 0",
+                                    (now,)).rowcount
             if decayed:
-                self._event(conn, "memory_decay", delta=-decayed, data=_dumps({"archived": archived}))
+                self._event(conn, "memory_decay", delta=-decayed,
+                            data=_dumps({"archived": archived}))
             (active,), = conn.execute("SELECT count(*) FROM memories WHERE archived = 0").fetchall()
             return {"decayed": decayed, "archived": archived, "active": active}
 
@@ -3499,9 +3537,9 @@ class _Memory(_Patterns):
         hits = self.recall(query, project=proj, limit=limit) if _Mem.words(query) else []
         if len(hits) < limit:
             seen = {h["id"] for h in hits}
-            rows = self._read(f"SELECT {_Mem.COLS} FROM memories WHERE project = ? AND archived = 0"
-                              " AND superseded_by IS NULL ORDER BY confidence DESC, updated DESC, id DESC"
-                              " LIMIT ?", (proj, limit + len(seen)))
+            rows = self._read(f"SELECT {_Mem.COLS} FROM memories WHERE project = ?"
+                              " AND archived = 0 AND superseded_by IS NULL ORDER BY confidence DESC"
+                              ", updated DESC, id DESC LIMIT ?", (proj, limit + len(seen)))
             hits += [r for r in map(_Mem.record, rows) if r["id"] not in seen][:limit - len(hits)]
         lines, used = [], 0
         stale = _Anchors.staleness(self._db.conn, root, hits)
@@ -3523,8 +3561,8 @@ class _Memory(_Patterns):
     @operation(
         Param("path", str, "a Markdown memory file, or a directory of them (*.md)", required=True,
               positional=True),
-        Param("project", str, "scope of files that name none: '' global (default), a fingerprint or "
-              "a project path", default=""),
+        Param("project", str, "scope of files that name none: '' global (default), a fingerprint "
+              "or a project path", default=""),
         mcp="memory_import", title="Import Markdown memories", idempotent=True, learns=True,
         output=_Out.obj({k: _Out.INT for k in ("files", "added", "updated", "unchanged", "skipped",
                                        "links_skipped", "forgotten")},
@@ -3557,7 +3595,8 @@ class _Memory(_Patterns):
                 total += len(data)
                 if total > MAX_MEMORY_DIR:
                     raise ValidationError(f"{path}: the Markdown files hold more than "
-                                          f"{MAX_MEMORY_DIR // (1024 * 1024)} MiB; import fewer at once")
+                                          f"{MAX_MEMORY_DIR // (1024 * 1024)} MiB;"
+                                          " import fewer at once")
                 texts.append((fp, data.decode("utf-8")))
         except FileNotFoundError:
             raise NotFoundError(f"no such file or directory: {path}") from None
@@ -3573,9 +3612,10 @@ class _Memory(_Patterns):
                 _check_text(m["name"], "name")
                 meta = dict(m["data"])
                 if m["extra"] or (m["name"] and m["name"] != _Mem.slug(m["type"], m["title"])):
-                    meta["_md"] = dict({"name": m["name"]}, **({"extra": m["extra"]} if m["extra"] else {}))
-                f = self._mem_fields(m["type"], m["title"], m["content"], m["why"], m["how_to_apply"],
-                                     m["tags"], m["source"], meta)
+                    meta["_md"] = dict({"name": m["name"]},
+                                       **({"extra": m["extra"]} if m["extra"] else {}))
+                f = self._mem_fields(m["type"], m["title"], m["content"], m["why"],
+                                     m["how_to_apply"], m["tags"], m["source"], meta)
                 proj = default if m["project"] is None else _resolve_project(m["project"])
                 if m["confidence"] is not None:
                     _check_int(m["confidence"], "confidence", 1, 10**9)
@@ -3584,7 +3624,7 @@ class _Memory(_Patterns):
             items.append((f, proj, m["name"], m["confidence"]))
         counts = {"files": len(texts), "added": 0, "updated": 0, "unchanged": 0, "skipped": skipped,
                   "links_skipped": links, "forgotten": 0}
-        for i in range(0, len(items), 200):               # short transactions: hooks never wait long
+        for i in range(0, len(items), 200):  # short transactions: hooks never wait long
             if i:
                 time.sleep(_Core._YIELD_S)
             with self._write() as conn:
@@ -3601,43 +3641,49 @@ class _Memory(_Patterns):
             return "forgotten"
         keys = _Mem.keys(mtype, proj, title, f["content"], name)
         rows = conn.execute(
-            f"SELECT {_Mem.COLS} FROM memories WHERE type = ? AND project = ? AND id IN (SELECT memory_id"
-            " FROM memory_keys WHERE key IN (?, ?)) ORDER BY superseded_by IS NOT NULL, archived, id",
+            f"SELECT {_Mem.COLS} FROM memories WHERE type = ? AND project = ?"
+            " AND id IN (SELECT memory_id FROM memory_keys WHERE key IN (?, ?))"
+            " ORDER BY superseded_by IS NOT NULL, archived, id",
             (mtype, proj, _Mem.key("n", mtype, proj, name),
              _Mem.key("t", mtype, proj, " ".join(_Mem.words(title))))
         ).fetchall()
         recs = [_Mem.record(r) for r in rows]
         match = (next((r for r in recs if name and name == (_Mem.md(r["metadata"]).get("name")
-                                                             or _Mem.slug(mtype, r["title"]))), None)
+                                                             or _Mem.slug(mtype, r["title"]))),
+                      None)
                  or next((r for r in recs if _Mem.words(r["title"]) == _Mem.words(title)), None))
         if match is None:
             self._mem_insert(conn, f, proj, keys, confidence=confidence or 1)
             return "added"
         new = (title, f["content"], f["why"], f["how_to_apply"], f["tags"], f["source"],
                _loads_meta(f["metadata"]), confidence or match["confidence"], False)
-        old = (match["title"], match["content"], match["why"], match["how_to_apply"], ",".join(match["tags"]),
-               match["source"], match["metadata"], match["confidence"], match["archived"])
+        old = (match["title"], match["content"], match["why"], match["how_to_apply"],
+               ",".join(match["tags"]), match["source"], match["metadata"], match["confidence"],
+               match["archived"])
         if new == old:
             return "unchanged"
         conn.execute(
-            "UPDATE memories SET title = ?, content = ?, why = ?, how_to_apply = ?, tags = ?, source = ?,"
-            " metadata = ?, confidence = ?, updated = ?, archived = 0, archived_at = '' WHERE id = ?",
-            (title, f["content"], f["why"], f["how_to_apply"], f["tags"], f["source"], f["metadata"],
-             new[7], self._now(), match["id"]))
+            "UPDATE memories SET title = ?, content = ?, why = ?, how_to_apply = ?, tags = ?,"
+            " source = ?, metadata = ?, confidence = ?, updated = ?, archived = 0, archived_at = ''"
+            " WHERE id = ?",
+            (title, f["content"], f["why"], f["how_to_apply"], f["tags"], f["source"],
+             f["metadata"], new[7], self._now(), match["id"]))
         conn.execute("DELETE FROM memory_keys WHERE memory_id = ?", (match["id"],))
         conn.executemany("INSERT OR IGNORE INTO memory_keys (key, memory_id) VALUES (?, ?)",
                          [(k, match["id"]) for k in keys])
-        self._event(conn, "import_memory", project=proj, data=_dumps({"memory": match["id"], "title": title}))
+        self._event(conn, "import_memory", project=proj,
+                    data=_dumps({"memory": match["id"], "title": title}))
         return "updated"
 
     @operation(
         Param("dir", str, "directory for the <name>.md files (created if missing)", required=True,
               positional=True),
         Param("type", str, "only this type", choices=tuple(_Mem.MEMORY_TYPES)),
-        Param("project", str, "only this scope: '' global, a fingerprint or a project path (default: all)"),
+        Param("project", str, "only this scope: '' global, a fingerprint or a project path "
+              "(default: all)"),
         mcp="memory_export", title="Export memories as Markdown", idempotent=True, destructive=True,
-        output=_Out.obj({"dir": _Out.STR, "files": _Out.INT, "written": _Out.INT, "unchanged": _Out.INT},
-                    ("dir", "files", "written", "unchanged")),
+        output=_Out.obj({"dir": _Out.STR, "files": _Out.INT, "written": _Out.INT,
+                         "unchanged": _Out.INT}, ("dir", "files", "written", "unchanged")),
         render=lambda r: (f"{r['files']} files in {r['dir']} ({r['written']} written, "
                           f"{r['unchanged']} unchanged)"))
     def export_memories(self, dir, type=None, project=None):
@@ -3656,7 +3702,8 @@ class _Memory(_Patterns):
             items.append([r, stored or _Mem.slug(r["type"], r["title"]), bool(stored)])
         scopes = {}
         for r, name, _ in items:
-            scopes[(r["type"], r["project"], name)] = scopes.get((r["type"], r["project"], name), 0) + 1
+            scopes[(r["type"], r["project"], name)] = scopes.get((r["type"], r["project"],
+                                                                  name), 0) + 1
         for it in items:                     # two titles with one default name: tell them apart
             if not it[2] and scopes[(it[0]["type"], it[0]["project"], it[1])] > 1:
                 it[1] += "-" + _Mem.digest(it[0])
@@ -3671,7 +3718,7 @@ class _Memory(_Patterns):
             if stem.lower() in used:
                 stem += f"-{r['id']}"
             used.add(stem.lower())
-            for k in ("title", "content", "why", "how_to_apply"):    # stored before redaction existed
+            for k in ("title", "content", "why", "how_to_apply"):  # stored before redaction existed
                 r[k] = _Mem.redact_secrets(r[k])[0]
             r["metadata"] = _Mem.redact_value(r["metadata"])[0]
             data = _Mem.memory_md(r, name).encode("utf-8")
@@ -3707,9 +3754,9 @@ class _Shell:
     SHAPE_MAX_INPUT, SHAPE_MAX_SHAPES, SHAPE_MAX_DEPTH = 65536, 64, 8
     # Not commands: builtins that only change the shell's state, no-ops, tests, output, lookups.
     NOOPS = frozenset(
-        "cd pushd popd dirs export set unset source . alias unalias true false : local declare typeset "
-        "readonly shift return exit read wait test [ eval trap let ulimit umask hash shopt setopt "
-        "break continue echo printf sleep clear pwd jobs fg bg disown type which".split())
+        "cd pushd popd dirs export set unset source . alias unalias true false : local declare "
+        "typeset readonly shift return exit read wait test [ eval trap let ulimit umask hash shopt "
+        "setopt break continue echo printf sleep clear pwd jobs fg bg disown type which".split())
     # Reserved words that open or close a compound command: skipped at command position.
     KEYWORDS = frozenset("if then else elif fi do done while until { } ! esac coproc".split())
     SHELLS = frozenset("sh bash zsh dash ksh mksh ash".split())
@@ -3731,34 +3778,35 @@ class _Shell:
     # Programs whose first plain word is a subcommand worth keeping ('cargo clippy', 'mix test').
     SUBCOMMAND_PROGRAMS = frozenset((
         "git gh glab hub jj hg svn sl dolt bd "
-        "npm pnpm yarn bun deno corepack nx turbo lerna vite vitest playwright prisma drizzle-kit next "
-        "nuxt astro ng expo eas wrangler biome "
-        "uv pip pip3 pipx poetry pdm hatch rye pipenv conda mamba micromamba pyenv tox nox pre-commit "
-        "ruff alembic django-admin flask "
-        "cargo rustup go mix rebar3 gleam dune opam cabal stack zig dotnet mvn mvnw gradle gradlew sbt "
-        "lein rails rake bundle gem composer flutter dart swift pod fastlane wasm-pack diesel sqlx "
-        "docker docker-compose podman kubectl helm kind minikube k3d skaffold terraform tofu pulumi "
-        "vagrant aws gcloud az fly flyctl heroku vercel netlify firebase supabase cdk sam serverless "
-        "make just task ninja bazel bazelisk buck2 meson mkdocs hugo jekyll mdbook "
+        "npm pnpm yarn bun deno corepack nx turbo lerna vite vitest playwright prisma drizzle-kit "
+        "next nuxt astro ng expo eas wrangler biome "
+        "uv pip pip3 pipx poetry pdm hatch rye pipenv conda mamba micromamba pyenv tox nox "
+        "pre-commit ruff alembic django-admin flask "
+        "cargo rustup go mix rebar3 gleam dune opam cabal stack zig dotnet mvn mvnw gradle gradlew "
+        "sbt lein rails rake bundle gem composer flutter dart swift pod fastlane wasm-pack diesel "
+        "sqlx docker docker-compose podman kubectl helm kind minikube k3d skaffold terraform tofu "
+        "pulumi vagrant aws gcloud az fly flyctl heroku vercel netlify firebase supabase cdk sam "
+        "serverless make just task ninja bazel bazelisk buck2 meson mkdocs hugo jekyll mdbook "
         "brew apt apt-get dnf yum apk snap flatpak nix nix-env systemctl launchctl adb "
         "tmux ollama mise asdf openssl manage.py artisan").split())
     # Any other program keeps its first word only when it is one of these common subcommand verbs
     # (`br sync`, `adb devices`, `bd close`): an allow-list, so no argument value can pass.
     COMMON_SUBCOMMANDS = frozenset(
         "add apply backup bench blocked build check clean clone close compile config create delete "
-        "dep deploy describe dev devices diff doctor down edit exec export fetch fmt format generate "
-        "get import info init install label lint list login logout logs ls merge migrate new plan "
-        "publish pull push query ready release remove restart restore root run search serve set shell "
-        "show sql start stats status stop sync test uninstall up update upgrade version view "
-        "watch".split())
+        "dep deploy describe dev devices diff doctor down edit exec export fetch fmt format "
+        "generate get import info init install label lint list login logout logs ls merge migrate "
+        "new plan publish pull push query ready release remove restart restore root run search "
+        "serve set shell show sql start stats status stop sync test uninstall up update upgrade "
+        "version view watch".split())
     # ... but not programs whose first word is an operand (a file, pattern, host or pid):
     # `rm -rf build`, `grep test f`, `mkdir build` are not subcommands.
     OPERAND_PROGRAMS = frozenset(
-        "ls cat head tail less more grep egrep fgrep rg ag ack find fd rm rmdir mkdir cp mv ln touch "
-        "chmod chown chgrp stat file wc sort uniq cut tr sed awk gawk diff cmp comm tee xxd od hexdump "
-        "strings base64 md5sum sha1sum sha256sum shasum du df tree realpath readlink basename dirname "
-        "open xdg-open code cursor vim vi nvim nano emacs bat man kill pkill killall pgrep curl wget ssh "
-        "scp rsync tar zip unzip gzip gunzip jq yq node ruby perl php lua ping dig host nc".split())
+        "ls cat head tail less more grep egrep fgrep rg ag ack find fd rm rmdir mkdir cp mv ln "
+        "touch chmod chown chgrp stat file wc sort uniq cut tr sed awk gawk diff cmp comm tee xxd "
+        "od hexdump strings base64 md5sum sha1sum sha256sum shasum du df tree realpath readlink "
+        "basename dirname open xdg-open code cursor vim vi nvim nano emacs bat man kill pkill "
+        "killall pgrep curl wget ssh scp rsync tar zip unzip gzip gunzip jq yq node ruby perl php "
+        "lua ping dig host nc".split())
     # Framework scripts run by an interpreter that take a subcommand (`python manage.py migrate`).
     SCRIPT_TOOLS = frozenset(("manage.py", "artisan"))
     # Separate-value global options per program, skipped when looking for the subcommand
@@ -3772,8 +3820,8 @@ class _Shell:
         ("npx", "-p --package -c --call"), ("bunx", "-p --package"),
         ("cargo", "-C --manifest-path --config -Z --color"), ("go", "-C"),
         ("uv", "--directory --project -p --python --cache-dir --config-file --color --with "
-               "--with-editable --with-requirements --package --extra --group --only-group --env-file "
-               "--index --default-index --index-url --extra-index-url --find-links -f "
+               "--with-editable --with-requirements --package --extra --group --only-group "
+               "--env-file --index --default-index --index-url --extra-index-url --find-links -f "
                "--python-preference --no-group"),
         ("uvx", "--from --with --python -p --index --index-url"),
         ("pip", "--python --cache-dir --log --proxy --retries --timeout --exists-action "
@@ -3785,9 +3833,9 @@ class _Shell:
         ("docker", "-H --host -c --context --config -l --log-level --tlscacert --tlscert "
                    "-f --file -p --project-name --profile --env-file --project-directory"),
         ("podman", "--url -c --connection"),
-        ("kubectl", "-n --namespace --context --cluster --kubeconfig -s --server --user --token --as "
-                    "--as-group --request-timeout --certificate-authority --client-certificate "
-                    "--client-key"),
+        ("kubectl", "-n --namespace --context --cluster --kubeconfig -s --server --user --token "
+                    "--as --as-group --request-timeout --certificate-authority "
+                    "--client-certificate --client-key"),
         ("helm", "-n --namespace --kube-context --kubeconfig"),
         ("make", "-C -f --file --makefile -I --include-dir -o --old-file -W --what-if --assume-new "
                  "--new-file"),
@@ -3797,9 +3845,10 @@ class _Shell:
         ("gradle", "-p --project-dir -b --build-file -c --settings-file -g --gradle-user-home -I "
                    "--init-script -x --exclude-task --console --warning-mode"),
         ("rake", "-f --rakefile -C --directory -I --libdir -R --rakelibdir -r --require"),
-        ("bundle", "--gemfile"), ("composer", "-d --working-dir"),
-        ("apt", "-o -c -t"), ("systemctl", "-H --host -M --machine -t --type -p --property --state"),
-        ("stack", "--stack-yaml --resolver"), ("jj", "-R --repository --at-op --config --config-toml"),
+        ("bundle", "--gemfile"), ("composer", "-d --working-dir"), ("apt", "-o -c -t"),
+        ("systemctl", "-H --host -M --machine -t --type -p --property --state"),
+        ("stack", "--stack-yaml --resolver"),
+        ("jj", "-R --repository --at-op --config --config-toml"),
         ("hg", "-R --repository --cwd --config"), ("nix", "--option --extra-experimental-features"),
         ("aws", "--profile --region --output --endpoint-url"), ("gcloud", "--project --account"),
         ("adb", "-s -t -H -P -L"))}
@@ -3815,19 +3864,20 @@ class _Shell:
                      "mise": ("exec", "x")}
     # program -> subcommands whose next plain word is kept too ('npm run build', 'gh pr create',
     # 'docker compose up'); '*' = every subcommand.
-    SECOND_WORDS = {"npm": ("run", "run-script"), "pnpm": ("run",), "yarn": ("run",), "bun": ("run",),
-                     "deno": ("task",), "composer": ("run-script", "run"), "gh": "*", "glab": "*",
-                     "aws": "*", "gcloud": "*", "az": "*", "uv": ("pip", "tool", "python"),
-                     "docker": ("compose", "buildx", "container", "image", "volume", "network", "system",
-                                "context"),
+    SECOND_WORDS = {"npm": ("run", "run-script"), "pnpm": ("run",), "yarn": ("run",),
+                     "bun": ("run",), "deno": ("task",), "composer": ("run-script", "run"),
+                     "gh": "*", "glab": "*", "aws": "*", "gcloud": "*", "az": "*",
+                     "uv": ("pip", "tool", "python"),
+                     "docker": ("compose", "buildx", "container", "image", "volume", "network",
+                                "system", "context"),
                      "podman": ("compose", "container", "image", "volume", "network", "system"),
                      "dotnet": ("ef", "tool"), "kubectl": ("config", "rollout"),
                      "git": ("stash", "worktree", "submodule", "remote", "bisect", "lfs")}
     # A subcommand that ends like a file name is a path, not a subcommand (`bun run index.ts`).
     FILE_SUFFIXES = frozenset(
-        "py pyc js mjs cjs ts tsx jsx json md txt yml yaml toml ini cfg conf env lock log sh bash zsh "
-        "ex exs rb go rs c h cc cpp hpp java kt swift php sql csv xml html css scss vue svelte lua pl "
-        "r dart zig nix tf out bin exe dll so gz tgz zip tar".split())
+        "py pyc js mjs cjs ts tsx jsx json md txt yml yaml toml ini cfg conf env lock log sh bash "
+        "zsh ex exs rb go rs c h cc cpp hpp java kt swift php sql csv xml html css scss vue svelte "
+        "lua pl r dart zig nix tf out bin exe dll so gz tgz zip tar".split())
     # Long options whose separate value is a credential (`--token X`), skipped for every program.
     CREDENTIAL_OPTION_WORDS = ("token", "passw", "secret", "key", "auth", "credential")
     SPECIAL = frozenset(" \t\r\n\\'\"$`#<>&|;()")
@@ -3838,7 +3888,8 @@ class _Shell:
         low = tok.lower()
         if (not tok or len(tok) > limit or low.startswith(_SECRET_PREFIXES)
                 or not all(c.isalnum() or c in "._+-" for c in tok) or not tok.isascii()
-                or (len(tok) >= 12 and any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok))):
+                or (len(tok) >= 12 and any(c.isdigit() for c in tok)
+                    and any(c.isalpha() for c in tok))):
             return "?"
         return tok
 
@@ -3854,7 +3905,8 @@ class _Shell:
         return "." not in v or v.rsplit(".", 1)[1] not in _Shell.FILE_SUFFIXES
 
     def is_assignment(raw):
-        """`NAME=value` / `NAME+=value` / `NAME[i]=value`, judged on the source text (quotes count)."""
+        """`NAME=value` / `NAME+=value` / `NAME[i]=value`, judged on the source text (quotes
+        count)."""
         k = raw.find("=")
         if k <= 0:
             return False
@@ -3873,7 +3925,8 @@ class _Shell:
         return name
 
     def skip_parens(s, i):
-        """From the '(' at s[i] to just past its matching ')' (plain counting; used in $(( )) etc.)."""
+        """From the '(' at s[i] to just past its matching ')' (plain counting; used in $(( ))
+        etc.)."""
         depth, n = 0, len(s)
         while i < n:
             c = s[i]
@@ -3959,7 +4012,7 @@ class _Shell:
             if start < 0:
                 return
             value = "".join(buf)
-            if target >= 2:                            # a heredoc delimiter: its body follows the line
+            if target >= 2:                            # a heredoc delimiter: body on the next lines
                 heredocs.append((value, target == 3))
             elif target == 0 and out is not None:
                 out.append(("w", value, s[start:end], flags))
@@ -3983,7 +4036,7 @@ class _Shell:
             elif c == "\n":
                 word_end(i)
                 i += 1
-                for delim, strip in heredocs:          # skip each pending heredoc body, line by line
+                for delim, strip in heredocs:          # skip each pending heredoc body line by line
                     while i < n:
                         j = s.find("\n", i)
                         j = n if j < 0 else j
@@ -4033,7 +4086,7 @@ class _Shell:
                 buf.append(c)
                 i += 1
             elif c in "<>":
-                if s[i + 1:i + 2] == "(":              # <( ) >( ): process substitution, an argument
+                if s[i + 1:i + 2] == "(":              # <( ) >( ): process substitution (argument)
                     if start < 0:
                         start = i
                     buf.append("$")
@@ -4071,13 +4124,15 @@ class _Shell:
                 i += len(op)
             elif c == ";":
                 word_end(i)
-                op = ";;&" if s.startswith(";;&", i) else s[i:i + 2] if s[i + 1:i + 2] in (";", "&") else ";"
+                op = (";;&" if s.startswith(";;&", i)
+                      else s[i:i + 2] if s[i + 1:i + 2] in (";", "&") else ";")
                 if out is not None:
                     out.append(("o", op))
                 i += len(op)
             elif c == "(":
                 if start >= 0 and buf and buf[-1][-1:] in ("=", "@", "!", "+", "*", "?"):
-                    j = _Shell.skip_parens(s, i)             # `a=(x y)`, `@(glob|pattern)`: part of a word
+                    # `a=(x y)`, `@(glob|pattern)`: part of a word
+                    j = _Shell.skip_parens(s, i)
                     buf.append(s[i:j])
                     i = j
                     continue
@@ -4114,12 +4169,14 @@ class _Shell:
                 j += 1
                 if "=" in v:
                     continue
-                if v in opts or (v[:2] == "--" and any(w in v for w in _Shell.CREDENTIAL_OPTION_WORDS)):
+                if v in opts or (v[:2] == "--"
+                                 and any(w in v for w in _Shell.CREDENTIAL_OPTION_WORDS)):
                     j += 1
                 elif v in _Shell.NUMERIC_OPTIONS and j < n and words[j][1].isdigit():
                     j += 1
             elif (v[:1] == "+" and key in ("cargo", "rustup")) or _Shell.is_assignment(words[j][2]):
-                j += 1                                 # `cargo +nightly build`, `make CC=clang test`
+                # `cargo +nightly build`, `make CC=clang test`
+                j += 1
             else:
                 return j
         return n
@@ -4129,7 +4186,8 @@ class _Shell:
         inner = _Shell.words_shapes(words, j, depth + 1) if depth < _Shell.SHAPE_MAX_DEPTH else []
         shaped = [f"{prefix} {s}" for s in inner if s != "?"]
         if not shaped and j < len(words) and _Shell.plain_subword(words[j]):
-            shaped = [f"{prefix} {words[j][1]}"]       # a script name: `pdm run test`, `hatch run a:b`
+            # a script name: `pdm run test`, `hatch run a:b`
+            shaped = [f"{prefix} {words[j][1]}"]
         return shaped or [prefix]
 
     def program_shape(key, words, j, depth):
@@ -4142,7 +4200,8 @@ class _Shell:
             return [key]
         sub = words[k][1]
         if sub in verbs:
-            return _Shell.wrapped(f"{key} {sub}", words, _Shell.first_word(words, k + 1, key), depth)
+            return _Shell.wrapped(f"{key} {sub}", words, _Shell.first_word(words, k + 1, key),
+                                  depth)
         second = _Shell.SECOND_WORDS.get(key, ())
         if second == "*" or sub in second:
             k = _Shell.first_word(words, k + 1, key)
@@ -4153,7 +4212,7 @@ class _Shell:
     def words_shapes(words, i, depth):
         """The shapes of one simple command (its words from i): [] when it runs nothing."""
         n = len(words)
-        while i < n:                                   # drop VAR=value and prefixes (sudo, env, ...)
+        while i < n:                                   # drop VAR=value and prefixes (sudo, env...)
             if _Shell.is_assignment(words[i][2]):
                 i += 1
                 continue
@@ -4179,7 +4238,8 @@ class _Shell:
         name = _Shell.program_name(word)
         if word[3] & 2 and ("$" in name or "/" not in word[1]):
             if i + 1 < n and words[i + 1][1] in ("=", "+=") and word[2][:1] == "$":
-                return []                              # PowerShell's `$env:X = 1` assigns, runs nothing
+                # PowerShell's `$env:X = 1` assigns, runs nothing
+                return []
             return ["?"]                               # `$EDITOR x`; but `$SDK/bin/tool` is `tool`
         key = name.lower()
         if key in _Shell.NOOPS:
@@ -4212,8 +4272,8 @@ class _Shell:
                     return found
                 if opt in ("-file", "-f"):
                     break
-                if opt in ("-executionpolicy", "-ep", "-windowstyle", "-outputformat", "-inputformat",
-                           "-workingdirectory", "-wd", "-configurationname"):
+                if opt in ("-executionpolicy", "-ep", "-windowstyle", "-outputformat",
+                           "-inputformat", "-workingdirectory", "-wd", "-configurationname"):
                     j += 1
             return [key]
         if key in ("py", "python") or (key[:6] == "python" and key[6:].replace(".", "").isdigit()):
@@ -4228,24 +4288,30 @@ class _Shell:
                 elif opt[:2] == "-m":
                     module = opt[2:] or (words[j][1] if j < n and not words[j][3] else "")
                     j += 0 if opt[2:] else 1
-                    if _Shell.safe_token(module, 32) == "?" or not (module[0].isalpha() or module[0] == "_"):
+                    if (_Shell.safe_token(module, 32) == "?"
+                            or not (module[0].isalpha() or module[0] == "_")):
                         return ["python -m"]
                     if module.lower() in _Shell.SUBCOMMAND_PROGRAMS:
-                        return ["python -m " + s for s in _Shell.program_shape(module.lower(), words, j, depth)]
+                        return ["python -m " + s
+                                for s in _Shell.program_shape(module.lower(), words, j, depth)]
                     return ["python -m " + module]
                 if opt == "-":
                     return ["python"]
             key, name, i = "python", "python", j - 1
-        if key in ("python", "php") and i + 1 < n and _Shell.program_name(words[i + 1]) in _Shell.SCRIPT_TOOLS:
-            tool = _Shell.program_name(words[i + 1])         # `python manage.py test`, `php artisan migrate`
+        if (key in ("python", "php") and i + 1 < n
+                and _Shell.program_name(words[i + 1]) in _Shell.SCRIPT_TOOLS):
+            # `python manage.py test`, `php artisan migrate`
+            tool = _Shell.program_name(words[i + 1])
             return [f"{key} {s}" for s in _Shell.program_shape(tool, words, i + 2, depth)]
         if key == "python":
             return ["python"]
         if key in _Shell.SUBCOMMAND_PROGRAMS or key in _Shell.RUN_WRAPPERS:
             return _Shell.program_shape(key, words, i + 1, depth)
         k = n if key in _Shell.OPERAND_PROGRAMS else _Shell.first_word(words, i + 1, key)
-        if k < n and not words[k][3] and (words[k][1] in _Shell.SUBCOMMAND_PROGRAMS or words[k][1] in _Shell.RUN_WRAPPERS):
-            return _Shell.wrapped(name, words, k, depth)     # a tool in front of a known one: `rtk git log`
+        if k < n and not words[k][3] and (words[k][1] in _Shell.SUBCOMMAND_PROGRAMS
+                                          or words[k][1] in _Shell.RUN_WRAPPERS):
+            # a tool in front of a known one: `rtk git log`
+            return _Shell.wrapped(name, words, k, depth)
         if k < n and _Shell.plain_subword(words[k]) and words[k][1] in _Shell.COMMON_SUBCOMMANDS:
             return [f"{name} {words[k][1]}"]
         return [name]
@@ -4261,7 +4327,8 @@ class _Shell:
                 if skip == "pattern":                  # a case pattern runs to its ')'
                     skip = "" if op == ")" else skip
                     continue
-                if skip == "for":                      # `for x in WORDS;` / `for ((..));` end at ; or newline
+                # `for x in WORDS;` / `for ((..));` end at ; or newline
+                if skip == "for":
                     skip = "" if op in (";", "\n") else skip
                     continue
                 if skip:
@@ -4301,7 +4368,8 @@ class _Shell:
             out.extend(_Shell.words_shapes(cur, 0, depth))
 
     def shapes_into(command, depth, out):
-        if isinstance(command, (list, tuple)):         # an argv, e.g. Codex's ["bash", "-lc", script]
+        # an argv, e.g. Codex's ["bash", "-lc", script]
+        if isinstance(command, (list, tuple)):
             words = [("w", str(a), str(a), 0) for a in command[:256]]
             if words:
                 out.extend(_Shell.words_shapes(words, 0, depth))
@@ -5648,7 +5716,8 @@ class _Hints:
 # 18. History import (past Claude Code transcripts and Codex rollouts)
 # =============================================================================
 class _Transcripts:
-    """Readers of past sessions in the clients' own formats: Claude Code transcripts and Codex rollouts, as hook-shaped calls."""
+    """Readers of past sessions in the clients' own formats: Claude Code transcripts and Codex
+    rollouts, as hook-shaped calls."""
 
     # Each recorded tool call becomes the payload the live hook would have received and goes
     # through record_tool (the hook's own capture: only its shape is kept), then each session is
@@ -5667,7 +5736,8 @@ class _Transcripts:
             return None
         import datetime
         try:
-            d = datetime.datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z") else value)
+            d = datetime.datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z")
+                                                else value)
         except ValueError:
             return None
         if d.tzinfo is None:
@@ -5702,9 +5772,9 @@ class _Transcripts:
                     stats["bad_lines"] += 1
 
     def files(client, path):
-        """([(client or None, file)] to read, how many files of the folder `path` were symlinks out of
-        it): the clients' default folders, or `path` (a file or a folder, client sniffed per file).
-        Subagent transcripts are left out."""
+        """([(client or None, file)] to read, how many files of the folder `path` were symlinks out
+        of it): the clients' default folders, or `path` (a file or a folder, client sniffed per
+        file). Subagent transcripts are left out."""
         import glob
         out = []
 
@@ -5721,18 +5791,21 @@ class _Transcripts:
                                                 recursive=True))
             return [(None, f) for f in sorted(files) if keep(f)], links
         if client in ("all", "claude-code"):
-            base = os.environ.get("CLAUDE_CONFIG_DIR") or os.path.join(os.path.expanduser("~"), ".claude")
+            base = (os.environ.get("CLAUDE_CONFIG_DIR")
+                    or os.path.join(os.path.expanduser("~"), ".claude"))
             files = glob.glob(os.path.join(glob.escape(base), "projects", "*", "*.jsonl"))
             out += [("claude-code", f) for f in sorted(files) if keep(f)]
         if client in ("all", "codex"):
             base = os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
             for sub in ("sessions", "archived_sessions"):
-                files = glob.glob(os.path.join(glob.escape(base), sub, "**", "rollout-*.jsonl"), recursive=True)
+                files = glob.glob(os.path.join(glob.escape(base), sub, "**", "rollout-*.jsonl"),
+                                  recursive=True)
                 out += [("codex", f) for f in sorted(files)]
         return out, 0
 
     def sniff(path, stats):
-        """(client, first timestamp) of a transcript from its first lines; (None, None) if neither."""
+        """(client, first timestamp) of a transcript from its first lines; (None, None) if
+        neither."""
         import itertools
         probe = {"bad_lines": 0}
         for obj in itertools.islice(_Transcripts.lines(path, probe), 20):
@@ -5785,14 +5858,16 @@ class _Transcripts:
                     name, tinput, use_line, use_sid = use
                     failed = block.get("is_error") is True
                     text = _Transcripts.block_text(block.get("content")) if failed else ""
-                    if failed and text.startswith(_Transcripts.CLAUDE_NO_HOOK) or "<tool_use_error>" in text:
+                    if (failed and text.startswith(_Transcripts.CLAUDE_NO_HOOK)
+                            or "<tool_use_error>" in text):
                         stats["no_hook"] += 1
                         continue
                     cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else use_line.get("cwd")
                     payload = {"session_id": use_sid, "transcript_path": path, "cwd": cwd,
                                "permission_mode": obj.get("permissionMode", "default"),
                                "hook_event_name": "PostToolUseFailure" if failed else "PostToolUse",
-                               "tool_name": name, "tool_input": tinput if isinstance(tinput, dict) else {},
+                               "tool_name": name,
+                               "tool_input": tinput if isinstance(tinput, dict) else {},
                                "tool_use_id": block.get("tool_use_id")}
                     if failed:
                         first = text.split("\n", 1)[0]
@@ -5802,7 +5877,8 @@ class _Transcripts:
                         resp = obj.get("toolUseResult")
                         payload["tool_response"] = resp if isinstance(resp, dict) else {}
                     calls.append((payload, failed,
-                                  _Transcripts.ts(obj.get("timestamp")) or _Transcripts.ts(use_line.get("timestamp"))))
+                                  _Transcripts.ts(obj.get("timestamp"))
+                                  or _Transcripts.ts(use_line.get("timestamp"))))
         session = stem if stem in seen_ids else max(seen_ids, key=seen_ids.get, default="")
         own = [c for c in calls if c[0]["session_id"] == session]
         stats["copied_calls"] += len(calls) - len(own)
@@ -5833,7 +5909,8 @@ class _Transcripts:
         for marker in ("Exit code: ", "Process exited with code "):
             i = head.find(marker)
             if i >= 0 and (i == 0 or head[i - 1] == "\n"):
-                num = head[i + len(marker):].split(None, 1)[0] if head[i + len(marker):].strip() else ""
+                num = (head[i + len(marker):].split(None, 1)[0] if head[i + len(marker):].strip()
+                       else "")
                 num = num.rstrip(".")
                 if num.lstrip("-").isdigit():
                     return int(num)
@@ -5878,7 +5955,8 @@ class _Transcripts:
                 turn = item.get("turn_id") if isinstance(item.get("turn_id"), str) else turn
                 continue
             if kind == "event_msg":
-                if item.get("type") == "exec_command_end" and isinstance(item.get("exit_code"), int):
+                if (item.get("type") == "exec_command_end"
+                        and isinstance(item.get("exit_code"), int)):
                     codes[item.get("call_id")] = item["exit_code"]
                 elif item.get("type") == "patch_apply_end" and item.get("success") is False:
                     codes[item.get("call_id")] = 1
@@ -5908,12 +5986,13 @@ class _Transcripts:
                     workdir = args.get("workdir") or args.get("working_directory")
                 elif name == "apply_patch":
                     patch = args.get("input", args.get("patch")) if isinstance(args, dict) else args
-                    tool, tinput = "apply_patch", {"command": patch if isinstance(patch, str) else ""}
+                    tool, tinput = "apply_patch", {
+                        "command": patch if isinstance(patch, str) else ""}
                 elif name.startswith("mcp__") or "__" in name.strip("_"):
                     tool = name if name.startswith("mcp__") else "mcp__" + name
                     tinput = args if isinstance(args, dict) else {}
                 else:
-                    stats["no_hook"] += 1          # Codex runs its hooks for shell, apply_patch, MCP
+                    stats["no_hook"] += 1          # Codex runs hooks for shell, apply_patch, MCP
                     continue
                 by_id[call_id] = (tool, tinput, workdir if isinstance(workdir, str) else None)
             elif t in ("function_call_output", "custom_tool_call_output"):
@@ -5921,7 +6000,8 @@ class _Transcripts:
                 if call is None:
                     continue
                 tool, tinput, workdir = call
-                calls.append([call_id, tool, tinput, workdir or cwd, _Transcripts.codex_exit(item.get("output")),
+                calls.append([call_id, tool, tinput, workdir or cwd,
+                              _Transcripts.codex_exit(item.get("output")),
                               _Transcripts.ts(obj.get("timestamp")), model, turn])
         src = meta.get("source")
         if isinstance(src, dict) and "subagent" in src:
@@ -5939,25 +6019,29 @@ class _Transcripts:
 
     def render_import(r):
         verb = "would import" if r["dry_run"] else "imported"
-        out = [f"Sessions: {r['sessions']} found, {r['imported']} {verb}, {r['skipped']} already in "
-               f"the store" + (f", {r['too_old']} older than --since" if r["too_old"] else "")
+        out = [f"Sessions: {r['sessions']} found, {r['imported']} {verb}, {r['skipped']} already "
+               f"in the store" + (f", {r['too_old']} older than --since" if r["too_old"] else "")
                + (f", {r['empty']} without tool calls or opted out" if r["empty"] else ""),
                f"Tool calls replayed: {r['tool_calls']} ({r['failed_calls']} failed)"
                + (f"; unreadable lines skipped: {r['bad_lines']}" if r["bad_lines"] else "")
-               + (f"; subagent calls skipped: {r['sidechain_calls']}" if r["sidechain_calls"] else "")
+               + (f"; subagent calls skipped: {r['sidechain_calls']}"
+                  if r["sidechain_calls"] else "")
                + (f"; symlinks out of the folder skipped: {r['links_skipped']}"
                   if r["links_skipped"] else "")]
         if r["old"]:
-            out.append(f"{r['old']} sessions are older than the event retention: learned from, their "
-                       "raw calls go with the log (`instinct config events_max_days N` keeps them)")
+            out.append(f"{r['old']} sessions are older than the event retention: learned from, "
+                       "their raw calls go with the log (`instinct config events_max_days N` keeps "
+                       "them)")
         for p in r["projects"]:
-            out.append(f"Project {p['cwd'] or '(none)'} [{p['project']}]: {p['sessions']} sessions, "
-                       f"{p['tool_calls']} tool calls")
+            out.append(f"Project {p['cwd'] or '(none)'} [{p['project']}]: {p['sessions']} "
+                       f"sessions, {p['tool_calls']} tool calls")
             if p["learned"]:
                 out.append("  observed: " + ", ".join(p["learned"][:12])
-                           + (f" (+{len(p['learned']) - 12} more)" if len(p["learned"]) > 12 else ""))
+                           + (f" (+{len(p['learned']) - 12} more)"
+                              if len(p["learned"]) > 12 else ""))
             if p["briefing"]:
-                out += ["  session-start briefing:"] + ["    " + line for line in p["briefing"].splitlines()]
+                out += ["  session-start briefing:"] + ["    " + line
+                                                        for line in p["briefing"].splitlines()]
         if not r["projects"] and not r["sessions"]:
             out.append("No Claude Code or Codex sessions found (looked in ~/.claude/projects and "
                        "~/.codex/sessions; see --path)")
@@ -5994,13 +6078,14 @@ class _History(_Learning):
         Param("since", int, "only sessions active in the last N days", minimum=1),
         Param("dry_run", bool, "only count what would be imported; store nothing", default=False),
         title="Import past agent sessions", idempotent=True,
-        output=_Out.obj({"sessions": _Out.INT, "imported": _Out.INT, "skipped": _Out.INT, "empty": _Out.INT,
-                     "too_old": _Out.INT, "old": _Out.INT, "tool_calls": _Out.INT, "failed_calls": _Out.INT,
-                     "bad_lines": _Out.INT, "sidechain_calls": _Out.INT, "dry_run": _Out.BOOL,
-                     "links_skipped": _Out.INT,
+        output=_Out.obj({"sessions": _Out.INT, "imported": _Out.INT, "skipped": _Out.INT,
+                     "empty": _Out.INT, "too_old": _Out.INT, "old": _Out.INT,
+                     "tool_calls": _Out.INT, "failed_calls": _Out.INT, "bad_lines": _Out.INT,
+                     "sidechain_calls": _Out.INT, "dry_run": _Out.BOOL, "links_skipped": _Out.INT,
                      "projects": {"type": "array", "items": _Out.obj({
-                         "project": _Out.STR, "cwd": _Out.STR, "sessions": _Out.INT, "tool_calls": _Out.INT,
-                         "learned": {"type": "array", "items": _Out.STR}, "briefing": _Out.STR})}},
+                         "project": _Out.STR, "cwd": _Out.STR, "sessions": _Out.INT,
+                         "tool_calls": _Out.INT, "learned": {"type": "array", "items": _Out.STR},
+                         "briefing": _Out.STR})}},
                     ("sessions", "imported", "skipped", "tool_calls", "projects")),
         render=lambda r: _Transcripts.render_import(r))
     def import_history(self, client="all", path=None, since=None, dry_run=False):
@@ -6041,7 +6126,8 @@ class _History(_Learning):
         self._keep_events = True
         try:
             for n, (_, f, who) in enumerate(files, 1):
-                reader = _Transcripts.claude_session if who == "claude-code" else _Transcripts.codex_session
+                reader = (_Transcripts.claude_session if who == "claude-code"
+                          else _Transcripts.codex_session)
                 try:
                     session, calls = reader(f, stats)
                 except OSError:
@@ -6075,7 +6161,8 @@ class _History(_Learning):
             p["cwd"] = max(cwds, key=cwds.get)
             learned = p.pop("seen")
             p["learned"] = sorted(learned, key=lambda k: (-learned[k], k))
-            p["briefing"] = self.briefing(p["cwd"]) if i < _Transcripts.BRIEFINGS and not dry_run else ""
+            p["briefing"] = (self.briefing(p["cwd"]) if i < _Transcripts.BRIEFINGS and not dry_run
+                             else "")
         res["projects"] = ranked
         return res
 
@@ -6086,7 +6173,8 @@ class _History(_Learning):
         The rollout's calls are matched to the session's stored calls in order by summary;
         only the outcome changes, nothing of the rollout is kept.
         """
-        if not (isinstance(transcript_path, str) and os.path.basename(transcript_path).startswith("rollout-")
+        if not (isinstance(transcript_path, str)
+                and os.path.basename(transcript_path).startswith("rollout-")
                 and transcript_path.endswith(".jsonl") and os.path.isfile(transcript_path)):
             return 0
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
@@ -6099,11 +6187,13 @@ class _History(_Learning):
         with self._write() as conn:
             outcomes = [(call.private(conn, session).encode(), failed) for call, failed in
                         ((_Call.of(p)[0], f) for p, f, _ in calls) if call is not None]
-            rows = conn.execute("SELECT id, kind, data FROM events WHERE session = ? AND session != ''"
-                                " AND kind IN ('tool', 'tool_fail') ORDER BY id", (session,)).fetchall()
+            rows = conn.execute("SELECT id, kind, data FROM events WHERE session = ?"
+                                " AND session != '' AND kind IN ('tool', 'tool_fail') ORDER BY id",
+                                (session,)).fetchall()
             marked, j = 0, 0
             for row_id, kind, data in rows:
-                k = next((k for k in range(j, min(j + 8, len(outcomes))) if outcomes[k][0] == data), None)
+                k = next((k for k in range(j, min(j + 8, len(outcomes)))
+                          if outcomes[k][0] == data), None)
                 if k is None:
                     continue
                 if outcomes[k][1] and kind == "tool":
@@ -6134,7 +6224,7 @@ class _History(_Learning):
         cwd = cwds.most_common(1)[0][0] if cwds else ""
         if cwd and cwd not in disabled:
             disabled[cwd] = _Capture.disabled_reason({}, cwd)
-        if not cwd or disabled[cwd]:       # no folder to credit (never the importer's), or opted out
+        if not cwd or disabled[cwd]:       # no folder to credit (never the importer's) or opted out
             res["empty"] += 1
             return
         for payload, _, _ in calls:        # a line without its cwd belongs to the session's folder
@@ -6156,7 +6246,8 @@ class _History(_Learning):
             try:
                 with self._db.write() as conn:     # one transaction; captures nest as savepoints
                     for payload, failed, ts in calls:
-                        if not self.record_tool(payload, failed=failed, ts=ts).startswith("skipped: "):
+                        if not self.record_tool(payload, failed=failed,
+                                                ts=ts).startswith("skipped: "):
                             kept, fails = kept + 1, fails + failed
                     conn.execute("UPDATE events SET source = 'import:' || source WHERE session = ?"
                                  " AND session != '' AND kind IN ('tool', 'tool_fail')", (session,))
