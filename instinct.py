@@ -3490,8 +3490,7 @@ class _Memory(_Patterns):
         render=lambda r: (f"Decayed: {r['decayed']}\nArchived: {r['archived']}\n"
                           f"Active memories: {r['active']}"))
     def memory_decay(self):
-        """Memories neither recalled nor reinforced for their type's period lose 1; at 0 they are
-        archived.
+        """Memories not recalled nor reinforced for their type's period lose 1; at 0, archived.
 
         Periods in days: user 120, feedback 90, project 60, reference 90, episode
         45. A memory is charged at most once per period however often this runs.
