@@ -4447,7 +4447,8 @@ class _Capture:
 
         def answer(event_name, text):
             import json
-            out = json.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}})
+            out = json.dumps({"hookSpecificOutput": {"hookEventName": event_name,
+                                                     "additionalContext": text}})
             stdout.write(out + "\n")
         db, args = _CLI.take_db(list(argv))
         event = args[0] if args else None
@@ -4456,19 +4457,22 @@ class _Capture:
         try:
             raw = _Capture.read_input(stdin, HOOK_INPUT_MAX)
             if len(raw) > HOOK_INPUT_MAX:
-                raise ValueError(f"the payload is larger than {HOOK_INPUT_MAX // (1024 * 1024)} MiB")
+                raise ValueError("the payload is larger than"
+                                 f" {HOOK_INPUT_MAX // (1024 * 1024)} MiB")
             payload = _loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
             if not isinstance(payload, dict):
                 raise ValueError("the payload is not a JSON object")
         except (ValueError, OSError, RecursionError) as e:
-            say(f"unreadable hook input ({type(e).__name__}: {str(e)[:200]}); nothing recorded", True)
+            say(f"unreadable hook input ({type(e).__name__}: {str(e)[:200]});"
+                " nothing recorded", True)
             return
         named = payload.get("hook_event_name")
         key = (event or (named if isinstance(named, str) else "") or "")[:64]
         key = key.replace("-", "").replace("_", "").lower()
         event = _Capture.HOOK_EVENTS.get(key)
         if event is None:
-            say(f"unknown hook event {key or '(none)'}; expected one of: {', '.join(_Capture.HOOK_EVENTS.values())}", True)
+            say(f"unknown hook event {key or '(none)'}; expected one of:"
+                f" {', '.join(_Capture.HOOK_EVENTS.values())}", True)
             return
         cwd = _Capture.hook_cwd(payload)
         if cwd is None and "cwd" in payload:
@@ -4479,12 +4483,14 @@ class _Capture:
         if reason:
             say(f"skipped {event}: {reason}")
             return
-        if event == "user-prompt-submit" and not _Capture.reads_like_correction(payload.get("prompt")):
+        if (event == "user-prompt-submit"
+                and not _Capture.reads_like_correction(payload.get("prompt"))):
             return                             # nothing stored
         store = InstinctStore(db, timeout=_Capture.HOOK_TIMEOUT_S)
         try:
             if event == "user-prompt-submit":  # a new correction: ask the agent to keep the lesson
-                if store.new_prompt(payload["prompt"], cwd, _Capture.safe_session(payload.get("session_id"))):
+                if store.new_prompt(payload["prompt"], cwd,
+                                    _Capture.safe_session(payload.get("session_id"))):
                     answer("UserPromptSubmit", _Capture.CORRECTION_CONTEXT)
             elif event == "pre-tool-use":      # nothing kept: maybe a hint about the call
                 text = _Hints.hint(store, event, payload, cwd)
@@ -4493,21 +4499,23 @@ class _Capture:
             elif event in ("post-tool-use", "post-tool-use-failure"):
                 failed = event.endswith("failure")
                 say(f"{event}: {store.record_tool(payload, failed=failed)}")
-                if failed or _Call.response_failed(payload.get("tool_response")):   # Codex: PostToolUse
+                # Codex: PostToolUse
+                if failed or _Call.response_failed(payload.get("tool_response")):
                     text = _Hints.hint(store, event, payload, cwd)
                     if text:
                         answer("PostToolUseFailure" if failed else "PostToolUse", text)
             elif event in ("stop", "session-end"):
                 session = _Capture.safe_session(payload.get("session_id"))
                 if session:
-                    if "turn_id" in payload or os.path.basename(str(payload.get("transcript_path", ""))
-                                                                 ).startswith("rollout-"):
-                        say(f"{event}: {store.codex_outcomes(session, payload.get('transcript_path'))}"
+                    if "turn_id" in payload or os.path.basename(
+                            str(payload.get("transcript_path", ""))).startswith("rollout-"):
+                        say(f"{event}:"
+                            f" {store.codex_outcomes(session, payload.get('transcript_path'))}"
                             " failed calls read from the Codex rollout")
                     r = store.mine(session)
                     say(f"{event}: mined {len(r['observed'])} observations")
             elif event == "session-start":
-                try:                           # sessions whose end hook never ran (crash, cancelled)
+                try:                           # sessions whose end hook never ran (crash, cancel)
                     say(f"{event}: mined {store.mine()['sessions']} unmined sessions")
                 except (InstinctError, sqlite3.Error) as e:   # e.g. a read-only store: still brief
                     say(f"{event}: mining skipped: {e}", True)
@@ -4551,19 +4559,20 @@ class _Capture:
     # A prompt that corrects the agent or states a standing rule ("did you push?", "use X instead",
     # "don't stop to ask me"): instinct stores nothing of it, it asks the agent to save the lesson.
     CORRECTION_OPENERS = (
-        "no,", "no ", "nope", "don't", "dont ", "do not", "stop ", "never ", "always ", "please don't",
-        "please do not", "please always", "please never", "did you ", "didn't you", "you forgot",
-        "you didn't", "you did not", "why did you", "why didn't you", "i told you", "i said",
-        "that's wrong", "that is wrong", "wrong", "not like that", "remember to", "from now on",
-        "make sure to", "you should have", "you should not", "you shouldn't", "stop asking")
+        "no,", "no ", "nope", "don't", "dont ", "do not", "stop ", "never ", "always ",
+        "please don't", "please do not", "please always", "please never", "did you ", "didn't you",
+        "you forgot", "you didn't", "you did not", "why did you", "why didn't you", "i told you",
+        "i said", "that's wrong", "that is wrong", "wrong", "not like that", "remember to",
+        "from now on", "make sure to", "you should have", "you should not", "you shouldn't",
+        "stop asking")
     CORRECTION_MARKS = (" instead", "from now on", "every time", "next time", "in the future",
                          "remember to", "don't forget", "do not forget", "you forgot", "i told you",
                          "stop asking", "without asking", "as i said", "not what i asked")
     CORRECTION_CONTEXT = (
         "instinct: the user's message may correct you or state a standing rule. If it is lasting "
-        "guidance (for this project or this user), save it once with instinct's `memory_store` tool "
-        "(type `feedback`): a short title, the rule in your own words, why, and how to apply it. "
-        "Do not save one-off instructions.")
+        "guidance (for this project or this user), save it once with instinct's `memory_store` "
+        "tool (type `feedback`): a short title, the rule in your own words, why, and how to apply "
+        "it. Do not save one-off instructions.")
 
     def prompt_text(prompt):
         """A prompt as compared: its first 2,000 characters, lowercase, spaces collapsed."""
@@ -4573,7 +4582,8 @@ class _Capture:
         if not isinstance(prompt, str):
             return False
         text = _Capture.prompt_text(prompt)
-        return text.startswith(_Capture.CORRECTION_OPENERS) or any(m in text for m in _Capture.CORRECTION_MARKS)
+        return (text.startswith(_Capture.CORRECTION_OPENERS)
+                or any(m in text for m in _Capture.CORRECTION_MARKS))
 
     def hook_cwd(payload):
         """The payload's cwd if it is a sane path (str, no NUL, encodable, bounded), else None."""
@@ -4594,7 +4604,8 @@ class _Call:
     type. Never an argument value."""
     SHELL_TOOLS = {"Bash": "Bash", "PowerShell": "PowerShell", "shell": "Bash",
                     "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash"}
-    EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file", "replace"}
+    EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file",
+                  "replace"}
     # --- capture: one tool call -> one shape-only step ---------------------------------
     # Client plumbing is not a habit: loading tools, task lists, plan mode, questions.
     PLUMBING_TOOLS = frozenset(
@@ -4676,8 +4687,8 @@ class _Call:
         utilities and version-control reads left out), 'Edit' for an edit, 'Skill(name)' /
         'Task(type)', a tool's name; looking around and plumbing give none."""
         if self.tool in self.SHELLS:
-            return [c for c in self.cmds
-                    if c.split(" ", 1)[0] not in _Call.GENERIC_PROGRAMS and c not in _Call.LOOK_COMMANDS]
+            return [c for c in self.cmds if c.split(" ", 1)[0] not in _Call.GENERIC_PROGRAMS
+                    and c not in _Call.LOOK_COMMANDS]
         if self.tool in _Call.EDIT_TOOLS:
             return [_Call.EDIT_STEP]
         if self.tool in _Call.LOOK_TOOLS or self.tool in _Call.PLUMBING_TOOLS or self.tool == "?":
@@ -4712,10 +4723,12 @@ class _Call:
         if low.startswith("mcp__"):
             return cls(name), ""
         if tool in _Call.EDIT_TOOLS:
-            path = tinput.get("file_path") or tinput.get("path") or tinput.get("notebook_path") or ""
+            path = (tinput.get("file_path") or tinput.get("path") or tinput.get("notebook_path")
+                    or "")
             ext = os.path.splitext(str(path).replace("\\", "/").rsplit("/", 1)[-1])[1].lower()
             ok = ext and len(ext) <= 11 and ext[1:].isalnum() and ext.isascii()
-            return cls(_Call.EDIT_STEP if tool == "apply_patch" else name, ext=ext if ok else ""), ""
+            return cls(_Call.EDIT_STEP if tool == "apply_patch" else name,
+                       ext=ext if ok else ""), ""
         named = tinput.get(cls.NAMED.get(tool, ""))
         ok = isinstance(named, str) and len(named) <= 64 and all(
             _Shell.safe_token(w, 64) == w for w in named.split(":"))
@@ -4736,9 +4749,10 @@ class _Call:
     @functools.lru_cache(maxsize=1)
     def known_words():
         return frozenset().union(
-            _Shell.SUBCOMMAND_PROGRAMS, _Shell.RUN_WRAPPERS, _Shell.OPERAND_PROGRAMS, _Shell.SHELLS, _Shell.NOOPS,
-            _Shell.PREFIXES, _Shell.SCRIPT_TOOLS, _Shell.COMMON_SUBCOMMANDS, _Call.GENERIC_PROGRAMS, _Shell.VALUE_OPTIONS,
-            ("python", "-m", "pwsh", "powershell"), *(names for _, names in _Corpus.COMMAND_ROLES),
+            _Shell.SUBCOMMAND_PROGRAMS, _Shell.RUN_WRAPPERS, _Shell.OPERAND_PROGRAMS, _Shell.SHELLS,
+            _Shell.NOOPS, _Shell.PREFIXES, _Shell.SCRIPT_TOOLS, _Shell.COMMON_SUBCOMMANDS,
+            _Call.GENERIC_PROGRAMS, _Shell.VALUE_OPTIONS, ("python", "-m", "pwsh", "powershell"),
+            *(names for _, names in _Corpus.COMMAND_ROLES),
             *(progs.split() for progs in _Presenter.TOOLCHAIN_FILES.values()))
 
     @staticmethod
@@ -4777,9 +4791,11 @@ class _Call:
     def seen_add(conn, h, session):
         """Note hash `h` as first seen in `session`; the oldest unlearned hashes beyond
         _SEEN_MAX go."""
-        rowid = conn.execute("INSERT INTO seen (hash, session) VALUES (?, ?)", (h, session)).lastrowid
+        rowid = conn.execute("INSERT INTO seen (hash, session) VALUES (?, ?)",
+                             (h, session)).lastrowid
         if rowid % 256 == 0:
-            conn.execute("DELETE FROM seen WHERE word IS NULL AND rowid < ?", (rowid - _Call.SEEN_MAX,))
+            conn.execute("DELETE FROM seen WHERE word IS NULL AND rowid < ?",
+                         (rowid - _Call.SEEN_MAX,))
 
     @staticmethod
     def tool_summary(payload):
@@ -4838,7 +4854,8 @@ class _Presenter:
         code = (lambda s: f"`{s}`") if _Corpus.mined_source(r.get("source")) else (lambda s: s)
         head, colon, body = p.partition(":")
         kind, _, used = body.partition(":")
-        if colon and head == "pref" and kind in ("command", "tool") and _Corpus.mined_source(r.get("source")):
+        if (colon and head == "pref" and kind in ("command", "tool")
+                and _Corpus.mined_source(r.get("source"))):
             return ("Project command: " if kind == "command" else "Often used here: ") + code(used)
         if colon and head == "pref" and "=" in body:
             key, _, value = body.partition("=")
@@ -4848,7 +4865,8 @@ class _Presenter:
         if colon and head == "seq":
             steps = [s.strip() for s in body.split("->")]
             shown = ["edit the code" if s == _Call.EDIT_STEP else code(s) for s in steps]
-            for last, label in (("git commit", "Before committing"), ("git push", "Before pushing")):
+            for last, label in (("git commit", "Before committing"),
+                                ("git push", "Before pushing")):
                 if last in steps[1:]:
                     k = steps.index(last)
                     return f"{label}: " + ", then ".join(shown[:k]) + (
@@ -4879,13 +4897,15 @@ class _Presenter:
         scope = ("every project" if r["level"] == "universal" else "this project" if r["project"]
                  else "all projects")
         stale = f"; may be stale: {r['stale']}" if r.get("stale") else ""
-        return f"- {_Presenter.rule_text(r)} ({r['level']}, {_Presenter.rule_evidence(r)}, {scope}{stale})"
+        return (f"- {_Presenter.rule_text(r)} ({r['level']},"
+                f" {_Presenter.rule_evidence(r)}, {scope}{stale})")
 
     def generic_habit(pattern):
         """Habits every project has (Read -> Edit, head + ls), which an older store may hold."""
         head, colon, body = pattern.partition(":")
         return head in ("seq", "combo") and all(
-            s in _Call.LOOK_TOOLS or s in _Call.EDIT_TOOLS or s.split(" ", 1)[0] in _Call.GENERIC_PROGRAMS
+            s in _Call.LOOK_TOOLS or s in _Call.EDIT_TOOLS
+            or s.split(" ", 1)[0] in _Call.GENERIC_PROGRAMS
             or s == _Call.EDIT_STEP for s in body.replace("->", "+").split("+"))
 
     def item_steps(pattern):
@@ -4963,7 +4983,8 @@ class _Presenter:
             out = _Lint.duplicates(root, [dict(r, stale=w) if w else r for r, w in zip(out, why)
                                           if not (w and w.endswith(" is gone"))])
         rank = {id(r): i for i, r in enumerate(out)}
-        out.sort(key=lambda r: (-(r["use"][0] / r["use"][1]) if r.get("use") else -0.5, rank[id(r)]))
+        out.sort(key=lambda r: (-(r["use"][0] / r["use"][1]) if r.get("use") else -0.5,
+                                rank[id(r)]))
         return out[:limit]
 
 
@@ -4975,11 +4996,11 @@ class _Corpus:
     # Which project command a shape is, read from its most specific word (right to left):
     # 'uv run pytest' -> test, 'npm run lint' -> lint, 'ruff check' -> lint (ruff), 'mix format'.
     COMMAND_ROLES = (
-        ("test", frozenset("test tests pytest unittest jest vitest mocha rspec phpunit ctest tox nox "
-                           "spec ava karma cypress playwright nextest".split())),
-        ("lint", frozenset("lint credo clippy eslint flake8 pylint rubocop golangci-lint shellcheck "
-                           "stylelint hadolint vet ruff biome oxlint ktlint swiftlint pyflakes "
-                           "markdownlint".split())),
+        ("test", frozenset("test tests pytest unittest jest vitest mocha rspec phpunit ctest tox "
+                           "nox spec ava karma cypress playwright nextest".split())),
+        ("lint", frozenset("lint credo clippy eslint flake8 pylint rubocop golangci-lint "
+                           "shellcheck stylelint hadolint vet ruff biome oxlint ktlint swiftlint "
+                           "pyflakes markdownlint".split())),
         ("format", frozenset("format fmt black prettier gofmt rustfmt isort autopep8 yapf "
                              "clang-format goimports shfmt".split())),
         ("typecheck", frozenset("typecheck type-check mypy pyright tsc dialyzer pytype pyre "
@@ -4990,10 +5011,10 @@ class _Corpus:
                     "typecheck": "Type-check here", "build": "Build here"}
     SEQ_MAX = 5                        # longest workflow mined (steps)
     SESSIONS_COMPARED = 100            # a project's most recent sessions compared when mining
-    CHANCE_P = 1e-3                    # a workflow counts when chance explains it less often than this
+    CHANCE_P = 1e-3                    # a workflow counts when less likely than this by chance
     HABIT_WINDOW = 20                  # a project's recent sessions a command must recur in ...
     HABIT_SHARE = 0.5                  # ... at least half of them (and at least 2)
-    BACKFILL = 4                       # a habit found counts at most this many recent sessions at once
+    BACKFILL = 4                       # a habit found backfills at most this many recent sessions
     STEPS_KEPT = 400                   # steps of a mined session kept for the briefing's use counts
 
     def __init__(self, load):
@@ -5075,8 +5096,8 @@ class _Corpus:
         """Candidate workflows of one session: 2-5 steps from a command to a command (edits may
         sit between: test -> edit -> test), not a loop restated."""
         runs, gapped = _Corpus.ngrams(col)
-        return {g for g in runs | gapped
-                if g[0] != _Call.EDIT_STEP and g[-1] != _Call.EDIT_STEP and not _Corpus.periodic(g) and len(set(g)) > 1}
+        return {g for g in runs | gapped if g[0] != _Call.EDIT_STEP and g[-1] != _Call.EDIT_STEP
+                and not _Corpus.periodic(g) and len(set(g)) > 1}
 
     @staticmethod
     def chance_sessions(g, stats, enough=float("inf"), gapped=False):
@@ -5213,12 +5234,14 @@ class _Corpus:
         holders = {}
         for g in sorted(own, key=len, reverse=True):       # longest first
             k_run, k_loose = n_run[g], n_loose[g]
-            if k_loose < 2 or any(n_run[h] >= k_loose and len(h) > len(g) and _Corpus.subsequence(g, h)
-                                  for h in holders):
-                continue    # a longer workflow held as widely, as a run, already says it (no chance test)
+            if k_loose < 2 or any(n_run[h] >= k_loose and len(h) > len(g)
+                                  and _Corpus.subsequence(g, h) for h in holders):
+                # a longer workflow held as widely, as a run, already says it (no chance test)
+                continue
             # the loose reading only when it adds holders: with the same ones the run's smaller
             # chance decides alone
-            for gap, k in ((True, k_loose), (False, k_run)) if k_loose > k_run else ((False, k_run),):
+            for gap, k in (((True, k_loose), (False, k_run)) if k_loose > k_run
+                           else ((False, k_run),)):
                 if k >= 2:
                     enough = _Corpus.chance_limit(k)
                     if _Corpus.chance_sessions(g, stats, enough, gap) <= enough:
@@ -5319,21 +5342,23 @@ class _Miner:
 
     def known(self, g, proj):
         """The confidence workflow `g` already has in `proj` (0: not learned)."""
-        row = self.conn.execute("SELECT confidence FROM instincts WHERE pattern = ? AND project = ?",
-                                ("seq:" + "->".join(g), proj)).fetchone()
+        row = self.conn.execute("SELECT confidence FROM instincts WHERE pattern = ?"
+                                " AND project = ?", ("seq:" + "->".join(g), proj)).fetchone()
         return row[0] if row else 0
 
     def anchor(self, sess, proj, found):
         """A project command this session used is about the file that defines it (mix.exs,
         package.json...): anchored to it as that file is now (confirmed when used again)."""
-        row = self.conn.execute("SELECT root FROM projects WHERE fingerprint = ?", (proj,)).fetchone()
+        row = self.conn.execute("SELECT root FROM projects WHERE fingerprint = ?",
+                                (proj,)).fetchone()
         if not row or not os.path.isdir(row[0]):
             return
         for pat, have in found.items():
             if sess in have and pat.startswith("pref:") and _Presenter.item_steps(pat):
                 path = _Anchors.defining_file(row[0], _Presenter.item_steps(pat)[0])
                 if path and self.canon.get(pat):
-                    _Anchors.reanchor(self.conn, row[0], {"pattern": self.canon[pat], "project": proj}, [path])
+                    _Anchors.reanchor(self.conn, row[0],
+                                      {"pattern": self.canon[pat], "project": proj}, [path])
 
     def session(self, sess, last_id):
         """Mine one session (its calls up to event `last_id`): its own habits and combos, then
@@ -5408,13 +5433,15 @@ class _Learning(_Memory):
             if session is None:            # every session with events past the full-pass mark
                 seen = conn.execute("SELECT seen_id FROM mining_state").fetchone()[0]
                 todo = conn.execute(_Miner.SQL_UNMINED, (seen,)).fetchall()
-                conn.execute("UPDATE mining_state SET seen_id = (SELECT coalesce(max(id), 0) FROM events)")
+                conn.execute("UPDATE mining_state SET seen_id = (SELECT coalesce(max(id), 0)"
+                             " FROM events)")
             else:
                 todo = conn.execute(
                     "SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessions m"
                     " ON m.session = e.session WHERE e.session = ? AND e.session != ''"
                     " AND e.kind IN ('tool', 'tool_fail')"
-                    " GROUP BY e.session HAVING max(e.id) > coalesce(max(m.last_id), 0)", (session,)).fetchall()
+                    " GROUP BY e.session HAVING max(e.id) > coalesce(max(m.last_id), 0)",
+                    (session,)).fetchall()
             miner = _Miner(self, conn)
             for sess, last_id in todo:
                 miner.session(sess, last_id)
@@ -5444,7 +5471,8 @@ class _Learning(_Memory):
         root = project_root(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
         proj = _sha256_hex(root)[:12]
         failed = failed or _Call.response_failed(payload.get("tool_response"))
-        source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload else "claude-code")
+        source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload
+                                                       else "claude-code")
         with self._write() as conn:
             call = call.private(conn, session)
             when = self._now() if ts is None else _iso(ts)
@@ -5463,8 +5491,8 @@ class _Learning(_Memory):
             _Call.seen_add(conn, h, session)
             return True
 
-    def briefing(self, cwd=None, max_items=_Capture.INJECT_MAX_ITEMS, max_chars=_Capture.INJECT_MAX_CHARS,
-                 project=None, session=""):
+    def briefing(self, cwd=None, max_items=_Capture.INJECT_MAX_ITEMS,
+                 max_chars=_Capture.INJECT_MAX_CHARS, project=None, session=""):
         """The session-start context for the project of `cwd` (or the fingerprint `project`,
         whose folder is not known): facts, rules first, capped; '' if none. With a `session`,
         each item is recorded for effectiveness, `holdout_percent` of them held back."""
@@ -5473,8 +5501,8 @@ class _Learning(_Memory):
         items = _Presenter.select(self, proj, root, max_items)
         if session and items:
             try:
-                show = set(_Hints.hold_out(self, session, proj, [("brief", r["pattern"]) for r in items],
-                                     again=True))
+                show = set(_Hints.hold_out(self, session, proj,
+                                           [("brief", r["pattern"]) for r in items], again=True))
                 items = [r for r in items if r["pattern"] in show]
             except StoreError:                 # a read-only store: everything, unmeasured
                 pass
@@ -5486,7 +5514,8 @@ class _Learning(_Memory):
             pass
         if not lines:
             return ""
-        text = "What instinct learned from this user's past sessions here (follow it unless told otherwise):"
+        text = ("What instinct learned from this user's past sessions here"
+                " (follow it unless told otherwise):")
         for line in lines:
             if len(text) + 1 + len(line) > max_chars:
                 break
@@ -5521,18 +5550,19 @@ class _Hints:
         other: 'mix test' and 'mix test.watch' differ, 'npm test' and 'npm test unit' do not)."""
         if purpose == "packages":
             return shape.split(" ", 1)[0] == learned.split(" ", 1)[0]
-        return shape == learned or shape.startswith(learned + " ") or learned.startswith(shape + " ")
+        return (shape == learned or shape.startswith(learned + " ")
+                or learned.startswith(shape + " "))
 
     def toolchains(shape):
-        """The toolchain files whose programs a shape's words name ('uv run pytest' -> pyproject.toml,
-        setup.py; 'npx vitest' -> package.json)."""
+        """The toolchain files whose programs a shape's words name ('uv run pytest' ->
+        pyproject.toml, setup.py; 'npx vitest' -> package.json)."""
         words = set(shape.split())
         return {f for f, progs in _Presenter.TOOLCHAIN_FILES.items() if words & set(progs.split())}
 
     def learned_for(rows, purpose, shape):
-        """The learned commands among `rows` (pattern, confidence) serving `purpose` in the toolchain
-        of `shape` (a project's `mix test` says nothing about its assets' `npx vitest`), strongest
-        first."""
+        """The learned commands among `rows` (pattern, confidence) serving `purpose` in the
+        toolchain of `shape` (a project's `mix test` says nothing about its assets' `npx vitest`),
+        strongest first."""
         out, mine = [], _Hints.toolchains(shape)
         for p, n in rows:
             key, value = p[5:].partition("=")[0], (_Presenter.item_steps(p) or [""])[0]
@@ -5551,20 +5581,23 @@ class _Hints:
             purpose = _Hints.purpose(shape)
             if purpose is None:
                 continue
-            rows = store._read(_Hints.SQL_MATURE, (project, "pref:", "pref;")) if rows is None else rows
+            rows = (store._read(_Hints.SQL_MATURE, (project, "pref:", "pref;")) if rows is None
+                    else rows)
             learned = _Hints.learned_for(rows, purpose, shape)
             if learned and not any(_Hints.agrees(shape, v, purpose) for _, v, _ in learned):
                 p, v, n = learned[0]
                 if purpose == "packages":
                     return purpose, p, (f"This project uses `{v.split()[0]}` (`{v}`, {n} sessions),"
                                         f" not `{shape.split()[0]}`.")
-                return purpose, p, f"{_Corpus.ROLE_TITLES[purpose]}: `{v}` ({n} sessions), not `{shape}`."
+                return purpose, p, (f"{_Corpus.ROLE_TITLES[purpose]}: `{v}` ({n} sessions),"
+                                    f" not `{shape}`.")
         return None
 
     def fix_hint(store, project, step):
         """A failed command's learned fix, and a memory about the command -> ('fix', key, text)."""
         fix = store._read(_Hints.SQL_MATURE, (project, f"fix:{step} by ", f"fix:{step} by!"))
-        names = (f"`{step}`",) + ((step,) if " " in step else ())   # `make`, not make (nor `make db`)
+        # `make`, not make (nor `make db`)
+        names = (f"`{step}`",) + ((step,) if " " in step else ())
         mem = [(i, t) for i, t, c in store._read(
             "SELECT id, title, content FROM memories WHERE archived = 0 AND project IN (?, '') AND"
             " instr(title || ' ' || content, ?) > 0 ORDER BY confidence DESC, id LIMIT 20",
@@ -5589,7 +5622,8 @@ class _Hints:
             return None
         mid, title, content = mem[0]
         first = " ".join(content.split())
-        return "edit", f"memory:{mid}", f"A memory about `{rel}`: {title}" + f" - {first}" * bool(first)
+        return "edit", f"memory:{mid}", (f"A memory about `{rel}`: {title}"
+                                         + f" - {first}" * bool(first))
 
     def hold_out(store, session, project, items, again=False):
         """Record each (kind, key) item once per session, shown or held back at random
@@ -5610,8 +5644,9 @@ class _Hints:
                                 " after_id, shown) VALUES (?,?,?,?,?,?,?)",
                                 (session, key, kind, project, store._now(), after, shown)).rowcount:
                     show += [key] * shown
-                elif again and conn.execute("SELECT shown FROM hints WHERE session = ? AND pattern = ?"
-                                            " AND kind = ?", (session, key, kind)).fetchone()[0]:
+                elif again and conn.execute("SELECT shown FROM hints WHERE session = ?"
+                                            " AND pattern = ? AND kind = ?",
+                                            (session, key, kind)).fetchone()[0]:
                     show.append(key)
         return show
 
@@ -5631,7 +5666,8 @@ class _Hints:
         elif call.tool in _Call.SHELLS:
             found = _Hints.command_hint(store, project, call.cmds)
         elif call.tool in _Call.EDIT_TOOLS:
-            tinput = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+            tinput = (payload.get("tool_input") if isinstance(payload.get("tool_input"), dict)
+                      else {})
             path = tinput.get("file_path") or tinput.get("path") or tinput.get("notebook_path")
             if isinstance(path, str) and path and "\x00" not in path:
                 found = _Hints.edit_hint(store, root, os.path.join(cwd, path))
@@ -5667,7 +5703,8 @@ class _Hints:
         p1, p0 = (x1 + 1) / (n1 + 2), (x0 + 1) / (n0 + 2)
         half = 1.96 * (p1 * (1 - p1) / (n1 + 2) + p0 * (1 - p0) / (n0 + 2)) ** 0.5
         d = x1 / n1 - x0 / n0
-        return {"lift": round(d, 3), "interval": [round(p1 - p0 - half, 3), round(p1 - p0 + half, 3)]}
+        return {"lift": round(d, 3),
+                "interval": [round(p1 - p0 - half, 3), round(p1 - p0 + half, 3)]}
 
     def no_lift(r):
         return r["lift"] is not None and r["interval"][1] < _Hints.NO_LIFT
