@@ -4397,7 +4397,10 @@ _Shell.VALUE_OPTIONS.update({alias: _Shell.VALUE_OPTIONS[same] for alias, same i
 # 15. Capture (what a hook call and a tool call become)
 # =============================================================================
 class _Capture:
-    """What one hook call becomes: the events it answers, its time limit and budget, whose session it is, and whether a prompt corrects the agent."""
+    """What one hook call becomes.
+
+    The events it answers, its time limit and budget, whose session it is, and whether a prompt
+    corrects the agent."""
     # `instinct hook <event>` runs on every tool call: it imports nothing heavy,
     # stores one short, safe summary (never contents, prompts or output) and exits
     # 0 whatever happens, so it can never block or break the agent.
@@ -4839,7 +4842,9 @@ class _Call:
 # 16. Mining and the presenter (habits from sessions, one selection for every channel)
 # =============================================================================
 class _Presenter:
-    """One selection and wording of learned items for every channel: the briefing, the MCP prompt and resources, every rules file."""
+    """One selection and wording of learned items for every channel.
+
+    The channels: the briefing, the MCP prompt and resources, every rules file."""
 
     SESSIONS = 5                # a project's recent sessions whose use decides what is briefed
     MIN_USE = 0.5                # a mined item used in fewer of them than this is not briefed
@@ -5420,7 +5425,7 @@ class _Learning(_Memory):
                                    + [f"Left out (forgotten): {r['forgotten']}"]
                                    * bool(r["forgotten"])))
     def mine(self, session=None):
-        """Turn recorded tool calls of each session into pref:/seq:/fix:/combo: observations, then consolidate.
+        """Mine the sessions' tool calls into pref:/seq:/fix:/combo: observations, then consolidate.
 
         A pattern gets at most +1 per session, so confidence counts the sessions a habit
         recurred in; mining a session again changes nothing. Workflows are judged across the
@@ -5524,7 +5529,9 @@ class _Learning(_Memory):
 
 
 class _Hints:
-    """Hints at the point of action: before a conflicting command, after a failure, at an edit of an anchored file; held out at random to measure their lift."""
+    """Hints at the point of action, held out at random to measure their lift.
+
+    Each comes before a conflicting command, after a failure, or at an edit of an anchored file."""
 
     # --- hints at the point of action: the project's command, a learned fix, a file's memory ------
     # Read by one indexed query per matched call (no mining): mature items only, each hinted at most
