@@ -4947,9 +4947,10 @@ class _Presenter:
     def select(store, project, root, limit=_Capture.INJECT_MAX_ITEMS):
         """The one selection of learned items for every channel: mature ones for `project` (and
         global ones), the items of the project's recent sessions first, each dropped where it
-        does not apply (used in too few of the project's recent sessions, or, before the project
-        has shown its own, a toolchain its files do not show), a habit shown once, a role's
-        commands by the strongest, a ritual's family by one member. Records with 'use'."""
+        does not apply (used in too few of the project's recent sessions; another project's
+        habit none of them used, or before it has any, of a toolchain its files do not show),
+        a habit shown once, a role's commands by the strongest, a ritual's family by one member.
+        Records with 'use'."""
         recent = [tuple(x.split("\t")) for x, in store._read(
             "SELECT steps FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
             (project, _Presenter.SESSIONS))]
@@ -4968,8 +4969,9 @@ class _Presenter:
                 r = dict(r, use=(k, len(recent)) if recent else None)
                 if len(recent) >= 3 and k < _Presenter.MIN_USE * len(recent):
                     continue                      # not what this project does (any more)
-                if not k and r["project"] != project and not _Presenter.applies(steps, root):
-                    continue
+                if (not k and r["project"] != project
+                        and (recent or not _Presenter.applies(steps, root))):
+                    continue                      # another project's habit this one has not shown
             key = p[5:].split("=", 1)[0] if p.startswith("pref:") else None
             if key in _Corpus.ROLE_TITLES:
                 if key in roles:

@@ -198,5 +198,43 @@ class TestCallRecord(unittest.TestCase):
             self.assertEqual(got.steps(), ["SlashCommand(release)"])
 
 
+
+class TestWhereItApplies(unittest.TestCase):
+    """A habit learned in other projects is briefed in a project until the project's own
+    sessions show it is not one of its habits."""
+
+    SEARCH = ["mcp__serper__google_search", "mcp__ddg-search__search", "mcp__tavily__tavily_search"]
+    NOISE = ["Read", "Edit", "Grep", "Glob", "Bash:git status", "Bash:ls", "WebFetch", "TodoWrite",
+             "Bash:head -5 x", "Bash:git diff", "Bash:docker ps", "Bash:cargo build", "Bash:make docs"]
+
+    def session(self, store, repo, name, rng, habit):
+        steps = [rng.choice(self.NOISE) for _ in range(rng.randint(4, 12))]
+        steps += (self.SEARCH if habit else []) + [rng.choice(self.NOISE) for _ in range(5)]
+        for tool in steps:
+            kind, _, arg = tool.partition(":")
+            tinput = {"command": arg} if kind == "Bash" else {"file_path": "/r/x.py"}
+            store.record_tool({"session_id": name, "cwd": repo, "tool_name": kind,
+                               "tool_input": tinput})
+        store.mine(name)
+
+    def test_a_global_habit_no_session_of_this_project_used_is_not_briefed(self):
+        import random
+        rng = random.Random(11)
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        a, b, c = (make_repo(os.path.join(tmp.name, n)) for n in "abc")
+        store = instinct.InstinctStore(os.path.join(tmp.name, "i.db"))
+        self.addCleanup(store.close)
+        for n in range(6):
+            self.session(store, (a, b)[n % 2], f"w{n}", rng, habit=True)
+        self.assertEqual(store.get("seq:" + "->".join(self.SEARCH), project="")["level"], "mature")
+        self.assertIn(self.SEARCH[0], store.briefing(b))
+        self.assertIn(self.SEARCH[0], store.briefing(c))      # a new project: nothing says no
+        self.session(store, c, "c1", rng, habit=False)
+        self.assertNotIn(self.SEARCH[0], store.briefing(c))   # its own session did not use it
+        self.session(store, c, "c2", rng, habit=True)
+        self.assertIn("used in 1 of the last 2, all projects", store.briefing(c))
+
+
 if __name__ == "__main__":
     unittest.main()
