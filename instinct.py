@@ -901,9 +901,7 @@ END;
         conn.execute("CREATE TABLE seen (hash TEXT PRIMARY KEY, session TEXT NOT NULL, word TEXT)")
 
     # index + 1 == the user_version each reaches; append only, never reorder.
-    MIGRATIONS = (v1, v2, v3, v4, v5, v6,
-                   v7, v8, v9, v10, v11, v12,
-                   v13, v14, v15)
+    MIGRATIONS = (v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15)
 
     def has_fts5(conn):
         try:
@@ -7727,7 +7725,10 @@ class _Sharing(_Memory):
                 ("other", "aliases", ("alias", "pattern")),
                 ("other", "settings", ("key", "value")),
                 ("other", "mined", ("session", "pattern")),
-                ("other", "mined_sessions", ("session",)),
+                ("other", "mined_sessions", ("session", "steps")),
+                ("other", "seen", ("session", "word")),
+                ("other", "hints", ("session", "pattern")),
+                ("other", "anchors", ("root", "pattern", "path")),
                 ("other", "projects", ("root",)))
         counts = {"instincts": 0, "memories": 0, "events": 0, "other": 0}
         tables = {r[0] for r in self._read("SELECT name FROM sqlite_master WHERE type = 'table'")}
