@@ -326,6 +326,53 @@ class ProjectCase(unittest.TestCase):
     write = staticmethod(write)
 
 
+class HookCase(unittest.TestCase):
+    """A temp dir (`self.tmp`, str) with a git project `repo` (holding `src/`) and a store
+    (`self.db`) on an injected clock; `instinct hook EVENT` as a real process."""
+
+    def setUp(self):
+        self.tmp = temp_dir(self)
+        self.db = os.path.join(self.tmp, "t.db")
+        self.repo = make_repo(os.path.join(self.tmp, "repo"), "src")
+        self.clock = Clock(1_800_000_000.0)
+        self.store = instinct.InstinctStore(self.db, clock=self.clock)
+        self.addCleanup(self.store.close)
+
+    def hook(self, event, payload, env=None, db=None):
+        """`instinct hook EVENT` as a real process fed `payload` -> CompletedProcess (bytes)."""
+        data = payload if isinstance(payload, (bytes, str)) else json.dumps(payload)
+        if isinstance(data, str):
+            data = data.encode()
+        return run_instinct("hook", event, input=data, text=False,
+                            env=child_env(db=db or self.db, **(env or {})))
+
+    def payload(self, tool, tool_input, session="s1", cwd=None, **extra):
+        return {"session_id": session, "cwd": cwd or self.repo, "hook_event_name": "PostToolUse",
+                "tool_name": tool, "tool_input": tool_input, "tool_response": {}, **extra}
+
+    def events(self, kinds=("tool", "tool_fail")):
+        self.store.stats()                 # make sure the schema exists
+        self.store.close()
+        conn = sqlite3.connect(self.db)
+        try:
+            q = ",".join("?" * len(kinds))
+            return [(k, label(d), s, p) for k, d, s, p in conn.execute(
+                f"SELECT kind, data, session, project FROM events WHERE kind IN ({q})"
+                " ORDER BY id", kinds)]
+        finally:
+            conn.close()
+
+    def all_text(self):
+        """Every text value stored anywhere in the database file (and its WAL)."""
+        self.store.close()
+        blob = b""
+        for suffix in ("", "-wal"):
+            if os.path.exists(self.db + suffix):
+                with open(self.db + suffix, "rb") as f:
+                    blob += f.read()
+        return blob
+
+
 # -----------------------------------------------------------------------------
 # JSON Schema (the portable subset) and JSON-RPC
 # -----------------------------------------------------------------------------
@@ -596,3 +643,64 @@ class Server:
                 f.close()
             except OSError:
                 pass
+
+
+VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+NOID = object()          # "the id could not be read": null, or omitted under 2025-11-25
+MODERN = "2026-07-28"
+ENV = {"io.modelcontextprotocol/protocolVersion": MODERN,
+       "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def modern(mid, method, params=None, meta=None):
+    """A 2026-07-28 request: its _meta carries the envelope (ENV unless told)."""
+    p = dict(params or {})
+    p["_meta"] = dict(ENV) if meta is None else meta
+    return req(mid, method, p)
+
+
+class ServerCase(unittest.TestCase):
+    """A temp dir (`self.tmp`) and `instinct serve` processes in it, killed when the test ends;
+    checks of JSON-RPC errors and tool errors."""
+
+    def setUp(self):
+        self.tmp = temp_dir(self)
+        self.servers = []
+
+    def tearDown(self):                 # before the temp dir goes (cleanups run after tearDown)
+        for s in self.servers:
+            s.kill()
+
+    def server(self, version=NEWEST, tmp=None, **kw):
+        s = Server(tmp or self.tmp, **kw)
+        self.servers.append(s)
+        if version:
+            s.init(version)
+        return s
+
+    def modern(self, s, method, params=None, meta=ENV):
+        """One 2026-07-28 request to server `s` -> its reply (to the same id)."""
+        mid = s.next_id()
+        s.send(req(mid, method, dict(params or {}, _meta=meta)))
+        r = s.recv()
+        self.assertEqual(r.get("id"), mid, r)
+        return r
+
+    def assertError(self, reply, code, mid=NOID, version=None):
+        self.assertIn("error", reply, reply)
+        self.assertEqual(reply["error"]["code"], code, reply)
+        if mid is NOID:
+            if version == "2025-11-25":         # id omitted; otherwise (and pre-init) id null
+                self.assertNotIn("id", reply, reply)
+            else:
+                self.assertIsNone(reply.get("id"), reply)
+        else:
+            self.assertEqual(reply["id"], mid)
+            self.assertIs(type(reply["id"]), type(mid))
+
+    def assertToolError(self, res, *words):
+        self.assertIs(res["isError"], True, res)
+        self.assertNotIn("structuredContent", res)
+        for w in words:
+            self.assertIn(w, res["content"][0]["text"])
+        return res["content"][0]["text"]

@@ -1,15 +1,25 @@
 """Tests for `instinct import-history` (issue 11, item 5): recorded sessions in the real Claude
-Code transcript format and Codex rollout format, replayed through the real CLI."""
+Code transcript format and Codex rollout format, replayed through the real CLI; Ctrl-C during an
+import and folder imports that skip symlinks out of the folder (issue 21).
+Run: python3 -m unittest -v tests.test_history
+"""
 import json
 import os
 import random
+import re
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 import unittest
 import uuid
 
 import instinct
-from tests.helpers import DAY, Clock, child_env, label, make_repo, run_instinct, setUpModule, temp_dir  # noqa: F401
+from tests.helpers import (DAY, INSTINCT_PY, Clock, ProjectCase, child_env, label, make_repo, rows,
+                           run_instinct, setUpModule, temp_dir, write)
+
 
 # --- planted secrets: none of these bytes may ever reach the store or anything made from it ----
 SECRETS = {
@@ -717,6 +727,109 @@ class TestLearning(_Home):
         self.assertIsNotNone(first_routine, "the pre-commit routine never matured")
         self.assertLessEqual(first_test, with_test[4])
         self.assertLessEqual(first_routine, with_routine[4])
+
+
+class TestInterruptedImport(unittest.TestCase):
+    N = 300
+
+    def setUp(self):
+        self.home = temp_dir(self)
+        self.repo = os.path.join(self.home, "work", "shop")
+        os.makedirs(os.path.join(self.repo, ".git"))
+        self.db = os.path.join(self.home, "store.db")
+        folder = os.path.join(self.home, ".claude", "projects", claude_dir_name(self.repo))
+        start = time.time() - 20 * 86400
+        for sid, tr, _ in make_history(n=self.N, cwd=self.repo, start=start, spacing=3600):
+            write(os.path.join(folder, sid + ".jsonl"), tr.text())
+
+    def sessions(self):
+        if not os.path.exists(self.db):
+            return 0
+        con = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=30)
+        try:
+            return con.execute("SELECT count(DISTINCT session) FROM events"
+                               " WHERE kind IN ('tool', 'tool_fail')").fetchone()[0]
+        except sqlite3.Error:
+            return 0
+        finally:
+            con.close()
+
+    def test_ctrl_c_says_how_far_it_got_and_a_rerun_continues(self):
+        env = child_env(self.home, self.db)
+        proc = subprocess.Popen([sys.executable, INSTINCT_PY, "import-history"], cwd=self.repo,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 120
+        while self.sessions() < 3 and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.02)
+        self.assertIsNone(proc.poll(), "the import ended before it could be interrupted")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertEqual(out, "")
+        m = re.fullmatch(r"instinct: interrupted after (\d+) of (\d+) sessions \(those are kept\); "
+                         r"run the same command again to continue\n", err)
+        self.assertIsNotNone(m, err)
+        done, total = int(m.group(1)), int(m.group(2))
+        self.assertEqual(total, self.N)
+        self.assertLess(done, self.N)
+        kept = self.sessions()
+        self.assertIn(kept, (done, done + 1))      # the one after the last count may be in too
+        rerun = run_instinct("--json", "import-history", env=env, cwd=self.repo, timeout=600)
+        self.assertEqual(rerun.returncode, 0, rerun.stderr)
+        r = json.loads(rerun.stdout)
+        self.assertEqual((r["skipped"], r["imported"]), (kept, self.N - kept))
+        self.assertEqual(self.sessions(), self.N)
+        con = sqlite3.connect(self.db)
+        try:
+            mined = con.execute("SELECT count(*) FROM mined_sessions").fetchone()[0]
+        finally:
+            con.close()
+        self.assertEqual(mined, self.N)           # the interrupted run's unmined ones too
+
+
+class TestFolderImports(ProjectCase):
+    MEMORY = "---\nname: {name}\ndescription: {title}\nmetadata:\n  type: user\n---\n{body}\n"
+
+    def test_import_memories_skips_symlinks_out_of_the_folder(self):
+        d = os.path.join(self.tmp, "mem")
+        write(os.path.join(d, "tabs.md"),
+              self.MEMORY.format(name="tabs", title="Tabs", body="Use tabs."))
+        outside = os.path.join(self.tmp, "secret.md")
+        write(outside,
+              self.MEMORY.format(name="secret", title="Outside", body="Not in the folder."))
+        os.symlink(outside, os.path.join(d, "outside.md"))
+        os.symlink("/dev/zero", os.path.join(d, "zero.md"))
+        os.symlink("/etc/hostname", os.path.join(d, "host.md"))
+        os.symlink("tabs.md", os.path.join(d, "again.md"))           # inside: read (same memory)
+        os.mkfifo(os.path.join(d, "fifo.md"))
+        r = self.cli("--json", "import-memories", d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = json.loads(r.stdout)
+        self.assertEqual((got["files"], got["added"], got["links_skipped"]), (2, 1, 3))
+        self.assertEqual([m["title"] for m in self.store.memories()], ["Tabs"])
+        r = self.cli("import-memories", d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("symlinks out of the folder skipped: 3", r.stdout)
+
+    def test_import_history_path_skips_symlinks_out_of_the_folder(self):
+        d = os.path.join(self.tmp, "hist")
+        (sid, tr, _), (sid2, tr2, _) = make_history(n=2, cwd=self.proj, start=time.time() - 86400,
+                                                     spacing=600)
+        write(os.path.join(d, sid + ".jsonl"), tr.text())
+        write(os.path.join(self.tmp, "elsewhere", sid2 + ".jsonl"), tr2.text())
+        os.symlink(os.path.join(self.tmp, "elsewhere", sid2 + ".jsonl"), os.path.join(d, "b.jsonl"))
+        os.symlink("/dev/zero", os.path.join(d, "zero.jsonl"))        # read, it would never end
+        os.symlink(os.path.join(self.tmp, "elsewhere"), os.path.join(d, "linked"))
+        os.mkfifo(os.path.join(d, "fifo.jsonl"))                      # opened, it would block
+        r = self.cli("--json", "import-history", "--path", d, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = json.loads(r.stdout)
+        self.assertEqual((got["sessions"], got["imported"], got["links_skipped"]), (1, 1, 3))
+        sessions = {s for s, in rows(self.db,
+                                     "SELECT DISTINCT session FROM events WHERE session != ''")}
+        self.assertEqual(sessions, {sid})
+        r = self.cli("import-history", "--path", d, timeout=120)
+        self.assertIn("symlinks out of the folder skipped: 3", r.stdout)
 
 
 if __name__ == "__main__":
