@@ -182,12 +182,22 @@ def child_env(home=None, db=None, **extra):
     return env
 
 
-def run_instinct(*args, env=None, cwd=None, input=None, text=True, timeout=60, python=None,
-                 script=None):
-    """`python instinct.py ARGS` as a real process -> CompletedProcess (output captured)."""
+def cli_process(*args, env=None, cwd=None, input=None, text=True, timeout=60, python=None,
+                script=None):
+    """The CLI as a real process: `python instinct.py ARGS` -> CompletedProcess (output
+    captured; the environment is child_env() unless given)."""
     cmd = [str(python or sys.executable), str(script or INSTINCT_PY), *map(str, args)]
     return subprocess.run(cmd, capture_output=True, text=text, timeout=timeout, cwd=cwd,
                           env=env if env is not None else child_env(), input=input)
+
+
+def cli_in_process(*args):
+    """The CLI in this process: instinct.main(ARGS) with stdout and stderr captured -> (exit
+    code, stdout, stderr). A usage error's SystemExit is raised as main raises it."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = instinct.main(list(args))
+    return code, out.getvalue(), err.getvalue()
 
 
 def python_child(code, *argv, **popen):
@@ -237,7 +247,8 @@ def subcommands(parser):
 # -----------------------------------------------------------------------------
 class StoreCase(unittest.TestCase):
     """A temporary directory (`self.tmp`, a Path), a database path inside it and a store on an
-    injected clock; raw SQL, the CLI in process and as a real process."""
+    injected clock; raw SQL, the CLI in process (`cli_in_process`) and as a real process
+    (`cli_process`)."""
 
     DB_NAME = "t.db"
 
@@ -271,17 +282,14 @@ class StoreCase(unittest.TestCase):
             r = self.store.observe(pattern, **kw)
         return r
 
-    def cli(self, *args, db=None):
-        """instinct.main in process -> (exit code, stdout, stderr)."""
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = instinct.main(["--db", str(db or self.db), *args])
-        return code, out.getvalue(), err.getvalue()
+    def cli_in_process(self, *args, db=None):
+        """The CLI in process on this store (--db first) -> (exit code, stdout, stderr)."""
+        return cli_in_process("--db", str(db or self.db), *args)
 
-    def run_cli(self, *args, db=None, python=None, script=None, cwd=None, env=None, timeout=60):
-        """instinct.py as a real process (HOME = the temp dir) -> CompletedProcess."""
-        return run_instinct(*args, python=python, script=script, cwd=cwd, timeout=timeout,
-                            env=env or child_env(self.tmp, db or self.db))
+    def cli_process(self, *args, db=None, python=None, script=None, cwd=None, env=None, timeout=60):
+        """The CLI as a real process on this store (HOME = the temp dir) -> CompletedProcess."""
+        return cli_process(*args, python=python, script=script, cwd=cwd, timeout=timeout,
+                           env=env or child_env(self.tmp, db or self.db))
 
     def assertOneLineError(self, proc, code=1):
         self.assertEqual(proc.returncode, code, proc.stderr)
@@ -317,10 +325,10 @@ class ProjectCase(unittest.TestCase):
         for _ in range(n):
             (store or self.store).observe(pattern, project=project)
 
-    def cli(self, *args, cwd=None, db=None, stdin=None, timeout=60):
-        """instinct.py as a real process in the project (the real HOME) -> CompletedProcess."""
-        return run_instinct(*args, env=child_env(db=db or self.db), cwd=cwd or self.proj, input=stdin,
-                            timeout=timeout)
+    def cli_process(self, *args, cwd=None, db=None, stdin=None, timeout=60):
+        """The CLI as a real process in the project (the real HOME) -> CompletedProcess."""
+        return cli_process(*args, env=child_env(db=db or self.db), cwd=cwd or self.proj, input=stdin,
+                           timeout=timeout)
 
     read = staticmethod(read)
     write = staticmethod(write)
@@ -343,8 +351,8 @@ class HookCase(unittest.TestCase):
         data = payload if isinstance(payload, (bytes, str)) else json.dumps(payload)
         if isinstance(data, str):
             data = data.encode()
-        return run_instinct("hook", event, input=data, text=False,
-                            env=child_env(db=db or self.db, **(env or {})))
+        return cli_process("hook", event, input=data, text=False,
+                           env=child_env(db=db or self.db, **(env or {})))
 
     def payload(self, tool, tool_input, session="s1", cwd=None, **extra):
         return {"session_id": session, "cwd": cwd or self.repo, "hook_event_name": "PostToolUse",

@@ -14,8 +14,8 @@ import unittest
 from pathlib import Path
 
 import instinct
-from tests.helpers import (ROOT, StoreCase, child_env, find_python, python_child, read, rows,
-                           run_instinct, setUpModule, subcommands, temp_dir)
+from tests.helpers import (ROOT, StoreCase, child_env, cli_process, find_python, python_child,
+                           read, rows, setUpModule, subcommands, temp_dir)
 
 
 HERE = Path(ROOT)
@@ -109,13 +109,13 @@ class TestCommandLine(StoreCase):
     def test_version_after_the_command(self):
         for args in (["--version"], ["suggest", "--version"], ["--db", str(self.db), "stats", "--version"]):
             with self.subTest(args=args):
-                r = self.run_cli(*args)
+                r = self.cli_process(*args)
                 self.assertEqual((r.returncode, r.stdout.strip()), (0, f"instinct {instinct.__version__}"))
 
     def test_main_returns_the_exit_code(self):
-        self.assertEqual(self.cli("observe", "seq:a")[0], 0)
-        self.assertEqual(self.cli("get", "seq:missing")[0], 1)
-        self.assertEqual(self.cli("list", "--limit", "0")[0], 2)
+        self.assertEqual(self.cli_in_process("observe", "seq:a")[0], 0)
+        self.assertEqual(self.cli_in_process("get", "seq:missing")[0], 1)
+        self.assertEqual(self.cli_in_process("list", "--limit", "0")[0], 2)
         # the same from a process whose own code runs after main() returns
         code = ("import sys; sys.path.insert(0, sys.argv[1]); import instinct;"
                 "sys.argv = ['instinct', '--db', sys.argv[2], 'get', 'seq:missing'];"
@@ -125,9 +125,9 @@ class TestCommandLine(StoreCase):
         self.assertEqual((r.returncode, r.stdout), (0, "after 1\n"), r.stderr)
 
     def test_readme_exit_codes_are_true(self):
-        bad = self.run_cli("list", "--limit", "-1")
+        bad = self.cli_process("list", "--limit", "-1")
         self.assertOneLineError(bad, 2)
-        missing = self.run_cli("get", "seq:nothing")
+        missing = self.cli_process("get", "seq:nothing")
         self.assertOneLineError(missing, 1)
         readme = read(os.path.join(ROOT, "README.md"))
         self.assertIn("refused input (a value a parameter does not allow) exit 2", readme)
@@ -206,7 +206,7 @@ class TestOldPython(unittest.TestCase):
             self.skipTest("no Python 3.8 on this machine (the faked version is tested above)")
         for argv, code in ((["--version"], 1), (["hook", "session-start"], 0)):
             with self.subTest(argv=argv):
-                proc = run_instinct(*argv, python=py, input="{}", env=child_env(temp_dir(self)))
+                proc = cli_process(*argv, python=py, input="{}", env=child_env(temp_dir(self)))
                 self.assertEqual((proc.returncode, proc.stdout), (code, ""))
                 self.assertEqual(proc.stderr, "instinct needs Python 3.10+ (this is Python 3.8)\n")
 
@@ -221,7 +221,7 @@ class TestUsageErrors(StoreCase):
                      "instinct: error: argument --min-confidence: must be >= 0"}
         for argv, line in cases.items():
             with self.subTest(argv=argv):
-                self.assertEqual(self.assertOneLineError(self.run_cli(*argv), 2), line)
+                self.assertEqual(self.assertOneLineError(self.cli_process(*argv), 2), line)
         with self.assertRaisesRegex(instinct.ValidationError,
                                     r"^argument 'days_inactive' must be >= 1$"):
             self.store.decay(days_inactive=-5)           # the API and MCP keep the parameter's name
@@ -239,7 +239,7 @@ class TestUsageErrors(StoreCase):
                      "(did you mean '--scope'?)"}
         for argv, line in cases.items():
             with self.subTest(argv=argv):
-                self.assertEqual(self.assertOneLineError(self.run_cli(*argv), 2), line)
+                self.assertEqual(self.assertOneLineError(self.cli_process(*argv), 2), line)
 
     def test_every_usage_error_is_one_line_exit_2(self):
         for argv in (["get"], ["export", "--format", "nope"], ["decay", "--days", "x"],
@@ -247,7 +247,7 @@ class TestUsageErrors(StoreCase):
                      ["similar", "--threshold", "nan"], ["list", "--level"], ["recall"],
                      ["config", "a", "b", "c"], ["--db"]):
             with self.subTest(argv=argv):
-                line = self.assertOneLineError(self.run_cli(*argv), 2)
+                line = self.assertOneLineError(self.cli_process(*argv), 2)
                 self.assertNotIn("usage:", line)
 
     def test_metavars_say_what_a_value_is(self):
@@ -264,8 +264,8 @@ class TestUsageErrors(StoreCase):
                         self.assertEqual(shown[p.flag], want)
                     elif p.name in ("write", "path"):
                         self.assertEqual(shown[p.flag], "PATH")
-        helps = {c: self.run_cli(c, "--help").stdout for c in ("export", "import-history",
-                                                               "session-summary")}
+        helps = {c: self.cli_process(c, "--help").stdout for c in ("export", "import-history",
+                                                                   "session-summary")}
         self.assertIn("--write PATH", helps["export"])
         self.assertNotIn("WRITE", helps["export"])
         self.assertIn("--since N", helps["import-history"])
@@ -311,7 +311,7 @@ class TestPackageAndDocs(unittest.TestCase):
             text = " ".join([op.summary, op.description or ""] + [p.help for p in op.params])
             with self.subTest(op=op.name):
                 self.assertIsNone(re.search(r"seed[- ]?0\d", text, re.I), text)
-        proc = run_instinct("--help")
+        proc = cli_process("--help")
         self.assertNotRegex(proc.stdout, r"seed[- ]?0\d")
 
     def test_readme_recall_weights_are_the_settings(self):

@@ -10,7 +10,6 @@ Run: python3 -m unittest -v tests.test_core
 import ast
 import contextlib
 import inspect
-import io
 import json
 import os
 import re
@@ -22,9 +21,9 @@ from unittest import mock
 
 import instinct
 from instinct import NotFoundError, StoreError, ValidationError
-from tests.helpers import (DAY, ROOT, Clock, Server, StoreCase, child_env, make_repo,
-                           mcp_in_process, old_schema_db, read, rows, run_instinct, setUpModule,
-                           temp_dir, tool_result, write)
+from tests.helpers import (DAY, ROOT, Clock, Server, StoreCase, child_env, cli_in_process,
+                           cli_process, make_repo, mcp_in_process, old_schema_db, read, rows,
+                           setUpModule, temp_dir, tool_result, write)
 
 
 def _filler(op, skip):
@@ -162,7 +161,7 @@ class TestValidation(StoreCase):
                     args += [str(v)] if q.positional else [q.flag, str(v)]
             args += ["1" + "0" * 26] if p.positional else [p.flag, "1" + "0" * 26]
             with self.subTest(args=args):
-                code, out, err = self.cli(*args)
+                code, out, err = self.cli_in_process(*args)
                 self.assertEqual(code, 2, err)
                 self.assertEqual(out, "")
                 self.assertNotIn("Traceback", err)
@@ -253,7 +252,7 @@ class TestOnePatternLookup(StoreCase):
                           (["history", "pref:use-uv"], f"pref:use-uv (project {self.fp} {self.repo}"),
                           (["feedback", "pref:use-uv", "good"], f"(project {self.fp})")):
             with self.subTest(cmd=cmd):
-                r = self.run_cli(*cmd, cwd=str(self.repo), env=env)
+                r = self.cli_process(*cmd, cwd=str(self.repo), env=env)
                 self.assertEqual(r.returncode, 0, r.stderr)
                 self.assertIn(want, r.stdout)
 
@@ -303,7 +302,7 @@ class TestMemoryCore(StoreCase):
         other = self.open(self.tmp / "other.db", cwd=str(work))
         got = other.import_memories("notes")
         self.assertEqual(other.memories()[0]["title"], "Prefers tabs", got)
-        r = self.run_cli("export-memories", "cli-notes", cwd=str(work))
+        r = self.cli_process("export-memories", "cli-notes", cwd=str(work))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue((work / "cli-notes").is_dir())
 
@@ -381,9 +380,8 @@ class TestOneSource(StoreCase):
         for args in (["observe", "seq:a", "--db", str(other)], ["--db=" + str(other), "observe", "seq:a"],
                      ["observe", "--db=" + str(other), "seq:a", "--json"]):
             with self.subTest(args=args):
-                out, err = io.StringIO(), io.StringIO()
-                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                    self.assertEqual(instinct.main(args), 0, err.getvalue())
+                code, _, err = cli_in_process(*args)
+                self.assertEqual(code, 0, err)
         self.assertEqual(self.open(other).get("seq:a", project="")["confidence"], 3)
         self.assertEqual(instinct.OPERATIONS["export_rules"].known["format"].choices,
                          tuple(instinct._EXPORT_FORMATS))
@@ -478,18 +476,18 @@ class _Project(unittest.TestCase):
         os.mkdir(os.path.dirname(self.db), 0o700)
         self.fp = instinct.project_fingerprint(self.repo)
 
-    def cli(self, *args, code=0):
-        r = run_instinct(*args, env=child_env(self.home, self.db), cwd=self.repo, timeout=120)
+    def cli_process(self, *args, code=0):
+        r = cli_process(*args, env=child_env(self.home, self.db), cwd=self.repo, timeout=120)
         self.assertEqual(r.returncode, code, r.stderr)
         self.assertNotIn("Traceback", r.stderr)
         return r
 
     def json(self, *args):
-        return json.loads(self.cli("--json", *args).stdout)
+        return json.loads(self.cli_process("--json", *args).stdout)
 
     def hook(self, event, payload):
-        r = run_instinct("hook", event, input=json.dumps(payload), cwd=self.repo,
-                         env=child_env(self.home, self.db))
+        r = cli_process("hook", event, input=json.dumps(payload), cwd=self.repo,
+                        env=child_env(self.home, self.db))
         self.assertEqual((r.returncode, r.stdout), (0, ""), r.stderr)
 
     def session(self, sid):
@@ -578,8 +576,8 @@ class TestForgetSticks(_Project):
             self.session(f"before-{n}")
         self.assertEqual(self.json("get", SEQ)["confidence"], 4)
         export = os.path.join(self.repo, "rules.json")
-        self.cli("export", "--min-confidence", "1", "--write", export)
-        out = self.cli("forget", SEQ).stdout
+        self.cli_process("export", "--min-confidence", "1", "--write", export)
+        out = self.cli_process("forget", SEQ).stdout
         self.assertIn(f"Forgot {SEQ} (conf=4, project {self.fp} {self.repo})", out)
         self.assertIn("stays forgotten", out)
         for n in range(3):                                  # 3 more sessions of the same calls
@@ -595,28 +593,28 @@ class TestForgetSticks(_Project):
         # re-importing the rules file made before the forget
         r = self.json("import", export)
         self.assertEqual(r["forgotten"], 1)
-        self.assertIn("1 left out (forgotten)", self.cli("import", export).stdout)
+        self.assertIn("1 left out (forgotten)", self.cli_process("import", export).stdout)
         self.assertNotIn(SEQ, self.patterns())
-        self.cli("gc")                                      # the store holds no copy of its name:
+        self.cli_process("gc")                                      # the store holds no copy of its name:
         with open(self.db, "rb") as f:                      # the tombstone is a hash
             self.assertFalse(SEQ.encode() in f.read())
         # a merge into it drops the merged rows instead of bringing it back
-        self.cli("observe", "seq:pytest-edit", "--project", self.repo)
+        self.cli_process("observe", "seq:pytest-edit", "--project", self.repo)
         r = self.json("merge", "seq:pytest-edit", SEQ)
         self.assertEqual((r["merged"], r["forgotten"]), (0, 1))
         self.assertNotIn(SEQ, self.patterns())
         # observing it by hand: a one-line note, exit 0, nothing stored
-        r = self.cli("observe", SEQ, "--project", self.repo)
+        r = self.cli_process("observe", SEQ, "--project", self.repo)
         self.assertEqual(r.stdout.strip(), f"{SEQ} is forgotten (project {self.fp}): not recorded "
                                            "(`instinct unforget` lifts it)")
         self.assertTrue(self.json("observe", SEQ, "--project", self.repo)["forgotten"])
         self.assertNotIn(SEQ, self.patterns())
         # unforget lifts it: the next session counts it again, with every session that held
         # it (all of them held it, so all count)
-        self.assertIn("is no longer forgotten", self.cli("unforget", SEQ).stdout)
+        self.assertIn("is no longer forgotten", self.cli_process("unforget", SEQ).stdout)
         self.session("lifted")
         self.assertEqual(self.json("get", SEQ)["confidence"], 4 + 3 + 1 + 1)
-        self.assertIn("is not forgotten", self.cli("unforget", SEQ, code=1).stderr)
+        self.assertIn("is not forgotten", self.cli_process("unforget", SEQ, code=1).stderr)
 
     def test_a_forgotten_memory_stays_out_of_a_reimport_until_remembered(self):
         s = instinct.InstinctStore(self.db)
@@ -628,7 +626,7 @@ class TestForgetSticks(_Project):
         s.forget_memory(m["id"])
         r = self.json("import-memories", md)
         self.assertEqual((r["added"], r["unchanged"], r["forgotten"]), (0, 1, 1))
-        self.assertIn("forgotten 1", self.cli("import-memories", md).stdout)
+        self.assertIn("forgotten 1", self.cli_process("import-memories", md).stdout)
         self.assertEqual([x["title"] for x in s.memories()], ["Prefers short answers"])
         s.remember("feedback", "Never run the deploy script", "It pushes to production.")
         self.assertNotIn("forgotten", self.json("import-memories", md))
@@ -638,14 +636,14 @@ class TestForgetSticks(_Project):
 class TestAliases(_Project):
     def test_forgetting_an_alias_removes_only_the_alias(self):
         for _ in range(5):
-            self.cli("observe", "pref:test=pytest")
+            self.cli_process("observe", "pref:test=pytest")
         for _ in range(3):
-            self.cli("observe", "pref:test=py.test")
-        self.cli("merge", "pref:test=py.test", "pref:test=pytest")
-        r = self.cli("forget", "pref:test=py.test", "--dry-run")
+            self.cli_process("observe", "pref:test=py.test")
+        self.cli_process("merge", "pref:test=py.test", "pref:test=pytest")
+        r = self.cli_process("forget", "pref:test=py.test", "--dry-run")
         self.assertIn("Would remove alias pref:test=py.test (it meant pref:test=pytest", r.stdout)
         self.assertEqual(self.sql("SELECT count(*) FROM aliases"), [(1,)])
-        r = self.cli("forget", "pref:test=py.test")
+        r = self.cli_process("forget", "pref:test=py.test")
         self.assertIn("Removed alias pref:test=py.test (it meant pref:test=pytest, which is kept)",
                       r.stdout)
         self.assertEqual(self.sql("SELECT pattern, confidence FROM instincts"),
@@ -654,15 +652,15 @@ class TestAliases(_Project):
         self.assertEqual(self.json("observe", "pref:test=py.test")["pattern"], "pref:test=py.test")
 
     def test_merging_names_that_do_not_exist_refuses(self):
-        r = run_instinct("merge", "pref:tset=x", "pref:test=x", env=child_env(self.home, self.db),
-                         cwd=self.repo)
+        r = cli_process("merge", "pref:tset=x", "pref:test=x", env=child_env(self.home, self.db),
+                        cwd=self.repo)
         self.assertEqual((r.returncode, r.stdout), (1, ""))
         self.assertEqual(r.stderr.strip().splitlines(),
                          ["instinct: error: neither 'pref:tset=x' nor 'pref:test=x' is stored: "
                           "nothing to merge"])
         self.assertEqual(self.sql("SELECT count(*) FROM aliases"), [(0,)])
-        self.cli("observe", "pref:test=x")            # a target that exists: an alias ahead
-        self.cli("merge", "pref:tset=x", "pref:test=x")
+        self.cli_process("observe", "pref:test=x")            # a target that exists: an alias ahead
+        self.cli_process("merge", "pref:tset=x", "pref:test=x")
         self.assertEqual(self.json("observe", "pref:tset=x")["confidence"], 2)
 
 
@@ -672,8 +670,8 @@ class TestPreviewAndUndo(_Project):
         for n in range(3):
             self.session(f"s{n}")
         for _ in range(4):
-            self.cli("observe", "pref:ruff-config=strict")
-        self.cli("remember", "project", "Lint with ruff", "Run ruff check before commits.")
+            self.cli_process("observe", "pref:ruff-config=strict")
+        self.cli_process("remember", "project", "Lint with ruff", "Run ruff check before commits.")
 
     def dump(self):
         return {t: self.sql(f"SELECT * FROM {t} ORDER BY 1")
@@ -686,14 +684,14 @@ class TestPreviewAndUndo(_Project):
     def test_dry_runs_change_nothing_and_say_what_would_go(self):
         self.fill()
         before = self.dump()
-        r = self.cli("forget", SEQ, "--dry-run")
+        r = self.cli_process("forget", SEQ, "--dry-run")
         self.assertIn(f"Would forget {SEQ} (conf=3, project {self.fp} {self.repo}) and 3 events",
                       r.stdout)
         self.assertIn("dry run: nothing changed", r.stdout)
         dry = self.json("purge", "ruff", "--dry-run")
         self.assertTrue(dry["dry_run"])
         self.assertGreaterEqual((dry["instincts"], dry["memories"]), (3, 1))
-        self.assertIn("Would purge", self.cli("purge", "ruff", "--dry-run").stdout)
+        self.assertIn("Would purge", self.cli_process("purge", "ruff", "--dry-run").stdout)
         self.assertTrue(self.json("gc", "--dry-run")["dry_run"])
         self.assertEqual(self.dump(), before)
         self.assertEqual(self.backups(), [])
@@ -704,7 +702,7 @@ class TestPreviewAndUndo(_Project):
     def test_each_real_run_backs_up_first_and_restore_undoes_it(self):
         self.fill()
         before = self.dump()
-        out = self.cli("purge", "ruff").stdout
+        out = self.cli_process("purge", "ruff").stdout
         path = re.search(r"Backup: (\S+) \(`instinct restore` it to undo\)", out).group(1)
         self.assertEqual(self.backups(), [path])
         self.assertEqual(os.path.dirname(path), os.path.dirname(self.db))
@@ -713,7 +711,7 @@ class TestPreviewAndUndo(_Project):
         r = self.json("restore", path, "--dry-run")
         self.assertEqual((r["dry_run"], r["instincts"]), (True, len(before["instincts"])))
         self.assertFalse(self.patterns() & {"pref:ruff-config=strict"})
-        self.cli("restore", path)
+        self.cli_process("restore", path)
         self.assertEqual(self.dump()["instincts"], before["instincts"])
         self.assertEqual(self.dump()["memories"], before["memories"])
         forgot = self.json("forget", SEQ)
@@ -757,7 +755,7 @@ class TestImportedTime(_Project):
         for n, t in enumerate(starts):
             write(os.path.join(folder, f"sess-{n}.jsonl"),
                   _transcript(f"sess-{n}", self.repo, t, CALLS))
-        self.cli("import-history", "--client", "claude-code", "--path", folder)
+        self.cli_process("import-history", "--client", "claude-code", "--path", folder)
         h = self.json("history", "pref:test=pytest")
         obs = [e for e in h["events"] if e["kind"] == "observe"]
         self.assertEqual(len(obs), 6)
@@ -785,7 +783,7 @@ class TestProjects(_Project):
         other = make_repo(os.path.join(self.home, "work", "other"))
         self.session("s1")
         self.session("s2")
-        self.cli("observe", "pref:style=black", "--project", other)
+        self.cli_process("observe", "pref:style=black", "--project", other)
         ofp = instinct.project_fingerprint(other)
         ps = self.json("projects")
         n = self.sql("SELECT count(*) FROM instincts WHERE project = ?", (self.fp,))[0][0]
@@ -793,19 +791,19 @@ class TestProjects(_Project):
         self.assertEqual(ps, [
             {"fingerprint": self.fp, "root": self.repo, "sessions": 2, "patterns": n},
             {"fingerprint": ofp, "root": other, "sessions": 0, "patterns": 1}])
-        text = self.cli("projects").stdout
+        text = self.cli_process("projects").stdout
         self.assertIn(f"  {self.fp}  {self.repo}  2 sessions, {n} patterns", text)
         self.assertIn("2 projects", text)
         listed = self.json("list")
         self.assertEqual({r["root"] for r in listed}, {self.repo, other})
-        self.assertRegex(self.cli("list").stdout,
+        self.assertRegex(self.cli_process("list").stdout,
                          r"pref:style=black +conf=1 +\[raw\] +preference +" + re.escape(other))
         self.assertEqual(self.json("stats")["folders"], {self.fp: self.repo, ofp: other})
-        self.assertIn(f"project {ofp}: {other}", self.cli("stats").stdout)
+        self.assertIn(f"project {ofp}: {other}", self.cli_process("stats").stdout)
         here = f"(project {self.fp} {self.repo})"
-        self.assertIn(here, self.cli("explain", "pref:test=pytest").stdout)
+        self.assertIn(here, self.cli_process("explain", "pref:test=pytest").stdout)
         self.assertEqual(self.json("history", "pref:test=pytest")["root"], self.repo)
-        self.assertIn(here, self.cli("history", "pref:test=pytest").stdout)
+        self.assertIn(here, self.cli_process("history", "pref:test=pytest").stdout)
 
     def test_projects_is_one_operation_in_api_cli_and_mcp(self):
         s = instinct.InstinctStore(self.db, cwd=self.repo)

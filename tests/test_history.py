@@ -17,8 +17,8 @@ import unittest
 import uuid
 
 import instinct
-from tests.helpers import (DAY, INSTINCT_PY, Clock, ProjectCase, child_env, label, make_repo, rows,
-                           run_instinct, setUpModule, temp_dir, write)
+from tests.helpers import (DAY, INSTINCT_PY, Clock, ProjectCase, child_env, cli_process, label,
+                           make_repo, rows, setUpModule, temp_dir, write)
 
 
 # --- planted secrets: none of these bytes may ever reach the store or anything made from it ----
@@ -302,16 +302,16 @@ class _Home(unittest.TestCase):
         os.makedirs(self.projdir)
         self.now = 1_790_000_000.0 + 30 * DAY
 
-    def cli(self, *args, check=True, env=None):
-        r = run_instinct(*args, env=child_env(self.home, self.db, **(env or {})), cwd=self.repo,
-                         timeout=300)
+    def cli_process(self, *args, check=True, env=None):
+        r = cli_process(*args, env=child_env(self.home, self.db, **(env or {})), cwd=self.repo,
+                        timeout=300)
         if check:
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertNotIn("Traceback", r.stderr)
         return r
 
     def import_json(self, *args, **kw):
-        r = self.cli("import-history", "--json", *args, **kw)
+        r = self.cli_process("import-history", "--json", *args, **kw)
         return json.loads(r.stdout)
 
     def write_session(self, sid, tr, truncate=False):
@@ -402,7 +402,7 @@ class TestClaudeTranscripts(_Home):
         sid3, tr3, _ = hist[2]
         payload = {"session_id": sid3, "cwd": self.repo, "hook_event_name": "PostToolUse",
                    "tool_name": "Bash", "tool_input": {"command": "make live"}, "tool_response": {}}
-        h = run_instinct("hook", "post-tool-use", input=json.dumps(payload), env=child_env(db=self.db))
+        h = cli_process("hook", "post-tool-use", input=json.dumps(payload), env=child_env(db=self.db))
         self.assertEqual(h.returncode, 0, h.stderr)
         self.write_session(sid3, tr3)
         third = self.import_json()
@@ -479,10 +479,10 @@ class TestClaudeTranscripts(_Home):
         shutil.rmtree(os.path.join(self.home, ".claude"))
         r = self.import_json(env={"CLAUDE_CONFIG_DIR": os.path.join(other, ".claude")})
         self.assertEqual((r["imported"], r["skipped"]), (2, 1))
-        bad = self.cli("import-history", "--path", os.path.join(self.home, "nope"), check=False)
+        bad = self.cli_process("import-history", "--path", os.path.join(self.home, "nope"), check=False)
         self.assertEqual(bad.returncode, 2)
         self.assertEqual(len(bad.stderr.strip().splitlines()), 1)
-        bad = self.cli("import-history", "--client", "emacs", check=False)
+        bad = self.cli_process("import-history", "--client", "emacs", check=False)
         self.assertEqual(bad.returncode, 2)
 
     def test_since_skips_old_sessions_the_retention_does_not(self):
@@ -530,7 +530,7 @@ class TestClaudeTranscripts(_Home):
         hist = self.history(n=2)
         for sid, tr, _ in hist:
             self.write_session(sid, tr)
-        r = self.cli("import-history")
+        r = self.cli_process("import-history")
         self.assertEqual(r.stderr, "")                          # not a terminal: no bar
         self.assertIn("2 imported", r.stdout)
         seen = []
@@ -604,8 +604,8 @@ class TestCodexLiveOutcomes(_Home):
     from the rollout the payload points to, so fail -> pass fixes are learned live too."""
 
     def hook(self, event, payload):
-        r = run_instinct("hook", event, input=json.dumps(payload).encode(), text=False,
-                         env=child_env(self.home, self.db))
+        r = cli_process("hook", event, input=json.dumps(payload).encode(), text=False,
+                        env=child_env(self.home, self.db))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn(b"Traceback", r.stderr)
         return r
@@ -665,19 +665,19 @@ class TestSecrets(_Home):
         os.makedirs(codex)
         with open(os.path.join(codex, "rollout-2026-09-20T10-00-00-x.jsonl"), "w") as f:
             f.write(codex_rollout("0199aaaa-0000-7000-8000-000000000001", self.repo, 1_790_100_000.0))
-        summary = self.cli("import-history").stdout
-        outputs = [summary, self.cli("import-history", "--json").stdout]
+        summary = self.cli_process("import-history").stdout
+        outputs = [summary, self.cli_process("import-history", "--json").stdout]
         for fmt in ("json", "markdown", "claude", "agents", "cursor", "windsurf", "skill"):
-            outputs.append(self.cli("export", "--format", fmt, "--min-confidence", "1",
-                                    "--project", self.repo).stdout)
-        outputs.append(self.cli("suggest", "--json", "--project", self.repo).stdout)
-        outputs.append(self.cli("list", "--json", "--min-confidence", "1").stdout)
-        hook = run_instinct("hook", "session-start", env=child_env(db=self.db),
-                            input=json.dumps({"session_id": "new", "cwd": self.repo,
+            outputs.append(self.cli_process("export", "--format", fmt, "--min-confidence", "1",
+                                            "--project", self.repo).stdout)
+        outputs.append(self.cli_process("suggest", "--json", "--project", self.repo).stdout)
+        outputs.append(self.cli_process("list", "--json", "--min-confidence", "1").stdout)
+        hook = cli_process("hook", "session-start", env=child_env(db=self.db),
+                           input=json.dumps({"session_id": "new", "cwd": self.repo,
                                               "hook_event_name": "SessionStart"}))
         outputs.append(hook.stdout)
         backup = os.path.join(self.home, "backup.db")
-        self.cli("backup", backup)
+        self.cli_process("backup", backup)
         blobs = [o.encode() for o in outputs]
         for path in (self.db, self.db + "-wal", backup):
             if os.path.exists(path):
@@ -774,7 +774,7 @@ class TestInterruptedImport(unittest.TestCase):
         self.assertLess(done, self.N)
         kept = self.sessions()
         self.assertIn(kept, (done, done + 1))      # the one after the last count may be in too
-        rerun = run_instinct("--json", "import-history", env=env, cwd=self.repo, timeout=600)
+        rerun = cli_process("--json", "import-history", env=env, cwd=self.repo, timeout=600)
         self.assertEqual(rerun.returncode, 0, rerun.stderr)
         r = json.loads(rerun.stdout)
         self.assertEqual((r["skipped"], r["imported"]), (kept, self.N - kept))
@@ -802,12 +802,12 @@ class TestFolderImports(ProjectCase):
         os.symlink("/etc/hostname", os.path.join(d, "host.md"))
         os.symlink("tabs.md", os.path.join(d, "again.md"))           # inside: read (same memory)
         os.mkfifo(os.path.join(d, "fifo.md"))
-        r = self.cli("--json", "import-memories", d)
+        r = self.cli_process("--json", "import-memories", d)
         self.assertEqual(r.returncode, 0, r.stderr)
         got = json.loads(r.stdout)
         self.assertEqual((got["files"], got["added"], got["links_skipped"]), (2, 1, 3))
         self.assertEqual([m["title"] for m in self.store.memories()], ["Tabs"])
-        r = self.cli("import-memories", d)
+        r = self.cli_process("import-memories", d)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("symlinks out of the folder skipped: 3", r.stdout)
 
@@ -821,14 +821,14 @@ class TestFolderImports(ProjectCase):
         os.symlink("/dev/zero", os.path.join(d, "zero.jsonl"))        # read, it would never end
         os.symlink(os.path.join(self.tmp, "elsewhere"), os.path.join(d, "linked"))
         os.mkfifo(os.path.join(d, "fifo.jsonl"))                      # opened, it would block
-        r = self.cli("--json", "import-history", "--path", d, timeout=120)
+        r = self.cli_process("--json", "import-history", "--path", d, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         got = json.loads(r.stdout)
         self.assertEqual((got["sessions"], got["imported"], got["links_skipped"]), (1, 1, 3))
         sessions = {s for s, in rows(self.db,
                                      "SELECT DISTINCT session FROM events WHERE session != ''")}
         self.assertEqual(sessions, {sid})
-        r = self.cli("import-history", "--path", d, timeout=120)
+        r = self.cli_process("import-history", "--path", d, timeout=120)
         self.assertIn("symlinks out of the folder skipped: 3", r.stdout)
 
 

@@ -31,8 +31,8 @@ import time
 import unittest
 
 import instinct
-from tests.helpers import (INSTINCT_PY, ROOT, Clock, HookCase, child_env, init_msg, label,
-                           make_repo, raw_bytes, req, rows, run_instinct, setUpModule, temp_dir)
+from tests.helpers import (INSTINCT_PY, ROOT, Clock, HookCase, child_env, cli_process, init_msg,
+                           label, make_repo, raw_bytes, req, rows, setUpModule, temp_dir)
 from tests.test_bench import sessions
 
 
@@ -155,7 +155,7 @@ class TestCapture(HookCase):
     def test_claude_event_names_and_payload_event_name_are_accepted(self):
         p = self.payload("Read", {"file_path": "/x"})
         self.assertEqual(self.hook("PostToolUse", p).returncode, 0)
-        r = run_instinct("hook", "", input=json.dumps(p).encode(), text=False, env=child_env(db=self.db))
+        r = cli_process("hook", "", input=json.dumps(p).encode(), text=False, env=child_env(db=self.db))
         self.assertEqual(r.returncode, 0)
         self.assertEqual(len(self.events()), 2)
 
@@ -364,8 +364,8 @@ class TestCaptureUnderRealClients(HookCase):
                 event = None if i in (3, 4) else "post-tool-use"
                 t0 = time.monotonic()
                 data = p.encode() if isinstance(p, str) else json.dumps(p).encode()
-                r = run_instinct("hook", *([event] if event else []), input=data, text=False,
-                                 env=child_env(db=self.db))
+                r = cli_process("hook", *([event] if event else []), input=data, text=False,
+                                env=child_env(db=self.db))
                 self.assertEqual(r.returncode, 0)
                 self.assertNotIn(b"Traceback", r.stderr)
                 self.assertLess(time.monotonic() - t0, 30)
@@ -417,8 +417,8 @@ class _PayloadCase(unittest.TestCase):
                 "prompt": "no, use ruff instead", **extra}
 
     def hook(self, event, data):
-        return run_instinct("hook", event, input=data, text=False, env=child_env(db=self.db),
-                            cwd=self.repo, timeout=120)
+        return cli_process("hook", event, input=data, text=False, env=child_env(db=self.db),
+                           cwd=self.repo, timeout=120)
 
     def assertQuiet(self, r, what, answer_ok=False):
         """Exit 0, at most one stderr line, no traceback; stdout empty, or (answer_ok) the hook's
@@ -564,7 +564,7 @@ class _Home(unittest.TestCase):
 
     def hook(self, event, payload):
         payload = dict({"cwd": self.repo}, **payload)
-        r = run_instinct("hook", event, input=json.dumps(payload), cwd=self.repo, env=self.env())
+        r = cli_process("hook", event, input=json.dumps(payload), cwd=self.repo, env=self.env())
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn("Traceback", r.stderr)
         return json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"] if r.stdout else ""
@@ -576,8 +576,8 @@ class _Home(unittest.TestCase):
                                         "hook_event_name": "PostToolUse"})
         self.hook("session-end", {"session_id": sid, "hook_event_name": "SessionEnd"})
 
-    def cli(self, *args):
-        r = run_instinct(*args, env=self.env(), cwd=self.repo, timeout=120)
+    def cli_process_stdout(self, *args):
+        r = cli_process(*args, env=self.env(), cwd=self.repo, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         return r.stdout
 
@@ -595,7 +595,7 @@ class TestProgramWords(_Home):
                   f"uv run {PASSWORD}")
         self.bash("s2", "git status", "make test")
         backup = os.path.join(self.home, "b.db")
-        self.cli("backup", backup)
+        self.cli_process_stdout("backup", backup)
         for path in [self.db, backup] + glob.glob(self.db + "-*"):
             with self.subTest(path=path):
                 stored = raw_bytes(path)
@@ -620,7 +620,7 @@ class TestProgramWords(_Home):
     def test_a_tool_used_in_three_sessions_is_learned_by_name_and_briefed(self):
         """`mytool` is not installed and in no list: hashed in the first session, a word from
         the second on, and the first session's steps read as it too."""
-        self.cli("config", "mature_threshold", "3")
+        self.cli_process_stdout("config", "mature_threshold", "3")
         self.bash("s1", "mytool sync --all", "git status")
         self.assertRegex(self.calls()[0].cmds[0], r"^#[0-9a-f]{10} sync$")
         for sid in ("s2", "s3"):
@@ -642,8 +642,8 @@ class TestProgramWords(_Home):
             s.bash("mytool sync --force")
             s.end()
         sessions.transcripts(src, self.home)
-        self.cli("config", "mature_threshold", "3")
-        r = json.loads(self.cli("--json", "import-history"))
+        self.cli_process_stdout("config", "mature_threshold", "3")
+        r = json.loads(self.cli_process_stdout("--json", "import-history"))
         self.assertEqual(r["imported"], 3)
         self.assertIn("pref:command:mytool sync", r["projects"][0]["learned"])
         self.assertIn("mytool sync", r["projects"][0]["briefing"])
@@ -689,7 +689,7 @@ class TestRepeatedPrompts(_Home):
 class TestOldHistory(_Home):
     def test_sessions_older_than_the_retention_are_learned_from(self):
         sessions.old_history(self.home, n=5, days=400)
-        out = self.cli("import-history")
+        out = self.cli_process_stdout("import-history")
         self.assertEqual(sum("older than the event retention" in line for line in out.splitlines()),
                          1, out)
         self.assertIn("events_max_days", out)
@@ -699,9 +699,9 @@ class TestOldHistory(_Home):
                              ("pref:test=make test",))
         self.assertEqual(conf, 5)
         self.assertLess(last, instinct._iso(instinct.time.time() - 399 * 86400))   # its own time
-        self.cli("consolidate")                     # the retention prunes their raw calls ...
+        self.cli_process_stdout("consolidate")                     # the retention prunes their raw calls ...
         self.assertEqual(rows(self.db, "SELECT count(*) FROM events WHERE kind = 'tool'"), [(0,)])
-        r = json.loads(self.cli("--json", "import-history"))
+        r = json.loads(self.cli_process_stdout("--json", "import-history"))
         self.assertEqual((r["imported"], r["skipped"]), (0, 5))   # ... and nothing is learned twice
         self.assertIn("pref:test=make test", self.patterns())
         self.assertEqual(rows(self.db, "SELECT confidence FROM instincts WHERE pattern = ?",
@@ -868,7 +868,7 @@ class TestMeasuredLift(_HintCase):
         learn(self.store, self.repo)
         self.store.config("holdout_percent", "100")
         self.assertIsNone(self.hook("PreToolUse", self.shell("pytest")))
-        p = run_instinct("effectiveness", "--json", env=child_env(db=self.db), cwd=self.repo)
+        p = cli_process("effectiveness", "--json", env=child_env(db=self.db), cwd=self.repo)
         h = json.loads(p.stdout)["hints"]
         self.assertEqual((h["overall"]["shown"], h["overall"]["held"]), (0, 1))
         self.assertEqual(h["overall"]["note"], "not enough data")

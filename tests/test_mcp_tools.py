@@ -14,9 +14,9 @@ import time
 import unittest
 
 import instinct
-from tests.helpers import (ENV, NEWEST, VERSIONS, ServerCase, child_env, make_repo, mcp_in_process,
-                           modern, read, req, run_instinct, schema_problems, setUpModule, validate,
-                           write)
+from tests.helpers import (ENV, NEWEST, VERSIONS, ServerCase, child_env, cli_process, make_repo,
+                           mcp_in_process, modern, read, req, schema_problems, setUpModule,
+                           validate, write)
 
 
 NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -718,7 +718,7 @@ class TestPaging(ServerCase):
         with instinct.InstinctStore(db, cwd=self.tmp) as st:
             self.assertEqual(len(st.list()), 5)           # one default for every surface
             self.assertEqual(len(st.search("pref")), 5)
-        r = run_instinct("--json", "list", env=child_env(self.tmp, db), cwd=self.tmp)
+        r = cli_process("--json", "list", env=child_env(self.tmp, db), cwd=self.tmp)
         self.assertEqual(len(json.loads(r.stdout)), 5, r.stderr)
 
     def test_one_definition_of_paging(self):
@@ -805,14 +805,14 @@ class TestOptOut(ServerCase):
 
     def test_cli_and_python_api(self):
         before = self.counts()
-        r = run_instinct("observe", "seq:a->b", env=child_env(self.tmp, self.db), cwd=self.proj)
+        r = cli_process("observe", "seq:a->b", env=child_env(self.tmp, self.db), cwd=self.proj)
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertEqual(r.stdout, "")
         self.assertEqual(r.stderr.splitlines(),
                          [f"instinct: error: not recorded: {self.proj}/.instinct-disable opts this "
                           "project out; nothing is learned there"])
-        r = run_instinct("remember", "user", "t", "c", env=child_env(self.tmp, self.db),
-                         cwd=os.path.join(self.proj, "src"))
+        r = cli_process("remember", "user", "t", "c", env=child_env(self.tmp, self.db),
+                        cwd=os.path.join(self.proj, "src"))
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertEqual(self.counts(), before)
         with instinct.InstinctStore(self.db, cwd=self.proj) as st:
@@ -827,7 +827,7 @@ class TestOptOut(ServerCase):
             fp = instinct.project_fingerprint(self.proj)
             self.assertEqual(st.observe("seq:a->b", project=fp)["project"], fp)    # by key: kept
         os.remove(os.path.join(self.proj, ".instinct-disable"))       # (a process holds it 1 s)
-        r = run_instinct("observe", "seq:c->d", env=child_env(self.tmp, self.db), cwd=self.proj)
+        r = cli_process("observe", "seq:c->d", env=child_env(self.tmp, self.db), cwd=self.proj)
         self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_writes_that_learn_are_marked(self):

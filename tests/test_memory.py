@@ -12,8 +12,6 @@ out when it is gone; explain says why, doctor lists them, confirming re-anchors.
 in real git repositories (when git is installed), real CLI and MCP processes.
 Run: python3 -m unittest -v tests.test_memory
 """
-import contextlib
-import io
 import json
 import os
 import shutil
@@ -24,8 +22,8 @@ import unittest
 import instinct
 from instinct import InstinctStore, NotFoundError, ValidationError
 from tests.helpers import (DAY, INITIALIZED, ROOT, T0, Clock, ProjectCase, StoreCase, child_env,
-                           init_msg, make_repo, mcp_in_process, read, req, run_instinct,
-                           serve_once, setUpModule, tool_result, validate, write)
+                           cli_process, init_msg, make_repo, mcp_in_process, read, req, serve_once,
+                           setUpModule, tool_result, validate, write)
 
 
 P1, P2 = "aaaaaaaaaaaa", "bbbbbbbbbbbb"
@@ -501,30 +499,24 @@ class GitAndBriefingTest(_Base):
 
 
 class CliTest(_Base):
-    def run_main(self, *argv):
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = instinct.main(["--db", str(self.db), *argv])
-        return code, out.getvalue(), err.getvalue()
-
     def test_main_round_trip(self):
         self.store.close()
-        code, out, _ = self.run_main("remember", "feedback", "Run the linter first", "ruff before tests",
-                                     "--why", "fast feedback", "--tags", "lint")
+        code, out, _ = self.cli_in_process("remember", "feedback", "Run the linter first", "ruff before tests",
+                                           "--why", "fast feedback", "--tags", "lint")
         self.assertEqual(code, 0)
         self.assertIn("[feedback] Run the linter first", out)
-        code, out, _ = self.run_main("recall", "linter", "--project", "*", "--json")
+        code, out, _ = self.cli_in_process("recall", "linter", "--project", "*", "--json")
         hit, = json.loads(out)
         self.assertEqual((code, hit["title"]), (0, "Run the linter first"))
         self.assertAlmostEqual(hit["score"], sum(hit["parts"].values()), places=6)
-        code, out, _ = self.run_main("recall", "linter", "--project", "*")
+        code, out, _ = self.cli_in_process("recall", "linter", "--project", "*")
         self.assertRegex(out, r"score=\d\.\d{3} = relevance 0\.600 \+ recency")
         with self.assertRaises(SystemExit) as cm:                      # argparse refuses the choice
-            self.run_main("remember", "gossip", "t", "c")
+            self.cli_in_process("remember", "gossip", "t", "c")
         self.assertEqual(cm.exception.code, 2)
-        code, out, err = self.run_main("remember", "user", "bad\x07title", "c")
+        code, out, err = self.cli_in_process("remember", "user", "bad\x07title", "c")
         self.assertEqual((code, out, err), (2, "", "instinct: error: title must not contain control characters\n"))
-        code, out, err = self.run_main("get-memory", "42")
+        code, out, err = self.cli_in_process("get-memory", "42")
         self.assertEqual((code, out), (1, ""))
         self.assertEqual(err, "instinct: error: no memory #42\n")
 
@@ -533,7 +525,7 @@ class CliTest(_Base):
         env = child_env(self.tmp, self.db)
 
         def run(*args):
-            return run_instinct(*args, env=env, cwd=self.tmp)
+            return cli_process(*args, env=env, cwd=self.tmp)
         p = run("remember", "project", "Uses Vitest", "vitest for unit tests", "--json")
         self.assertEqual(p.returncode, 0, p.stderr)
         mid = json.loads(p.stdout)["id"]
@@ -758,11 +750,11 @@ class TestMemoryAnchors(_AnchorCase):
         self.assertEqual(self.store._read("SELECT count(*) FROM anchors")[0][0], 0)
 
     def test_cli_remember_about_and_its_one_line_error(self):
-        r = self.cli("remember", "project", "Build backend", "hatchling", "--about", "pyproject.toml",
-                     "--project", ".", "--json")
+        r = self.cli_process("remember", "project", "Build backend", "hatchling", "--about", "pyproject.toml",
+                             "--project", ".", "--json")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn('"about": [\n    "pyproject.toml"\n  ]', r.stdout)
-        r = self.cli("remember", "project", "Other", "x", "--about", "nope.toml")
+        r = self.cli_process("remember", "project", "Other", "x", "--about", "nope.toml")
         self.assertEqual((r.returncode, r.stdout), (2, ""), r.stderr)
         self.assertRegex(r.stderr, r"^instinct: error: nope.toml is not a file in the project .*\n$")
 
@@ -807,7 +799,7 @@ class TestInstinctAnchors(_AnchorCase):
         self.edit(self.pyproject, PYPROJECT + "[tool.ruff]\n")
         e = self.store.explain(p)
         self.assertEqual(e["stale"], "pyproject.toml changed")
-        r = self.cli("explain", p)
+        r = self.cli_process("explain", p)
         self.assertIn("  may be stale: pyproject.toml changed since it was anchored", r.stdout)
         self.assertEqual(instinct._staleness(self.store._db.conn, self.proj, [rec]),
                          ["pyproject.toml changed"])

@@ -19,9 +19,9 @@ import tempfile
 import unittest
 
 import instinct
-from tests.helpers import (INITIALIZED, INSTINCT_PY, ROOT, HookCase, child_env, init_msg, label,
-                           make_repo, read, req, run_instinct, serve_once, setUpModule, temp_dir,
-                           write)
+from tests.helpers import (INITIALIZED, INSTINCT_PY, ROOT, HookCase, child_env, cli_process,
+                           init_msg, label, make_repo, read, req, serve_once, setUpModule,
+                           temp_dir, write)
 
 
 HAS_TOMLLIB = sys.version_info >= (3, 11)
@@ -39,11 +39,11 @@ class _SetupEnv(unittest.TestCase):
         return instinct.setup(client, write=write, scope=scope, home=self.home, project_dir=self.repo,
                               python=python, **({"db": db} if db else {}))
 
-    def cli(self, *args, env=None, cwd=None):
-        return run_instinct(*args, env=child_env(self.home, **(env or {})), cwd=cwd or self.repo)
+    def cli_process(self, *args, env=None, cwd=None):
+        return cli_process(*args, env=child_env(self.home, **(env or {})), cwd=cwd or self.repo)
 
     def ok(self, *args, **kw):
-        r = self.cli(*args, **kw)
+        r = self.cli_process(*args, **kw)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertNotIn("Traceback", r.stderr)
         return r
@@ -73,7 +73,7 @@ class _SetupEnv(unittest.TestCase):
         prints the lines to add by hand, leaves the file byte-exact and writes no backup."""
         before = read(path, "rb") if os.path.isfile(path) else None
         bak = read(path + ".bak", "rb") if os.path.isfile(path + ".bak") else None
-        r = self.cli("setup", client, "--write")
+        r = self.cli_process("setup", client, "--write")
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertNotIn("Traceback", r.stderr)
         first = r.stderr.splitlines()[0]
@@ -184,7 +184,7 @@ class TestCaptureEntries(_SetupEnv):
             self.assertEqual(argv[-2:], ["--db", self.db], name)
         # the CLI: INSTINCT_DB reaches the server's env and every hook; the trust step is printed
         for extra in ((), ("--write",)):
-            r = self.cli("setup", "codex", *extra, env={"INSTINCT_DB": self.db})
+            r = self.cli_process("setup", "codex", *extra, env={"INSTINCT_DB": self.db})
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("/hooks", r.stdout)
             self.assertIn("trust", r.stdout)
@@ -208,12 +208,12 @@ class TestCaptureEntries(_SetupEnv):
             self.assertEqual(conn.execute("SELECT count(*) FROM events WHERE kind='tool'").fetchone()[0], 1)
         finally:
             conn.close()
-        r = self.cli("setup", "codex", "--scope", "project")
+        r = self.cli_process("setup", "codex", "--scope", "project")
         self.assertIn("trust_level", r.stdout)
 
     def test_all_tools_flag_lists_every_tool_through_the_written_server_entry(self):
         for flag, want in ((("--all-tools",), "all"), ((), None)):
-            r = self.cli("setup", "cursor", "--json", *flag)
+            r = self.cli_process("setup", "cursor", "--json", *flag)
             self.assertEqual(r.returncode, 0, r.stderr)
             env = json.loads(json.loads(r.stdout)[0]["content"])["mcpServers"]["instinct"]["env"]
             self.assertEqual(env.get("INSTINCT_MCP_TOOLS"), want)
@@ -226,7 +226,7 @@ class TestCaptureEntries(_SetupEnv):
             self.assertEqual(len(tools) == len(instinct.OPERATIONS), want == "all", len(tools))
 
     def test_claude_code_setup_points_to_the_history_import(self):
-        r = self.cli("setup", "claude-code")
+        r = self.cli_process("setup", "claude-code")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("instinct import-history", r.stdout)
 
@@ -242,7 +242,7 @@ class TestCaptureEntries(_SetupEnv):
                 if client == "claude-code":
                     for (g,) in json.loads(r[1]["content"])["hooks"].values():
                         self.assertEqual(shlex.split(g["hooks"][0]["command"])[-2:], ["--db", self.db])
-        r = self.cli("setup", "cursor", "--db", "rel.db")
+        r = self.cli_process("setup", "cursor", "--db", "rel.db")
         self.assertIn(json.dumps(os.path.join(self.repo, "rel.db")), r.stdout)   # made absolute
 
 
@@ -255,7 +255,7 @@ class TestUsersFiles(_SetupEnv):
         link = self.path(".cursor", "mcp.json")
         os.makedirs(os.path.dirname(link))
         os.symlink(real, link)
-        r = self.cli("setup", "cursor", "--write")
+        r = self.cli_process("setup", "cursor", "--write")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(os.path.islink(link))
         self.assertEqual(os.readlink(link), real)
@@ -287,11 +287,11 @@ class TestUsersFiles(_SetupEnv):
         self.assertRefused("cursor", path, "not UTF-8")
         os.remove(path)
         os.makedirs(path)
-        r = self.cli("setup", "cursor", "--write")
+        r = self.cli_process("setup", "cursor", "--write")
         self.assertEqual(r.returncode, 2)
         self.assertNotIn("Traceback", r.stderr)
         self.assertIn("is a directory", r.stderr.splitlines()[0])
-        r = self.cli("setup", "cursor")                     # printing fails the same way
+        r = self.cli_process("setup", "cursor")                     # printing fails the same way
         self.assertIn("is a directory", r.stderr)
         self.assertTrue(os.path.isdir(path))
 
@@ -299,7 +299,7 @@ class TestUsersFiles(_SetupEnv):
         path = self.path(".claude.json")
         write(path, json.dumps({"primaryApiKey": "sk-secret", "projects": {}}))
         os.chmod(path, 0o600)
-        r = self.cli("setup", "claude-code", "--write")
+        r = self.cli_process("setup", "claude-code", "--write")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(stat.S_IMODE(os.stat(path + ".bak").st_mode), 0o600)
         self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
@@ -312,7 +312,7 @@ class TestUsersFiles(_SetupEnv):
         first = read(path + ".bak")
         write(path, json.dumps({"primaryApiKey": "sk-other"}))
         os.chmod(path, 0o600)
-        r = self.cli("setup", "claude-code", "--write")
+        r = self.cli_process("setup", "claude-code", "--write")
         self.assertIn(f"wrote {path} (previous version in {path}.bak.2)", r.stdout.splitlines())
         self.assertEqual(read(path + ".bak"), first)
         self.assertEqual(stat.S_IMODE(os.stat(path + ".bak.2").st_mode), 0o600)
@@ -441,7 +441,7 @@ class TestRemove(_SetupEnv):
         (toml, hooks) = self.paths("codex")
         text = 'model = "o3"\n[mcp_servers.instinct]\ncommand = "old"\n'
         write(toml, text)
-        r = self.cli("setup", "codex", "--remove")
+        r = self.cli_process("setup", "codex", "--remove")
         self.assertEqual(r.returncode, 2)
         self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
         self.assertIn("delete it yourself", r.stderr)
@@ -455,7 +455,7 @@ class TestTextConfigs(_SetupEnv):
         (path,) = self.paths("goose")
         original = "extensions:\n  developer:\n    enabled: true\nGOOSE_MODEL: gpt\n"
         write(path, original)
-        r = self.cli("setup", "goose", "--write")
+        r = self.cli_process("setup", "goose", "--write")
         self.assertEqual(r.returncode, 2)
         self.assertEqual(read(path), original)
         paste = r.stderr.split("run setup again:\n", 1)[1]
@@ -494,7 +494,7 @@ class TestTextConfigs(_SetupEnv):
         (toml, _) = self.paths("codex")
         text = 'model = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n'
         write(toml, text)
-        r = self.cli("setup", "codex", "--write")
+        r = self.cli_process("setup", "codex", "--write")
         if not HAS_TOMLLIB:                # nothing can check the result: paste by hand
             self.assertEqual(r.returncode, 2)
             self.assertIn("[mcp_servers.instinct]\ncommand = ", r.stderr)
@@ -514,7 +514,7 @@ class TestTextConfigs(_SetupEnv):
                      "[mcp_servers.instinct]\ncommand = 'old'\n", 'model = "o3"\n[mcp_servers\n'):
             with self.subTest(text=text):
                 write(toml, text)
-                r = self.cli("setup", "codex", "--write")
+                r = self.cli_process("setup", "codex", "--write")
                 self.assertEqual(r.returncode, 2, r.stdout)
                 self.assertNotIn("Traceback", r.stderr)
                 self.assertIn("# instinct:begin (written by `instinct setup`)\n[mcp_servers.instinct]",
@@ -528,7 +528,7 @@ class TestTextConfigs(_SetupEnv):
                      "just some words\n"):
             with self.subTest(text=text):
                 write(path, text)
-                r = self.cli("setup", "goose", "--write")
+                r = self.cli_process("setup", "goose", "--write")
                 self.assertEqual(r.returncode, 2, r.stdout)
                 self.assertIn("  instinct:\n    type: stdio\n", r.stderr)
                 self.assertEqual(read(path), text)
@@ -538,7 +538,7 @@ class TestScope(_SetupEnv):
     def test_user_only_clients_refuse_project_scope(self):
         for client in ("windsurf", "goose"):
             with self.subTest(client=client):
-                r = self.cli("setup", client, "--scope", "project", "--write")
+                r = self.cli_process("setup", client, "--scope", "project", "--write")
                 self.assertEqual(r.returncode, 2)
                 self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
                 self.assertIn("user file only", r.stderr)
@@ -585,7 +585,7 @@ class TestScope(_SetupEnv):
             self.assertEqual(n, stored)
 
     def test_db_pin_is_refused_in_a_shared_file(self):
-        r = self.cli("setup", "cursor", "--scope", "project", "--db", os.path.join(self.tmp, "x.db"))
+        r = self.cli_process("setup", "cursor", "--scope", "project", "--db", os.path.join(self.tmp, "x.db"))
         self.assertEqual(r.returncode, 2)
         self.assertIn("shared", r.stderr)
         self.assertEqual(len(r.stderr.splitlines()), 1)
@@ -613,8 +613,8 @@ class TestHookWithoutInstinct(_SetupEnv):
         vendor = os.path.join(self.tmp, "vendor")
         os.makedirs(vendor)
         shutil.copy(INSTINCT_PY, vendor)
-        r = run_instinct("setup", "claude-code", "--write", script=os.path.join(vendor, "instinct.py"),
-                         env=child_env(self.home), cwd=self.repo)
+        r = cli_process("setup", "claude-code", "--write", script=os.path.join(vendor, "instinct.py"),
+                        env=child_env(self.home), cwd=self.repo)
         self.assertEqual(r.returncode, 0, r.stderr)
         commands = _commands(os.path.join(self.home, ".claude", "settings.json"))
         self.assertEqual(len(commands), 6)
@@ -744,14 +744,14 @@ class TestSetup(HookCase):
 
     def test_cli_setup(self):
         e = child_env(self.tmp, self.db)
-        r = run_instinct("setup", "cursor", env=e)
+        r = cli_process("setup", "cursor", env=e)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn('"instinct"', r.stdout)
-        r = run_instinct("setup", "cursor", "--write", env=e)
+        r = cli_process("setup", "cursor", "--write", env=e)
         self.assertTrue(r.stdout.startswith("wrote "), r.stdout)
-        r = run_instinct("setup", "cursor", "--write", env=e)
+        r = cli_process("setup", "cursor", "--write", env=e)
         self.assertTrue(r.stdout.startswith("unchanged "), r.stdout)
-        r = run_instinct("setup", "nope", env=e)
+        r = cli_process("setup", "nope", env=e)
         self.assertEqual(r.returncode, 2)
 
 

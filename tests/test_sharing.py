@@ -196,7 +196,7 @@ class TestWrite(_Base):
                 if fmt == "skill":
                     self.write(target, "---\nname: sk\ndescription: mine\n---\nHand-written skill\n")
                 before = self.read(target, "rb")
-                r = self.cli("export", "--format", fmt, "--write", target)
+                r = self.cli_process("export", "--format", fmt, "--write", target)
                 self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
                 self.assertIn("was not written by instinct", r.stderr)
                 self.assertEqual(self.read(target, "rb"), before)
@@ -315,20 +315,20 @@ class TestWrite(_Base):
 
     def test_cli_write(self):
         self.write(self.path, "# Mine\n")
-        r = self.cli("export", "--format", "claude", "--write", "CLAUDE.md")
+        r = self.cli_process("export", "--format", "claude", "--write", "CLAUDE.md")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("Wrote 1 rule to CLAUDE.md", r.stdout)
         data = self.read(self.path, "rb")
-        r = self.cli("export", "--format", "claude", "--write", "CLAUDE.md")
+        r = self.cli_process("export", "--format", "claude", "--write", "CLAUDE.md")
         self.assertEqual((r.returncode, r.stdout.strip()), (0, "CLAUDE.md is up to date (1 rule)"))
         self.assertEqual(self.read(self.path, "rb"), data)
-        r = self.cli("export", "--format", "claude", "--write", os.path.join(self.tmp, "x.md"))
+        r = self.cli_process("export", "--format", "claude", "--write", os.path.join(self.tmp, "x.md"))
         self.assertEqual(r.returncode, 2)
         self.assertRegex(r.stderr, r"^instinct: error: .*outside the project.*--force\)\n$")
-        r = self.cli("export", "--format", "claude", "--write", os.path.join(self.tmp, "x.md"), "--force")
+        r = self.cli_process("export", "--format", "claude", "--write", os.path.join(self.tmp, "x.md"), "--force")
         self.assertEqual(r.returncode, 0, r.stderr)
-        r = self.cli("--json", "export", "--force", "--write", os.path.join(self.tmp, "y.md"), "--format",
-                     "agents")
+        r = self.cli_process("--json", "export", "--force", "--write", os.path.join(self.tmp, "y.md"), "--format",
+                             "agents")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(json.loads(r.stdout)["path"], os.path.join(self.tmp, "y.md"))
 
@@ -402,7 +402,7 @@ class TestImport(_Base):
                 self.assertEqual(db_dump(self.db), before)
         with self.assertRaisesRegex(ValidationError, "cannot read"):
             self.store.import_rules(os.path.join(self.tmp, "missing.json"))
-        r = self.cli("import", self.file)
+        r = self.cli_process("import", self.file)
         self.assertEqual(r.returncode, 2)
         self.assertRegex(r.stderr, r"^instinct: error: .*record 1: .*\n$")
         self.assertEqual(r.stdout, "")
@@ -410,11 +410,11 @@ class TestImport(_Base):
 
     def test_cli_export_import_round_trip(self):
         out = os.path.join(self.tmp, "mine.json")
-        r = self.cli("export", "--write", out, "--force")
+        r = self.cli_process("export", "--write", out, "--force")
         self.assertEqual(r.returncode, 0, r.stderr)
         other = os.path.join(self.tmp, "other.db")
         for _ in range(2):
-            r = self.cli("import", out, db=other)
+            r = self.cli_process("import", out, db=other)
             self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("0 added, 0 updated, 2 unchanged", r.stdout)
         mine = {(x["pattern"], x["confidence"]) for x in self.store.export_rules()}
@@ -441,7 +441,7 @@ class TestSimilarAndMerge(_Base):
         self.assertEqual(len(self.store.similar(limit=1)), 1)
         with self.assertRaises(ValidationError):
             self.store.similar(threshold=1.5)
-        r = self.cli("similar", "--threshold", "0.7")
+        r = self.cli_process("similar", "--threshold", "0.7")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("0.75  seq:test->fix->test->fix  ~  seq:test->fix->test", r.stdout)
         self.assertIn("1 similar pair (", r.stdout)
@@ -449,11 +449,11 @@ class TestSimilarAndMerge(_Base):
     def test_merge_via_cli(self):
         self.observe("seq:test->fix", 3)
         self.observe("seq:test->fix->test", 4)
-        r = self.cli("merge", "seq:test->fix", "seq:test->fix->test")
+        r = self.cli_process("merge", "seq:test->fix", "seq:test->fix->test")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.strip(), "seq:test->fix -> seq:test->fix->test (1 rows merged)")
         self.assertEqual(self.store.get("seq:test->fix->test")["confidence"], 7)
-        self.cli("observe", "seq:test->fix")
+        self.cli_process("observe", "seq:test->fix")
         self.assertEqual(self.store.get("seq:test->fix->test")["confidence"], 8)
         self.assertEqual(self.store.similar(), [])
 
@@ -535,7 +535,7 @@ class TestBackupRestore(_Base):
                          [("seq:a->b", 4), ("seq:c->d", 2)])
         kept.close()
         self.assertTrue(self.store.doctor()["ok"])
-        r = self.cli("restore", snap)
+        r = self.cli_process("restore", snap)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("previous database is kept as " + self.db + ".bak", r.stdout)
 
@@ -545,9 +545,9 @@ class TestBackupRestore(_Base):
         with self.assertRaisesRegex(ValidationError, "already exists"):
             self.store.backup(target)
         self.assertEqual(self.read(target), "precious")
-        r = self.cli("backup", target)
+        r = self.cli_process("backup", target)
         self.assertEqual(r.returncode, 2)
-        r = self.cli("backup", "--force", target)
+        r = self.cli_process("backup", "--force", target)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertRegex(r.stdout, r"^Backed up 0 instincts and 0 events to ")
         for bad in (self.db, self.dbdir, os.path.join(self.tmp, "nodir", "b.db")):
@@ -624,7 +624,7 @@ class TestDoctor(_Base):
         self.assertEqual([c["name"] for c in r["checks"]],
                          ["integrity", "schema", "fts", "wal", "modes", "aliases", "anchors", "lint"])
         self.assertTrue(all(c["ok"] and c["level"] == "ok" for c in r["checks"]), r)
-        cli = self.cli("doctor")
+        cli = self.cli_process("doctor")
         self.assertEqual(cli.returncode, 0, cli.stdout + cli.stderr)
         self.assertTrue(cli.stdout.strip().endswith(": healthy"), cli.stdout)
 
@@ -632,20 +632,20 @@ class TestDoctor(_Base):
         copy = os.path.join(self.dbdir, "copy.db")
         shutil.copyfile(TestBackupRestore._big_db(self), copy)
         os.chmod(copy, 0o600)
-        self.assertEqual(self.cli("doctor", db=copy).returncode, 0)
+        self.assertEqual(self.cli_process("doctor", db=copy).returncode, 0)
         TestBackupRestore._damage(copy)
-        r = self.cli("doctor", db=copy)
+        r = self.cli_process("doctor", db=copy)
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertNotIn("Traceback", r.stderr)
         self.assertRegex(r.stdout, r"(?m)^  ERROR +integrity ")
         self.assertRegex(r.stdout, r"(?m)^.*copy\.db: [1-9]\d* problems?, \d+ warnings?$")
-        r = self.cli("--json", "doctor", db=copy)
+        r = self.cli_process("--json", "doctor", db=copy)
         self.assertEqual(r.returncode, 1)
         self.assertFalse(json.loads(r.stdout)["ok"])
         # not a database at all: reported, not a traceback
         junk = os.path.join(self.dbdir, "junk.db")
         self.write(junk, b"\x00garbage" * 1000)
-        r = self.cli("doctor", db=junk)
+        r = self.cli_process("doctor", db=junk)
         self.assertEqual(r.returncode, 1)
         self.assertRegex(r.stdout, r"(?m)^  ERROR +open +.*not an instinct database")
 
@@ -722,7 +722,7 @@ class TestGC(_Base):
         self.assertTrue(self.store.doctor()["ok"])
         self.assertEqual(os.path.getsize(self.db + "-wal") if os.path.exists(self.db + "-wal") else 0, 0)
         self.store.close()
-        out = self.cli("gc")
+        out = self.cli_process("gc")
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertRegex(out.stdout, r"^Aliases applied: 0\nDecayed: 0\nDeleted: 0\nEvents pruned: \d+\n"
                                      r"Memories archived: 0\nArchived memories deleted: 0\n"
@@ -762,7 +762,7 @@ class TestSurface(_Base):
 class TestExportNothing(ProjectCase):
     def test_no_rules_writes_no_file_and_a_rules_file_holds_what_the_briefing_shows(self):
         target = os.path.join(self.proj, "CLAUDE.md")
-        r = self.cli("export", "--format", "claude", "--write", "CLAUDE.md")
+        r = self.cli_process("export", "--format", "claude", "--write", "CLAUDE.md")
         self.assertEqual((r.returncode, r.stdout), (1, ""))
         self.assertEqual(r.stderr, "instinct: error: nothing the session briefing shows here to "
                          f"export, {target} not written; no pattern is mature yet (instinct "
@@ -776,17 +776,17 @@ class TestExportNothing(ProjectCase):
         for fmt, path in (("claude", target), ("cursor", os.path.join(self.proj, ".cursor", "rules",
                                                                         "instinct.mdc"))):
             with self.subTest(fmt=fmt):
-                r = self.cli("export", "--format", fmt, "--write", self.proj)
+                r = self.cli_process("export", "--format", fmt, "--write", self.proj)
                 self.assertEqual(r.returncode, 0, r.stderr)
                 lines = [ln[2:] for ln in self.read(path).splitlines() if ln.startswith("- ")]
                 self.assertEqual(lines, briefing)                 # the same items, same words
-        r = self.cli("export", "--format", "claude", "--write", "CLAUDE.md",
-                     "--min-confidence", "7")
+        r = self.cli_process("export", "--format", "claude", "--write", "CLAUDE.md",
+                             "--min-confidence", "7")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn("Preference: tabs", self.read(target))
         # a block instinct wrote before is brought up to date, to nothing if need be
-        r = self.cli("export", "--format", "claude", "--write", "CLAUDE.md",
-                     "--min-confidence", "50")
+        r = self.cli_process("export", "--format", "claude", "--write", "CLAUDE.md",
+                             "--min-confidence", "50")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("No rules learned yet.", self.read(target))
 
@@ -887,16 +887,16 @@ class TestPlanted(_LintCase):
         self.assertEqual((f["kind"], f["file"], f["line"]), ("contradiction", "AGENTS.md", 6))
 
     def test_cli_shows_both_sources_and_exits_1(self):
-        r = self.cli("lint")
+        r = self.cli_process("lint")
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("  contradiction learned: Preference: pkg = pnpm (pref:pkg=pnpm)\n"
                       "                written: CLAUDE.md:7: Use npm for dependencies:\n", r.stdout)
         self.assertTrue(r.stdout.endswith("2 contradictions, 3 duplicates of the rules written here\n"))
-        r = self.cli("lint", "--json")
+        r = self.cli_process("lint", "--json")
         self.assertEqual(len(json.loads(r.stdout)), 5)
         other = os.path.join(self.tmp, "elsewhere")
         os.mkdir(other)
-        r = self.cli("lint", cwd=other)                         # another project: its own files
+        r = self.cli_process("lint", cwd=other)                         # another project: its own files
         self.assertEqual((r.returncode, r.stdout.strip()),
                          (0, "0 contradictions, 0 duplicates of the rules written here"))
 
@@ -908,7 +908,7 @@ class TestPlanted(_LintCase):
 
     def test_export_write_omits_duplicates_and_reports_lint(self):
         self.learn("pref:test=pnpm test", "pref:lint=npx eslint", "pref:pkg=pnpm", n=4)   # now rules
-        r = self.cli("export", "--format", "agents", "--write", "AGENTS.md")
+        r = self.cli_process("export", "--format", "agents", "--write", "AGENTS.md")
         self.assertEqual(r.returncode, 0, r.stderr)
         # what the briefing shows (mature and up), without what the user wrote already
         self.assertTrue(r.stdout.startswith("Wrote 5 rules to AGENTS.md (agents)\n"), r.stdout)
@@ -954,7 +954,7 @@ class TestClean(_LintCase):
 
     def test_a_clean_200_line_claude_md_gives_nothing(self):
         self.assertEqual(self.store.lint(), [])
-        r = self.cli("lint")
+        r = self.cli_process("lint")
         self.assertEqual((r.returncode, r.stdout), (0, "0 contradictions, 0 duplicates of the rules written here\n"))
         check = {c["name"]: c for c in self.store.doctor()["checks"]}["lint"]
         self.assertEqual(check["level"], "ok")
