@@ -334,6 +334,30 @@ class ProjectCase(unittest.TestCase):
     write = staticmethod(write)
 
 
+class HomeCase(unittest.TestCase):
+    """A temp HOME (`self.home`, str) holding a git project (`self.repo`, at REPO under it) and
+    a 0700 store folder; `self.db` is the store's path in it (no store is opened). Hooks and the
+    CLI run as real processes with this HOME."""
+
+    REPO = ("work", "shop")
+
+    def setUp(self):
+        self.home = temp_dir(self)
+        self.repo = make_repo(os.path.join(self.home, *self.REPO))
+        self.db = os.path.join(self.home, "store", "i.db")
+        os.mkdir(os.path.dirname(self.db), 0o700)
+
+    def env(self):
+        return child_env(self.home, self.db)
+
+    def sql(self, query, params=()):
+        """Rows from a fresh raw sqlite3 connection (sees only committed data)."""
+        return rows(self.db, query, params)
+
+    def patterns(self):
+        return {p for p, in self.sql("SELECT pattern FROM instincts")}
+
+
 class HookCase(unittest.TestCase):
     """A temp dir (`self.tmp`, str) with a git project `repo` (holding `src/`) and a store
     (`self.db`) on an injected clock; `instinct hook EVENT` as a real process."""

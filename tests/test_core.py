@@ -21,9 +21,9 @@ from unittest import mock
 
 import instinct
 from instinct import NotFoundError, StoreError, ValidationError
-from tests.helpers import (DAY, ROOT, Clock, Server, StoreCase, child_env, cli_in_process,
-                           cli_process, make_repo, mcp_in_process, old_schema_db, read, rows,
-                           setUpModule, temp_dir, tool_result, write)
+from tests.helpers import (DAY, ROOT, Clock, HomeCase, Server, StoreCase, child_env,
+                           cli_in_process, cli_process, make_repo, mcp_in_process, old_schema_db,
+                           read, rows, setUpModule, tool_result, write)
 
 
 def _filler(op, skip):
@@ -466,14 +466,11 @@ CALLS = [("Bash", {"command": "pytest -q"}), ("Edit", {"file_path": "src/a.py"})
          ("Bash", {"command": "git add -A"})]
 
 
-class _Project(unittest.TestCase):
+class _Project(HomeCase):
     """A temp HOME holding a git project and a store; the CLI and hooks as real processes."""
 
     def setUp(self):
-        self.home = temp_dir(self)
-        self.repo = make_repo(os.path.join(self.home, "work", "shop"))
-        self.db = os.path.join(self.home, "store", "i.db")
-        os.mkdir(os.path.dirname(self.db), 0o700)
+        super().setUp()
         self.fp = instinct.project_fingerprint(self.repo)
 
     def cli_process(self, *args, code=0):
@@ -498,12 +495,6 @@ class _Project(unittest.TestCase):
                                         "hook_event_name": "PostToolUse"})
         self.hook("session-end", {"session_id": sid, "cwd": self.repo,
                                   "hook_event_name": "SessionEnd"})
-
-    def sql(self, query, params=()):
-        return rows(self.db, query, params)
-
-    def patterns(self):
-        return {p for p, in self.sql("SELECT pattern FROM instincts")}
 
 
 # --- A. one writer of confidence ------------------------------------------------------------

@@ -31,8 +31,8 @@ import time
 import unittest
 
 import instinct
-from tests.helpers import (INSTINCT_PY, ROOT, Clock, HookCase, child_env, cli_process, init_msg,
-                           label, make_repo, raw_bytes, req, rows, setUpModule, temp_dir)
+from tests.helpers import (INSTINCT_PY, ROOT, Clock, HomeCase, HookCase, child_env, cli_process,
+                           init_msg, label, make_repo, raw_bytes, req, rows, setUpModule, temp_dir)
 from tests.test_bench import sessions
 
 
@@ -550,17 +550,10 @@ class TestLoadsIsTotal(unittest.TestCase):
 PASSWORD = "CorrectHorseBatteryStaple"
 
 
-class _Home(unittest.TestCase):
+class _Home(HomeCase):
     """A temp HOME with a git project and a store; hooks and the CLI as real processes."""
 
-    def setUp(self):
-        self.home = temp_dir(self)
-        self.repo = make_repo(os.path.join(self.home, "src", "shop"))
-        self.db = os.path.join(self.home, "store", "i.db")
-        os.mkdir(os.path.dirname(self.db), 0o700)
-
-    def env(self):
-        return child_env(self.home, self.db)
+    REPO = ("src", "shop")
 
     def hook(self, event, payload):
         payload = dict({"cwd": self.repo}, **payload)
@@ -584,9 +577,6 @@ class _Home(unittest.TestCase):
     def calls(self):
         return [instinct._Call.read(d) for d, in rows(
             self.db, "SELECT data FROM events WHERE kind IN ('tool', 'tool_fail') ORDER BY id")]
-
-    def patterns(self):
-        return {p for p, in rows(self.db, "SELECT pattern FROM instincts")}
 
 
 class TestProgramWords(_Home):
