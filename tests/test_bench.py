@@ -301,6 +301,7 @@ class BenchScripts(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(empty, "env")), "built venvs before checking its folder")
 
 
+# --- bench_predict judges the hints offline (issue 20) ------------------------------------
 class TestOfflineBenchmark(unittest.TestCase):
     def test_bench_predict_judges_each_hint_by_what_the_agent_did_next(self):
         """Recorded sessions (no hints shown): six test with `uv run pytest`; then the agent

@@ -105,6 +105,7 @@ class TestCliReference(unittest.TestCase):
                 self.assertIn("<!-- mcp-tools: end -->", r.stderr)
 
 
+# --- exit codes and the CLI's edges (issues 12 and 21) -----------------------------------
 class TestCommandLine(StoreCase):
     def test_version_after_the_command(self):
         for args in (["--version"], ["suggest", "--version"], ["--db", str(self.db), "stats", "--version"]):
@@ -273,6 +274,7 @@ class TestUsageErrors(StoreCase):
         self.assertNotIn("SINCE", helps["import-history"] + helps["session-summary"])
 
 
+# --- what the package and README promise -------------------------------------------------
 def _toml_tables(path):
     """pyproject.toml's `key = "string"` lines by [table] (all this file needs; 3.10 has no
     tomllib)."""

@@ -460,6 +460,7 @@ class TestObserveWithoutReturning(StoreCase):
         self.assertEqual(self.observe_all(True), (records, rows))
 
 
+# --- one writer of confidence and corrections that stick (issues 19 and 21) -----------------
 SEQ = "seq:pytest->Edit->pytest->ruff check->git add"
 CALLS = [("Bash", {"command": "pytest -q"}), ("Edit", {"file_path": "src/a.py"}),
          ("Bash", {"command": "pytest -q"}), ("Bash", {"command": "ruff check ."}),
@@ -823,6 +824,7 @@ class TestMigration(StoreCase):
         self.assertEqual(s.projects(), [])
 
 
+# --- the suite and instinct.py's layout --------------------------------------------------
 class TestTheTests(unittest.TestCase):
     """The suite's own rules (issue 12): nothing `python3 -O` strips, nothing only this machine has."""
 

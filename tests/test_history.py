@@ -729,6 +729,7 @@ class TestLearning(_Home):
         self.assertLessEqual(first_routine, with_routine[4])
 
 
+# --- Ctrl-C during an import, folder imports and symlinks (issue 21) ------------------------
 class TestInterruptedImport(unittest.TestCase):
     N = 300
 

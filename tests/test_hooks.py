@@ -401,6 +401,7 @@ class TestInjection(HookCase):
         self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"", b""))
 
 
+# --- a hook never breaks the agent (issue 21) -------------------------------------------
 EVENTS = ("session-start", "user-prompt-submit", "pre-tool-use", "post-tool-use",
           "post-tool-use-failure", "stop", "session-end")
 
@@ -547,6 +548,7 @@ class TestLoadsIsTotal(unittest.TestCase):
                                      text)
 
 
+# --- privacy of what capture keeps (issues 18 and 21) ------------------------------------
 PASSWORD = "CorrectHorseBatteryStaple"
 
 
@@ -698,6 +700,7 @@ class TestOldHistory(_Home):
                               ("pref:test=make test",)), [(5,)])
 
 
+# --- hints at the point of action (issue 20) -----------------------------------------------
 NOISE = ["cargo build", "docker ps", "make docs", "gh pr view", "just lint-docs", "node x.js",
          "terraform plan", "kubectl get", "helm list", "gh run list"]
 

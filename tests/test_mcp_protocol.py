@@ -932,6 +932,7 @@ class TestLoad(ServerCase):
             self.assertEqual(st.get(P)["confidence"], n * per)
 
 
+# --- the 2026-07-28 envelope field by field, deep input (issues 19 and 21) ---------------
 V = "io.modelcontextprotocol/protocolVersion"
 C = "io.modelcontextprotocol/clientCapabilities"
 I = "io.modelcontextprotocol/clientInfo"

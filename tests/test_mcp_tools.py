@@ -607,6 +607,7 @@ class TestResourcesAndPrompts(ServerCase):
             self.assertError(s.call(method, params, mid=32), -32601, 32)
 
 
+# --- null arguments, paging, the opt-out, the lean list (issues 19 and 21) ----------------
 class TestNullArguments(ServerCase):
     """Agent frameworks send every optional argument, null (or an empty cursor) when unset."""
 

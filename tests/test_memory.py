@@ -597,6 +597,7 @@ class McpTest(_Base):
         self.assertIn("no memory #77", missing["content"][0]["text"])
 
 
+# --- staleness anchors (issue 20, part 2) ------------------------------------------------
 GIT = shutil.which("git")
 PYPROJECT = '[project]\nname = "ledger"\nversion = "1.0"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n'
 

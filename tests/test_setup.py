@@ -355,6 +355,7 @@ class TestRulesFileFence(unittest.TestCase):
 
 
 # what a user already has in each client's files (odd layouts on purpose), by file name
+# --- setup --remove, --scope, text configs, a hook once instinct is gone (issues 19, 21) ----
 PLANTED = {
     ".claude.json": '{"projects":{"/w":{"allowedTools":[]}},\n "mcpServers":{"mine":{"command":"m"}}}',
     "settings.json": ('{\n    "model": "opus",\n    "hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": '
@@ -657,6 +658,7 @@ class TestHookWithoutInstinct(_SetupEnv):
         _run_hooks(self, commands)
 
 
+# --- every client printed and written (issue 4) ------------------------------------------
 class TestSetup(HookCase):
     def run_setup(self, client, write, scope="user", python="/usr/bin/python3"):
         return instinct.setup(client, write=write, scope=scope, home=self.tmp, project_dir=self.repo,

@@ -759,6 +759,7 @@ class TestSurface(_Base):
         self.assertEqual(schemas["similar"]["required"], ["pairs", "count"])
 
 
+# --- an export with nothing to export (issue 21) -----------------------------------------
 class TestExportNothing(ProjectCase):
     def test_no_rules_writes_no_file_and_a_rules_file_holds_what_the_briefing_shows(self):
         target = os.path.join(self.proj, "CLAUDE.md")
@@ -797,6 +798,7 @@ class TestExportNothing(ProjectCase):
         self.assertFalse(os.path.exists(os.path.join(self.proj, "AGENTS.md")))
 
 
+# --- lint: learned rules against the project's rules files (issue 20, part 3) -------------
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 
 CLAUDE_MD = """# Storefront
