@@ -29,9 +29,9 @@ from pathlib import Path
 import instinct  # noqa: E402
 from instinct import (InstinctStore, NotFoundError, StoreError,  # noqa: E402
                       ValidationError)
-from tests.helpers import (DAY, ROOT, T0, Clock, StoreCase, child_env,  # noqa: E402,F401
-                           find_python, mcp_in_process, old_schema_db, schema_problems, seeds_db,
-                           setUpModule, subcommands, tool_result)
+from tests.helpers import (DAY, ROOT, T0, Clock, StoreCase, child_env, cli_in_process, find_python,  # noqa: E402,F401
+                           mcp_in_process, old_schema_db, schema_problems, seeds_db, setUpModule,
+                           subcommands, tool_result)
 
 HERE = Path(ROOT)
 INSTINCT_PY = HERE / "instinct.py"
@@ -441,7 +441,7 @@ class TestMigrations(StoreCase):
         path, before = self._foreign_file("app.sqlite",
                                           "CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)",
                                           "INSERT INTO users (name) VALUES ('ada')")
-        proc = self.run_cli("observe", "seq:a", db=path)
+        proc = self.cli_process("observe", "seq:a", db=path)
         self.assertIn("not an instinct database", self.assertOneLineError(proc, 1))
         self.assertEqual(path.read_bytes(), before)
         self.assertEqual(self.sql("SELECT name FROM sqlite_master", path=path), [("users",)])
@@ -499,7 +499,7 @@ class TestStorage(StoreCase):
         self.assertEqual(stat.S_IMODE(d.stat().st_mode), 0o700)
         self.assertEqual(stat.S_IMODE((d / "instinct.db").stat().st_mode), 0o600)
         # the CLI uses the same default
-        proc = self.run_cli("observe", "seq:a", env=child_env(home))
+        proc = self.cli_process("observe", "seq:a", env=child_env(home))
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn("conf=2", proc.stdout)
 
@@ -509,7 +509,7 @@ class TestStorage(StoreCase):
         path.write_bytes(content)
         for args in (["observe", "seq:a"], ["suggest"], ["stats"]):
             with self.subTest(args=args):
-                proc = self.run_cli(*args, db=path)
+                proc = self.cli_process(*args, db=path)
                 line = self.assertOneLineError(proc, 1)
                 self.assertIn(str(path), line)
                 self.assertEqual(path.read_bytes(), content)
@@ -518,7 +518,7 @@ class TestStorage(StoreCase):
             InstinctStore(str(path)).suggest(project="")
         tiny = self.tmp / "tiny.txt"
         tiny.write_bytes(b"hi\n")
-        self.assertOneLineError(self.run_cli("observe", "seq:a", db=tiny), 1)
+        self.assertOneLineError(self.cli_process("observe", "seq:a", db=tiny), 1)
         self.assertEqual(tiny.read_bytes(), b"hi\n")
 
     def test_missing_directory_and_path_under_a_file_exit_1(self):
@@ -526,7 +526,7 @@ class TestStorage(StoreCase):
         f.write_text("hello")
         for path in (self.tmp / "nope" / "x.db", f / "x.db"):
             with self.subTest(path=str(path)):
-                proc = self.run_cli("observe", "seq:a", db=path)
+                proc = self.cli_process("observe", "seq:a", db=path)
                 self.assertOneLineError(proc, 1)
                 self.assertFalse((self.tmp / "nope").exists())
                 self.assertEqual(f.read_text(), "hello")
@@ -534,7 +534,7 @@ class TestStorage(StoreCase):
     def test_default_directory_that_cannot_be_created_exits_1(self):
         home = self.tmp / "homefile"
         home.write_text("not a directory")
-        proc = self.run_cli("observe", "seq:a", env=child_env(home))
+        proc = self.cli_process("observe", "seq:a", env=child_env(home))
         line = self.assertOneLineError(proc, 1)
         self.assertIn("cannot create directory", line)
 
@@ -549,7 +549,7 @@ class TestStorage(StoreCase):
             pass
         else:
             self.skipTest("this user can write into a 0500 directory (root)")
-        proc = self.run_cli("observe", "seq:a", db=ro / "x.db")
+        proc = self.cli_process("observe", "seq:a", db=ro / "x.db")
         self.assertOneLineError(proc, 1)
         self.assertEqual(os.listdir(ro), [])
 
@@ -563,11 +563,11 @@ class TestStorage(StoreCase):
         else:
             os.unlink(target)
             self.skipTest("/sys accepts new files here")
-        proc = self.run_cli("observe", "seq:a", db=target)
+        proc = self.cli_process("observe", "seq:a", db=target)
         self.assertOneLineError(proc, 1)
 
     def test_directory_as_database_path(self):
-        proc = self.run_cli("observe", "seq:a", db=self.tmp)
+        proc = self.cli_process("observe", "seq:a", db=self.tmp)
         self.assertIn("is a directory", self.assertOneLineError(proc, 1))
 
     def test_usage_errors_exit_2(self):
@@ -575,8 +575,8 @@ class TestStorage(StoreCase):
                      ["observe", "x", "--meta", "[1]"], ["observe", "x", "--meta", "{bad"],
                      ["suggest", "--limit", "many"], ["observe", "x", "--bogus"]):
             with self.subTest(args=args):          # one line (issue 21), no usage block
-                self.assertOneLineError(self.run_cli(*args), 2)
-        proc = self.run_cli()                       # no command at all: the help, on stderr
+                self.assertOneLineError(self.cli_process(*args), 2)
+        proc = self.cli_process()                       # no command at all: the help, on stderr
         self.assertEqual((proc.returncode, proc.stdout), (2, ""))
         self.assertIn("usage:", proc.stderr)
 
@@ -584,7 +584,7 @@ class TestStorage(StoreCase):
         for args in (["observe", ""], ["observe", "a\x01b"], ["decay", "--days", "0"],
                      ["suggest", "--project", "nowhere-xyz"], ["config", "nosuchkey"]):
             with self.subTest(args=args):
-                self.assertOneLineError(self.run_cli(*args), 2)
+                self.assertOneLineError(self.cli_process(*args), 2)
 
 
 class TestConcurrency(StoreCase):
@@ -740,11 +740,12 @@ while True:
 import sys
 sys.path.insert(0, sys.argv[1])
 import instinct
-t = [float(sys.argv[3])]
-s = instinct.InstinctStore(sys.argv[2], clock=lambda: t[0])
+from tests.helpers import Clock
+clock = Clock(float(sys.argv[3]))
+s = instinct.InstinctStore(sys.argv[2], clock=clock)
 out = sys.stdout
 while True:
-    t[0] += 91 * 86400
+    clock.advance(days=91)
     r = s.decay(days_inactive=90)
     out.write("%d\n" % r["decayed"])
     out.flush()
@@ -1624,30 +1625,28 @@ class TestCLI(StoreCase):
             self.assertIn(op.cli, out.getvalue())
 
     def test_no_command_prints_help_and_returns_2(self):
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err):
-            self.assertEqual(instinct.main([]), 2)
-        self.assertIn("usage:", err.getvalue())
+        code, _, err = cli_in_process()
+        self.assertEqual(code, 2)
+        self.assertIn("usage:", err)
 
     def test_usage_error_raises_system_exit_2(self):
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as cm:
-            instinct.main(["--db", str(self.db), "observe"])
+        with self.assertRaises(SystemExit) as cm:
+            self.cli_in_process("observe")
         self.assertEqual(cm.exception.code, 2)
 
     def test_seeds_walkthrough(self):
         for i in range(1, 4):
-            code, out, err = self.cli("observe", "seq:test->fix->test")
+            code, out, err = self.cli_in_process("observe", "seq:test->fix->test")
             self.assertEqual((code, err), (0, ""))
             self.assertRegex(out, rf"conf={i}\s+\[raw\]")
-        self.assertEqual(self.cli("consolidate"),
+        self.assertEqual(self.cli_in_process("consolidate"),
                          (0, "Promoted to mature: 0\nPromoted to rule: 0\nTotal instincts: 1\n", ""))
-        self.assertEqual(self.cli("suggest", "--project", ""), (0, "0 suggestions\n", ""))
-        self.cli("observe", "seq:test->fix->test")
-        self.assertIn("conf=5", self.cli("observe", "seq:test->fix->test")[1])
-        code, out, _ = self.cli("consolidate")
+        self.assertEqual(self.cli_in_process("suggest", "--project", ""), (0, "0 suggestions\n", ""))
+        self.cli_in_process("observe", "seq:test->fix->test")
+        self.assertIn("conf=5", self.cli_in_process("observe", "seq:test->fix->test")[1])
+        code, out, _ = self.cli_in_process("consolidate")
         self.assertEqual(out, "Promoted to mature: 1\nPromoted to rule: 0\nTotal instincts: 1\n")
-        code, out, err = self.cli("suggest", "--project", "")
+        code, out, err = self.cli_in_process("suggest", "--project", "")
         self.assertEqual((code, err), (0, ""))
         self.assertRegex(out, SUGGEST_LINE)
         self.assertEqual(out.splitlines()[-1], "1 suggestion")
@@ -1655,10 +1654,10 @@ class TestCLI(StoreCase):
     def test_json_output_is_the_api_result(self):
         self.store.observe("pref:a")
         self.store.close()
-        code, out, _ = self.cli("--json", "get", "pref:a")
+        code, out, _ = self.cli_in_process("--json", "get", "pref:a")
         self.assertEqual(code, 0)
         self.assertEqual(json.loads(out), json.loads(json.dumps(self.store.get("pref:a"))))
-        code, out, _ = self.cli("list", "--json", "--min-confidence", "1")      # flag after command
+        code, out, _ = self.cli_in_process("list", "--json", "--min-confidence", "1")      # flag after command
         self.assertEqual([r["pattern"] for r in json.loads(out)], ["pref:a"])
 
     def test_every_command_runs(self):
@@ -1693,7 +1692,7 @@ class TestCLI(StoreCase):
         ]
         for args, code, needle in steps:
             with self.subTest(args=args[:2]):
-                got, out, err = self.cli(*args)
+                got, out, err = self.cli_in_process(*args)
                 self.assertEqual(got, code, err)
                 if code:
                     self.assertEqual(out, "")
@@ -1723,31 +1722,31 @@ class TestCLI(StoreCase):
 class TestCLISubprocess(StoreCase):
 
     def test_version_and_help(self):
-        proc = self.run_cli("--version")
+        proc = self.cli_process("--version")
         self.assertEqual((proc.returncode, proc.stdout.strip()), (0, f"instinct {instinct.__version__}"))
-        proc = self.run_cli("--help")
+        proc = self.cli_process("--help")
         self.assertEqual(proc.returncode, 0)
         self.assertTrue(proc.stdout.startswith("usage:"))
 
     def test_seeds_walkthrough_verbatim(self):
         for i in range(1, 4):
-            proc = self.run_cli("observe", "seq:test->fix->test")
+            proc = self.cli_process("observe", "seq:test->fix->test")
             self.assertEqual(proc.returncode, 0, proc.stderr)
             self.assertRegex(proc.stdout, rf"conf={i}\s+\[raw\]")
-        proc = self.run_cli("list", "--min-confidence", "1")
+        proc = self.cli_process("list", "--min-confidence", "1")
         self.assertRegex(proc.stdout, r"seq:test->fix->test\s+conf=3\s+\[raw\]\s+sequence")
-        proc = self.run_cli("consolidate")
+        proc = self.cli_process("consolidate")
         self.assertEqual(proc.stdout.splitlines(),
                          ["Promoted to mature: 0", "Promoted to rule: 0", "Total instincts: 1"])
-        self.run_cli("observe", "seq:test->fix->test")
-        self.run_cli("observe", "seq:test->fix->test")
-        proc = self.run_cli("consolidate")
+        self.cli_process("observe", "seq:test->fix->test")
+        self.cli_process("observe", "seq:test->fix->test")
+        proc = self.cli_process("consolidate")
         self.assertIn("Promoted to mature: 1", proc.stdout.splitlines())
-        proc = self.run_cli("suggest", cwd=str(self.tmp))
+        proc = self.cli_process("suggest", cwd=str(self.tmp))
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertRegex(proc.stdout, SUGGEST_LINE)
         self.assertEqual(proc.stdout.splitlines()[-1], "1 suggestion")
-        proc = self.run_cli("decay", "--days", "90")
+        proc = self.cli_process("decay", "--days", "90")
         self.assertEqual(proc.stdout.splitlines()[0], "Decayed: 0")
 
     def test_readme_quick_start_runs_verbatim(self):
@@ -1777,7 +1776,7 @@ class TestCLISubprocess(StoreCase):
         self.assertIn("conf=1", proc.stdout)
 
     def test_domain_error(self):
-        line = self.assertOneLineError(self.run_cli("get", "seq:missing"), 1)
+        line = self.assertOneLineError(self.cli_process("get", "seq:missing"), 1)
         self.assertIn("seq:missing", line)
 
 
@@ -1810,7 +1809,7 @@ class TestParity(StoreCase):
         store = self.open(db)
         api = json.loads(json.dumps(getattr(store, op_name)(**kwargs)))
         store.close()
-        code, out, err = self.cli("--json", op.cli, *cli_args, db=db)
+        code, out, err = self.cli_in_process("--json", op.cli, *cli_args, db=db)
         self.assertEqual(code, 0, err)
         store = self.open(db)
         mcp = self.mcp_call(store, op.mcp, kwargs)
@@ -1858,8 +1857,8 @@ class TestParity(StoreCase):
         store = self.open(dbs[0])
         api = json.loads(json.dumps(store.observe(**kwargs)))
         store.close()
-        code, out, err = self.cli("--json", "observe", "seq:test - fix - test", "--source", "parity",
-                                  "--meta", '{"k": 1}', db=dbs[1])
+        code, out, err = self.cli_in_process("--json", "observe", "seq:test - fix - test", "--source", "parity",
+                                             "--meta", '{"k": 1}', db=dbs[1])
         self.assertEqual(code, 0, err)
         store = self.open(dbs[2])
         mcp = self.mcp_call(store, instinct.OPERATIONS[op].mcp, kwargs)
@@ -1872,8 +1871,8 @@ class TestParity(StoreCase):
                 results = []
                 for i, db in enumerate(dbs):
                     if i == 1:
-                        results.append(json.loads(self.cli("--json", instinct.OPERATIONS[name].cli,
-                                                           *args, db=db)[1]))
+                        results.append(json.loads(self.cli_in_process("--json", instinct.OPERATIONS[name].cli,
+                                                                      *args, db=db)[1]))
                     else:
                         s = self.open(db)
                         kw = {"days_inactive": 90} if name == "decay" else {}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install the dev-only clients used by the interop tests (tests/test_mcp.py, tests/test_e2e_clients.py); idempotent.
+# Install the dev-only clients used by the interop tests (tests/test_mcp_interop.py, tests/test_e2e_clients.py); idempotent.
 # Sources: PyPI and the npm registry only.
 #   $DIR/venv          a virtualenv with the official MCP Python SDK 2.x (`mcp`)
 #   $DIR/node          node_modules with the MCP Inspector CLI (bin: mcp-inspector), the

@@ -182,12 +182,22 @@ def child_env(home=None, db=None, **extra):
     return env
 
 
-def run_instinct(*args, env=None, cwd=None, input=None, text=True, timeout=60, python=None,
-                 script=None):
-    """`python instinct.py ARGS` as a real process -> CompletedProcess (output captured)."""
+def cli_process(*args, env=None, cwd=None, input=None, text=True, timeout=60, python=None,
+                script=None):
+    """The CLI as a real process: `python instinct.py ARGS` -> CompletedProcess (output
+    captured; the environment is child_env() unless given)."""
     cmd = [str(python or sys.executable), str(script or INSTINCT_PY), *map(str, args)]
     return subprocess.run(cmd, capture_output=True, text=text, timeout=timeout, cwd=cwd,
                           env=env if env is not None else child_env(), input=input)
+
+
+def cli_in_process(*args):
+    """The CLI in this process: instinct.main(ARGS) with stdout and stderr captured -> (exit
+    code, stdout, stderr). A usage error's SystemExit is raised as main raises it."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = instinct.main(list(args))
+    return code, out.getvalue(), err.getvalue()
 
 
 def python_child(code, *argv, **popen):
@@ -237,7 +247,8 @@ def subcommands(parser):
 # -----------------------------------------------------------------------------
 class StoreCase(unittest.TestCase):
     """A temporary directory (`self.tmp`, a Path), a database path inside it and a store on an
-    injected clock; raw SQL, the CLI in process and as a real process."""
+    injected clock; raw SQL, the CLI in process (`cli_in_process`) and as a real process
+    (`cli_process`)."""
 
     DB_NAME = "t.db"
 
@@ -271,17 +282,14 @@ class StoreCase(unittest.TestCase):
             r = self.store.observe(pattern, **kw)
         return r
 
-    def cli(self, *args, db=None):
-        """instinct.main in process -> (exit code, stdout, stderr)."""
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = instinct.main(["--db", str(db or self.db), *args])
-        return code, out.getvalue(), err.getvalue()
+    def cli_in_process(self, *args, db=None):
+        """The CLI in process on this store (--db first) -> (exit code, stdout, stderr)."""
+        return cli_in_process("--db", str(db or self.db), *args)
 
-    def run_cli(self, *args, db=None, python=None, script=None, cwd=None, env=None, timeout=60):
-        """instinct.py as a real process (HOME = the temp dir) -> CompletedProcess."""
-        return run_instinct(*args, python=python, script=script, cwd=cwd, timeout=timeout,
-                            env=env or child_env(self.tmp, db or self.db))
+    def cli_process(self, *args, db=None, python=None, script=None, cwd=None, env=None, timeout=60):
+        """The CLI as a real process on this store (HOME = the temp dir) -> CompletedProcess."""
+        return cli_process(*args, python=python, script=script, cwd=cwd, timeout=timeout,
+                           env=env or child_env(self.tmp, db or self.db))
 
     def assertOneLineError(self, proc, code=1):
         self.assertEqual(proc.returncode, code, proc.stderr)
@@ -297,15 +305,13 @@ class ProjectCase(unittest.TestCase):
     """A temp dir (`self.tmp`, str) holding a git project `proj` and a 0700 store folder; the
     store (`self.db`) is opened in the project on an injected clock (`self.clock`)."""
 
-    T0 = 1_790_000_000.0           # 2026-09
-
     def setUp(self):
         self.tmp = temp_dir(self)
         self.proj = make_repo(os.path.join(self.tmp, "proj"))
         self.dbdir = os.path.join(self.tmp, "store")
         os.mkdir(self.dbdir, 0o700)
         self.db = os.path.join(self.dbdir, "i.db")
-        self.clock = Clock(self.T0)
+        self.clock = Clock()
         self.store = self.open(self.db)
 
     def open(self, path, **kw):
@@ -317,13 +323,84 @@ class ProjectCase(unittest.TestCase):
         for _ in range(n):
             (store or self.store).observe(pattern, project=project)
 
-    def cli(self, *args, cwd=None, db=None, stdin=None, timeout=60):
-        """instinct.py as a real process in the project (the real HOME) -> CompletedProcess."""
-        return run_instinct(*args, env=child_env(db=db or self.db), cwd=cwd or self.proj, input=stdin,
-                            timeout=timeout)
+    def cli_process(self, *args, cwd=None, db=None, stdin=None, timeout=60):
+        """The CLI as a real process in the project (the real HOME) -> CompletedProcess."""
+        return cli_process(*args, env=child_env(db=db or self.db), cwd=cwd or self.proj, input=stdin,
+                           timeout=timeout)
 
     read = staticmethod(read)
     write = staticmethod(write)
+
+
+class HomeCase(unittest.TestCase):
+    """A temp HOME (`self.home`, str) holding a git project (`self.repo`, at REPO under it) and
+    a 0700 store folder; `self.db` is the store's path in it (no store is opened). Hooks and the
+    CLI run as real processes with this HOME."""
+
+    REPO = ("work", "shop")
+
+    def setUp(self):
+        self.home = temp_dir(self)
+        self.repo = make_repo(os.path.join(self.home, *self.REPO))
+        self.db = os.path.join(self.home, "store", "i.db")
+        os.mkdir(os.path.dirname(self.db), 0o700)
+
+    def env(self):
+        return child_env(self.home, self.db)
+
+    def sql(self, query, params=()):
+        """Rows from a fresh raw sqlite3 connection (sees only committed data)."""
+        return rows(self.db, query, params)
+
+    def patterns(self):
+        return {p for p, in self.sql("SELECT pattern FROM instincts")}
+
+
+class HookCase(unittest.TestCase):
+    """A temp dir (`self.tmp`, str) with a git project `repo` (holding `src/`) and a store
+    (`self.db`) on an injected clock; `instinct hook EVENT` as a real process."""
+
+    def setUp(self):
+        self.tmp = temp_dir(self)
+        self.db = os.path.join(self.tmp, "t.db")
+        self.repo = make_repo(os.path.join(self.tmp, "repo"), "src")
+        self.clock = Clock()
+        self.store = instinct.InstinctStore(self.db, clock=self.clock)
+        self.addCleanup(self.store.close)
+
+    def hook(self, event, payload, env=None, db=None):
+        """`instinct hook EVENT` as a real process fed `payload` -> CompletedProcess (bytes)."""
+        data = payload if isinstance(payload, (bytes, str)) else json.dumps(payload)
+        if isinstance(data, str):
+            data = data.encode()
+        return cli_process("hook", event, input=data, text=False,
+                           env=child_env(db=db or self.db, **(env or {})))
+
+    def payload(self, tool, tool_input, session="s1", cwd=None, **extra):
+        return {"session_id": session, "cwd": cwd or self.repo, "hook_event_name": "PostToolUse",
+                "tool_name": tool, "tool_input": tool_input, "tool_response": {}, **extra}
+
+    def events(self, kinds=("tool", "tool_fail")):
+        self.store.stats()                 # make sure the schema exists
+        self.store.close()
+        conn = sqlite3.connect(self.db)
+        try:
+            q = ",".join("?" * len(kinds))
+            return [(k, label(d), s, p) for k, d, s, p in conn.execute(
+                f"SELECT kind, data, session, project FROM events WHERE kind IN ({q})"
+                " ORDER BY id", kinds)]
+        finally:
+            conn.close()
+
+    def all_text(self):
+        """Every text value stored anywhere in the database file (and its WAL)."""
+        self.store.close()
+        blob = b""
+        for suffix in ("", "-wal"):
+            if os.path.exists(self.db + suffix):
+                with open(self.db + suffix, "rb") as f:
+                    blob += f.read()
+        return blob
 
 
 # -----------------------------------------------------------------------------
@@ -596,3 +673,64 @@ class Server:
                 f.close()
             except OSError:
                 pass
+
+
+VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+NOID = object()          # "the id could not be read": null, or omitted under 2025-11-25
+MODERN = "2026-07-28"
+ENV = {"io.modelcontextprotocol/protocolVersion": MODERN,
+       "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def modern(mid, method, params=None, meta=None):
+    """A 2026-07-28 request: its _meta carries the envelope (ENV unless told)."""
+    p = dict(params or {})
+    p["_meta"] = dict(ENV) if meta is None else meta
+    return req(mid, method, p)
+
+
+class ServerCase(unittest.TestCase):
+    """A temp dir (`self.tmp`) and `instinct serve` processes in it, killed when the test ends;
+    checks of JSON-RPC errors and tool errors."""
+
+    def setUp(self):
+        self.tmp = temp_dir(self)
+        self.servers = []
+
+    def tearDown(self):                 # before the temp dir goes (cleanups run after tearDown)
+        for s in self.servers:
+            s.kill()
+
+    def server(self, version=NEWEST, tmp=None, **kw):
+        s = Server(tmp or self.tmp, **kw)
+        self.servers.append(s)
+        if version:
+            s.init(version)
+        return s
+
+    def modern(self, s, method, params=None, meta=ENV):
+        """One 2026-07-28 request to server `s` -> its reply (to the same id)."""
+        mid = s.next_id()
+        s.send(req(mid, method, dict(params or {}, _meta=meta)))
+        r = s.recv()
+        self.assertEqual(r.get("id"), mid, r)
+        return r
+
+    def assertError(self, reply, code, mid=NOID, version=None):
+        self.assertIn("error", reply, reply)
+        self.assertEqual(reply["error"]["code"], code, reply)
+        if mid is NOID:
+            if version == "2025-11-25":         # id omitted; otherwise (and pre-init) id null
+                self.assertNotIn("id", reply, reply)
+            else:
+                self.assertIsNone(reply.get("id"), reply)
+        else:
+            self.assertEqual(reply["id"], mid)
+            self.assertIs(type(reply["id"]), type(mid))
+
+    def assertToolError(self, res, *words):
+        self.assertIs(res["isError"], True, res)
+        self.assertNotIn("structuredContent", res)
+        for w in words:
+            self.assertIn(w, res["content"][0]["text"])
+        return res["content"][0]["text"]

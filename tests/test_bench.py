@@ -19,7 +19,9 @@ import sys
 import time
 import unittest
 
-from tests.helpers import ROOT, child_env, instinct, setUpModule, temp_dir  # noqa: F401
+import instinct
+from tests.helpers import DAY, ROOT, child_env, instinct, setUpModule, temp_dir
+
 
 BENCH = os.path.join(ROOT, "bench")
 TIMEOUT = 300              # a hung script fails the test; a healthy smoke run takes about a second
@@ -214,7 +216,7 @@ class SyntheticSessions(unittest.TestCase):
         self.assertEqual(len(paths), 4)
         for path in paths:
             self.assertEqual(os.path.dirname(os.path.dirname(path)), os.path.join(home, ".claude", "projects"))
-            self.assertGreater(time.time() - os.path.getmtime(path), 400 * 86400)
+            self.assertGreater(time.time() - os.path.getmtime(path), 400 * DAY)
             with open(path, encoding="utf-8") as f:
                 records = [json.loads(line) for line in f]
             uses = sum(1 for r in records if r["type"] == "assistant" and not r["isSidechain"])
@@ -224,7 +226,7 @@ class SyntheticSessions(unittest.TestCase):
             self.assertEqual(len(calls), uses)
             self.assertTrue(any(p["tool_name"] == "Bash" and p["tool_input"]["command"] == "make lint"
                                 for p, failed, ts in calls))
-            self.assertTrue(all(time.time() - ts > 400 * 86400 for _, _, ts in calls))
+            self.assertTrue(all(time.time() - ts > 400 * DAY for _, _, ts in calls))
 
 
 class BenchScripts(unittest.TestCase):
@@ -297,6 +299,41 @@ class BenchScripts(unittest.TestCase):
         self.assertIn("no mcpbench.py in", r.stderr)
         self.assertIn("SHARED_BENCH", r.stderr)
         self.assertFalse(os.path.exists(os.path.join(empty, "env")), "built venvs before checking its folder")
+
+
+# --- bench_predict judges the hints offline (issue 20) ------------------------------------
+class TestOfflineBenchmark(unittest.TestCase):
+    def test_bench_predict_judges_each_hint_by_what_the_agent_did_next(self):
+        """Recorded sessions (no hints shown): six test with `uv run pytest`; then the agent
+        runs `pytest` and next `uv run pytest` twice (the hint was right), `pytest -x` once."""
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("bench_sessions",
+                                                      os.path.join(ROOT, "bench", "sessions.py"))
+        sessions = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(sessions)
+        src = sessions.Source(seed=4)
+        repo = src.repo("shop")
+        for then in [None] * 6 + ["uv run pytest -q", "uv run pytest", "pytest -x"]:
+            s = src.start(repo)
+            s.noise(3)
+            s.bash("pytest -q" if then else "uv run pytest -q")
+            s.noise(2)
+            if then:
+                s.bash(then)
+            s.end()
+        data, out = temp_dir(self), temp_dir(self)
+        src.write(data, "hinted")
+        report = os.path.join(out, "r.json")
+        p = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_predict.py"),
+                            "--data", data, "--hints", "--json", report, "--tmp", out],
+                           capture_output=True, text=True, timeout=300, env=child_env(home=out))
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        with open(report, encoding="utf-8") as f:
+            h = json.load(f)["sources"]["hinted"]["hints"]
+        self.assertEqual((h["hints"], h["right"], h["decided"]), (3, 2, 3))
+        self.assertIn("hinted: pre-tool-use 3", p.stdout)
+        self.assertIn("RIGHT: 'instinct: Tests here: `uv run pytest` (6 sessions), not `pytest`.'",
+                      p.stdout)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,25 @@
 """Tests for `instinct import-history` (issue 11, item 5): recorded sessions in the real Claude
-Code transcript format and Codex rollout format, replayed through the real CLI."""
+Code transcript format and Codex rollout format, replayed through the real CLI; Ctrl-C during an
+import and folder imports that skip symlinks out of the folder (issue 21).
+Run: python3 -m unittest -v tests.test_history
+"""
 import json
 import os
 import random
+import re
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 import unittest
 import uuid
 
 import instinct
-from tests.helpers import DAY, Clock, child_env, label, make_repo, run_instinct, setUpModule, temp_dir  # noqa: F401
+from tests.helpers import (DAY, INSTINCT_PY, T0, Clock, ProjectCase, child_env, cli_process, label,
+                           make_repo, rows, setUpModule, temp_dir, write)
+
 
 # --- planted secrets: none of these bytes may ever reach the store or anything made from it ----
 SECRETS = {
@@ -136,7 +146,7 @@ def make_history(seed=1234, n=10, test_skip=(3, 7), routine_skip=(2, 6), cwd="/t
     """n deterministic sessions of one project -> list of (session_id, transcript, plan), where
     plan says whether the session holds the test command / the pre-commit routine."""
     rng = random.Random(seed)
-    start = start if start is not None else 1_790_000_000.0
+    start = start if start is not None else T0
     sessions = []
     for i in range(1, n + 1):
         sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
@@ -290,18 +300,18 @@ class _Home(unittest.TestCase):
         self.db = os.path.join(self.home, "store.db")
         self.projdir = os.path.join(self.home, ".claude", "projects", claude_dir_name(self.repo))
         os.makedirs(self.projdir)
-        self.now = 1_790_000_000.0 + 30 * DAY
+        self.now = T0 + 30 * DAY
 
-    def cli(self, *args, check=True, env=None):
-        r = run_instinct(*args, env=child_env(self.home, self.db, **(env or {})), cwd=self.repo,
-                         timeout=300)
+    def cli_process(self, *args, check=True, env=None):
+        r = cli_process(*args, env=child_env(self.home, self.db, **(env or {})), cwd=self.repo,
+                        timeout=300)
         if check:
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertNotIn("Traceback", r.stderr)
         return r
 
     def import_json(self, *args, **kw):
-        r = self.cli("import-history", "--json", *args, **kw)
+        r = self.cli_process("import-history", "--json", *args, **kw)
         return json.loads(r.stdout)
 
     def write_session(self, sid, tr, truncate=False):
@@ -361,7 +371,7 @@ class TestClaudeTranscripts(_Home):
         times = [ts for *_, ts, _ in rows]
         self.assertEqual(times, sorted(times))
         self.assertLess(times[0], instinct._iso(tr.t + 1))      # the calls' own times, not now
-        self.assertGreater(times[0], instinct._iso(1_790_000_000.0 - 1))
+        self.assertGreater(times[0], instinct._iso(T0 - 1))
         self.assertEqual([d.split("(")[0] for _, d, *_ in rows], [name for name, _, _ in kept])
         conn = sqlite3.connect(self.db)
         try:
@@ -392,7 +402,7 @@ class TestClaudeTranscripts(_Home):
         sid3, tr3, _ = hist[2]
         payload = {"session_id": sid3, "cwd": self.repo, "hook_event_name": "PostToolUse",
                    "tool_name": "Bash", "tool_input": {"command": "make live"}, "tool_response": {}}
-        h = run_instinct("hook", "post-tool-use", input=json.dumps(payload), env=child_env(db=self.db))
+        h = cli_process("hook", "post-tool-use", input=json.dumps(payload), env=child_env(db=self.db))
         self.assertEqual(h.returncode, 0, h.stderr)
         self.write_session(sid3, tr3)
         third = self.import_json()
@@ -406,7 +416,7 @@ class TestClaudeTranscripts(_Home):
             self.write_session(sid, tr, truncate=(k == 2))
         sid4 = hist[3][0]
         # subagent transcripts: the newer <session>/subagents/agent-*.jsonl and older agent-*.jsonl
-        sub = ClaudeTranscript(random.Random(5), sid4, self.repo, 1_790_000_000.0)
+        sub = ClaudeTranscript(random.Random(5), sid4, self.repo, T0)
         for _ in range(6):
             sub.bash("make subagent-only", sidechain=True)
         os.makedirs(os.path.join(self.projdir, sid4, "subagents"))
@@ -469,10 +479,10 @@ class TestClaudeTranscripts(_Home):
         shutil.rmtree(os.path.join(self.home, ".claude"))
         r = self.import_json(env={"CLAUDE_CONFIG_DIR": os.path.join(other, ".claude")})
         self.assertEqual((r["imported"], r["skipped"]), (2, 1))
-        bad = self.cli("import-history", "--path", os.path.join(self.home, "nope"), check=False)
+        bad = self.cli_process("import-history", "--path", os.path.join(self.home, "nope"), check=False)
         self.assertEqual(bad.returncode, 2)
         self.assertEqual(len(bad.stderr.strip().splitlines()), 1)
-        bad = self.cli("import-history", "--client", "emacs", check=False)
+        bad = self.cli_process("import-history", "--client", "emacs", check=False)
         self.assertEqual(bad.returncode, 2)
 
     def test_since_skips_old_sessions_the_retention_does_not(self):
@@ -520,7 +530,7 @@ class TestClaudeTranscripts(_Home):
         hist = self.history(n=2)
         for sid, tr, _ in hist:
             self.write_session(sid, tr)
-        r = self.cli("import-history")
+        r = self.cli_process("import-history")
         self.assertEqual(r.stderr, "")                          # not a terminal: no bar
         self.assertIn("2 imported", r.stdout)
         seen = []
@@ -547,7 +557,7 @@ class TestCodexRollouts(_Home):
         sid = "0199aaaa-0000-7000-8000-000000000002"
         path = os.path.join(self.home, "rollout.jsonl")
         with open(path, "w") as f:
-            f.write(codex_rollout(sid, self.repo, 1_790_000_000.0))
+            f.write(codex_rollout(sid, self.repo, T0))
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
         session, calls = instinct._Transcripts.codex_session(path, stats)
         self.assertEqual(session, sid)
@@ -577,7 +587,7 @@ class TestCodexRollouts(_Home):
         for name, sid, sub in (("rollout-2026-09-20T10-00-00-a.jsonl", "0199-main", False),
                                ("rollout-2026-09-20T10-05-00-b.jsonl", "0199-sub", True)):
             with open(os.path.join(day, name), "w") as f:
-                f.write(codex_rollout(sid, self.repo, 1_790_000_000.0, subagent=sub))
+                f.write(codex_rollout(sid, self.repo, T0, subagent=sub))
         r = self.import_json("--client", "codex", env={"CODEX_HOME": base})
         self.assertEqual((r["imported"], r["tool_calls"], r["failed_calls"]), (1, 7, 3))
         self.assertEqual(r["sidechain_calls"], 7)
@@ -594,8 +604,8 @@ class TestCodexLiveOutcomes(_Home):
     from the rollout the payload points to, so fail -> pass fixes are learned live too."""
 
     def hook(self, event, payload):
-        r = run_instinct("hook", event, input=json.dumps(payload).encode(), text=False,
-                         env=child_env(self.home, self.db))
+        r = cli_process("hook", event, input=json.dumps(payload).encode(), text=False,
+                        env=child_env(self.home, self.db))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn(b"Traceback", r.stderr)
         return r
@@ -606,7 +616,7 @@ class TestCodexLiveOutcomes(_Home):
         os.makedirs(day)
         path = os.path.join(day, "rollout-2026-09-20T10-00-00-x.jsonl")
         with open(path, "w") as f:
-            f.write(codex_rollout(sid, self.repo, 1_790_000_000.0))
+            f.write(codex_rollout(sid, self.repo, T0))
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
         _, calls = instinct._Transcripts.codex_session(path, stats)
         for payload, _, _ in calls:                 # what Codex 0.171 sends: output, no exit code
@@ -629,7 +639,7 @@ class TestCodexLiveOutcomes(_Home):
     def test_a_rollout_of_another_session_or_no_rollout_changes_nothing(self):
         path = os.path.join(self.home, "rollout-other.jsonl")
         with open(path, "w") as f:
-            f.write(codex_rollout("another-session", self.repo, 1_790_000_000.0))
+            f.write(codex_rollout("another-session", self.repo, T0))
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
         _, calls = instinct._Transcripts.codex_session(path, stats)
         for payload, _, _ in calls:
@@ -646,7 +656,7 @@ class TestSecrets(_Home):
         for sid, tr, _ in hist:
             self.write_session(sid, tr)
         for k, cmd in enumerate(SECRET_COMMANDS):             # every planted form at least 5 times
-            extra = ClaudeTranscript(random.Random(k), f"secret-{k}", self.repo, 1_790_000_000.0 + k)
+            extra = ClaudeTranscript(random.Random(k), f"secret-{k}", self.repo, T0 + k)
             for _ in range(5):
                 extra.bash(cmd, output=SECRETS["output"])
                 extra.bash("ls")
@@ -655,19 +665,19 @@ class TestSecrets(_Home):
         os.makedirs(codex)
         with open(os.path.join(codex, "rollout-2026-09-20T10-00-00-x.jsonl"), "w") as f:
             f.write(codex_rollout("0199aaaa-0000-7000-8000-000000000001", self.repo, 1_790_100_000.0))
-        summary = self.cli("import-history").stdout
-        outputs = [summary, self.cli("import-history", "--json").stdout]
+        summary = self.cli_process("import-history").stdout
+        outputs = [summary, self.cli_process("import-history", "--json").stdout]
         for fmt in ("json", "markdown", "claude", "agents", "cursor", "windsurf", "skill"):
-            outputs.append(self.cli("export", "--format", fmt, "--min-confidence", "1",
-                                    "--project", self.repo).stdout)
-        outputs.append(self.cli("suggest", "--json", "--project", self.repo).stdout)
-        outputs.append(self.cli("list", "--json", "--min-confidence", "1").stdout)
-        hook = run_instinct("hook", "session-start", env=child_env(db=self.db),
-                            input=json.dumps({"session_id": "new", "cwd": self.repo,
+            outputs.append(self.cli_process("export", "--format", fmt, "--min-confidence", "1",
+                                            "--project", self.repo).stdout)
+        outputs.append(self.cli_process("suggest", "--json", "--project", self.repo).stdout)
+        outputs.append(self.cli_process("list", "--json", "--min-confidence", "1").stdout)
+        hook = cli_process("hook", "session-start", env=child_env(db=self.db),
+                           input=json.dumps({"session_id": "new", "cwd": self.repo,
                                               "hook_event_name": "SessionStart"}))
         outputs.append(hook.stdout)
         backup = os.path.join(self.home, "backup.db")
-        self.cli("backup", backup)
+        self.cli_process("backup", backup)
         blobs = [o.encode() for o in outputs]
         for path in (self.db, self.db + "-wal", backup):
             if os.path.exists(path):
@@ -717,6 +727,110 @@ class TestLearning(_Home):
         self.assertIsNotNone(first_routine, "the pre-commit routine never matured")
         self.assertLessEqual(first_test, with_test[4])
         self.assertLessEqual(first_routine, with_routine[4])
+
+
+# --- Ctrl-C during an import, folder imports and symlinks (issue 21) ------------------------
+class TestInterruptedImport(unittest.TestCase):
+    N = 300
+
+    def setUp(self):
+        self.home = temp_dir(self)
+        self.repo = os.path.join(self.home, "work", "shop")
+        os.makedirs(os.path.join(self.repo, ".git"))
+        self.db = os.path.join(self.home, "store.db")
+        folder = os.path.join(self.home, ".claude", "projects", claude_dir_name(self.repo))
+        start = time.time() - 20 * DAY
+        for sid, tr, _ in make_history(n=self.N, cwd=self.repo, start=start, spacing=3600):
+            write(os.path.join(folder, sid + ".jsonl"), tr.text())
+
+    def sessions(self):
+        if not os.path.exists(self.db):
+            return 0
+        con = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=30)
+        try:
+            return con.execute("SELECT count(DISTINCT session) FROM events"
+                               " WHERE kind IN ('tool', 'tool_fail')").fetchone()[0]
+        except sqlite3.Error:
+            return 0
+        finally:
+            con.close()
+
+    def test_ctrl_c_says_how_far_it_got_and_a_rerun_continues(self):
+        env = child_env(self.home, self.db)
+        proc = subprocess.Popen([sys.executable, INSTINCT_PY, "import-history"], cwd=self.repo,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 120
+        while self.sessions() < 3 and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.02)
+        self.assertIsNone(proc.poll(), "the import ended before it could be interrupted")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=120)
+        self.assertEqual(proc.returncode, 130, err)
+        self.assertEqual(out, "")
+        m = re.fullmatch(r"instinct: interrupted after (\d+) of (\d+) sessions \(those are kept\); "
+                         r"run the same command again to continue\n", err)
+        self.assertIsNotNone(m, err)
+        done, total = int(m.group(1)), int(m.group(2))
+        self.assertEqual(total, self.N)
+        self.assertLess(done, self.N)
+        kept = self.sessions()
+        self.assertIn(kept, (done, done + 1))      # the one after the last count may be in too
+        rerun = cli_process("--json", "import-history", env=env, cwd=self.repo, timeout=600)
+        self.assertEqual(rerun.returncode, 0, rerun.stderr)
+        r = json.loads(rerun.stdout)
+        self.assertEqual((r["skipped"], r["imported"]), (kept, self.N - kept))
+        self.assertEqual(self.sessions(), self.N)
+        con = sqlite3.connect(self.db)
+        try:
+            mined = con.execute("SELECT count(*) FROM mined_sessions").fetchone()[0]
+        finally:
+            con.close()
+        self.assertEqual(mined, self.N)           # the interrupted run's unmined ones too
+
+
+class TestFolderImports(ProjectCase):
+    MEMORY = "---\nname: {name}\ndescription: {title}\nmetadata:\n  type: user\n---\n{body}\n"
+
+    def test_import_memories_skips_symlinks_out_of_the_folder(self):
+        d = os.path.join(self.tmp, "mem")
+        write(os.path.join(d, "tabs.md"),
+              self.MEMORY.format(name="tabs", title="Tabs", body="Use tabs."))
+        outside = os.path.join(self.tmp, "secret.md")
+        write(outside,
+              self.MEMORY.format(name="secret", title="Outside", body="Not in the folder."))
+        os.symlink(outside, os.path.join(d, "outside.md"))
+        os.symlink("/dev/zero", os.path.join(d, "zero.md"))
+        os.symlink("/etc/hostname", os.path.join(d, "host.md"))
+        os.symlink("tabs.md", os.path.join(d, "again.md"))           # inside: read (same memory)
+        os.mkfifo(os.path.join(d, "fifo.md"))
+        r = self.cli_process("--json", "import-memories", d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = json.loads(r.stdout)
+        self.assertEqual((got["files"], got["added"], got["links_skipped"]), (2, 1, 3))
+        self.assertEqual([m["title"] for m in self.store.memories()], ["Tabs"])
+        r = self.cli_process("import-memories", d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("symlinks out of the folder skipped: 3", r.stdout)
+
+    def test_import_history_path_skips_symlinks_out_of_the_folder(self):
+        d = os.path.join(self.tmp, "hist")
+        (sid, tr, _), (sid2, tr2, _) = make_history(n=2, cwd=self.proj, start=time.time() - DAY,
+                                                     spacing=600)
+        write(os.path.join(d, sid + ".jsonl"), tr.text())
+        write(os.path.join(self.tmp, "elsewhere", sid2 + ".jsonl"), tr2.text())
+        os.symlink(os.path.join(self.tmp, "elsewhere", sid2 + ".jsonl"), os.path.join(d, "b.jsonl"))
+        os.symlink("/dev/zero", os.path.join(d, "zero.jsonl"))        # read, it would never end
+        os.symlink(os.path.join(self.tmp, "elsewhere"), os.path.join(d, "linked"))
+        os.mkfifo(os.path.join(d, "fifo.jsonl"))                      # opened, it would block
+        r = self.cli_process("--json", "import-history", "--path", d, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        got = json.loads(r.stdout)
+        self.assertEqual((got["sessions"], got["imported"], got["links_skipped"]), (1, 1, 3))
+        sessions = {s for s, in rows(self.db,
+                                     "SELECT DISTINCT session FROM events WHERE session != ''")}
+        self.assertEqual(sessions, {sid})
+        r = self.cli_process("import-history", "--path", d, timeout=120)
+        self.assertIn("symlinks out of the folder skipped: 3", r.stdout)
 
 
 if __name__ == "__main__":

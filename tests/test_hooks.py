@@ -1,64 +1,43 @@
-"""Tests for agent hooks: capture, redaction, skips, session mining, injection, setup (issue 4)."""
+"""Tests for agent hooks: capture, redaction, skips, injection (issue 4); a hook never breaks the
+agent (issue 21); the privacy of what capture keeps (issues 18 and 21); hints at the point of
+action (issue 20).
+
+Capture: cut, oversized, deeply nested and non-UTF-8 payloads on every hook event exit 0 with
+at most one stderr line, never a traceback, nothing stored half-written; a large valid payload
+is read whole (also from a non-blocking pipe, as a Node client hands it); Ctrl-C is quiet;
+`_loads` answers exactly what json.loads does.
+
+Privacy: a word in program position that instinct does not know by name is kept as a keyed hash
+until a second session uses it (a pasted password never lands as text; a real tool is learned
+by name, live or imported); a prompt repeated verbatim (an automation's) is no correction; old
+history is learned from.
+
+Hints: the project's command before a shell call at odds with it, a learned fix after a
+failure, a file's memory before its edit; held back at random and measured by
+`effectiveness`. The hooks run as `setup` writes them, as real processes.
+Run: python3 -m unittest -v tests.test_hooks
+"""
+import glob
 import json
 import os
 import random
+import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
 import instinct
-from tests.helpers import (ROOT, Clock, child_env, init_msg, label, make_repo, read,  # noqa: F401
-                           req, run_instinct, setUpModule, temp_dir)
+from tests.helpers import (DAY, INSTINCT_PY, ROOT, Clock, HomeCase, HookCase, child_env,
+                           cli_process, init_msg, label, make_repo, raw_bytes, req, rows,
+                           setUpModule, temp_dir)
+from tests.test_bench import sessions
 
 
-class _Env(unittest.TestCase):
-    def setUp(self):
-        self.tmp = temp_dir(self)
-        self.db = os.path.join(self.tmp, "t.db")
-        self.repo = make_repo(os.path.join(self.tmp, "repo"), "src")
-        self.clock = Clock(1_800_000_000.0)
-        self.store = instinct.InstinctStore(self.db, clock=self.clock)
-        self.addCleanup(self.store.close)
-
-    def hook(self, event, payload, env=None, db=None):
-        """`instinct hook EVENT` as a real process fed `payload` -> CompletedProcess (bytes)."""
-        data = payload if isinstance(payload, (bytes, str)) else json.dumps(payload)
-        if isinstance(data, str):
-            data = data.encode()
-        return run_instinct("hook", event, input=data, text=False,
-                            env=child_env(db=db or self.db, **(env or {})))
-
-    def payload(self, tool, tool_input, session="s1", cwd=None, **extra):
-        return {"session_id": session, "cwd": cwd or self.repo, "hook_event_name": "PostToolUse",
-                "tool_name": tool, "tool_input": tool_input, "tool_response": {}, **extra}
-
-    def events(self, kinds=("tool", "tool_fail")):
-        self.store.stats()                 # make sure the schema exists
-        self.store.close()
-        conn = sqlite3.connect(self.db)
-        try:
-            q = ",".join("?" * len(kinds))
-            return [(k, label(d), s, p) for k, d, s, p in conn.execute(
-                f"SELECT kind, data, session, project FROM events WHERE kind IN ({q})"
-                " ORDER BY id", kinds)]
-        finally:
-            conn.close()
-
-    def all_text(self):
-        """Every text value stored anywhere in the database file (and its WAL)."""
-        self.store.close()
-        blob = b""
-        for suffix in ("", "-wal"):
-            if os.path.exists(self.db + suffix):
-                with open(self.db + suffix, "rb") as f:
-                    blob += f.read()
-        return blob
-
-
-class TestHookInput(_Env):
+class TestHookInput(HookCase):
     """The hook reads its payload with the json module's C scanner and skips importing json
     (whose import compiles regular expressions: ~4 ms of a ~23 ms hook process)."""
 
@@ -163,7 +142,7 @@ class TestSummaries(unittest.TestCase):
                 self.assertIn("instinct", reason)
 
 
-class TestCapture(_Env):
+class TestCapture(HookCase):
     def test_post_tool_use_records_one_short_event_and_prints_nothing(self):
         r = self.hook("post-tool-use", self.payload("Bash", {"command": "pytest -q"}, cwd=os.path.join(self.repo, "src")))
         self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"", b""))
@@ -177,7 +156,7 @@ class TestCapture(_Env):
     def test_claude_event_names_and_payload_event_name_are_accepted(self):
         p = self.payload("Read", {"file_path": "/x"})
         self.assertEqual(self.hook("PostToolUse", p).returncode, 0)
-        r = run_instinct("hook", "", input=json.dumps(p).encode(), text=False, env=child_env(db=self.db))
+        r = cli_process("hook", "", input=json.dumps(p).encode(), text=False, env=child_env(db=self.db))
         self.assertEqual(r.returncode, 0)
         self.assertEqual(len(self.events()), 2)
 
@@ -312,286 +291,7 @@ class TestFastCLI(unittest.TestCase):
                 self.assertIsNone(instinct._CLI.fast_args(argv))
 
 
-def _session(steps, session, store, repo, fail=()):
-    for i, tool in enumerate(steps):
-        kind, _, arg = tool.partition(":")
-        tinput = {"command": arg} if kind == "Bash" else {"file_path": f"/r/x{arg or '.py'}"}
-        store.record_tool({"session_id": session, "cwd": repo, "tool_name": kind, "tool_input": tinput},
-                          failed=i in fail)
-
-
-class TestMining(_Env):
-    """Mining counts per session what recurs across a project's sessions, against chance."""
-    TEST = "Bash:cargo test"
-    ROUTINE = ["Bash:cargo fmt", "Bash:cargo clippy", "Bash:git commit -m 'x'", "Bash:git push"]
-    NOISE = ["Read", "Edit", "Grep", "Glob", "Bash:git status", "Write:.md", "Bash:ls", "WebFetch",
-             "TodoWrite", "Bash:head -5 x", "Bash:git diff", "Bash:git log --oneline", "Bash:docker ps",
-             "Bash:cat a | grep b", "Bash:git add .", "Bash:cargo build", "Bash:make docs"]
-
-    def work(self, rng, n=None):
-        return [rng.choice(self.NOISE) for _ in range(rng.randint(4, 12) if n is None else n)]
-
-    def habit_session(self, rng, name, routine=True):
-        steps = []
-        for _ in range(rng.randint(2, 4)):
-            steps += self.work(rng) + [self.TEST] + self.work(rng, 2)
-        steps += (self.ROUTINE if routine else []) + self.work(rng, 3)
-        _session(steps, name, self.store, self.repo)
-        return self.store.mine(name)
-
-    def level(self, pattern):
-        try:
-            rec = self.store.get(pattern, project=self.repo)
-        except instinct.NotFoundError:
-            return None, 0
-        return rec["level"], rec["confidence"]
-
-    def test_project_command_and_routine_mature_by_the_5th_session_and_rule_at_10(self):
-        rng = random.Random(1234)
-        routine = "seq:cargo fmt->cargo clippy->git commit->git push"
-        steps = tuple(routine[4:].split("->"))
-        seen = []
-        for n in range(1, 11):
-            self.habit_session(rng, f"h{n}")
-            # the workflows suggested that hold the routine's steps in order (the routine, or
-            # it with the test run before it: the generator runs the tests just before)
-            holding = [r for r in self.store.suggest(project=self.repo) if r["pattern"].startswith("seq:")
-                       and instinct._Corpus.subsequence(steps, tuple(r["pattern"][4:].split("->")))]
-            seen.append((self.level("pref:test=cargo test"), self.level(routine), holding))
-        for n, (test, wf, holding) in enumerate(seen, 1):
-            want = "raw" if n < 5 else "mature" if n < 10 else "rule"
-            # one session is no evidence; at the second both count
-            self.assertEqual(test, (want, n) if n > 1 else (None, 0), f"after session {n}")
-            self.assertLessEqual(wf[1], n)                     # at most +1 per session
-            self.assertEqual(bool(holding), n >= 5, f"after session {n}: {holding}")
-            self.assertTrue(all(r["pattern"] in (routine, "seq:cargo test->" + routine[4:])
-                                for r in holding), holding)
-        self.assertEqual(seen[-1][1], ("rule", 10))           # every session held the routine
-        suggested = {r["pattern"] for r in self.store.suggest(project=self.repo)}
-        self.assertIn(routine, suggested)
-        self.assertNotIn("seq:cargo fmt->cargo clippy", suggested)   # only restates the routine
-        text = self.store.briefing(self.repo)
-        self.assertIn("Tests here: `cargo test` (rule, 10 sessions, used in 5 of the last 5, this project)", text)
-        self.assertIn("Before committing: `cargo fmt`, then `cargo clippy` (then `git push`)", text)
-
-    def test_a_habit_counts_in_every_session_even_when_it_first_passes_late(self):
-        rng = random.Random(7)
-        for n in range(1, 4):                  # the routine once per session: 1 session is no evidence,
-            self.habit_session(rng, f"h{n}")   # 2 are: both are counted, then one per session
-        self.assertEqual(self.level("seq:cargo fmt->cargo clippy->git commit->git push")[1], 3)
-
-    def test_a_session_without_the_routine_does_not_count_it(self):
-        rng = random.Random(5)
-        for n in range(1, 7):
-            self.habit_session(rng, f"h{n}", routine=n % 2 == 0)
-        self.assertEqual(self.level("seq:cargo fmt->cargo clippy->git commit->git push")[1], 3)
-        self.assertEqual(self.level("pref:test=cargo test")[1], 6)
-
-    def test_a_full_pass_reads_only_the_logs_tail(self):
-        _session(self.ROUTINE, "a", self.store, self.repo)
-        _session(self.ROUTINE, "b", self.store, self.repo)
-        self.assertEqual(self.store.mine()["sessions"], 2)
-        self.assertEqual(self.store.mine()["sessions"], 0)
-        _session([self.TEST], "a", self.store, self.repo)          # an old session goes on
-        _session(self.ROUTINE + [self.TEST], "c", self.store, self.repo)
-        r = self.store.mine()
-        self.assertEqual(r["sessions"], 2)
-        self.assertIn("pref:test=cargo test", r["observed"])
-        conn = sqlite3.connect(self.db)
-        self.addCleanup(conn.close)
-        plan = [row[-1] for row in conn.execute("EXPLAIN QUERY PLAN " + instinct._Miner.SQL_UNMINED, (5,))]
-        self.assertIn("SEARCH e USING INTEGER PRIMARY KEY (rowid>?)", plan)
-        self.assertFalse([p for p in plan if p.startswith("SCAN")], plan)
-
-    def test_a_users_workflow_across_projects_becomes_global(self):
-        other = os.path.join(self.tmp, "other")
-        os.makedirs(os.path.join(other, ".git"))
-        search = ["mcp__serper__google_search", "mcp__ddg-search__search", "mcp__tavily__tavily_search"]
-        rng = random.Random(11)
-        for n in range(6):
-            repo = self.repo if n % 2 else other
-            _session(self.work(rng) + search + self.work(rng), f"w{n}", self.store, repo)
-            self.store.mine(f"w{n}")
-        pattern = "seq:" + "->".join(search)
-        rec = self.store.get(pattern, project="")
-        self.assertEqual((rec["confidence"], rec["level"]), (6, "mature"))
-        text = self.store.briefing(self.repo)
-        self.assertEqual(text.count("mcp__serper__google_search"), 1, text)
-        self.assertIn("all projects", text)
-        only_here = ["Bash:cargo fmt", "Bash:cargo clippy", "Bash:cargo doc"]
-        for n in range(4):
-            _session(self.work(rng) + only_here, f"o{n}", self.store, self.repo)
-            self.store.mine(f"o{n}")
-        self.assertEqual(self.level("seq:cargo fmt->cargo clippy->cargo doc")[1], 4)
-        with self.assertRaises(instinct.NotFoundError):
-            self.store.get("seq:cargo fmt->cargo clippy->cargo doc", project="")
-
-    def test_a_command_role_comes_from_the_last_word(self):
-        table = {"make docs": None, "make": "build", "ruff check": "lint", "cargo check": None,
-                 "mix test": "test", "uv run pytest": "test", "npm run build": "build",
-                 "python -m mypy": "typecheck", "npx tsc": "typecheck", "go vet": "lint",
-                 "npm run test:unit": "test", "bundle exec rspec": "test", "mix phx.server": None,
-                 "ruff format": "format", "git commit": None, "cargo fmt": "format"}
-        for shape, role in table.items():
-            with self.subTest(shape=shape):
-                self.assertEqual(instinct._Corpus.command_role(shape), role)
-
-    def test_noise_never_matures(self):
-        rng = random.Random(99)
-        for n in range(25):
-            _session(self.work(rng, rng.randint(15, 60)), f"n{n}", self.store, self.repo)
-        r = self.store.mine()
-        self.assertEqual(r["sessions"], 25)
-        mature = [x["pattern"] for x in self.store.suggest(project=self.repo)]
-        # a command or tool in most sessions is a fact about the project (here the generator
-        # puts each in nearly every session), not noise; no workflow, fix or combo is
-        self.assertEqual([p for p in mature if not p.startswith("pref:")], [])
-        self.assertFalse(any(x["pattern"].startswith("seq:") and x["confidence"] >= 5
-                             for x in self.store.list(project=self.repo)))
-
-    def test_core_sequence_keeps_its_count_when_longer_chance_variants_recur(self):
-        rng = random.Random(3)
-        core = ["Bash:cargo fmt", "Bash:cargo clippy", "Bash:cargo test"]
-        for n in range(12):
-            steps = self.work(rng) + core + [rng.choice(["Bash:make docs", "Bash:docker ps"])] \
-                + self.work(rng) + core + self.work(rng)
-            _session(steps, f"c{n}", self.store, self.repo)
-            self.store.mine(f"c{n}")
-        self.assertEqual(self.level("seq:cargo fmt->cargo clippy->cargo test"), ("rule", 12))
-
-    def test_a_ritual_with_looks_and_one_other_step_inside_is_still_the_ritual(self):
-        # the finish ritual of a real project: the agent checks status/diff/log between its
-        # steps (version-control reads are looking around, like Read) and some sessions do one
-        # other thing in the middle (a format run, an edit); contiguous runs alone held it in
-        # 2 of 6 sessions here, never enough to mature
-        rng = random.Random(11)
-        looks = ["Bash:git status", "Bash:git diff --stat", "Bash:git log --oneline -3", "Read"]
-        extra = [[], [], ["Bash:mix format"], ["Edit"], ["Bash:mix format"], ["Edit"]]
-        for n in range(6):
-            steps = self.work(rng) + ["Bash:mix test", rng.choice(looks), "Bash:mix credo"] + extra[n] \
-                + [rng.choice(looks), "Bash:bd close 42", rng.choice(looks), "Bash:git commit -m x"] \
-                + self.work(rng)
-            _session(steps, f"r{n}", self.store, self.repo)
-            self.store.mine(f"r{n}")
-        ritual = "seq:mix test->mix credo->bd close->git commit"
-        self.assertEqual(self.level(ritual), ("mature", 6))
-        self.assertFalse([r for r in self.store.list(project=self.repo)
-                          if "git status" in r["pattern"] or "git diff" in r["pattern"]])
-        self.assertIn("Before committing: `mix test`, then `mix credo`, then `bd close`",
-                      self.store.briefing(self.repo))
-
-    def test_a_longer_weaker_workflow_does_not_hide_a_stronger_one_in_the_briefing(self):
-        short, long_ = "seq:cargo fmt->cargo clippy", "seq:cargo fmt->cargo test->cargo clippy->git push"
-        for _ in range(9):
-            self.store.observe(short, project=self.repo, source="hooks")
-        for _ in range(5):
-            self.store.observe(long_, project=self.repo, source="hooks")
-        self.store.consolidate()
-        text = self.store.briefing(self.repo)
-        self.assertIn("`cargo fmt`, then `cargo clippy` (mature, 9 sessions", text)
-        for _ in range(4):                     # as strong: the longer one says it all
-            self.store.observe(long_, project=self.repo, source="hooks")
-        self.store.consolidate()
-        text = self.store.briefing(self.repo)
-        self.assertNotIn("`cargo fmt`, then `cargo clippy` (", text)
-        self.assertIn("`cargo fmt`, then `cargo test`, then `cargo clippy`", text)
-
-    def test_one_session_adds_at_most_one_and_mining_twice_changes_nothing(self):
-        _session(([self.TEST, "Edit"] + self.ROUTINE) * 6, "big0", self.store, self.repo)
-        self.assertEqual(self.store.mine("big0")["observed"], [])      # one session: no evidence
-        _session(([self.TEST, "Edit"] + self.ROUTINE) * 6, "big", self.store, self.repo)
-        first = self.store.mine("big")                                 # two: both count, once
-        self.assertEqual(first["observed"].count("pref:test=cargo test"), 2)
-        before = self.store.list()
-        self.assertTrue(before and all(x["confidence"] == 2 for x in before))
-        again = self.store.mine("big")
-        self.assertEqual((again["sessions"], again["observed"]), (0, []))
-        self.assertEqual(self.store.mine()["observed"], [])
-        self.assertEqual(self.store.list(), before)
-        _session([self.TEST, "Edit"], "big", self.store, self.repo)
-        more = self.store.mine("big")            # new events in the same session: nothing new counts
-        self.assertEqual(more["observed"], [])
-        self.assertTrue(all(x["confidence"] == 2 for x in self.store.list()))
-
-    def test_fix_names_what_made_the_failing_command_pass(self):
-        steps = ["Read", "Bash:cargo test", "Edit", "Bash:git status", "Bash:cargo test",
-                 "Bash:cargo build", "Bash:cargo update", "Bash:cargo build",
-                 "Bash:cargo clippy", "Bash:cargo clippy", "Bash:ls", "Bash:cargo fmt && cargo clippy"]
-        observed = set()
-        for n in range(5):                # one session is no evidence: five short ones beat chance
-            _session(steps, f"s{n}", self.store, self.repo, fail={1, 5, 8})
-            observed |= set(self.store.mine(f"s{n}")["observed"])
-        self.assertIn("fix:cargo test by Edit", observed)
-        self.assertIn("fix:cargo build by cargo update", observed)
-        self.assertNotIn("fix:cargo clippy by cargo clippy", observed)   # a plain retry fixes nothing
-        self.assertIn("combo:cargo clippy+cargo fmt", observed)
-        rec = self.store.get("fix:cargo build by cargo update", project=self.repo)
-        self.assertEqual((rec["category"], rec["source"]), ("fix_pattern", "hooks"))
-        self.assertEqual(instinct._Presenter.rule_text(rec), "When `cargo build` fails: run `cargo update`, then rerun it")
-
-    def test_generic_habits_are_not_steps_and_not_briefed(self):
-        for n in range(6):
-            _session(["Read", "Edit", "Bash:ls -la", "Bash:head -3 f | wc -l", "Grep", "Edit"] * 3,
-                     f"g{n}", self.store, self.repo)
-        self.store.mine()
-        self.assertEqual(self.store.list(project=self.repo), [])
-        for _ in range(6):                      # a store from an older instinct may hold them
-            self.store.observe("seq:Read->Edit", project=self.repo)
-            self.store.observe("combo:head+ls", project=self.repo)
-        self.store.consolidate()
-        self.assertEqual(self.store.briefing(self.repo), "")
-        # committing and pushing is a habit, not looking around: briefed where it applies (a
-        # project with no sessions yet whose files show git), not where sessions never do it
-        other = make_repo(os.path.join(self.tmp, "other"))
-        for _ in range(6):
-            for repo in (self.repo, other):
-                self.store.observe("seq:git add->git commit->git push", project=repo, source="hooks")
-        self.store.consolidate()
-        self.assertIn("Before committing: `git add` (then `git push`)", self.store.briefing(other))
-        self.assertEqual(self.store.briefing(self.repo), "")
-
-    def test_session_end_and_stop_mine_and_session_start_mines_leftovers(self):
-        def calls(session):
-            for cmd in ["cargo fmt", "cargo clippy", "git commit -m x", "git push"]:
-                self.hook("post-tool-use", self.payload("Bash", {"command": cmd}, session=session))
-        calls("a")
-        r = self.hook("session-end", {"session_id": "a", "cwd": self.repo, "hook_event_name": "SessionEnd"},
-                      env={"INSTINCT_DEBUG": "1"})
-        self.assertEqual((r.returncode, r.stdout), (0, b""))
-        self.assertIn(b"mined", r.stderr)
-        calls("b")
-        r = self.hook("stop", {"session_id": "b", "cwd": self.repo, "hook_event_name": "Stop"})
-        self.assertEqual(r.returncode, 0)
-        calls("c")                               # crashed: no end hook ever ran for c
-        r = self.hook("session-start", {"session_id": "d", "cwd": self.repo, "hook_event_name": "SessionStart",
-                                        "source": "startup"})
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.store.close()
-        done = dict(self.store._read("SELECT session, last_id FROM mined_sessions"))
-        self.assertEqual(set(done), {"a", "b", "c"})
-        self.assertEqual(self.level("seq:cargo fmt->cargo clippy->git commit->git push")[1], 3)
-        self.assertEqual(self.store.mine()["sessions"], 0)       # each mined once
-
-    def test_event_log_and_mining_bookkeeping_are_bounded(self):
-        self.store.config("events_max_rows", "50")
-        _session(["Read", "Edit"] * 100, "s", self.store, self.repo)
-        self.store.consolidate()
-        self.assertLessEqual(self.store.stats()["events"], 50)
-        _session(self.ROUTINE * 3, "old", self.store, self.repo)
-        self.store.mine("old")
-        self.clock.advance(days=400)                # past events_max_days (365)
-        _session(self.ROUTINE * 3, "new", self.store, self.repo)
-        self.store.mine("new")                       # consolidate prunes the old events...
-        self.store.mine("new")                       # ...and the next mining drops their bookkeeping
-        sessions = {r[0] for r in self.store._read("SELECT session FROM mined_sessions")}
-        self.assertEqual(sessions, {"new"})
-        self.clock.advance(days=400)                # what mining credited lives as long as the log
-        _session(self.ROUTINE * 3, "newer", self.store, self.repo)
-        self.store.mine("newer")
-        self.assertNotIn("old", {r[0] for r in self.store._read("SELECT DISTINCT session FROM mined")})
-
-
-class TestCaptureUnderRealClients(_Env):
+class TestCaptureUnderRealClients(HookCase):
     def test_git_worktrees_are_their_repositorys_project(self):
         common = os.path.join(self.repo, ".git")
         wt = os.path.join(self.tmp, "elsewhere", "repo-feature")
@@ -665,15 +365,15 @@ class TestCaptureUnderRealClients(_Env):
                 event = None if i in (3, 4) else "post-tool-use"
                 t0 = time.monotonic()
                 data = p.encode() if isinstance(p, str) else json.dumps(p).encode()
-                r = run_instinct("hook", *([event] if event else []), input=data, text=False,
-                                 env=child_env(db=self.db))
+                r = cli_process("hook", *([event] if event else []), input=data, text=False,
+                                env=child_env(db=self.db))
                 self.assertEqual(r.returncode, 0)
                 self.assertNotIn(b"Traceback", r.stderr)
                 self.assertLess(time.monotonic() - t0, 30)
         self.assertEqual(self.events(), [])
 
 
-class TestInjection(_Env):
+class TestInjection(HookCase):
     def test_session_start_prints_capped_facts_rules_first(self):
         for i in range(15):
             for _ in range(12 if i < 3 else 6):
@@ -702,102 +402,527 @@ class TestInjection(_Env):
         self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"", b""))
 
 
-class TestSetup(_Env):
-    def run_setup(self, client, write, scope="user", python="/usr/bin/python3"):
-        return instinct.setup(client, write=write, scope=scope, home=self.tmp, project_dir=self.repo,
-                              python=python)
+# --- a hook never breaks the agent (issue 21) -------------------------------------------
+EVENTS = ("session-start", "user-prompt-submit", "pre-tool-use", "post-tool-use",
+          "post-tool-use-failure", "stop", "session-end")
 
-    def existing_config(self, *parts, text):
-        """A client config file the user already has, under the fake home -> its path."""
-        path = os.path.join(self.tmp, *parts)
-        os.makedirs(os.path.dirname(path))
-        with open(path, "w") as f:
-            f.write(text)
-        return path
 
-    def test_every_client_prints_and_writes_idempotently(self):
-        for client in instinct._Setup.CLIENTS:
-            with self.subTest(client=client):
-                printed = self.run_setup(client, write=False)
-                self.assertTrue(printed and all(not os.path.exists(r["path"]) for r in printed))
-                first = self.run_setup(client, write=True)
-                self.assertTrue(all(r["changed"] for r in first))
-                contents = {r["path"]: read(r["path"]) for r in first}
-                self.assertEqual(contents, {r["path"]: r["content"] for r in printed})
-                second = self.run_setup(client, write=True)
-                self.assertFalse(any(r["changed"] for r in second))
-                self.assertEqual({r["path"]: read(r["path"]) for r in second}, contents)
+class _PayloadCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = temp_dir(self)
+        self.repo = make_repo(os.path.join(self.tmp, "repo"))
+        self.db = os.path.join(self.tmp, "h.db")
 
-    def test_merge_keeps_other_keys_and_writes_backup(self):
-        original = json.dumps({"mcpServers": {"other": {"command": "x"}}, "theme": "dark"})
-        mcp = self.existing_config(".cursor", "mcp.json", text=original)
-        self.run_setup("cursor", write=True)
-        data = json.loads(read(mcp))
-        self.assertEqual(data["theme"], "dark")
-        self.assertEqual(data["mcpServers"]["other"], {"command": "x"})
-        self.assertEqual(data["mcpServers"]["instinct"]["args"], ["-m", "instinct", "serve"])
-        self.assertEqual(read(mcp + ".bak"), original)
+    def payload(self, **extra):
+        return {"session_id": "s1", "cwd": self.repo, "hook_event_name": "PostToolUse",
+                "tool_name": "Bash", "tool_input": {"command": "pytest -q"}, "tool_response": {},
+                "prompt": "no, use ruff instead", **extra}
 
-    def test_claude_hooks_merge_replaces_only_ours(self):
-        mine = {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]}
-        settings = self.existing_config(".claude", "settings.json", text=json.dumps(
-            {"hooks": {"PostToolUse": [mine]}, "model": "opus"}))
-        self.run_setup("claude-code", write=True)
-        self.run_setup("claude-code", write=True)
-        data = json.loads(read(settings))
-        self.assertEqual(data["model"], "opus")
-        post = data["hooks"]["PostToolUse"]
-        self.assertEqual(post[0], mine)
-        self.assertEqual(len(post), 2)
-        ours = post[1]["hooks"][0]
-        self.assertNotIn("async", ours)    # synchronous: stored order = call order (issue 11)
-        self.assertNotIn("args", ours)     # shell form: Claude Code < 2.1.139 ignores `args`
-        self.assertEqual(ours["command"].split()[-2:], ["hook", "post-tool-use"])
-        self.assertEqual(set(data["hooks"]), {"SessionStart", "UserPromptSubmit", "PreToolUse",
-                                              "PostToolUse", "PostToolUseFailure", "SessionEnd"})
+    def hook(self, event, data):
+        return cli_process("hook", event, input=data, text=False, env=child_env(db=self.db),
+                           cwd=self.repo, timeout=120)
 
-    def test_windows_paths_are_escaped(self):
-        py = "C:\\Users\\dev\\tools\\python.exe"
-        r = self.run_setup("vscode", write=True, python=py)
-        data = json.loads(read(r[0]["path"]))
-        self.assertEqual(data["servers"]["instinct"]["command"], py)
-        self.assertIn("\\\\Users", r[0]["content"])
+    def assertQuiet(self, r, what, answer_ok=False):
+        """Exit 0, at most one stderr line, no traceback; stdout empty, or (answer_ok) the hook's
+        one answer line."""
+        self.assertEqual(r.returncode, 0, what)
+        if answer_ok and r.stdout:
+            self.assertEqual(r.stdout.count(b"\n"), 1, what)
+            self.assertIn("hookSpecificOutput", json.loads(r.stdout), what)
+        else:
+            self.assertEqual(r.stdout, b"", what)
+        self.assertNotIn(b"Traceback", r.stderr, what)
+        self.assertLessEqual(len(r.stderr.splitlines()), 1, (what, r.stderr[:500]))
 
-    def test_codex_toml_and_goose_yaml_with_an_entry_are_refused_untouched(self):
-        """Issue 19: no in-place TOML/YAML editing; an entry setup did not mark is left to the user."""
-        toml = self.existing_config(".codex", "config.toml", text=(
-            'model = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n\n[mcp_servers.instinct]\ncommand = "old"\n'))
-        yaml = self.existing_config(".config", "goose", "config.yaml", text=(
-            "GOOSE_MODEL: gpt\nextensions:\n  developer:\n    enabled: true\n    type: builtin\n"))
-        for client, path in (("codex", toml), ("goose", yaml)):
-            before = read(path)
-            with self.assertRaises(instinct.ValidationError) as cm:
-                self.run_setup(client, write=True)
-            self.assertIn("# instinct:begin", str(cm.exception))          # the block to paste
-            self.assertEqual(read(path), before)
-            self.assertFalse(os.path.exists(path + ".bak"))
+    def stored(self):
+        """(integrity_check, the tool events) of the store, or None when there is none."""
+        if not os.path.exists(self.db):
+            return None
+        con = sqlite3.connect(self.db)
+        try:
+            return (con.execute("PRAGMA integrity_check").fetchone()[0],
+                    [(k, label(d), s) for k, d, s in con.execute(
+                        "SELECT kind, data, session FROM events WHERE kind IN ('tool', "
+                        "'tool_fail') ORDER BY id")])
+        finally:
+            con.close()
 
-    def test_written_hook_command_really_runs(self):
-        r = self.run_setup("claude-code", write=False, python=sys.executable)
-        hooks = json.loads(r[1]["content"])["hooks"]
-        handler = hooks["PostToolUse"][0]["hooks"][0]
-        p = subprocess.run(handler["command"], shell=True, input=json.dumps(self.payload("Bash", {"command": "pytest"})).encode(),
-                           capture_output=True, timeout=60, env={**os.environ, "INSTINCT_DB": self.db},
-                           cwd=self.tmp)
-        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, b"", b""))
-        self.assertEqual(self.events()[0][1], "Bash(pytest)")
 
-    def test_cli_setup(self):
-        e = child_env(self.tmp, self.db)
-        r = run_instinct("setup", "cursor", env=e)
+class TestBadPayloads(_PayloadCase):
+    def bad_payloads(self):
+        text = json.dumps(self.payload()).encode()
+        cuts = [text[:n] for n in (1, len(text) // 2, text.index(b"pytest") + 3, len(text) - 1)]
+        big = json.dumps(self.payload(tool_response={"stdout": "x" * (4 * 1024 * 1024)})).encode()
+        deep = b'{"tool_name": "Bash", "tool_input": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+        return [("cut", c) for c in cuts] + [("over 4 MiB", big), ("deep", deep),
+                                              ("deep, cut", b"[" * 100_000),
+                                              ("not UTF-8", b"\xff\xfe{\x00\x81"),
+                                              ("not an object", b"[1, 2]")]
+
+    def test_every_event_shrugs_off_every_bad_payload(self):
+        for event in EVENTS:
+            for what, data in self.bad_payloads():
+                with self.subTest(event=event, payload=what):
+                    r = self.hook(event, data)
+                    self.assertQuiet(r, (event, what))
+                    self.assertIn(b"nothing recorded", r.stderr)
+        got = self.stored()
+        self.assertIn(got, (None, ("ok", [])))      # nothing at all was stored
+
+    def test_odd_but_whole_payloads_are_stored_whole_or_not_at_all(self):
+        text = json.dumps(self.payload())
+        odd = [("bytes that are not UTF-8 in strings", text.replace("pytest", "py\udcfftest")
+                .encode("utf-8", "surrogateescape")),
+               ("nested 500 deep", json.dumps(self.payload(tool_input={"command": "ls", "x": json.loads(
+                   "[" * 500 + "]" * 500)})).encode()),
+               ("a tool name of control bytes", json.dumps(self.payload(tool_name="\x00\x1b[31m")).encode())]
+        for event in EVENTS:
+            for what, data in odd:
+                with self.subTest(event=event, payload=what):
+                    self.assertQuiet(self.hook(event, data), (event, what), answer_ok=True)
+        check, rows = self.stored()
+        self.assertEqual(check, "ok")
+        for kind, data, session in rows:
+            self.assertTrue(data and session == "s1", rows)
+
+    def test_large_valid_payload_is_read_whole_and_stored(self):
+        data = json.dumps(self.payload(tool_response={"stdout": "y" * (3 * 1024 * 1024)})).encode()
+        r = self.hook("post-tool-use", data)
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, b"", b""))
+        self.assertEqual(self.stored()[1], [("tool", "Bash(pytest)", "s1")])
+
+    def test_non_blocking_pipe_is_read_to_the_end(self):
+        """Node starts hooks with a non-blocking stdin: a single read stops at 64 KiB."""
+        data = json.dumps(self.payload(tool_response={"stdout": "z" * (1024 * 1024)})).encode()
+        rfd, wfd = os.pipe()
+        os.set_blocking(rfd, False)
+        p = subprocess.Popen([sys.executable, INSTINCT_PY, "hook", "post-tool-use"], stdin=rfd,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=self.repo,
+                             env=child_env(db=self.db))
+        os.close(rfd)
+
+        def feed():
+            with os.fdopen(wfd, "wb") as w:
+                for i in range(0, len(data), 16384):
+                    w.write(data[i:i + 16384])
+                    w.flush()
+                    time.sleep(0.002)
+        t = threading.Thread(target=feed)
+        t.start()
+        out, err = p.communicate(timeout=120)
+        t.join()
+        self.assertEqual((p.returncode, out, err), (0, b"", b""))
+        self.assertEqual(self.stored()[1], [("tool", "Bash(pytest)", "s1")])
+
+    def test_ctrl_c_while_waiting_for_input_is_quiet(self):
+        argv = instinct._Setup.launch_args(sys.executable, ROOT, "hook", "session-start")
+        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             cwd=self.repo, env=child_env(db=self.db))
+        time.sleep(2.0)                    # well into the read of stdin
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        self.assertEqual((p.returncode, out, err), (0, b"", b""))
+
+
+class TestLoadsIsTotal(unittest.TestCase):
+    """Every text json.loads refuses is a ValueError from _loads (cut text made the fast scanner
+    raise SystemError); every text it reads gives the same value."""
+
+    DOCS = ['{"a": [1, 2.5e3, -0, true, false, null], "b": {"c": "d\\u00e9\\n\\"x"}, "e": []}',
+            '[{"k": "v"}, [[], {}], "\\ud83d\\ude00", 12345678901234567890, NaN]',
+            '"plain string with \\\\ backslash"']
+
+    def test_every_prefix_and_every_one_byte_change(self):
+        for strict in (False, True):
+            for doc in self.DOCS:
+                texts = [doc[:n] for n in range(len(doc) + 1)]
+                texts += [doc[:n] + c + doc[n + 1:] for n in range(len(doc)) for c in '"{[,:\\x']
+                for text in texts:
+                    try:
+                        want = json.loads(text, parse_constant=None if not strict else
+                                          instinct._StrictJSON.parse_constant)
+                    except ValueError:
+                        with self.assertRaises(ValueError, msg=repr(text)):
+                            instinct._loads(text, strict=strict)
+                        continue
+                    self.assertEqual(json.dumps(instinct._loads(text, strict=strict)), json.dumps(want),
+                                     text)
+
+
+# --- privacy of what capture keeps (issues 18 and 21) ------------------------------------
+PASSWORD = "CorrectHorseBatteryStaple"
+
+
+class _Home(HomeCase):
+    """A temp HOME with a git project and a store; hooks and the CLI as real processes."""
+
+    REPO = ("src", "shop")
+
+    def hook(self, event, payload):
+        payload = dict({"cwd": self.repo}, **payload)
+        r = cli_process("hook", event, input=json.dumps(payload), cwd=self.repo, env=self.env())
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn('"instinct"', r.stdout)
-        r = run_instinct("setup", "cursor", "--write", env=e)
-        self.assertTrue(r.stdout.startswith("wrote "), r.stdout)
-        r = run_instinct("setup", "cursor", "--write", env=e)
-        self.assertTrue(r.stdout.startswith("unchanged "), r.stdout)
-        r = run_instinct("setup", "nope", env=e)
-        self.assertEqual(r.returncode, 2)
+        self.assertNotIn("Traceback", r.stderr)
+        return json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"] if r.stdout else ""
+
+    def bash(self, sid, *commands):
+        for cmd in commands:
+            self.hook("post-tool-use", {"session_id": sid, "tool_name": "Bash",
+                                        "tool_input": {"command": cmd}, "tool_response": {},
+                                        "hook_event_name": "PostToolUse"})
+        self.hook("session-end", {"session_id": sid, "hook_event_name": "SessionEnd"})
+
+    def cli_process_stdout(self, *args):
+        r = cli_process(*args, env=self.env(), cwd=self.repo, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout
+
+    def calls(self):
+        return [instinct._Call.read(d) for d, in rows(
+            self.db, "SELECT data FROM events WHERE kind IN ('tool', 'tool_fail') ORDER BY id")]
+
+
+class TestProgramWords(_Home):
+    def test_a_password_typed_as_a_command_never_lands_as_text(self):
+        self.bash("s1", "git status", PASSWORD, f"echo ok && {PASSWORD} --now | tee x",
+                  f"uv run {PASSWORD}")
+        self.bash("s2", "git status", "make test")
+        backup = os.path.join(self.home, "b.db")
+        self.cli_process_stdout("backup", backup)
+        for path in [self.db, backup] + glob.glob(self.db + "-*"):
+            with self.subTest(path=path):
+                stored = raw_bytes(path)
+                self.assertTrue(stored)
+                self.assertNotIn(PASSWORD.encode(), stored)
+                self.assertNotIn(PASSWORD.lower().encode(), stored.lower())
+        cmds = [c for call in self.calls() for c in call.cmds]
+        hashed = [c for c in cmds if c.startswith(("#", "uv run #"))]
+        self.assertEqual(len(hashed), 3)
+        self.assertEqual(len(set(hashed)), 2)      # one word, one hash: `#h` and `uv run #h`
+        self.assertRegex(hashed[0], r"^#[0-9a-f]{10}$")
+        self.assertIn("make test", cmds)            # a known program is kept as it is, at once
+
+    def test_the_hash_is_keyed_per_store(self):
+        other = os.path.join(self.home, "other.db")
+        self.bash("s1", PASSWORD)
+        first = self.calls()[0].cmds
+        self.db = other
+        self.bash("s1", PASSWORD)
+        self.assertNotEqual(self.calls()[0].cmds, first)
+
+    def test_a_tool_used_in_three_sessions_is_learned_by_name_and_briefed(self):
+        """`mytool` is not installed and in no list: hashed in the first session, a word from
+        the second on, and the first session's steps read as it too."""
+        self.cli_process_stdout("config", "mature_threshold", "3")
+        self.bash("s1", "mytool sync --all", "git status")
+        self.assertRegex(self.calls()[0].cmds[0], r"^#[0-9a-f]{10} sync$")
+        for sid in ("s2", "s3"):
+            self.bash(sid, "ls", "mytool sync -q")
+        self.assertEqual([c.cmds for c in self.calls() if "sync" in c.cmds[0]],
+                         [("mytool sync",)] * 3)
+        self.assertIn("pref:command:mytool sync", self.patterns())
+        self.assertEqual(rows(self.db, "SELECT confidence FROM instincts WHERE pattern = ?",
+                              ("pref:command:mytool sync",)), [(3,)])
+        text = self.hook("session-start", {"session_id": "s4", "hook_event_name": "SessionStart"})
+        self.assertIn("mytool sync", text)
+
+    def test_imported_sessions_learn_an_unknown_tool_by_name(self):
+        src = sessions.Source(seed=3, home=self.home)
+        repo = src.repo("shop")
+        for _ in range(3):
+            s = src.start(repo)
+            s.noise(2)
+            s.bash("mytool sync --force")
+            s.end()
+        sessions.transcripts(src, self.home)
+        self.cli_process_stdout("config", "mature_threshold", "3")
+        r = json.loads(self.cli_process_stdout("--json", "import-history"))
+        self.assertEqual(r["imported"], 3)
+        self.assertIn("pref:command:mytool sync", r["projects"][0]["learned"])
+        self.assertIn("mytool sync", r["projects"][0]["briefing"])
+        self.assertNotIn("#", " ".join(c for call in self.calls() for c in call.cmds))
+
+    def test_a_call_is_hashed_the_same_way_within_a_session(self):
+        """What codex_outcomes matches a rollout by: the same call gives the same record."""
+        store = instinct.InstinctStore(self.db)
+        self.addCleanup(store.close)
+        with store._write() as conn:
+            a = instinct._Call("Bash", cmds=["zorptool build"]).private(conn, "x")
+            b = instinct._Call("Bash", cmds=["zorptool build"]).private(conn, "x")
+            c = instinct._Call("Bash", cmds=["cargo build"]).private(conn, "x")
+        self.assertEqual(a.cmds, b.cmds)
+        self.assertRegex(a.cmds[0], r"^#[0-9a-f]{10} build$")
+        self.assertEqual(c.cmds, ("cargo build",))
+
+
+class TestRepeatedPrompts(_Home):
+    def test_an_automations_fixed_prompt_gets_the_correction_context_at_most_once(self):
+        src = sessions.automation_prompt(n=6, seed=2)
+        prompts = [line["payload"] for line in src.lines if line["event"] == "user-prompt-submit"]
+        self.assertGreater(len(prompts), 6)
+        self.assertTrue(instinct._Capture.reads_like_correction(sessions.LOOP_PROMPT))
+        given = [self.hook("user-prompt-submit", dict(p, cwd=self.repo)) for p in prompts]
+        self.assertEqual(given.count(instinct._Capture.CORRECTION_CONTEXT), 1)
+        self.assertEqual(set(given), {instinct._Capture.CORRECTION_CONTEXT, ""})
+        one_off = "no, run the tests with uv run pytest instead"
+        self.assertEqual(self.hook("user-prompt-submit", {"session_id": "s9", "prompt": one_off}),
+                         instinct._Capture.CORRECTION_CONTEXT)
+        stored = raw_bytes(self.db)
+        for text in (sessions.LOOP_PROMPT, one_off, "uv run pytest instead"):
+            self.assertNotIn(text.lower().encode(), stored.lower())
+
+    def test_the_same_correction_in_another_project_is_new_there(self):
+        prompt = {"session_id": "s1", "prompt": "Don't push to main, open a PR instead"}
+        self.assertTrue(self.hook("user-prompt-submit", prompt))
+        self.assertFalse(self.hook("user-prompt-submit", dict(prompt, session_id="s2")))
+        self.repo = make_repo(os.path.join(self.home, "src", "other"))
+        self.assertTrue(self.hook("user-prompt-submit", dict(prompt, session_id="s3")))
+
+
+class TestOldHistory(_Home):
+    def test_sessions_older_than_the_retention_are_learned_from(self):
+        sessions.old_history(self.home, n=5, days=400)
+        out = self.cli_process_stdout("import-history")
+        self.assertEqual(sum("older than the event retention" in line for line in out.splitlines()),
+                         1, out)
+        self.assertIn("events_max_days", out)
+        self.assertIn("pref:test=make test", out)
+        self.assertIn("pref:test=make test", self.patterns())
+        (conf, last), = rows(self.db, "SELECT confidence, last_seen FROM instincts WHERE pattern = ?",
+                             ("pref:test=make test",))
+        self.assertEqual(conf, 5)
+        self.assertLess(last, instinct._iso(instinct.time.time() - 399 * DAY))   # its own time
+        self.cli_process_stdout("consolidate")                     # the retention prunes their raw calls ...
+        self.assertEqual(rows(self.db, "SELECT count(*) FROM events WHERE kind = 'tool'"), [(0,)])
+        r = json.loads(self.cli_process_stdout("--json", "import-history"))
+        self.assertEqual((r["imported"], r["skipped"]), (0, 5))   # ... and nothing is learned twice
+        self.assertIn("pref:test=make test", self.patterns())
+        self.assertEqual(rows(self.db, "SELECT confidence FROM instincts WHERE pattern = ?",
+                              ("pref:test=make test",)), [(5,)])
+
+
+# --- hints at the point of action (issue 20) -----------------------------------------------
+NOISE = ["cargo build", "docker ps", "make docs", "gh pr view", "just lint-docs", "node x.js",
+         "terraform plan", "kubectl get", "helm list", "gh run list"]
+
+
+def learn(store, repo, sessions=6, seed=1):
+    """Sessions that test with `uv run pytest` (a failing run fixed by `uv sync`), mined."""
+    rng = random.Random(seed)
+    for i in range(sessions):
+        sid = f"learn{i}"
+        steps = ([("uv run pytest", False), ("uv sync", True), ("uv run pytest", True)]
+                 + [(c, True) for c in rng.sample(NOISE, 8)] + [("pnpm install", True)])
+        for cmd, ok in steps:
+            store.record_tool({"session_id": sid, "cwd": repo, "tool_name": "Bash",
+                               "tool_input": {"command": cmd}}, failed=not ok)
+        store.mine(sid)
+
+
+class _HintCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = temp_dir(self)
+        self.db = os.path.join(self.tmp, "t.db")
+        self.home = os.path.join(self.tmp, "home")
+        os.mkdir(self.home)
+        self.repo = make_repo(os.path.join(self.tmp, "repo"), "src")
+        self.store = instinct.InstinctStore(self.db, clock=Clock(), cwd=self.repo)
+        self.addCleanup(self.store.close)
+        self.store.config("holdout_percent", "0")
+
+    def commands(self, client="claude-code"):
+        """{event: the shell command `setup` writes for it}."""
+        plan = instinct._Setup.plan(client, "user", self.home, self.repo, sys.executable, ROOT,
+                                    self.db)
+        groups = next(entry for _, key, entry in plan if key == ("hooks",))
+        return {e: (g.get("matcher"), g["hooks"][0]["command"]) for e, g in groups.items()}
+
+    def hook(self, event, payload, client="claude-code"):
+        """The hook command of `event` as setup writes it, run by a shell -> (answer or None)."""
+        cmd = self.commands(client)[event][1]
+        p = subprocess.run(cmd, shell=True, input=json.dumps(payload), capture_output=True,
+                           text=True, timeout=60, cwd=self.repo, env=child_env(home=self.home))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        if not p.stdout.strip():
+            return None
+        out = json.loads(p.stdout)["hookSpecificOutput"]
+        self.assertEqual(set(out), {"hookEventName", "additionalContext"})   # never a decision
+        if event != "SessionStart":
+            self.assertLessEqual(len(out["additionalContext"]), instinct._Hints.MAX_CHARS)
+        return out["additionalContext"]
+
+    def shell(self, command, session="s1", event="PreToolUse", **extra):
+        return {"session_id": session, "cwd": self.repo, "hook_event_name": event,
+                "tool_name": "Bash", "tool_input": {"command": command}, **extra}
+
+
+class TestHintSetup(_HintCase):
+    def test_setup_registers_pre_tool_use_for_shell_calls_and_edits(self):
+        for client in ("claude-code", "codex"):
+            matcher, cmd = self.commands(client)["PreToolUse"]
+            self.assertIn("hook pre-tool-use", cmd)
+            self.assertTrue({"Bash", "Edit", "Write"} <= set(matcher.split("|")), matcher)
+            self.assertNotIn("Read", matcher.split("|"))
+
+
+class TestCommandHints(_HintCase):
+    def setUp(self):
+        super().setUp()
+        learn(self.store, self.repo)
+
+    def test_a_conflicting_test_command_gets_the_projects_command_once_per_session(self):
+        got = self.hook("PreToolUse", self.shell("pytest -q tests/test_x.py"))
+        self.assertRegex(got, r"^instinct: Tests here: `uv run pytest` \(6 sessions\), not `pytest`\.$")
+        self.assertIsNone(self.hook("PreToolUse", self.shell("python -m pytest")))   # once a session
+        self.assertIsNotNone(self.hook("PreToolUse", self.shell("pytest", session="s2")))
+
+    def test_a_call_that_agrees_gets_nothing(self):
+        for cmd in ("uv run pytest -q tests", "cd src && uv run pytest", "ruff check .", "ls -la",
+                    "git status", "pnpm install --frozen-lockfile", "pnpm add left-pad"):
+            self.assertIsNone(self.hook("PreToolUse", self.shell(cmd, session="agree")), cmd)
+
+    def test_a_package_manager_of_another_family_gets_the_projects_one(self):
+        got = self.hook("PreToolUse", self.shell("npm install"))
+        self.assertEqual(got, "instinct: This project uses `pnpm` (`pnpm install`, 6 sessions), not `npm`.")
+
+    def test_nothing_from_an_opted_out_project_nor_a_subagent(self):
+        with open(os.path.join(self.repo, ".instinct-disable"), "w"):
+            pass
+        self.assertIsNone(self.hook("PreToolUse", self.shell("pytest")))
+        os.remove(os.path.join(self.repo, ".instinct-disable"))
+        self.assertIsNone(self.hook("PreToolUse", self.shell("pytest", agent_id="a1")))
+        self.assertIsNotNone(self.hook("PreToolUse", self.shell("pytest")))
+
+    def test_an_item_not_yet_mature_gives_no_hint(self):
+        self.store.observe("pref:lint=ruff check", project=self.repo)
+        self.assertIsNone(self.hook("PreToolUse", self.shell("flake8 src")))
+
+    def test_same_purpose_is_decided_by_role_or_family(self):
+        P = instinct._Hints.purpose
+        self.assertEqual([P(s) for s in ("pytest", "uv run pytest", "mix test", "npm install",
+                                         "ruff check", "git push")],
+                         ["test", "test", "test", "packages", "lint", None])
+        self.assertTrue(instinct._Hints.agrees("mix test", "mix test", "test"))      # `mix test --stale`
+        self.assertFalse(instinct._Hints.agrees("pytest", "uv run pytest", "test"))
+        self.assertTrue(instinct._Hints.agrees("pnpm add", "pnpm install", "packages"))
+        self.assertFalse(instinct._Hints.agrees("yarn", "pnpm install", "packages"))
+
+
+class TestFailureAndEditHints(_HintCase):
+    def test_a_failed_command_gets_its_learned_fix_and_a_memory_about_it(self):
+        learn(self.store, self.repo)
+        fail = self.shell("uv run pytest -x", event="PostToolUseFailure", error="Exit code 1")
+        got = self.hook("PostToolUseFailure", fail)
+        self.assertEqual(got, "instinct: When `uv run pytest` failed here, `uv sync` then a re-run "
+                              "fixed it (6 sessions).")
+        self.store.remember("project", "Tests need the db container", "`uv run pytest` needs "
+                            "`docker compose up db` first", project=self.repo)
+        got = self.hook("PostToolUseFailure", dict(fail, session_id="s2"))
+        self.assertTrue(got.endswith("Memory about `uv run pytest`: Tests need the db container"), got)
+        self.assertIsNone(self.hook("PostToolUseFailure", dict(fail, session_id="s2")))
+        self.assertIsNone(self.hook("PostToolUseFailure", self.shell("cargo build", "s3",
+                                                                     "PostToolUseFailure")))
+
+    def test_a_memory_joins_only_when_it_names_the_command(self):
+        self.store.remember("project", "Edit with care", "make sure the db is up; `make db` starts"
+                            " it", project=self.repo)
+        edit = {"session_id": "s1", "cwd": self.repo, "hook_event_name": "PostToolUseFailure",
+                "tool_name": "Edit", "tool_input": {"file_path": os.path.join(self.repo, "a.py")}}
+        self.assertIsNone(self.hook("PostToolUseFailure", edit))              # not a command
+        self.assertIsNone(self.hook("PostToolUseFailure", self.shell("make", "s1", "PostToolUseFailure")))
+        got = self.hook("PostToolUseFailure", self.shell("make db", "s1", "PostToolUseFailure"))
+        self.assertEqual(got, "instinct: Memory about `make db`: Edit with care")
+
+    def test_codex_failed_call_signal_in_post_tool_use(self):
+        learn(self.store, self.repo)
+        call = dict(self.shell("uv run pytest", event="PostToolUse", turn_id="t1"),
+                    tool_response="Exit code: 1\nWall time: 0.2 seconds\nOutput:\nFAILED")
+        got = self.hook("PostToolUse", call, client="codex")
+        self.assertIn("`uv sync` then a re-run fixed it", got)
+        ok = dict(call, session_id="s2", tool_response="Exit code: 0\nOutput:\nok")
+        self.assertIsNone(self.hook("PostToolUse", ok, client="codex"))
+
+    def test_an_edit_of_an_anchored_file_gets_its_memory(self):
+        path = os.path.join(self.repo, "src", "settings.py")
+        with open(path, "w") as f:
+            f.write("X = 1\n")
+        self.store.remember("project", "Settings are generated", "run `make settings`, do not edit",
+                            project=self.repo, about="src/settings.py")
+        edit = {"session_id": "s1", "cwd": self.repo, "hook_event_name": "PreToolUse",
+                "tool_name": "Edit", "tool_input": {"file_path": path, "old_string": "1",
+                                                    "new_string": "2"}}
+        self.assertEqual(self.hook("PreToolUse", edit), "instinct: A memory about `src/settings.py`:"
+                         " Settings are generated - run `make settings`, do not edit")
+        other = dict(edit, session_id="s2", tool_input={"file_path": os.path.join(self.repo, "x.py")})
+        self.assertIsNone(self.hook("PreToolUse", other))
+
+
+class TestMeasuredLift(_HintCase):
+    def test_held_back_hints_are_recorded_not_shown(self):
+        learn(self.store, self.repo)
+        self.store.config("holdout_percent", "100")
+        self.assertIsNone(self.hook("PreToolUse", self.shell("pytest")))
+        p = cli_process("effectiveness", "--json", env=child_env(db=self.db), cwd=self.repo)
+        h = json.loads(p.stdout)["hints"]
+        self.assertEqual((h["overall"]["shown"], h["overall"]["held"]), (0, 1))
+        self.assertEqual(h["overall"]["note"], "not enough data")
+        self.assertEqual(h["items"][0]["pattern"], "pref:test=uv run pytest")
+
+    def study(self, sessions, p_shown, p_held, seed):
+        """A simulated study: in each session the agent is about to run `pytest`; a shown hint
+        makes its next test command `uv run pytest` with p_shown, else with p_held."""
+        self.store.config("holdout_percent", "50")
+        rng = random.Random(seed + 1000)
+        random.seed(seed)
+        for i in range(sessions):
+            sid = f"study{i}"
+            text = instinct._Hints.hint(self.store, "pre-tool-use", self.shell("pytest", sid), self.repo)
+            self.store.record_tool(self.shell("pytest", sid))
+            use = rng.random() < (p_shown if text else p_held)
+            self.store.record_tool(self.shell("uv run pytest" if use else "pytest -x", sid))
+        return self.store.effectiveness()["hints"]
+
+    def test_a_simulated_study_recovers_the_planted_lift(self):
+        learn(self.store, self.repo)
+        h = self.study(400, 0.8, 0.3, seed=7)
+        item = next(r for r in h["items"] if r["pattern"] == "pref:test=uv run pytest")
+        self.assertEqual(item["shown"] + item["held"], 400)
+        self.assertGreater(item["held"], 120)
+        lo, hi = item["interval"]
+        self.assertLess(lo, 0.5)
+        self.assertGreater(hi, 0.5)
+        self.assertGreater(lo, 0.2)                # a lift, told apart from none
+        self.assertAlmostEqual(item["lift"], 0.5, delta=0.15)
+
+    def test_below_the_sample_size_it_says_not_enough_data(self):
+        learn(self.store, self.repo)
+        h = self.study(12, 0.8, 0.3, seed=3)
+        self.assertEqual(h["overall"]["note"], "not enough data")
+        self.assertIsNone(h["overall"]["lift"])
+
+    def test_a_hint_shown_to_change_nothing_is_demoted_when_asked(self):
+        learn(self.store, self.repo)
+        self.study(300, 0.1, 0.5, seed=11)          # the hint makes things worse
+        item = self.store.effectiveness()["hints"]["items"][0]
+        self.assertLess(item["interval"][1], 0.05)
+        self.store.config("holdout_percent", "0")
+        self.assertIsNotNone(self.hook("PreToolUse", self.shell("pytest", "after1")))
+        self.store.config("hint_demote", "1")
+        self.assertIsNone(self.hook("PreToolUse", self.shell("pytest", "after2")))
+
+    def test_briefing_items_are_held_back_and_scored_in_their_session(self):
+        learn(self.store, self.repo)
+        self.store.config("holdout_percent", "0")
+        pay = {"session_id": "b1", "cwd": self.repo, "hook_event_name": "SessionStart"}
+        brief = self.hook("SessionStart", pay)
+        self.assertIn("uv run pytest", brief)
+        self.assertEqual(self.hook("SessionStart", pay), brief)     # resumed: the same items
+        self.store.record_tool(self.shell("uv run pytest", "b1"))
+        self.store.config("holdout_percent", "100")
+        self.assertIsNone(self.hook("SessionStart", dict(pay, session_id="b2")))
+        items = {(r["pattern"], r["kind"]): r for r in self.store.effectiveness()["hints"]["items"]}
+        r = items[("pref:test=uv run pytest", "brief")]
+        self.assertEqual((r["shown"], r["held"], r["followed_shown"], r["decided_held"]), (1, 1, 1, 0))
 
 
 if __name__ == "__main__":

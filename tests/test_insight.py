@@ -1,7 +1,5 @@
 """Tests for section 17 (insight and feedback): explain, history, trending, effectiveness,
 feedback, preference conflicts, session_summary -- on the API, the CLI and MCP."""
-import contextlib
-import io
 import json
 import os
 import sqlite3
@@ -10,11 +8,8 @@ import unittest
 
 import instinct
 from instinct import InstinctStore, NotFoundError, ValidationError
-from tests.helpers import (DAY, Clock, mcp_in_process, run_instinct, schema_problems, setUpModule,  # noqa: F401
-                           temp_dir, tool_result, validate)
-
-T0 = 1_780_000_000.0          # 2026-05-28
-
+from tests.helpers import (DAY, T0, Clock, cli_in_process, cli_process, mcp_in_process,  # noqa: F401
+                           schema_problems, setUpModule, temp_dir, tool_result, validate)
 
 class InsightCase(unittest.TestCase):
     def setUp(self):
@@ -386,39 +381,36 @@ class SurfacesTest(InsightCase):
         self.observe("pref:tz=Beijing", 1)
         self.store.close()
 
-    def cli(self, *argv):
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = instinct.main([*argv, "--db", self.path])
-        return code, out.getvalue(), err.getvalue()
+    def cli_in_process(self, *argv):
+        return cli_in_process(*argv, "--db", self.path)
 
     def test_cli_text_and_json(self):
         self.seed()
-        code, out, _ = self.cli("explain", "pref:tz=UTC")
+        code, out, _ = self.cli_in_process("explain", "pref:tz=UTC")
         self.assertEqual(code, 0)
         self.assertIn("pref:tz=UTC (global): conf=6 [mature] preference", out)
         self.assertIn("superseded by pref:tz=Beijing", out)
         self.assertIn("sources: claude-code (6)", out)
-        code, out, _ = self.cli("explain", "pref:tz=UTC", "--json")
+        code, out, _ = self.cli_in_process("explain", "pref:tz=UTC", "--json")
         data = json.loads(out)
         self.assertEqual(validate(data, instinct.OPERATIONS["explain"].output_schema()), [])
         self.assertEqual(data["preference"]["superseded_by"], "pref:tz=Beijing")
 
-        code, out, _ = self.cli("history", "pref:tz=UTC")
+        code, out, _ = self.cli_in_process("history", "pref:tz=UTC")
         self.assertEqual(out.splitlines()[-1], "7 events")
         self.assertIn("promote  +0  -> 6    raw -> mature", out)
-        code, out, _ = self.cli("feedback", "pref:tz=Beijing", "good", "--note", "confirmed")
+        code, out, _ = self.cli_in_process("feedback", "pref:tz=Beijing", "good", "--note", "confirmed")
         self.assertEqual(out.strip(), "Good feedback on pref:tz=Beijing (global): conf=2 (+1)")
-        code, out, _ = self.cli("conflicts", "--json")
+        code, out, _ = self.cli_in_process("conflicts", "--json")
         self.assertEqual(json.loads(out)[0]["winner"], "pref:tz=Beijing")
-        code, out, _ = self.cli("trending", "--days", "3")
+        code, out, _ = self.cli_in_process("trending", "--days", "3")
         self.assertEqual(code, 0)
         self.assertIn("pref:tz=UTC", out)
-        code, out, _ = self.cli("effectiveness", "--json")
+        code, out, _ = self.cli_in_process("effectiveness", "--json")
         self.assertEqual(json.loads(out)["days"], 7)
-        code, out, _ = self.cli("session-summary", "--since", "48", "--project", "")
+        code, out, _ = self.cli_in_process("session-summary", "--since", "48", "--project", "")
         self.assertIn("Promoted:\n  pref:tz=UTC (global) raw -> mature", out)
-        code, out, err = self.cli("feedback", "pref:tz=nope", "bad")
+        code, out, err = self.cli_in_process("feedback", "pref:tz=nope", "bad")
         self.assertEqual((code, out), (1, ""))
         self.assertRegex(err, r"^instinct: error: no instinct 'pref:tz=nope' in this project "
                               r"\([0-9a-f]{12}\), global or universal\n$")
@@ -426,10 +418,10 @@ class SurfacesTest(InsightCase):
     def test_cli_subprocess(self):
         self.seed()
         env = dict(os.environ, INSTINCT_DB=self.path)
-        p = run_instinct("feedback", "pref:tz=UTC", "bad", env=env)
+        p = cli_process("feedback", "pref:tz=UTC", "bad", env=env)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("conf=5 (-1), not suggested until observed 3 more time(s)", p.stdout)
-        p = run_instinct("feedback", "pref:tz=UTC", "meh", env=env)
+        p = cli_process("feedback", "pref:tz=UTC", "meh", env=env)
         self.assertEqual((p.returncode, p.stdout), (2, ""))
         self.assertIn("invalid choice: 'meh'", p.stderr)
         self.assertNotIn("Traceback", p.stderr)

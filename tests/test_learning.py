@@ -1,20 +1,25 @@
-"""What learning makes of whole sessions: habits that recur, said once, where they apply.
+"""What learning makes of whole sessions: habits that recur, said once, where they apply; and
+session mining (issue 4): what recurs across a project's sessions, against chance.
 
 Sessions come from bench/sessions.py (realistic Claude Code hook payloads) and go through the
-hook entry point in order, as bench/bench_realdata.py replays them."""
+hook entry point in order, as bench/bench_realdata.py replays them; mined sessions are fed to
+real hook processes.
+Run: python3 -m unittest -v tests.test_learning
+"""
 import json
 import os
+import random
 import re
+import sqlite3
 import sys
 import tempfile
 import unittest
-
 from unittest import mock
 
-from tests.helpers import (ROOT, child_env, label, make_repo, mcp_in_process, raw_bytes, req,  # noqa: F401
-                           rows, run_instinct, setUpModule)
-
 import instinct
+from tests.helpers import (ROOT, HookCase, child_env, cli_process, label, make_repo,  # noqa: F401
+                           mcp_in_process, raw_bytes, req, rows, setUpModule)
+
 
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import bench_realdata  # noqa: E402
@@ -156,6 +161,285 @@ class TestOneSelection(unittest.TestCase):
                 self.assertEqual([ln for ln in out.splitlines() if ln.startswith("- ")], items)
 
 
+def _session(steps, session, store, repo, fail=()):
+    for i, tool in enumerate(steps):
+        kind, _, arg = tool.partition(":")
+        tinput = {"command": arg} if kind == "Bash" else {"file_path": f"/r/x{arg or '.py'}"}
+        store.record_tool({"session_id": session, "cwd": repo, "tool_name": kind, "tool_input": tinput},
+                          failed=i in fail)
+
+
+class TestMining(HookCase):
+    """Mining counts per session what recurs across a project's sessions, against chance."""
+    TEST = "Bash:cargo test"
+    ROUTINE = ["Bash:cargo fmt", "Bash:cargo clippy", "Bash:git commit -m 'x'", "Bash:git push"]
+    NOISE = ["Read", "Edit", "Grep", "Glob", "Bash:git status", "Write:.md", "Bash:ls", "WebFetch",
+             "TodoWrite", "Bash:head -5 x", "Bash:git diff", "Bash:git log --oneline", "Bash:docker ps",
+             "Bash:cat a | grep b", "Bash:git add .", "Bash:cargo build", "Bash:make docs"]
+
+    def work(self, rng, n=None):
+        return [rng.choice(self.NOISE) for _ in range(rng.randint(4, 12) if n is None else n)]
+
+    def habit_session(self, rng, name, routine=True):
+        steps = []
+        for _ in range(rng.randint(2, 4)):
+            steps += self.work(rng) + [self.TEST] + self.work(rng, 2)
+        steps += (self.ROUTINE if routine else []) + self.work(rng, 3)
+        _session(steps, name, self.store, self.repo)
+        return self.store.mine(name)
+
+    def level(self, pattern):
+        try:
+            rec = self.store.get(pattern, project=self.repo)
+        except instinct.NotFoundError:
+            return None, 0
+        return rec["level"], rec["confidence"]
+
+    def test_project_command_and_routine_mature_by_the_5th_session_and_rule_at_10(self):
+        rng = random.Random(1234)
+        routine = "seq:cargo fmt->cargo clippy->git commit->git push"
+        steps = tuple(routine[4:].split("->"))
+        seen = []
+        for n in range(1, 11):
+            self.habit_session(rng, f"h{n}")
+            # the workflows suggested that hold the routine's steps in order (the routine, or
+            # it with the test run before it: the generator runs the tests just before)
+            holding = [r for r in self.store.suggest(project=self.repo) if r["pattern"].startswith("seq:")
+                       and instinct._Corpus.subsequence(steps, tuple(r["pattern"][4:].split("->")))]
+            seen.append((self.level("pref:test=cargo test"), self.level(routine), holding))
+        for n, (test, wf, holding) in enumerate(seen, 1):
+            want = "raw" if n < 5 else "mature" if n < 10 else "rule"
+            # one session is no evidence; at the second both count
+            self.assertEqual(test, (want, n) if n > 1 else (None, 0), f"after session {n}")
+            self.assertLessEqual(wf[1], n)                     # at most +1 per session
+            self.assertEqual(bool(holding), n >= 5, f"after session {n}: {holding}")
+            self.assertTrue(all(r["pattern"] in (routine, "seq:cargo test->" + routine[4:])
+                                for r in holding), holding)
+        self.assertEqual(seen[-1][1], ("rule", 10))           # every session held the routine
+        suggested = {r["pattern"] for r in self.store.suggest(project=self.repo)}
+        self.assertIn(routine, suggested)
+        self.assertNotIn("seq:cargo fmt->cargo clippy", suggested)   # only restates the routine
+        text = self.store.briefing(self.repo)
+        self.assertIn("Tests here: `cargo test` (rule, 10 sessions, used in 5 of the last 5, this project)", text)
+        self.assertIn("Before committing: `cargo fmt`, then `cargo clippy` (then `git push`)", text)
+
+    def test_a_habit_counts_in_every_session_even_when_it_first_passes_late(self):
+        rng = random.Random(7)
+        for n in range(1, 4):                  # the routine once per session: 1 session is no evidence,
+            self.habit_session(rng, f"h{n}")   # 2 are: both are counted, then one per session
+        self.assertEqual(self.level("seq:cargo fmt->cargo clippy->git commit->git push")[1], 3)
+
+    def test_a_session_without_the_routine_does_not_count_it(self):
+        rng = random.Random(5)
+        for n in range(1, 7):
+            self.habit_session(rng, f"h{n}", routine=n % 2 == 0)
+        self.assertEqual(self.level("seq:cargo fmt->cargo clippy->git commit->git push")[1], 3)
+        self.assertEqual(self.level("pref:test=cargo test")[1], 6)
+
+    def test_a_full_pass_reads_only_the_logs_tail(self):
+        _session(self.ROUTINE, "a", self.store, self.repo)
+        _session(self.ROUTINE, "b", self.store, self.repo)
+        self.assertEqual(self.store.mine()["sessions"], 2)
+        self.assertEqual(self.store.mine()["sessions"], 0)
+        _session([self.TEST], "a", self.store, self.repo)          # an old session goes on
+        _session(self.ROUTINE + [self.TEST], "c", self.store, self.repo)
+        r = self.store.mine()
+        self.assertEqual(r["sessions"], 2)
+        self.assertIn("pref:test=cargo test", r["observed"])
+        conn = sqlite3.connect(self.db)
+        self.addCleanup(conn.close)
+        plan = [row[-1] for row in conn.execute("EXPLAIN QUERY PLAN " + instinct._Miner.SQL_UNMINED, (5,))]
+        self.assertIn("SEARCH e USING INTEGER PRIMARY KEY (rowid>?)", plan)
+        self.assertFalse([p for p in plan if p.startswith("SCAN")], plan)
+
+    def test_a_users_workflow_across_projects_becomes_global(self):
+        other = os.path.join(self.tmp, "other")
+        os.makedirs(os.path.join(other, ".git"))
+        search = ["mcp__serper__google_search", "mcp__ddg-search__search", "mcp__tavily__tavily_search"]
+        rng = random.Random(11)
+        for n in range(6):
+            repo = self.repo if n % 2 else other
+            _session(self.work(rng) + search + self.work(rng), f"w{n}", self.store, repo)
+            self.store.mine(f"w{n}")
+        pattern = "seq:" + "->".join(search)
+        rec = self.store.get(pattern, project="")
+        self.assertEqual((rec["confidence"], rec["level"]), (6, "mature"))
+        text = self.store.briefing(self.repo)
+        self.assertEqual(text.count("mcp__serper__google_search"), 1, text)
+        self.assertIn("all projects", text)
+        only_here = ["Bash:cargo fmt", "Bash:cargo clippy", "Bash:cargo doc"]
+        for n in range(4):
+            _session(self.work(rng) + only_here, f"o{n}", self.store, self.repo)
+            self.store.mine(f"o{n}")
+        self.assertEqual(self.level("seq:cargo fmt->cargo clippy->cargo doc")[1], 4)
+        with self.assertRaises(instinct.NotFoundError):
+            self.store.get("seq:cargo fmt->cargo clippy->cargo doc", project="")
+
+    def test_a_command_role_comes_from_the_last_word(self):
+        table = {"make docs": None, "make": "build", "ruff check": "lint", "cargo check": None,
+                 "mix test": "test", "uv run pytest": "test", "npm run build": "build",
+                 "python -m mypy": "typecheck", "npx tsc": "typecheck", "go vet": "lint",
+                 "npm run test:unit": "test", "bundle exec rspec": "test", "mix phx.server": None,
+                 "ruff format": "format", "git commit": None, "cargo fmt": "format"}
+        for shape, role in table.items():
+            with self.subTest(shape=shape):
+                self.assertEqual(instinct._Corpus.command_role(shape), role)
+
+    def test_noise_never_matures(self):
+        rng = random.Random(99)
+        for n in range(25):
+            _session(self.work(rng, rng.randint(15, 60)), f"n{n}", self.store, self.repo)
+        r = self.store.mine()
+        self.assertEqual(r["sessions"], 25)
+        mature = [x["pattern"] for x in self.store.suggest(project=self.repo)]
+        # a command or tool in most sessions is a fact about the project (here the generator
+        # puts each in nearly every session), not noise; no workflow, fix or combo is
+        self.assertEqual([p for p in mature if not p.startswith("pref:")], [])
+        self.assertFalse(any(x["pattern"].startswith("seq:") and x["confidence"] >= 5
+                             for x in self.store.list(project=self.repo)))
+
+    def test_core_sequence_keeps_its_count_when_longer_chance_variants_recur(self):
+        rng = random.Random(3)
+        core = ["Bash:cargo fmt", "Bash:cargo clippy", "Bash:cargo test"]
+        for n in range(12):
+            steps = self.work(rng) + core + [rng.choice(["Bash:make docs", "Bash:docker ps"])] \
+                + self.work(rng) + core + self.work(rng)
+            _session(steps, f"c{n}", self.store, self.repo)
+            self.store.mine(f"c{n}")
+        self.assertEqual(self.level("seq:cargo fmt->cargo clippy->cargo test"), ("rule", 12))
+
+    def test_a_ritual_with_looks_and_one_other_step_inside_is_still_the_ritual(self):
+        # the finish ritual of a real project: the agent checks status/diff/log between its
+        # steps (version-control reads are looking around, like Read) and some sessions do one
+        # other thing in the middle (a format run, an edit); contiguous runs alone held it in
+        # 2 of 6 sessions here, never enough to mature
+        rng = random.Random(11)
+        looks = ["Bash:git status", "Bash:git diff --stat", "Bash:git log --oneline -3", "Read"]
+        extra = [[], [], ["Bash:mix format"], ["Edit"], ["Bash:mix format"], ["Edit"]]
+        for n in range(6):
+            steps = self.work(rng) + ["Bash:mix test", rng.choice(looks), "Bash:mix credo"] + extra[n] \
+                + [rng.choice(looks), "Bash:bd close 42", rng.choice(looks), "Bash:git commit -m x"] \
+                + self.work(rng)
+            _session(steps, f"r{n}", self.store, self.repo)
+            self.store.mine(f"r{n}")
+        ritual = "seq:mix test->mix credo->bd close->git commit"
+        self.assertEqual(self.level(ritual), ("mature", 6))
+        self.assertFalse([r for r in self.store.list(project=self.repo)
+                          if "git status" in r["pattern"] or "git diff" in r["pattern"]])
+        self.assertIn("Before committing: `mix test`, then `mix credo`, then `bd close`",
+                      self.store.briefing(self.repo))
+
+    def test_a_longer_weaker_workflow_does_not_hide_a_stronger_one_in_the_briefing(self):
+        short, long_ = "seq:cargo fmt->cargo clippy", "seq:cargo fmt->cargo test->cargo clippy->git push"
+        for _ in range(9):
+            self.store.observe(short, project=self.repo, source="hooks")
+        for _ in range(5):
+            self.store.observe(long_, project=self.repo, source="hooks")
+        self.store.consolidate()
+        text = self.store.briefing(self.repo)
+        self.assertIn("`cargo fmt`, then `cargo clippy` (mature, 9 sessions", text)
+        for _ in range(4):                     # as strong: the longer one says it all
+            self.store.observe(long_, project=self.repo, source="hooks")
+        self.store.consolidate()
+        text = self.store.briefing(self.repo)
+        self.assertNotIn("`cargo fmt`, then `cargo clippy` (", text)
+        self.assertIn("`cargo fmt`, then `cargo test`, then `cargo clippy`", text)
+
+    def test_one_session_adds_at_most_one_and_mining_twice_changes_nothing(self):
+        _session(([self.TEST, "Edit"] + self.ROUTINE) * 6, "big0", self.store, self.repo)
+        self.assertEqual(self.store.mine("big0")["observed"], [])      # one session: no evidence
+        _session(([self.TEST, "Edit"] + self.ROUTINE) * 6, "big", self.store, self.repo)
+        first = self.store.mine("big")                                 # two: both count, once
+        self.assertEqual(first["observed"].count("pref:test=cargo test"), 2)
+        before = self.store.list()
+        self.assertTrue(before and all(x["confidence"] == 2 for x in before))
+        again = self.store.mine("big")
+        self.assertEqual((again["sessions"], again["observed"]), (0, []))
+        self.assertEqual(self.store.mine()["observed"], [])
+        self.assertEqual(self.store.list(), before)
+        _session([self.TEST, "Edit"], "big", self.store, self.repo)
+        more = self.store.mine("big")            # new events in the same session: nothing new counts
+        self.assertEqual(more["observed"], [])
+        self.assertTrue(all(x["confidence"] == 2 for x in self.store.list()))
+
+    def test_fix_names_what_made_the_failing_command_pass(self):
+        steps = ["Read", "Bash:cargo test", "Edit", "Bash:git status", "Bash:cargo test",
+                 "Bash:cargo build", "Bash:cargo update", "Bash:cargo build",
+                 "Bash:cargo clippy", "Bash:cargo clippy", "Bash:ls", "Bash:cargo fmt && cargo clippy"]
+        observed = set()
+        for n in range(5):                # one session is no evidence: five short ones beat chance
+            _session(steps, f"s{n}", self.store, self.repo, fail={1, 5, 8})
+            observed |= set(self.store.mine(f"s{n}")["observed"])
+        self.assertIn("fix:cargo test by Edit", observed)
+        self.assertIn("fix:cargo build by cargo update", observed)
+        self.assertNotIn("fix:cargo clippy by cargo clippy", observed)   # a plain retry fixes nothing
+        self.assertIn("combo:cargo clippy+cargo fmt", observed)
+        rec = self.store.get("fix:cargo build by cargo update", project=self.repo)
+        self.assertEqual((rec["category"], rec["source"]), ("fix_pattern", "hooks"))
+        self.assertEqual(instinct._Presenter.rule_text(rec), "When `cargo build` fails: run `cargo update`, then rerun it")
+
+    def test_generic_habits_are_not_steps_and_not_briefed(self):
+        for n in range(6):
+            _session(["Read", "Edit", "Bash:ls -la", "Bash:head -3 f | wc -l", "Grep", "Edit"] * 3,
+                     f"g{n}", self.store, self.repo)
+        self.store.mine()
+        self.assertEqual(self.store.list(project=self.repo), [])
+        for _ in range(6):                      # a store from an older instinct may hold them
+            self.store.observe("seq:Read->Edit", project=self.repo)
+            self.store.observe("combo:head+ls", project=self.repo)
+        self.store.consolidate()
+        self.assertEqual(self.store.briefing(self.repo), "")
+        # committing and pushing is a habit, not looking around: briefed where it applies (a
+        # project with no sessions yet whose files show git), not where sessions never do it
+        other = make_repo(os.path.join(self.tmp, "other"))
+        for _ in range(6):
+            for repo in (self.repo, other):
+                self.store.observe("seq:git add->git commit->git push", project=repo, source="hooks")
+        self.store.consolidate()
+        self.assertIn("Before committing: `git add` (then `git push`)", self.store.briefing(other))
+        self.assertEqual(self.store.briefing(self.repo), "")
+
+    def test_session_end_and_stop_mine_and_session_start_mines_leftovers(self):
+        def calls(session):
+            for cmd in ["cargo fmt", "cargo clippy", "git commit -m x", "git push"]:
+                self.hook("post-tool-use", self.payload("Bash", {"command": cmd}, session=session))
+        calls("a")
+        r = self.hook("session-end", {"session_id": "a", "cwd": self.repo, "hook_event_name": "SessionEnd"},
+                      env={"INSTINCT_DEBUG": "1"})
+        self.assertEqual((r.returncode, r.stdout), (0, b""))
+        self.assertIn(b"mined", r.stderr)
+        calls("b")
+        r = self.hook("stop", {"session_id": "b", "cwd": self.repo, "hook_event_name": "Stop"})
+        self.assertEqual(r.returncode, 0)
+        calls("c")                               # crashed: no end hook ever ran for c
+        r = self.hook("session-start", {"session_id": "d", "cwd": self.repo, "hook_event_name": "SessionStart",
+                                        "source": "startup"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.store.close()
+        done = dict(self.store._read("SELECT session, last_id FROM mined_sessions"))
+        self.assertEqual(set(done), {"a", "b", "c"})
+        self.assertEqual(self.level("seq:cargo fmt->cargo clippy->git commit->git push")[1], 3)
+        self.assertEqual(self.store.mine()["sessions"], 0)       # each mined once
+
+    def test_event_log_and_mining_bookkeeping_are_bounded(self):
+        self.store.config("events_max_rows", "50")
+        _session(["Read", "Edit"] * 100, "s", self.store, self.repo)
+        self.store.consolidate()
+        self.assertLessEqual(self.store.stats()["events"], 50)
+        _session(self.ROUTINE * 3, "old", self.store, self.repo)
+        self.store.mine("old")
+        self.clock.advance(days=400)                # past events_max_days (365)
+        _session(self.ROUTINE * 3, "new", self.store, self.repo)
+        self.store.mine("new")                       # consolidate prunes the old events...
+        self.store.mine("new")                       # ...and the next mining drops their bookkeeping
+        sessions = {r[0] for r in self.store._read("SELECT session FROM mined_sessions")}
+        self.assertEqual(sessions, {"new"})
+        self.clock.advance(days=400)                # what mining credited lives as long as the log
+        _session(self.ROUTINE * 3, "newer", self.store, self.repo)
+        self.store.mine("newer")
+        self.assertNotIn("old", {r[0] for r in self.store._read("SELECT DISTINCT session FROM mined")})
+
+
 class TestCallRecord(unittest.TestCase):
     """A step keeps the names that identify it (skill, subagent type, MCP tool, program and
     subcommand), never argument values; what a step is lives in the call record alone."""
@@ -169,7 +453,7 @@ class TestCallRecord(unittest.TestCase):
     def hook(self, tool, tool_input, session="s1"):
         payload = {"session_id": session, "cwd": self.repo, "hook_event_name": "PostToolUse",
                    "tool_name": tool, "tool_input": tool_input, "tool_response": {}}
-        r = run_instinct("hook", "post-tool-use", input=json.dumps(payload), env=child_env(db=self.db))
+        r = cli_process("hook", "post-tool-use", input=json.dumps(payload), env=child_env(db=self.db))
         self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
 
     def labels(self):
@@ -196,7 +480,6 @@ class TestCallRecord(unittest.TestCase):
             self.assertEqual((got.label(), instinct._Call.read(got.encode()).label()),
                              ("SlashCommand(release)", "SlashCommand(release)"))
             self.assertEqual(got.steps(), ["SlashCommand(release)"])
-
 
 
 class TestWhereItApplies(unittest.TestCase):

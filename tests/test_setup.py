@@ -1,8 +1,16 @@
-"""Tests for `instinct setup <client>`: the capture entries it writes (issue 11) and the safety of
-users' config files (issue 14): exact merges or refusals, links, modes, backups, odd content."""
+"""Tests for `instinct setup <client>`: the capture entries it writes (issue 11), the safety of
+users' config files (issue 14): exact merges or refusals, links, modes, backups, odd content;
+every client printed and written idempotently (issue 4); and removal (issues 19 and 21):
+`setup --remove` takes out exactly what setup wrote, backups are never overwritten, `--scope` is
+honoured or refused (a project's shared files name no path of this machine), Codex's TOML and
+Goose's YAML are appended to or pasted by hand (never edited in place), and a hook command never
+breaks the agent once instinct is gone.
+Run: python3 -m unittest -v tests.test_setup
+"""
 import json
 import os
 import shlex
+import shutil
 import sqlite3
 import stat
 import subprocess
@@ -11,8 +19,10 @@ import tempfile
 import unittest
 
 import instinct
-from tests.helpers import (INITIALIZED, ROOT, child_env, init_msg, label, make_repo, read, req,  # noqa: F401
-                           run_instinct, serve_once, setUpModule, temp_dir, write)
+from tests.helpers import (INITIALIZED, INSTINCT_PY, ROOT, HookCase, child_env, cli_process,
+                           init_msg, label, make_repo, read, req, serve_once, setUpModule,
+                           temp_dir, write)
+
 
 HAS_TOMLLIB = sys.version_info >= (3, 11)
 
@@ -29,8 +39,31 @@ class _SetupEnv(unittest.TestCase):
         return instinct.setup(client, write=write, scope=scope, home=self.home, project_dir=self.repo,
                               python=python, **({"db": db} if db else {}))
 
-    def cli(self, *args, env=None):
-        return run_instinct(*args, env=child_env(self.home, **(env or {})), cwd=self.repo)
+    def cli_process(self, *args, env=None, cwd=None):
+        return cli_process(*args, env=child_env(self.home, **(env or {})), cwd=cwd or self.repo)
+
+    def ok(self, *args, **kw):
+        r = self.cli_process(*args, **kw)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+        return r
+
+    def paths(self, client, scope="user"):
+        r = self.ok("setup", client, "--scope", scope, "--json")
+        return [x["path"] for x in json.loads(r.stdout)]
+
+    def snapshot(self):
+        """Every file under the home and the project (not .git), with its bytes."""
+        out = {}
+        for top in (self.home, self.repo):
+            for d, dirs, files in os.walk(top):
+                dirs[:] = [x for x in dirs if x != ".git"]
+                for f in files:
+                    out[os.path.join(d, f)] = read(os.path.join(d, f), "rb")
+        return out
+
+    def configs(self, snap):
+        return {p: b for p, b in snap.items() if ".bak" not in os.path.basename(p)}
 
     def path(self, *parts):
         return os.path.join(self.home, *parts)
@@ -40,7 +73,7 @@ class _SetupEnv(unittest.TestCase):
         prints the lines to add by hand, leaves the file byte-exact and writes no backup."""
         before = read(path, "rb") if os.path.isfile(path) else None
         bak = read(path + ".bak", "rb") if os.path.isfile(path + ".bak") else None
-        r = self.cli("setup", client, "--write")
+        r = self.cli_process("setup", client, "--write")
         self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
         self.assertNotIn("Traceback", r.stderr)
         first = r.stderr.splitlines()[0]
@@ -151,7 +184,7 @@ class TestCaptureEntries(_SetupEnv):
             self.assertEqual(argv[-2:], ["--db", self.db], name)
         # the CLI: INSTINCT_DB reaches the server's env and every hook; the trust step is printed
         for extra in ((), ("--write",)):
-            r = self.cli("setup", "codex", *extra, env={"INSTINCT_DB": self.db})
+            r = self.cli_process("setup", "codex", *extra, env={"INSTINCT_DB": self.db})
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("/hooks", r.stdout)
             self.assertIn("trust", r.stdout)
@@ -175,12 +208,12 @@ class TestCaptureEntries(_SetupEnv):
             self.assertEqual(conn.execute("SELECT count(*) FROM events WHERE kind='tool'").fetchone()[0], 1)
         finally:
             conn.close()
-        r = self.cli("setup", "codex", "--scope", "project")
+        r = self.cli_process("setup", "codex", "--scope", "project")
         self.assertIn("trust_level", r.stdout)
 
     def test_all_tools_flag_lists_every_tool_through_the_written_server_entry(self):
         for flag, want in ((("--all-tools",), "all"), ((), None)):
-            r = self.cli("setup", "cursor", "--json", *flag)
+            r = self.cli_process("setup", "cursor", "--json", *flag)
             self.assertEqual(r.returncode, 0, r.stderr)
             env = json.loads(json.loads(r.stdout)[0]["content"])["mcpServers"]["instinct"]["env"]
             self.assertEqual(env.get("INSTINCT_MCP_TOOLS"), want)
@@ -193,7 +226,7 @@ class TestCaptureEntries(_SetupEnv):
             self.assertEqual(len(tools) == len(instinct.OPERATIONS), want == "all", len(tools))
 
     def test_claude_code_setup_points_to_the_history_import(self):
-        r = self.cli("setup", "claude-code")
+        r = self.cli_process("setup", "claude-code")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("instinct import-history", r.stdout)
 
@@ -209,7 +242,7 @@ class TestCaptureEntries(_SetupEnv):
                 if client == "claude-code":
                     for (g,) in json.loads(r[1]["content"])["hooks"].values():
                         self.assertEqual(shlex.split(g["hooks"][0]["command"])[-2:], ["--db", self.db])
-        r = self.cli("setup", "cursor", "--db", "rel.db")
+        r = self.cli_process("setup", "cursor", "--db", "rel.db")
         self.assertIn(json.dumps(os.path.join(self.repo, "rel.db")), r.stdout)   # made absolute
 
 
@@ -222,7 +255,7 @@ class TestUsersFiles(_SetupEnv):
         link = self.path(".cursor", "mcp.json")
         os.makedirs(os.path.dirname(link))
         os.symlink(real, link)
-        r = self.cli("setup", "cursor", "--write")
+        r = self.cli_process("setup", "cursor", "--write")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(os.path.islink(link))
         self.assertEqual(os.readlink(link), real)
@@ -254,11 +287,11 @@ class TestUsersFiles(_SetupEnv):
         self.assertRefused("cursor", path, "not UTF-8")
         os.remove(path)
         os.makedirs(path)
-        r = self.cli("setup", "cursor", "--write")
+        r = self.cli_process("setup", "cursor", "--write")
         self.assertEqual(r.returncode, 2)
         self.assertNotIn("Traceback", r.stderr)
         self.assertIn("is a directory", r.stderr.splitlines()[0])
-        r = self.cli("setup", "cursor")                     # printing fails the same way
+        r = self.cli_process("setup", "cursor")                     # printing fails the same way
         self.assertIn("is a directory", r.stderr)
         self.assertTrue(os.path.isdir(path))
 
@@ -266,7 +299,7 @@ class TestUsersFiles(_SetupEnv):
         path = self.path(".claude.json")
         write(path, json.dumps({"primaryApiKey": "sk-secret", "projects": {}}))
         os.chmod(path, 0o600)
-        r = self.cli("setup", "claude-code", "--write")
+        r = self.cli_process("setup", "claude-code", "--write")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(stat.S_IMODE(os.stat(path + ".bak").st_mode), 0o600)
         self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
@@ -279,7 +312,7 @@ class TestUsersFiles(_SetupEnv):
         first = read(path + ".bak")
         write(path, json.dumps({"primaryApiKey": "sk-other"}))
         os.chmod(path, 0o600)
-        r = self.cli("setup", "claude-code", "--write")
+        r = self.cli_process("setup", "claude-code", "--write")
         self.assertIn(f"wrote {path} (previous version in {path}.bak.2)", r.stdout.splitlines())
         self.assertEqual(read(path + ".bak"), first)
         self.assertEqual(stat.S_IMODE(os.stat(path + ".bak.2").st_mode), 0o600)
@@ -319,6 +352,409 @@ class TestRulesFileFence(unittest.TestCase):
             store.export_rules(format="claude", write=path)
             store.export_rules(format="claude", write=path)
             self.assertEqual(read(path).count("<!-- instinct:begin -->"), 1)
+
+
+# what a user already has in each client's files (odd layouts on purpose), by file name
+# --- setup --remove, --scope, text configs, a hook once instinct is gone (issues 19, 21) ----
+PLANTED = {
+    ".claude.json": '{"projects":{"/w":{"allowedTools":[]}},\n "mcpServers":{"mine":{"command":"m"}}}',
+    "settings.json": ('{\n    "model": "opus",\n    "hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": '
+                      '[{"type": "command", "command": "my-lint"}]}]}\n}\n'),
+    ".mcp.json": '{"mcpServers": {"team": {"command": "t", "args": []}}}\n',
+    "mcp.json": '{"servers": {"x": {"command": "y"}}, "inputs": []}',
+    "config.toml": 'model = "o3"  # mine\n\n[profiles.x]\nmodel = "m"\n',
+    "mcp_config.json": '{"mcpServers":{}}',
+    "config.yaml": "GOOSE_MODEL: gpt\nGOOSE_PROVIDER: openai  # mine\n",
+    "hooks.json": '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send"}]}]}}',
+}
+
+
+class TestRemove(_SetupEnv):
+    def round_trip(self, client, scope, planted):
+        paths = self.paths(client, scope)
+        for p in paths:
+            if planted:
+                write(p, PLANTED[os.path.basename(p)])
+        before = self.configs(self.snapshot())
+        self.ok("setup", client, "--scope", scope, "--write")
+        during = self.configs(self.snapshot())
+        self.assertTrue(all(during.get(p) != before.get(p) for p in paths), client)
+        r = self.ok("setup", client, "--scope", scope, "--remove")
+        self.assertEqual(self.configs(self.snapshot()), before, r.stdout)
+        r = self.ok("setup", client, "--scope", scope, "--remove")     # again: nothing to do
+        self.assertEqual(r.stdout.splitlines(), [f"nothing of instinct's in {p}" for p in paths])
+
+    def test_remove_after_write_restores_every_config_byte_for_byte(self):
+        for client in instinct._Setup.CLIENTS:
+            for planted in (True, False):
+                with self.subTest(client=client, planted=planted):
+                    self.round_trip(client, "user", planted)
+
+    def test_project_scope_round_trip(self):
+        for client in ("claude-code", "cursor", "vscode", "codex"):
+            for planted in (True, False):
+                with self.subTest(client=client, planted=planted):
+                    self.round_trip(client, "project", planted)
+
+    def test_users_entries_added_after_setup_are_kept(self):
+        claude, settings = self.paths("claude-code")
+        write(claude, PLANTED[".claude.json"])
+        self.ok("setup", "claude-code", "--write")
+        data = json.loads(read(claude))
+        data["mcpServers"]["later"] = {"command": "l"}
+        data["numStartups"] = 3
+        write(claude, json.dumps(data, indent=2))
+        hooks = json.loads(read(settings))
+        hooks["hooks"]["PostToolUse"][0]["hooks"].append({"type": "command", "command": "after"})
+        hooks["hooks"]["Stop"] = [{"hooks": [{"type": "command", "command": "bell"}]}]
+        write(settings, json.dumps(hooks))
+        self.ok("setup", "claude-code", "--remove")
+        want = json.loads(PLANTED[".claude.json"])
+        want["mcpServers"]["later"] = {"command": "l"}
+        want["numStartups"] = 3
+        self.assertEqual(json.loads(read(claude)), want)
+        self.assertEqual(json.loads(read(settings)), {"hooks": {
+            "PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "after"}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": "bell"}]}]}})
+
+    def test_backups_get_unique_names_and_are_never_overwritten(self):
+        (path,) = self.paths("cursor")
+        write(path, '{"mcpServers": {"a": {"command": "1"}}}')
+        self.ok("setup", "cursor", "--write")
+        write(path, '{"mcpServers": {"b": {"command": "2"}}}')
+        r = self.ok("setup", "cursor", "--write")
+        self.assertIn(f"(previous version in {path}.bak.2)", r.stdout)
+        r = self.ok("setup", "cursor", "--remove")
+        self.assertIn(f"(previous version in {path}.bak.3)", r.stdout)
+        self.assertEqual(read(path + ".bak"), '{"mcpServers": {"a": {"command": "1"}}}')
+        self.assertEqual(read(path + ".bak.2"), '{"mcpServers": {"b": {"command": "2"}}}')
+        self.assertIn('"instinct"', read(path + ".bak.3"))
+        self.assertEqual(read(path), '{"mcpServers": {"b": {"command": "2"}}}')
+        # a link or a folder in the way of a name is skipped, never written through
+        os.remove(path + ".bak.3")
+        os.symlink(os.path.join(self.tmp, "elsewhere"), path + ".bak.3")
+        os.mkdir(path + ".bak.4")
+        r = self.ok("setup", "cursor", "--write")
+        self.assertIn(f"(previous version in {path}.bak.5)", r.stdout)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "elsewhere")))
+
+    def test_earlier_unmarked_toml_entry_is_left_with_a_one_line_error(self):
+        (toml, hooks) = self.paths("codex")
+        text = 'model = "o3"\n[mcp_servers.instinct]\ncommand = "old"\n'
+        write(toml, text)
+        r = self.cli_process("setup", "codex", "--remove")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        self.assertIn("delete it yourself", r.stderr)
+        self.assertEqual(read(toml), text)
+
+
+class TestTextConfigs(_SetupEnv):
+    """Issue 19: Codex's TOML and Goose's YAML: a marked block appended, or pasted by hand."""
+
+    def test_goose_block_pasted_under_extensions_is_kept_and_removed_exactly(self):
+        (path,) = self.paths("goose")
+        original = "extensions:\n  developer:\n    enabled: true\nGOOSE_MODEL: gpt\n"
+        write(path, original)
+        r = self.cli_process("setup", "goose", "--write")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(read(path), original)
+        paste = r.stderr.split("run setup again:\n", 1)[1]
+        block = paste.split("\n", 1)[1].rstrip("\n") + "\n"    # the marked lines, for extensions:
+        self.assertTrue(block.startswith("# instinct:begin"), paste)
+        write(path, original.replace("GOOSE_MODEL", block + "GOOSE_MODEL"))
+        r = self.ok("setup", "goose", "--write")
+        self.assertEqual(r.stdout.splitlines()[0], f"unchanged {path}")
+        try:
+            import yaml                    # dev-only: a second opinion when present
+        except ImportError:
+            yaml = None
+        if yaml is not None:
+            ext = yaml.safe_load(read(path))["extensions"]
+            self.assertEqual(set(ext), {"developer", "instinct"})
+            self.assertEqual(ext["instinct"]["args"], ["-m", "instinct", "serve"])
+        self.ok("setup", "goose", "--remove")
+        self.assertEqual(read(path), original)
+
+    def test_changed_entry_is_replaced_between_the_markers(self):
+        (toml, _) = self.paths("codex")
+        write(toml, 'model = "o3"\n')
+        self.ok("setup", "codex", "--write")
+        first = read(toml)
+        r = self.ok("setup", "codex", "--write", env={"INSTINCT_DB": os.path.join(self.tmp, "p.db")})
+        text = read(toml)
+        self.assertTrue(text.startswith('model = "o3"\n\n# instinct:begin'), text)
+        self.assertIn("INSTINCT_DB", text)
+        self.assertEqual(text.count("[mcp_servers.instinct]"), 1)
+        self.assertNotEqual(text, first)
+        self.assertIn("previous version", r.stdout)
+        self.ok("setup", "codex", "--remove")
+        self.assertEqual(read(toml), 'model = "o3"\n')
+
+    def test_toml_with_other_servers(self):
+        (toml, _) = self.paths("codex")
+        text = 'model = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n'
+        write(toml, text)
+        r = self.cli_process("setup", "codex", "--write")
+        if not HAS_TOMLLIB:                # nothing can check the result: paste by hand
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("[mcp_servers.instinct]\ncommand = ", r.stderr)
+            self.assertEqual(read(toml), text)
+            return
+        self.assertEqual(r.returncode, 0, r.stderr)
+        import tomllib
+        data = tomllib.loads(read(toml))
+        self.assertEqual(data["mcp_servers"]["other"], {"command": "x"})
+        self.assertEqual(data["mcp_servers"]["instinct"]["args"], ["-m", "instinct", "serve"])
+        self.ok("setup", "codex", "--remove")
+        self.assertEqual(read(toml), text)
+
+    def test_toml_that_an_appended_table_would_break_is_refused(self):
+        (toml, hooks) = self.paths("codex")
+        for text in ('mcp_servers = { other = { command = "x" } }\n', "mcp_servers = 3\n",
+                     "[mcp_servers.instinct]\ncommand = 'old'\n", 'model = "o3"\n[mcp_servers\n'):
+            with self.subTest(text=text):
+                write(toml, text)
+                r = self.cli_process("setup", "codex", "--write")
+                self.assertEqual(r.returncode, 2, r.stdout)
+                self.assertNotIn("Traceback", r.stderr)
+                self.assertIn("# instinct:begin (written by `instinct setup`)\n[mcp_servers.instinct]",
+                              r.stderr)
+                self.assertEqual(read(toml), text)
+                self.assertFalse(os.path.exists(hooks))
+
+    def test_yaml_outside_a_plain_top_level_map_is_refused(self):
+        (path,) = self.paths("goose")
+        for text in ("extensions: {}\n", "'extensions':\n  a: 1\n", "{a: 1}\n", "a: 1\n---\nb: 2\n",
+                     "just some words\n"):
+            with self.subTest(text=text):
+                write(path, text)
+                r = self.cli_process("setup", "goose", "--write")
+                self.assertEqual(r.returncode, 2, r.stdout)
+                self.assertIn("  instinct:\n    type: stdio\n", r.stderr)
+                self.assertEqual(read(path), text)
+
+
+class TestScope(_SetupEnv):
+    def test_user_only_clients_refuse_project_scope(self):
+        for client in ("windsurf", "goose"):
+            with self.subTest(client=client):
+                r = self.cli_process("setup", client, "--scope", "project", "--write")
+                self.assertEqual(r.returncode, 2)
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                self.assertIn("user file only", r.stderr)
+                self.assertEqual(os.listdir(self.home), [])
+
+    def test_vscode_user_scope_writes_the_user_file_not_the_project(self):
+        (path,) = self.paths("vscode")
+        self.assertTrue(path.startswith(self.home + os.sep), path)
+        self.ok("setup", "vscode", "--write")
+        self.assertFalse(os.path.exists(os.path.join(self.repo, ".vscode")))
+        self.assertIn("instinct", json.loads(read(path))["servers"])
+        (proj,) = self.paths("vscode", "project")
+        self.assertEqual(proj, os.path.join(self.repo, ".vscode", "mcp.json"))
+
+    def test_project_files_name_no_path_of_this_machine(self):
+        for client in ("claude-code", "cursor", "vscode", "codex"):
+            with self.subTest(client=client):
+                self.ok("setup", client, "--scope", "project", "--write")
+        for path, data in self.snapshot().items():
+            if path.startswith(self.repo + os.sep) and ".git" not in path:
+                text = data.decode()
+                for local in (self.tmp, ROOT, sys.executable, os.path.dirname(sys.executable)):
+                    self.assertNotIn(local, text, path)
+        self.assertEqual(os.listdir(self.home), [])
+        hooks = json.loads(read(os.path.join(self.repo, ".claude", "settings.json")))["hooks"]
+        server = json.loads(read(os.path.join(self.repo, ".mcp.json")))["mcpServers"]["instinct"]
+        self.assertEqual((server["command"], server["args"]), ("python3", ["-m", "instinct", "serve"]))
+        # the shared hook command records where python3 finds instinct, and is silent where not
+        cmd = hooks["PostToolUse"][0]["hooks"][0]["command"]
+        db = os.path.join(self.tmp, "p.db")
+        payload = json.dumps({"session_id": "s", "cwd": self.repo, "tool_name": "Bash",
+                              "tool_input": {"command": "pytest -q"}}).encode()
+        for extra, stored in (({"PYTHONPATH": ROOT}, 1), ({}, 1)):     # (stored so far)
+            env = child_env(self.home, db, **extra)
+            env.pop("PYTHONPATH", None) if not extra else None
+            p = subprocess.run(["sh", "-c", cmd], input=payload, env=env, cwd=self.tmp,
+                               capture_output=True, timeout=60)
+            self.assertEqual((p.returncode, p.stdout, p.stderr), (0, b"", b""))
+            n = 0
+            if os.path.exists(db):
+                con = sqlite3.connect(db)
+                n = con.execute("SELECT count(*) FROM events WHERE kind = 'tool'").fetchone()[0]
+                con.close()
+            self.assertEqual(n, stored)
+
+    def test_db_pin_is_refused_in_a_shared_file(self):
+        r = self.cli_process("setup", "cursor", "--scope", "project", "--db", os.path.join(self.tmp, "x.db"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("shared", r.stderr)
+        self.assertEqual(len(r.stderr.splitlines()), 1)
+
+
+def _run_hooks(test, commands, n=20, env=None):
+    """Each hook command (round robin, n runs) through `sh -c`: exit 0, no output at all."""
+    payload = json.dumps({"session_id": "s", "tool_name": "Bash", "tool_input": {"command": "ls"}})
+    for i in range(n):
+        cmd = commands[i % len(commands)]
+        p = subprocess.run(["sh", "-c", cmd], input=payload.encode(), capture_output=True, timeout=60,
+                           env=env or child_env(test.home), cwd=test.tmp)
+        test.assertEqual((p.returncode, p.stdout, p.stderr), (0, b"", b""), cmd)
+
+
+def _commands(settings):
+    return [h["command"] for groups in json.loads(read(settings))["hooks"].values()
+            for g in groups for h in g["hooks"]]
+
+
+class TestHookWithoutInstinct(_SetupEnv):
+    """Issue 21: the hook command setup writes exits 0, silently, once instinct is gone."""
+
+    def test_vendored_file_moved_away(self):
+        vendor = os.path.join(self.tmp, "vendor")
+        os.makedirs(vendor)
+        shutil.copy(INSTINCT_PY, vendor)
+        r = cli_process("setup", "claude-code", "--write", script=os.path.join(vendor, "instinct.py"),
+                        env=child_env(self.home), cwd=self.repo)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        commands = _commands(os.path.join(self.home, ".claude", "settings.json"))
+        self.assertEqual(len(commands), 6)
+        self.assertTrue(all(vendor in c for c in commands))
+        os.remove(os.path.join(vendor, "instinct.py"))
+        _run_hooks(self, commands)
+        # and a copy that this Python cannot even compile (another Python's file): silent too
+        write(os.path.join(vendor, "instinct.py"), "def broken(:\n")
+        _run_hooks(self, commands, n=6)
+
+    def test_pip_install_then_uninstall(self):
+        venv = os.path.join(self.tmp, "venv")
+        made = subprocess.run([sys.executable, "-m", "venv", venv], capture_output=True, timeout=300)
+        if made.returncode != 0:
+            self.skipTest(f"no venv here: {made.stderr.decode()[-300:]}")
+        py = os.path.join(venv, "bin", "python")
+        src = os.path.join(self.tmp, "src")        # a clean copy: the build never touches the tree
+        os.makedirs(src)
+        for f in ("instinct.py", "pyproject.toml", "README.md"):
+            shutil.copy(os.path.join(ROOT, f), src)
+        got = subprocess.run([py, "-m", "pip", "install", "-q", "--no-deps", src],
+                             capture_output=True, timeout=600)
+        if got.returncode != 0:
+            self.skipTest(f"pip could not install (offline?): {got.stderr.decode()[-300:]}")
+        env = child_env(self.home)
+        r = subprocess.run([os.path.join(venv, "bin", "instinct"), "setup", "claude-code", "--write"],
+                           capture_output=True, text=True, env=env, cwd=self.repo, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        server = json.loads(read(os.path.join(self.home, ".claude.json")))["mcpServers"]["instinct"]
+        self.assertEqual((server["command"], server["args"]),
+                         (os.path.join(venv, "bin", "instinct"), ["serve"]))     # the console script
+        self.assertNotIn("PYTHONPATH", server["env"])
+        commands = _commands(os.path.join(self.home, ".claude", "settings.json"))
+        self.assertEqual(shlex.split(commands[0])[:2], [py, "-S"])
+        _run_hooks(self, commands, n=6)                # installed: they run (and record)
+        self.assertTrue(os.path.exists(os.path.join(self.home, ".instinct", "instinct.db")))
+        got = subprocess.run([py, "-m", "pip", "uninstall", "-y", "-q", "instinct"],
+                             capture_output=True, timeout=300)
+        self.assertEqual(got.returncode, 0, got.stderr)
+        _run_hooks(self, commands)
+
+
+# --- every client printed and written (issue 4) ------------------------------------------
+class TestSetup(HookCase):
+    def run_setup(self, client, write, scope="user", python="/usr/bin/python3"):
+        return instinct.setup(client, write=write, scope=scope, home=self.tmp, project_dir=self.repo,
+                              python=python)
+
+    def existing_config(self, *parts, text):
+        """A client config file the user already has, under the fake home -> its path."""
+        path = os.path.join(self.tmp, *parts)
+        os.makedirs(os.path.dirname(path))
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def test_every_client_prints_and_writes_idempotently(self):
+        for client in instinct._Setup.CLIENTS:
+            with self.subTest(client=client):
+                printed = self.run_setup(client, write=False)
+                self.assertTrue(printed and all(not os.path.exists(r["path"]) for r in printed))
+                first = self.run_setup(client, write=True)
+                self.assertTrue(all(r["changed"] for r in first))
+                contents = {r["path"]: read(r["path"]) for r in first}
+                self.assertEqual(contents, {r["path"]: r["content"] for r in printed})
+                second = self.run_setup(client, write=True)
+                self.assertFalse(any(r["changed"] for r in second))
+                self.assertEqual({r["path"]: read(r["path"]) for r in second}, contents)
+
+    def test_merge_keeps_other_keys_and_writes_backup(self):
+        original = json.dumps({"mcpServers": {"other": {"command": "x"}}, "theme": "dark"})
+        mcp = self.existing_config(".cursor", "mcp.json", text=original)
+        self.run_setup("cursor", write=True)
+        data = json.loads(read(mcp))
+        self.assertEqual(data["theme"], "dark")
+        self.assertEqual(data["mcpServers"]["other"], {"command": "x"})
+        self.assertEqual(data["mcpServers"]["instinct"]["args"], ["-m", "instinct", "serve"])
+        self.assertEqual(read(mcp + ".bak"), original)
+
+    def test_claude_hooks_merge_replaces_only_ours(self):
+        mine = {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]}
+        settings = self.existing_config(".claude", "settings.json", text=json.dumps(
+            {"hooks": {"PostToolUse": [mine]}, "model": "opus"}))
+        self.run_setup("claude-code", write=True)
+        self.run_setup("claude-code", write=True)
+        data = json.loads(read(settings))
+        self.assertEqual(data["model"], "opus")
+        post = data["hooks"]["PostToolUse"]
+        self.assertEqual(post[0], mine)
+        self.assertEqual(len(post), 2)
+        ours = post[1]["hooks"][0]
+        self.assertNotIn("async", ours)    # synchronous: stored order = call order (issue 11)
+        self.assertNotIn("args", ours)     # shell form: Claude Code < 2.1.139 ignores `args`
+        self.assertEqual(ours["command"].split()[-2:], ["hook", "post-tool-use"])
+        self.assertEqual(set(data["hooks"]), {"SessionStart", "UserPromptSubmit", "PreToolUse",
+                                              "PostToolUse", "PostToolUseFailure", "SessionEnd"})
+
+    def test_windows_paths_are_escaped(self):
+        py = "C:\\Users\\dev\\tools\\python.exe"
+        r = self.run_setup("vscode", write=True, python=py)
+        data = json.loads(read(r[0]["path"]))
+        self.assertEqual(data["servers"]["instinct"]["command"], py)
+        self.assertIn("\\\\Users", r[0]["content"])
+
+    def test_codex_toml_and_goose_yaml_with_an_entry_are_refused_untouched(self):
+        """Issue 19: no in-place TOML/YAML editing; an entry setup did not mark is left to the user."""
+        toml = self.existing_config(".codex", "config.toml", text=(
+            'model = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n\n[mcp_servers.instinct]\ncommand = "old"\n'))
+        yaml = self.existing_config(".config", "goose", "config.yaml", text=(
+            "GOOSE_MODEL: gpt\nextensions:\n  developer:\n    enabled: true\n    type: builtin\n"))
+        for client, path in (("codex", toml), ("goose", yaml)):
+            before = read(path)
+            with self.assertRaises(instinct.ValidationError) as cm:
+                self.run_setup(client, write=True)
+            self.assertIn("# instinct:begin", str(cm.exception))          # the block to paste
+            self.assertEqual(read(path), before)
+            self.assertFalse(os.path.exists(path + ".bak"))
+
+    def test_written_hook_command_really_runs(self):
+        r = self.run_setup("claude-code", write=False, python=sys.executable)
+        hooks = json.loads(r[1]["content"])["hooks"]
+        handler = hooks["PostToolUse"][0]["hooks"][0]
+        p = subprocess.run(handler["command"], shell=True, input=json.dumps(self.payload("Bash", {"command": "pytest"})).encode(),
+                           capture_output=True, timeout=60, env={**os.environ, "INSTINCT_DB": self.db},
+                           cwd=self.tmp)
+        self.assertEqual((p.returncode, p.stdout, p.stderr), (0, b"", b""))
+        self.assertEqual(self.events()[0][1], "Bash(pytest)")
+
+    def test_cli_setup(self):
+        e = child_env(self.tmp, self.db)
+        r = cli_process("setup", "cursor", env=e)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('"instinct"', r.stdout)
+        r = cli_process("setup", "cursor", "--write", env=e)
+        self.assertTrue(r.stdout.startswith("wrote "), r.stdout)
+        r = cli_process("setup", "cursor", "--write", env=e)
+        self.assertTrue(r.stdout.startswith("unchanged "), r.stdout)
+        r = cli_process("setup", "nope", env=e)
+        self.assertEqual(r.returncode, 2)
 
 
 if __name__ == "__main__":

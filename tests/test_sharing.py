@@ -1,6 +1,11 @@
-"""Tests for section 16 (sharing): rules files, import, similar, merge, backup/restore, doctor, gc.
+"""Tests for section 16 (sharing): rules files, import, similar, merge, backup/restore, doctor, gc,
+an export with nothing to export; and lint (issue 20, part 3): learned rules against the rules
+files a project already has (CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc, .windsurf/rules/*.md,
+outside instinct's own block). Contradictions are shown with both sources; duplicates are not
+exported or briefed again.
 
-stdlib unittest only; real SQLite files in temp dirs; real subprocesses for the CLI.
+stdlib unittest only; real SQLite files in temp dirs; real subprocesses for the CLI and MCP.
+Run: python3 -m unittest -v tests.test_sharing
 """
 import json
 import os
@@ -12,12 +17,11 @@ import sys
 import unittest
 from datetime import datetime
 
-import instinct  # noqa: E402
-from instinct import InstinctStore, ValidationError  # noqa: E402
-from tests.helpers import (DAY, ROOT, ProjectCase, mcp_in_process, seeds_db,  # noqa: E402,F401
-                           setUpModule, tool_result)
-
-T0 = ProjectCase.T0           # the fixed "now" (2026-09) of the stores' injected clock
+import instinct
+from instinct import InstinctStore, ValidationError
+from tests.helpers import (DAY, INITIALIZED, ROOT, T0, Clock, ProjectCase, child_env, init_msg,
+                           mcp_in_process, read, req, rows, seeds_db, serve_once, setUpModule,
+                           tool_result, validate, write)
 
 
 def front_matter(text):
@@ -189,7 +193,7 @@ class TestWrite(_Base):
                 if fmt == "skill":
                     self.write(target, "---\nname: sk\ndescription: mine\n---\nHand-written skill\n")
                 before = self.read(target, "rb")
-                r = self.cli("export", "--format", fmt, "--write", target)
+                r = self.cli_process("export", "--format", fmt, "--write", target)
                 self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
                 self.assertIn("was not written by instinct", r.stderr)
                 self.assertEqual(self.read(target, "rb"), before)
@@ -308,20 +312,20 @@ class TestWrite(_Base):
 
     def test_cli_write(self):
         self.write(self.path, "# Mine\n")
-        r = self.cli("export", "--format", "claude", "--write", "CLAUDE.md")
+        r = self.cli_process("export", "--format", "claude", "--write", "CLAUDE.md")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("Wrote 1 rule to CLAUDE.md", r.stdout)
         data = self.read(self.path, "rb")
-        r = self.cli("export", "--format", "claude", "--write", "CLAUDE.md")
+        r = self.cli_process("export", "--format", "claude", "--write", "CLAUDE.md")
         self.assertEqual((r.returncode, r.stdout.strip()), (0, "CLAUDE.md is up to date (1 rule)"))
         self.assertEqual(self.read(self.path, "rb"), data)
-        r = self.cli("export", "--format", "claude", "--write", os.path.join(self.tmp, "x.md"))
+        r = self.cli_process("export", "--format", "claude", "--write", os.path.join(self.tmp, "x.md"))
         self.assertEqual(r.returncode, 2)
         self.assertRegex(r.stderr, r"^instinct: error: .*outside the project.*--force\)\n$")
-        r = self.cli("export", "--format", "claude", "--write", os.path.join(self.tmp, "x.md"), "--force")
+        r = self.cli_process("export", "--format", "claude", "--write", os.path.join(self.tmp, "x.md"), "--force")
         self.assertEqual(r.returncode, 0, r.stderr)
-        r = self.cli("--json", "export", "--force", "--write", os.path.join(self.tmp, "y.md"), "--format",
-                     "agents")
+        r = self.cli_process("--json", "export", "--force", "--write", os.path.join(self.tmp, "y.md"), "--format",
+                             "agents")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(json.loads(r.stdout)["path"], os.path.join(self.tmp, "y.md"))
 
@@ -395,7 +399,7 @@ class TestImport(_Base):
                 self.assertEqual(db_dump(self.db), before)
         with self.assertRaisesRegex(ValidationError, "cannot read"):
             self.store.import_rules(os.path.join(self.tmp, "missing.json"))
-        r = self.cli("import", self.file)
+        r = self.cli_process("import", self.file)
         self.assertEqual(r.returncode, 2)
         self.assertRegex(r.stderr, r"^instinct: error: .*record 1: .*\n$")
         self.assertEqual(r.stdout, "")
@@ -403,11 +407,11 @@ class TestImport(_Base):
 
     def test_cli_export_import_round_trip(self):
         out = os.path.join(self.tmp, "mine.json")
-        r = self.cli("export", "--write", out, "--force")
+        r = self.cli_process("export", "--write", out, "--force")
         self.assertEqual(r.returncode, 0, r.stderr)
         other = os.path.join(self.tmp, "other.db")
         for _ in range(2):
-            r = self.cli("import", out, db=other)
+            r = self.cli_process("import", out, db=other)
             self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("0 added, 0 updated, 2 unchanged", r.stdout)
         mine = {(x["pattern"], x["confidence"]) for x in self.store.export_rules()}
@@ -434,7 +438,7 @@ class TestSimilarAndMerge(_Base):
         self.assertEqual(len(self.store.similar(limit=1)), 1)
         with self.assertRaises(ValidationError):
             self.store.similar(threshold=1.5)
-        r = self.cli("similar", "--threshold", "0.7")
+        r = self.cli_process("similar", "--threshold", "0.7")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("0.75  seq:test->fix->test->fix  ~  seq:test->fix->test", r.stdout)
         self.assertIn("1 similar pair (", r.stdout)
@@ -442,11 +446,11 @@ class TestSimilarAndMerge(_Base):
     def test_merge_via_cli(self):
         self.observe("seq:test->fix", 3)
         self.observe("seq:test->fix->test", 4)
-        r = self.cli("merge", "seq:test->fix", "seq:test->fix->test")
+        r = self.cli_process("merge", "seq:test->fix", "seq:test->fix->test")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout.strip(), "seq:test->fix -> seq:test->fix->test (1 rows merged)")
         self.assertEqual(self.store.get("seq:test->fix->test")["confidence"], 7)
-        self.cli("observe", "seq:test->fix")
+        self.cli_process("observe", "seq:test->fix")
         self.assertEqual(self.store.get("seq:test->fix->test")["confidence"], 8)
         self.assertEqual(self.store.similar(), [])
 
@@ -528,7 +532,7 @@ class TestBackupRestore(_Base):
                          [("seq:a->b", 4), ("seq:c->d", 2)])
         kept.close()
         self.assertTrue(self.store.doctor()["ok"])
-        r = self.cli("restore", snap)
+        r = self.cli_process("restore", snap)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("previous database is kept as " + self.db + ".bak", r.stdout)
 
@@ -538,9 +542,9 @@ class TestBackupRestore(_Base):
         with self.assertRaisesRegex(ValidationError, "already exists"):
             self.store.backup(target)
         self.assertEqual(self.read(target), "precious")
-        r = self.cli("backup", target)
+        r = self.cli_process("backup", target)
         self.assertEqual(r.returncode, 2)
-        r = self.cli("backup", "--force", target)
+        r = self.cli_process("backup", "--force", target)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertRegex(r.stdout, r"^Backed up 0 instincts and 0 events to ")
         for bad in (self.db, self.dbdir, os.path.join(self.tmp, "nodir", "b.db")):
@@ -589,7 +593,7 @@ class TestBackupRestore(_Base):
     # helpers shared with the doctor tests
     def _big_db(self):
         path = os.path.join(self.tmp, "big.db")
-        s = InstinctStore(path, clock=lambda: T0)
+        s = InstinctStore(path, clock=Clock())
         with s._write() as c:
             c.executemany("INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen,"
                           " project) VALUES (?, 'sequence', ?, 't', 't', '')",
@@ -617,7 +621,7 @@ class TestDoctor(_Base):
         self.assertEqual([c["name"] for c in r["checks"]],
                          ["integrity", "schema", "fts", "wal", "modes", "aliases", "anchors", "lint"])
         self.assertTrue(all(c["ok"] and c["level"] == "ok" for c in r["checks"]), r)
-        cli = self.cli("doctor")
+        cli = self.cli_process("doctor")
         self.assertEqual(cli.returncode, 0, cli.stdout + cli.stderr)
         self.assertTrue(cli.stdout.strip().endswith(": healthy"), cli.stdout)
 
@@ -625,20 +629,20 @@ class TestDoctor(_Base):
         copy = os.path.join(self.dbdir, "copy.db")
         shutil.copyfile(TestBackupRestore._big_db(self), copy)
         os.chmod(copy, 0o600)
-        self.assertEqual(self.cli("doctor", db=copy).returncode, 0)
+        self.assertEqual(self.cli_process("doctor", db=copy).returncode, 0)
         TestBackupRestore._damage(copy)
-        r = self.cli("doctor", db=copy)
+        r = self.cli_process("doctor", db=copy)
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertNotIn("Traceback", r.stderr)
         self.assertRegex(r.stdout, r"(?m)^  ERROR +integrity ")
         self.assertRegex(r.stdout, r"(?m)^.*copy\.db: [1-9]\d* problems?, \d+ warnings?$")
-        r = self.cli("--json", "doctor", db=copy)
+        r = self.cli_process("--json", "doctor", db=copy)
         self.assertEqual(r.returncode, 1)
         self.assertFalse(json.loads(r.stdout)["ok"])
         # not a database at all: reported, not a traceback
         junk = os.path.join(self.dbdir, "junk.db")
         self.write(junk, b"\x00garbage" * 1000)
-        r = self.cli("doctor", db=junk)
+        r = self.cli_process("doctor", db=junk)
         self.assertEqual(r.returncode, 1)
         self.assertRegex(r.stdout, r"(?m)^  ERROR +open +.*not an instinct database")
 
@@ -715,7 +719,7 @@ class TestGC(_Base):
         self.assertTrue(self.store.doctor()["ok"])
         self.assertEqual(os.path.getsize(self.db + "-wal") if os.path.exists(self.db + "-wal") else 0, 0)
         self.store.close()
-        out = self.cli("gc")
+        out = self.cli_process("gc")
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertRegex(out.stdout, r"^Aliases applied: 0\nDecayed: 0\nDeleted: 0\nEvents pruned: \d+\n"
                                      r"Memories archived: 0\nArchived memories deleted: 0\n"
@@ -750,6 +754,258 @@ class TestSurface(_Base):
         schemas = {t["name"]: t["outputSchema"] for t in tools["result"]["tools"]}
         self.assertIn("rules", schemas["export_rules"]["properties"])
         self.assertEqual(schemas["similar"]["required"], ["pairs", "count"])
+
+
+# --- an export with nothing to export (issue 21) -----------------------------------------
+class TestExportNothing(ProjectCase):
+    def test_no_rules_writes_no_file_and_a_rules_file_holds_what_the_briefing_shows(self):
+        target = os.path.join(self.proj, "CLAUDE.md")
+        r = self.cli_process("export", "--format", "claude", "--write", "CLAUDE.md")
+        self.assertEqual((r.returncode, r.stdout), (1, ""))
+        self.assertEqual(r.stderr, "instinct: error: nothing the session briefing shows here to "
+                         f"export, {target} not written; no pattern is mature yet (instinct "
+                         "import-history learns from past sessions)\n")
+        self.observe("pref:tabs", 6, project=self.proj)
+        self.observe("seq:lint->test", 7)
+        self.store.consolidate()
+        briefing = [ln[2:] for ln in self.store.briefing(self.proj).splitlines()
+                    if ln.startswith("- ")]
+        self.assertEqual(len(briefing), 2)
+        for fmt, path in (("claude", target), ("cursor", os.path.join(self.proj, ".cursor", "rules",
+                                                                        "instinct.mdc"))):
+            with self.subTest(fmt=fmt):
+                r = self.cli_process("export", "--format", fmt, "--write", self.proj)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                lines = [ln[2:] for ln in self.read(path).splitlines() if ln.startswith("- ")]
+                self.assertEqual(lines, briefing)                 # the same items, same words
+        r = self.cli_process("export", "--format", "claude", "--write", "CLAUDE.md",
+                             "--min-confidence", "7")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("Preference: tabs", self.read(target))
+        # a block instinct wrote before is brought up to date, to nothing if need be
+        r = self.cli_process("export", "--format", "claude", "--write", "CLAUDE.md",
+                             "--min-confidence", "50")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("No rules learned yet.", self.read(target))
+
+    def test_the_mcp_tool_gets_the_same_error(self):
+        with self.assertRaisesRegex(instinct.NotFoundError,
+                                    "nothing the session briefing shows here to export"):
+            self.store.export_rules(format="agents", write=os.path.join(self.proj, "AGENTS.md"))
+        self.assertFalse(os.path.exists(os.path.join(self.proj, "AGENTS.md")))
+
+
+# --- lint: learned rules against the project's rules files (issue 20, part 3) -------------
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+
+CLAUDE_MD = """# Storefront
+
+Next.js storefront for the shop; the API client is generated from `openapi.yaml`.
+
+## Setup
+
+Use npm for dependencies:
+
+```bash
+npm install
+npm run dev
+```
+
+## Tests
+
+Run `make test` before pushing; it starts the mock API first.
+"""
+AGENTS_MD = """# AGENTS.md
+
+## Conventions
+
+- Lint with `npx eslint .` before you push.
+- Do not run `jest` directly; it skips the setup file.
+- Components live in `src/components/`, one per folder.
+"""
+CURSOR_MDC = """---
+description: Dependencies
+globs: package.json
+alwaysApply: false
+---
+Prefer the standard library first; no new dependency without a reason in the PR.
+"""
+WINDSURF_MD = """---
+trigger: always_on
+---
+# Workflow
+
+Before committing, run `npx eslint .` and then `npx tsc --noEmit`.
+"""
+
+
+class _LintCase(ProjectCase):
+    def learn(self, *patterns, n=6, source=""):
+        fp = instinct.project_fingerprint(self.proj)
+        for p in patterns:
+            for _ in range(n):
+                self.store.observe(p, project=fp, source=source)
+        self.store.consolidate()
+
+    def files(self, **named):
+        for rel, text in named.items():
+            write(os.path.join(self.proj, rel), text)
+
+    @staticmethod
+    def short(found):
+        return sorted((f["kind"], f["pattern"], f["file"], f["line"]) for f in found)
+
+
+class TestPlanted(_LintCase):
+    def setUp(self):
+        super().setUp()
+        self.files(**{"CLAUDE.md": CLAUDE_MD, "AGENTS.md": AGENTS_MD,
+                      ".cursor/rules/deps.mdc": CURSOR_MDC, ".windsurf/rules/workflow.md": WINDSURF_MD})
+        self.learn("pref:pkg=pnpm", "pref:test=pnpm test", "pref:lint=npx eslint",
+                   "pref:standard-library-first", "seq:npx eslint->Edit->npx tsc->git commit",
+                   "fix:pnpm test by Edit", "combo:git diff+git status", "pref:format=npx prettier")
+
+    def test_contradictions_and_duplicates_found_in_every_rules_file(self):
+        found = self.store.lint()
+        self.assertEqual(self.short(found), [
+            ("contradiction", "pref:pkg=pnpm", "CLAUDE.md", 7),
+            ("contradiction", "pref:test=pnpm test", "CLAUDE.md", 16),
+            ("duplicate", "pref:lint=npx eslint", "AGENTS.md", 5),
+            ("duplicate", "pref:standard-library-first", ".cursor/rules/deps.mdc", 6),
+            ("duplicate", "seq:npx eslint->Edit->npx tsc->git commit", ".windsurf/rules/workflow.md", 6)])
+        test = next(f for f in found if f["pattern"] == "pref:test=pnpm test")
+        self.assertEqual((test["learned"], test["written"]),
+                         ("Tests here: pnpm test", "Run `make test` before pushing; it starts the mock API first."))
+        self.assertEqual(found, self.store.lint())                 # deterministic
+        for f in found:
+            self.assertEqual(validate(f, instinct._Lint.FINDING), [])
+
+    def test_a_learned_command_the_file_forbids_is_a_contradiction(self):
+        self.learn("pref:test=jest")
+        f = next(f for f in self.store.lint() if f["pattern"] == "pref:test=jest")
+        self.assertEqual((f["kind"], f["file"], f["line"]), ("contradiction", "AGENTS.md", 6))
+
+    def test_cli_shows_both_sources_and_exits_1(self):
+        r = self.cli_process("lint")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("  contradiction learned: Preference: pkg = pnpm (pref:pkg=pnpm)\n"
+                      "                written: CLAUDE.md:7: Use npm for dependencies:\n", r.stdout)
+        self.assertTrue(r.stdout.endswith("2 contradictions, 3 duplicates of the rules written here\n"))
+        r = self.cli_process("lint", "--json")
+        self.assertEqual(len(json.loads(r.stdout)), 5)
+        other = os.path.join(self.tmp, "elsewhere")
+        os.mkdir(other)
+        r = self.cli_process("lint", cwd=other)                         # another project: its own files
+        self.assertEqual((r.returncode, r.stdout.strip()),
+                         (0, "0 contradictions, 0 duplicates of the rules written here"))
+
+    def test_doctor_reports_lint(self):
+        check = {c["name"]: c for c in self.store.doctor()["checks"]}["lint"]
+        self.assertEqual((check["level"], check["detail"]),
+                         ("warn", "2 contradiction(s), 3 duplicate(s) of the rules written here; "
+                                  "run: instinct lint"))
+
+    def test_export_write_omits_duplicates_and_reports_lint(self):
+        self.learn("pref:test=pnpm test", "pref:lint=npx eslint", "pref:pkg=pnpm", n=4)   # now rules
+        r = self.cli_process("export", "--format", "agents", "--write", "AGENTS.md")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # what the briefing shows (mature and up), without what the user wrote already
+        self.assertTrue(r.stdout.startswith("Wrote 5 rules to AGENTS.md (agents)\n"), r.stdout)
+        self.assertIn("  contradiction learned: Preference: pkg = pnpm (pref:pkg=pnpm)\n"
+                      "                written: CLAUDE.md:7: Use npm for dependencies:\n", r.stdout)
+        self.assertIn("  duplicate     learned: Lint here: npx eslint (pref:lint=npx eslint)\n", r.stdout)
+        block = read(os.path.join(self.proj, "AGENTS.md")).split("<!-- instinct:begin -->")[1]
+        self.assertIn("- Preference: pkg = pnpm (rule", block)     # a contradiction stays, shown
+        self.assertIn("- Tests here: pnpm test (rule", block)
+        self.assertNotIn("standard-library-first", block)
+        self.assertNotIn("eslint", block)                          # the user wrote it already
+        self.assertEqual(len(self.store.lint()), 5)                # our own block is not read
+
+    def test_lint_duplicates_for_the_presenters(self):
+        rows = self.store.suggest(project=instinct.project_fingerprint(self.proj))
+        kept = {r["pattern"] for r in instinct._Lint.duplicates(self.proj, rows)}
+        self.assertEqual(kept, {r["pattern"] for r in rows} - {
+            "pref:lint=npx eslint", "pref:standard-library-first",
+            "seq:npx eslint->Edit->npx tsc->git commit"})
+
+    def test_mcp_lint_tool(self):
+        msgs = [init_msg("2025-06-18"), INITIALIZED,
+                req(2, "tools/call", {"name": "lint", "arguments": {}})]
+        replies, _ = serve_once(msgs, child_env(db=self.db, INSTINCT_MCP_TOOLS="all"), self.proj)
+        res = next(m for m in replies if m.get("id") == 2)["result"]
+        self.assertFalse(res.get("isError"))
+        self.assertEqual(res["structuredContent"]["count"], 5)
+        self.assertEqual(self.short(res["structuredContent"]["findings"]), self.short(self.store.lint()))
+
+
+class TestClean(_LintCase):
+    LEARNED = ("pref:typecheck=uv run mypy", "pref:stdlib-first", "pref:no-emoji-in-commit-messages",
+               "seq:uv run ruff format->uv run mypy->git commit", "fix:uv run pytest by Edit",
+               "combo:git diff+git status", "seq:uv run alembic upgrade->uv run pytest",
+               "pref:build=uv build")
+
+    def setUp(self):
+        super().setUp()
+        self.text = read(os.path.join(FIXTURES, "clean_CLAUDE.md"))
+        self.assertEqual(len(self.text.splitlines()), 200)
+        self.files(**{"CLAUDE.md": self.text})
+        self.learn(*self.LEARNED, source="hooks")
+
+    def test_a_clean_200_line_claude_md_gives_nothing(self):
+        self.assertEqual(self.store.lint(), [])
+        r = self.cli_process("lint")
+        self.assertEqual((r.returncode, r.stdout), (0, "0 contradictions, 0 duplicates of the rules written here\n"))
+        check = {c["name"]: c for c in self.store.doctor()["checks"]}["lint"]
+        self.assertEqual(check["level"], "ok")
+
+    def test_one_planted_line_gives_one_finding(self):
+        for line, *want in (("Type-check with `uv run pyright`.", ("contradiction", "pref:typecheck=uv run mypy")),
+                           ("Before committing: `uv run ruff format .`, then `uv run mypy app`.",
+                            ("duplicate", "pref:typecheck=uv run mypy"),
+                            ("duplicate", "seq:uv run ruff format->uv run mypy->git commit")),
+                           ("- Stdlib first, always.", ("duplicate", "pref:stdlib-first"))):
+            with self.subTest(line=line):
+                self.files(**{"CLAUDE.md": self.text + "\n" + line + "\n"})
+                self.assertEqual(sorted((f["kind"], f["pattern"], f["line"]) for f in self.store.lint()),
+                                 [w + (202,) for w in want])
+
+    def test_what_the_file_already_says_is_a_duplicate_not_a_contradiction(self):
+        self.learn("pref:test=uv run pytest", "pref:lint=ruff check", "pref:pkg=pnpm")
+        self.assertEqual(self.short(self.store.lint()), [
+            ("duplicate", "pref:lint=ruff check", "CLAUDE.md", 53),
+            ("duplicate", "pref:pkg=pnpm", "CLAUDE.md", 41),
+            ("duplicate", "pref:test=uv run pytest", "CLAUDE.md", 51)])
+
+
+class TestOwnText(_LintCase):
+    def test_instincts_own_block_and_files_are_not_read(self):
+        self.files(**{"CLAUDE.md": "# Mine\n\nKeep it short.\n"})
+        self.learn("pref:test=pnpm test", "seq:pnpm run lint->pnpm test", n=10)
+        for fmt, target in (("claude", "CLAUDE.md"), ("cursor", "."), ("windsurf", "."), ("agents", ".")):
+            self.assertEqual(self.store.export_rules(format=fmt, write=target)["included"], 2)
+        self.assertEqual(self.store.lint(), [])
+        self.assertEqual(self.store.export_rules(format="claude", write="CLAUDE.md")["included"], 2)
+        quoted = ("# Mine\n\n```markdown\n<!-- instinct:begin -->\n```\n\nRun `pnpm test` first.\n\n"
+                  "```markdown\n<!-- instinct:end -->\n```\n")
+        self.files(**{"CLAUDE.md": quoted})            # markers quoted in a fence are not ours
+        self.assertEqual(self.short(self.store.lint()), [("duplicate", "pref:test=pnpm test", "CLAUDE.md", 7)])
+
+
+class TestProse(unittest.TestCase):
+    def test_mentions_and_negation(self):
+        cases = {
+            "Use `pnpm`, not `npm`.": [("pnpm", False), ("npm", True)],
+            "Never run `npm install`, `npm ci` or yarn; use pnpm.": [
+                ("npm install", True), ("npm ci", True), ("yarn", True), ("pnpm", False)],
+            "Prefer uv over pip.": [("uv", False), ("pip", True)],
+            "We publish the package to npm.": [],
+            "Don\u2019t use npm, always use pnpm": [("npm", True), ("pnpm", False)],
+            "Tests run with `uv run pytest -x`, not `python -m unittest`.": [
+                ("uv run pytest", False), ("python -m unittest", True)],
+        }
+        for line, want in cases.items():
+            with self.subTest(line=line):
+                self.assertEqual(instinct._Lint.prose_mentions(line), want)
 
 
 if __name__ == "__main__":

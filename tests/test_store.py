@@ -20,8 +20,6 @@ from instinct import InstinctStore, ValidationError  # noqa: E402
 from tests.helpers import (INITIALIZED, INSTINCT_PY, ProjectCase, init_msg, python_child,  # noqa: E402,F401
                            raw_bytes, req, serve_once, setUpModule)
 
-T0 = ProjectCase.T0
-
 
 def mode(path):
     return stat.S_IMODE(os.stat(path).st_mode)
@@ -186,15 +184,15 @@ class TestBoundedInput(_Base):
     @unittest.skipUnless(hasattr(os, "mkfifo"), "needs FIFOs")
     def test_cli_import_refuses_a_fifo_and_an_oversized_file(self):
         big = self.sparse("big.json", instinct.MAX_IMPORT_BYTES + 1)
-        r = self.cli("import", big)
+        r = self.cli_process("import", big)
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
         self.assertIn("larger than 128 MiB", r.stderr)
-        r = self.cli("import", self.fifo("rules.json"), timeout=30)      # would block forever
+        r = self.cli_process("import", self.fifo("rules.json"), timeout=30)      # would block forever
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("not a regular file", r.stderr)
         self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
-        r = self.cli("import", "/dev/null")                             # a device, even an empty one
+        r = self.cli_process("import", "/dev/null")                             # a device, even an empty one
         self.assertIn("not a regular file", r.stderr)
         self.assertEqual(self.store.stats()["total"], 0)
 
@@ -333,7 +331,7 @@ class TestReadOnly(_Base):
         c = sqlite3.connect(self.db)           # an open reader keeps the next writer's WAL
         c.execute("SELECT count(*) FROM instincts").fetchall()
         self.addCleanup(c.close)
-        self.assertEqual(self.cli("observe", "seq:a->b").returncode, 0)
+        self.assertEqual(self.cli_process("observe", "seq:a->b").returncode, 0)
         self.assertTrue(os.path.exists(self.db + "-wal"))
         self.check_reads(prefix, total=2)
         r = self.run_ro(prefix, "--json", "get", "seq:a->b")
@@ -424,7 +422,7 @@ class TestPurge(_Base):
         self.store.close()
         import shutil
         shutil.copy(self.db, self.db + ".bak")               # what restore keeps
-        r = self.cli("--json", "purge", "zqxsecret")
+        r = self.cli_process("--json", "purge", "zqxsecret")
         self.assertEqual(r.returncode, 0, r.stderr)
         out = json.loads(r.stdout)
         self.assertEqual((out["instincts"], out["memories"]), (1, 1))
@@ -436,8 +434,8 @@ class TestPurge(_Base):
         s = self.open(self.db)
         self.assertEqual(s.stats()["total"], 1)
         self.assertEqual([m["title"] for m in s.memories()], ["Prefers short answers"])
-        self.assertEqual(self.cli("purge", "zqxsecret").returncode, 0)       # idempotent
-        r = self.cli("purge", "abc")
+        self.assertEqual(self.cli_process("purge", "zqxsecret").returncode, 0)       # idempotent
+        r = self.cli_process("purge", "abc")
         self.assertEqual(r.returncode, 2)
         self.assertIn("at least 4 characters", r.stderr)
         self.assertTrue(instinct.OPERATIONS["purge"].destructive)
@@ -535,7 +533,7 @@ class TestRestore(_Base):
             self.store.restore(bad)
         self.assertIn("invalid values", str(cm.exception))
         self.assertEqual(self.store.get("seq:from->backup")["confidence"], 8)
-        r = self.cli("restore", bad)
+        r = self.cli_process("restore", bad)
         self.assertEqual(r.returncode, 2)
         self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
 
@@ -596,7 +594,7 @@ class TestMemorySecrets(_Base):
         plain = self.store.remember("user", "Prefers pytest", "Run pytest -q; commit 3f2a9c0d1e4b5a69 fixed it.")
         self.assertNotIn("warnings", plain)
         self.assertEqual(plain["content"], "Run pytest -q; commit 3f2a9c0d1e4b5a69 fixed it.")
-        r = self.cli("remember", "reference", "CI token", f"the token is {GH}")
+        r = self.cli_process("remember", "reference", "CI token", f"the token is {GH}")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("warning: secret-looking text in content", r.stdout)
         self.assertNotIn(GH, r.stdout)

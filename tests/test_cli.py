@@ -1,22 +1,137 @@
-"""The CLI's edges (issue 21): a closed pipe, Ctrl-C during import-history, an old Python, usage
-errors in one line that name the CLI's own flags, folder imports and symlinks out of the folder,
-an export with nothing to export, and what the package and README promise."""
-import json
+"""Tests for the command line: the README's command table and MCP tool list are generated from
+the operation registry by tools/cli_reference.py (issue 12) and its --check catches drift; the
+exit codes (issue 12); the CLI's edges (issue 21): a closed pipe, an old Python, usage errors in
+one line that name the CLI's own flags; what the package and README promise, and the seeds'
+import `from instinct.store import InstinctStore` from the one copied file.
+Run: python3 -m unittest -v tests.test_cli
+"""
 import os
 import re
 import shutil
-import signal
-import sqlite3
 import subprocess
 import sys
-import time
 import unittest
+from pathlib import Path
 
 import instinct
-from tests.helpers import (INSTINCT_PY, ROOT, ProjectCase, StoreCase, child_env,  # noqa: F401
-                           find_python, python_child, rows, run_instinct, setUpModule,
-                           subcommands, temp_dir, write)
-from tests.test_history import claude_dir_name, make_history
+from tests.helpers import (ROOT, StoreCase, child_env, cli_process, find_python, python_child,
+                           read, rows, setUpModule, subcommands, temp_dir)
+
+
+HERE = Path(ROOT)
+INSTINCT_PY = HERE / "instinct.py"
+CLI_REFERENCE = HERE / "tools" / "cli_reference.py"
+
+
+class TestCliReference(unittest.TestCase):
+    """README's command table and MCP tool list are generated from the registry
+    (tools/cli_reference.py) and CI fails when they drift."""
+
+    def setUp(self):
+        self.tmp = Path(temp_dir(self))
+
+    def run_tool(self, *args, tool=CLI_REFERENCE):
+        return subprocess.run([sys.executable, str(tool), *args], capture_output=True, text=True,
+                              timeout=120, env=child_env(self.tmp), cwd=str(self.tmp))
+
+    def assertStale(self, r, *expected):
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        self.assertIn("cli_reference.py --write", r.stderr)
+        for text in expected:
+            self.assertIn(text, r.stderr)
+
+    def test_readme_is_what_the_registry_generates(self):
+        r = self.run_tool("--check")
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
+
+    def test_every_command_and_tool_is_in_the_generated_blocks(self):
+        r = self.run_tool()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = re.findall(r"^\| `([a-z-]+)[^`]*` \| .+ \| (?:`([a-z_]+)`|—)", r.stdout, re.M)
+        cmds = subcommands(instinct.build_parser())
+        self.assertEqual([c for c, _ in rows], list(cmds))
+        ops = {op.cli: op.mcp for op in instinct.OPERATIONS.values()}
+        self.assertEqual({c: t for c, t in rows if t}, ops)
+        self.assertEqual(len(rows), len(ops) + len(instinct._CLI.EXTRAS))
+        for row in ("| `config [KEY [VALUE]]` |", "| `feedback PATTERN good\\|bad [--note NOTE] ",
+                    "| `memory_forget` (listed, destructive) |", "| `list_instincts` (read-only) |"):
+            self.assertIn(row, r.stdout)
+        lean = re.search(r"^- listed by default \((\d+)\): (.*);$", r.stdout, re.M)
+        self.assertEqual(int(lean.group(1)), len(instinct._MCP.LEAN_TOOLS))
+        self.assertEqual(set(re.findall(r"`(\w+)`", lean.group(2))), set(instinct._MCP.LEAN_TOOLS))
+
+    def test_check_names_a_changed_row_and_write_repairs_it(self):
+        readme = (HERE / "README.md").read_text(encoding="utf-8")
+        row = next(line for line in readme.splitlines() if line.startswith("| `decay "))
+        copy = self.tmp / "README.md"
+        copy.write_text(readme.replace(row, row.replace("lose 1", "lose 2")), encoding="utf-8")
+        before = copy.read_bytes()
+        line = readme.splitlines().index(row) + 1
+        self.assertStale(self.run_tool("--check", "--readme", str(copy)),
+                         f"line {line} (cli-reference block)", "lose 2", "lose 1")
+        self.assertEqual(copy.read_bytes(), before, "--check must not write")
+        r = self.run_tool("--write", "--readme", str(copy))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(copy.read_text(encoding="utf-8"), readme)
+        self.assertEqual(self.run_tool("--check", "--readme", str(copy)).returncode, 0)
+
+    def test_check_sees_a_registry_change(self):
+        (self.tmp / "tools").mkdir()
+        tool = self.tmp / "tools" / "cli_reference.py"
+        shutil.copy(CLI_REFERENCE, tool)
+        shutil.copy(HERE / "README.md", self.tmp / "README.md")
+        src = INSTINCT_PY.read_text(encoding="utf-8")
+        self.assertEqual(src.count('"""Record one occurrence of a pattern:'), 1)
+        (self.tmp / "instinct.py").write_text(
+            src.replace('"""Record one occurrence of a pattern:', '"""Count one sighting of a pattern:'),
+            encoding="utf-8")
+        self.assertStale(self.run_tool("--check", tool=tool), "Count one sighting")
+        self.assertEqual(self.run_tool("--write", tool=tool).returncode, 0)
+        self.assertIn("| Count one sighting of a pattern:",
+                      (self.tmp / "README.md").read_text(encoding="utf-8"))
+        self.assertEqual(self.run_tool("--check", tool=tool).returncode, 0)
+
+    def test_a_readme_without_markers_is_refused(self):
+        copy = self.tmp / "README.md"
+        copy.write_text((HERE / "README.md").read_text(encoding="utf-8")
+                        .replace("<!-- mcp-tools: end -->\n", ""), encoding="utf-8")
+        for mode in ("--check", "--write"):
+            with self.subTest(mode=mode):
+                r = self.run_tool(mode, "--readme", str(copy))
+                self.assertEqual(r.returncode, 1)
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                self.assertIn("<!-- mcp-tools: end -->", r.stderr)
+
+
+# --- exit codes and the CLI's edges (issues 12 and 21) -----------------------------------
+class TestCommandLine(StoreCase):
+    def test_version_after_the_command(self):
+        for args in (["--version"], ["suggest", "--version"], ["--db", str(self.db), "stats", "--version"]):
+            with self.subTest(args=args):
+                r = self.cli_process(*args)
+                self.assertEqual((r.returncode, r.stdout.strip()), (0, f"instinct {instinct.__version__}"))
+
+    def test_main_returns_the_exit_code(self):
+        self.assertEqual(self.cli_in_process("observe", "seq:a")[0], 0)
+        self.assertEqual(self.cli_in_process("get", "seq:missing")[0], 1)
+        self.assertEqual(self.cli_in_process("list", "--limit", "0")[0], 2)
+        # the same from a process whose own code runs after main() returns
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); import instinct;"
+                "sys.argv = ['instinct', '--db', sys.argv[2], 'get', 'seq:missing'];"
+                "c = instinct.main(); print('after', c)")
+        r = subprocess.run([sys.executable, "-c", code, ROOT, str(self.db)],
+                           capture_output=True, text=True, timeout=60, env=child_env(self.tmp))
+        self.assertEqual((r.returncode, r.stdout), (0, "after 1\n"), r.stderr)
+
+    def test_readme_exit_codes_are_true(self):
+        bad = self.cli_process("list", "--limit", "-1")
+        self.assertOneLineError(bad, 2)
+        missing = self.cli_process("get", "seq:nothing")
+        self.assertOneLineError(missing, 1)
+        readme = read(os.path.join(ROOT, "README.md"))
+        self.assertIn("refused input (a value a parameter does not allow) exit 2", readme)
 
 
 def closed_pipe_run(argv, env, cwd=None):
@@ -63,64 +178,6 @@ class TestClosedPipe(StoreCase):
                 self.assertEqual(got, (0, ""))
 
 
-class TestInterruptedImport(unittest.TestCase):
-    N = 300
-
-    def setUp(self):
-        self.home = temp_dir(self)
-        self.repo = os.path.join(self.home, "work", "shop")
-        os.makedirs(os.path.join(self.repo, ".git"))
-        self.db = os.path.join(self.home, "store.db")
-        folder = os.path.join(self.home, ".claude", "projects", claude_dir_name(self.repo))
-        start = time.time() - 20 * 86400
-        for sid, tr, _ in make_history(n=self.N, cwd=self.repo, start=start, spacing=3600):
-            write(os.path.join(folder, sid + ".jsonl"), tr.text())
-
-    def sessions(self):
-        if not os.path.exists(self.db):
-            return 0
-        con = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=30)
-        try:
-            return con.execute("SELECT count(DISTINCT session) FROM events"
-                               " WHERE kind IN ('tool', 'tool_fail')").fetchone()[0]
-        except sqlite3.Error:
-            return 0
-        finally:
-            con.close()
-
-    def test_ctrl_c_says_how_far_it_got_and_a_rerun_continues(self):
-        env = child_env(self.home, self.db)
-        proc = subprocess.Popen([sys.executable, INSTINCT_PY, "import-history"], cwd=self.repo,
-                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.time() + 120
-        while self.sessions() < 3 and proc.poll() is None and time.time() < deadline:
-            time.sleep(0.02)
-        self.assertIsNone(proc.poll(), "the import ended before it could be interrupted")
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=120)
-        self.assertEqual(proc.returncode, 130, err)
-        self.assertEqual(out, "")
-        m = re.fullmatch(r"instinct: interrupted after (\d+) of (\d+) sessions \(those are kept\); "
-                         r"run the same command again to continue\n", err)
-        self.assertIsNotNone(m, err)
-        done, total = int(m.group(1)), int(m.group(2))
-        self.assertEqual(total, self.N)
-        self.assertLess(done, self.N)
-        kept = self.sessions()
-        self.assertIn(kept, (done, done + 1))      # the one after the last count may be in too
-        rerun = run_instinct("--json", "import-history", env=env, cwd=self.repo, timeout=600)
-        self.assertEqual(rerun.returncode, 0, rerun.stderr)
-        r = json.loads(rerun.stdout)
-        self.assertEqual((r["skipped"], r["imported"]), (kept, self.N - kept))
-        self.assertEqual(self.sessions(), self.N)
-        con = sqlite3.connect(self.db)
-        try:
-            mined = con.execute("SELECT count(*) FROM mined_sessions").fetchone()[0]
-        finally:
-            con.close()
-        self.assertEqual(mined, self.N)           # the interrupted run's unmined ones too
-
-
 class TestOldPython(unittest.TestCase):
     """The version check comes before anything Python 3.8 cannot run (a dict | dict at class
     creation was the first): one line, no traceback; a hook still exits 0."""
@@ -150,7 +207,7 @@ class TestOldPython(unittest.TestCase):
             self.skipTest("no Python 3.8 on this machine (the faked version is tested above)")
         for argv, code in ((["--version"], 1), (["hook", "session-start"], 0)):
             with self.subTest(argv=argv):
-                proc = run_instinct(*argv, python=py, input="{}", env=child_env(temp_dir(self)))
+                proc = cli_process(*argv, python=py, input="{}", env=child_env(temp_dir(self)))
                 self.assertEqual((proc.returncode, proc.stdout), (code, ""))
                 self.assertEqual(proc.stderr, "instinct needs Python 3.10+ (this is Python 3.8)\n")
 
@@ -165,7 +222,7 @@ class TestUsageErrors(StoreCase):
                      "instinct: error: argument --min-confidence: must be >= 0"}
         for argv, line in cases.items():
             with self.subTest(argv=argv):
-                self.assertEqual(self.assertOneLineError(self.run_cli(*argv), 2), line)
+                self.assertEqual(self.assertOneLineError(self.cli_process(*argv), 2), line)
         with self.assertRaisesRegex(instinct.ValidationError,
                                     r"^argument 'days_inactive' must be >= 1$"):
             self.store.decay(days_inactive=-5)           # the API and MCP keep the parameter's name
@@ -183,7 +240,7 @@ class TestUsageErrors(StoreCase):
                      "(did you mean '--scope'?)"}
         for argv, line in cases.items():
             with self.subTest(argv=argv):
-                self.assertEqual(self.assertOneLineError(self.run_cli(*argv), 2), line)
+                self.assertEqual(self.assertOneLineError(self.cli_process(*argv), 2), line)
 
     def test_every_usage_error_is_one_line_exit_2(self):
         for argv in (["get"], ["export", "--format", "nope"], ["decay", "--days", "x"],
@@ -191,7 +248,7 @@ class TestUsageErrors(StoreCase):
                      ["similar", "--threshold", "nan"], ["list", "--level"], ["recall"],
                      ["config", "a", "b", "c"], ["--db"]):
             with self.subTest(argv=argv):
-                line = self.assertOneLineError(self.run_cli(*argv), 2)
+                line = self.assertOneLineError(self.cli_process(*argv), 2)
                 self.assertNotIn("usage:", line)
 
     def test_metavars_say_what_a_value_is(self):
@@ -208,8 +265,8 @@ class TestUsageErrors(StoreCase):
                         self.assertEqual(shown[p.flag], want)
                     elif p.name in ("write", "path"):
                         self.assertEqual(shown[p.flag], "PATH")
-        helps = {c: self.run_cli(c, "--help").stdout for c in ("export", "import-history",
-                                                               "session-summary")}
+        helps = {c: self.cli_process(c, "--help").stdout for c in ("export", "import-history",
+                                                                   "session-summary")}
         self.assertIn("--write PATH", helps["export"])
         self.assertNotIn("WRITE", helps["export"])
         self.assertIn("--since N", helps["import-history"])
@@ -217,89 +274,7 @@ class TestUsageErrors(StoreCase):
         self.assertNotIn("SINCE", helps["import-history"] + helps["session-summary"])
 
 
-class TestFolderImports(ProjectCase):
-    MEMORY = "---\nname: {name}\ndescription: {title}\nmetadata:\n  type: user\n---\n{body}\n"
-
-    def test_import_memories_skips_symlinks_out_of_the_folder(self):
-        d = os.path.join(self.tmp, "mem")
-        write(os.path.join(d, "tabs.md"),
-              self.MEMORY.format(name="tabs", title="Tabs", body="Use tabs."))
-        outside = os.path.join(self.tmp, "secret.md")
-        write(outside,
-              self.MEMORY.format(name="secret", title="Outside", body="Not in the folder."))
-        os.symlink(outside, os.path.join(d, "outside.md"))
-        os.symlink("/dev/zero", os.path.join(d, "zero.md"))
-        os.symlink("/etc/hostname", os.path.join(d, "host.md"))
-        os.symlink("tabs.md", os.path.join(d, "again.md"))           # inside: read (same memory)
-        os.mkfifo(os.path.join(d, "fifo.md"))
-        r = self.cli("--json", "import-memories", d)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        got = json.loads(r.stdout)
-        self.assertEqual((got["files"], got["added"], got["links_skipped"]), (2, 1, 3))
-        self.assertEqual([m["title"] for m in self.store.memories()], ["Tabs"])
-        r = self.cli("import-memories", d)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("symlinks out of the folder skipped: 3", r.stdout)
-
-    def test_import_history_path_skips_symlinks_out_of_the_folder(self):
-        d = os.path.join(self.tmp, "hist")
-        (sid, tr, _), (sid2, tr2, _) = make_history(n=2, cwd=self.proj, start=time.time() - 86400,
-                                                     spacing=600)
-        write(os.path.join(d, sid + ".jsonl"), tr.text())
-        write(os.path.join(self.tmp, "elsewhere", sid2 + ".jsonl"), tr2.text())
-        os.symlink(os.path.join(self.tmp, "elsewhere", sid2 + ".jsonl"), os.path.join(d, "b.jsonl"))
-        os.symlink("/dev/zero", os.path.join(d, "zero.jsonl"))        # read, it would never end
-        os.symlink(os.path.join(self.tmp, "elsewhere"), os.path.join(d, "linked"))
-        os.mkfifo(os.path.join(d, "fifo.jsonl"))                      # opened, it would block
-        r = self.cli("--json", "import-history", "--path", d, timeout=120)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        got = json.loads(r.stdout)
-        self.assertEqual((got["sessions"], got["imported"], got["links_skipped"]), (1, 1, 3))
-        sessions = {s for s, in rows(self.db,
-                                     "SELECT DISTINCT session FROM events WHERE session != ''")}
-        self.assertEqual(sessions, {sid})
-        r = self.cli("import-history", "--path", d, timeout=120)
-        self.assertIn("symlinks out of the folder skipped: 3", r.stdout)
-
-
-class TestExportNothing(ProjectCase):
-    def test_no_rules_writes_no_file_and_a_rules_file_holds_what_the_briefing_shows(self):
-        target = os.path.join(self.proj, "CLAUDE.md")
-        r = self.cli("export", "--format", "claude", "--write", "CLAUDE.md")
-        self.assertEqual((r.returncode, r.stdout), (1, ""))
-        self.assertEqual(r.stderr, "instinct: error: nothing the session briefing shows here to "
-                         f"export, {target} not written; no pattern is mature yet (instinct "
-                         "import-history learns from past sessions)\n")
-        self.observe("pref:tabs", 6, project=self.proj)
-        self.observe("seq:lint->test", 7)
-        self.store.consolidate()
-        briefing = [ln[2:] for ln in self.store.briefing(self.proj).splitlines()
-                    if ln.startswith("- ")]
-        self.assertEqual(len(briefing), 2)
-        for fmt, path in (("claude", target), ("cursor", os.path.join(self.proj, ".cursor", "rules",
-                                                                        "instinct.mdc"))):
-            with self.subTest(fmt=fmt):
-                r = self.cli("export", "--format", fmt, "--write", self.proj)
-                self.assertEqual(r.returncode, 0, r.stderr)
-                lines = [ln[2:] for ln in self.read(path).splitlines() if ln.startswith("- ")]
-                self.assertEqual(lines, briefing)                 # the same items, same words
-        r = self.cli("export", "--format", "claude", "--write", "CLAUDE.md",
-                     "--min-confidence", "7")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertNotIn("Preference: tabs", self.read(target))
-        # a block instinct wrote before is brought up to date, to nothing if need be
-        r = self.cli("export", "--format", "claude", "--write", "CLAUDE.md",
-                     "--min-confidence", "50")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("No rules learned yet.", self.read(target))
-
-    def test_the_mcp_tool_gets_the_same_error(self):
-        with self.assertRaisesRegex(instinct.NotFoundError,
-                                    "nothing the session briefing shows here to export"):
-            self.store.export_rules(format="agents", write=os.path.join(self.proj, "AGENTS.md"))
-        self.assertFalse(os.path.exists(os.path.join(self.proj, "AGENTS.md")))
-
-
+# --- what the package and README promise -------------------------------------------------
 def _toml_tables(path):
     """pyproject.toml's `key = "string"` lines by [table] (all this file needs; 3.10 has no
     tomllib)."""
@@ -338,7 +313,7 @@ class TestPackageAndDocs(unittest.TestCase):
             text = " ".join([op.summary, op.description or ""] + [p.help for p in op.params])
             with self.subTest(op=op.name):
                 self.assertIsNone(re.search(r"seed[- ]?0\d", text, re.I), text)
-        proc = run_instinct("--help")
+        proc = cli_process("--help")
         self.assertNotRegex(proc.stdout, r"seed[- ]?0\d")
 
     def test_readme_recall_weights_are_the_settings(self):
@@ -393,6 +368,29 @@ class TestPrivateCheckout(unittest.TestCase):
         self.assertNotIn("Permission denied", proc.stderr)
         self.assertRegex(proc.stderr,
                          r"test_reads_work_on_a_read_only_store_file \S+ \.\.\. (ok|skipped)")
+
+
+class TestStoreImport(unittest.TestCase):
+    """The seeds' Python API: `from instinct.store import InstinctStore`, from one copied file."""
+
+    def test_from_a_folder_holding_only_the_copied_file(self):
+        tmp = temp_dir(self)
+        folder = os.path.join(tmp, "only")
+        os.makedirs(folder)
+        shutil.copy(INSTINCT_PY, folder)
+        code = ("import sys; sys.path.insert(0, sys.argv[1])\n"
+                "from instinct.store import InstinctStore\n"
+                "import instinct\n"
+                "assert InstinctStore is instinct.InstinctStore\n"
+                "with InstinctStore(sys.argv[2]) as s:\n"
+                "    print(s.observe('seq:a->b')['confidence'])\n")
+        p = subprocess.run([sys.executable, "-I", "-c", code, folder, os.path.join(tmp, "t.db")],
+                           capture_output=True, text=True, timeout=60, cwd=tmp)
+        self.assertEqual((p.returncode, p.stdout), (0, "1\n"), p.stderr)
+        p = subprocess.run([sys.executable, "-c", "from instinct.store import InstinctStore as S; "
+                            "print(S.__module__)"], capture_output=True, text=True, timeout=60,
+                           cwd=tmp, env=child_env(PYTHONPATH=folder))
+        self.assertEqual((p.returncode, p.stdout), (0, "instinct\n"), p.stderr)
 
 
 if __name__ == "__main__":
