@@ -305,13 +305,15 @@ class ProjectCase(unittest.TestCase):
     """A temp dir (`self.tmp`, str) holding a git project `proj` and a 0700 store folder; the
     store (`self.db`) is opened in the project on an injected clock (`self.clock`)."""
 
+    T0 = 1_790_000_000.0           # 2026-09
+
     def setUp(self):
         self.tmp = temp_dir(self)
         self.proj = make_repo(os.path.join(self.tmp, "proj"))
         self.dbdir = os.path.join(self.tmp, "store")
         os.mkdir(self.dbdir, 0o700)
         self.db = os.path.join(self.dbdir, "i.db")
-        self.clock = Clock()
+        self.clock = Clock(self.T0)
         self.store = self.open(self.db)
 
     def open(self, path, **kw):
@@ -364,7 +366,7 @@ class HookCase(unittest.TestCase):
         self.tmp = temp_dir(self)
         self.db = os.path.join(self.tmp, "t.db")
         self.repo = make_repo(os.path.join(self.tmp, "repo"), "src")
-        self.clock = Clock()
+        self.clock = Clock(1_800_000_000.0)
         self.store = instinct.InstinctStore(self.db, clock=self.clock)
         self.addCleanup(self.store.close)
 

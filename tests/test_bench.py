@@ -20,7 +20,7 @@ import time
 import unittest
 
 import instinct
-from tests.helpers import DAY, ROOT, child_env, instinct, setUpModule, temp_dir
+from tests.helpers import ROOT, child_env, instinct, setUpModule, temp_dir
 
 
 BENCH = os.path.join(ROOT, "bench")
@@ -216,7 +216,7 @@ class SyntheticSessions(unittest.TestCase):
         self.assertEqual(len(paths), 4)
         for path in paths:
             self.assertEqual(os.path.dirname(os.path.dirname(path)), os.path.join(home, ".claude", "projects"))
-            self.assertGreater(time.time() - os.path.getmtime(path), 400 * DAY)
+            self.assertGreater(time.time() - os.path.getmtime(path), 400 * 86400)
             with open(path, encoding="utf-8") as f:
                 records = [json.loads(line) for line in f]
             uses = sum(1 for r in records if r["type"] == "assistant" and not r["isSidechain"])
@@ -226,7 +226,7 @@ class SyntheticSessions(unittest.TestCase):
             self.assertEqual(len(calls), uses)
             self.assertTrue(any(p["tool_name"] == "Bash" and p["tool_input"]["command"] == "make lint"
                                 for p, failed, ts in calls))
-            self.assertTrue(all(time.time() - ts > 400 * DAY for _, _, ts in calls))
+            self.assertTrue(all(time.time() - ts > 400 * 86400 for _, _, ts in calls))
 
 
 class BenchScripts(unittest.TestCase):

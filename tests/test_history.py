@@ -17,7 +17,7 @@ import unittest
 import uuid
 
 import instinct
-from tests.helpers import (DAY, INSTINCT_PY, T0, Clock, ProjectCase, child_env, cli_process, label,
+from tests.helpers import (DAY, INSTINCT_PY, Clock, ProjectCase, child_env, cli_process, label,
                            make_repo, rows, setUpModule, temp_dir, write)
 
 
@@ -146,7 +146,7 @@ def make_history(seed=1234, n=10, test_skip=(3, 7), routine_skip=(2, 6), cwd="/t
     """n deterministic sessions of one project -> list of (session_id, transcript, plan), where
     plan says whether the session holds the test command / the pre-commit routine."""
     rng = random.Random(seed)
-    start = start if start is not None else T0
+    start = start if start is not None else 1_790_000_000.0
     sessions = []
     for i in range(1, n + 1):
         sid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
@@ -300,7 +300,7 @@ class _Home(unittest.TestCase):
         self.db = os.path.join(self.home, "store.db")
         self.projdir = os.path.join(self.home, ".claude", "projects", claude_dir_name(self.repo))
         os.makedirs(self.projdir)
-        self.now = T0 + 30 * DAY
+        self.now = 1_790_000_000.0 + 30 * DAY
 
     def cli_process(self, *args, check=True, env=None):
         r = cli_process(*args, env=child_env(self.home, self.db, **(env or {})), cwd=self.repo,
@@ -371,7 +371,7 @@ class TestClaudeTranscripts(_Home):
         times = [ts for *_, ts, _ in rows]
         self.assertEqual(times, sorted(times))
         self.assertLess(times[0], instinct._iso(tr.t + 1))      # the calls' own times, not now
-        self.assertGreater(times[0], instinct._iso(T0 - 1))
+        self.assertGreater(times[0], instinct._iso(1_790_000_000.0 - 1))
         self.assertEqual([d.split("(")[0] for _, d, *_ in rows], [name for name, _, _ in kept])
         conn = sqlite3.connect(self.db)
         try:
@@ -416,7 +416,7 @@ class TestClaudeTranscripts(_Home):
             self.write_session(sid, tr, truncate=(k == 2))
         sid4 = hist[3][0]
         # subagent transcripts: the newer <session>/subagents/agent-*.jsonl and older agent-*.jsonl
-        sub = ClaudeTranscript(random.Random(5), sid4, self.repo, T0)
+        sub = ClaudeTranscript(random.Random(5), sid4, self.repo, 1_790_000_000.0)
         for _ in range(6):
             sub.bash("make subagent-only", sidechain=True)
         os.makedirs(os.path.join(self.projdir, sid4, "subagents"))
@@ -557,7 +557,7 @@ class TestCodexRollouts(_Home):
         sid = "0199aaaa-0000-7000-8000-000000000002"
         path = os.path.join(self.home, "rollout.jsonl")
         with open(path, "w") as f:
-            f.write(codex_rollout(sid, self.repo, T0))
+            f.write(codex_rollout(sid, self.repo, 1_790_000_000.0))
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
         session, calls = instinct._Transcripts.codex_session(path, stats)
         self.assertEqual(session, sid)
@@ -587,7 +587,7 @@ class TestCodexRollouts(_Home):
         for name, sid, sub in (("rollout-2026-09-20T10-00-00-a.jsonl", "0199-main", False),
                                ("rollout-2026-09-20T10-05-00-b.jsonl", "0199-sub", True)):
             with open(os.path.join(day, name), "w") as f:
-                f.write(codex_rollout(sid, self.repo, T0, subagent=sub))
+                f.write(codex_rollout(sid, self.repo, 1_790_000_000.0, subagent=sub))
         r = self.import_json("--client", "codex", env={"CODEX_HOME": base})
         self.assertEqual((r["imported"], r["tool_calls"], r["failed_calls"]), (1, 7, 3))
         self.assertEqual(r["sidechain_calls"], 7)
@@ -616,7 +616,7 @@ class TestCodexLiveOutcomes(_Home):
         os.makedirs(day)
         path = os.path.join(day, "rollout-2026-09-20T10-00-00-x.jsonl")
         with open(path, "w") as f:
-            f.write(codex_rollout(sid, self.repo, T0))
+            f.write(codex_rollout(sid, self.repo, 1_790_000_000.0))
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
         _, calls = instinct._Transcripts.codex_session(path, stats)
         for payload, _, _ in calls:                 # what Codex 0.171 sends: output, no exit code
@@ -639,7 +639,7 @@ class TestCodexLiveOutcomes(_Home):
     def test_a_rollout_of_another_session_or_no_rollout_changes_nothing(self):
         path = os.path.join(self.home, "rollout-other.jsonl")
         with open(path, "w") as f:
-            f.write(codex_rollout("another-session", self.repo, T0))
+            f.write(codex_rollout("another-session", self.repo, 1_790_000_000.0))
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
         _, calls = instinct._Transcripts.codex_session(path, stats)
         for payload, _, _ in calls:
@@ -656,7 +656,7 @@ class TestSecrets(_Home):
         for sid, tr, _ in hist:
             self.write_session(sid, tr)
         for k, cmd in enumerate(SECRET_COMMANDS):             # every planted form at least 5 times
-            extra = ClaudeTranscript(random.Random(k), f"secret-{k}", self.repo, T0 + k)
+            extra = ClaudeTranscript(random.Random(k), f"secret-{k}", self.repo, 1_790_000_000.0 + k)
             for _ in range(5):
                 extra.bash(cmd, output=SECRETS["output"])
                 extra.bash("ls")
@@ -739,7 +739,7 @@ class TestInterruptedImport(unittest.TestCase):
         os.makedirs(os.path.join(self.repo, ".git"))
         self.db = os.path.join(self.home, "store.db")
         folder = os.path.join(self.home, ".claude", "projects", claude_dir_name(self.repo))
-        start = time.time() - 20 * DAY
+        start = time.time() - 20 * 86400
         for sid, tr, _ in make_history(n=self.N, cwd=self.repo, start=start, spacing=3600):
             write(os.path.join(folder, sid + ".jsonl"), tr.text())
 
@@ -814,7 +814,7 @@ class TestFolderImports(ProjectCase):
 
     def test_import_history_path_skips_symlinks_out_of_the_folder(self):
         d = os.path.join(self.tmp, "hist")
-        (sid, tr, _), (sid2, tr2, _) = make_history(n=2, cwd=self.proj, start=time.time() - DAY,
+        (sid, tr, _), (sid2, tr2, _) = make_history(n=2, cwd=self.proj, start=time.time() - 86400,
                                                      spacing=600)
         write(os.path.join(d, sid + ".jsonl"), tr.text())
         write(os.path.join(self.tmp, "elsewhere", sid2 + ".jsonl"), tr2.text())

@@ -31,9 +31,8 @@ import time
 import unittest
 
 import instinct
-from tests.helpers import (DAY, INSTINCT_PY, ROOT, Clock, HomeCase, HookCase, child_env,
-                           cli_process, init_msg, label, make_repo, raw_bytes, req, rows,
-                           setUpModule, temp_dir)
+from tests.helpers import (INSTINCT_PY, ROOT, Clock, HomeCase, HookCase, child_env, cli_process,
+                           init_msg, label, make_repo, raw_bytes, req, rows, setUpModule, temp_dir)
 from tests.test_bench import sessions
 
 
@@ -691,7 +690,7 @@ class TestOldHistory(_Home):
         (conf, last), = rows(self.db, "SELECT confidence, last_seen FROM instincts WHERE pattern = ?",
                              ("pref:test=make test",))
         self.assertEqual(conf, 5)
-        self.assertLess(last, instinct._iso(instinct.time.time() - 399 * DAY))   # its own time
+        self.assertLess(last, instinct._iso(instinct.time.time() - 399 * 86400))   # its own time
         self.cli_process_stdout("consolidate")                     # the retention prunes their raw calls ...
         self.assertEqual(rows(self.db, "SELECT count(*) FROM events WHERE kind = 'tool'"), [(0,)])
         r = json.loads(self.cli_process_stdout("--json", "import-history"))
@@ -726,7 +725,7 @@ class _HintCase(unittest.TestCase):
         self.home = os.path.join(self.tmp, "home")
         os.mkdir(self.home)
         self.repo = make_repo(os.path.join(self.tmp, "repo"), "src")
-        self.store = instinct.InstinctStore(self.db, clock=Clock(), cwd=self.repo)
+        self.store = instinct.InstinctStore(self.db, clock=Clock(1_800_000_000.0), cwd=self.repo)
         self.addCleanup(self.store.close)
         self.store.config("holdout_percent", "0")
 

@@ -8,8 +8,11 @@ import unittest
 
 import instinct
 from instinct import InstinctStore, NotFoundError, ValidationError
-from tests.helpers import (DAY, T0, Clock, cli_in_process, cli_process, mcp_in_process,  # noqa: F401
+from tests.helpers import (DAY, Clock, cli_in_process, cli_process, mcp_in_process,  # noqa: F401
                            schema_problems, setUpModule, temp_dir, tool_result, validate)
+
+T0 = 1_780_000_000.0          # 2026-05-28
+
 
 class InsightCase(unittest.TestCase):
     def setUp(self):

@@ -20,6 +20,8 @@ from instinct import InstinctStore, ValidationError  # noqa: E402
 from tests.helpers import (INITIALIZED, INSTINCT_PY, ProjectCase, init_msg, python_child,  # noqa: E402,F401
                            raw_bytes, req, serve_once, setUpModule)
 
+T0 = ProjectCase.T0
+
 
 def mode(path):
     return stat.S_IMODE(os.stat(path).st_mode)
