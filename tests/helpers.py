@@ -30,6 +30,7 @@ if ROOT not in sys.path:
 import instinct  # noqa: E402
 
 T0 = 1_767_225_600.0          # 2026-01-01T00:00:00Z, the default "now" of an injected clock
+LATER = 1_800_000_000.0       # 2027-01-15: for stores that real-clock processes (hooks, the CLI) write too
 DAY = 86400
 
 
@@ -366,7 +367,7 @@ class HookCase(unittest.TestCase):
         self.tmp = temp_dir(self)
         self.db = os.path.join(self.tmp, "t.db")
         self.repo = make_repo(os.path.join(self.tmp, "repo"), "src")
-        self.clock = Clock(1_800_000_000.0)
+        self.clock = Clock(LATER)
         self.store = instinct.InstinctStore(self.db, clock=self.clock)
         self.addCleanup(self.store.close)
 

@@ -31,8 +31,9 @@ import time
 import unittest
 
 import instinct
-from tests.helpers import (INSTINCT_PY, ROOT, Clock, HomeCase, HookCase, child_env, cli_process,
-                           init_msg, label, make_repo, raw_bytes, req, rows, setUpModule, temp_dir)
+from tests.helpers import (INSTINCT_PY, LATER, ROOT, Clock, HomeCase, HookCase, child_env,
+                           cli_process, init_msg, label, make_repo, raw_bytes, req, rows,
+                           setUpModule, temp_dir)
 from tests.test_bench import sessions
 
 
@@ -725,7 +726,7 @@ class _HintCase(unittest.TestCase):
         self.home = os.path.join(self.tmp, "home")
         os.mkdir(self.home)
         self.repo = make_repo(os.path.join(self.tmp, "repo"), "src")
-        self.store = instinct.InstinctStore(self.db, clock=Clock(1_800_000_000.0), cwd=self.repo)
+        self.store = instinct.InstinctStore(self.db, clock=Clock(LATER), cwd=self.repo)
         self.addCleanup(self.store.close)
         self.store.config("holdout_percent", "0")
 

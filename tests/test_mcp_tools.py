@@ -14,7 +14,7 @@ import time
 import unittest
 
 import instinct
-from tests.helpers import (ENV, NEWEST, VERSIONS, ServerCase, child_env, cli_process, make_repo,
+from tests.helpers import (ENV, LATER, NEWEST, VERSIONS, Clock, ServerCase, child_env, cli_process, make_repo,
                            mcp_in_process, modern, read, req, schema_problems, setUpModule,
                            validate, write)
 
@@ -304,7 +304,7 @@ class TestTools(ServerCase):
 
     def test_one_mib_result_is_one_line(self):                                # 10.27
         db = os.path.join(self.tmp, "instinct.db")
-        with instinct.InstinctStore(db, clock=lambda: 1.8e9) as st:
+        with instinct.InstinctStore(db, clock=Clock(LATER)) as st:
             for i in range(700):
                 st.observe(f"pref:{i:04d}-" + "x" * 900)
         s = self.server(env={"INSTINCT_MCP_MAX_REPLY": str(8 << 20)})     # over the default
@@ -319,7 +319,7 @@ class TestTools(ServerCase):
 
     def test_reply_budget_pages_by_cursor(self):                             # issue 13
         db = os.path.join(self.tmp, "instinct.db")
-        with instinct.InstinctStore(db, clock=lambda: 1.8e9) as st:
+        with instinct.InstinctStore(db, clock=Clock(LATER)) as st:
             for i in range(700):
                 st.observe(f"pref:{i:04d}-" + "x" * 900)
             everything = [r["pattern"] for r in st.list(limit=1000)]
@@ -405,7 +405,7 @@ def build_big_store(path, n=100_000):
     words = ["test", "fix", "lint", "build", "run", "edit", "read", "grep", "commit", "push",
              "deploy", "format", "review", "debug", "install", "migrate", "docs", "bench"]
     stamp = instinct._iso(1.8e9)
-    st = instinct.InstinctStore(path, clock=lambda: 1.8e9)
+    st = instinct.InstinctStore(path, clock=Clock(LATER))
     rows = []
     for i in range(n):
         p = f"{('seq', 'pref', 'fix', 'combo')[i % 4]}:" + "->".join(rng.choice(words) for _ in range(3))
@@ -450,7 +450,7 @@ class TestBoundedWork(ServerCase):
         rng = random.Random(5)
         words = ["a", "b", "c", "d", "e", "f", "g", "h"]
         db = os.path.join(self.tmp, "sim.db")
-        with instinct.InstinctStore(db, clock=lambda: 1.8e9) as st:
+        with instinct.InstinctStore(db, clock=Clock(LATER)) as st:
             for i in range(300):
                 k = rng.randrange(1, 6)
                 st.observe(rng.choice(["seq:", "pref:", ""]) + "-".join(rng.choice(words) for _ in range(k)))

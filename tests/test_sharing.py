@@ -19,7 +19,7 @@ from datetime import datetime
 
 import instinct
 from instinct import InstinctStore, ValidationError
-from tests.helpers import (DAY, INITIALIZED, ROOT, ProjectCase, child_env, init_msg,
+from tests.helpers import (DAY, INITIALIZED, ROOT, Clock, ProjectCase, child_env, init_msg,
                            mcp_in_process, read, req, rows, seeds_db, serve_once, setUpModule,
                            tool_result, validate, write)
 
@@ -596,7 +596,7 @@ class TestBackupRestore(_Base):
     # helpers shared with the doctor tests
     def _big_db(self):
         path = os.path.join(self.tmp, "big.db")
-        s = InstinctStore(path, clock=lambda: T0)
+        s = InstinctStore(path, clock=Clock(T0))
         with s._write() as c:
             c.executemany("INSERT INTO instincts (pattern, category, confidence, first_seen, last_seen,"
                           " project) VALUES (?, 'sequence', ?, 't', 't', '')",
