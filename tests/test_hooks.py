@@ -626,6 +626,17 @@ class TestProgramWords(_Home):
         text = self.hook("session-start", {"session_id": "s4", "hook_event_name": "SessionStart"})
         self.assertIn("mytool sync", text)
 
+    def test_purge_removes_a_learned_program_word_everywhere(self):
+        for sid in ("s1", "s2", "s3"):
+            self.bash(sid, "ls", "mytool sync -q")
+        self.cli_process_stdout("mine")
+        self.assertTrue(rows(self.db, "SELECT 1 FROM seen WHERE word = 'mytool'"))
+        self.assertTrue(rows(self.db, "SELECT 1 FROM mined_sessions WHERE instr(steps, 'mytool')"))
+        self.cli_process_stdout("purge", "mytool")
+        for path in [self.db] + glob.glob(self.db + "-*"):
+            with self.subTest(path=path):
+                self.assertNotIn(b"mytool", raw_bytes(path))
+
     def test_imported_sessions_learn_an_unknown_tool_by_name(self):
         src = sessions.Source(seed=3, home=self.home)
         repo = src.repo("shop")
