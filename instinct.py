@@ -28,6 +28,10 @@ MCP client config::
 
 Vendor it by copying this single file; stdlib only; Python >= 3.10.
 
+Each concept has one owner: a class. The store's rooms (`_Core`, `_Patterns`, `_Memory`...) make
+up InstinctStore; the others (`_Shell`, `_Call`, `_Presenter`, `_Hints`...) are namespaces, never
+instantiated, whose functions are called by their full name (`_Shell.command_shapes(cmd)`).
+
 Sections:
      1. Header
      2. Imports and metadata
