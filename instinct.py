@@ -5466,10 +5466,11 @@ class _Learning(_Memory):
         return {"sessions": len(todo), "observed": observed, "forgotten": len(set(miner.forgotten)),
                 "consolidated": self.consolidate() if observed else {}}
 
-    def record_tool(self, payload, failed=False, ts=None):
+    def record_tool(self, payload, failed=False, ts=None, roots=None):
         """Store one tool call of a hook payload; returns the summary or the skip reason.
 
         `ts` (epoch seconds) dates the call when it is replayed from history; default now.
+        `roots`, a dict the caller keeps, resolves each folder's project once (history import).
         """
         call, reason = _Call.of(payload)
         if call is None:
@@ -5477,7 +5478,12 @@ class _Learning(_Memory):
         session = _Capture.safe_session(payload.get("session_id"))
         if not session:
             return "skipped: no session_id"
-        root = project_root(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
+        cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+        root = roots.get(cwd) if roots is not None and cwd else None
+        if root is None:
+            root = project_root(cwd)
+            if roots is not None and cwd:
+                roots[cwd] = root
         proj = _sha256_hex(root)[:12]
         failed = failed or _Call.response_failed(payload.get("tool_response"))
         source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload
@@ -6291,10 +6297,11 @@ class _History(_Learning):
                     kept, fails = kept + 1, fails + failed
         else:
             try:
+                roots = {}
                 with self._db.write() as conn:     # one transaction; captures nest as savepoints
                     for payload, failed, ts in calls:
-                        if not self.record_tool(payload, failed=failed,
-                                                ts=ts).startswith("skipped: "):
+                        if not self.record_tool(payload, failed=failed, ts=ts,
+                                                roots=roots).startswith("skipped: "):
                             kept, fails = kept + 1, fails + failed
                     conn.execute("UPDATE events SET source = 'import:' || source WHERE session = ?"
                                  " AND session != '' AND kind IN ('tool', 'tool_fail')", (session,))
