@@ -9086,7 +9086,7 @@ def main(argv=None):
 
 class _ToolReply(dict):
     """A successful tools/call result whose structuredContent is `text`, already encoded for
-    the text copy. `_reply_line` splices that text in instead of encoding the object twice."""
+    the text copy. `_MCP.reply_line` splices that text in instead of encoding the object twice."""
 
     __slots__ = ("text",)
     KEYS = ("content", "isError", "structuredContent")

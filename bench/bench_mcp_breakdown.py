@@ -9,7 +9,7 @@ as shipped" is what that piece of today's code costs:
   floor handle()              floor_stdlib.py's handler: one upsert + commit + select (from
                               $SHARED_BENCH or ../shared/bench; the row and the "x floor"
                               column are left out when it is not there)
-  server call, as shipped     _Server.handle_line + _reply_line: what the serve loop does for
+  server call, as shipped     _Server.handle_line + _MCP.reply_line: what the serve loop does for
                               one line (JSON-RPC parse, MCP validation, observe, reply encoding)
   store.observe() only        the API call alone, without JSON-RPC / MCP framing (with the
                               server's auto-checkpoint, so only the framing differs)

@@ -1,4 +1,4 @@
-"""Tests for section 17 (insight and feedback): explain, history, trending, effectiveness,
+"""Tests for section 22 (insight and feedback): explain, history, trending, effectiveness,
 feedback, preference conflicts, session_summary -- on the API, the CLI and MCP."""
 import json
 import os

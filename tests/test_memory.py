@@ -1,4 +1,4 @@
-"""Tests for section 11 of instinct.py: knowledge memories (issue 7), and staleness anchors (issue
+"""Tests for sections 12-13 of instinct.py: knowledge memories (issue 7), and staleness anchors (issue
 20, part 2; sections 11, 16 and 17).
 
 remember / recall / forget_memory, reinforcement instead of duplicates,
@@ -643,7 +643,7 @@ class _AnchorCase(ProjectCase):
         return pattern
 
     def anchor(self, pattern, paths):
-        """What mining does for a project command: anchor the instinct to files (section 11)."""
+        """What mining does for a project command: anchor the instinct to files (section 12)."""
         rec = self.store.get(pattern, project=self.proj)
         with self.store._write() as conn:
             instinct._Anchors.reanchor(conn, self.proj, rec, paths)

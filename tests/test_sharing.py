@@ -1,4 +1,4 @@
-"""Tests for section 16 (sharing): rules files, import, similar, merge, backup/restore, doctor, gc,
+"""Tests for sections 20-21 (rules files and sharing): rules files, import, similar, merge, backup/restore, doctor, gc,
 an export with nothing to export; and lint (issue 20, part 3): learned rules against the rules
 files a project already has (CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc, .windsurf/rules/*.md,
 outside instinct's own block). Contradictions are shown with both sources; duplicates are not
