@@ -636,7 +636,7 @@ END;
 INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
 """
     SEED_COLUMNS = {"pattern", "category", "confidence", "first_seen", "last_seen",
-                     "source", "project", "promoted", "metadata"}
+                    "source", "project", "promoted", "metadata"}
 
     def statements(script):
         """Split a schema script into statements (SQLite's own test: a trigger body is one)."""
@@ -1778,7 +1778,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
 
     def _event(self, conn, kind, pattern="", project="", source="", delta=0, data=""):
         conn.execute(_Core._SQL_EVENT, (self._now(), kind, pattern, project, source, self.session,
-                                  delta, data))
+                                        delta, data))
 
     def _reinforce(self, conn, pattern, project, *, source, session, ts, delta=None,
                    kind="observe", category=None, metadata=None, seen=None, data=""):
@@ -1800,7 +1800,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
                  if conn.execute(_Core._SQL_REINFORCE, args).rowcount else None)
         if r is not None:
             conn.execute(_Core._SQL_EVENT, (ts, kind, r["pattern"], project, source, session, delta,
-                                      data))
+                                            data))
         return r
 
     def _locate(self, pattern, project, conn=None):
@@ -2270,7 +2270,7 @@ class _Patterns(_Core):
         _Core._PROJECT_OF_ONE, _Core._DRY_RUN,
         title="Forget an instinct", destructive=True, idempotent=True,
         output=_Out.obj({**_Core._RECORD_AT["properties"], "alias": _Out.STR, "events": _Out.INT,
-                     "dry_run": _Out.BOOL, "backup_file": _Out.STR}, ("pattern",)),
+                         "dry_run": _Out.BOOL, "backup_file": _Out.STR}, ("pattern",)),
         render=lambda r: (f"{'Would remove' if r.get('dry_run') else 'Removed'} alias {r['alias']}"
                           f" (it meant {r['pattern']}, which is kept)" if "alias" in r else
                           f"{'Would forget' if r.get('dry_run') else 'Forgot'} {r['pattern']} "
@@ -2444,7 +2444,7 @@ class _Patterns(_Core):
                      "by_category": {"type": "object"}, "projects": _Out.INT, "events": _Out.INT,
                      "aliases": _Out.INT, "db_path": _Out.STR, "db_bytes": _Out.INT,
                      "schema_version": _Out.INT, "fts": _Out.BOOL, "folders": {"type": "object"}},
-                    ("total", "by_level", "by_category", "projects", "events")),
+                        ("total", "by_level", "by_category", "projects", "events")),
         render=_Out.render_stats)
     def stats(self):
         """Counts by level and category, projects, event-log size, database file facts."""
@@ -2585,10 +2585,10 @@ class _Mem:
             " created, updated, last_recalled, recall_count, archived, archived_at, supersedes,"
             " superseded_by, metadata")
     MARKERS = (("**why:**", "why"), ("**why**:", "why"),
-                    ("**how to apply:**", "how_to_apply"), ("**how to apply**:", "how_to_apply"))
+               ("**how to apply:**", "how_to_apply"), ("**how to apply**:", "how_to_apply"))
     HASHES = ((1390851129, 4071050724), (647892279, 1695753998), (2795742289, 207388624),
-                   (311111475, 3527346212), (2301595691, 404285457), (1570621945, 2503055453),
-                   (249103477, 3907149204), (2179419893, 922121676))    # 4 bands of 2 min-hashes
+              (311111475, 3527346212), (2301595691, 404285457), (1570621945, 2503055453),
+              (249103477, 3907149204), (2179419893, 922121676))    # 4 bands of 2 min-hashes
 
     def words(text):
         """Lower-cased runs of letters and digits: the words FTS5's unicode61 tokenizer indexes."""
@@ -2630,7 +2630,7 @@ class _Mem:
 
     REDACTED = "[REDACTED]"
     SECRET_KEYS = ("password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key",
-                    "access_key", "private_key", "auth", "credential", "bearer")
+                   "access_key", "private_key", "auth", "credential", "bearer")
 
     def redact_secrets(text):
         """(text with every secret-looking part replaced by [REDACTED], how many were found).
@@ -3020,7 +3020,7 @@ class _Mem:
         return "\n".join(out)
 
     ID = Param("id", int, "the memory's id", required=True, positional=True, minimum=1,
-                    maximum=2**63 - 1)
+               maximum=2**63 - 1)
 
 
 class _Anchors:
@@ -3566,10 +3566,10 @@ class _Memory(_Patterns):
               "or a project path", default=""),
         mcp="memory_import", title="Import Markdown memories", idempotent=True, learns=True,
         output=_Out.obj({k: _Out.INT for k in ("files", "added", "updated", "unchanged", "skipped",
-                                       "links_skipped", "forgotten")},
-                    ("files", "added", "updated", "unchanged", "skipped", "links_skipped")),
+                                               "links_skipped", "forgotten")},
+                        ("files", "added", "updated", "unchanged", "skipped", "links_skipped")),
         render=lambda r: ", ".join(f"{k} {r[k]}" for k in ("files", "added", "updated", "unchanged",
-                                                            "skipped", "forgotten") if k in r)
+                                                           "skipped", "forgotten") if k in r)
         + (f"; symlinks out of the folder skipped: {r['links_skipped']}"
            if r["links_skipped"] else ""))
     def import_memories(self, path, project=""):
@@ -3858,22 +3858,22 @@ class _Shell:
     # Tool runners kept in the shape with the command they run (`uv run pytest`, `npx vitest`):
     # program -> the verbs that run a command ('' = the program itself runs it).
     RUN_WRAPPERS = {"uv": ("run",), "uvx": ("",), "poetry": ("run",), "pipenv": ("run",),
-                     "pdm": ("run",), "hatch": ("run",), "rye": ("run",), "pipx": ("run",),
-                     "bundle": ("exec",), "npx": ("",), "pnpx": ("",), "bunx": ("",),
-                     "pnpm": ("exec", "dlx"), "yarn": ("dlx", "exec"), "npm": ("exec",),
-                     "bun": ("x",), "conda": ("run",), "mamba": ("run",), "micromamba": ("run",),
+                    "pdm": ("run",), "hatch": ("run",), "rye": ("run",), "pipx": ("run",),
+                    "bundle": ("exec",), "npx": ("",), "pnpx": ("",), "bunx": ("",),
+                    "pnpm": ("exec", "dlx"), "yarn": ("dlx", "exec"), "npm": ("exec",),
+                    "bun": ("x",), "conda": ("run",), "mamba": ("run",), "micromamba": ("run",),
                      "mise": ("exec", "x")}
     # program -> subcommands whose next plain word is kept too ('npm run build', 'gh pr create',
     # 'docker compose up'); '*' = every subcommand.
     SECOND_WORDS = {"npm": ("run", "run-script"), "pnpm": ("run",), "yarn": ("run",),
-                     "bun": ("run",), "deno": ("task",), "composer": ("run-script", "run"),
-                     "gh": "*", "glab": "*", "aws": "*", "gcloud": "*", "az": "*",
-                     "uv": ("pip", "tool", "python"),
-                     "docker": ("compose", "buildx", "container", "image", "volume", "network",
+                    "bun": ("run",), "deno": ("task",), "composer": ("run-script", "run"),
+                    "gh": "*", "glab": "*", "aws": "*", "gcloud": "*", "az": "*",
+                    "uv": ("pip", "tool", "python"),
+                    "docker": ("compose", "buildx", "container", "image", "volume", "network",
                                 "system", "context"),
-                     "podman": ("compose", "container", "image", "volume", "network", "system"),
-                     "dotnet": ("ef", "tool"), "kubectl": ("config", "rollout"),
-                     "git": ("stash", "worktree", "submodule", "remote", "bisect", "lfs")}
+                    "podman": ("compose", "container", "image", "volume", "network", "system"),
+                    "dotnet": ("ef", "tool"), "kubectl": ("config", "rollout"),
+                    "git": ("stash", "worktree", "submodule", "remote", "bisect", "lfs")}
     # A subcommand that ends like a file name is a path, not a subcommand (`bun run index.ts`).
     FILE_SUFFIXES = frozenset(
         "py pyc js mjs cjs ts tsx jsx json md txt yml yaml toml ini cfg conf env lock log sh bash "
@@ -4571,8 +4571,8 @@ class _Capture:
         "from now on", "make sure to", "you should have", "you should not", "you shouldn't",
         "stop asking")
     CORRECTION_MARKS = (" instead", "from now on", "every time", "next time", "in the future",
-                         "remember to", "don't forget", "do not forget", "you forgot", "i told you",
-                         "stop asking", "without asking", "as i said", "not what i asked")
+                        "remember to", "don't forget", "do not forget", "you forgot", "i told you",
+                        "stop asking", "without asking", "as i said", "not what i asked")
     CORRECTION_CONTEXT = (
         "instinct: the user's message may correct you or state a standing rule. If it is lasting "
         "guidance (for this project or this user), save it once with instinct's `memory_store` "
@@ -4608,7 +4608,7 @@ class _Call:
     (`read`). `name` is what identifies the call beyond its tool: a skill's name, a subagent's
     type. Never an argument value."""
     SHELL_TOOLS = {"Bash": "Bash", "PowerShell": "PowerShell", "shell": "Bash",
-                    "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash"}
+                   "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash"}
     EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file",
                   "replace"}
     # --- capture: one tool call -> one shape-only step ---------------------------------
@@ -4620,7 +4620,7 @@ class _Call:
         "update_plan view_image request_user_input".split())
     # Looking around (every session of every project does it): captured, never a habit step.
     LOOK_TOOLS = frozenset("Read Grep Glob LS NotebookRead read_file list_dir grep_search "
-                            "file_search glob search_files".split())
+                           "file_search glob search_files".split())
     # Shell utilities every project uses the same way: never a habit step either.
     GENERIC_PROGRAMS = frozenset(
         "? ls cat head tail grep egrep fgrep rg ag find fd wc sort uniq tee echo printf pwd which "
@@ -5017,7 +5017,7 @@ class _Corpus:
         ("build", frozenset("build compile webpack rollup esbuild make".split())),
     )
     ROLE_TITLES = {"test": "Tests here", "lint": "Lint here", "format": "Format here",
-                    "typecheck": "Type-check here", "build": "Build here"}
+                   "typecheck": "Type-check here", "build": "Build here"}
     SEQ_MAX = 5                        # longest workflow mined (steps)
     SESSIONS_COMPARED = 100            # a project's most recent sessions compared when mining
     CHANCE_P = 1e-3                    # a workflow counts when less likely than this by chance
@@ -5282,7 +5282,7 @@ class _Corpus:
         the most as a run (`runs`)."""
         best, runs = [], runs or {}
         for g, have in sorted(found.items(), key=lambda x: (-len(x[1]), -len(x[0]), -known(x[0]),
-                                                              -runs.get(x[0], 0), x[0])):
+                                                            -runs.get(x[0], 0), x[0])):
             if not any(_Corpus.same_family(g, h) for h, _ in best):
                 best.append((g, have))
         return best
@@ -5307,9 +5307,9 @@ class _Miner:
     # Sessions with tool events past the full-pass mark and not mined that far: the log's tail by
     # rowid (`+e.session` keeps SQLite from walking the whole session index for the GROUP BY).
     SQL_UNMINED = ("SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessions m"
-                    " ON m.session = e.session WHERE e.id > ? AND e.session != ''"
-                    " AND e.kind IN ('tool', 'tool_fail') GROUP BY +e.session"
-                    " HAVING max(e.id) > coalesce(max(m.last_id), 0) ORDER BY max(e.id)")
+                   " ON m.session = e.session WHERE e.id > ? AND e.session != ''"
+                   " AND e.kind IN ('tool', 'tool_fail') GROUP BY +e.session"
+                   " HAVING max(e.id) > coalesce(max(m.last_id), 0) ORDER BY max(e.id)")
 
     def __init__(self, store, conn):
         self.store, self.conn, self.now = store, conn, store._now()
@@ -5405,7 +5405,7 @@ class _Miner:
         self.anchor(sess, proj, found)
         where = dict(recent)
         for pat, have in sorted(_Corpus.workflows(sess, list(where), corpus,
-                                           lambda g: self.known(g, "")).items()):
+                                                  lambda g: self.known(g, "")).items()):
             if len({where.get(s, proj) for s in have}) >= 2:
                 for s in reversed(have[:_Corpus.BACKFILL]):
                     self.credit(s, pat, "")
@@ -5421,8 +5421,8 @@ class _Learning(_Memory):
         Param("session", str, "mine only this session id (default: every session with new events)"),
         title="Mine sessions into patterns", idempotent=True,
         output=_Out.obj({"sessions": _Out.INT, "observed": {"type": "array", "items": _Out.STR},
-                     "forgotten": _Out.INT, "consolidated": {"type": "object"}},
-                    ("sessions", "observed")),
+                         "forgotten": _Out.INT, "consolidated": {"type": "object"}},
+                        ("sessions", "observed")),
         render=lambda r: "\n".join([f"Sessions mined: {r['sessions']}"]
                                    + [f"  observed {p}" for p in r["observed"]]
                                    + [f"Observations: {len(r['observed'])}"]
@@ -5492,7 +5492,7 @@ class _Learning(_Memory):
             call = call.private(conn, session)
             when = self._now() if ts is None else _iso(ts)
             conn.execute(_Core._SQL_EVENT, (when, "tool_fail" if failed else "tool", "", proj,
-                                      source[:40], session, 0, call.encode()))
+                                            source[:40], session, 0, call.encode()))
             conn.execute(_Core._SQL_PROJECT, (proj, root, when))
         return call.label()
 
@@ -5552,8 +5552,8 @@ class _Hints:
     LIFT_MIN = 10                    # decided hints of each arm (shown, held) before a lift is told
     NO_LIFT = 0.05                   # a lift whose interval ends below this is none (hint_demote)
     SQL_MATURE = ("SELECT pattern, confidence FROM instincts WHERE promoted > 0 AND quiet = 0"
-                   " AND project IN (?, '') AND pattern >= ? AND pattern < ?"
-                   " ORDER BY project = '', confidence DESC, pattern")
+                  " AND project IN (?, '') AND pattern >= ? AND pattern < ?"
+                  " ORDER BY project = '', confidence DESC, pattern")
 
     def purpose(shape):
         """What a command shape is for, decided the same way every time: its role ('test'), else
@@ -5780,7 +5780,7 @@ class _Transcripts:
     BRIEFINGS = 3                      # projects whose briefing the summary shows
     MINE_BATCH = 25                    # imported sessions per mining pass (one short write each)
     CLAUDE_NO_HOOK = ("The user doesn't want to proceed", "[Request interrupted by user",
-                       "<tool_use_error>")     # rejected, interrupted or invalid: no hook fired
+                      "<tool_use_error>")     # rejected, interrupted or invalid: no hook fired
     CODEX_SHELLS = {"shell", "container.exec", "shell_command", "exec_command", "local_shell"}
 
     def ts(value):
@@ -6132,14 +6132,14 @@ class _History(_Learning):
         Param("dry_run", bool, "only count what would be imported; store nothing", default=False),
         title="Import past agent sessions", idempotent=True,
         output=_Out.obj({"sessions": _Out.INT, "imported": _Out.INT, "skipped": _Out.INT,
-                     "empty": _Out.INT, "too_old": _Out.INT, "old": _Out.INT,
-                     "tool_calls": _Out.INT, "failed_calls": _Out.INT, "bad_lines": _Out.INT,
+                         "empty": _Out.INT, "too_old": _Out.INT, "old": _Out.INT,
+                         "tool_calls": _Out.INT, "failed_calls": _Out.INT, "bad_lines": _Out.INT,
                      "sidechain_calls": _Out.INT, "dry_run": _Out.BOOL, "links_skipped": _Out.INT,
                      "projects": {"type": "array", "items": _Out.obj({
                          "project": _Out.STR, "cwd": _Out.STR, "sessions": _Out.INT,
                          "tool_calls": _Out.INT, "learned": {"type": "array", "items": _Out.STR},
                          "briefing": _Out.STR})}},
-                    ("sessions", "imported", "skipped", "tool_calls", "projects")),
+                        ("sessions", "imported", "skipped", "tool_calls", "projects")),
         render=lambda r: _Transcripts.render_import(r))
     def import_history(self, client="all", path=None, since=None, dry_run=False):
         """Replay existing Claude Code transcripts and Codex rollouts through capture and mining.
@@ -6359,9 +6359,9 @@ class _Setup:
     # installed instinct. When instinct cannot be imported (uninstalled, moved, another Python) the
     # command exits 0 and says nothing: a hook never breaks the agent.
     LAUNCHER = ("import sys;sys.path.insert(0,{!r})\ntry:from instinct import main\n"
-                 "except BaseException:sys.exit(0)\nsys.exit(main())")
+                "except BaseException:sys.exit(0)\nsys.exit(main())")
     LAUNCHER_SHARED = ("import sys\ntry:from instinct import main\n"
-                        "except BaseException:sys.exit(0)\nsys.exit(main())")
+                       "except BaseException:sys.exit(0)\nsys.exit(main())")
     LAUNCHER_OLD = "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())"
 
     def launch_args(python, here, *cli):
@@ -7168,13 +7168,13 @@ class _Lint:
     learned."""
 
     TOOL_FAMILIES = (frozenset("npm pnpm yarn bun".split()),
-                      frozenset("pip uv poetry pipenv pdm conda hatch".split()))
+                     frozenset("pip uv poetry pipenv pdm conda hatch".split()))
     NOT = frozenset("not never don't dont avoid instead rather over".split())
     USE = frozenset("use prefer always using run".split())
     OTHER = frozenset("docker podman buildah".split())     # their `build` is not the project's
     SHELL_FENCES = frozenset("sh bash shell console zsh fish terminal".split()) | {""}
     RUN_PREFIXES = ("uv run ", "poetry run ", "pipenv run ", "pdm run ", "hatch run ", "python -m ",
-                     "python3 -m ", "npx ", "bunx ", "pnpm exec ", "bundle exec ")
+                    "python3 -m ", "npx ", "bunx ", "pnpm exec ", "bundle exec ")
 
     def bare_command(shape):
         """'uv run pytest' -> 'pytest': the command without a runner in front."""
@@ -7287,9 +7287,9 @@ class _Lint:
         return [r for r in rows if (r["pattern"], r["project"]) not in dup]
 
     FINDING = _Out.obj({"kind": _Out.STR, "pattern": _Out.STR, "project": _Out.STR,
-                          "learned": _Out.STR, "file": _Out.STR, "line": _Out.INT,
-                          "written": _Out.STR},
-                         ("kind", "pattern", "project", "learned", "file", "line", "written"))
+                        "learned": _Out.STR, "file": _Out.STR, "line": _Out.INT,
+                        "written": _Out.STR},
+                       ("kind", "pattern", "project", "learned", "file", "line", "written"))
 
     def render_lint(found):
         out = [f"  {f['kind']:<14}learned: {f['learned']} ({f['pattern']})\n{'':16}written: "
@@ -7363,8 +7363,8 @@ class _Backup:
                       if (t, n) not in mine and not n.startswith("sqlite_"))
 
     SEED_TABLE = ("CREATE TABLE instincts (pattern TEXT, category TEXT, confidence INTEGER,"
-                   " first_seen TEXT, last_seen TEXT, source TEXT, project TEXT, promoted INTEGER,"
-                   " metadata TEXT)")
+                  " first_seen TEXT, last_seen TEXT, source TEXT, project TEXT, promoted INTEGER,"
+                  " metadata TEXT)")
 
     def copy_backup_data(staged_path, built_path, version, page_size):
         """restore: create instinct's own schema at the backup's `version` in the new file
@@ -7436,8 +7436,8 @@ class _Backup:
         bad = sum(c["level"] == "error" for c in r["checks"])
         warn = sum(c["level"] == "warn" for c in r["checks"])
         out.append(f"{r['db_path']}: " + ("healthy" if not bad and not warn else
-                                           f"{bad} problem{'s' * (bad != 1)}, "
-                                           f"{warn} warning{'s' * (warn != 1)}"))
+                                          f"{bad} problem{'s' * (bad != 1)}, "
+                                          f"{warn} warning{'s' * (warn != 1)}"))
         return "\n".join(out)
 
     DOCTOR_CHECK = _Out.obj({"name": _Out.STR, "ok": _Out.BOOL, "level": _Out.STR,
@@ -7474,7 +7474,7 @@ class _Sharing(_Memory):
         cli="import", title="Import rules", idempotent=True,
         output=_Out.obj({k: _Out.INT for k in ("records", "added", "updated", "unchanged",
                                                "forgotten")}
-                    | {"file": _Out.STR}, ("file", "records", "added", "updated", "unchanged")),
+                        | {"file": _Out.STR}, ("file", "records", "added", "updated", "unchanged")),
         render=lambda r: f"Imported {r['records']} records from {r['file']}: {r['added']} added, "
                          f"{r['updated']} updated, {r['unchanged']} unchanged"
                          + (f", {r['forgotten']} left out (forgotten)" if r.get("forgotten")
@@ -7600,8 +7600,8 @@ class _Sharing(_Memory):
         Param("limit", int, "at most this many pairs", minimum=1, maximum=MAX_LIMIT),
         title="Find near-duplicate patterns", read_only=True, idempotent=True,
         output=_Out.obj({"pattern": _Out.STR, "similar_to": _Out.STR,
-                     "similarity": {"type": "number"}, "confidence": _Out.INT,
-                     "similar_confidence": _Out.INT}, ("pattern", "similar_to", "similarity")),
+                         "similarity": {"type": "number"}, "confidence": _Out.INT,
+                         "similar_confidence": _Out.INT}, ("pattern", "similar_to", "similarity")),
         list_key="pairs", render=_Pairs.render_similar)
     def similar(self, threshold=0.6, limit=None):
         """Near-duplicate patterns: same prefix, Jaccard similarity of their word tokens.
@@ -7686,8 +7686,8 @@ class _Sharing(_Memory):
         title="Purge a text from the store", destructive=True, idempotent=True,
         output=_Out.obj({k: _Out.INT for k in ("instincts", "memories", "events", "other",
                                                "backup")}
-                    | {"dry_run": _Out.BOOL, "backup_file": _Out.STR},
-                    ("instincts", "memories", "events", "other", "backup")),
+                        | {"dry_run": _Out.BOOL, "backup_file": _Out.STR},
+                        ("instincts", "memories", "events", "other", "backup")),
         render=lambda r: (f"{'Would purge' if r.get('dry_run') else 'Purged'}: {r['instincts']}"
                           f" instincts, {r['memories']} memories, {r['events']} events,"
                           f" {r['other']} other rows"
@@ -7787,8 +7787,8 @@ class _Sharing(_Memory):
         _Core._DRY_RUN,
         title="Restore the database from a backup", destructive=True, idempotent=True,
         output=_Out.obj({"path": _Out.STR, "previous": _Out.STR, "instincts": _Out.INT,
-                     "events": _Out.INT, "schema_version": _Out.INT, "dry_run": _Out.BOOL},
-                    ("path", "previous", "instincts", "events")),
+                         "events": _Out.INT, "schema_version": _Out.INT, "dry_run": _Out.BOOL},
+                        ("path", "previous", "instincts", "events")),
         render=lambda r: (f"Would restore {r['instincts']} instincts and {r['events']} events from "
                           f"{r['path']}" + _Core._backup_note(r) if r.get("dry_run") else
                           f"Restored {r['instincts']} instincts and {r['events']} events from "
@@ -7883,7 +7883,7 @@ class _Sharing(_Memory):
         title="Check the store's health", read_only=True, idempotent=True,
         output=_Out.obj({"ok": _Out.BOOL, "db_path": _Out.STR,
                          "checks": {"type": "array", "items": _Backup.DOCTOR_CHECK}},
-                    ("ok", "db_path", "checks")),
+                        ("ok", "db_path", "checks")),
         render=_Backup.render_doctor, exit_code=lambda r: 0 if r["ok"] else 1)
     def doctor(self):
         """Check integrity, schema, search index, WAL, file modes, aliases, stale items, lint.
@@ -8006,9 +8006,9 @@ class _Sharing(_Memory):
         output=_Out.obj({k: _Out.INT for k in ("aliases_applied", "decayed", "deleted",
                                        "events_pruned", "memories_archived", "memories_deleted",
                                        "bytes_before", "bytes_after")}
-                    | {"dry_run": _Out.BOOL, "backup_file": _Out.STR},
-                    ("aliases_applied", "decayed", "deleted", "events_pruned", "bytes_before",
-                     "bytes_after")),
+                        | {"dry_run": _Out.BOOL, "backup_file": _Out.STR},
+                        ("aliases_applied", "decayed", "deleted", "events_pruned", "bytes_before",
+                         "bytes_after")),
         render=lambda r: "\n".join([f"Aliases applied: {r['aliases_applied']}",
                                     f"Decayed: {r['decayed']}", f"Deleted: {r['deleted']}",
                                     f"Events pruned: {r['events_pruned']}",
@@ -8161,7 +8161,7 @@ class _Insight(_Patterns):
                                                     ("pattern", "surfaced", "reinforced"))},
         "hints": _Out.obj({"overall": {"type": "object"}, "items": {"type": "array", "items": {
             "type": "object"}}}, ("overall", "items"))},
-        ("days", "surfaced", "reinforced", "missed", "pending", "patterns"))
+                       ("days", "surfaced", "reinforced", "missed", "pending", "patterns"))
     _FEEDBACK = _Out.obj({**_Out.RECORD["properties"], "scope": _Out.STR, "verdict": _Out.STR,
                           "delta": _Out.INT, "quiet": _Out.INT, "note": _Out.STR},
                          _Out.RECORD["required"] + ["verdict", "delta", "quiet"])
@@ -8892,7 +8892,7 @@ class _CLI:
         known = [op.cli for op in OPERATIONS.values()] + list(_CLI.EXTRAS)
         if word is not None and word not in known:
             return _CLI.usage_error(f"unknown command {word!r}", word, known,
-                                "(instinct --help lists them)")
+                                    "(instinct --help lists them)")
         args, extra = build_parser(argv).parse_known_args(argv)
         if extra:
             op = getattr(args, "_op", None)
@@ -8900,8 +8900,8 @@ class _CLI:
                      [a[0] for a, _ in _CLI.EXTRAS.get(args.command, ("", ()))[1]
                       if a[0][:1] == "-"])
             return _CLI.usage_error(f"unrecognized arguments: {' '.join(extra)}",
-                                extra[0].partition("=")[0], flags + ["--db", "--json"],
-                                f"(see instinct {args.command or ''} --help)")
+                                    extra[0].partition("=")[0], flags + ["--db", "--json"],
+                                    f"(see instinct {args.command or ''} --help)")
         if not args.command:
             build_parser().print_help(sys.stderr)
             return 2
@@ -9527,10 +9527,10 @@ class _MCP:
         ("instinct://stats", "stats", "Store statistics", "Counts by level and category"),
     )
     PROMPT = {"name": "session_briefing", "title": "Session briefing",
-               "description": "Learned habits and rules to keep in mind for this session",
-               "arguments": [{"name": "project", "required": False,
-                              "description": "project path or fingerprint"
-                                             " (default: the server's)"}]}
+              "description": "Learned habits and rules to keep in mind for this session",
+              "arguments": [{"name": "project", "required": False,
+                             "description": "project path or fingerprint"
+                             " (default: the server's)"}]}
 
     def reply_line(reply):
         """A reply object (or batch list) -> its protocol line: compact, pure-ASCII JSON (other
@@ -9554,15 +9554,15 @@ class _MCP:
             pass
 
     METHODS = {"tools/list": _Server.tools_list, "tools/call": _Server.tools_call,
-                "resources/list": _Server.resources_list, "resources/read": _Server.resources_read,
-                "resources/templates/list": _Server.templates_list,
-                "prompts/list": _Server.prompts_list, "prompts/get": _Server.prompts_get}
+               "resources/list": _Server.resources_list, "resources/read": _Server.resources_read,
+               "resources/templates/list": _Server.templates_list,
+               "prompts/list": _Server.prompts_list, "prompts/get": _Server.prompts_get}
     # 2026-07-28: ping, logging/setLevel and resources/(un)subscribe are gone; discover is new
     MODERN_METHODS = dict(METHODS, **{"server/discover": _Server.discover})
     STATIC_TTL = 3600 * 1000                   # lists fixed for the process's life
     CACHEABLE = {"server/discover": STATIC_TTL, "tools/list": STATIC_TTL,
-                  "prompts/list": STATIC_TTL, "resources/list": STATIC_TTL,
-                  "resources/templates/list": STATIC_TTL, "resources/read": 0}
+                 "prompts/list": STATIC_TTL, "resources/list": STATIC_TTL,
+                 "resources/templates/list": STATIC_TTL, "resources/read": 0}
     SERVER_INFO = {"name": "instinct", "title": "instinct", "version": __version__}
 
     def check_envelope(meta):
