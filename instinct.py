@@ -4803,12 +4803,6 @@ class _Call:
                          (rowid - _Call.SEEN_MAX,))
 
     @staticmethod
-    def tool_summary(payload):
-        """A hook payload -> (its `_Call`'s label, '') or (None, skip reason)."""
-        call, reason = _Call.of(payload)
-        return (call.label() if call else None), reason
-
-    @staticmethod
     def response_failed(resp):
         """Did a tool response report failure? Claude Code: a dict with `exit_code`/`interrupted`;
         Codex: a string whose status line (in its first lines) reads 'Exit code: N' or 'Process
@@ -6293,7 +6287,7 @@ class _History(_Learning):
         kept = fails = 0                   # the calls capture keeps (it skips plumbing, its own)
         if dry_run:
             for payload, failed, _ in calls:
-                if _Call.tool_summary(payload)[0] is not None:
+                if _Call.of(payload)[0] is not None:
                     kept, fails = kept + 1, fails + failed
         else:
             try:

@@ -47,6 +47,12 @@ def label(data):
     return instinct._Call.read(data).label()
 
 
+def call_summary(payload):
+    """A hook payload as capture reads it -> (its call's label, '') or (None, skip reason)."""
+    call, reason = instinct._Call.of(payload)
+    return (call.label() if call else None), reason
+
+
 class Clock:
     """An injectable clock: epoch seconds that only move when told to."""
 

@@ -18,7 +18,7 @@ import uuid
 
 import instinct
 from tests.helpers import (DAY, INSTINCT_PY, Clock, ProjectCase, child_env, cli_process, label,
-                           make_repo, rows, setUpModule, temp_dir, write)
+                           make_repo, rows, setUpModule, call_summary, temp_dir, write)
 
 
 # --- planted secrets: none of these bytes may ever reach the store or anything made from it ----
@@ -222,7 +222,7 @@ def make_history(seed=1234, n=10, test_skip=(3, 7), routine_skip=(2, 6), cwd="/t
 
 def kept_calls(tr):
     """The calls of a transcript that capture keeps (it skips client plumbing such as TodoWrite)."""
-    return [c for c in tr.calls if instinct._Call.tool_summary({"tool_name": c[0], "tool_input": c[1]})[0]]
+    return [c for c in tr.calls if call_summary({"tool_name": c[0], "tool_input": c[1]})[0]]
 
 
 def claude_dir_name(cwd):

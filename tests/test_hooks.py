@@ -33,7 +33,7 @@ import unittest
 import instinct
 from tests.helpers import (INSTINCT_PY, LATER, ROOT, Clock, HomeCase, HookCase, child_env,
                            cli_process, init_msg, label, make_repo, raw_bytes, req, rows,
-                           setUpModule, temp_dir)
+                           setUpModule, call_summary, temp_dir)
 from tests.test_bench import sessions
 
 
@@ -111,7 +111,7 @@ class TestSummaries(unittest.TestCase):
         for cmd, want in table:
             with self.subTest(cmd=cmd):
                 payload = {"tool_name": "Bash", "tool_input": {"command": cmd}}
-                self.assertEqual(instinct._Call.tool_summary(payload)[0], f"Bash({want})")
+                self.assertEqual(call_summary(payload)[0], f"Bash({want})")
 
     def test_tool_summary_forms(self):
         table = [
@@ -129,7 +129,7 @@ class TestSummaries(unittest.TestCase):
         ]
         for payload, want in table:
             with self.subTest(payload=payload):
-                self.assertEqual(instinct._Call.tool_summary(payload)[0], want)
+                self.assertEqual(call_summary(payload)[0], want)
 
     def test_own_calls_are_skipped(self):
         for payload in ({"tool_name": "mcp__instinct__observe", "tool_input": {"pattern": "x"}},
@@ -137,7 +137,7 @@ class TestSummaries(unittest.TestCase):
                         {"tool_name": "Bash", "tool_input": {"command": "python3 instinct.py suggest"}},
                         {"tool_name": "Bash", "tool_input": {"command": "python -m instinct list"}}):
             with self.subTest(payload=payload):
-                summary, reason = instinct._Call.tool_summary(payload)
+                summary, reason = call_summary(payload)
                 self.assertIsNone(summary)
                 self.assertIn("instinct", reason)
 

@@ -5,7 +5,7 @@ import time
 import unittest
 
 import instinct
-from tests.helpers import setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
+from tests.helpers import call_summary, setUpModule  # noqa: E402,F401 (3.12 placeholder guard)
 
 shapes = instinct._Shell.command_shapes
 
@@ -258,7 +258,7 @@ def _allowed(shape):
 
 def stored(cmd):
     """What capture stores for a shell call (the event's data), combos mined from it included."""
-    summary = instinct._Call.tool_summary({"tool_name": "Bash", "tool_input": {"command": cmd}})[0]
+    summary = call_summary({"tool_name": "Bash", "tool_input": {"command": cmd}})[0]
     return summary + " " + " ".join(instinct._Corpus.combos([("tool", summary)]))
 
 class TestShapes(unittest.TestCase):
@@ -274,7 +274,7 @@ class TestShapes(unittest.TestCase):
 
     def test_summary_and_combo_sit_on_the_reader(self):
         def summary(cmd):
-            return instinct._Call.tool_summary({"tool_name": "Bash", "tool_input": {"command": cmd}})[0]
+            return call_summary({"tool_name": "Bash", "tool_input": {"command": cmd}})[0]
         self.assertEqual(summary("cd x && FOO=1 npm run build | tee l"), "Bash(npm run build;tee)")
         self.assertEqual(summary("cd x"), "Bash(?)")
         self.assertEqual(summary(None), "Bash(?)")
@@ -298,10 +298,10 @@ class TestShapes(unittest.TestCase):
                 self.assertEqual(shapes(cmd), want)
 
     def test_tool_summary_uses_the_reader(self):
-        summary, combo = instinct._Call.tool_summary(
+        summary, combo = call_summary(
             {"tool_name": "Bash", "tool_input": {"command": "git commit -m \"$(cat <<'EOF'\nx\nEOF\n)\""}})
         self.assertEqual((summary, combo), ("Bash(git commit)", ""))
-        summary, combo = instinct._Call.tool_summary(
+        summary, combo = call_summary(
             {"tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "mix test && mix credo"]}})
         self.assertEqual((summary, combo), ("Bash(mix test;mix credo)", ""))
 
