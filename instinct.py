@@ -1596,11 +1596,8 @@ class _Out:
 class _Core:
     """The kernel: the connection, the one writer of confidence (`_reinforce`), the event kinds and
     the record of a pattern; every room of InstinctStore is a client of it."""
-    # format -> (file written for a directory --write, size limit in bytes, instinct owns the whole
-    # file)
-    # Limits: Windsurf truncates rule files past 6,000 chars, Codex reads 32 KiB of AGENTS.md in
-    # all, a CLAUDE.md block should stay a short preamble, Cursor and SKILL.md bodies are best kept
-    # brief.
+    # format -> (file a directory --write writes, size limit in bytes, instinct owns the file).
+    # Windsurf truncates rule files past 6,000 chars, Codex reads 32 KiB of AGENTS.md in all.
     _EXPORT_FORMATS = {
         "json": ("instinct-rules.json", None, True),
         "markdown": ("instinct-rules.md", None, False),
@@ -1632,12 +1629,11 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     _SQL_PROJECT = "INSERT OR IGNORE INTO projects (fingerprint, root, first_seen) VALUES (?,?,?)"
     _OBSERVATION = 1                    # the confidence one observation adds (observe, mining)
     _DECAY_BATCH = 50_000               # rows per decay (and event-log pruning) transaction
-    _PRUNE_PER_CONSOLIDATE = 500_000    # event rows one consolidate cuts at most (later ones and gc
-                                        # do the rest): a 10M-event log never makes it a minute long
+    _PRUNE_PER_CONSOLIDATE = 500_000    # event rows one consolidate cuts at most (gc: all)
     _IMPORT_BATCH = 2_000               # records per import transaction (~0.2-0.4 s)
-    _YIELD_S = 0.11                     # pause between a long writer's transactions: longer than a
-                                        # waiting writer's longest busy-handler sleep (100 ms), so a
-                                        # hook gets the lock instead of waiting for the whole job
+    # pause between a long writer's transactions: longer than a waiting writer's longest
+    # busy-handler sleep (100 ms), so a hook gets the lock instead of waiting for the whole job
+    _YIELD_S = 0.11
     _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
     _SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
                   " VALUES (?,?,?,?,?,?,?,?)")
@@ -1711,11 +1707,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
 
     @staticmethod
     def _pref_groups(rows):
-        """Rows (pattern, project, confidence, promoted, last_seen) -> {(key, project): rows}.
-
-        Each group lists one preference key's values in one project scope, the
-        winner first: the most recently reinforced, then the most confident.
-        """
+        """Rows (pattern, project, confidence, promoted, last_seen) -> {(key, project): rows}: one
+        preference key's values in one scope, the winner (latest, then most confident) first."""
         groups = {}
         for row in sorted(rows):
             pattern, project, _, _, _ = row
@@ -1782,11 +1775,9 @@ ON CONFLICT (pattern, project) DO UPDATE SET
 
     def _reinforce(self, conn, pattern, project, *, source, session, ts, delta=None,
                    kind="observe", category=None, metadata=None, seen=None, data=""):
-        """The one writer of confidence and of the events that change it: add `delta` (default:
-        one observation, _OBSERVATION) to (pattern, project), a new row starting there, and log
-        a `kind` event at `ts`. The row's first/last seen widen to `seen` (first, last; default
-        ts, ts); an alias counts for its pattern. A forgotten (pattern, project) is left alone:
-        None; else the record."""
+        """The one writer of confidence: add `delta` (default _OBSERVATION) to (pattern, project)
+        (its alias resolved; a new row starts there), widen first/last seen to `seen` (default ts)
+        and log a `kind` event at `ts` -> the record; None if that pattern is forgotten there."""
         delta = _Core._OBSERVATION if delta is None else delta
         first, last = seen or (ts, ts)
         args = {"pattern": pattern, "project": project, "delta": delta, "first": first,
@@ -1804,13 +1795,9 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         return r
 
     def _locate(self, pattern, project, conn=None):
-        """(canonical pattern, project key, scope) for a command about one pattern.
-
-        An explicit `project` ('' global, a fingerprint or a path) is taken as it is. Without
-        one, the rows suggest and list show for the working directory are tried in their
-        order: this project's, the global one, then a universal one (the strongest); scope
-        says which ('project', 'global' or 'universal'). NotFoundError when none exists.
-        """
+        """(canonical pattern, project key, scope) for a command about one pattern: `project` as
+        given, else the first row there is of this project's, the global one, the strongest
+        universal one (scope 'project', 'global' or 'universal'); NotFoundError if none."""
         def read(sql, args):
             return conn.execute(sql, args).fetchall() if conn is not None else self._read(sql, args)
         p = normalize_pattern(pattern)
@@ -1839,9 +1826,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         return None if row is None else _Core._record(row)
 
     def _surface(self, shown):
-        """Log one showing of suggestions ('pattern<TAB>project' lines) as a `surface` event.
-        The same list shown again within SURFACE_REPEAT_S is the same showing (no new event);
-        consolidate keeps the newest SURFACE_MAX_EVENTS. A read-only store logs nothing."""
+        """Log one showing of suggestions ('pattern<TAB>project' lines) as a `surface` event; the
+        same list again within SURFACE_REPEAT_S is the same showing. Read-only: nothing."""
         last = self._read("SELECT ts, data FROM events WHERE kind = 'surface'"
                           " ORDER BY ts DESC LIMIT 1")
         if last and last[0][1] == shown and last[0][0] >= _iso(self._clock() - SURFACE_REPEAT_S):
@@ -2096,10 +2082,8 @@ class _Patterns(_Core):
     def observe(self, pattern, category=None, source="", project="", metadata=None):
         """Record one occurrence of a pattern: new ones start at confidence 1, known ones gain 1.
 
-        Call it whenever you notice a recurring habit, preference, fix or tool
-        combination. Levels change only when consolidate runs. A forgotten pattern is not
-        recorded: the answer has `forgotten` true and confidence 0.
-        """
+        Call it whenever you notice a recurring habit, preference, fix or tool combination; levels
+        change when consolidate runs. A forgotten pattern is not recorded (`forgotten` true)."""
         given = normalize_pattern(pattern)
         cat = _check_category(category) if category is not None else None
         _check_text(source, "source")
@@ -2143,14 +2127,11 @@ class _Patterns(_Core):
     def suggest(self, project=None, limit=None):
         """Mature, rule and universal patterns for a project (plus global ones), strongest first.
 
-        Ask for these at the start of a task: they are habits learned from
-        repetition. Raw observations are never suggested.
-        """
+        Ask for these at the start of a task: habits learned from repetition (raw observations
+        are never suggested)."""
         proj = _resolve_project(project, self.cwd)
-        # Candidates strongest first, read from the covering index over mature+ rows; one per
-        # pattern (this project's own row, else the strongest). The window of k candidates
-        # grows until it provably holds the answer: `limit` results at least as strong as the
-        # k-th candidate, or every candidate read.
+        # Candidates strongest first from the covering index, one per pattern (this project's
+        # row, else the strongest); the window of k grows until it provably holds the answer.
         narrow = "id, pattern, project, promoted, confidence FROM instincts WHERE promoted > 0"
         ranked = (f"SELECT {narrow} AND project = '' AND quiet = 0 UNION ALL SELECT {narrow}"
                   f" AND project = :p AND :p != '' AND quiet = 0 UNION ALL SELECT {narrow}"
@@ -2280,12 +2261,10 @@ class _Patterns(_Core):
     def forget(self, pattern, project=None, dry_run=False):
         """Delete a pattern for good: observing, mining, importing or merging it leaves it out.
 
-        Returns the deleted record. Its events and mining rows go, and (when no project keeps
-        it) its aliases and settings; the full-text index and the WAL are purged too. What stays
-        is a tombstone (a hash, never the pattern's text) until `unforget`. Given an alias,
-        only the alias is removed. A backup of the store is written first (`backup_file`:
-        `restore` it to undo); dry_run shows what would go and changes nothing.
-        """
+        Its events and mining rows go (and, when no project keeps it, its aliases and settings);
+        the search index and the WAL are purged. A tombstone (a hash, not the text) stays until
+        `unforget`. Given an alias, only the alias goes. A backup is written first (`restore`
+        it to undo); dry_run changes nothing."""
         return self._guarded("forget", dry_run, lambda s: s._forget(pattern, project))
 
     @operation(
@@ -2323,9 +2302,8 @@ class _Patterns(_Core):
     def merge(self, source, target):
         """Fold `source` into `target` (confidence, events, every project) and leave an alias.
 
-        Future observations of `source` then count for `target`. Refused when neither is
-        stored; a row whose target was forgotten there is dropped, not merged (`forgotten`).
-        """
+        Later observations of `source` count for `target`. A row whose target was forgotten
+        there is dropped, not merged (`forgotten`)."""
         a, target = normalize_pattern(source), normalize_pattern(target)
         if a == target:
             raise ValidationError("an alias must differ from its pattern")
@@ -2366,11 +2344,8 @@ class _Patterns(_Core):
     def consolidate(self):
         """Promote patterns at a threshold (mature 5, rule 10) and demote those below it.
 
-        A rule found in 2 or more projects becomes universal. Run it at the end
-        of a session or periodically; it is the only place levels change. It
-        also cuts the event log toward its retention, at most 500,000 rows a run
-        in short transactions (gc cuts all of it).
-        """
+        A rule in 2 or more projects becomes universal; this is the only place levels change.
+        It also cuts the event log toward its retention (at most 500,000 rows a run)."""
         self._fts_sync()
         settings = self._settings()
         mature = self._threshold_sql(settings, "mature_threshold")
@@ -2414,12 +2389,9 @@ class _Patterns(_Core):
     def decay(self, days_inactive=90):
         """Patterns unseen for N days (default 90) lose 1 confidence; at 0 they are deleted.
 
-        A pattern is charged at most once per inactive period, however often
-        decay runs (a daily cron equals a weekly one). Large stores are done in
-        short transactions of 50,000 rows, so writers never wait long and memory
-        stays flat; if interrupted, running it again finishes the rest without
-        charging anything twice.
-        """
+        A pattern is charged once per inactive period however often decay runs (a daily cron
+        equals a weekly one), in transactions of 50,000 rows; run again, an interrupted decay
+        finishes without charging anything twice."""
         now = self._now()
         cutoff = _iso(self._clock() - days_inactive * 86400)
         stale = "id > ? AND id <= ? AND max(last_seen, decayed_at) < ?"
@@ -2478,9 +2450,8 @@ class _Patterns(_Core):
     def projects(self):
         """Which folder each project fingerprint stands for, with its sessions and patterns.
 
-        A fingerprint is the first 12 hex of sha256 of the project's root folder; its folder is
-        known once a hook, import-history or observe with a project path saw it.
-        """
+        A fingerprint is 12 hex of sha256 of the project's root folder, whose path is known once
+        a hook, import-history or observe with a project path saw it."""
         roots = dict(self._read("SELECT fingerprint, root FROM projects"))
         pats = dict(self._read("SELECT project, count(*) FROM instincts WHERE project != ''"
                                " GROUP BY project"))
@@ -2515,12 +2486,9 @@ class _Patterns(_Core):
                      write=None, force=False):
         """Export rules (high-confidence patterns) as JSON, Markdown or the rules files agents read.
 
-        Without `write`: json returns the records, other formats their text
-        (sized to the format's limit by dropping the lowest-confidence rules,
-        with a line saying how many). With `write`: updates the file atomically
-        and returns what was written. Universal rules go into every project's
-        export.
-        """
+        json returns the records, other formats their text (within the format's size limit, the
+        weakest rules dropped and counted); `write` updates the file atomically. Universal rules
+        go into every project's export."""
         return _Export.export(self, min_confidence, format, project, category, write, force)
 
     @operation(
