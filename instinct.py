@@ -2564,18 +2564,13 @@ class _Patterns(_Core):
 class _Mem:
     """A knowledge memory's text: keys, redaction, frontmatter files, JSON shapes and rendering."""
 
-    # Seed 002 (hindsight) keeps distilled knowledge beside raw experience and
-    # recalls it by relevance, recency, confidence and usage; seed 004 types each
-    # memory, gives it a Why and a How to apply, and keeps it as a Markdown file.
-    #
-    # type -> (recency half-life in days, days without a recall or reinforcement
-    # after which a memory loses 1 confidence; archived at 0, deleted by gc later).
+    # Seed 002 recalls distilled knowledge by relevance, recency, confidence and usage; seed 004
+    # types it, gives it a Why and a How to apply and keeps it as Markdown. type -> (recency
+    # half-life in days, days unused after which it loses 1 confidence; archived at 0).
     MEMORY_TYPES = {"user": (180, 120), "feedback": (120, 90), "project": (60, 60),
                     "reference": (120, 90), "episode": (30, 45)}
     JACCARD = 0.8      # share of words (title + content) at which a memory repeats another
-    COMMON = 500       # query words found in more memories than this are skipped (stop words);
-
-                            # also the most candidates (newest first) that recall scores
+    COMMON = 500       # query words in more memories are skipped; also recall's most candidates
     SATURATE = 10      # confidence and recall counts score fully from here on
     STOP = frozenset(
         "a an and are as at be but by do does for from has have how i if in into is it its my no "
@@ -2610,13 +2605,9 @@ class _Mem:
 
     def keys(mtype, project, title, content, name=""):
         """Keys that find a memory's repeats in its scope: its title, its name, 4 bands of
-        min-hashes.
-
-        Two word sets share a min-hash with probability equal to their Jaccard
-        similarity J; a band pairs two, so a repeat shares one of 4 bands with
-        probability 1 - (1 - J**2)**4 (0.98 at J = 0.8), while memories that merely
-        share a frequent word rarely share a band. Stop words are left out.
-        """
+        min-hashes of its words (stop words left out). Two word sets share a min-hash with
+        probability J (their Jaccard similarity); a band pairs two, so a repeat shares a band
+        with probability 1 - (1 - J**2)**4 (0.98 at J = 0.8)."""
         from zlib import crc32
         keys = {_Mem.key("t", mtype, project, " ".join(_Mem.words(title)))}
         if name:
@@ -2669,23 +2660,15 @@ class _Mem:
         return text, n
 
     def redact_value(value):
-        """_redact_secrets over every string of a JSON value -> (value, count)."""
+        """redact_secrets over every string of a JSON value -> (value, count)."""
         if isinstance(value, str):
             return _Mem.redact_secrets(value)
         if isinstance(value, list):
-            out, n = [], 0
-            for v in value:
-                v, k = _Mem.redact_value(v)
-                out.append(v)
-                n += k
-            return out, n
+            pairs = [_Mem.redact_value(v) for v in value]
+            return [v for v, _ in pairs], sum(k for _, k in pairs)
         if isinstance(value, dict):
-            out, n = {}, 0
-            for key, v in value.items():
-                v, k = _Mem.redact_value(v)
-                out[key] = v
-                n += k
-            return out, n
+            pairs = {key: _Mem.redact_value(v) for key, v in value.items()}
+            return {key: v for key, (v, _) in pairs.items()}, sum(k for _, k in pairs.values())
         return value, 0
 
     def text(value, what, limit, multiline=False, empty_ok=True):
@@ -2765,12 +2748,9 @@ class _Mem:
         return _sha256_hex("\x1f".join((r["project"], r["type"], r["title"], r["content"])))[:8]
 
     def git_subjects(root, n=3):
-        """The last `n` commit subjects of the repository at `root`, newest first, from
-        .git/logs/HEAD.
-
-        No git process: the reflog is read directly (a worktree's or submodule's
-        `.git` file points at its git directory). [] when there is none.
-        """
+        """The last `n` commit subjects of the repository at `root`, newest first, read from the
+        reflog .git/logs/HEAD (no git process; a worktree's `.git` file names its git directory);
+        [] when there is none."""
         git = os.path.join(root, ".git")
         try:
             if os.path.isfile(git):
@@ -2802,8 +2782,7 @@ class _Mem:
 
     # --- seed 004's Markdown: front matter (name, description, metadata.type) + body --
     def fm_quote(s):
-        """A front-matter value: plain when a YAML reader gets it back unchanged, else
-        double-quoted."""
+        """A front-matter value: plain when YAML reads it back unchanged, else double-quoted."""
         plain = (s and s == s.strip() and s[0] not in "-?:,[]{}#&*!|>'\"%@`" and ":" not in s
                  and " #" not in s and s.isprintable()
                  and s.lower() not in ("true", "false", "yes", "no", "on", "off", "null", "~"))
@@ -2858,8 +2837,7 @@ class _Mem:
         return out
 
     def parse_memory_md(text, where):
-        """A seed-004 Markdown memory -> dict of its fields; None when the file has no front
-        matter."""
+        """A seed-004 Markdown memory -> dict of its fields; None without front matter."""
         lines = text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
         if lines[0].rstrip() != "---":
             return None
@@ -3027,8 +3005,7 @@ class _Anchors:
     """Staleness anchors: the files a learned item is about, by git blob id; changed means 'may be
     stale', gone means left out."""
 
-    # --- staleness anchors: an item is about files; when one changes or goes, it may be stale ---
-    # The file defining a project command, by the shape's first word (the first that exists).
+    # The file defining a project command, by the shape's first word.
     DEFINING_FILES = {
         **dict.fromkeys("npm pnpm yarn bun npx bunx".split(), ("package.json",)),
         **dict.fromkeys("uv uvx poetry pdm hatch pytest ruff mypy black pyright python "
@@ -3038,8 +3015,7 @@ class _Anchors:
         "mix": ("mix.exs",), "cargo": ("Cargo.toml",), "go": ("go.mod",), "tox": ("tox.ini",)}
 
     def defining_file(root, shape):
-        """'npm run lint' -> 'package.json', 'mix test' -> 'mix.exs' when root holds it; else
-        None."""
+        """'npm run lint' -> 'package.json' when root holds it (the first found), else None."""
         names = _Anchors.DEFINING_FILES.get(shape.split(" ", 1)[0], ())
         return next((n for n in names if os.path.isfile(os.path.join(root, n))), None)
 
@@ -3172,11 +3148,8 @@ class _Memory(_Patterns):
 
     def _mem_repeat(self, conn, f, proj, keys):
         """The stored memory `f` repeats (same type and scope, same title or 80% of its words).
-
-        Candidates are the newest _MEM_PER_KEY memories holding each key (an index range each,
-        so the cost does not grow with how many similar memories are stored); the
-        _MEM_CANDIDATES sharing the most keys, newest first, are compared word by word.
-        """
+        Candidates: the newest PER_KEY holding each key (an index range each: the cost does not
+        grow with the store); the CANDIDATES sharing most keys are compared word by word."""
         shared = {}
         for k in keys:
             for (mid,) in conn.execute("SELECT memory_id FROM memory_keys WHERE key = ?"
@@ -3227,13 +3200,11 @@ class _Memory(_Patterns):
                  source="", supersedes=None, metadata=None, about=""):
         """Store a typed memory; storing nearly the same one again reinforces it instead.
 
-        Store distilled knowledge, not transcripts: a user preference, feedback on
-        how to work, a project fact, a reference, or an episode (one task: steps,
-        failures, outcome). A memory with the same type, scope and title, or
-        sharing 80% of its words, gains 1 confidence and merges sources (status
-        'reinforced'). `supersedes` replaces an older memory: it is kept, marked,
-        and no longer recalled.
-        """
+        Store distilled knowledge, not transcripts: a user preference, feedback on how to work, a
+        project fact, a reference, or an episode (one task: steps, failures, outcome). A memory with
+        the same type, scope and title, or sharing 80% of its words, gains 1 confidence and merges
+        sources (status 'reinforced'). `supersedes` replaces an older memory: it is kept, marked,
+        and no longer recalled."""
         f = self._mem_fields(type, title, content, why, how_to_apply, tags, source, metadata)
         proj = _resolve_project(project, self.cwd)
         keys = _Mem.keys(f["type"], proj, f["title"], f["content"])
@@ -3289,12 +3260,9 @@ class _Memory(_Patterns):
 
     def _mem_scored(self, cands, limit):
         """[(raw relevance, id, type, updated, confidence, recall count)] -> [(score, id, parts)].
-
-        Relevance is scaled so the best candidate has 1; recency halves every
-        MEMORY_TYPES half-life; confidence and usage saturate at 10. Candidates go
-        in relevance order and stop once even perfect other parts cannot reach
-        the current top `limit`.
-        """
+        Relevance is scaled so the best candidate has 1; recency halves every MEMORY_TYPES
+        half-life; confidence and usage saturate. Candidates go in relevance order and stop once
+        even perfect other parts cannot reach the current top `limit`."""
         s = self._settings()
         w = [max(0, s["memory_weight_" + k])
              for k in ("relevance", "recency", "confidence", "usage")]
@@ -3322,11 +3290,9 @@ class _Memory(_Patterns):
 
     def _mem_candidates(self, words, where, params):
         """Memories matching the query words -> [(raw relevance, id, type, updated, conf, uses)].
-
-        With FTS5: BM25 (title and tags weigh more), over the words found in at
-        most _MEM_COMMON memories, so cost stays bounded at any size; at most
-        _MEM_COMMON candidates, newest first. Without: shared words, title x2.
-        """
+        With FTS5: BM25 (title and tags weigh more) over the words in at most COMMON memories,
+        at most COMMON candidates, newest first: bounded at any size. Without: shared words,
+        title x2."""
         cols = "m.id, m.type, m.updated, m.confidence, m.recall_count"
         terms = [w for w in words if w not in _Mem.STOP] or words
         if not self._mem_fts():
@@ -3374,18 +3340,14 @@ class _Memory(_Patterns):
     def recall(self, query, type=None, project=None, limit=5, include_superseded=False):
         """Find the memories most relevant to a query, ranked and explained; each counts as used.
 
-        score = 0.6 x relevance (full-text BM25, best match = 1) + 0.2 x recency
-        (halves every 30-180 days by type) + 0.15 x confidence + 0.05 x usage (both
-        saturate at 10); the weights are settings memory_weight_*. Every hit
-        carries its id, score and the four weighted parts, which sum to the score.
-        Archived and superseded memories are left out.
-        """
+        score = 0.6 x relevance (full-text BM25, best match = 1) + 0.2 x recency (halves every
+        30-180 days by type) + 0.15 x confidence + 0.05 x usage (both saturate at 10); the weights
+        are settings memory_weight_*. Every hit carries its id, score and the four weighted parts,
+        which sum to the score. Archived and superseded memories are left out."""
         _check_text(query, "query", 4000, empty_ok=False)
         words = list(dict.fromkeys(_Mem.words(query)))
         if not words:
             raise ValidationError("query must contain a word")
-        if type is not None and type not in _Mem.MEMORY_TYPES:
-            raise ValidationError(f"type must be one of: {', '.join(_Mem.MEMORY_TYPES)}")
         where, params = ["m.archived = 0"], []
         if not include_superseded:
             where.append("m.superseded_by IS NULL")
@@ -3422,9 +3384,8 @@ class _Memory(_Patterns):
     def forget_memory(self, id):
         """Delete a memory for good (for one that is wrong); returns the deleted record.
 
-        Importing its Markdown file again leaves it out; storing it again with `remember`
-        brings it back. Stale memories need no forgetting: they fade and are archived.
-        """
+        Importing its Markdown file again leaves it out; storing it again with `remember` brings it
+        back. Stale memories need no forgetting: they fade and are archived."""
         with self._write() as conn:
             rec = self._mem_get(conn, id)
             conn.execute("DELETE FROM memories WHERE id = ?", (id,))
@@ -3450,8 +3411,6 @@ class _Memory(_Patterns):
         """List memories, most recently stored or reinforced first (superseded ones are marked)."""
         where, params = ["archived = ?"], [1 if archived else 0]
         if type is not None:
-            if type not in _Mem.MEMORY_TYPES:
-                raise ValidationError(f"type must be one of: {', '.join(_Mem.MEMORY_TYPES)}")
             where.append("type = ?")
             params.append(type)
         if project is not None:
@@ -3494,11 +3453,9 @@ class _Memory(_Patterns):
     def memory_decay(self):
         """Memories not recalled nor reinforced for their type's period lose 1; at 0, archived.
 
-        Periods in days: user 120, feedback 90, project 60, reference 90, episode
-        45. A memory is charged at most once per period however often this runs.
-        Archived memories are hidden but restorable (restore_memory); gc deletes
-        them memory_gc_days after archiving.
-        """
+        Periods in days: user 120, feedback 90, project 60, reference 90, episode 45. A memory is
+        charged at most once per period however often this runs. Archived memories are hidden but
+        restorable (restore_memory); gc deletes them memory_gc_days after archiving."""
         now, t = self._now(), self._clock()
         case = "CASE type " + " ".join(f"WHEN '{k}' THEN ?" for k in _Mem.MEMORY_TYPES) + " END"
         cutoffs = [_iso(t - days * 86400) for _, days in _Mem.MEMORY_TYPES.values()]
@@ -3524,14 +3481,11 @@ class _Memory(_Patterns):
                             (cutoff,)).rowcount
 
     def memory_briefing(self, project_dir=None, max_chars=2000, limit=5):
-        """Lines '[type] title — how to apply' for a session starting in `project_dir`.
-
-        The query is the project folder's name plus its last three commit
-        subjects (read from .git, no git process); the project's own memories
-        fill the room the query leaves. The lines fit in max_chars (newlines
-        included). Recalled memories count as used. A memory whose anchored file
-        changed is marked "may be stale"; one whose file is gone is left out.
-        """
+        """Lines '[type] title — how to apply' for a session starting in `project_dir`, within
+        max_chars (newlines included). The query is the project folder's name plus its last
+        three commit subjects; the project's own memories fill the room it leaves. Recalled
+        memories count as used. One whose anchored file changed is marked "may be stale"; one
+        whose file is gone is left out."""
         root = project_root(project_dir)
         proj = _sha256_hex(root)[:12]
         query = " ".join([os.path.basename(root)] + _Mem.git_subjects(root))
@@ -3542,16 +3496,17 @@ class _Memory(_Patterns):
                               " AND archived = 0 AND superseded_by IS NULL ORDER BY confidence DESC"
                               ", updated DESC, id DESC LIMIT ?", (proj, limit + len(seen)))
             hits += [r for r in map(_Mem.record, rows) if r["id"] not in seen][:limit - len(hits)]
+        def clean(text):                   # a memory stored before redaction existed: redact now
+            return " ".join(_Mem.redact_secrets(text)[0].split())
         lines, used = [], 0
-        stale = _Anchors.staleness(self._db.conn, root, hits)
-        for h, why in zip(hits, stale):    # a memory stored before redaction existed: redact now
+        for h, why in zip(hits, _Anchors.staleness(self._db.conn, root, hits)):
             if why and why.endswith(" is gone"):
                 continue
-            line = f"[{h['type']}] {' '.join(_Mem.redact_secrets(h['title'])[0].split())}"
-            fact = " ".join(_Mem.redact_secrets(h["content"])[0].split())     # the knowledge itself
+            line = f"[{h['type']}] {clean(h['title'])}"
+            fact = clean(h["content"])                                        # the knowledge itself
             if fact and fact.lower() != h["title"].strip().lower():
                 line += ": " + (fact if len(fact) <= 160 else fact[:159].rstrip() + "\u2026")
-            how = " ".join(_Mem.redact_secrets(h["how_to_apply"])[0].split())
+            how = clean(h["how_to_apply"])
             line += f" \u2014 {how}" if how else ""
             line += f" (may be stale: {why})" if why else ""
             if used + len(line) + bool(lines) <= max_chars:
@@ -3575,15 +3530,11 @@ class _Memory(_Patterns):
     def import_memories(self, path, project=""):
         """Read Markdown memories in Claude Code's format (front matter: name, description, type).
 
-        The body is the content, then `**Why:**` and `**How to apply:**` lines.
-
-        A file matches the stored memory of its type and scope with the same name
-        (or title): unchanged ones stay as they are, edited ones are updated and
-        archived ones restored, so importing twice adds nothing; a forgotten one stays out
-        (`forgotten`). Markdown without
-        front matter (an index such as MEMORY.md) is skipped. Nothing is written
-        if any file is invalid.
-        """
+        The body is the content, then `**Why:**` and `**How to apply:**` lines. A file matches the
+        stored memory of its type and scope with the same name (or title): unchanged ones stay as
+        they are, edited ones are updated and archived ones restored, so importing twice adds
+        nothing; a forgotten one stays out (`forgotten`). Markdown without front matter (an index
+        such as MEMORY.md) is skipped. Nothing is written if any file is invalid."""
         _check_text(path, "path", 4096, empty_ok=False)
         default = _resolve_project(project, self.cwd)
         p = self._user_path(path)
@@ -3690,10 +3641,9 @@ class _Memory(_Patterns):
     def export_memories(self, dir, type=None, project=None):
         """Write current memories (not archived, not superseded) as Markdown files, one each.
 
-        import-memories reads them back without loss. Files whose bytes would not
-        change are left untouched, so a second export is byte-identical; files of
-        memories no longer stored are left alone.
-        """
+        import-memories reads them back without loss. Files whose bytes would not change are left
+        untouched, so a second export is byte-identical; files of memories no longer stored are left
+        alone."""
         import re
         _check_text(dir, "dir", 4096, empty_ok=False)
         recs = [r for r in self.memories(type=type, project=project) if "superseded_by" not in r]
