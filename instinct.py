@@ -2672,8 +2672,6 @@ class _Mem:
         return value, 0
 
     def text(value, what, limit, multiline=False, empty_ok=True):
-        if not isinstance(value, str):
-            raise ValidationError(f"{what} must be a string")
         value = value.replace("\r\n", "\n").strip()
         _check_text(value.replace("\n", " ") if multiline else value, what, limit, empty_ok)
         if multiline and any(line.lower().startswith(tuple(m for m, _ in _Mem.MARKERS))
@@ -2683,13 +2681,9 @@ class _Mem:
         return value
 
     def tags(tags):
-        """'a, b' or ['a', 'b'] -> 'a,b' (distinct, in order)."""
-        if isinstance(tags, str):
-            tags = tags.split(",")
-        if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
-            raise ValidationError("tags must be a comma-separated string")
+        """'a, b' -> 'a,b' (distinct, in order)."""
         out = []
-        for t in (t.strip() for t in tags):
+        for t in (t.strip() for t in tags.split(",")):
             if t and not (t[0].isalnum() and all(c.isalnum() or c in "-_./+" for c in t)):
                 raise ValidationError(f"tag {t!r} must start with a letter or digit and hold only "
                                       "letters, digits and - _ . / +")
@@ -2789,20 +2783,15 @@ class _Mem:
         if plain:
             try:
                 float(s)
-                plain = False
             except ValueError:
-                pass
-        if plain:
-            return s
-        import json
-        return json.dumps(s, ensure_ascii=False)
+                return s
+        return _dumps(s)
 
     def fm_unquote(raw, where):
         s = raw.strip()
         if s[:1] == '"':
-            import json
             try:
-                v = json.loads(s)
+                v = _loads(s)
             except ValueError:
                 v = None
             if not isinstance(v, str):
@@ -2862,9 +2851,8 @@ class _Mem:
                             else [x.strip()[1:] for x in b if x.strip().startswith("-")]
                         m["tags"] = ",".join(_Mem.fm_unquote(x, where) for x in items if x.strip())
                     elif k == "data":
-                        import json
                         try:
-                            m["data"] = json.loads(r) if not b else None
+                            m["data"] = _loads(r) if not b else None
                         except ValueError:
                             m["data"] = None
                         if not isinstance(m["data"], dict):
@@ -2889,8 +2877,7 @@ class _Mem:
         m["type"] = m["type"] or top_type
         if not m["type"]:
             raise ValidationError(f"{where}: the front matter names no metadata.type")
-        if not m["title"]:
-            m["title"] = m["name"]
+        m["title"] = m["title"] or m["name"]
         if not m["title"]:
             raise ValidationError(f"{where}: the front matter has no description")
         parts, cur = {"content": [], "why": [], "how_to_apply": []}, "content"
@@ -3094,9 +3081,6 @@ class _Anchors:
 class _Memory(_Patterns):
     """Typed knowledge memories next to the counted instincts (issue 7)."""
 
-    def _mem_fts(self):
-        return bool(self._read("SELECT 1 FROM sqlite_master WHERE name = 'memories_fts'"))
-
     @staticmethod
     def _mem_get(conn, mid):
         """The record of memory `mid` (NotFoundError if there is none)."""
@@ -3243,8 +3227,7 @@ class _Memory(_Patterns):
         src, tags, meta = conn.execute("SELECT source, tags, metadata FROM memories WHERE id = ?",
                                        (mid,)).fetchone()
         merged = _loads_meta(meta)
-        for k, v in _loads_meta(f["metadata"]).items():
-            merged.setdefault(k, v)
+        merged.update((k, v) for k, v in _loads_meta(f["metadata"]).items() if k not in merged)
         conn.execute(
             "UPDATE memories SET confidence = max(confidence, 0) + 1, source = ?, tags = ?,"
             " why = CASE WHEN why = '' THEN ? ELSE why END,"
@@ -3295,7 +3278,7 @@ class _Memory(_Patterns):
         title x2."""
         cols = "m.id, m.type, m.updated, m.confidence, m.recall_count"
         terms = [w for w in words if w not in _Mem.STOP] or words
-        if not self._mem_fts():
+        if not self._read("SELECT 1 FROM sqlite_master WHERE name = 'memories_fts'"):
             text = ("(m.title || ' ' || m.content || ' ' || m.why || ' ' || m.how_to_apply || ' '"
                     " || m.tags)")
             rows = self._read(
@@ -3474,8 +3457,7 @@ class _Memory(_Patterns):
             return {"decayed": decayed, "archived": archived, "active": active}
 
     def _gc_memories(self, conn):
-        """Delete memories archived more than `memory_gc_days` ago, inside the caller's write
-        transaction (for gc); returns how many."""
+        """gc, in the caller's write: delete memories archived over memory_gc_days ago -> count."""
         cutoff = _iso(self._clock() - self._settings()["memory_gc_days"] * 86400)
         return conn.execute("DELETE FROM memories WHERE archived = 1 AND archived_at < ?",
                             (cutoff,)).rowcount
@@ -3496,6 +3478,7 @@ class _Memory(_Patterns):
                               " AND archived = 0 AND superseded_by IS NULL ORDER BY confidence DESC"
                               ", updated DESC, id DESC LIMIT ?", (proj, limit + len(seen)))
             hits += [r for r in map(_Mem.record, rows) if r["id"] not in seen][:limit - len(hits)]
+
         def clean(text):                   # a memory stored before redaction existed: redact now
             return " ".join(_Mem.redact_secrets(text)[0].split())
         lines, used = [], 0
