@@ -2572,18 +2572,24 @@ class _Mem:
     JACCARD = 0.8      # share of words (title + content) at which a memory repeats another
     COMMON = 500       # query words in more memories are skipped; also recall's most candidates
     SATURATE = 10      # confidence and recall counts score fully from here on
+    PER_KEY = 200      # remember: newest memories read per key when looking for a repeat
+    CANDIDATES = 64    # ... of which this many (sharing the most keys) are compared
     STOP = frozenset(
         "a an and are as at be but by do does for from has have how i if in into is it its my no "
         "not of on or so than that the then there this to us was we were what when which with you "
         "your".split())
     COLS = ("id, type, title, content, why, how_to_apply, tags, project, source, confidence,"
-            " created, updated, last_recalled, recall_count, archived, archived_at, supersedes,"
-            " superseded_by, metadata")
+            " created, updated, last_recalled, recall_count, archived, archived_at, metadata,"
+            " supersedes, superseded_by")
+    FIELDS = COLS.split(", ")          # a record's keys, in this order
     MARKERS = (("**why:**", "why"), ("**why**:", "why"),
                ("**how to apply:**", "how_to_apply"), ("**how to apply**:", "how_to_apply"))
     HASHES = ((1390851129, 4071050724), (647892279, 1695753998), (2795742289, 207388624),
               (311111475, 3527346212), (2301595691, 404285457), (1570621945, 2503055453),
               (249103477, 3907149204), (2179419893, 922121676))    # 4 bands of 2 min-hashes
+    REDACTED = "[REDACTED]"
+    SECRET_KEYS = ("password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key",
+                   "access_key", "private_key", "auth", "credential", "bearer")
 
     def words(text):
         """Lower-cased runs of letters and digits: the words FTS5's unicode61 tokenizer indexes."""
@@ -2593,9 +2599,6 @@ class _Mem:
     def key(kind, mtype, project, text):
         from zlib import crc32
         return crc32(f"{kind}\x1f{mtype}\x1f{project}\x1f{text}".encode())
-
-    PER_KEY = 200         # remember: newest memories read per key when looking for a repeat
-    CANDIDATES = 64       # ... of which this many (sharing the most keys) are compared
 
     def tombstones(mtype, project, title, name):
         """The tombstone keys of a forgotten memory (section 11's `forgotten`): its title's and its
@@ -2619,18 +2622,13 @@ class _Mem:
             keys.add(_Mem.key(f"b{i}", mtype, project, f"{mins[i]}.{mins[i + 1]}"))
         return keys
 
-    REDACTED = "[REDACTED]"
-    SECRET_KEYS = ("password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key",
-                   "access_key", "private_key", "auth", "credential", "bearer")
-
     def redact_secrets(text):
-        """(text with every secret-looking part replaced by [REDACTED], how many were found).
-
-        What capture refuses to keep (sections 14 and 15) in a memory's prose: known token prefixes
+        """(text with every secret-looking part replaced by [REDACTED], how many were found): what
+        capture refuses to keep (sections 14 and 15) in a memory's prose. Known token prefixes
         (ghp_, sk-, xox, AKIA, eyJ, glpat-, npm_, pypi-...), a PEM private key block, the value of
-        `password=`/`token:`-style assignments, the password of a `scheme://user:pass@host` URL,
-        and long random-looking words (24+ characters mixing upper case, lower case and digits).
-        Git hashes and ordinary words pass."""
+        `password=`/`token:`-style assignments, the password of a `scheme://user:pass@host` URL and
+        long random-looking words (24+ characters mixing upper, lower case and digits); git hashes
+        and ordinary words pass."""
         import re
         if not isinstance(text, str) or not text:
             return text, 0
@@ -2718,17 +2716,13 @@ class _Mem:
         return "\n".join(out)
 
     def record(row):
-        (mid, mtype, title, content, why, how, tags, proj, src, conf, created, updated, recalled,
-         count, archived, archived_at, sup, sup_by, meta) = row
-        r = {"id": mid, "type": mtype, "title": title, "content": content, "why": why,
-             "how_to_apply": how, "tags": [t for t in tags.split(",") if t], "project": proj,
-             "source": src, "confidence": conf, "created": created, "updated": updated,
-             "last_recalled": recalled, "recall_count": count, "archived": bool(archived),
-             "archived_at": archived_at, "metadata": _loads_meta(meta)}
-        if sup is not None:
-            r["supersedes"] = sup
-        if sup_by is not None:
-            r["superseded_by"] = sup_by
+        r = dict(zip(_Mem.FIELDS, row))
+        r["tags"] = [t for t in r["tags"].split(",") if t]
+        r["archived"] = bool(r["archived"])
+        r["metadata"] = _loads_meta(r["metadata"])
+        for k in ("supersedes", "superseded_by"):
+            if r[k] is None:
+                del r[k]
         return r
 
     def slug(mtype, title):
@@ -3338,9 +3332,8 @@ class _Memory(_Patterns):
             where.append("m.type = ?")
             params.append(type)
         if project != "*":
-            proj = _resolve_project(project, self.cwd)
             where.append("m.project IN (?, '')")
-            params.append(proj)
+            params.append(_resolve_project(project, self.cwd))
         cands = self._mem_candidates(words, " AND ".join(where), params)
         hits = self._mem_scored(cands, limit) if cands else []
         if not hits:
@@ -3580,8 +3573,7 @@ class _Memory(_Patterns):
             " AND id IN (SELECT memory_id FROM memory_keys WHERE key IN (?, ?))"
             " ORDER BY superseded_by IS NOT NULL, archived, id",
             (mtype, proj, _Mem.key("n", mtype, proj, name),
-             _Mem.key("t", mtype, proj, " ".join(_Mem.words(title))))
-        ).fetchall()
+             _Mem.key("t", mtype, proj, " ".join(_Mem.words(title))))).fetchall()
         recs = [_Mem.record(r) for r in rows]
         match = (next((r for r in recs if name and name == (_Mem.md(r["metadata"]).get("name")
                                                              or _Mem.slug(mtype, r["title"]))),
@@ -3628,16 +3620,14 @@ class _Memory(_Patterns):
         untouched, so a second export is byte-identical; files of memories no longer stored are left
         alone."""
         import re
+        from collections import Counter
         _check_text(dir, "dir", 4096, empty_ok=False)
-        recs = [r for r in self.memories(type=type, project=project) if "superseded_by" not in r]
         items = []
-        for r in sorted(recs, key=lambda r: r["id"]):
-            stored = _Mem.md(r["metadata"]).get("name")
-            items.append([r, stored or _Mem.slug(r["type"], r["title"]), bool(stored)])
-        scopes = {}
-        for r, name, _ in items:
-            scopes[(r["type"], r["project"], name)] = scopes.get((r["type"], r["project"],
-                                                                  name), 0) + 1
+        for r in self.memories(type=type, project=project):
+            if "superseded_by" not in r:
+                stored = _Mem.md(r["metadata"]).get("name")
+                items.append([r, stored or _Mem.slug(r["type"], r["title"]), bool(stored)])
+        scopes = Counter((r["type"], r["project"], name) for r, name, _ in items)
         for it in items:                     # two titles with one default name: tell them apart
             if not it[2] and scopes[(it[0]["type"], it[0]["project"], it[1])] > 1:
                 it[1] += "-" + _Mem.digest(it[0])
