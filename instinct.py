@@ -2601,16 +2601,14 @@ class _Mem:
         return crc32(f"{kind}\x1f{mtype}\x1f{project}\x1f{text}".encode())
 
     def tombstones(mtype, project, title, name):
-        """The tombstone keys of a forgotten memory (section 11's `forgotten`): its title's and its
-        Markdown name's, the keys re-importing it would be found by; hashes, never its text."""
+        """A forgotten memory's tombstones (table `forgotten`): hashes of its title and name."""
         return ["m%d" % _Mem.key("t", mtype, project, " ".join(_Mem.words(title))),
                 "m%d" % _Mem.key("n", mtype, project, name or _Mem.slug(mtype, title))]
 
     def keys(mtype, project, title, content, name=""):
-        """Keys that find a memory's repeats in its scope: its title, its name, 4 bands of
-        min-hashes of its words (stop words left out). Two word sets share a min-hash with
-        probability J (their Jaccard similarity); a band pairs two, so a repeat shares a band
-        with probability 1 - (1 - J**2)**4 (0.98 at J = 0.8)."""
+        """Keys that find a memory's repeats in its scope: its title, its name, 4 bands of 2
+        min-hashes of its words (stop words left out); words with Jaccard similarity J share a
+        band with probability 1 - (1 - J**2)**4 (0.98 at J = 0.8)."""
         from zlib import crc32
         keys = {_Mem.key("t", mtype, project, " ".join(_Mem.words(title)))}
         if name:
@@ -2887,8 +2885,7 @@ class _Mem:
         return m
 
     def md(meta):
-        """The Markdown bookkeeping a memory's metadata keeps under `_md` ({name, extra}), or {}
-        when it is missing or not what import-memories writes (an agent may store anything)."""
+        """metadata["_md"] ({name, extra}) when it is what import-memories writes, else {}."""
         md = meta.get("_md")
         if not isinstance(md, dict):
             return {}
@@ -2983,8 +2980,7 @@ class _Mem:
 
 
 class _Anchors:
-    """Staleness anchors: the files a learned item is about, by git blob id; changed means 'may be
-    stale', gone means left out."""
+    """Staleness anchors: an item's files by git blob id (changed: 'may be stale', gone: out)."""
 
     # The file defining a project command, by the shape's first word.
     DEFINING_FILES = {
@@ -3043,9 +3039,8 @@ class _Anchors:
                 conn.execute("DELETE FROM anchors" + where + " AND path = ?", (*key, path))
 
     def staleness(conn, root, items):
-        """For each item (instinct or memory record) None, or why it may be stale ('pyproject.toml
-        changed' / 'is gone') by its anchors in project `root`: stat, and hash only a file whose
-        size or mtime moved."""
+        """Per item (instinct or memory record) None or why it may be stale by its anchors in `root`
+        ('pyproject.toml changed' / 'is gone'); a file is hashed only if its size or mtime moved."""
         import stat
         want, seen = {}, {}
         for i, item in enumerate(items):
@@ -3237,9 +3232,8 @@ class _Memory(_Patterns):
 
     def _mem_scored(self, cands, limit):
         """[(raw relevance, id, type, updated, confidence, recall count)] -> [(score, id, parts)].
-        Relevance is scaled so the best candidate has 1; recency halves every MEMORY_TYPES
-        half-life; confidence and usage saturate. Candidates go in relevance order and stop once
-        even perfect other parts cannot reach the current top `limit`."""
+        Relevance scaled to 1 for the best; recency halves every MEMORY_TYPES half-life. In
+        relevance order, stopping once perfect other parts cannot reach the top `limit`."""
         s = self._settings()
         w = [max(0, s["memory_weight_" + k])
              for k in ("relevance", "recency", "confidence", "usage")]
@@ -3267,9 +3261,8 @@ class _Memory(_Patterns):
 
     def _mem_candidates(self, words, where, params):
         """Memories matching the query words -> [(raw relevance, id, type, updated, conf, uses)].
-        With FTS5: BM25 (title and tags weigh more) over the words in at most COMMON memories,
-        at most COMMON candidates, newest first: bounded at any size. Without: shared words,
-        title x2."""
+        FTS5: BM25 (title, tags weigh more) over the words in at most COMMON memories, at most
+        COMMON candidates, newest first: bounded at any size. Without: shared words, title x2."""
         cols = "m.id, m.type, m.updated, m.confidence, m.recall_count"
         terms = [w for w in words if w not in _Mem.STOP] or words
         if not self._read("SELECT 1 FROM sqlite_master WHERE name = 'memories_fts'"):
@@ -3457,10 +3450,9 @@ class _Memory(_Patterns):
 
     def memory_briefing(self, project_dir=None, max_chars=2000, limit=5):
         """Lines '[type] title — how to apply' for a session starting in `project_dir`, within
-        max_chars (newlines included). The query is the project folder's name plus its last
-        three commit subjects; the project's own memories fill the room it leaves. Recalled
-        memories count as used. One whose anchored file changed is marked "may be stale"; one
-        whose file is gone is left out."""
+        max_chars (newlines included): recall of the folder's name and last 3 commit subjects
+        (counted as used), then the project's own memories. An anchored file changed: marked
+        "may be stale"; gone: left out."""
         root = project_root(project_dir)
         proj = _sha256_hex(root)[:12]
         query = " ".join([os.path.basename(root)] + _Mem.git_subjects(root))
