@@ -3385,10 +3385,9 @@ class _Memory(_Patterns):
         if project is not None:
             where.append("project = ?")
             params.append(_resolve_project(project, self.cwd))
+        params.append(-1 if limit is None else limit)                    # SQLite: -1, no limit
         sql = (f"SELECT {_Mem.COLS} FROM memories WHERE {' AND '.join(where)}"
-               " ORDER BY updated DESC, id DESC")
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
+               " ORDER BY updated DESC, id DESC LIMIT ?")
         return [_Mem.record(r) for r in self._read(sql, params)]
 
     @operation(_Mem.ID, mcp="memory_get", title="Get one memory", read_only=True, idempotent=True,
