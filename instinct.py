@@ -2929,18 +2929,16 @@ class _Mem:
         return "\n".join(out) + "\n---\n" + ("\n" + body + "\n" if body else "")
 
     # --- output schemas and renderers ------------------------------------------------
-    NUM = {"type": "number"}
+    NUM, STRS = {"type": "number"}, {"type": "array", "items": _Out.STR}
     MEMORY_PROPS = {
         "id": _Out.INT, "type": _Out.STR, "title": _Out.STR, "content": _Out.STR, "why": _Out.STR,
-        "how_to_apply": _Out.STR, "tags": {"type": "array", "items": _Out.STR}, "project": _Out.STR,
+        "how_to_apply": _Out.STR, "tags": STRS, "project": _Out.STR,
         "source": _Out.STR, "confidence": _Out.INT, "created": _Out.STR, "updated": _Out.STR,
         "last_recalled": _Out.STR, "recall_count": _Out.INT, "archived": _Out.BOOL,
         "archived_at": _Out.STR, "supersedes": _Out.INT, "superseded_by": _Out.INT,
         "metadata": {"type": "object"}}
     MEMORY_REQ = ("id", "type", "title", "content", "project", "confidence", "created", "updated")
-    MEMORY = _Out.obj(dict(MEMORY_PROPS, status=_Out.STR,
-                           warnings={"type": "array", "items": _Out.STR},
-                           about={"type": "array", "items": _Out.STR}), MEMORY_REQ)
+    MEMORY = _Out.obj(dict(MEMORY_PROPS, status=_Out.STR, warnings=STRS, about=STRS), MEMORY_REQ)
     MEMORY_HIT = _Out.obj(dict(MEMORY_PROPS, score=NUM, parts=_Out.obj(
         dict.fromkeys(("relevance", "recency", "confidence", "usage"), NUM),
         ("relevance", "recency", "confidence", "usage"))), MEMORY_REQ + ("score", "parts"))
