@@ -2532,31 +2532,32 @@ class _Patterns(_Core):
 class _Mem:
     """A knowledge memory's text: keys, redaction, frontmatter files, JSON shapes and rendering."""
 
-    # Seed 002 (hindsight) keeps distilled knowledge beside raw experience and
-    # recalls it by relevance, recency, confidence and usage; seed 004 types each
-    # memory, gives it a Why and a How to apply, and keeps it as a Markdown file.
-    #
-    # type -> (recency half-life in days, days without a recall or reinforcement
-    # after which a memory loses 1 confidence; archived at 0, deleted by gc later).
+    # Seed 002 recalls distilled knowledge by relevance, recency, confidence and usage; seed 004
+    # types it, gives it a Why and a How to apply and keeps it as Markdown. type -> (recency
+    # half-life in days, days unused after which it loses 1 confidence; archived at 0).
     MEMORY_TYPES = {"user": (180, 120), "feedback": (120, 90), "project": (60, 60),
                     "reference": (120, 90), "episode": (30, 45)}
     JACCARD = 0.8      # share of words (title + content) at which a memory repeats another
-    COMMON = 500       # query words found in more memories than this are skipped (stop words);
-
-                            # also the most candidates (newest first) that recall scores
+    COMMON = 500       # query words in more memories are skipped; also recall's most candidates
     SATURATE = 10      # confidence and recall counts score fully from here on
+    PER_KEY = 200      # remember: newest memories read per key when looking for a repeat
+    CANDIDATES = 64    # ... of which this many (sharing the most keys) are compared
     STOP = frozenset(
         "a an and are as at be but by do does for from has have how i if in into is it its my no "
         "not of on or so than that the then there this to us was we were what when which with you "
         "your".split())
     COLS = ("id, type, title, content, why, how_to_apply, tags, project, source, confidence,"
-            " created, updated, last_recalled, recall_count, archived, archived_at, supersedes,"
-            " superseded_by, metadata")
+            " created, updated, last_recalled, recall_count, archived, archived_at, metadata,"
+            " supersedes, superseded_by")
+    FIELDS = COLS.split(", ")          # a record's keys, in this order
     MARKERS = (("**why:**", "why"), ("**why**:", "why"),
                ("**how to apply:**", "how_to_apply"), ("**how to apply**:", "how_to_apply"))
     HASHES = ((1390851129, 4071050724), (647892279, 1695753998), (2795742289, 207388624),
               (311111475, 3527346212), (2301595691, 404285457), (1570621945, 2503055453),
               (249103477, 3907149204), (2179419893, 922121676))    # 4 bands of 2 min-hashes
+    REDACTED = "[REDACTED]"
+    SECRET_KEYS = ("password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key",
+                   "access_key", "private_key", "auth", "credential", "bearer")
 
     def words(text):
         """Lower-cased runs of letters and digits: the words FTS5's unicode61 tokenizer indexes."""
@@ -2567,24 +2568,15 @@ class _Mem:
         from zlib import crc32
         return crc32(f"{kind}\x1f{mtype}\x1f{project}\x1f{text}".encode())
 
-    PER_KEY = 200         # remember: newest memories read per key when looking for a repeat
-    CANDIDATES = 64       # ... of which this many (sharing the most keys) are compared
-
     def tombstones(mtype, project, title, name):
-        """The tombstone keys of a forgotten memory (section 11's `forgotten`): its title's and its
-        Markdown name's, the keys re-importing it would be found by; hashes, never its text."""
+        """A forgotten memory's tombstones (table `forgotten`): hashes of its title and name."""
         return ["m%d" % _Mem.key("t", mtype, project, " ".join(_Mem.words(title))),
                 "m%d" % _Mem.key("n", mtype, project, name or _Mem.slug(mtype, title))]
 
     def keys(mtype, project, title, content, name=""):
-        """Keys that find a memory's repeats in its scope: its title, its name, 4 bands of
-        min-hashes.
-
-        Two word sets share a min-hash with probability equal to their Jaccard
-        similarity J; a band pairs two, so a repeat shares one of 4 bands with
-        probability 1 - (1 - J**2)**4 (0.98 at J = 0.8), while memories that merely
-        share a frequent word rarely share a band. Stop words are left out.
-        """
+        """Keys that find a memory's repeats in its scope: its title, its name, 4 bands of 2
+        min-hashes of its words (stop words left out); words with Jaccard similarity J share a
+        band with probability 1 - (1 - J**2)**4 (0.98 at J = 0.8)."""
         from zlib import crc32
         keys = {_Mem.key("t", mtype, project, " ".join(_Mem.words(title)))}
         if name:
@@ -2596,18 +2588,13 @@ class _Mem:
             keys.add(_Mem.key(f"b{i}", mtype, project, f"{mins[i]}.{mins[i + 1]}"))
         return keys
 
-    REDACTED = "[REDACTED]"
-    SECRET_KEYS = ("password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key",
-                   "access_key", "private_key", "auth", "credential", "bearer")
-
     def redact_secrets(text):
-        """(text with every secret-looking part replaced by [REDACTED], how many were found).
-
-        What capture refuses to keep (sections 14 and 15) in a memory's prose: known token prefixes
+        """(text with every secret-looking part replaced by [REDACTED], how many were found): what
+        capture refuses to keep (sections 14 and 15) in a memory's prose. Known token prefixes
         (ghp_, sk-, xox, AKIA, eyJ, glpat-, npm_, pypi-...), a PEM private key block, the value of
-        `password=`/`token:`-style assignments, the password of a `scheme://user:pass@host` URL,
-        and long random-looking words (24+ characters mixing upper case, lower case and digits).
-        Git hashes and ordinary words pass."""
+        `password=`/`token:`-style assignments, the password of a `scheme://user:pass@host` URL and
+        long random-looking words (24+ characters mixing upper, lower case and digits); git hashes
+        and ordinary words pass."""
         import re
         if not isinstance(text, str) or not text:
             return text, 0
@@ -2637,28 +2624,18 @@ class _Mem:
         return text, n
 
     def redact_value(value):
-        """_redact_secrets over every string of a JSON value -> (value, count)."""
+        """redact_secrets over every string of a JSON value -> (value, count)."""
         if isinstance(value, str):
             return _Mem.redact_secrets(value)
         if isinstance(value, list):
-            out, n = [], 0
-            for v in value:
-                v, k = _Mem.redact_value(v)
-                out.append(v)
-                n += k
-            return out, n
+            pairs = [_Mem.redact_value(v) for v in value]
+            return [v for v, _ in pairs], sum(k for _, k in pairs)
         if isinstance(value, dict):
-            out, n = {}, 0
-            for key, v in value.items():
-                v, k = _Mem.redact_value(v)
-                out[key] = v
-                n += k
-            return out, n
+            pairs = {key: _Mem.redact_value(v) for key, v in value.items()}
+            return {key: v for key, (v, _) in pairs.items()}, sum(k for _, k in pairs.values())
         return value, 0
 
     def text(value, what, limit, multiline=False, empty_ok=True):
-        if not isinstance(value, str):
-            raise ValidationError(f"{what} must be a string")
         value = value.replace("\r\n", "\n").strip()
         _check_text(value.replace("\n", " ") if multiline else value, what, limit, empty_ok)
         if multiline and any(line.lower().startswith(tuple(m for m, _ in _Mem.MARKERS))
@@ -2668,13 +2645,9 @@ class _Mem:
         return value
 
     def tags(tags):
-        """'a, b' or ['a', 'b'] -> 'a,b' (distinct, in order)."""
-        if isinstance(tags, str):
-            tags = tags.split(",")
-        if not isinstance(tags, (list, tuple)) or not all(isinstance(t, str) for t in tags):
-            raise ValidationError("tags must be a comma-separated string")
+        """'a, b' -> 'a,b' (distinct, in order)."""
         out = []
-        for t in (t.strip() for t in tags):
+        for t in (t.strip() for t in tags.split(",")):
             if t and not (t[0].isalnum() and all(c.isalnum() or c in "-_./+" for c in t)):
                 raise ValidationError(f"tag {t!r} must start with a letter or digit and hold only "
                                       "letters, digits and - _ . / +")
@@ -2709,17 +2682,13 @@ class _Mem:
         return "\n".join(out)
 
     def record(row):
-        (mid, mtype, title, content, why, how, tags, proj, src, conf, created, updated, recalled,
-         count, archived, archived_at, sup, sup_by, meta) = row
-        r = {"id": mid, "type": mtype, "title": title, "content": content, "why": why,
-             "how_to_apply": how, "tags": [t for t in tags.split(",") if t], "project": proj,
-             "source": src, "confidence": conf, "created": created, "updated": updated,
-             "last_recalled": recalled, "recall_count": count, "archived": bool(archived),
-             "archived_at": archived_at, "metadata": _loads_meta(meta)}
-        if sup is not None:
-            r["supersedes"] = sup
-        if sup_by is not None:
-            r["superseded_by"] = sup_by
+        r = dict(zip(_Mem.FIELDS, row))
+        r["tags"] = [t for t in r["tags"].split(",") if t]
+        r["archived"] = bool(r["archived"])
+        r["metadata"] = _loads_meta(r["metadata"])
+        for k in ("supersedes", "superseded_by"):
+            if r[k] is None:
+                del r[k]
         return r
 
     def slug(mtype, title):
@@ -2733,12 +2702,9 @@ class _Mem:
         return _sha256_hex("\x1f".join((r["project"], r["type"], r["title"], r["content"])))[:8]
 
     def git_subjects(root, n=3):
-        """The last `n` commit subjects of the repository at `root`, newest first, from
-        .git/logs/HEAD.
-
-        No git process: the reflog is read directly (a worktree's or submodule's
-        `.git` file points at its git directory). [] when there is none.
-        """
+        """The last `n` commit subjects of the repository at `root`, newest first, read from the
+        reflog .git/logs/HEAD (no git process; a worktree's `.git` file names its git directory);
+        [] when there is none."""
         git = os.path.join(root, ".git")
         try:
             if os.path.isfile(git):
@@ -2770,28 +2736,22 @@ class _Mem:
 
     # --- seed 004's Markdown: front matter (name, description, metadata.type) + body --
     def fm_quote(s):
-        """A front-matter value: plain when a YAML reader gets it back unchanged, else
-        double-quoted."""
+        """A front-matter value: plain when YAML reads it back unchanged, else double-quoted."""
         plain = (s and s == s.strip() and s[0] not in "-?:,[]{}#&*!|>'\"%@`" and ":" not in s
                  and " #" not in s and s.isprintable()
                  and s.lower() not in ("true", "false", "yes", "no", "on", "off", "null", "~"))
         if plain:
             try:
                 float(s)
-                plain = False
             except ValueError:
-                pass
-        if plain:
-            return s
-        import json
-        return json.dumps(s, ensure_ascii=False)
+                return s
+        return _dumps(s)
 
     def fm_unquote(raw, where):
         s = raw.strip()
         if s[:1] == '"':
-            import json
             try:
-                v = json.loads(s)
+                v = _loads(s)
             except ValueError:
                 v = None
             if not isinstance(v, str):
@@ -2826,8 +2786,7 @@ class _Mem:
         return out
 
     def parse_memory_md(text, where):
-        """A seed-004 Markdown memory -> dict of its fields; None when the file has no front
-        matter."""
+        """A seed-004 Markdown memory -> dict of its fields; None without front matter."""
         lines = text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
         if lines[0].rstrip() != "---":
             return None
@@ -2852,9 +2811,8 @@ class _Mem:
                             else [x.strip()[1:] for x in b if x.strip().startswith("-")]
                         m["tags"] = ",".join(_Mem.fm_unquote(x, where) for x in items if x.strip())
                     elif k == "data":
-                        import json
                         try:
-                            m["data"] = json.loads(r) if not b else None
+                            m["data"] = _loads(r) if not b else None
                         except ValueError:
                             m["data"] = None
                         if not isinstance(m["data"], dict):
@@ -2879,8 +2837,7 @@ class _Mem:
         m["type"] = m["type"] or top_type
         if not m["type"]:
             raise ValidationError(f"{where}: the front matter names no metadata.type")
-        if not m["title"]:
-            m["title"] = m["name"]
+        m["title"] = m["title"] or m["name"]
         if not m["title"]:
             raise ValidationError(f"{where}: the front matter has no description")
         parts, cur = {"content": [], "why": [], "how_to_apply": []}, "content"
@@ -2896,8 +2853,7 @@ class _Mem:
         return m
 
     def md(meta):
-        """The Markdown bookkeeping a memory's metadata keeps under `_md` ({name, extra}), or {}
-        when it is missing or not what import-memories writes (an agent may store anything)."""
+        """metadata["_md"] ({name, extra}) when it is what import-memories writes, else {}."""
         md = meta.get("_md")
         if not isinstance(md, dict):
             return {}
@@ -2941,18 +2897,16 @@ class _Mem:
         return "\n".join(out) + "\n---\n" + ("\n" + body + "\n" if body else "")
 
     # --- output schemas and renderers ------------------------------------------------
-    NUM = {"type": "number"}
+    NUM, STRS = {"type": "number"}, {"type": "array", "items": _Out.STR}
     MEMORY_PROPS = {
         "id": _Out.INT, "type": _Out.STR, "title": _Out.STR, "content": _Out.STR, "why": _Out.STR,
-        "how_to_apply": _Out.STR, "tags": {"type": "array", "items": _Out.STR}, "project": _Out.STR,
+        "how_to_apply": _Out.STR, "tags": STRS, "project": _Out.STR,
         "source": _Out.STR, "confidence": _Out.INT, "created": _Out.STR, "updated": _Out.STR,
         "last_recalled": _Out.STR, "recall_count": _Out.INT, "archived": _Out.BOOL,
         "archived_at": _Out.STR, "supersedes": _Out.INT, "superseded_by": _Out.INT,
         "metadata": {"type": "object"}}
     MEMORY_REQ = ("id", "type", "title", "content", "project", "confidence", "created", "updated")
-    MEMORY = _Out.obj(dict(MEMORY_PROPS, status=_Out.STR,
-                           warnings={"type": "array", "items": _Out.STR},
-                           about={"type": "array", "items": _Out.STR}), MEMORY_REQ)
+    MEMORY = _Out.obj(dict(MEMORY_PROPS, status=_Out.STR, warnings=STRS, about=STRS), MEMORY_REQ)
     MEMORY_HIT = _Out.obj(dict(MEMORY_PROPS, score=NUM, parts=_Out.obj(
         dict.fromkeys(("relevance", "recency", "confidence", "usage"), NUM),
         ("relevance", "recency", "confidence", "usage"))), MEMORY_REQ + ("score", "parts"))
@@ -2992,11 +2946,9 @@ class _Mem:
 
 
 class _Anchors:
-    """Staleness anchors: the files a learned item is about, by git blob id; changed means 'may be
-    stale', gone means left out."""
+    """Staleness anchors: an item's files by git blob id (changed: 'may be stale', gone: out)."""
 
-    # --- staleness anchors: an item is about files; when one changes or goes, it may be stale ---
-    # The file defining a project command, by the shape's first word (the first that exists).
+    # The file defining a project command, by the shape's first word.
     DEFINING_FILES = {
         **dict.fromkeys("npm pnpm yarn bun npx bunx".split(), ("package.json",)),
         **dict.fromkeys("uv uvx poetry pdm hatch pytest ruff mypy black pyright python "
@@ -3006,8 +2958,7 @@ class _Anchors:
         "mix": ("mix.exs",), "cargo": ("Cargo.toml",), "go": ("go.mod",), "tox": ("tox.ini",)}
 
     def defining_file(root, shape):
-        """'npm run lint' -> 'package.json', 'mix test' -> 'mix.exs' when root holds it; else
-        None."""
+        """'npm run lint' -> 'package.json' when root holds it (the first found), else None."""
         names = _Anchors.DEFINING_FILES.get(shape.split(" ", 1)[0], ())
         return next((n for n in names if os.path.isfile(os.path.join(root, n))), None)
 
@@ -3054,9 +3005,8 @@ class _Anchors:
                 conn.execute("DELETE FROM anchors" + where + " AND path = ?", (*key, path))
 
     def staleness(conn, root, items):
-        """For each item (instinct or memory record) None, or why it may be stale ('pyproject.toml
-        changed' / 'is gone') by its anchors in project `root`: stat, and hash only a file whose
-        size or mtime moved."""
+        """Per item (instinct or memory record) None or why it may be stale by its anchors in `root`
+        ('pyproject.toml changed' / 'is gone'); a file is hashed only if its size or mtime moved."""
         import stat
         want, seen = {}, {}
         for i, item in enumerate(items):
@@ -3085,9 +3035,6 @@ class _Anchors:
 # =============================================================================
 class _Memory(_Patterns):
     """Typed knowledge memories next to the counted instincts (issue 7)."""
-
-    def _mem_fts(self):
-        return bool(self._read("SELECT 1 FROM sqlite_master WHERE name = 'memories_fts'"))
 
     @staticmethod
     def _mem_get(conn, mid):
@@ -3140,11 +3087,8 @@ class _Memory(_Patterns):
 
     def _mem_repeat(self, conn, f, proj, keys):
         """The stored memory `f` repeats (same type and scope, same title or 80% of its words).
-
-        Candidates are the newest _MEM_PER_KEY memories holding each key (an index range each,
-        so the cost does not grow with how many similar memories are stored); the
-        _MEM_CANDIDATES sharing the most keys, newest first, are compared word by word.
-        """
+        Candidates: the newest PER_KEY holding each key (an index range each: the cost does not
+        grow with the store); the CANDIDATES sharing most keys are compared word by word."""
         shared = {}
         for k in keys:
             for (mid,) in conn.execute("SELECT memory_id FROM memory_keys WHERE key = ?"
@@ -3195,13 +3139,11 @@ class _Memory(_Patterns):
                  source="", supersedes=None, metadata=None, about=""):
         """Store a typed memory; storing nearly the same one again reinforces it instead.
 
-        Store distilled knowledge, not transcripts: a user preference, feedback on
-        how to work, a project fact, a reference, or an episode (one task: steps,
-        failures, outcome). A memory with the same type, scope and title, or
-        sharing 80% of its words, gains 1 confidence and merges sources (status
-        'reinforced'). `supersedes` replaces an older memory: it is kept, marked,
-        and no longer recalled.
-        """
+        Store distilled knowledge, not transcripts: a user preference, feedback on how to work, a
+        project fact, a reference, or an episode (one task: steps, failures, outcome). A memory with
+        the same type, scope and title, or sharing 80% of its words, gains 1 confidence and merges
+        sources (status 'reinforced'). `supersedes` replaces an older memory: it is kept, marked,
+        and no longer recalled."""
         f = self._mem_fields(type, title, content, why, how_to_apply, tags, source, metadata)
         proj = _resolve_project(project, self.cwd)
         keys = _Mem.keys(f["type"], proj, f["title"], f["content"])
@@ -3240,8 +3182,7 @@ class _Memory(_Patterns):
         src, tags, meta = conn.execute("SELECT source, tags, metadata FROM memories WHERE id = ?",
                                        (mid,)).fetchone()
         merged = _loads_meta(meta)
-        for k, v in _loads_meta(f["metadata"]).items():
-            merged.setdefault(k, v)
+        merged.update((k, v) for k, v in _loads_meta(f["metadata"]).items() if k not in merged)
         conn.execute(
             "UPDATE memories SET confidence = max(confidence, 0) + 1, source = ?, tags = ?,"
             " why = CASE WHEN why = '' THEN ? ELSE why END,"
@@ -3257,12 +3198,8 @@ class _Memory(_Patterns):
 
     def _mem_scored(self, cands, limit):
         """[(raw relevance, id, type, updated, confidence, recall count)] -> [(score, id, parts)].
-
-        Relevance is scaled so the best candidate has 1; recency halves every
-        MEMORY_TYPES half-life; confidence and usage saturate at 10. Candidates go
-        in relevance order and stop once even perfect other parts cannot reach
-        the current top `limit`.
-        """
+        Relevance scaled to 1 for the best; recency halves every MEMORY_TYPES half-life. In
+        relevance order, stopping once perfect other parts cannot reach the top `limit`."""
         s = self._settings()
         w = [max(0, s["memory_weight_" + k])
              for k in ("relevance", "recency", "confidence", "usage")]
@@ -3290,14 +3227,11 @@ class _Memory(_Patterns):
 
     def _mem_candidates(self, words, where, params):
         """Memories matching the query words -> [(raw relevance, id, type, updated, conf, uses)].
-
-        With FTS5: BM25 (title and tags weigh more), over the words found in at
-        most _MEM_COMMON memories, so cost stays bounded at any size; at most
-        _MEM_COMMON candidates, newest first. Without: shared words, title x2.
-        """
+        FTS5: BM25 (title, tags weigh more) over the words in at most COMMON memories, at most
+        COMMON candidates, newest first: bounded at any size. Without: shared words, title x2."""
         cols = "m.id, m.type, m.updated, m.confidence, m.recall_count"
         terms = [w for w in words if w not in _Mem.STOP] or words
-        if not self._mem_fts():
+        if not self._read("SELECT 1 FROM sqlite_master WHERE name = 'memories_fts'"):
             text = ("(m.title || ' ' || m.content || ' ' || m.why || ' ' || m.how_to_apply || ' '"
                     " || m.tags)")
             rows = self._read(
@@ -3342,18 +3276,14 @@ class _Memory(_Patterns):
     def recall(self, query, type=None, project=None, limit=5, include_superseded=False):
         """Find the memories most relevant to a query, ranked and explained; each counts as used.
 
-        score = 0.6 x relevance (full-text BM25, best match = 1) + 0.2 x recency
-        (halves every 30-180 days by type) + 0.15 x confidence + 0.05 x usage (both
-        saturate at 10); the weights are settings memory_weight_*. Every hit
-        carries its id, score and the four weighted parts, which sum to the score.
-        Archived and superseded memories are left out.
-        """
+        score = 0.6 x relevance (full-text BM25, best match = 1) + 0.2 x recency (halves every
+        30-180 days by type) + 0.15 x confidence + 0.05 x usage (both saturate at 10); the weights
+        are settings memory_weight_*. Every hit carries its id, score and the four weighted parts,
+        which sum to the score. Archived and superseded memories are left out."""
         _check_text(query, "query", 4000, empty_ok=False)
         words = list(dict.fromkeys(_Mem.words(query)))
         if not words:
             raise ValidationError("query must contain a word")
-        if type is not None and type not in _Mem.MEMORY_TYPES:
-            raise ValidationError(f"type must be one of: {', '.join(_Mem.MEMORY_TYPES)}")
         where, params = ["m.archived = 0"], []
         if not include_superseded:
             where.append("m.superseded_by IS NULL")
@@ -3361,9 +3291,8 @@ class _Memory(_Patterns):
             where.append("m.type = ?")
             params.append(type)
         if project != "*":
-            proj = _resolve_project(project, self.cwd)
             where.append("m.project IN (?, '')")
-            params.append(proj)
+            params.append(_resolve_project(project, self.cwd))
         cands = self._mem_candidates(words, " AND ".join(where), params)
         hits = self._mem_scored(cands, limit) if cands else []
         if not hits:
@@ -3390,9 +3319,8 @@ class _Memory(_Patterns):
     def forget_memory(self, id):
         """Delete a memory for good (for one that is wrong); returns the deleted record.
 
-        Importing its Markdown file again leaves it out; storing it again with `remember`
-        brings it back. Stale memories need no forgetting: they fade and are archived.
-        """
+        Importing its Markdown file again leaves it out; storing it again with `remember` brings it
+        back. Stale memories need no forgetting: they fade and are archived."""
         with self._write() as conn:
             rec = self._mem_get(conn, id)
             conn.execute("DELETE FROM memories WHERE id = ?", (id,))
@@ -3418,17 +3346,14 @@ class _Memory(_Patterns):
         """List memories, most recently stored or reinforced first (superseded ones are marked)."""
         where, params = ["archived = ?"], [1 if archived else 0]
         if type is not None:
-            if type not in _Mem.MEMORY_TYPES:
-                raise ValidationError(f"type must be one of: {', '.join(_Mem.MEMORY_TYPES)}")
             where.append("type = ?")
             params.append(type)
         if project is not None:
             where.append("project = ?")
             params.append(_resolve_project(project, self.cwd))
+        params.append(-1 if limit is None else limit)                    # SQLite: -1, no limit
         sql = (f"SELECT {_Mem.COLS} FROM memories WHERE {' AND '.join(where)}"
-               " ORDER BY updated DESC, id DESC")
-        if limit is not None:
-            sql += f" LIMIT {int(limit)}"
+               " ORDER BY updated DESC, id DESC LIMIT ?")
         return [_Mem.record(r) for r in self._read(sql, params)]
 
     @operation(_Mem.ID, mcp="memory_get", title="Get one memory", read_only=True, idempotent=True,
@@ -3462,11 +3387,9 @@ class _Memory(_Patterns):
     def memory_decay(self):
         """Memories not recalled nor reinforced for their type's period lose 1; at 0, archived.
 
-        Periods in days: user 120, feedback 90, project 60, reference 90, episode
-        45. A memory is charged at most once per period however often this runs.
-        Archived memories are hidden but restorable (restore_memory); gc deletes
-        them memory_gc_days after archiving.
-        """
+        Periods in days: user 120, feedback 90, project 60, reference 90, episode 45. A memory is
+        charged at most once per period however often this runs. Archived memories are hidden but
+        restorable (restore_memory); gc deletes them memory_gc_days after archiving."""
         now, t = self._now(), self._clock()
         case = "CASE type " + " ".join(f"WHEN '{k}' THEN ?" for k in _Mem.MEMORY_TYPES) + " END"
         cutoffs = [_iso(t - days * 86400) for _, days in _Mem.MEMORY_TYPES.values()]
@@ -3485,21 +3408,16 @@ class _Memory(_Patterns):
             return {"decayed": decayed, "archived": archived, "active": active}
 
     def _gc_memories(self, conn):
-        """Delete memories archived more than `memory_gc_days` ago, inside the caller's write
-        transaction (for gc); returns how many."""
+        """gc, in the caller's write: delete memories archived over memory_gc_days ago -> count."""
         cutoff = _iso(self._clock() - self._settings()["memory_gc_days"] * 86400)
         return conn.execute("DELETE FROM memories WHERE archived = 1 AND archived_at < ?",
                             (cutoff,)).rowcount
 
     def memory_briefing(self, project_dir=None, max_chars=2000, limit=5):
-        """Lines '[type] title — how to apply' for a session starting in `project_dir`.
-
-        The query is the project folder's name plus its last three commit
-        subjects (read from .git, no git process); the project's own memories
-        fill the room the query leaves. The lines fit in max_chars (newlines
-        included). Recalled memories count as used. A memory whose anchored file
-        changed is marked "may be stale"; one whose file is gone is left out.
-        """
+        """Lines '[type] title — how to apply' for a session starting in `project_dir`, within
+        max_chars (newlines included): recall of the folder's name and last 3 commit subjects
+        (counted as used), then the project's own memories. An anchored file changed: marked
+        "may be stale"; gone: left out."""
         root = project_root(project_dir)
         proj = _sha256_hex(root)[:12]
         query = " ".join([os.path.basename(root)] + _Mem.git_subjects(root))
@@ -3510,16 +3428,18 @@ class _Memory(_Patterns):
                               " AND archived = 0 AND superseded_by IS NULL ORDER BY confidence DESC"
                               ", updated DESC, id DESC LIMIT ?", (proj, limit + len(seen)))
             hits += [r for r in map(_Mem.record, rows) if r["id"] not in seen][:limit - len(hits)]
+
+        def clean(text):                   # a memory stored before redaction existed: redact now
+            return " ".join(_Mem.redact_secrets(text)[0].split())
         lines, used = [], 0
-        stale = _Anchors.staleness(self._db.conn, root, hits)
-        for h, why in zip(hits, stale):    # a memory stored before redaction existed: redact now
+        for h, why in zip(hits, _Anchors.staleness(self._db.conn, root, hits)):
             if why and why.endswith(" is gone"):
                 continue
-            line = f"[{h['type']}] {' '.join(_Mem.redact_secrets(h['title'])[0].split())}"
-            fact = " ".join(_Mem.redact_secrets(h["content"])[0].split())     # the knowledge itself
+            line = f"[{h['type']}] {clean(h['title'])}"
+            fact = clean(h["content"])                                        # the knowledge itself
             if fact and fact.lower() != h["title"].strip().lower():
                 line += ": " + (fact if len(fact) <= 160 else fact[:159].rstrip() + "\u2026")
-            how = " ".join(_Mem.redact_secrets(h["how_to_apply"])[0].split())
+            how = clean(h["how_to_apply"])
             line += f" \u2014 {how}" if how else ""
             line += f" (may be stale: {why})" if why else ""
             if used + len(line) + bool(lines) <= max_chars:
@@ -3543,15 +3463,11 @@ class _Memory(_Patterns):
     def import_memories(self, path, project=""):
         """Read Markdown memories in Claude Code's format (front matter: name, description, type).
 
-        The body is the content, then `**Why:**` and `**How to apply:**` lines.
-
-        A file matches the stored memory of its type and scope with the same name
-        (or title): unchanged ones stay as they are, edited ones are updated and
-        archived ones restored, so importing twice adds nothing; a forgotten one stays out
-        (`forgotten`). Markdown without
-        front matter (an index such as MEMORY.md) is skipped. Nothing is written
-        if any file is invalid.
-        """
+        The body is the content, then `**Why:**` and `**How to apply:**` lines. A file matches the
+        stored memory of its type and scope with the same name (or title): unchanged ones stay as
+        they are, edited ones are updated and archived ones restored, so importing twice adds
+        nothing; a forgotten one stays out (`forgotten`). Markdown without front matter (an index
+        such as MEMORY.md) is skipped. Nothing is written if any file is invalid."""
         _check_text(path, "path", 4096, empty_ok=False)
         default = _resolve_project(project, self.cwd)
         p = self._user_path(path)
@@ -3614,8 +3530,7 @@ class _Memory(_Patterns):
             " AND id IN (SELECT memory_id FROM memory_keys WHERE key IN (?, ?))"
             " ORDER BY superseded_by IS NOT NULL, archived, id",
             (mtype, proj, _Mem.key("n", mtype, proj, name),
-             _Mem.key("t", mtype, proj, " ".join(_Mem.words(title))))
-        ).fetchall()
+             _Mem.key("t", mtype, proj, " ".join(_Mem.words(title))))).fetchall()
         recs = [_Mem.record(r) for r in rows]
         match = (next((r for r in recs if name and name == (_Mem.md(r["metadata"]).get("name")
                                                              or _Mem.slug(mtype, r["title"]))),
@@ -3658,21 +3573,18 @@ class _Memory(_Patterns):
     def export_memories(self, dir, type=None, project=None):
         """Write current memories (not archived, not superseded) as Markdown files, one each.
 
-        import-memories reads them back without loss. Files whose bytes would not
-        change are left untouched, so a second export is byte-identical; files of
-        memories no longer stored are left alone.
-        """
+        import-memories reads them back without loss. Files whose bytes would not change are left
+        untouched, so a second export is byte-identical; files of memories no longer stored are left
+        alone."""
         import re
+        from collections import Counter
         _check_text(dir, "dir", 4096, empty_ok=False)
-        recs = [r for r in self.memories(type=type, project=project) if "superseded_by" not in r]
         items = []
-        for r in sorted(recs, key=lambda r: r["id"]):
-            stored = _Mem.md(r["metadata"]).get("name")
-            items.append([r, stored or _Mem.slug(r["type"], r["title"]), bool(stored)])
-        scopes = {}
-        for r, name, _ in items:
-            scopes[(r["type"], r["project"], name)] = scopes.get((r["type"], r["project"],
-                                                                  name), 0) + 1
+        for r in self.memories(type=type, project=project):
+            if "superseded_by" not in r:
+                stored = _Mem.md(r["metadata"]).get("name")
+                items.append([r, stored or _Mem.slug(r["type"], r["title"]), bool(stored)])
+        scopes = Counter((r["type"], r["project"], name) for r, name, _ in items)
         for it in items:                     # two titles with one default name: tell them apart
             if not it[2] and scopes[(it[0]["type"], it[0]["project"], it[1])] > 1:
                 it[1] += "-" + _Mem.digest(it[0])
