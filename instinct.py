@@ -6323,10 +6323,8 @@ class _History(_Learning):
 
 
 class _Setup:
-    """instinct setup: each client's MCP and hook configuration, merged into its file with a backup,
-    or removed."""
+    """`instinct setup`: each client's MCP and hook entries, merged with a backup, or removed."""
 
-    # --- `instinct setup <client>`: MCP server and hook entries for each agent ----------
     CLIENTS = ("claude-code", "cursor", "codex", "vscode", "windsurf", "goose")
     # The calls a hint can be about (a shell command, an edit): PreToolUse runs for these only.
     HINT_MATCHER = ("Bash|PowerShell|shell|exec_command|Edit|Write|MultiEdit|NotebookEdit|"
@@ -6359,8 +6357,7 @@ class _Setup:
     LAUNCHER_OLD = "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())"
 
     def launch_args(python, here, *cli):
-        """argv running instinct's CLI: from `here` with -S, or (here None) from python's own
-        path."""
+        """argv running instinct's CLI: from `here` with -S, or (here None) from python's path."""
         if here is None:
             return [python, "-c", _Setup.LAUNCHER_SHARED, *cli]
         return [python, "-S", "-c", _Setup.LAUNCHER.format(here), *cli]
@@ -6403,14 +6400,12 @@ class _Setup:
             raise ValidationError("a project's config is shared: --db (or INSTINCT_DB) would put "
                                   "this machine's path in it; unset it, or use --scope user")
         script = _Setup.console_script(here) if user else None
-        if script:                     # pip install: the console script (no PYTHONPATH)
-            server, env = {"command": script, "args": ["serve"]}, {}
-        elif user:                     # this file, from cached bytecode
-            server, env = ({"command": python, "args": ["-m", "instinct", "serve"]},
-                           {"PYTHONPATH": here})
-        else:
+        if not user:
             python, here = "python3", None
-            server, env = {"command": python, "args": ["-m", "instinct", "serve"]}, {}
+        server = {"command": python, "args": ["-m", "instinct", "serve"]}
+        env = {"PYTHONPATH": here} if user and not script else {}    # this file, cached bytecode
+        if script:                     # pip install: the console script (no PYTHONPATH)
+            server = {"command": script, "args": ["serve"]}
         if db:                         # clients start servers in their own env: pin the same store
             env["INSTINCT_DB"] = db
         if all_tools:                  # every operation as a tool, not only the lean session set
@@ -6468,8 +6463,7 @@ class _Setup:
 
     def is_ours(handler):
         """True only for a hook handler `setup` wrote, now or in an earlier version: a launcher
-        running `hook EVENT [--db P]`, shell form or exec form. A user's own command never
-        matches."""
+        running `hook EVENT [--db P]`, shell or exec form. A user's own command never matches."""
         import ast
         import re
         import shlex
@@ -6530,9 +6524,8 @@ class _Setup:
             node.setdefault(event, [group])
 
     def strict_json(text):
-        """Parse JSON that can be written back unchanged: no NaN/Infinity, no duplicate keys, no
-        number that does not survive a round trip (1e400 would come back as Infinity), no lone
-        surrogate."""
+        """Parse JSON that can be written back unchanged: no NaN/Infinity, duplicate key, lone
+        surrogate or number that does not survive a round trip (1e400 would become Infinity)."""
         import decimal
         import json
 
@@ -6590,8 +6583,7 @@ class _Setup:
         return new
 
     def read_config(path):
-        """(text, real path, mode or None) of a client config; one-line errors for what cannot be
-        one."""
+        """(text, real path, mode or None) of a client config; one-line errors for what is none."""
         real = os.path.realpath(path)          # a symlinked config is written through its link
         try:
             st = os.stat(real)
@@ -6620,8 +6612,7 @@ class _Setup:
                                   "fix it and retry") from None
 
     def backups(path):
-        """The texts of the backups setup kept of `path` (PATH.bak, PATH.bak.2, ...), newest
-        first."""
+        """The texts of setup's backups of `path` (PATH.bak, PATH.bak.2, ...), newest first."""
         import re
         folder, name = os.path.split(path)
         try:
@@ -6640,36 +6631,28 @@ class _Setup:
 
     def new_backup(path, data, mode):
         """Keep `data` in the first free PATH.bak, PATH.bak.2, ... (none is ever overwritten),
-        created 0600, given the original's mode before the data goes in (~/.claude.json holds
+        created 0600 and given the original's mode before the data goes in (~/.claude.json holds
         keys)."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
         n = 1
         while True:
             backup = path + (".bak" if n == 1 else f".bak.{n}")
             try:
-                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-                fd = os.open(backup, flags, 0o600)
-            except FileExistsError:
-                n += 1
-                continue
-            except OSError as e:
-                raise StoreError(f"cannot write {backup}: {e.strerror}") from None
-            try:
-                with os.fdopen(fd, "wb") as f:
+                with os.fdopen(os.open(backup, flags, 0o600), "wb") as f:
                     os.chmod(backup, mode)
                     f.write(data)
                     f.flush()
                     os.fsync(f.fileno())
+                return backup
+            except FileExistsError:
+                n += 1
             except OSError as e:
                 raise StoreError(f"cannot write {backup}: {e.strerror}") from None
-            return backup
 
     def write_config(path, real, old, new, mode):
         """Replace the real file atomically (a symlink stays a link), keeping a backup of what was
-        there; `new` None deletes it (a removal left nothing of the user's). -> the backup or
-        None."""
-        if mode is not None and not mode & 0o200:
-            raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
-                                  "by hand")
+        there; `new` None deletes it (a removal left nothing of the user's). -> the backup or None.
+        setup() has refused a read-only file already."""
         if new is None:
             try:
                 os.remove(real)
@@ -6681,9 +6664,8 @@ class _Setup:
         return backup
 
     def unmerge(kind, text, backups):
-        """`text` without what setup wrote into it -> the new text, or None when nothing else is
-        left (setup made the file). When a backup holds the same data, its bytes come back (the
-        user's own layout, which a JSON merge re-indents)."""
+        """`text` without what setup wrote -> the new text, or None when nothing else is left. A
+        backup holding the same data comes back as it is (a JSON merge re-indents)."""
         import copy
         import json
         if kind in ("toml", "yaml"):
@@ -6711,19 +6693,16 @@ class _Setup:
             node.pop("instinct", None)
         if data == _Setup.strict_json(text):
             return text
-        olds = []
-        for b in backups:
-            try:
-                olds.append((b, _Setup.strict_json(b)))
-            except ValidationError:
-                pass
         as_is = copy.deepcopy(data)
         for parent, k in reversed(parents):    # the objects setup added, if they are empty now
             if not parent[k]:
                 del parent[k]
-        for b, old in olds:
-            if old in (as_is, data):
-                return b
+        for b in backups:
+            try:
+                if _Setup.strict_json(b) in (as_is, data):
+                    return b
+            except ValidationError:
+                pass
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else None
 
     def paste_text(kind, entry):
@@ -6752,14 +6731,12 @@ class _Setup:
                 out.append(ch)
         return '"' + "".join(out) + '"'
 
-    # Codex's config.toml and Goose's config.yaml are not edited in place: setup appends its entry,
-    # between these marker lines, to a file without one, replaces what is between them later, and
-    # `--remove` takes exactly those lines out. Anything else is printed for the user to paste.
+    # Codex's config.toml and Goose's config.yaml are never edited in place: setup appends its
+    # entry between these lines, later replaces or (--remove) deletes exactly them; else: paste.
     MARK_BEGIN, MARK_END = "# instinct:begin (written by `instinct setup`)", "# instinct:end"
 
     def marked_block(kind, entry, top=True):
-        """Codex's [mcp_servers.instinct] table, or Goose's extension (with `extensions:` when
-        `top`), between the marker lines."""
+        """Codex's [mcp_servers.instinct] or Goose's extension (`top`: with `extensions:`)."""
         if kind == "toml":
             import re
             env = ", ".join(f"{k if re.fullmatch(r'[A-Za-z0-9_-]+', k) else _Setup.quoted(k)} = "
@@ -6812,9 +6789,8 @@ class _Setup:
         return isinstance(servers, dict) and "instinct" in servers
 
     def merge_text(kind, text, entry):
-        """Codex's TOML or Goose's YAML with our marked block replaced, or appended to a file
-        without an instinct entry (Goose: without an `extensions:` map); ValidationError for
-        anything else."""
+        """Codex's TOML or Goose's YAML with our marked block replaced, or appended to a file with
+        no instinct entry (Goose: no `extensions:` map); ValidationError for anything else."""
         import re
         nl = "\r\n" if "\r\n" in text else "\n"
         span = _Setup.marked_span(text)
@@ -6857,11 +6833,9 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
     """Print (or with write=True merge, keeping a backup) the MCP and hook config for `client`;
     `remove` takes out what setup wrote there and nothing else (written at once).
 
-    `db` pins the store (INSTINCT_DB) in the server entry and the hook commands; `all_tools`
-    makes the server list every tool (INSTINCT_MCP_TOOLS=all), not the lean set. Every file is
-    checked before any is written: a change instinct cannot make exactly is refused with the
-    lines to add (or delete) by hand. Returns a list of {"path", "content" (None: deleted),
-    "changed", "backup"}; running it twice changes nothing.
+    Every file is checked before any is written: a change instinct cannot make exactly is refused
+    with the lines to add (or delete) by hand. -> [{"path", "content" (None: deleted), "changed",
+    "backup"}]; running it twice changes nothing.
     """
     home = home or os.path.expanduser("~")
     project_dir = project_dir or project_root()
@@ -6904,8 +6878,7 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
 # 20. Rules files, lint and backups
 # =============================================================================
 class _Export:
-    """Rules files: what an export writes (CLAUDE.md, AGENTS.md, Cursor and Windsurf rules,
-    SKILL.md) inside its own marked block."""
+    """Rules files an export writes (CLAUDE.md, AGENTS.md, Cursor and Windsurf rules, SKILL.md)."""
 
     BLOCK_BEGIN, BLOCK_END = "<!-- instinct:begin -->", "<!-- instinct:end -->"
     SKILL_NAME = "instinct-rules"
@@ -6916,8 +6889,7 @@ class _Export:
         "here, or when choosing how to test, fix or structure a change.")
 
     def phrase(r):
-        """A rule record -> the line every channel shows (section 16's
-        `_Presenter.briefing_line`)."""
+        """A rule record -> the line every channel shows (`_Presenter.briefing_line`)."""
         return " ".join(_Presenter.briefing_line(r)[2:].split()).replace("<!--", "&lt;!--")
 
     def skill_name(folder):
@@ -6931,12 +6903,9 @@ class _Export:
         return name
 
     def agent_text(fmt, rules, budget, name=SKILL_NAME):
-        """Render rules in an agent format within `budget` bytes -> (text, kept, dropped).
-
-        The lowest-confidence rules are dropped first (rules come sorted strongest
-        first) and a closing line says how many. Block formats return the marked
-        block without its final newline.
-        """
+        """Render rules in an agent format within `budget` bytes -> (text, kept, dropped). The
+        weakest rules (the last) are dropped first, a closing line says how many. Block formats
+        return the marked block without its final newline."""
         if fmt == "markdown":
             body = _Out.render_markdown(rules)
             return _Export.BLOCK_BEGIN + "\n" + body + _Export.BLOCK_END, len(rules), 0
@@ -6992,8 +6961,6 @@ class _Export:
                 f"SELECT {_Core._COLS} FROM instincts WHERE confidence >= ? AND (project IN ('', ?)"
                 " OR promoted = 3)"
                 + (" AND category = ?" if cat else "")
-                # as suggest: not after bad feedback
-                + (" AND quiet = 0" if fmt not in ("json", "markdown") else "")
                 + " ORDER BY confidence DESC, pattern, project",
                 (10 if min_confidence is None else min_confidence, proj) + ((cat,) if cat else ()))
             best = {}
@@ -7030,18 +6997,14 @@ class _Export:
         if not rules and not (text if owned else _Export.block_markers(text)):
             raise NotFoundError(_Export.nothing_to_export(store, min_confidence, proj, cat, path))
         nl = "\r\n" if "\r\n" in text else "\n"
+        before = after = ""
+        budget = limit
         if owned:
             if not force and not _Export.written_by_us(fmt, path, text):
                 raise ValidationError(f"{path} was not written by instinct; refusing to replace it "
                                       "(write into CLAUDE.md/AGENTS.md-style files with --format "
                                       "claude or agents, or use --force)")
-            if fmt == "json":
-                body, kept, dropped = _dumps(rules, indent=2) + "\n", len(rules), 0
-            else:
-                body, kept, dropped = _Export.agent_text(fmt, rules, limit, name)
-            new = body if nl == "\n" else body.replace("\n", nl)
         else:
-            # markers quoted in a code fence are examples, not ours
             found = _Export.block_markers(text)
             begin, end = (min(found.get(m, [-1])) for m in (_Export.BLOCK_BEGIN, _Export.BLOCK_END))
             if any(len(v) > 1 for v in found.values()):
@@ -7057,12 +7020,13 @@ class _Export:
                 before = text + ("" if not text else nl if text.endswith(nl + nl)
                                  or not text.strip() else nl if text.endswith(nl) else nl + nl)
                 after = nl
-            budget = limit
             if fmt == "agents":        # the 32 KiB cap counts the whole file, human text included
                 budget -= len((before + after).encode("utf-8", "surrogateescape"))
-            block, kept, dropped = _Export.agent_text(fmt, rules, budget)
-            new = before + (block if nl == "\n" else block.replace("\n", nl)) + after
-        data = new.encode("utf-8", "surrogateescape")
+        if fmt == "json":
+            block, kept, dropped = _dumps(rules, indent=2) + "\n", len(rules), 0
+        else:
+            block, kept, dropped = _Export.agent_text(fmt, rules, budget, name)
+        data = (before + block.replace("\n", nl) + after).encode("utf-8", "surrogateescape")
         changed = data != old
         if changed:
             _atomic_write(path, data)
@@ -7087,8 +7051,7 @@ class _Export:
 
     def block_markers(text):
         """{marker: [offsets]} of instinct's block markers that start a line outside fenced code
-        blocks (``` or ~~~, CommonMark rules); a marker quoted in a fence or mid-line is left
-        alone."""
+        blocks (``` or ~~~, CommonMark rules); one quoted in a fence or mid-line is not ours."""
         import re
         found, fence, pos = {}, None, 0
         for line in text.splitlines(keepends=True):
@@ -7127,8 +7090,7 @@ class _Export:
         return isinstance(data, list) and all(isinstance(r, dict) and "pattern" in r for r in data)
 
     def safe_target(path, root, force):
-        """Refuse symlinks, non-files and paths outside `root` (unless force) -> the path to
-        write."""
+        """Refuse symlinks, non-files and paths outside `root` (unless force) -> the path."""
         if os.path.islink(path):
             if not force:
                 raise ValidationError(f"{path} is a symlink; "
@@ -7158,8 +7120,7 @@ class _Export:
 
 
 class _Lint:
-    """lint: contradictions and duplicates between the rules files a project holds and what was
-    learned."""
+    """lint: contradictions and duplicates between a project's rules files and what was learned."""
 
     TOOL_FAMILIES = (frozenset("npm pnpm yarn bun".split()),
                      frozenset("pip uv poetry pipenv pdm conda hatch".split()))
@@ -7264,9 +7225,8 @@ class _Lint:
                 or next((("contradiction", ln) for same, neg, ln in said if not neg), None))
 
     def lint(root, rows):
-        """Learned records against what the user wrote in project `root`'s rules files -> findings
-        {kind: contradiction | duplicate, pattern, project, learned, file, line, written}.
-        Deterministic: command roles and shapes, tool families, normalised words."""
+        """Learned records against project `root`'s rules files -> findings {kind: contradiction |
+        duplicate, pattern, ...}; deterministic: command roles and shapes, tool families, words."""
         lines = _Lint.written_lines(root) if rows else []
         hits = [(r, _Lint.hit(r, lines)) for r in rows]
         return [{"kind": kind, "pattern": r["pattern"], "project": r["project"],
@@ -7274,8 +7234,7 @@ class _Lint:
                 for r, hit in hits if hit for kind, (f, n, text, _, _) in [hit]]
 
     def duplicates(root, rows):
-        """`rows` (records) without the learned rules the user already wrote in root's rules
-        files."""
+        """`rows` (records) without the rules the user already wrote in root's rules files."""
         dup = {(f["pattern"], f["project"]) for f in _Lint.lint(root, rows)
                if f["kind"] == "duplicate"}
         return [r for r in rows if (r["pattern"], r["project"]) not in dup]
@@ -7344,7 +7303,7 @@ class _Backup:
 
     def foreign_objects(conn):
         """'type name' of every table, view, trigger or index in conn that instinct's own schema
-        (every migration, as built on an empty database) does not have."""
+        (every migration on an empty database) does not have."""
         own = sqlite3.connect(":memory:")
         try:
             for migrate in _Schema.MIGRATIONS:
