@@ -6584,22 +6584,19 @@ class _Setup:
 
     def read_config(path):
         """(text, real path, mode or None) of a client config; one-line errors for what is none."""
+        import stat
         real = os.path.realpath(path)          # a symlinked config is written through its link
         try:
             st = os.stat(real)
-        except FileNotFoundError:
-            return "", real, None
-        except OSError as e:
-            raise StoreError(f"cannot read {path}: {e.strerror}") from None
-        import stat
-        if stat.S_ISDIR(st.st_mode):
-            raise ValidationError(f"{path} is a directory, not a config file; "
-                                  "move it away and retry")
-        if not stat.S_ISREG(st.st_mode):
-            raise ValidationError(f"{path} is not a regular file")
-        try:
+            if stat.S_ISDIR(st.st_mode):
+                raise ValidationError(f"{path} is a directory, not a config file; "
+                                      "move it away and retry")
+            if not stat.S_ISREG(st.st_mode):
+                raise ValidationError(f"{path} is not a regular file")
             with open(real, "rb") as f:
                 raw = f.read(64 * 1024 * 1024 + 1)
+        except FileNotFoundError:
+            return "", real, None
         except OSError as e:
             raise StoreError(f"cannot read {path}: {e.strerror}") from None
         if len(raw) > 64 * 1024 * 1024:
@@ -6929,11 +6926,10 @@ class _Export:
             return (f"\n{n} lower-confidence rule{'' if n == 1 else 's'} omitted to stay under "
                     f"{limit} bytes.\n") if n else ""
         keep = len(rules)
-        if budget is not None:
-            total = len((head + title + note + tail).encode()) + sum(len(i.encode()) for i in items)
-            while keep and total + len(omitted(len(rules) - keep).encode()) > budget:
-                keep -= 1
-                total -= len(items[keep].encode())
+        total = len((head + title + note + tail).encode()) + sum(len(i.encode()) for i in items)
+        while keep and total + len(omitted(len(rules) - keep).encode()) > budget:
+            keep -= 1
+            total -= len(items[keep].encode())
         kept = items[:keep] if rules else items
         return (head + title + note + "".join(kept) + omitted(len(rules) - keep) + tail, keep,
                 len(rules) - keep)
@@ -7081,9 +7077,8 @@ class _Export:
             return True
         if fmt != "json":
             return False
-        import json
         try:
-            data = json.loads(text)
+            data = _loads(text)
         except ValueError:
             return False
         data = data.get("rules") if isinstance(data, dict) else data
@@ -7104,7 +7099,6 @@ class _Export:
                                   "refusing to write (use --force)")
         return path
 
-    # --- lint: learned rules against the rules files the user wrote ----------------------------
     RULES_FILES = ("CLAUDE.md", "AGENTS.md", ".cursor/rules/*.mdc", ".windsurf/rules/*.md")
 
     def render_write(r):
