@@ -6346,10 +6346,9 @@ class _Setup:
                           ("PreToolUse", "pre-tool-use", HINT_MATCHER, 5),
                           ("PostToolUse", "post-tool-use", "*", 10),
                           ("SessionEnd", "session-end", None, 3))
-    # The hook command starts instinct from cached bytecode with -S (fast), this file's folder on
-    # the path; a project's shared config names no path of this machine, so there `python3` finds an
-    # installed instinct. When instinct cannot be imported (uninstalled, moved, another Python) the
-    # command exits 0 and says nothing: a hook never breaks the agent.
+    # The hook command runs instinct with -S from cached bytecode, this file's folder on the path (a
+    # project's shared config names no path: there `python3` finds an installed instinct). When the
+    # import fails (uninstalled, moved, another Python) it exits 0 silently: a hook never breaks.
     LAUNCHER = ("import sys;sys.path.insert(0,{!r})\ntry:from instinct import main\n"
                 "except BaseException:sys.exit(0)\nsys.exit(main())")
     LAUNCHER_SHARED = ("import sys\ntry:from instinct import main\n"
@@ -6627,9 +6626,8 @@ class _Setup:
         return out
 
     def new_backup(path, data, mode):
-        """Keep `data` in the first free PATH.bak, PATH.bak.2, ... (none is ever overwritten),
-        created 0600 and given the original's mode before the data goes in (~/.claude.json holds
-        keys)."""
+        """Keep `data` in the first free PATH.bak, PATH.bak.2, ... (none overwritten), created 0600
+        and given the original's mode before the data goes in (~/.claude.json holds keys)."""
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
         n = 1
         while True:
@@ -6647,9 +6645,8 @@ class _Setup:
                 raise StoreError(f"cannot write {backup}: {e.strerror}") from None
 
     def write_config(path, real, old, new, mode):
-        """Replace the real file atomically (a symlink stays a link), keeping a backup of what was
-        there; `new` None deletes it (a removal left nothing of the user's). -> the backup or None.
-        setup() has refused a read-only file already."""
+        """Replace the real file atomically (a symlink stays a link; setup refused a read-only one),
+        backing up what was there; `new` None deletes it (nothing of the user's left) -> backup."""
         if new is None:
             try:
                 os.remove(real)
@@ -6734,10 +6731,8 @@ class _Setup:
 
     def marked_block(kind, entry, top=True):
         """Codex's [mcp_servers.instinct] or Goose's extension (`top`: with `extensions:`)."""
-        if kind == "toml":
-            import re
-            env = ", ".join(f"{k if re.fullmatch(r'[A-Za-z0-9_-]+', k) else _Setup.quoted(k)} = "
-                            f"{_Setup.quoted(v)}" for k, v in entry["env"].items())
+        if kind == "toml":             # plan's env keys are bare TOML keys
+            env = ", ".join(f"{k} = {_Setup.quoted(v)}" for k, v in entry["env"].items())
             body = ("[mcp_servers.instinct]\n"
                     f"command = {_Setup.quoted(entry['command'])}\n"
                     "args = [" + ", ".join(_Setup.quoted(a) for a in entry["args"]) + "]\n"
@@ -6828,12 +6823,10 @@ class _Setup:
 def setup(client, write=False, scope="user", home=None, project_dir=None, python=None, db=None,
           all_tools=False, remove=False):
     """Print (or with write=True merge, keeping a backup) the MCP and hook config for `client`;
-    `remove` takes out what setup wrote there and nothing else (written at once).
-
-    Every file is checked before any is written: a change instinct cannot make exactly is refused
-    with the lines to add (or delete) by hand. -> [{"path", "content" (None: deleted), "changed",
-    "backup"}]; running it twice changes nothing.
-    """
+    `remove` takes out what setup wrote there and nothing else (written at once). Every file is
+    checked before any is written: a change instinct cannot make exactly is refused with the lines
+    to add (or delete) by hand. -> [{"path", "content" (None: deleted), "changed", "backup"}];
+    running it twice changes nothing."""
     home = home or os.path.expanduser("~")
     project_dir = project_dir or project_root()
     here = os.path.dirname(os.path.abspath(__file__))
@@ -6900,9 +6893,8 @@ class _Export:
         return name
 
     def agent_text(fmt, rules, budget, name=SKILL_NAME):
-        """Render rules in an agent format within `budget` bytes -> (text, kept, dropped). The
-        weakest rules (the last) are dropped first, a closing line says how many. Block formats
-        return the marked block without its final newline."""
+        """Rules in an agent format within `budget` bytes -> (text, kept, dropped): the last (the
+        weakest) go first, a line says how many; a block format: the block, no final newline."""
         if fmt == "markdown":
             body = _Out.render_markdown(rules)
             return _Export.BLOCK_BEGIN + "\n" + body + _Export.BLOCK_END, len(rules), 0
@@ -7148,9 +7140,8 @@ class _Lint:
         return out
 
     def written_lines(root):
-        """The lines of project `root`'s rules files outside instinct's own block and files ->
-        [(file, line number, text, paragraph number, [(command shape, negated)])]; commands are
-        read from `code` in prose and from the lines of shell code blocks."""
+        """The lines of `root`'s rules files outside instinct's block and files -> [(file, line no,
+        text, paragraph no, [(command shape, negated)])]: `code` in prose, lines of shell blocks."""
         import glob
         import re
         out, para = [], 0
@@ -7314,9 +7305,8 @@ class _Backup:
                   " metadata TEXT)")
 
     def copy_backup_data(staged_path, built_path, version, page_size):
-        """restore: create instinct's own schema at the backup's `version` in the new file
-        `built_path` and copy into it the rows of instinct's tables, only the columns both have.
-        Nothing else of the backup (its tables, triggers, views, table definitions) is kept."""
+        """restore: instinct's own schema at the backup's `version` in the new file `built_path`,
+        with the rows of its tables (the columns both have); nothing else of the backup is kept."""
         out = sqlite3.connect(built_path, isolation_level=None)
         try:
             out.execute(f"PRAGMA page_size = {int(page_size)}")
