@@ -6386,8 +6386,8 @@ class _Setup:
         return None
 
     def plan(client, scope, home, project_dir, python, here, db=None, all_tools=False):
-        """[(path, kind, entry)]: what `setup` merges into which file (kind: json key path, toml,
-        yaml). A project's files are committed and shared: they name no path of this machine."""
+        """[(path, kind, entry)]: what setup merges into which file (kind: toml, yaml, (JSON key,)).
+        A project's files are committed and shared: they name no path of this machine."""
         if client not in _Setup.CLIENTS:
             raise ValidationError(f"unknown client {client!r}; choose from: "
                                   f"{', '.join(_Setup.CLIENTS)}")
@@ -6529,9 +6529,8 @@ class _Setup:
         import json
 
         def number(s):
-            f = float(s)
-            if (not (f == f and abs(f) != float("inf"))
-                    or decimal.Decimal(s) != decimal.Decimal(repr(f))):
+            f = float(s)               # a JSON literal is never NaN; inf differs from its Decimal
+            if decimal.Decimal(s) != decimal.Decimal(repr(f)):
                 raise ValidationError(f"the number {s[:40]} cannot be written back exactly")
             return f
 
@@ -6567,11 +6566,9 @@ class _Setup:
         data = _Setup.strict_json(text) if text.strip() else {}
         if not isinstance(data, dict):
             raise ValidationError("the file does not hold a JSON object")
-        node = data
-        for k in keypath:
-            node = node.setdefault(k, {})
-            if not isinstance(node, dict):
-                raise ValidationError(f"'{k}' is not an object")
+        node = data.setdefault(keypath[0], {})
+        if not isinstance(node, dict):
+            raise ValidationError(f"'{keypath[0]}' is not an object")
         if keypath == ("hooks",):
             _Setup.merge_hooks(node, entry)
         else:
@@ -6660,7 +6657,6 @@ class _Setup:
     def unmerge(kind, text, backups):
         """`text` without what setup wrote -> the new text, or None when nothing else is left. A
         backup holding the same data comes back as it is (a JSON merge re-indents)."""
-        import copy
         import json
         if kind in ("toml", "yaml"):
             span = _Setup.marked_span(text)
@@ -6675,22 +6671,18 @@ class _Setup:
             kept = next((b for b in backups if b.rstrip("\r\n") == new.rstrip("\r\n")), None)
             return kept if kept is not None else new if new.strip() else None
         data = _Setup.strict_json(text) if text.strip() else {}
-        node, parents = data, []
-        for k in kind:
-            if not isinstance(node, dict) or not isinstance(node.get(k), dict):
-                return text                    # nothing of ours there
-            parents.append((node, k))
-            node = node[k]
+        key = kind[0]
+        if not isinstance(data, dict) or not isinstance(data.get(key), dict):
+            return text                        # nothing of ours there
         if kind == ("hooks",):
-            _Setup.merge_hooks(node, {})
+            _Setup.merge_hooks(data[key], {})
         else:
-            node.pop("instinct", None)
+            data[key].pop("instinct", None)
         if data == _Setup.strict_json(text):
             return text
-        as_is = copy.deepcopy(data)
-        for parent, k in reversed(parents):    # the objects setup added, if they are empty now
-            if not parent[k]:
-                del parent[k]
+        as_is = dict(data)
+        if not data[key]:                      # the object setup added, if it is empty now
+            del data[key]
         for b in backups:
             try:
                 if _Setup.strict_json(b) in (as_is, data):
@@ -7005,9 +6997,8 @@ class _Export:
             if begin >= 0:
                 before, after = text[:begin], text[end + len(_Export.BLOCK_END):]
             else:
-                before = text + ("" if not text else nl if text.endswith(nl + nl)
-                                 or not text.strip() else nl if text.endswith(nl) else nl + nl)
-                after = nl
+                sep = nl if text.endswith(nl) or not text.strip() else nl + nl
+                before, after = text + (sep if text else ""), nl
             if fmt == "agents":        # the 32 KiB cap counts the whole file, human text included
                 budget -= len((before + after).encode("utf-8", "surrogateescape"))
         if fmt == "json":
