@@ -6890,17 +6890,14 @@ class _Export:
         if fmt == "markdown":
             body = _Out.render_markdown(rules)
             return _Export.BLOCK_BEGIN + "\n" + body + _Export.BLOCK_END, len(rules), 0
-        title = "# Learned habits (instinct)\n\n"
-        head, tail = "", ""
-        if fmt in ("claude", "agents"):
+        front = {"cursor": f"description: {_Export.ABOUT}\nalwaysApply: true",
+                 "windsurf": f"trigger: always_on\ndescription: {_Export.ABOUT}",
+                 "skill": f"name: {name}\ndescription: {_Export.SKILL_DESCRIPTION}"}.get(fmt)
+        if front:                      # a whole file, under its front matter
+            head, tail, title = f"---\n{front}\n---\n", "", "# Learned habits (instinct)\n\n"
+        else:                          # claude, agents: a block in the user's file
             head, tail, title = (_Export.BLOCK_BEGIN + "\n", _Export.BLOCK_END,
                                  "## Learned habits (instinct)\n\n")
-        elif fmt == "cursor":
-            head = f"---\ndescription: {_Export.ABOUT}\nalwaysApply: true\n---\n"
-        elif fmt == "windsurf":
-            head = f"---\ntrigger: always_on\ndescription: {_Export.ABOUT}\n---\n"
-        elif fmt == "skill":
-            head = f"---\nname: {name}\ndescription: {_Export.SKILL_DESCRIPTION}\n---\n"
         note = (f"Learned from repeated work; {_Export.SIGNATURE}, which replaces this "
                 + ("block" if tail else "file") + " on the next export.\n\n")
         items = ["- " + _Export.phrase(r) + "\n" for r in rules] or ["No rules learned yet.\n"]
