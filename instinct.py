@@ -6203,10 +6203,8 @@ class _History(_Learning):
 
 
 class _Setup:
-    """instinct setup: each client's MCP and hook configuration, merged into its file with a backup,
-    or removed."""
+    """`instinct setup`: each client's MCP and hook entries, merged with a backup, or removed."""
 
-    # --- `instinct setup <client>`: MCP server and hook entries for each agent ----------
     CLIENTS = ("claude-code", "cursor", "codex", "vscode", "windsurf", "goose")
     # The calls a hint can be about (a shell command, an edit): PreToolUse runs for these only.
     HINT_MATCHER = ("Bash|PowerShell|shell|exec_command|Edit|Write|MultiEdit|NotebookEdit|"
@@ -6228,10 +6226,9 @@ class _Setup:
                           ("PreToolUse", "pre-tool-use", HINT_MATCHER, 5),
                           ("PostToolUse", "post-tool-use", "*", 10),
                           ("SessionEnd", "session-end", None, 3))
-    # The hook command starts instinct from cached bytecode with -S (fast), this file's folder on
-    # the path; a project's shared config names no path of this machine, so there `python3` finds an
-    # installed instinct. When instinct cannot be imported (uninstalled, moved, another Python) the
-    # command exits 0 and says nothing: a hook never breaks the agent.
+    # The hook command runs instinct with -S from cached bytecode, this file's folder on the path (a
+    # project's shared config names no path: there `python3` finds an installed instinct). When the
+    # import fails (uninstalled, moved, another Python) it exits 0 silently: a hook never breaks.
     LAUNCHER = ("import sys;sys.path.insert(0,{!r})\ntry:from instinct import main\n"
                 "except BaseException:sys.exit(0)\nsys.exit(main())")
     LAUNCHER_SHARED = ("import sys\ntry:from instinct import main\n"
@@ -6239,8 +6236,7 @@ class _Setup:
     LAUNCHER_OLD = "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())"
 
     def launch_args(python, here, *cli):
-        """argv running instinct's CLI: from `here` with -S, or (here None) from python's own
-        path."""
+        """argv running instinct's CLI: from `here` with -S, or (here None) from python's path."""
         if here is None:
             return [python, "-c", _Setup.LAUNCHER_SHARED, *cli]
         return [python, "-S", "-c", _Setup.LAUNCHER.format(here), *cli]
@@ -6270,8 +6266,8 @@ class _Setup:
         return None
 
     def plan(client, scope, home, project_dir, python, here, db=None, all_tools=False):
-        """[(path, kind, entry)]: what `setup` merges into which file (kind: json key path, toml,
-        yaml). A project's files are committed and shared: they name no path of this machine."""
+        """[(path, kind, entry)]: what setup merges into which file (kind: toml, yaml, (JSON key,)).
+        A project's files are committed and shared: they name no path of this machine."""
         if client not in _Setup.CLIENTS:
             raise ValidationError(f"unknown client {client!r}; choose from: "
                                   f"{', '.join(_Setup.CLIENTS)}")
@@ -6283,14 +6279,12 @@ class _Setup:
             raise ValidationError("a project's config is shared: --db (or INSTINCT_DB) would put "
                                   "this machine's path in it; unset it, or use --scope user")
         script = _Setup.console_script(here) if user else None
-        if script:                     # pip install: the console script (no PYTHONPATH)
-            server, env = {"command": script, "args": ["serve"]}, {}
-        elif user:                     # this file, from cached bytecode
-            server, env = ({"command": python, "args": ["-m", "instinct", "serve"]},
-                           {"PYTHONPATH": here})
-        else:
+        if not user:
             python, here = "python3", None
-            server, env = {"command": python, "args": ["-m", "instinct", "serve"]}, {}
+        server = {"command": python, "args": ["-m", "instinct", "serve"]}
+        env = {"PYTHONPATH": here} if user and not script else {}    # this file, cached bytecode
+        if script:                     # pip install: the console script (no PYTHONPATH)
+            server = {"command": script, "args": ["serve"]}
         if db:                         # clients start servers in their own env: pin the same store
             env["INSTINCT_DB"] = db
         if all_tools:                  # every operation as a tool, not only the lean session set
@@ -6348,8 +6342,7 @@ class _Setup:
 
     def is_ours(handler):
         """True only for a hook handler `setup` wrote, now or in an earlier version: a launcher
-        running `hook EVENT [--db P]`, shell form or exec form. A user's own command never
-        matches."""
+        running `hook EVENT [--db P]`, shell or exec form. A user's own command never matches."""
         import ast
         import re
         import shlex
@@ -6410,16 +6403,14 @@ class _Setup:
             node.setdefault(event, [group])
 
     def strict_json(text):
-        """Parse JSON that can be written back unchanged: no NaN/Infinity, no duplicate keys, no
-        number that does not survive a round trip (1e400 would come back as Infinity), no lone
-        surrogate."""
+        """Parse JSON that can be written back unchanged: no NaN/Infinity, duplicate key, lone
+        surrogate or number that does not survive a round trip (1e400 would become Infinity)."""
         import decimal
         import json
 
         def number(s):
-            f = float(s)
-            if (not (f == f and abs(f) != float("inf"))
-                    or decimal.Decimal(s) != decimal.Decimal(repr(f))):
+            f = float(s)               # a JSON literal is never NaN; inf differs from its Decimal
+            if decimal.Decimal(s) != decimal.Decimal(repr(f)):
                 raise ValidationError(f"the number {s[:40]} cannot be written back exactly")
             return f
 
@@ -6455,11 +6446,9 @@ class _Setup:
         data = _Setup.strict_json(text) if text.strip() else {}
         if not isinstance(data, dict):
             raise ValidationError("the file does not hold a JSON object")
-        node = data
-        for k in keypath:
-            node = node.setdefault(k, {})
-            if not isinstance(node, dict):
-                raise ValidationError(f"'{k}' is not an object")
+        node = data.setdefault(keypath[0], {})
+        if not isinstance(node, dict):
+            raise ValidationError(f"'{keypath[0]}' is not an object")
         if keypath == ("hooks",):
             _Setup.merge_hooks(node, entry)
         else:
@@ -6470,24 +6459,20 @@ class _Setup:
         return new
 
     def read_config(path):
-        """(text, real path, mode or None) of a client config; one-line errors for what cannot be
-        one."""
+        """(text, real path, mode or None) of a client config; one-line errors for what is none."""
+        import stat
         real = os.path.realpath(path)          # a symlinked config is written through its link
         try:
             st = os.stat(real)
-        except FileNotFoundError:
-            return "", real, None
-        except OSError as e:
-            raise StoreError(f"cannot read {path}: {e.strerror}") from None
-        import stat
-        if stat.S_ISDIR(st.st_mode):
-            raise ValidationError(f"{path} is a directory, not a config file; "
-                                  "move it away and retry")
-        if not stat.S_ISREG(st.st_mode):
-            raise ValidationError(f"{path} is not a regular file")
-        try:
+            if stat.S_ISDIR(st.st_mode):
+                raise ValidationError(f"{path} is a directory, not a config file; "
+                                      "move it away and retry")
+            if not stat.S_ISREG(st.st_mode):
+                raise ValidationError(f"{path} is not a regular file")
             with open(real, "rb") as f:
                 raw = f.read(64 * 1024 * 1024 + 1)
+        except FileNotFoundError:
+            return "", real, None
         except OSError as e:
             raise StoreError(f"cannot read {path}: {e.strerror}") from None
         if len(raw) > 64 * 1024 * 1024:
@@ -6500,8 +6485,7 @@ class _Setup:
                                   "fix it and retry") from None
 
     def backups(path):
-        """The texts of the backups setup kept of `path` (PATH.bak, PATH.bak.2, ...), newest
-        first."""
+        """The texts of setup's backups of `path` (PATH.bak, PATH.bak.2, ...), newest first."""
         import re
         folder, name = os.path.split(path)
         try:
@@ -6519,37 +6503,27 @@ class _Setup:
         return out
 
     def new_backup(path, data, mode):
-        """Keep `data` in the first free PATH.bak, PATH.bak.2, ... (none is ever overwritten),
-        created 0600, given the original's mode before the data goes in (~/.claude.json holds
-        keys)."""
+        """Keep `data` in the first free PATH.bak, PATH.bak.2, ... (none overwritten), created 0600
+        and given the original's mode before the data goes in (~/.claude.json holds keys)."""
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
         n = 1
         while True:
             backup = path + (".bak" if n == 1 else f".bak.{n}")
             try:
-                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-                fd = os.open(backup, flags, 0o600)
-            except FileExistsError:
-                n += 1
-                continue
-            except OSError as e:
-                raise StoreError(f"cannot write {backup}: {e.strerror}") from None
-            try:
-                with os.fdopen(fd, "wb") as f:
+                with os.fdopen(os.open(backup, flags, 0o600), "wb") as f:
                     os.chmod(backup, mode)
                     f.write(data)
                     f.flush()
                     os.fsync(f.fileno())
+                return backup
+            except FileExistsError:
+                n += 1
             except OSError as e:
                 raise StoreError(f"cannot write {backup}: {e.strerror}") from None
-            return backup
 
     def write_config(path, real, old, new, mode):
-        """Replace the real file atomically (a symlink stays a link), keeping a backup of what was
-        there; `new` None deletes it (a removal left nothing of the user's). -> the backup or
-        None."""
-        if mode is not None and not mode & 0o200:
-            raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
-                                  "by hand")
+        """Replace the real file atomically (a symlink stays a link; setup refused a read-only one),
+        backing up what was there; `new` None deletes it (nothing of the user's left) -> backup."""
         if new is None:
             try:
                 os.remove(real)
@@ -6561,10 +6535,8 @@ class _Setup:
         return backup
 
     def unmerge(kind, text, backups):
-        """`text` without what setup wrote into it -> the new text, or None when nothing else is
-        left (setup made the file). When a backup holds the same data, its bytes come back (the
-        user's own layout, which a JSON merge re-indents)."""
-        import copy
+        """`text` without what setup wrote -> the new text, or None when nothing else is left. A
+        backup holding the same data comes back as it is (a JSON merge re-indents)."""
         import json
         if kind in ("toml", "yaml"):
             span = _Setup.marked_span(text)
@@ -6579,31 +6551,24 @@ class _Setup:
             kept = next((b for b in backups if b.rstrip("\r\n") == new.rstrip("\r\n")), None)
             return kept if kept is not None else new if new.strip() else None
         data = _Setup.strict_json(text) if text.strip() else {}
-        node, parents = data, []
-        for k in kind:
-            if not isinstance(node, dict) or not isinstance(node.get(k), dict):
-                return text                    # nothing of ours there
-            parents.append((node, k))
-            node = node[k]
+        key = kind[0]
+        if not isinstance(data, dict) or not isinstance(data.get(key), dict):
+            return text                        # nothing of ours there
         if kind == ("hooks",):
-            _Setup.merge_hooks(node, {})
+            _Setup.merge_hooks(data[key], {})
         else:
-            node.pop("instinct", None)
+            data[key].pop("instinct", None)
         if data == _Setup.strict_json(text):
             return text
-        olds = []
+        as_is = dict(data)
+        if not data[key]:                      # the object setup added, if it is empty now
+            del data[key]
         for b in backups:
             try:
-                olds.append((b, _Setup.strict_json(b)))
+                if _Setup.strict_json(b) in (as_is, data):
+                    return b
             except ValidationError:
                 pass
-        as_is = copy.deepcopy(data)
-        for parent, k in reversed(parents):    # the objects setup added, if they are empty now
-            if not parent[k]:
-                del parent[k]
-        for b, old in olds:
-            if old in (as_is, data):
-                return b
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else None
 
     def paste_text(kind, entry):
@@ -6632,18 +6597,14 @@ class _Setup:
                 out.append(ch)
         return '"' + "".join(out) + '"'
 
-    # Codex's config.toml and Goose's config.yaml are not edited in place: setup appends its entry,
-    # between these marker lines, to a file without one, replaces what is between them later, and
-    # `--remove` takes exactly those lines out. Anything else is printed for the user to paste.
+    # Codex's config.toml and Goose's config.yaml are never edited in place: setup appends its
+    # entry between these lines, later replaces or (--remove) deletes exactly them; else: paste.
     MARK_BEGIN, MARK_END = "# instinct:begin (written by `instinct setup`)", "# instinct:end"
 
     def marked_block(kind, entry, top=True):
-        """Codex's [mcp_servers.instinct] table, or Goose's extension (with `extensions:` when
-        `top`), between the marker lines."""
-        if kind == "toml":
-            import re
-            env = ", ".join(f"{k if re.fullmatch(r'[A-Za-z0-9_-]+', k) else _Setup.quoted(k)} = "
-                            f"{_Setup.quoted(v)}" for k, v in entry["env"].items())
+        """Codex's [mcp_servers.instinct] or Goose's extension (`top`: with `extensions:`)."""
+        if kind == "toml":             # plan's env keys are bare TOML keys
+            env = ", ".join(f"{k} = {_Setup.quoted(v)}" for k, v in entry["env"].items())
             body = ("[mcp_servers.instinct]\n"
                     f"command = {_Setup.quoted(entry['command'])}\n"
                     "args = [" + ", ".join(_Setup.quoted(a) for a in entry["args"]) + "]\n"
@@ -6692,9 +6653,8 @@ class _Setup:
         return isinstance(servers, dict) and "instinct" in servers
 
     def merge_text(kind, text, entry):
-        """Codex's TOML or Goose's YAML with our marked block replaced, or appended to a file
-        without an instinct entry (Goose: without an `extensions:` map); ValidationError for
-        anything else."""
+        """Codex's TOML or Goose's YAML with our marked block replaced, or appended to a file with
+        no instinct entry (Goose: no `extensions:` map); ValidationError for anything else."""
         import re
         nl = "\r\n" if "\r\n" in text else "\n"
         span = _Setup.marked_span(text)
@@ -6735,14 +6695,10 @@ class _Setup:
 def setup(client, write=False, scope="user", home=None, project_dir=None, python=None, db=None,
           all_tools=False, remove=False):
     """Print (or with write=True merge, keeping a backup) the MCP and hook config for `client`;
-    `remove` takes out what setup wrote there and nothing else (written at once).
-
-    `db` pins the store (INSTINCT_DB) in the server entry and the hook commands; `all_tools`
-    makes the server list every tool (INSTINCT_MCP_TOOLS=all), not the lean set. Every file is
-    checked before any is written: a change instinct cannot make exactly is refused with the
-    lines to add (or delete) by hand. Returns a list of {"path", "content" (None: deleted),
-    "changed", "backup"}; running it twice changes nothing.
-    """
+    `remove` takes out what setup wrote there and nothing else (written at once). Every file is
+    checked before any is written: a change instinct cannot make exactly is refused with the lines
+    to add (or delete) by hand. -> [{"path", "content" (None: deleted), "changed", "backup"}];
+    running it twice changes nothing."""
     home = home or os.path.expanduser("~")
     project_dir = project_dir or project_root()
     here = os.path.dirname(os.path.abspath(__file__))
@@ -6784,8 +6740,7 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
 # 20. Rules files, lint and backups
 # =============================================================================
 class _Export:
-    """Rules files: what an export writes (CLAUDE.md, AGENTS.md, Cursor and Windsurf rules,
-    SKILL.md) inside its own marked block."""
+    """Rules files an export writes (CLAUDE.md, AGENTS.md, Cursor and Windsurf rules, SKILL.md)."""
 
     BLOCK_BEGIN, BLOCK_END = "<!-- instinct:begin -->", "<!-- instinct:end -->"
     SKILL_NAME = "instinct-rules"
@@ -6796,8 +6751,7 @@ class _Export:
         "here, or when choosing how to test, fix or structure a change.")
 
     def phrase(r):
-        """A rule record -> the line every channel shows (section 16's
-        `_Presenter.briefing_line`)."""
+        """A rule record -> the line every channel shows (`_Presenter.briefing_line`)."""
         return " ".join(_Presenter.briefing_line(r)[2:].split()).replace("<!--", "&lt;!--")
 
     def skill_name(folder):
@@ -6811,26 +6765,19 @@ class _Export:
         return name
 
     def agent_text(fmt, rules, budget, name=SKILL_NAME):
-        """Render rules in an agent format within `budget` bytes -> (text, kept, dropped).
-
-        The lowest-confidence rules are dropped first (rules come sorted strongest
-        first) and a closing line says how many. Block formats return the marked
-        block without its final newline.
-        """
+        """Rules in an agent format within `budget` bytes -> (text, kept, dropped): the last (the
+        weakest) go first, a line says how many; a block format: the block, no final newline."""
         if fmt == "markdown":
             body = _Out.render_markdown(rules)
             return _Export.BLOCK_BEGIN + "\n" + body + _Export.BLOCK_END, len(rules), 0
-        title = "# Learned habits (instinct)\n\n"
-        head, tail = "", ""
-        if fmt in ("claude", "agents"):
+        front = {"cursor": f"description: {_Export.ABOUT}\nalwaysApply: true",
+                 "windsurf": f"trigger: always_on\ndescription: {_Export.ABOUT}",
+                 "skill": f"name: {name}\ndescription: {_Export.SKILL_DESCRIPTION}"}.get(fmt)
+        if front:                      # a whole file, under its front matter
+            head, tail, title = f"---\n{front}\n---\n", "", "# Learned habits (instinct)\n\n"
+        else:                          # claude, agents: a block in the user's file
             head, tail, title = (_Export.BLOCK_BEGIN + "\n", _Export.BLOCK_END,
                                  "## Learned habits (instinct)\n\n")
-        elif fmt == "cursor":
-            head = f"---\ndescription: {_Export.ABOUT}\nalwaysApply: true\n---\n"
-        elif fmt == "windsurf":
-            head = f"---\ntrigger: always_on\ndescription: {_Export.ABOUT}\n---\n"
-        elif fmt == "skill":
-            head = f"---\nname: {name}\ndescription: {_Export.SKILL_DESCRIPTION}\n---\n"
         note = (f"Learned from repeated work; {_Export.SIGNATURE}, which replaces this "
                 + ("block" if tail else "file") + " on the next export.\n\n")
         items = ["- " + _Export.phrase(r) + "\n" for r in rules] or ["No rules learned yet.\n"]
@@ -6840,11 +6787,10 @@ class _Export:
             return (f"\n{n} lower-confidence rule{'' if n == 1 else 's'} omitted to stay under "
                     f"{limit} bytes.\n") if n else ""
         keep = len(rules)
-        if budget is not None:
-            total = len((head + title + note + tail).encode()) + sum(len(i.encode()) for i in items)
-            while keep and total + len(omitted(len(rules) - keep).encode()) > budget:
-                keep -= 1
-                total -= len(items[keep].encode())
+        total = len((head + title + note + tail).encode()) + sum(len(i.encode()) for i in items)
+        while keep and total + len(omitted(len(rules) - keep).encode()) > budget:
+            keep -= 1
+            total -= len(items[keep].encode())
         kept = items[:keep] if rules else items
         return (head + title + note + "".join(kept) + omitted(len(rules) - keep) + tail, keep,
                 len(rules) - keep)
@@ -6872,8 +6818,6 @@ class _Export:
                 f"SELECT {_Core._COLS} FROM instincts WHERE confidence >= ? AND (project IN ('', ?)"
                 " OR promoted = 3)"
                 + (" AND category = ?" if cat else "")
-                # as suggest: not after bad feedback
-                + (" AND quiet = 0" if fmt not in ("json", "markdown") else "")
                 + " ORDER BY confidence DESC, pattern, project",
                 (10 if min_confidence is None else min_confidence, proj) + ((cat,) if cat else ()))
             best = {}
@@ -6910,18 +6854,14 @@ class _Export:
         if not rules and not (text if owned else _Export.block_markers(text)):
             raise NotFoundError(_Export.nothing_to_export(store, min_confidence, proj, cat, path))
         nl = "\r\n" if "\r\n" in text else "\n"
+        before = after = ""
+        budget = limit
         if owned:
             if not force and not _Export.written_by_us(fmt, path, text):
                 raise ValidationError(f"{path} was not written by instinct; refusing to replace it "
                                       "(write into CLAUDE.md/AGENTS.md-style files with --format "
                                       "claude or agents, or use --force)")
-            if fmt == "json":
-                body, kept, dropped = _dumps(rules, indent=2) + "\n", len(rules), 0
-            else:
-                body, kept, dropped = _Export.agent_text(fmt, rules, limit, name)
-            new = body if nl == "\n" else body.replace("\n", nl)
         else:
-            # markers quoted in a code fence are examples, not ours
             found = _Export.block_markers(text)
             begin, end = (min(found.get(m, [-1])) for m in (_Export.BLOCK_BEGIN, _Export.BLOCK_END))
             if any(len(v) > 1 for v in found.values()):
@@ -6934,15 +6874,15 @@ class _Export:
             if begin >= 0:
                 before, after = text[:begin], text[end + len(_Export.BLOCK_END):]
             else:
-                before = text + ("" if not text else nl if text.endswith(nl + nl)
-                                 or not text.strip() else nl if text.endswith(nl) else nl + nl)
-                after = nl
-            budget = limit
+                sep = nl if text.endswith(nl) or not text.strip() else nl + nl
+                before, after = text + (sep if text else ""), nl
             if fmt == "agents":        # the 32 KiB cap counts the whole file, human text included
                 budget -= len((before + after).encode("utf-8", "surrogateescape"))
-            block, kept, dropped = _Export.agent_text(fmt, rules, budget)
-            new = before + (block if nl == "\n" else block.replace("\n", nl)) + after
-        data = new.encode("utf-8", "surrogateescape")
+        if fmt == "json":
+            block, kept, dropped = _dumps(rules, indent=2) + "\n", len(rules), 0
+        else:
+            block, kept, dropped = _Export.agent_text(fmt, rules, budget, name)
+        data = (before + block.replace("\n", nl) + after).encode("utf-8", "surrogateescape")
         changed = data != old
         if changed:
             _atomic_write(path, data)
@@ -6967,8 +6907,7 @@ class _Export:
 
     def block_markers(text):
         """{marker: [offsets]} of instinct's block markers that start a line outside fenced code
-        blocks (``` or ~~~, CommonMark rules); a marker quoted in a fence or mid-line is left
-        alone."""
+        blocks (``` or ~~~, CommonMark rules); one quoted in a fence or mid-line is not ours."""
         import re
         found, fence, pos = {}, None, 0
         for line in text.splitlines(keepends=True):
@@ -6998,17 +6937,15 @@ class _Export:
             return True
         if fmt != "json":
             return False
-        import json
         try:
-            data = json.loads(text)
+            data = _loads(text)
         except ValueError:
             return False
         data = data.get("rules") if isinstance(data, dict) else data
         return isinstance(data, list) and all(isinstance(r, dict) and "pattern" in r for r in data)
 
     def safe_target(path, root, force):
-        """Refuse symlinks, non-files and paths outside `root` (unless force) -> the path to
-        write."""
+        """Refuse symlinks, non-files and paths outside `root` (unless force) -> the path."""
         if os.path.islink(path):
             if not force:
                 raise ValidationError(f"{path} is a symlink; "
@@ -7022,7 +6959,6 @@ class _Export:
                                   "refusing to write (use --force)")
         return path
 
-    # --- lint: learned rules against the rules files the user wrote ----------------------------
     RULES_FILES = ("CLAUDE.md", "AGENTS.md", ".cursor/rules/*.mdc", ".windsurf/rules/*.md")
 
     def render_write(r):
@@ -7038,8 +6974,7 @@ class _Export:
 
 
 class _Lint:
-    """lint: contradictions and duplicates between the rules files a project holds and what was
-    learned."""
+    """lint: contradictions and duplicates between a project's rules files and what was learned."""
 
     TOOL_FAMILIES = (frozenset("npm pnpm yarn bun".split()),
                      frozenset("pip uv poetry pipenv pdm conda hatch".split()))
@@ -7073,9 +7008,8 @@ class _Lint:
         return out
 
     def written_lines(root):
-        """The lines of project `root`'s rules files outside instinct's own block and files ->
-        [(file, line number, text, paragraph number, [(command shape, negated)])]; commands are
-        read from `code` in prose and from the lines of shell code blocks."""
+        """The lines of `root`'s rules files outside instinct's block and files -> [(file, line no,
+        text, paragraph no, [(command shape, negated)])]: `code` in prose, lines of shell blocks."""
         import glob
         import re
         out, para = [], 0
@@ -7144,9 +7078,8 @@ class _Lint:
                 or next((("contradiction", ln) for same, neg, ln in said if not neg), None))
 
     def lint(root, rows):
-        """Learned records against what the user wrote in project `root`'s rules files -> findings
-        {kind: contradiction | duplicate, pattern, project, learned, file, line, written}.
-        Deterministic: command roles and shapes, tool families, normalised words."""
+        """Learned records against project `root`'s rules files -> findings {kind: contradiction |
+        duplicate, pattern, ...}; deterministic: command roles and shapes, tool families, words."""
         lines = _Lint.written_lines(root) if rows else []
         hits = [(r, _Lint.hit(r, lines)) for r in rows]
         return [{"kind": kind, "pattern": r["pattern"], "project": r["project"],
@@ -7154,8 +7087,7 @@ class _Lint:
                 for r, hit in hits if hit for kind, (f, n, text, _, _) in [hit]]
 
     def duplicates(root, rows):
-        """`rows` (records) without the learned rules the user already wrote in root's rules
-        files."""
+        """`rows` (records) without the rules the user already wrote in root's rules files."""
         dup = {(f["pattern"], f["project"]) for f in _Lint.lint(root, rows)
                if f["kind"] == "duplicate"}
         return [r for r in rows if (r["pattern"], r["project"]) not in dup]
@@ -7224,7 +7156,7 @@ class _Backup:
 
     def foreign_objects(conn):
         """'type name' of every table, view, trigger or index in conn that instinct's own schema
-        (every migration, as built on an empty database) does not have."""
+        (every migration on an empty database) does not have."""
         own = sqlite3.connect(":memory:")
         try:
             for migrate in _Schema.MIGRATIONS:
@@ -7241,9 +7173,8 @@ class _Backup:
                   " metadata TEXT)")
 
     def copy_backup_data(staged_path, built_path, version, page_size):
-        """restore: create instinct's own schema at the backup's `version` in the new file
-        `built_path` and copy into it the rows of instinct's tables, only the columns both have.
-        Nothing else of the backup (its tables, triggers, views, table definitions) is kept."""
+        """restore: instinct's own schema at the backup's `version` in the new file `built_path`,
+        with the rows of its tables (the columns both have); nothing else of the backup is kept."""
         out = sqlite3.connect(built_path, isolation_level=None)
         try:
             out.execute(f"PRAGMA page_size = {int(page_size)}")
