@@ -67,8 +67,7 @@ MIT License.
 # =============================================================================
 # 2. Imports and metadata
 # =============================================================================
-# Only cheap modules at import time: a hook or CLI process pays for every import.
-# json, re, hashlib, argparse and friends are imported where they are needed.
+# Only cheap modules at import time (a hook or CLI process pays for each); the rest where needed.
 import functools                 # already loaded by the interpreter's start-up
 import os
 import sqlite3
@@ -97,10 +96,9 @@ ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
 SCHEMA_VERSION = 15
 BUSY_TIMEOUT_S = 30.0
-# The WAL: a commit past ~4 MB of it checkpoints (PASSIVE), and a WAL file past 4 MB is cut back
-# when it restarts, so one-shot processes (hooks, CLI) that skip the close-time checkpoint keep
-# it small. The MCP server checkpoints every 10,000 pages instead (MCP observe throughput is
-# ~14 % higher, bench/README.md); the next hook after a burst checkpoints and trims it.
+# A commit past ~4 MB of WAL checkpoints (PASSIVE) and a restarting WAL is cut back to 4 MB, so
+# one-shot processes (hooks, CLI) keep it small. The MCP server checkpoints every 10,000 pages
+# (~14 % more observe throughput, bench/README.md); the next hook after a burst trims it.
 WAL_AUTOCHECKPOINT_PAGES = 1_000
 WAL_SERVER_CHECKPOINT_PAGES = 10_000
 WAL_SIZE_LIMIT = 4 * 1024 * 1024
@@ -147,9 +145,8 @@ SETTINGS = {
 }
 _SETTING_RANGES = {"holdout_percent": (0, 100), "hint_demote": (0, 1)}   # others: 1 .. 10**9
 _THRESHOLD_KEYS = ("mature_threshold", "rule_threshold")
-# Where a row's threshold comes from, first found wins: `pattern.<pattern>.<threshold>`, then
-# `category.<category>.<threshold>`, then the store-wide setting, then the default. Consolidate
-# (SQL) and explain (Python) both read this order.
+# A row's threshold, first found wins: `pattern.<pattern>.<threshold>`, `category.<category>.
+# <threshold>`, the store-wide setting, the default (consolidate's SQL and explain both use it).
 _THRESHOLD_SCOPES = ("pattern", "category")
 
 # Project root markers: version control first (nearest wins), then build files.
@@ -157,10 +154,8 @@ ROOT_MARKERS = (".instinct-project", ".git", ".hg", ".svn", ".jj")
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "package.json", "Cargo.toml",
                    "go.mod", "pom.xml", "build.gradle", "Gemfile", "composer.json")
 
-
 MAX_LIMIT = 1000                       # the largest `limit` any operation accepts
 AUTO_BACKUPS = 10                      # automatic backups kept beside the store (forget, purge, gc)
-
 
 # Well-known secret prefixes: the shape reader refuses them (section 14), memories redact them (12)
 _SECRET_PREFIXES = ("ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "sk-", "xox", "akia", "aiza",
@@ -211,15 +206,14 @@ def _parse_iso(text):
 
 @functools.lru_cache(maxsize=None)
 def _encoder(indent=None, ascii=False):
-    """A JSON encoder, built on first use (json is imported only when needed): UTF-8 kept as is
-    for `_dumps`, pure ASCII (`ascii=True`) for protocol lines; NaN/Infinity refused."""
+    """A JSON encoder built on first use: UTF-8 kept, or pure ASCII for protocol lines."""
     import json
     return json.JSONEncoder(ensure_ascii=ascii, allow_nan=False, indent=indent,
                             separators=(",", ": ") if indent else (",", ":"))
 
 
 def _dumps(obj, indent=None):
-    """Compact (or indented) JSON text, UTF-8 kept as is, NaN/Infinity refused."""
+    """Compact (or indented) JSON text, UTF-8 kept, NaN/Infinity refused."""
     return _encoder(indent).encode(obj)
 
 
@@ -253,11 +247,9 @@ def _json_scanner(strict=False):
 
 
 def _loads(text, strict=False):
-    """json.loads(text) without importing the json module: that import compiles regular
-    expressions, ~4 ms of a ~23 ms hook process (measured in bench_process.py). `strict`
-    refuses NaN/Infinity. ValueError (json's JSONDecodeError) for text that is not one JSON
-    value; RecursionError for one nested too deep. The fast scanner answers what it reads
-    whole; on anything else (cut text makes it raise SystemError) json.loads itself decides."""
+    """json.loads(text) without importing json (~4 ms of a ~23 ms hook, bench_process.py);
+    `strict` refuses NaN/Infinity. ValueError for text that is not one JSON value, RecursionError
+    for one nested too deep: what the scanner does not read whole, json.loads decides."""
     s = text.strip(" \t\n\r")
     try:
         value, end = _json_scanner(strict)(s, 0)
@@ -323,17 +315,15 @@ def _check_metadata(metadata):
         raise ValidationError(f"metadata is not valid JSON: {e}") from None
     if len(text.encode("utf-8", "surrogatepass")) > MAX_METADATA:
         raise ValidationError(f"metadata is larger than {MAX_METADATA // 1024} KiB")
-    if "\\ud8" in text.lower() or _bad_chars(text.replace("\n", "")):
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValidationError("metadata must not contain lone surrogates") from None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError("metadata must not contain lone surrogates") from None
     return text
 
 
 def _inside(folder, paths):
-    """Of `paths` found in `folder`: the regular files whose real path stays inside it ->
-    (those, how many were left out for pointing out of it: a symlink to /etc or /dev/zero)."""
+    """-> (the regular files of `paths` whose real path stays in `folder`, how many pointed out)."""
     root = os.path.join(os.path.realpath(folder), "")
     kept, out = [], 0
     for p in paths:
@@ -345,8 +335,8 @@ def _inside(folder, paths):
 
 
 def _read_regular(path, limit):
-    """The bytes of the regular file at `path`, at most `limit` of them; ValidationError for a
-    FIFO, a device, a directory or a larger file (opened non-blocking: a FIFO never hangs)."""
+    """The bytes of the regular file `path` (at most `limit`), else ValidationError; opened
+    non-blocking, so a FIFO never hangs."""
     import stat
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
@@ -370,8 +360,8 @@ def _read_regular(path, limit):
 
 
 def _atomic_write(path, data, private=False):
-    """Write bytes to path through a temp file in the same directory and os.replace (keeps the
-    mode; `private`: the file is 0600 and missing folders are created 0700)."""
+    """Write bytes to path via a temp file and os.replace, keeping the mode (`private`: 0600 and
+    missing folders 0700)."""
     import tempfile
     d = os.path.dirname(path)
     try:
@@ -406,15 +396,13 @@ def _atomic_write(path, data, private=False):
 def normalize_pattern(pattern):
     """Return the canonical spelling of a pattern, or raise ValidationError.
 
-    Trims and collapses whitespace, lower-cases the prefix, turns '→' into
-    '->', removes spaces around '->', '+' and '=', and in ``seq:`` patterns
-    reads a spaced ' - ' or ' > ' as a step separator, so that
-    ``seq:test - fix - test`` and ``seq:test->fix->test`` are one habit.
+    Collapses whitespace, lower-cases the prefix, turns '→' into '->', drops spaces around '->',
+    '+' and '=', and reads ' - ' or ' > ' in ``seq:`` as a step: ``seq:test - fix`` is
+    ``seq:test->fix``.
     """
     if not isinstance(pattern, str):
         raise ValidationError("pattern must be a string")
-    if (_bad_chars(pattern.replace("\t", " ").replace("\n", " ")) or "\t" in pattern
-            or "\n" in pattern):
+    if _bad_chars(pattern):
         raise ValidationError("pattern must not contain control characters")
     s = pattern
     if not s.isascii():
@@ -432,8 +420,7 @@ def normalize_pattern(pattern):
         if not body:
             raise ValidationError(f"pattern {pattern!r} has a prefix but nothing after it")
     for sep in ("->", "+", "="):
-        if sep in s:
-            s = s.replace(" " + sep, sep).replace(sep + " ", sep)
+        s = s.replace(" " + sep, sep).replace(sep + " ", sep)
     if not s:
         raise ValidationError("pattern must not be empty")
     if len(s) > MAX_PATTERN:
@@ -458,11 +445,9 @@ def _check_category(category):
 def project_root(path=None):
     """The project directory containing `path` (default: the working directory).
 
-    The nearest ancestor holding ``.git`` (or ``.hg``, ``.svn``, ``.jj``,
-    ``.instinct-project``); failing that the nearest holding a build file
-    (``pyproject.toml``, ``package.json``...); failing that the directory itself.
-    The search stops below the home directory, so a dotfiles repository or a
-    stray build file in ``~`` does not turn every folder into one project.
+    The nearest ancestor holding a ROOT_MARKERS entry (``.git``...), else the nearest holding a
+    build file (``pyproject.toml``...), else the directory itself. The search stops below the
+    home directory, so a dotfiles repository in ``~`` does not make every folder one project.
     """
     p = os.path.realpath(os.path.expanduser(os.fspath(path)) if path else os.getcwd())
     if os.path.isfile(p):
@@ -483,12 +468,8 @@ def project_root(path=None):
 
 
 def _worktree_main(root):
-    """The main checkout of a git worktree (`.git` is a file), so all worktrees are one project.
-
-    `git worktree add` leaves `.git` = 'gitdir: <common>/worktrees/<name>' and, in that
-    folder, `commondir` pointing to <common> (the main checkout's `.git`). Anything
-    unexpected keeps `root`.
-    """
+    """The main checkout of a git worktree, so all worktrees are one project: `.git` holds
+    'gitdir: <common>/worktrees/<name>', whose `commondir` names <common>; else `root`."""
     dotgit = os.path.join(root, ".git")
     if not os.path.isfile(dotgit):
         return root
@@ -509,9 +490,8 @@ def _worktree_main(root):
 
 @functools.lru_cache(maxsize=None)
 def _sha256():
-    # CPython's built-in SHA-256 module (named _sha256 before 3.12, _sha2 since): ~0.4 ms to
-    # import against ~3 ms for hashlib, which loads OpenSSL; hooks pay this on every tool call.
-    # Resolved once per process: a failed import is retried on every call (~0.3 ms each).
+    # CPython's built-in module (_sha256 before 3.12, _sha2 since): ~0.4 ms to import against
+    # ~3 ms for hashlib (OpenSSL), paid by every hook; cached, as a failed import is not.
     try:
         from _sha2 import sha256
     except ImportError:
@@ -541,10 +521,8 @@ def _is_fingerprint(s):
 
 
 def _resolve_project(project, default_dir=None):
-    """'' (global), a 12-hex fingerprint, or a path -> stored project key.
-
-    None means the project containing `default_dir` (the working directory).
-    """
+    """'' (global), a 12-hex fingerprint, or a path -> stored project key; None: the project
+    containing `default_dir` (the working directory)."""
     if project is None:
         return project_fingerprint(default_dir)
     _check_text(project, "project", 4096)
@@ -557,34 +535,27 @@ def _resolve_project(project, default_dir=None):
         " directory")
 
 
-_LEVEL_RULE = ((2, "rule"), (1, "mature"))  # (level, threshold): the first reached wins; else raw
-
-
 def _level_for(confidence, mature, rule):
-    """The level (index into LEVELS, universal aside) a confidence reaches under these
-    thresholds."""
-    th = {"mature": mature, "rule": rule}
-    return next((lv for lv, name in _LEVEL_RULE if confidence >= th[name]), 0)
+    """The level (index into LEVELS, universal aside) a confidence reaches."""
+    if confidence >= rule:
+        return 2
+    return 1 if confidence >= mature else 0
 
 
 def _level_sql(confidence, mature, rule):
-    """`_level_for` as an SQL expression over the given SQL operands (consolidate's form)."""
-    th = {"mature": mature, "rule": rule}
-    return ("CASE " + " ".join(f"WHEN {confidence} >= {th[name]} THEN {lv}"
-                               for lv, name in _LEVEL_RULE)
-            + " ELSE 0 END")
+    """`_level_for` as an SQL expression over SQL operands (consolidate's form)."""
+    return (f"CASE WHEN {confidence} >= {rule} THEN 2 WHEN {confidence} >= {mature} THEN 1"
+            " ELSE 0 END")
 
 
 # =============================================================================
 # 7. Schema and migrations
 # =============================================================================
 class _Schema:
-    """The schema: one append-only migration a version; MIGRATIONS[i] takes a store from version i
-    to i + 1."""
+    """The schema: MIGRATIONS[i] takes a store from version i to i + 1 (append-only)."""
 
-    # The seeds' table, keyed by (pattern, project) with an explicit integer id so
-    # the full-text index stays valid across VACUUM; decayed_at records the last
-    # decay charge so that running decay often never charges twice per period.
+    # An explicit integer id keeps the full-text index valid across VACUUM; decayed_at is the
+    # last decay charge, so running decay often never charges twice per period.
     V1 = """
 CREATE TABLE instincts (
     id         INTEGER PRIMARY KEY,
@@ -648,6 +619,11 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
                 buf = ""
         return out
 
+    def run(conn, script):
+        """Execute a schema script inside the open transaction (executescript would commit)."""
+        for stmt in _Schema.statements(script):
+            conn.execute(stmt)
+
     def v1(conn):
         """Create the tables, upgrading a seeds-era `instincts` table in place."""
         cols = {r[1] for r in conn.execute("PRAGMA table_info(instincts)")}
@@ -661,8 +637,7 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
                              f" (it holds: {', '.join(sorted(other)[:5])})")
         if cols:
             conn.execute("ALTER TABLE instincts RENAME TO _instincts_seed")
-        for stmt in _Schema.statements(_Schema.V1):
-            conn.execute(stmt)
+        _Schema.run(conn, _Schema.V1)
         if cols:
             rows = conn.execute(
                 "SELECT pattern, category, confidence, first_seen, last_seen, source, project,"
@@ -683,8 +658,7 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
     def v2(conn):
         """Full-text index over patterns, when this SQLite build has FTS5."""
         if _Schema.has_fts5(conn):
-            for stmt in _Schema.statements(_Schema.V2_FTS):
-                conn.execute(stmt)
+            _Schema.run(conn, _Schema.V2_FTS)
 
     def v3(conn):
         """Insight and feedback (section 22): the bad-feedback quiet count, surfaced suggestions."""
@@ -748,13 +722,10 @@ END;
 """
 
     def v4(conn):
-        """Knowledge memories (section 13): the table, near-duplicate keys, and FTS5 when
-        available."""
-        for stmt in _Schema.statements(_Schema.V4):
-            conn.execute(stmt)
+        """Knowledge memories (section 13), their near-duplicate keys, FTS5 when available."""
+        _Schema.run(conn, _Schema.V4)
         if _Schema.has_fts5(conn):
-            for stmt in _Schema.statements(_Schema.V4_FTS):
-                conn.execute(stmt)
+            _Schema.run(conn, _Schema.V4_FTS)
 
     def v5(conn):
         """Learning from tool calls (sections 15-17): per-session mining bookkeeping."""
@@ -799,16 +770,12 @@ END;
 """
 
     def v7(conn):
-        """Lazy full-text indexing. Rows up to fts_state.indexed_id are kept exact by triggers;
-        newer rows are indexed in bulk by `_Core._fts_sync` (search, consolidate, doctor, gc),
-        because an FTS5 insert per new pattern writes index pages on every commit and nearly
-        doubled the cost of observing one. An id reused below the mark is indexed at once.
-        Also one covering index over mature+ rows, so suggest never reads the table to rank."""
-        for stmt in _Schema.statements(_Schema.V7_SUGGEST_INDEX):
-            conn.execute(stmt)
+        """Lazy full-text indexing: triggers keep rows up to fts_state.indexed_id exact, newer
+        ones `_Core._fts_sync` indexes in bulk (an FTS5 insert per new pattern nearly doubled
+        the cost of observing one). A covering index lets suggest rank without the table."""
+        _Schema.run(conn, _Schema.V7_SUGGEST_INDEX)
         if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'").fetchone():
-            for stmt in _Schema.statements(_Schema.V7_LAZY_FTS):
-                conn.execute(stmt)
+            _Schema.run(conn, _Schema.V7_LAZY_FTS)
 
     V8_LAZY_EVENT_INDEX = """
 ALTER TABLE events ADD COLUMN pending INTEGER NOT NULL DEFAULT 0;
@@ -823,11 +790,8 @@ END;
 """
 
     def v8(conn):
-        """Lazy pattern index for observe events (undone by v10): observe appended its event with
-        pending = 1, outside ix_events_pattern; readers added the tail above events_state's mark
-        and a bulk pass indexed it every 1,000 events."""
-        for stmt in _Schema.statements(_Schema.V8_LAZY_EVENT_INDEX):
-            conn.execute(stmt)
+        """Lazy pattern index for observe events (pending = 1), undone by v10."""
+        _Schema.run(conn, _Schema.V8_LAZY_EVENT_INDEX)
 
     def v9(conn):
         """Mining compares a project's sessions: mined_sessions knows each session's project."""
@@ -836,16 +800,13 @@ END;
                      " WHERE e.session = mined_sessions.session AND e.kind IN ('tool', 'tool_fail')"
                      " LIMIT 1), '')")
         conn.execute("CREATE INDEX ix_mined_sessions_project ON mined_sessions(project, last_id)")
-        # every event at or below seen_id has been looked at by a full mining pass, so the next
-        # pass (each SessionStart runs one) reads only the log's tail, not every session
+        # events up to seen_id were read by a full mining pass: the next one reads only the tail
         conn.execute("CREATE TABLE mining_state (seen_id INTEGER NOT NULL)")
         conn.execute("INSERT INTO mining_state (seen_id) VALUES (0)")
 
     def v10(conn):
-        """Every event in the pattern index again: v8's lazy index (a `pending` column, a state
-        table, a trigger and a UNION ALL in every reader) saved ~10 % of one MCP observe call,
-        below what a user feels, and made every reader of the log harder to change. The column
-        goes where SQLite can drop columns (3.35+); elsewhere it stays, unused."""
+        """Every event in the pattern index again (v8 saved ~10 % of an MCP observe and
+        complicated every reader); `pending` is dropped where SQLite can (3.35+), else unused."""
         conn.execute("DROP TRIGGER IF EXISTS events_pending_ai")
         conn.execute("DROP TABLE IF EXISTS events_state")
         conn.execute("DROP INDEX IF EXISTS ix_events_pattern")
@@ -855,8 +816,8 @@ END;
                      " WHERE pattern != ''")
 
     def v11(conn):
-        """Captured calls become typed records (section 15's `_Call`): 'Bash(a;b)' -> tool, name,
-        extension and command shapes as tab-separated fields; a mined session keeps its steps."""
+        """Captured calls become `_Call` records: 'Bash(a;b)' -> tab-separated tool, name,
+        extension and command shapes; a mined session keeps its steps."""
         rows = conn.execute("SELECT id, data FROM events"
                             " WHERE kind IN ('tool', 'tool_fail')").fetchall()
         for row_id, data in rows:
@@ -871,8 +832,8 @@ END;
         conn.execute("ALTER TABLE mined_sessions ADD COLUMN steps TEXT NOT NULL DEFAULT ''")
 
     def v12(conn):
-        """Staleness anchors (section 12): an instinct (pattern, project) or a memory is about files
-        of a project (`root`: its fingerprint), each with its git blob id, size and mtime (ns)."""
+        """Staleness anchors (section 12): the files (blob id, size, mtime ns) of project `root`
+        that an instinct or a memory is about."""
         conn.execute("CREATE TABLE anchors (root TEXT NOT NULL, memory INTEGER NOT NULL DEFAULT 0,"
                      " pattern TEXT NOT NULL DEFAULT '', project TEXT NOT NULL DEFAULT '',"
                      " path TEXT NOT NULL, blob TEXT NOT NULL, size INTEGER NOT NULL,"
@@ -882,29 +843,26 @@ END;
                      " DELETE FROM anchors WHERE memory = old.id; END")
 
     def v13(conn):
-        """Corrections that stick: `forget` leaves a tombstone (a hash of pattern and project, or a
-        forgotten memory's key: never its text) that observe, mining, import and merge respect;
-        `projects` names the folder of each project fingerprint, noted when first seen."""
+        """`forgotten`: forget's tombstones (hashes or a memory's key, never text) that learning
+        respects; `projects`: the folder of each project fingerprint, noted when first seen."""
         conn.execute("CREATE TABLE forgotten (key TEXT PRIMARY KEY, ts TEXT NOT NULL)"
                      " WITHOUT ROWID")
         conn.execute("CREATE TABLE projects (fingerprint TEXT PRIMARY KEY, root TEXT NOT NULL,"
                      " first_seen TEXT NOT NULL) WITHOUT ROWID")
 
     def v14(conn):
-        """Hints at the point of action (section 17): each item hinted (or briefed) in a session,
-        once, after which event, and whether it was shown or held back to measure its lift."""
+        """Hints (section 17): each item hinted or briefed in a session, after which event, and
+        whether it was shown or held back."""
         conn.execute("CREATE TABLE hints (session TEXT NOT NULL, pattern TEXT NOT NULL,"
                      " kind TEXT NOT NULL, project TEXT NOT NULL, ts TEXT NOT NULL,"
                      " after_id INTEGER NOT NULL, shown INTEGER NOT NULL,"
                      " PRIMARY KEY (session, pattern, kind)) WITHOUT ROWID")
 
     def v15(conn):
-        """`seen`: keyed hashes (never the text) of the program words instinct does not know by
-        name and of correction-like prompts, with the session that first had each; `word` names
-        a program once a second session used it. The row 'key' holds the store's random key."""
+        """`seen`: keyed hashes of unknown program words and correction-like prompts, with their
+        first session; `word` names a program a second session used; row 'key': the store's key."""
         conn.execute("CREATE TABLE seen (hash TEXT PRIMARY KEY, session TEXT NOT NULL, word TEXT)")
 
-    # index + 1 == the user_version each reaches; append only, never reorder.
     MIGRATIONS = (v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15)
 
     def has_fts5(conn):
