@@ -217,10 +217,6 @@ def _dumps(obj, indent=None):
     return _encoder(indent).encode(obj)
 
 
-def _no_constants(name):
-    raise ValueError(f"{name} is not valid JSON")
-
-
 class _JSONDefaults:
     """What the json module's C scanner reads from its decoder: json.loads' defaults."""
     strict = True
@@ -232,7 +228,10 @@ class _JSONDefaults:
 
 class _StrictJSON(_JSONDefaults):
     """The same, refusing NaN and Infinity (not JSON; MCP messages)."""
-    parse_constant = staticmethod(_no_constants)
+
+    @staticmethod
+    def parse_constant(name):
+        raise ValueError(f"{name} is not valid JSON")
 
 
 @functools.lru_cache(maxsize=None)
@@ -247,9 +246,8 @@ def _json_scanner(strict=False):
 
 
 def _loads(text, strict=False):
-    """json.loads(text) without importing json (~4 ms of a ~23 ms hook, bench_process.py);
-    `strict` refuses NaN/Infinity. ValueError for text that is not one JSON value, RecursionError
-    for one nested too deep: what the scanner does not read whole, json.loads decides."""
+    """json.loads(text) without importing json (~4 ms of a ~23 ms hook); `strict` refuses NaN.
+    What the scanner does not read whole, json.loads decides (ValueError, RecursionError)."""
     s = text.strip(" \t\n\r")
     try:
         value, end = _json_scanner(strict)(s, 0)
@@ -278,11 +276,7 @@ def _bad_chars(s):
     """True when s holds control characters or lone surrogates."""
     if s.isprintable():
         return False
-    for ch in s:
-        o = ord(ch)
-        if o < 32 or 127 <= o < 160 or 0xD800 <= o <= 0xDFFF:
-            return True
-    return False
+    return any(o < 32 or 127 <= o < 160 or 0xD800 <= o <= 0xDFFF for o in map(ord, s))
 
 
 def _check_text(value, what, limit=MAX_SHORT, empty_ok=True):
@@ -335,8 +329,7 @@ def _inside(folder, paths):
 
 
 def _read_regular(path, limit):
-    """The bytes of the regular file `path` (at most `limit`), else ValidationError; opened
-    non-blocking, so a FIFO never hangs."""
+    """The bytes of regular file `path` (at most `limit`) or ValidationError; FIFOs never hang."""
     import stat
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
@@ -345,23 +338,17 @@ def _read_regular(path, limit):
             raise ValidationError(f"{path} is not a regular file")
         if st.st_size > limit:
             raise ValidationError(f"{path} is larger than {limit // (1024 * 1024)} MiB")
-        chunks, n = [], 0
-        while n <= limit:
-            b = os.read(fd, min(1 << 20, limit + 1 - n))
-            if not b:
-                break
-            chunks.append(b)
-            n += len(b)
-        if n > limit:
+        with open(fd, "rb", closefd=False) as f:
+            data = f.read(limit + 1)            # a file that grew since fstat still ends here
+        if len(data) > limit:
             raise ValidationError(f"{path} is larger than {limit // (1024 * 1024)} MiB")
-        return b"".join(chunks)
+        return data
     finally:
         os.close(fd)
 
 
 def _atomic_write(path, data, private=False):
-    """Write bytes to path via a temp file and os.replace, keeping the mode (`private`: 0600 and
-    missing folders 0700)."""
+    """Write via a temp file and os.replace, keeping the mode (`private`: 0600, folders 0700)."""
     import tempfile
     d = os.path.dirname(path)
     try:
@@ -468,8 +455,7 @@ def project_root(path=None):
 
 
 def _worktree_main(root):
-    """The main checkout of a git worktree, so all worktrees are one project: `.git` holds
-    'gitdir: <common>/worktrees/<name>', whose `commondir` names <common>; else `root`."""
+    """The main checkout of a git worktree (`.git` file -> gitdir -> commondir), else `root`."""
     dotgit = os.path.join(root, ".git")
     if not os.path.isfile(dotgit):
         return root
@@ -521,8 +507,7 @@ def _is_fingerprint(s):
 
 
 def _resolve_project(project, default_dir=None):
-    """'' (global), a 12-hex fingerprint, or a path -> stored project key; None: the project
-    containing `default_dir` (the working directory)."""
+    """'' (global), a 12-hex fingerprint, a path, or None (`default_dir`'s) -> project key."""
     if project is None:
         return project_fingerprint(default_dir)
     _check_text(project, "project", 4096)
@@ -911,9 +896,7 @@ def _alive(pid):
 
 
 def _temp_file(d, near=None):
-    """A new empty 0600 file `.instinct-<pid>-XXXX.tmp` in d, for a backup or restore to fill.
-    If the process dies, the next open of the store in `near` (the database's folder) removes
-    it (`_tidy`): a temp file elsewhere gets a pointer file there."""
+    """A new empty 0600 `.instinct-<pid>-XXXX.tmp` in d that `_tidy(near)` removes if we die."""
     import tempfile
     fd, tmp = tempfile.mkstemp(dir=d, prefix=f".instinct-{os.getpid()}-", suffix=".tmp")
     os.close(fd)
@@ -937,18 +920,15 @@ def _drop_temp(tmp, near=None):
 
 
 def _tidy(d):
-    """Remove what a killed backup or restore left in the database folder `d` (and where its
-    pointer files point): `.instinct-<pid>-*` files of processes that no longer run."""
+    """Remove what killed backups or restores left in the database folder `d` (and pointed to)."""
     try:
         names = [n for n in os.listdir(d) if n.startswith(".instinct-")]
     except OSError:
         return
     for n in names:
         pid, dash, rest = n[10:].partition("-")
-        if not (dash and pid.isdigit()
-                and rest.endswith((".tmp", ".ptr", "-journal", "-wal", "-shm"))):
-            continue
-        if _alive(int(pid)):
+        if not (dash and pid.isdigit() and rest.endswith(
+                (".tmp", ".ptr", "-journal", "-wal", "-shm"))) or _alive(int(pid)):
             continue
         p = os.path.join(d, n)
         if n.endswith(".ptr"):
@@ -966,8 +946,7 @@ def _tidy(d):
 
 
 def _tighten(path):
-    """Take group and other permissions off the store and its -wal/-shm (made by an older
-    instinct or another tool); a read-only file stays read-only."""
+    """Take group and other permissions off the store and its -wal/-shm files."""
     if os.name == "nt":
         return
     for p in (path, path + "-wal", path + "-shm"):
@@ -981,12 +960,8 @@ def _tighten(path):
 
 class _Write:
     """`with db.write() as conn:` one short BEGIN IMMEDIATE transaction (a SAVEPOINT when
-    nested); every sqlite3 error in it becomes a StoreError with one readable line.
-
-    On leaving, a transaction that is already gone (a statement inside ended it) is left
-    alone, and a COMMIT that fails is rolled back, so the connection never stays inside a
-    half-done transaction.
-    """
+    nested); every sqlite3 error in it becomes a one-line StoreError. A transaction a statement
+    inside ended is left alone and a failed COMMIT is rolled back: none stays half-done."""
 
     __slots__ = ("db", "conn", "nested")
 
@@ -1064,8 +1039,7 @@ class _DB:
         self.read_only = False             # set when the store could only be opened read-only
 
     def set_checkpoint(self, pages):
-        """Auto-checkpoint every `pages` WAL pages (for this connection, now and after
-        reopening)."""
+        """Auto-checkpoint every `pages` WAL pages (now and after reopening)."""
         self.checkpoint_pages = pages
         if self._conn is not None:
             self._conn.execute(f"PRAGMA wal_autocheckpoint={int(pages)}")
@@ -1131,9 +1105,7 @@ class _DB:
         return conn
 
     def _open_read_only(self):
-        """A store this process cannot write (a read-only file, folder or file system): open it
-        read-only, so reads answer and writes fail with one line. Without a writable folder for
-        the WAL index, the file is read as immutable (what the last checkpoint holds)."""
+        """Open read-only (writes fail with one line); immutable without a folder for the WAL."""
         from urllib.parse import quote
         path = self.path
         self.read_only = True
@@ -1148,8 +1120,7 @@ class _DB:
                 break
             except sqlite3.Error as e:
                 if conn is not None:
-                    conn.close()
-                    conn = None
+                    conn.close()            # closing twice is harmless
                 if extra or not any(w in str(e).lower() for w in ("unable to open", "readonly")):
                     raise _db_error(path, e) from None
         if version != SCHEMA_VERSION:
@@ -1175,10 +1146,9 @@ class _DB:
             raise
 
     def retry(self, fn, *args, start=None, conn=None):
-        """Run fn, retrying 'database is locked' until the busy timeout, counted from `start`,
-        has passed. SQLite's busy handler already waits inside each try, so a retry gets only
-        the time that is left: the whole wait is one timeout, not two. `start` given means
-        the caller's own first try (begun then) already failed as busy."""
+        """Run fn, retrying 'database is locked' until the busy timeout from `start` passed; a
+        retry's busy handler gets only the time left, so the whole wait is one timeout. `start`
+        given: the caller's own first try, begun then, already failed as busy."""
         deadline = (time.monotonic() if start is None else start) + self.timeout
         pause, shortened, last, wait = 0.001, None, None, start is not None
         try:
@@ -1218,11 +1188,7 @@ class _DB:
 # 9. Operation registry (one table for API, CLI and MCP)
 # =============================================================================
 class Param:
-    """One parameter of an operation, as the API, the CLI and MCP see it.
-
-    Integers are bounded on both sides (by default +-MAX_INT_ARG), numbers must be finite:
-    `Operation.coerce` checks every call, from Python, the command line or MCP alike.
-    """
+    """One parameter of an operation, as the API, the CLI and MCP see it (bounds: +-MAX_INT_ARG)."""
 
     __slots__ = ("name", "type", "help", "default", "required", "positional",
                  "flag", "choices", "minimum", "maximum", "setting")
@@ -1256,8 +1222,7 @@ class Operation:
     """One operation: an InstinctStore method, a CLI subcommand and an MCP tool."""
     @staticmethod
     def _nested_deeper(value, limit):
-        """True when a JSON value nests more than `limit` objects and arrays: one bound on what is
-        stored, whichever Python (their JSON decoders stop at depths from ~1,000 to ~10,000)."""
+        """Whether a JSON value nests more than `limit` levels (one bound whichever Python)."""
         level = [value] if isinstance(value, (dict, list)) else []
         for _ in range(limit):
             level = [x for v in level for x in (v.values() if isinstance(v, dict) else v)
@@ -1275,10 +1240,9 @@ class Operation:
     def _cursor_offset(token):
         """A nextCursor token -> the row offset it stands for (ValidationError if not ours)."""
         import base64
-        import binascii
         try:
             raw = base64.urlsafe_b64decode(token.encode("ascii")) if isinstance(token, str) else b""
-        except (ValueError, binascii.Error):
+        except ValueError:                   # binascii.Error and UnicodeError are ValueErrors
             raw = b""
         tag, _, num = raw.partition(b":")
         if tag != b"instinct" or not num.isdigit() or len(num) > 9:
@@ -1290,9 +1254,7 @@ class Operation:
 
     @staticmethod
     def _opted_out(store, project):
-        """Why nothing may be learned here, or None: the hooks' own test (INSTINCT_DISABLE, a
-        .instinct-disable file) on the working directory and on a project given as a path.
-        Walking up the tree costs ~1/3 of an MCP observe, so a result holds for a second."""
+        """Why nothing may be learned here (the hooks' test, cached a second), or None."""
         dirs = [store.cwd or os.getcwd()]
         if project and not _is_fingerprint(project):
             dirs.append(os.path.expanduser(project))
@@ -1310,7 +1272,6 @@ class Operation:
     @staticmethod
     def _arg(p, name):
         return name(p) if name else f"argument '{p.name}'"
-
 
     __slots__ = ("name", "cli", "mcp", "title", "summary", "description", "params",
                  "read_only", "destructive", "idempotent", "output", "list_key", "render",
@@ -1349,17 +1310,15 @@ class Operation:
         return result
 
     def coerce(self, args, name=None):
-        """Check a JSON arguments object against the params -> kwargs (ValidationError).
-        An optional argument given as null is absent (clients send every one they know);
-        `name(param)` is how an error names a parameter (default: `argument 'days_inactive'`)."""
+        """Check a JSON arguments object against the params -> kwargs (ValidationError); null is
+        absent; `name(param)` names a parameter in errors (default: `argument 'days_inactive'`)."""
         if not isinstance(args, dict):
             raise ValidationError("arguments must be a JSON object")
         known = self.known
         if not all(k in known for k in args):
             extra = sorted(set(args) - set(known))
-            if extra:
-                raise ValidationError(f"unknown argument(s) for {self.mcp}: {', '.join(extra)}; "
-                                      f"expected: {', '.join(known) or 'none'}")
+            raise ValidationError(f"unknown argument(s) for {self.mcp}: {', '.join(extra)}; "
+                                  f"expected: {', '.join(known) or 'none'}")
         out = {}
         for p in self.params:
             v = args.get(p.name)
@@ -1395,8 +1354,7 @@ class Operation:
         return out
 
     def run(self, store, kwargs):
-        """The body on checked kwargs, for every surface: defaults read from the settings filled
-        in; an operation that learns refused where the project opted out (as the hooks are)."""
+        """The body on checked kwargs and settings' defaults; refused where learning opted out."""
         for p in self.params:
             if p.setting and kwargs.get(p.name) is None:
                 kwargs[p.name] = store._settings()[p.setting]
@@ -1407,10 +1365,9 @@ class Operation:
         return self.fn(store, **kwargs)
 
     def page(self, store, args):
-        """Paging, one definition for every paged operation (MCP): `limit` is the page size
-        (default: the operation's own, else the list_limit setting) and `cursor` (null or "" =
-        the first page) where it starts -> (kwargs asking for one row past the page, the
-        page's offset, its size). The row past it tells whether more follow."""
+        """MCP paging: `limit` is the page size (default: the operation's, else list_limit),
+        `cursor` (null or "": the first page) its start -> (kwargs asking for one row past the
+        page, which tells whether more follow, the page's offset, its size)."""
         args = dict(args)
         cursor = args.pop("cursor", None)
         offset = 0 if cursor in (None, "") else Operation._cursor_offset(cursor)
@@ -1432,12 +1389,9 @@ def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=F
               learns=False):
     """Register the decorated InstinctStore method as an operation.
 
-    The method the class gets checks its arguments with `Operation.coerce` (the Params'
-    types and bounds) before the body runs, so Python callers are held to the same rules
-    as the CLI and MCP; `op.fn` is the unchecked body.
-    `exit_code(result) -> int` (optional) gives the CLI's exit status for a
-    successful call (e.g. doctor exits 1 when a check failed); default 0.
-    An `output` object schema that already declares `list_key` is used as is.
+    The method the class gets runs `Operation.coerce` first, so Python callers are held to the
+    CLI's and MCP's rules; `op.fn` is the unchecked body. `exit_code(result)`: the CLI's exit
+    status of a success (default 0). An `output` that declares `list_key` is used as is.
     `learns`: it records what an agent did or learned, so an opted-out project refuses it.
     """
     def deco(fn):
@@ -1471,8 +1425,7 @@ def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=F
 
 
 class _Out:
-    """What an operation's answer looks like: JSON shapes (MCP outputSchema) and terminal
-    renderings."""
+    """What an operation's answer looks like: JSON shapes (MCP outputSchema), terminal text."""
 
     def obj(props, required=()):
         s = {"type": "object", "properties": props}
@@ -1506,11 +1459,9 @@ class _Out:
         return _Out.lines([r], "instinct").splitlines()[0].strip()
 
     def render_counts(*pairs):
-        def render(result):
-            return "\n".join(f"{label}: {result[key]}" for key, label in pairs
-                             if result.get(key) or key in ("total",)
-                             or label.startswith("Promoted to m")
-                             or label.startswith("Promoted to r"))
+        def render(result):        # promotions to mature and rule and the total show when 0
+            return "\n".join(f"{label}: {result[key]}" for key, label in pairs if result.get(key)
+                             or key in ("total", "promoted_mature", "promoted_rule"))
         return render
 
     def render_kv(result):
