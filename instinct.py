@@ -199,9 +199,7 @@ def _parse_iso(text):
         d = datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
     except ValueError:
         return None
-    if d.tzinfo is None:
-        d = d.replace(tzinfo=timezone.utc)
-    return d.timestamp()
+    return d.replace(tzinfo=d.tzinfo or timezone.utc).timestamp()
 
 
 @functools.lru_cache(maxsize=None)
@@ -384,9 +382,7 @@ def normalize_pattern(pattern):
     """Return the canonical spelling of a pattern, or raise ValidationError.
 
     Collapses whitespace, lower-cases the prefix, turns '→' into '->', drops spaces around '->',
-    '+' and '=', and reads ' - ' or ' > ' in ``seq:`` as a step: ``seq:test - fix`` is
-    ``seq:test->fix``.
-    """
+    '+' and '=', and reads ' - ' or ' > ' in ``seq:`` as '->' (``seq:test - fix``)."""
     if not isinstance(pattern, str):
         raise ValidationError("pattern must be a string")
     if _bad_chars(pattern):
@@ -430,12 +426,9 @@ def _check_category(category):
 
 
 def project_root(path=None):
-    """The project directory containing `path` (default: the working directory).
-
-    The nearest ancestor holding a ROOT_MARKERS entry (``.git``...), else the nearest holding a
-    build file (``pyproject.toml``...), else the directory itself. The search stops below the
-    home directory, so a dotfiles repository in ``~`` does not make every folder one project.
-    """
+    """The project directory containing `path` (default: the working directory): the nearest
+    ancestor holding a ROOT_MARKERS entry (``.git``...), else a build file, else the directory
+    itself; below home, so a dotfiles repository in ``~`` does not make all one project."""
     p = os.path.realpath(os.path.expanduser(os.fspath(path)) if path else os.getcwd())
     if os.path.isfile(p):
         p = os.path.dirname(p)
@@ -755,9 +748,8 @@ END;
 """
 
     def v7(conn):
-        """Lazy full-text indexing: triggers keep rows up to fts_state.indexed_id exact, newer
-        ones `_Core._fts_sync` indexes in bulk (an FTS5 insert per new pattern nearly doubled
-        the cost of observing one). A covering index lets suggest rank without the table."""
+        """Lazy full-text indexing (rows past fts_state.indexed_id: `_Core._fts_sync` in bulk);
+        a covering index lets suggest rank without reading the table."""
         _Schema.run(conn, _Schema.V7_SUGGEST_INDEX)
         if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'").fetchone():
             _Schema.run(conn, _Schema.V7_LAZY_FTS)
@@ -959,9 +951,8 @@ def _tighten(path):
 
 
 class _Write:
-    """`with db.write() as conn:` one short BEGIN IMMEDIATE transaction (a SAVEPOINT when
-    nested); every sqlite3 error in it becomes a one-line StoreError. A transaction a statement
-    inside ended is left alone and a failed COMMIT is rolled back: none stays half-done."""
+    """`with db.write() as conn:` one BEGIN IMMEDIATE transaction (nested: a SAVEPOINT) whose
+    sqlite3 errors become one-line StoreErrors; a failed COMMIT is rolled back."""
 
     __slots__ = ("db", "conn", "nested")
 
@@ -1096,11 +1087,10 @@ class _DB:
             conn.execute("PRAGMA secure_delete=ON")  # deleted rows zeroed, not left in free space
             conn.execute(f"PRAGMA wal_autocheckpoint={int(self.checkpoint_pages)}")
             conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
-        except sqlite3.Error as e:
+        except BaseException as e:
             conn.close()
-            raise _db_error(path, e) from None
-        except BaseException:
-            conn.close()
+            if isinstance(e, sqlite3.Error):
+                raise _db_error(path, e) from None
             raise
         return conn
 
@@ -1146,9 +1136,8 @@ class _DB:
             raise
 
     def retry(self, fn, *args, start=None, conn=None):
-        """Run fn, retrying 'database is locked' until the busy timeout from `start` passed; a
-        retry's busy handler gets only the time left, so the whole wait is one timeout. `start`
-        given: the caller's own first try, begun then, already failed as busy."""
+        """Run fn, retrying 'database is locked' until the busy timeout from `start` (the time
+        of the caller's own failed first try) passed; each try's busy handler gets what is left."""
         deadline = (time.monotonic() if start is None else start) + self.timeout
         pause, shortened, last, wait = 0.001, None, None, start is not None
         try:
@@ -1269,10 +1258,6 @@ class Operation:
                 return hit[1]
         return None
 
-    @staticmethod
-    def _arg(p, name):
-        return name(p) if name else f"argument '{p.name}'"
-
     __slots__ = ("name", "cli", "mcp", "title", "summary", "description", "params",
                  "read_only", "destructive", "idempotent", "output", "list_key", "render",
                  "exit_code", "learns", "known", "paged", "fn")
@@ -1289,10 +1274,7 @@ class Operation:
         if self.paged:
             props["cursor"] = {"type": "string", "description": "nextCursor of the previous page "
                                "(when a reply has more results than fit)"}
-        s = {"type": "object", "properties": props}
-        req = [p.name for p in self.params if p.required]
-        if req:
-            s["required"] = req
+        s = _Out.obj(props, [p.name for p in self.params if p.required])
         s["additionalProperties"] = False      # strict mode everywhere; unknown args are refused
         return s
 
@@ -1315,6 +1297,7 @@ class Operation:
         if not isinstance(args, dict):
             raise ValidationError("arguments must be a JSON object")
         known = self.known
+        arg = name or (lambda p: f"argument '{p.name}'")
         if not all(k in known for k in args):
             extra = sorted(set(args) - set(known))
             raise ValidationError(f"unknown argument(s) for {self.mcp}: {', '.join(extra)}; "
@@ -1324,7 +1307,7 @@ class Operation:
             v = args.get(p.name)
             if v is None:
                 if p.required:
-                    raise ValidationError(f"missing required {Operation._arg(p, name).rstrip(':')}"
+                    raise ValidationError(f"missing required {arg(p).rstrip(':')}"
                                           + (" (it is null)" if p.name in args else ""))
                 continue
             t = p.type
@@ -1333,23 +1316,20 @@ class Operation:
             ok = isinstance(v, t) and not (t is int and isinstance(v, bool))
             if t is float and isinstance(v, int) and not isinstance(v, bool):
                 if not -1e300 < v < 1e300:
-                    raise ValidationError(f"{Operation._arg(p, name)} is out of range")
+                    raise ValidationError(f"{arg(p)} is out of range")
                 ok, v = True, float(v)
             if not ok:
-                raise ValidationError(f"{Operation._arg(p, name)} must be of type"
-                                      f" {p.schema()['type']}")
+                raise ValidationError(f"{arg(p)} must be of type {p.schema()['type']}")
             if t is float and not -1e300 < v < 1e300:          # NaN and infinities fail too
-                raise ValidationError(f"{Operation._arg(p, name)} must be a finite number")
+                raise ValidationError(f"{arg(p)} must be a finite number")
             if t is dict and Operation._nested_deeper(v, MAX_DEPTH):
-                raise ValidationError(f"{Operation._arg(p, name)} nests deeper than"
-                                      f" {MAX_DEPTH} levels")
+                raise ValidationError(f"{arg(p)} nests deeper than {MAX_DEPTH} levels")
             if p.choices and v not in p.choices:
-                raise ValidationError(f"{Operation._arg(p, name)} must be one of:"
-                                      f" {', '.join(p.choices)}")
+                raise ValidationError(f"{arg(p)} must be one of: {', '.join(p.choices)}")
             if p.minimum is not None and v < p.minimum:
-                raise ValidationError(f"{Operation._arg(p, name)} must be >= {p.minimum}")
+                raise ValidationError(f"{arg(p)} must be >= {p.minimum}")
             if p.maximum is not None and v > p.maximum:
-                raise ValidationError(f"{Operation._arg(p, name)} must be <= {p.maximum}")
+                raise ValidationError(f"{arg(p)} must be <= {p.maximum}")
             out[p.name] = v
         return out
 
@@ -1365,9 +1345,8 @@ class Operation:
         return self.fn(store, **kwargs)
 
     def page(self, store, args):
-        """MCP paging: `limit` is the page size (default: the operation's, else list_limit),
-        `cursor` (null or "": the first page) its start -> (kwargs asking for one row past the
-        page, which tells whether more follow, the page's offset, its size)."""
+        """MCP paging by `limit` (default: the operation's, else list_limit) and `cursor` ->
+        (kwargs asking for one row past the page, to tell if more follow, its offset, size)."""
         args = dict(args)
         cursor = args.pop("cursor", None)
         offset = 0 if cursor in (None, "") else Operation._cursor_offset(cursor)
@@ -1387,13 +1366,9 @@ OPERATIONS = {}      # name -> Operation, in definition order
 def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=False,
               idempotent=False, output, list_key=None, render=None, exit_code=None,
               learns=False):
-    """Register the decorated InstinctStore method as an operation.
-
-    The method the class gets runs `Operation.coerce` first, so Python callers are held to the
-    CLI's and MCP's rules; `op.fn` is the unchecked body. `exit_code(result)`: the CLI's exit
-    status of a success (default 0). An `output` that declares `list_key` is used as is.
-    `learns`: it records what an agent did or learned, so an opted-out project refuses it.
-    """
+    """Register the decorated InstinctStore method as an operation; the method runs
+    `Operation.coerce` first (`op.fn` is the unchecked body). `exit_code(result)`: the CLI's
+    status of a success. `learns`: it records what an agent did, refused where opted out."""
     def deco(fn):
         doc = (fn.__doc__ or "").strip()
         summary, _, rest = doc.partition("\n")
@@ -1469,9 +1444,8 @@ class _Out:
 
     def render_stats(s):
         out = [f"Database: {s['db_path']} ({s['db_bytes']} bytes, schema v{s['schema_version']})",
-               f"Total instincts: {s['total']}  (raw {s['by_level']['raw']},"
-               f" mature {s['by_level']['mature']}, rule {s['by_level']['rule']},"
-               f" universal {s['by_level']['universal']})"]
+               f"Total instincts: {s['total']}  ("
+               + ", ".join(f"{k} {s['by_level'][k]}" for k in LEVELS) + ")"]
         if s["by_category"]:
             out.append("Categories: " + ", ".join(f"{k} {v}" for k, v in s["by_category"].items()))
         out.append(f"Projects: {s['projects']}  Events: {s['events']}  Full-text search: "
