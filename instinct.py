@@ -96,9 +96,8 @@ ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
 SCHEMA_VERSION = 15
 BUSY_TIMEOUT_S = 30.0
-# A commit past ~4 MB of WAL checkpoints (PASSIVE) and a restarting WAL is cut back to 4 MB, so
-# one-shot processes (hooks, CLI) keep it small. The MCP server checkpoints every 10,000 pages
-# (~14 % more observe throughput, bench/README.md); the next hook after a burst trims it.
+# Hooks and CLI: a commit past ~4 MB of WAL checkpoints (PASSIVE), a restarting WAL is cut to 4 MB.
+# The MCP server checkpoints every 10,000 pages (~14 % faster observe); the next hook trims it.
 WAL_AUTOCHECKPOINT_PAGES = 1_000
 WAL_SERVER_CHECKPOINT_PAGES = 10_000
 WAL_SIZE_LIMIT = 4 * 1024 * 1024
@@ -748,8 +747,7 @@ END;
 """
 
     def v7(conn):
-        """Lazy full-text indexing (rows past fts_state.indexed_id: `_Core._fts_sync` in bulk);
-        a covering index lets suggest rank without reading the table."""
+        """Lazy full-text indexing (`_Core._fts_sync`); a covering index for suggest's ranking."""
         _Schema.run(conn, _Schema.V7_SUGGEST_INDEX)
         if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'").fetchone():
             _Schema.run(conn, _Schema.V7_LAZY_FTS)
@@ -793,8 +791,7 @@ END;
                      " WHERE pattern != ''")
 
     def v11(conn):
-        """Captured calls become `_Call` records: 'Bash(a;b)' -> tab-separated tool, name,
-        extension and command shapes; a mined session keeps its steps."""
+        """Captured calls become tab-separated `_Call` records; a mined session keeps its steps."""
         rows = conn.execute("SELECT id, data FROM events"
                             " WHERE kind IN ('tool', 'tool_fail')").fetchall()
         for row_id, data in rows:
@@ -809,8 +806,7 @@ END;
         conn.execute("ALTER TABLE mined_sessions ADD COLUMN steps TEXT NOT NULL DEFAULT ''")
 
     def v12(conn):
-        """Staleness anchors (section 12): the files (blob id, size, mtime ns) of project `root`
-        that an instinct or a memory is about."""
+        """Staleness anchors (section 12): the files an instinct or a memory is about."""
         conn.execute("CREATE TABLE anchors (root TEXT NOT NULL, memory INTEGER NOT NULL DEFAULT 0,"
                      " pattern TEXT NOT NULL DEFAULT '', project TEXT NOT NULL DEFAULT '',"
                      " path TEXT NOT NULL, blob TEXT NOT NULL, size INTEGER NOT NULL,"
@@ -828,8 +824,7 @@ END;
                      " first_seen TEXT NOT NULL) WITHOUT ROWID")
 
     def v14(conn):
-        """Hints (section 17): each item hinted or briefed in a session, after which event, and
-        whether it was shown or held back."""
+        """Hints (section 17): each item hinted or briefed in a session, shown or held back."""
         conn.execute("CREATE TABLE hints (session TEXT NOT NULL, pattern TEXT NOT NULL,"
                      " kind TEXT NOT NULL, project TEXT NOT NULL, ts TEXT NOT NULL,"
                      " after_id INTEGER NOT NULL, shown INTEGER NOT NULL,"
@@ -1292,8 +1287,7 @@ class Operation:
         return result
 
     def coerce(self, args, name=None):
-        """Check a JSON arguments object against the params -> kwargs (ValidationError); null is
-        absent; `name(param)` names a parameter in errors (default: `argument 'days_inactive'`)."""
+        """JSON arguments -> checked kwargs (ValidationError); null is absent; `name(p)` names p."""
         if not isinstance(args, dict):
             raise ValidationError("arguments must be a JSON object")
         known = self.known
@@ -1415,7 +1409,6 @@ class _Out:
         "metadata": {"type": "object"}, "root": STR},
         ("pattern", "category", "confidence", "level", "project", "first_seen", "last_seen"))
 
-    # --- human renderers (the CLI's text form of a result) ------------------------
     def lines(records, noun):
         nouns = noun + ("es" if noun.endswith(("s", "ch", "sh", "x")) else "s")
         if not records:
