@@ -67,8 +67,7 @@ MIT License.
 # =============================================================================
 # 2. Imports and metadata
 # =============================================================================
-# Only cheap modules at import time: a hook or CLI process pays for every import.
-# json, re, hashlib, argparse and friends are imported where they are needed.
+# Only cheap modules at import time (a hook or CLI process pays for each); the rest where needed.
 import functools                 # already loaded by the interpreter's start-up
 import os
 import sqlite3
@@ -97,10 +96,8 @@ ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
 SCHEMA_VERSION = 15
 BUSY_TIMEOUT_S = 30.0
-# The WAL: a commit past ~4 MB of it checkpoints (PASSIVE), and a WAL file past 4 MB is cut back
-# when it restarts, so one-shot processes (hooks, CLI) that skip the close-time checkpoint keep
-# it small. The MCP server checkpoints every 10,000 pages instead (MCP observe throughput is
-# ~14 % higher, bench/README.md); the next hook after a burst checkpoints and trims it.
+# Hooks and CLI: a commit past ~4 MB of WAL checkpoints (PASSIVE), a restarting WAL is cut to 4 MB.
+# The MCP server checkpoints every 10,000 pages (~14 % faster observe); the next hook trims it.
 WAL_AUTOCHECKPOINT_PAGES = 1_000
 WAL_SERVER_CHECKPOINT_PAGES = 10_000
 WAL_SIZE_LIMIT = 4 * 1024 * 1024
@@ -147,9 +144,8 @@ SETTINGS = {
 }
 _SETTING_RANGES = {"holdout_percent": (0, 100), "hint_demote": (0, 1)}   # others: 1 .. 10**9
 _THRESHOLD_KEYS = ("mature_threshold", "rule_threshold")
-# Where a row's threshold comes from, first found wins: `pattern.<pattern>.<threshold>`, then
-# `category.<category>.<threshold>`, then the store-wide setting, then the default. Consolidate
-# (SQL) and explain (Python) both read this order.
+# A row's threshold, first found wins: `pattern.<pattern>.<threshold>`, `category.<category>.
+# <threshold>`, the store-wide setting, the default (consolidate's SQL and explain both use it).
 _THRESHOLD_SCOPES = ("pattern", "category")
 
 # Project root markers: version control first (nearest wins), then build files.
@@ -157,10 +153,8 @@ ROOT_MARKERS = (".instinct-project", ".git", ".hg", ".svn", ".jj")
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "package.json", "Cargo.toml",
                    "go.mod", "pom.xml", "build.gradle", "Gemfile", "composer.json")
 
-
 MAX_LIMIT = 1000                       # the largest `limit` any operation accepts
 AUTO_BACKUPS = 10                      # automatic backups kept beside the store (forget, purge, gc)
-
 
 # Well-known secret prefixes: the shape reader refuses them (section 14), memories redact them (12)
 _SECRET_PREFIXES = ("ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "sk-", "xox", "akia", "aiza",
@@ -204,27 +198,20 @@ def _parse_iso(text):
         d = datetime.fromisoformat(str(text).strip().replace("Z", "+00:00"))
     except ValueError:
         return None
-    if d.tzinfo is None:
-        d = d.replace(tzinfo=timezone.utc)
-    return d.timestamp()
+    return d.replace(tzinfo=d.tzinfo or timezone.utc).timestamp()
 
 
 @functools.lru_cache(maxsize=None)
 def _encoder(indent=None, ascii=False):
-    """A JSON encoder, built on first use (json is imported only when needed): UTF-8 kept as is
-    for `_dumps`, pure ASCII (`ascii=True`) for protocol lines; NaN/Infinity refused."""
+    """A JSON encoder built on first use: UTF-8 kept, or pure ASCII for protocol lines."""
     import json
     return json.JSONEncoder(ensure_ascii=ascii, allow_nan=False, indent=indent,
                             separators=(",", ": ") if indent else (",", ":"))
 
 
 def _dumps(obj, indent=None):
-    """Compact (or indented) JSON text, UTF-8 kept as is, NaN/Infinity refused."""
+    """Compact (or indented) JSON text, UTF-8 kept, NaN/Infinity refused."""
     return _encoder(indent).encode(obj)
-
-
-def _no_constants(name):
-    raise ValueError(f"{name} is not valid JSON")
 
 
 class _JSONDefaults:
@@ -238,7 +225,10 @@ class _JSONDefaults:
 
 class _StrictJSON(_JSONDefaults):
     """The same, refusing NaN and Infinity (not JSON; MCP messages)."""
-    parse_constant = staticmethod(_no_constants)
+
+    @staticmethod
+    def parse_constant(name):
+        raise ValueError(f"{name} is not valid JSON")
 
 
 @functools.lru_cache(maxsize=None)
@@ -253,11 +243,8 @@ def _json_scanner(strict=False):
 
 
 def _loads(text, strict=False):
-    """json.loads(text) without importing the json module: that import compiles regular
-    expressions, ~4 ms of a ~23 ms hook process (measured in bench_process.py). `strict`
-    refuses NaN/Infinity. ValueError (json's JSONDecodeError) for text that is not one JSON
-    value; RecursionError for one nested too deep. The fast scanner answers what it reads
-    whole; on anything else (cut text makes it raise SystemError) json.loads itself decides."""
+    """json.loads(text) without importing json (~4 ms of a ~23 ms hook); `strict` refuses NaN.
+    What the scanner does not read whole, json.loads decides (ValueError, RecursionError)."""
     s = text.strip(" \t\n\r")
     try:
         value, end = _json_scanner(strict)(s, 0)
@@ -286,11 +273,7 @@ def _bad_chars(s):
     """True when s holds control characters or lone surrogates."""
     if s.isprintable():
         return False
-    for ch in s:
-        o = ord(ch)
-        if o < 32 or 127 <= o < 160 or 0xD800 <= o <= 0xDFFF:
-            return True
-    return False
+    return any(o < 32 or 127 <= o < 160 or 0xD800 <= o <= 0xDFFF for o in map(ord, s))
 
 
 def _check_text(value, what, limit=MAX_SHORT, empty_ok=True):
@@ -323,17 +306,15 @@ def _check_metadata(metadata):
         raise ValidationError(f"metadata is not valid JSON: {e}") from None
     if len(text.encode("utf-8", "surrogatepass")) > MAX_METADATA:
         raise ValidationError(f"metadata is larger than {MAX_METADATA // 1024} KiB")
-    if "\\ud8" in text.lower() or _bad_chars(text.replace("\n", "")):
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValidationError("metadata must not contain lone surrogates") from None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError("metadata must not contain lone surrogates") from None
     return text
 
 
 def _inside(folder, paths):
-    """Of `paths` found in `folder`: the regular files whose real path stays inside it ->
-    (those, how many were left out for pointing out of it: a symlink to /etc or /dev/zero)."""
+    """-> (the regular files of `paths` whose real path stays in `folder`, how many pointed out)."""
     root = os.path.join(os.path.realpath(folder), "")
     kept, out = [], 0
     for p in paths:
@@ -345,8 +326,7 @@ def _inside(folder, paths):
 
 
 def _read_regular(path, limit):
-    """The bytes of the regular file at `path`, at most `limit` of them; ValidationError for a
-    FIFO, a device, a directory or a larger file (opened non-blocking: a FIFO never hangs)."""
+    """The bytes of regular file `path` (at most `limit`) or ValidationError; FIFOs never hang."""
     import stat
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
@@ -355,23 +335,17 @@ def _read_regular(path, limit):
             raise ValidationError(f"{path} is not a regular file")
         if st.st_size > limit:
             raise ValidationError(f"{path} is larger than {limit // (1024 * 1024)} MiB")
-        chunks, n = [], 0
-        while n <= limit:
-            b = os.read(fd, min(1 << 20, limit + 1 - n))
-            if not b:
-                break
-            chunks.append(b)
-            n += len(b)
-        if n > limit:
+        with open(fd, "rb", closefd=False) as f:
+            data = f.read(limit + 1)            # a file that grew since fstat still ends here
+        if len(data) > limit:
             raise ValidationError(f"{path} is larger than {limit // (1024 * 1024)} MiB")
-        return b"".join(chunks)
+        return data
     finally:
         os.close(fd)
 
 
 def _atomic_write(path, data, private=False):
-    """Write bytes to path through a temp file in the same directory and os.replace (keeps the
-    mode; `private`: the file is 0600 and missing folders are created 0700)."""
+    """Write via a temp file and os.replace, keeping the mode (`private`: 0600, folders 0700)."""
     import tempfile
     d = os.path.dirname(path)
     try:
@@ -406,15 +380,11 @@ def _atomic_write(path, data, private=False):
 def normalize_pattern(pattern):
     """Return the canonical spelling of a pattern, or raise ValidationError.
 
-    Trims and collapses whitespace, lower-cases the prefix, turns '→' into
-    '->', removes spaces around '->', '+' and '=', and in ``seq:`` patterns
-    reads a spaced ' - ' or ' > ' as a step separator, so that
-    ``seq:test - fix - test`` and ``seq:test->fix->test`` are one habit.
-    """
+    Collapses whitespace, lower-cases the prefix, turns '→' into '->', drops spaces around '->',
+    '+' and '=', and reads ' - ' or ' > ' in ``seq:`` as '->' (``seq:test - fix``)."""
     if not isinstance(pattern, str):
         raise ValidationError("pattern must be a string")
-    if (_bad_chars(pattern.replace("\t", " ").replace("\n", " ")) or "\t" in pattern
-            or "\n" in pattern):
+    if _bad_chars(pattern):
         raise ValidationError("pattern must not contain control characters")
     s = pattern
     if not s.isascii():
@@ -432,8 +402,7 @@ def normalize_pattern(pattern):
         if not body:
             raise ValidationError(f"pattern {pattern!r} has a prefix but nothing after it")
     for sep in ("->", "+", "="):
-        if sep in s:
-            s = s.replace(" " + sep, sep).replace(sep + " ", sep)
+        s = s.replace(" " + sep, sep).replace(sep + " ", sep)
     if not s:
         raise ValidationError("pattern must not be empty")
     if len(s) > MAX_PATTERN:
@@ -456,14 +425,9 @@ def _check_category(category):
 
 
 def project_root(path=None):
-    """The project directory containing `path` (default: the working directory).
-
-    The nearest ancestor holding ``.git`` (or ``.hg``, ``.svn``, ``.jj``,
-    ``.instinct-project``); failing that the nearest holding a build file
-    (``pyproject.toml``, ``package.json``...); failing that the directory itself.
-    The search stops below the home directory, so a dotfiles repository or a
-    stray build file in ``~`` does not turn every folder into one project.
-    """
+    """The project directory containing `path` (default: the working directory): the nearest
+    ancestor holding a ROOT_MARKERS entry (``.git``...), else a build file, else the directory
+    itself; below home, so a dotfiles repository in ``~`` does not make all one project."""
     p = os.path.realpath(os.path.expanduser(os.fspath(path)) if path else os.getcwd())
     if os.path.isfile(p):
         p = os.path.dirname(p)
@@ -483,12 +447,7 @@ def project_root(path=None):
 
 
 def _worktree_main(root):
-    """The main checkout of a git worktree (`.git` is a file), so all worktrees are one project.
-
-    `git worktree add` leaves `.git` = 'gitdir: <common>/worktrees/<name>' and, in that
-    folder, `commondir` pointing to <common> (the main checkout's `.git`). Anything
-    unexpected keeps `root`.
-    """
+    """The main checkout of a git worktree (`.git` file -> gitdir -> commondir), else `root`."""
     dotgit = os.path.join(root, ".git")
     if not os.path.isfile(dotgit):
         return root
@@ -509,9 +468,8 @@ def _worktree_main(root):
 
 @functools.lru_cache(maxsize=None)
 def _sha256():
-    # CPython's built-in SHA-256 module (named _sha256 before 3.12, _sha2 since): ~0.4 ms to
-    # import against ~3 ms for hashlib, which loads OpenSSL; hooks pay this on every tool call.
-    # Resolved once per process: a failed import is retried on every call (~0.3 ms each).
+    # CPython's built-in module (_sha256 before 3.12, _sha2 since): ~0.4 ms to import against
+    # ~3 ms for hashlib (OpenSSL), paid by every hook; cached, as a failed import is not.
     try:
         from _sha2 import sha256
     except ImportError:
@@ -541,10 +499,7 @@ def _is_fingerprint(s):
 
 
 def _resolve_project(project, default_dir=None):
-    """'' (global), a 12-hex fingerprint, or a path -> stored project key.
-
-    None means the project containing `default_dir` (the working directory).
-    """
+    """'' (global), a 12-hex fingerprint, a path, or None (`default_dir`'s) -> project key."""
     if project is None:
         return project_fingerprint(default_dir)
     _check_text(project, "project", 4096)
@@ -557,34 +512,27 @@ def _resolve_project(project, default_dir=None):
         " directory")
 
 
-_LEVEL_RULE = ((2, "rule"), (1, "mature"))  # (level, threshold): the first reached wins; else raw
-
-
 def _level_for(confidence, mature, rule):
-    """The level (index into LEVELS, universal aside) a confidence reaches under these
-    thresholds."""
-    th = {"mature": mature, "rule": rule}
-    return next((lv for lv, name in _LEVEL_RULE if confidence >= th[name]), 0)
+    """The level (index into LEVELS, universal aside) a confidence reaches."""
+    if confidence >= rule:
+        return 2
+    return 1 if confidence >= mature else 0
 
 
 def _level_sql(confidence, mature, rule):
-    """`_level_for` as an SQL expression over the given SQL operands (consolidate's form)."""
-    th = {"mature": mature, "rule": rule}
-    return ("CASE " + " ".join(f"WHEN {confidence} >= {th[name]} THEN {lv}"
-                               for lv, name in _LEVEL_RULE)
-            + " ELSE 0 END")
+    """`_level_for` as an SQL expression over SQL operands (consolidate's form)."""
+    return (f"CASE WHEN {confidence} >= {rule} THEN 2 WHEN {confidence} >= {mature} THEN 1"
+            " ELSE 0 END")
 
 
 # =============================================================================
 # 7. Schema and migrations
 # =============================================================================
 class _Schema:
-    """The schema: one append-only migration a version; MIGRATIONS[i] takes a store from version i
-    to i + 1."""
+    """The schema: MIGRATIONS[i] takes a store from version i to i + 1 (append-only)."""
 
-    # The seeds' table, keyed by (pattern, project) with an explicit integer id so
-    # the full-text index stays valid across VACUUM; decayed_at records the last
-    # decay charge so that running decay often never charges twice per period.
+    # An explicit integer id keeps the full-text index valid across VACUUM; decayed_at is the
+    # last decay charge, so running decay often never charges twice per period.
     V1 = """
 CREATE TABLE instincts (
     id         INTEGER PRIMARY KEY,
@@ -648,6 +596,11 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
                 buf = ""
         return out
 
+    def run(conn, script):
+        """Execute a schema script inside the open transaction (executescript would commit)."""
+        for stmt in _Schema.statements(script):
+            conn.execute(stmt)
+
     def v1(conn):
         """Create the tables, upgrading a seeds-era `instincts` table in place."""
         cols = {r[1] for r in conn.execute("PRAGMA table_info(instincts)")}
@@ -661,8 +614,7 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
                              f" (it holds: {', '.join(sorted(other)[:5])})")
         if cols:
             conn.execute("ALTER TABLE instincts RENAME TO _instincts_seed")
-        for stmt in _Schema.statements(_Schema.V1):
-            conn.execute(stmt)
+        _Schema.run(conn, _Schema.V1)
         if cols:
             rows = conn.execute(
                 "SELECT pattern, category, confidence, first_seen, last_seen, source, project,"
@@ -683,8 +635,7 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
     def v2(conn):
         """Full-text index over patterns, when this SQLite build has FTS5."""
         if _Schema.has_fts5(conn):
-            for stmt in _Schema.statements(_Schema.V2_FTS):
-                conn.execute(stmt)
+            _Schema.run(conn, _Schema.V2_FTS)
 
     def v3(conn):
         """Insight and feedback (section 22): the bad-feedback quiet count, surfaced suggestions."""
@@ -748,13 +699,10 @@ END;
 """
 
     def v4(conn):
-        """Knowledge memories (section 13): the table, near-duplicate keys, and FTS5 when
-        available."""
-        for stmt in _Schema.statements(_Schema.V4):
-            conn.execute(stmt)
+        """Knowledge memories (section 13), their near-duplicate keys, FTS5 when available."""
+        _Schema.run(conn, _Schema.V4)
         if _Schema.has_fts5(conn):
-            for stmt in _Schema.statements(_Schema.V4_FTS):
-                conn.execute(stmt)
+            _Schema.run(conn, _Schema.V4_FTS)
 
     def v5(conn):
         """Learning from tool calls (sections 15-17): per-session mining bookkeeping."""
@@ -799,16 +747,10 @@ END;
 """
 
     def v7(conn):
-        """Lazy full-text indexing. Rows up to fts_state.indexed_id are kept exact by triggers;
-        newer rows are indexed in bulk by `_Core._fts_sync` (search, consolidate, doctor, gc),
-        because an FTS5 insert per new pattern writes index pages on every commit and nearly
-        doubled the cost of observing one. An id reused below the mark is indexed at once.
-        Also one covering index over mature+ rows, so suggest never reads the table to rank."""
-        for stmt in _Schema.statements(_Schema.V7_SUGGEST_INDEX):
-            conn.execute(stmt)
+        """Lazy full-text indexing (`_Core._fts_sync`); a covering index for suggest's ranking."""
+        _Schema.run(conn, _Schema.V7_SUGGEST_INDEX)
         if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'").fetchone():
-            for stmt in _Schema.statements(_Schema.V7_LAZY_FTS):
-                conn.execute(stmt)
+            _Schema.run(conn, _Schema.V7_LAZY_FTS)
 
     V8_LAZY_EVENT_INDEX = """
 ALTER TABLE events ADD COLUMN pending INTEGER NOT NULL DEFAULT 0;
@@ -823,11 +765,8 @@ END;
 """
 
     def v8(conn):
-        """Lazy pattern index for observe events (undone by v10): observe appended its event with
-        pending = 1, outside ix_events_pattern; readers added the tail above events_state's mark
-        and a bulk pass indexed it every 1,000 events."""
-        for stmt in _Schema.statements(_Schema.V8_LAZY_EVENT_INDEX):
-            conn.execute(stmt)
+        """Lazy pattern index for observe events (pending = 1), undone by v10."""
+        _Schema.run(conn, _Schema.V8_LAZY_EVENT_INDEX)
 
     def v9(conn):
         """Mining compares a project's sessions: mined_sessions knows each session's project."""
@@ -836,16 +775,13 @@ END;
                      " WHERE e.session = mined_sessions.session AND e.kind IN ('tool', 'tool_fail')"
                      " LIMIT 1), '')")
         conn.execute("CREATE INDEX ix_mined_sessions_project ON mined_sessions(project, last_id)")
-        # every event at or below seen_id has been looked at by a full mining pass, so the next
-        # pass (each SessionStart runs one) reads only the log's tail, not every session
+        # events up to seen_id were read by a full mining pass: the next one reads only the tail
         conn.execute("CREATE TABLE mining_state (seen_id INTEGER NOT NULL)")
         conn.execute("INSERT INTO mining_state (seen_id) VALUES (0)")
 
     def v10(conn):
-        """Every event in the pattern index again: v8's lazy index (a `pending` column, a state
-        table, a trigger and a UNION ALL in every reader) saved ~10 % of one MCP observe call,
-        below what a user feels, and made every reader of the log harder to change. The column
-        goes where SQLite can drop columns (3.35+); elsewhere it stays, unused."""
+        """Every event in the pattern index again (v8 saved ~10 % of an MCP observe and
+        complicated every reader); `pending` is dropped where SQLite can (3.35+), else unused."""
         conn.execute("DROP TRIGGER IF EXISTS events_pending_ai")
         conn.execute("DROP TABLE IF EXISTS events_state")
         conn.execute("DROP INDEX IF EXISTS ix_events_pattern")
@@ -855,8 +791,7 @@ END;
                      " WHERE pattern != ''")
 
     def v11(conn):
-        """Captured calls become typed records (section 15's `_Call`): 'Bash(a;b)' -> tool, name,
-        extension and command shapes as tab-separated fields; a mined session keeps its steps."""
+        """Captured calls become tab-separated `_Call` records; a mined session keeps its steps."""
         rows = conn.execute("SELECT id, data FROM events"
                             " WHERE kind IN ('tool', 'tool_fail')").fetchall()
         for row_id, data in rows:
@@ -871,8 +806,7 @@ END;
         conn.execute("ALTER TABLE mined_sessions ADD COLUMN steps TEXT NOT NULL DEFAULT ''")
 
     def v12(conn):
-        """Staleness anchors (section 12): an instinct (pattern, project) or a memory is about files
-        of a project (`root`: its fingerprint), each with its git blob id, size and mtime (ns)."""
+        """Staleness anchors (section 12): the files an instinct or a memory is about."""
         conn.execute("CREATE TABLE anchors (root TEXT NOT NULL, memory INTEGER NOT NULL DEFAULT 0,"
                      " pattern TEXT NOT NULL DEFAULT '', project TEXT NOT NULL DEFAULT '',"
                      " path TEXT NOT NULL, blob TEXT NOT NULL, size INTEGER NOT NULL,"
@@ -882,29 +816,25 @@ END;
                      " DELETE FROM anchors WHERE memory = old.id; END")
 
     def v13(conn):
-        """Corrections that stick: `forget` leaves a tombstone (a hash of pattern and project, or a
-        forgotten memory's key: never its text) that observe, mining, import and merge respect;
-        `projects` names the folder of each project fingerprint, noted when first seen."""
+        """`forgotten`: forget's tombstones (hashes or a memory's key, never text) that learning
+        respects; `projects`: the folder of each project fingerprint, noted when first seen."""
         conn.execute("CREATE TABLE forgotten (key TEXT PRIMARY KEY, ts TEXT NOT NULL)"
                      " WITHOUT ROWID")
         conn.execute("CREATE TABLE projects (fingerprint TEXT PRIMARY KEY, root TEXT NOT NULL,"
                      " first_seen TEXT NOT NULL) WITHOUT ROWID")
 
     def v14(conn):
-        """Hints at the point of action (section 17): each item hinted (or briefed) in a session,
-        once, after which event, and whether it was shown or held back to measure its lift."""
+        """Hints (section 17): each item hinted or briefed in a session, shown or held back."""
         conn.execute("CREATE TABLE hints (session TEXT NOT NULL, pattern TEXT NOT NULL,"
                      " kind TEXT NOT NULL, project TEXT NOT NULL, ts TEXT NOT NULL,"
                      " after_id INTEGER NOT NULL, shown INTEGER NOT NULL,"
                      " PRIMARY KEY (session, pattern, kind)) WITHOUT ROWID")
 
     def v15(conn):
-        """`seen`: keyed hashes (never the text) of the program words instinct does not know by
-        name and of correction-like prompts, with the session that first had each; `word` names
-        a program once a second session used it. The row 'key' holds the store's random key."""
+        """`seen`: keyed hashes of unknown program words and correction-like prompts, with their
+        first session; `word` names a program a second session used; row 'key': the store's key."""
         conn.execute("CREATE TABLE seen (hash TEXT PRIMARY KEY, session TEXT NOT NULL, word TEXT)")
 
-    # index + 1 == the user_version each reaches; append only, never reorder.
     MIGRATIONS = (v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15)
 
     def has_fts5(conn):
@@ -953,9 +883,7 @@ def _alive(pid):
 
 
 def _temp_file(d, near=None):
-    """A new empty 0600 file `.instinct-<pid>-XXXX.tmp` in d, for a backup or restore to fill.
-    If the process dies, the next open of the store in `near` (the database's folder) removes
-    it (`_tidy`): a temp file elsewhere gets a pointer file there."""
+    """A new empty 0600 `.instinct-<pid>-XXXX.tmp` in d that `_tidy(near)` removes if we die."""
     import tempfile
     fd, tmp = tempfile.mkstemp(dir=d, prefix=f".instinct-{os.getpid()}-", suffix=".tmp")
     os.close(fd)
@@ -979,18 +907,15 @@ def _drop_temp(tmp, near=None):
 
 
 def _tidy(d):
-    """Remove what a killed backup or restore left in the database folder `d` (and where its
-    pointer files point): `.instinct-<pid>-*` files of processes that no longer run."""
+    """Remove what killed backups or restores left in the database folder `d` (and pointed to)."""
     try:
         names = [n for n in os.listdir(d) if n.startswith(".instinct-")]
     except OSError:
         return
     for n in names:
         pid, dash, rest = n[10:].partition("-")
-        if not (dash and pid.isdigit()
-                and rest.endswith((".tmp", ".ptr", "-journal", "-wal", "-shm"))):
-            continue
-        if _alive(int(pid)):
+        if not (dash and pid.isdigit() and rest.endswith(
+                (".tmp", ".ptr", "-journal", "-wal", "-shm"))) or _alive(int(pid)):
             continue
         p = os.path.join(d, n)
         if n.endswith(".ptr"):
@@ -1008,8 +933,7 @@ def _tidy(d):
 
 
 def _tighten(path):
-    """Take group and other permissions off the store and its -wal/-shm (made by an older
-    instinct or another tool); a read-only file stays read-only."""
+    """Take group and other permissions off the store and its -wal/-shm files."""
     if os.name == "nt":
         return
     for p in (path, path + "-wal", path + "-shm"):
@@ -1022,13 +946,8 @@ def _tighten(path):
 
 
 class _Write:
-    """`with db.write() as conn:` one short BEGIN IMMEDIATE transaction (a SAVEPOINT when
-    nested); every sqlite3 error in it becomes a StoreError with one readable line.
-
-    On leaving, a transaction that is already gone (a statement inside ended it) is left
-    alone, and a COMMIT that fails is rolled back, so the connection never stays inside a
-    half-done transaction.
-    """
+    """`with db.write() as conn:` one BEGIN IMMEDIATE transaction (nested: a SAVEPOINT) whose
+    sqlite3 errors become one-line StoreErrors; a failed COMMIT is rolled back."""
 
     __slots__ = ("db", "conn", "nested")
 
@@ -1106,8 +1025,7 @@ class _DB:
         self.read_only = False             # set when the store could only be opened read-only
 
     def set_checkpoint(self, pages):
-        """Auto-checkpoint every `pages` WAL pages (for this connection, now and after
-        reopening)."""
+        """Auto-checkpoint every `pages` WAL pages (now and after reopening)."""
         self.checkpoint_pages = pages
         if self._conn is not None:
             self._conn.execute(f"PRAGMA wal_autocheckpoint={int(pages)}")
@@ -1164,18 +1082,15 @@ class _DB:
             conn.execute("PRAGMA secure_delete=ON")  # deleted rows zeroed, not left in free space
             conn.execute(f"PRAGMA wal_autocheckpoint={int(self.checkpoint_pages)}")
             conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
-        except sqlite3.Error as e:
+        except BaseException as e:
             conn.close()
-            raise _db_error(path, e) from None
-        except BaseException:
-            conn.close()
+            if isinstance(e, sqlite3.Error):
+                raise _db_error(path, e) from None
             raise
         return conn
 
     def _open_read_only(self):
-        """A store this process cannot write (a read-only file, folder or file system): open it
-        read-only, so reads answer and writes fail with one line. Without a writable folder for
-        the WAL index, the file is read as immutable (what the last checkpoint holds)."""
+        """Open read-only (writes fail with one line); immutable without a folder for the WAL."""
         from urllib.parse import quote
         path = self.path
         self.read_only = True
@@ -1190,8 +1105,7 @@ class _DB:
                 break
             except sqlite3.Error as e:
                 if conn is not None:
-                    conn.close()
-                    conn = None
+                    conn.close()            # closing twice is harmless
                 if extra or not any(w in str(e).lower() for w in ("unable to open", "readonly")):
                     raise _db_error(path, e) from None
         if version != SCHEMA_VERSION:
@@ -1217,10 +1131,8 @@ class _DB:
             raise
 
     def retry(self, fn, *args, start=None, conn=None):
-        """Run fn, retrying 'database is locked' until the busy timeout, counted from `start`,
-        has passed. SQLite's busy handler already waits inside each try, so a retry gets only
-        the time that is left: the whole wait is one timeout, not two. `start` given means
-        the caller's own first try (begun then) already failed as busy."""
+        """Run fn, retrying 'database is locked' until the busy timeout from `start` (the time
+        of the caller's own failed first try) passed; each try's busy handler gets what is left."""
         deadline = (time.monotonic() if start is None else start) + self.timeout
         pause, shortened, last, wait = 0.001, None, None, start is not None
         try:
@@ -1260,11 +1172,7 @@ class _DB:
 # 9. Operation registry (one table for API, CLI and MCP)
 # =============================================================================
 class Param:
-    """One parameter of an operation, as the API, the CLI and MCP see it.
-
-    Integers are bounded on both sides (by default +-MAX_INT_ARG), numbers must be finite:
-    `Operation.coerce` checks every call, from Python, the command line or MCP alike.
-    """
+    """One parameter of an operation, as the API, the CLI and MCP see it (bounds: +-MAX_INT_ARG)."""
 
     __slots__ = ("name", "type", "help", "default", "required", "positional",
                  "flag", "choices", "minimum", "maximum", "setting")
@@ -1298,8 +1206,7 @@ class Operation:
     """One operation: an InstinctStore method, a CLI subcommand and an MCP tool."""
     @staticmethod
     def _nested_deeper(value, limit):
-        """True when a JSON value nests more than `limit` objects and arrays: one bound on what is
-        stored, whichever Python (their JSON decoders stop at depths from ~1,000 to ~10,000)."""
+        """Whether a JSON value nests more than `limit` levels (one bound whichever Python)."""
         level = [value] if isinstance(value, (dict, list)) else []
         for _ in range(limit):
             level = [x for v in level for x in (v.values() if isinstance(v, dict) else v)
@@ -1317,10 +1224,9 @@ class Operation:
     def _cursor_offset(token):
         """A nextCursor token -> the row offset it stands for (ValidationError if not ours)."""
         import base64
-        import binascii
         try:
             raw = base64.urlsafe_b64decode(token.encode("ascii")) if isinstance(token, str) else b""
-        except (ValueError, binascii.Error):
+        except ValueError:                   # binascii.Error and UnicodeError are ValueErrors
             raw = b""
         tag, _, num = raw.partition(b":")
         if tag != b"instinct" or not num.isdigit() or len(num) > 9:
@@ -1332,9 +1238,7 @@ class Operation:
 
     @staticmethod
     def _opted_out(store, project):
-        """Why nothing may be learned here, or None: the hooks' own test (INSTINCT_DISABLE, a
-        .instinct-disable file) on the working directory and on a project given as a path.
-        Walking up the tree costs ~1/3 of an MCP observe, so a result holds for a second."""
+        """Why nothing may be learned here (the hooks' test, cached a second), or None."""
         dirs = [store.cwd or os.getcwd()]
         if project and not _is_fingerprint(project):
             dirs.append(os.path.expanduser(project))
@@ -1348,11 +1252,6 @@ class Operation:
             if hit[1]:
                 return hit[1]
         return None
-
-    @staticmethod
-    def _arg(p, name):
-        return name(p) if name else f"argument '{p.name}'"
-
 
     __slots__ = ("name", "cli", "mcp", "title", "summary", "description", "params",
                  "read_only", "destructive", "idempotent", "output", "list_key", "render",
@@ -1370,10 +1269,7 @@ class Operation:
         if self.paged:
             props["cursor"] = {"type": "string", "description": "nextCursor of the previous page "
                                "(when a reply has more results than fit)"}
-        s = {"type": "object", "properties": props}
-        req = [p.name for p in self.params if p.required]
-        if req:
-            s["required"] = req
+        s = _Out.obj(props, [p.name for p in self.params if p.required])
         s["additionalProperties"] = False      # strict mode everywhere; unknown args are refused
         return s
 
@@ -1391,23 +1287,21 @@ class Operation:
         return result
 
     def coerce(self, args, name=None):
-        """Check a JSON arguments object against the params -> kwargs (ValidationError).
-        An optional argument given as null is absent (clients send every one they know);
-        `name(param)` is how an error names a parameter (default: `argument 'days_inactive'`)."""
+        """JSON arguments -> checked kwargs (ValidationError); null is absent; `name(p)` names p."""
         if not isinstance(args, dict):
             raise ValidationError("arguments must be a JSON object")
         known = self.known
+        arg = name or (lambda p: f"argument '{p.name}'")
         if not all(k in known for k in args):
             extra = sorted(set(args) - set(known))
-            if extra:
-                raise ValidationError(f"unknown argument(s) for {self.mcp}: {', '.join(extra)}; "
-                                      f"expected: {', '.join(known) or 'none'}")
+            raise ValidationError(f"unknown argument(s) for {self.mcp}: {', '.join(extra)}; "
+                                  f"expected: {', '.join(known) or 'none'}")
         out = {}
         for p in self.params:
             v = args.get(p.name)
             if v is None:
                 if p.required:
-                    raise ValidationError(f"missing required {Operation._arg(p, name).rstrip(':')}"
+                    raise ValidationError(f"missing required {arg(p).rstrip(':')}"
                                           + (" (it is null)" if p.name in args else ""))
                 continue
             t = p.type
@@ -1416,29 +1310,25 @@ class Operation:
             ok = isinstance(v, t) and not (t is int and isinstance(v, bool))
             if t is float and isinstance(v, int) and not isinstance(v, bool):
                 if not -1e300 < v < 1e300:
-                    raise ValidationError(f"{Operation._arg(p, name)} is out of range")
+                    raise ValidationError(f"{arg(p)} is out of range")
                 ok, v = True, float(v)
             if not ok:
-                raise ValidationError(f"{Operation._arg(p, name)} must be of type"
-                                      f" {p.schema()['type']}")
+                raise ValidationError(f"{arg(p)} must be of type {p.schema()['type']}")
             if t is float and not -1e300 < v < 1e300:          # NaN and infinities fail too
-                raise ValidationError(f"{Operation._arg(p, name)} must be a finite number")
+                raise ValidationError(f"{arg(p)} must be a finite number")
             if t is dict and Operation._nested_deeper(v, MAX_DEPTH):
-                raise ValidationError(f"{Operation._arg(p, name)} nests deeper than"
-                                      f" {MAX_DEPTH} levels")
+                raise ValidationError(f"{arg(p)} nests deeper than {MAX_DEPTH} levels")
             if p.choices and v not in p.choices:
-                raise ValidationError(f"{Operation._arg(p, name)} must be one of:"
-                                      f" {', '.join(p.choices)}")
+                raise ValidationError(f"{arg(p)} must be one of: {', '.join(p.choices)}")
             if p.minimum is not None and v < p.minimum:
-                raise ValidationError(f"{Operation._arg(p, name)} must be >= {p.minimum}")
+                raise ValidationError(f"{arg(p)} must be >= {p.minimum}")
             if p.maximum is not None and v > p.maximum:
-                raise ValidationError(f"{Operation._arg(p, name)} must be <= {p.maximum}")
+                raise ValidationError(f"{arg(p)} must be <= {p.maximum}")
             out[p.name] = v
         return out
 
     def run(self, store, kwargs):
-        """The body on checked kwargs, for every surface: defaults read from the settings filled
-        in; an operation that learns refused where the project opted out (as the hooks are)."""
+        """The body on checked kwargs and settings' defaults; refused where learning opted out."""
         for p in self.params:
             if p.setting and kwargs.get(p.name) is None:
                 kwargs[p.name] = store._settings()[p.setting]
@@ -1449,10 +1339,8 @@ class Operation:
         return self.fn(store, **kwargs)
 
     def page(self, store, args):
-        """Paging, one definition for every paged operation (MCP): `limit` is the page size
-        (default: the operation's own, else the list_limit setting) and `cursor` (null or "" =
-        the first page) where it starts -> (kwargs asking for one row past the page, the
-        page's offset, its size). The row past it tells whether more follow."""
+        """MCP paging by `limit` (default: the operation's, else list_limit) and `cursor` ->
+        (kwargs asking for one row past the page, to tell if more follow, its offset, size)."""
         args = dict(args)
         cursor = args.pop("cursor", None)
         offset = 0 if cursor in (None, "") else Operation._cursor_offset(cursor)
@@ -1472,16 +1360,9 @@ OPERATIONS = {}      # name -> Operation, in definition order
 def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=False,
               idempotent=False, output, list_key=None, render=None, exit_code=None,
               learns=False):
-    """Register the decorated InstinctStore method as an operation.
-
-    The method the class gets checks its arguments with `Operation.coerce` (the Params'
-    types and bounds) before the body runs, so Python callers are held to the same rules
-    as the CLI and MCP; `op.fn` is the unchecked body.
-    `exit_code(result) -> int` (optional) gives the CLI's exit status for a
-    successful call (e.g. doctor exits 1 when a check failed); default 0.
-    An `output` object schema that already declares `list_key` is used as is.
-    `learns`: it records what an agent did or learned, so an opted-out project refuses it.
-    """
+    """Register the decorated InstinctStore method as an operation; the method runs
+    `Operation.coerce` first (`op.fn` is the unchecked body). `exit_code(result)`: the CLI's
+    status of a success. `learns`: it records what an agent did, refused where opted out."""
     def deco(fn):
         doc = (fn.__doc__ or "").strip()
         summary, _, rest = doc.partition("\n")
@@ -1513,8 +1394,7 @@ def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=F
 
 
 class _Out:
-    """What an operation's answer looks like: JSON shapes (MCP outputSchema) and terminal
-    renderings."""
+    """What an operation's answer looks like: JSON shapes (MCP outputSchema), terminal text."""
 
     def obj(props, required=()):
         s = {"type": "object", "properties": props}
@@ -1529,7 +1409,6 @@ class _Out:
         "metadata": {"type": "object"}, "root": STR},
         ("pattern", "category", "confidence", "level", "project", "first_seen", "last_seen"))
 
-    # --- human renderers (the CLI's text form of a result) ------------------------
     def lines(records, noun):
         nouns = noun + ("es" if noun.endswith(("s", "ch", "sh", "x")) else "s")
         if not records:
@@ -1548,11 +1427,9 @@ class _Out:
         return _Out.lines([r], "instinct").splitlines()[0].strip()
 
     def render_counts(*pairs):
-        def render(result):
-            return "\n".join(f"{label}: {result[key]}" for key, label in pairs
-                             if result.get(key) or key in ("total",)
-                             or label.startswith("Promoted to m")
-                             or label.startswith("Promoted to r"))
+        def render(result):        # promotions to mature and rule and the total show when 0
+            return "\n".join(f"{label}: {result[key]}" for key, label in pairs if result.get(key)
+                             or key in ("total", "promoted_mature", "promoted_rule"))
         return render
 
     def render_kv(result):
@@ -1560,9 +1437,8 @@ class _Out:
 
     def render_stats(s):
         out = [f"Database: {s['db_path']} ({s['db_bytes']} bytes, schema v{s['schema_version']})",
-               f"Total instincts: {s['total']}  (raw {s['by_level']['raw']},"
-               f" mature {s['by_level']['mature']}, rule {s['by_level']['rule']},"
-               f" universal {s['by_level']['universal']})"]
+               f"Total instincts: {s['total']}  ("
+               + ", ".join(f"{k} {s['by_level'][k]}" for k in LEVELS) + ")"]
         if s["by_category"]:
             out.append("Categories: " + ", ".join(f"{k} {v}" for k, v in s["by_category"].items()))
         out.append(f"Projects: {s['projects']}  Events: {s['events']}  Full-text search: "
