@@ -1101,7 +1101,8 @@ class _DB:
                                        timeout=self.timeout, isolation_level=None,
                                        check_same_thread=False)
                 conn.create_function("instinct_key", 2, _forgotten_key, deterministic=True)
-                version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0])
+                version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0],
+                                     conn=conn)
                 break
             except sqlite3.Error as e:
                 if conn is not None:
