@@ -7446,15 +7446,13 @@ class _Sharing(_Memory):
     @staticmethod
     def _fold(a, b):
         """Two imported records for one (pattern, project) -> one, by the import merge rule."""
-        stamps = [min(x for x in (a["first_seen"], b["first_seen"]) if x)
-                  if a["first_seen"] or b["first_seen"] else "",
-                  max(a["last_seen"], b["last_seen"])]
+        firsts = [x for x in (a["first_seen"], b["first_seen"]) if x]
         return {"confidence": max(a["confidence"], b["confidence"]),
-                "category": a["category"] or b["category"],
-                "promoted": max(a["promoted"], b["promoted"]), "first_seen": stamps[0],
-                "last_seen": stamps[1], "source": a["source"] or b["source"],
+                "category": a["category"] or b["category"], "source": a["source"] or b["source"],
+                "promoted": max(a["promoted"], b["promoted"]),
+                "first_seen": min(firsts, default=""),
+                "last_seen": max(a["last_seen"], b["last_seen"]),
                 "metadata": {**b["metadata"], **a["metadata"]}}
-
 
     def _db_bytes(self):
         return sum(os.path.getsize(self.path + s) for s in ("", "-wal")
@@ -7476,15 +7474,12 @@ class _Sharing(_Memory):
     def import_rules(self, file, project=None):
         """Merge another store's JSON export (a teammate's, another machine's) into this one.
 
-        Per (pattern, project): confidence = max(local, imported), first_seen =
-        min, last_seen = max, level = max; category, source and metadata keys
-        already present locally are kept. Patterns are normalised and local
-        aliases applied; a pattern forgotten here stays out (`forgotten`). So
-        importing a file twice equals importing it once. The
-        whole file is checked first: one bad record refuses it and nothing changes.
-        It is written in transactions of 2,000 records with a pause between them,
-        so other writers (hooks) never wait long; if interrupted, importing it
-        again finishes the rest.
+        Per (pattern, project): confidence, last_seen and level = max, first_seen = min; local
+        category, source and metadata keys are kept. Patterns are normalised and local aliases
+        applied; a pattern forgotten here stays out (`forgotten`), so importing twice is
+        importing once. One bad record refuses the whole file. It is written in transactions of
+        2,000 records with pauses, so hooks never wait long; importing it again after an
+        interruption finishes the rest.
         """
         import json
         _check_text(file, "file", 4096, empty_ok=False)
@@ -7513,7 +7508,6 @@ class _Sharing(_Memory):
         from collections import Counter
         items = sorted(merged.items())
         done = Counter()
-        # short transactions: hooks never wait long
         for i in range(0, len(items), _Core._IMPORT_BATCH):
             if i:
                 time.sleep(_Core._YIELD_S)
@@ -7525,8 +7519,7 @@ class _Sharing(_Memory):
         return dict(out, forgotten=done["forgotten"]) if done["forgotten"] else out
 
     def _import_one(self, conn, pattern, proj, row):
-        """Fold one imported record into the store: 'added', 'updated', 'unchanged' or
-        'forgotten' (left out: it was forgotten here)."""
+        """Fold one imported record in: 'added', 'updated', 'unchanged' or 'forgotten' (here)."""
         p = self._canonical(pattern, conn)
         old = self._get_record(conn, p, proj)
         now = self._now()
@@ -7600,12 +7593,9 @@ class _Sharing(_Memory):
     def similar(self, threshold=0.6, limit=None):
         """Near-duplicate patterns: same prefix, Jaccard similarity of their word tokens.
 
-        Each pair names the weaker pattern first, so `instinct merge A B` folds
-        it into the stronger one.
+        Each pair names the weaker pattern first, so `instinct merge A B` folds it into the
+        stronger one.
         """
-        if (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
-                or not 0 <= threshold <= 1):
-            raise ValidationError("threshold must be a number from 0 to 1")
         from math import ceil
         conf = dict(self._read("SELECT pattern, sum(confidence) FROM instincts GROUP BY pattern"))
         toks = {p: _Pairs.tokens(p) for p in conf}
@@ -7624,7 +7614,7 @@ class _Sharing(_Memory):
             prefix, a = toks[p]
             elems = sorted((freq[(prefix, w, i)], w, i) for w, n in a.items() for i in range(n))
             size = sizes[p] = len(elems)
-            keep = size - ceil(threshold * size - 1e-9) + 1 if threshold > 0 else size
+            keep = size - ceil(threshold * size - 1e-9) + 1
             seen, total_a, shortest = set(), sum(a.values()), threshold * size - 1e-9
             for _, w, i in elems[:max(1, min(size, keep))]:
                 key = (prefix, w, i)
@@ -7690,11 +7680,11 @@ class _Sharing(_Memory):
     def purge(self, text, dry_run=False):
         """Delete every record holding a text (a leaked secret, a name), here and in the backups.
 
-        Patterns, memories, events, aliases, settings, project folders and mining rows go, in
-        this store, in the `.bak` restore keeps and in the older automatic backups; then the
-        full-text indexes and the WAL are purged and deleted rows are zeroed on disk. The
-        automatic backup written first (`backup_file`) still holds the text: delete it once
-        sure. dry_run counts what would go and changes nothing.
+        Every row holding it goes (patterns, memories, events, aliases, settings, project
+        folders, mining rows), here, in the `.bak` restore keeps and in the older automatic
+        backups; the full-text indexes and the WAL are purged, freed pages zeroed. The automatic
+        backup written first (`backup_file`) still holds the text: delete it once sure.
+        dry_run counts what would go and changes nothing.
         """
         _check_text(text, "text", MAX_PATTERN, empty_ok=False)
         if len(text.strip()) < 4:
@@ -7717,31 +7707,22 @@ class _Sharing(_Memory):
         import json
         needles = list(dict.fromkeys([text, json.dumps(text)[1:-1],
                                       json.dumps(text, ensure_ascii=False)[1:-1]]))
-
-        def has(*cols):
-            return "(" + " OR ".join(f"instr({c}, ?) > 0" for c in cols for _ in needles) + ")"
-
-        def args(*cols):
-            return [n for _ in cols for n in needles]
-        plan = (("instincts", "instincts", ("pattern", "category", "source", "metadata")),
-                ("memories", "memories", ("title", "content", "why", "how_to_apply", "tags",
-                                          "source", "metadata")),
-                ("events", "events", ("pattern", "source", "session", "data")),
-                ("other", "aliases", ("alias", "pattern")),
-                ("other", "settings", ("key", "value")),
-                ("other", "mined", ("session", "pattern")),
-                ("other", "mined_sessions", ("session", "steps")),
-                ("other", "seen", ("session", "word")),
-                ("other", "hints", ("session", "pattern")),
-                ("other", "anchors", ("root", "pattern", "path")),
-                ("other", "projects", ("root",)))
+        plan = {"instincts": ("pattern", "category", "source", "metadata"),
+                "memories": ("title", "content", "why", "how_to_apply", "tags", "source",
+                             "metadata"),
+                "events": ("pattern", "source", "session", "data"),
+                "aliases": ("alias", "pattern"), "settings": ("key", "value"),
+                "mined": ("session", "pattern"), "mined_sessions": ("session", "steps"),
+                "seen": ("session", "word"), "hints": ("session", "pattern"),
+                "anchors": ("root", "pattern", "path"), "projects": ("root",)}
         counts = {"instincts": 0, "memories": 0, "events": 0, "other": 0}
         tables = {r[0] for r in self._read("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        for key, table, cols in plan:
+        for table, cols in plan.items():
             if table in tables:
+                where = " OR ".join(f"instr({c}, ?) > 0" for c in cols for _ in needles)
                 with self._write() as conn:
-                    counts[key] += conn.execute(f"DELETE FROM {table} WHERE {has(*cols)}",
-                                                args(*cols)).rowcount
+                    counts[table if table in counts else "other"] += conn.execute(
+                        f"DELETE FROM {table} WHERE {where}", needles * len(cols)).rowcount
         with self._write() as conn:
             self._drop_orphan_events(conn)
         self._scrub()
@@ -7790,18 +7771,18 @@ class _Sharing(_Memory):
     def restore(self, path, dry_run=False):
         """Replace the database's contents with a backup's, after checking its integrity and schema.
 
-        Only data is taken: the backup's rows of instinct's own tables and columns are copied
-        into a schema instinct creates itself (at the backup's version, then migrated), so
-        foreign tables, triggers and views in the file are never installed; a file that cannot
-        be read that way is refused and the store is left as it was. The current database is
-        first saved as `<db>.bak`. The copy goes through SQLite's backup API, so other
-        processes holding the store open keep working on the restored contents (so
-        `restore <db>.bak` undoes a restore). dry_run checks the backup and counts what it
+        Only data is taken: the backup's rows of instinct's own tables and columns go into a
+        schema instinct creates (at the backup's version, then migrated), so foreign tables,
+        triggers and views are never installed; a file unreadable that way is refused, the store
+        left as it was. The current database is first saved as `<db>.bak` (`restore <db>.bak`
+        undoes it); the copy goes through SQLite's backup API, so other processes holding the
+        store open work on the restored contents. dry_run checks the backup and counts what it
         holds, changing nothing.
         """
         if dry_run:
             return self._guarded("restore", True,
                                  lambda s: dict(s.restore(path), previous=self.path + ".bak"))
+        from contextlib import closing
         from urllib.request import pathname2url
         _check_text(path, "path", 4096, empty_ok=False)
         src_path = self._user_path(path)
@@ -7814,17 +7795,12 @@ class _Sharing(_Memory):
         tmp, built_path = _temp_file(d), _temp_file(d)
         try:
             try:             # read the backup through SQLite (read-only) into a private copy
-                src = sqlite3.connect("file:" + pathname2url(src_path) + "?mode=ro", uri=True)
-                try:
-                    staged = sqlite3.connect(tmp, isolation_level=None)
-                    try:
-                        src.backup(staged)
-                        problem = _Backup.check_backup(staged)
-                        version = staged.execute("PRAGMA user_version").fetchone()[0]
-                    finally:
-                        staged.close()
-                finally:
-                    src.close()
+                with (closing(sqlite3.connect("file:" + pathname2url(src_path) + "?mode=ro",
+                                              uri=True)) as src,
+                      closing(sqlite3.connect(tmp, isolation_level=None)) as staged):
+                    src.backup(staged)
+                    problem = _Backup.check_backup(staged)
+                    version = staged.execute("PRAGMA user_version").fetchone()[0]
                 if problem:
                     raise ValidationError(problem)
                 page = conn.execute("PRAGMA page_size").fetchone()[0]
@@ -7894,14 +7870,6 @@ class _Sharing(_Memory):
         except InstinctError as e:
             add("open", "error", str(e))
             return {"ok": False, "db_path": self.path, "checks": checks}
-
-        def run(name, fn):
-            try:
-                fn()
-            except (sqlite3.Error, InstinctError) as e:
-                add(name, "error", f"{type(e).__name__}: {e}")
-            if name == "integrity" and checks[-1]["level"] == "error":
-                checks[-1]["detail"] += " (copy the file aside, then: instinct restore BACKUP)"
 
         def integrity():
             rows = self._db.retry(lambda: conn.execute("PRAGMA integrity_check(10)").fetchall())
@@ -7985,10 +7953,13 @@ class _Sharing(_Memory):
             add("lint", "warn" if c else "ok", f"{c} contradiction(s), {n} duplicate(s) of the "
                 "rules written here" + ("; run: instinct lint" if found else ""))
 
-        for name, fn in (("integrity", integrity), ("schema", schema), ("fts", fts), ("wal", wal),
-                         ("modes", modes), ("aliases", aliases), ("anchors", anchors),
-                         ("lint", lint)):
-            run(name, fn)
+        for fn in (integrity, schema, fts, wal, modes, aliases, anchors, lint):
+            try:
+                fn()
+            except (sqlite3.Error, InstinctError) as e:
+                add(fn.__name__, "error", f"{type(e).__name__}: {e}")
+            if fn is integrity and checks[-1]["level"] == "error":
+                checks[-1]["detail"] += " (copy the file aside, then: instinct restore BACKUP)"
         return {"ok": all(c["level"] != "error" for c in checks), "db_path": self.path,
                 "checks": checks}
 
@@ -8057,27 +8028,20 @@ class _Sharing(_Memory):
 # =============================================================================
 # 22. Insight and feedback (explain, history, trends, effectiveness, conflicts)
 # =============================================================================
-
-
 class _Insight(_Patterns):
     """Operations that show why the memory believes something and let people correct it.
 
-    Feedback: `good` counts like an observation (+1, last seen now, lifts any
-    quiet); `bad` takes 1 off (never below 1: `forget` deletes) and sets the
-    row's `quiet` to the `feedback_bad_quiet` setting; every observation counts
-    it down and suggest skips the row while it is above 0.
+    Bad feedback sets the row's `quiet` to the `feedback_bad_quiet` setting; every observation
+    counts it down and suggest skips the row while it is above 0; good feedback lifts it.
 
-    Preference conflicts are worked out when suggest runs, so they are never
-    stale: `pref:KEY=VALUE` rows with the same KEY in the same project column
-    conflict; the one reinforced last (last_seen, then confidence) wins, the
-    others are superseded -- kept, shown by explain and conflicts, never
-    suggested. When one suggest call would still show a key twice (a global
-    value and this project's), this project's value wins.
+    Preference conflicts are worked out when suggest runs, so they are never stale: rows
+    `pref:KEY=VALUE` of one KEY in one project column conflict; the one reinforced last
+    (last_seen, then confidence) wins, the others are superseded (kept, shown by explain and
+    conflicts, never suggested). Within one suggest call this project's value beats a global one.
 
-    Effectiveness: suggest logs one `surface` event per call that returns
-    something (its first 100 records, as 'pattern<TAB>project' lines in data).
-    Each pattern in it is one showing, reinforced when the pattern is observed
-    (or given good feedback) in any project within the window after it.
+    Effectiveness: suggest logs one `surface` event per call that returns something (its first
+    100 records, as 'pattern<TAB>project' lines). Each is one showing, reinforced when the
+    pattern is observed (or given good feedback) in any project within the window after it.
     """
     @staticmethod
     def _pref_value(row, winner):
@@ -8087,10 +8051,6 @@ class _Insight(_Patterns):
                 "winner": winner}
 
     @staticmethod
-    def _scope(project):
-        return f"project {project}" if project else "global"
-
-    @staticmethod
     def _level_change(data):
         """A promote/demote event's data '0->1' -> 'raw -> mature'."""
         try:
@@ -8098,10 +8058,6 @@ class _Insight(_Patterns):
         except (ValueError, IndexError):
             return data
         return f"{a} -> {b}"
-
-    @staticmethod
-    def _named(rows):
-        return [{"name": n, "count": c} for n, c in rows if n]
 
     _THRESHOLD = _Out.obj({"value": _Out.INT, "from": _Out.STR, "key": _Out.STR},
                           ("value", "from", "key"))
@@ -8205,10 +8161,9 @@ class _Insight(_Patterns):
                       if e["quiet"] else ""))
         out.append(f"  observations: {e['observations']}"
                    + (f" in {e['session_count']} session(s)" if e["session_count"] else ""))
-        for label, key in (("sources", "sources"), ("sessions", "sessions")):
+        for key in ("sources", "sessions"):
             if e[key]:
-                out.append(f"  {label}: "
-                           + ", ".join(f"{x['name']} ({x['count']})" for x in e[key]))
+                out.append(f"  {key}: " + ", ".join(f"{x['name']} ({x['count']})" for x in e[key]))
         if len(e["projects"]) > 1 or (e["projects"]
                                       and e["projects"][0]["project"] != e["project"]):
             out.append("  projects: " + ", ".join(
@@ -8292,7 +8247,7 @@ class _Insight(_Patterns):
     def _render_conflicts(rows):
         out = []
         for c in rows:
-            out.append(f"{c['key']} ({_Insight._scope(c['project'])}): {c['winner']} wins")
+            out.append(f"{c['key']} ({_Core._where(c)}): {c['winner']} wins")
             out += [f"  {'*' if v['winner'] else ' '} {v['pattern']:<30} conf={v['confidence']:<3}"
                     f" [{v['level']}] last seen {v['last_seen'][:19]}"
                     + ("" if v["winner"] else "  superseded") for v in c["values"]]
@@ -8310,7 +8265,7 @@ class _Insight(_Patterns):
                            ("Decayed", "decays")):
             if s[key]:
                 out.append(f"{label}:")
-                out += [f"  {m['pattern']} ({_Insight._scope(m['project'])}) {m['change']}"
+                out += [f"  {m['pattern']} ({_Core._where(m)}) {m['change']}"
                         for m in s[key]]
         out.append("Top suggestions:")
         out += [f"  {_Out.render_record(r)}" for r in s["suggestions"]] or ["  (none)"]
@@ -8320,13 +8275,9 @@ class _Insight(_Patterns):
                    f"{st['by_level']['universal']})")
         return "\n".join(out)
 
-
     def _thresholds(self, pattern, category):
-        """Each threshold of one row with where it comes from, in consolidate's order.
-
-        _THRESHOLD_SCOPES (a pattern setting, else a category setting), else the
-        store-wide setting, else the built-in default.
-        """
+        """Each threshold of one row and where it comes from, in consolidate's order:
+        _THRESHOLD_SCOPES (pattern, then category), the store-wide setting, the default."""
         names = {"mature": "mature_threshold", "rule": "rule_threshold",
                  "universal_projects": "universal_projects"}
         row = {"pattern": pattern, "category": category}
@@ -8334,8 +8285,7 @@ class _Insight(_Patterns):
                         [(scope, f"{scope}.{row[scope]}.{which}") for scope in _THRESHOLD_SCOPES])
                  + [("store", which)] for name, which in names.items()}
         keys = [k for c in cands.values() for _, k in c]
-        stored = dict(self._read("SELECT key, value FROM settings WHERE key IN"
-                                 f" ({','.join('?' * len(keys))})", keys))
+        stored = dict(self._chunked("SELECT key, value FROM settings WHERE key IN ({})", keys))
         out = {}
         for name, which in names.items():
             origin, key = next(((o, k) for o, k in cands[name] if k in stored), ("default", which))
@@ -8344,11 +8294,9 @@ class _Insight(_Patterns):
         return out
 
     def _first_event_id(self, t):
-        """An event id before which no event is newer than epoch `t` (bisection on id).
-
-        The log is appended in time order; an hour of slack absorbs clocks of
-        concurrent writers. Queries keep their exact `ts` condition as well.
-        """
+        """An event id before which no event is newer than epoch `t` (bisection on id). The log
+        is appended in time order; an hour of slack absorbs clocks of concurrent writers, and
+        queries keep their exact `ts` condition as well."""
         edge = _iso(t - 3600)
         (lo, last), = self._read("SELECT min(id), max(id) FROM events")
         if lo is None:
@@ -8426,7 +8374,8 @@ class _Insight(_Patterns):
             sources[src] = sources.get(src, 0) + n
 
         def top(d):
-            return _Insight._named(sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))[:10])
+            return [{"name": k, "count": n}
+                    for k, n in sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))[:10] if k]
         e.update(observations=sum(sessions.values()), sources=top(sources), sessions=top(sessions),
                  session_count=len([s for s in sessions if s]))
         e["projects"] = [{"project": r["project"], "confidence": r["confidence"],
@@ -8558,15 +8507,12 @@ class _Insight(_Patterns):
         shown = [(line.partition("\t")[0], ts) for ts, data in self._read(
             "SELECT ts, data FROM events WHERE kind = 'surface' ORDER BY ts")
             for line in data.split("\n") if line]
-        names, hits = sorted({p for p, _ in shown}), {}
-        for i in range(0, len(names), 500):
-            chunk = names[i:i + 500]
-            for p, ts in self._read(
-                    "SELECT pattern, ts FROM events WHERE pattern IN"
-                    f" ({','.join('?' * len(chunk))}) AND pattern != '' AND ({_Core._SQL_OBSERVED}"
-                    " OR (kind = 'feedback' AND delta > 0))",
-                    chunk):
-                hits.setdefault(p, []).append(ts)
+        hits = {}
+        for p, ts in self._chunked(
+                "SELECT pattern, ts FROM events WHERE pattern IN ({}) AND pattern != '' AND ("
+                + _Core._SQL_OBSERVED + " OR (kind = 'feedback' AND delta > 0))",
+                sorted({p for p, _ in shown})):
+            hits.setdefault(p, []).append(ts)
         for h in hits.values():
             h.sort()
         per = {}
@@ -8645,8 +8591,7 @@ class _Insight(_Patterns):
                 for (k, proj), g in sorted(groups.items()) if len(g) > 1]
 
     def _since(self, since):
-        """None / '' (24 hours ago), a number of hours ('24', '1.5h') or an ISO time -> epoch
-        seconds."""
+        """None / '' (24 hours ago), a number of hours ('24', '1.5h') or an ISO time -> epoch."""
         if since is None or since == "":
             return self._clock() - 24 * 3600
         _check_text(since, "since")
