@@ -7476,10 +7476,9 @@ class _Sharing(_Memory):
 
         Per (pattern, project): confidence, last_seen and level = max, first_seen = min; local
         category, source and metadata keys are kept. Patterns are normalised and local aliases
-        applied; a pattern forgotten here stays out (`forgotten`), so importing twice is
-        importing once. One bad record refuses the whole file. It is written in transactions of
-        2,000 records with pauses, so hooks never wait long; importing it again after an
-        interruption finishes the rest.
+        applied; a pattern forgotten here stays out (`forgotten`); importing twice = once. One
+        bad record refuses the whole file. Written 2,000 records per transaction, so hooks never
+        wait long; importing it again after an interruption finishes the rest.
         """
         import json
         _check_text(file, "file", 4096, empty_ok=False)
@@ -7596,6 +7595,7 @@ class _Sharing(_Memory):
         Each pair names the weaker pattern first, so `instinct merge A B` folds it into the
         stronger one.
         """
+        from collections import Counter
         from math import ceil
         conf = dict(self._read("SELECT pattern, sum(confidence) FROM instincts GROUP BY pattern"))
         toks = {p: _Pairs.tokens(p) for p in conf}
@@ -7603,12 +7603,10 @@ class _Sharing(_Memory):
         # elements ordered rarest first, two patterns at similarity >= t share an element among
         # the first |x| - ceil(t*|x|) + 1 of each. The strongest patterns go first, and the
         # comparisons are capped, so a huge store answers in bounded time.
-        freq = {}
+        freq = Counter()
         for prefix, counts in toks.values():
             for w, n in counts.items():
-                for i in range(n):
-                    k = (prefix, w, i)
-                    freq[k] = freq.get(k, 0) + 1
+                freq.update((prefix, w, i) for i in range(n))
         index, sizes, found, work, stopped = {}, {}, [], 0, False
         for p in sorted(conf, key=lambda x: (-conf[x], x)):
             prefix, a = toks[p]
@@ -7680,26 +7678,23 @@ class _Sharing(_Memory):
     def purge(self, text, dry_run=False):
         """Delete every record holding a text (a leaked secret, a name), here and in the backups.
 
-        Every row holding it goes (patterns, memories, events, aliases, settings, project
-        folders, mining rows), here, in the `.bak` restore keeps and in the older automatic
-        backups; the full-text indexes and the WAL are purged, freed pages zeroed. The automatic
-        backup written first (`backup_file`) still holds the text: delete it once sure.
-        dry_run counts what would go and changes nothing.
+        Patterns, memories, events, aliases, settings, folders and mining rows go, here, in the
+        `.bak` restore keeps and in older automatic backups; the full-text indexes and WAL are
+        purged, freed pages zeroed. The automatic backup written first (`backup_file`) still
+        holds the text: delete it once sure. dry_run counts what would go, changing nothing.
         """
         _check_text(text, "text", MAX_PATTERN, empty_ok=False)
         if len(text.strip()) < 4:
             raise ValidationError("text must hold at least 4 characters (a shorter one would match "
                                   "too much)")
+        from contextlib import suppress
         older = [p for p in [self.path + ".bak"] + self._auto_backups() if os.path.isfile(p)]
 
         def run(store):
             counts = dict(store._purge(text), backup=0)
             for bak in older if store is self else ():
-                try:
-                    with type(self)(bak, timeout=self._db.timeout) as old:
-                        counts["backup"] += sum(old._purge(text).values())
-                except InstinctError:
-                    pass
+                with suppress(InstinctError), type(self)(bak, timeout=self._db.timeout) as old:
+                    counts["backup"] += sum(old._purge(text).values())
             return counts
         return self._guarded("purge", dry_run, run)
 
@@ -7771,13 +7766,12 @@ class _Sharing(_Memory):
     def restore(self, path, dry_run=False):
         """Replace the database's contents with a backup's, after checking its integrity and schema.
 
-        Only data is taken: the backup's rows of instinct's own tables and columns go into a
-        schema instinct creates (at the backup's version, then migrated), so foreign tables,
-        triggers and views are never installed; a file unreadable that way is refused, the store
-        left as it was. The current database is first saved as `<db>.bak` (`restore <db>.bak`
-        undoes it); the copy goes through SQLite's backup API, so other processes holding the
-        store open work on the restored contents. dry_run checks the backup and counts what it
-        holds, changing nothing.
+        Only data is taken: rows of instinct's own tables and columns go into a schema instinct
+        creates (at the backup's version, then migrated), so foreign tables, triggers and views
+        are never installed; a file unreadable that way is refused, the store left as it was.
+        The current database is first saved as `<db>.bak` (`restore <db>.bak` undoes it); other
+        processes holding the store open work on the restored contents. dry_run checks the
+        backup and counts what it holds, changing nothing.
         """
         if dry_run:
             return self._guarded("restore", True,
@@ -7793,31 +7787,29 @@ class _Sharing(_Memory):
         conn = self._db.conn
         d = os.path.dirname(self.path)
         tmp, built_path = _temp_file(d), _temp_file(d)
-        try:
-            try:             # read the backup through SQLite (read-only) into a private copy
-                with (closing(sqlite3.connect("file:" + pathname2url(src_path) + "?mode=ro",
-                                              uri=True)) as src,
-                      closing(sqlite3.connect(tmp, isolation_level=None)) as staged):
-                    src.backup(staged)
-                    problem = _Backup.check_backup(staged)
-                    version = staged.execute("PRAGMA user_version").fetchone()[0]
-                if problem:
-                    raise ValidationError(problem)
-                page = conn.execute("PRAGMA page_size").fetchone()[0]
-                _Backup.copy_backup_data(tmp, built_path, version, page)
-                with type(self)(built_path, timeout=self._db.timeout) as built:
-                    bconn = built._db.conn             # migrates the copy to this schema
-                    try:
-                        self._snapshot(conn, self.path + ".bak")
-                        self._db.retry(bconn.backup, conn)
-                    except sqlite3.Error as e:
-                        raise _db_error(self.path, e) from None
-            except (sqlite3.Error, ValidationError, StoreError, ValueError, TypeError) as e:
-                if isinstance(e, StoreError) and not str(e).startswith(built_path):
-                    raise
-                msg = str(e).replace(built_path, "the copy")
-                raise ValidationError(f"{src_path} is not a usable instinct backup: "
-                                      f"{msg}") from None
+        try:             # read the backup through SQLite (read-only) into a private copy
+            with (closing(sqlite3.connect("file:" + pathname2url(src_path) + "?mode=ro",
+                                          uri=True)) as src,
+                  closing(sqlite3.connect(tmp, isolation_level=None)) as staged):
+                src.backup(staged)
+                problem = _Backup.check_backup(staged)
+                version = staged.execute("PRAGMA user_version").fetchone()[0]
+            if problem:
+                raise ValidationError(problem)
+            page = conn.execute("PRAGMA page_size").fetchone()[0]
+            _Backup.copy_backup_data(tmp, built_path, version, page)
+            with type(self)(built_path, timeout=self._db.timeout) as built:
+                bconn = built._db.conn             # migrates the copy to this schema
+                try:
+                    self._snapshot(conn, self.path + ".bak")
+                    self._db.retry(bconn.backup, conn)
+                except sqlite3.Error as e:
+                    raise _db_error(self.path, e) from None
+        except (sqlite3.Error, ValidationError, StoreError, ValueError, TypeError) as e:
+            if isinstance(e, StoreError) and not str(e).startswith(built_path):
+                raise
+            msg = str(e).replace(built_path, "the copy")
+            raise ValidationError(f"{src_path} is not a usable instinct backup: {msg}") from None
         finally:
             _drop_temp(tmp)
             _drop_temp(built_path)
@@ -7841,10 +7833,9 @@ class _Sharing(_Memory):
     def lint(self):
         """Compare what was learned here with the project's rules files: contradictions, duplicates.
 
-        Reads CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc and .windsurf/rules/*.md outside
-        instinct's block. A contradiction (learned `pnpm`, written "use npm") shows both
-        sources (the CLI exits 1); a duplicate (a rule the user already wrote) is not
-        exported or briefed again.
+        Reads CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc and .windsurf/rules/*.md outside its
+        block. A contradiction (learned `pnpm`, written "use npm") shows both sources (the CLI
+        exits 1); a duplicate (a rule the user already wrote) is not exported or briefed again.
         """
         root = project_root(self.cwd)
         return _Lint.lint(root, self._learned(root))
@@ -7870,6 +7861,7 @@ class _Sharing(_Memory):
         except InstinctError as e:
             add("open", "error", str(e))
             return {"ok": False, "db_path": self.path, "checks": checks}
+        root = project_root(self.cwd)
 
         def integrity():
             rows = self._db.retry(lambda: conn.execute("PRAGMA integrity_check(10)").fetchall())
@@ -7935,8 +7927,6 @@ class _Sharing(_Memory):
                 "; ".join(issues) + "; run: instinct gc" if issues
                 else f"{total} aliases, all resolved")
 
-        root = project_root(self.cwd)
-
         def anchors():
             items = [{"id": m} if m else {"pattern": p, "project": pr} for m, p, pr in conn.execute(
                 "SELECT DISTINCT memory, pattern, project FROM anchors WHERE root = ?",
@@ -7984,11 +7974,10 @@ class _Sharing(_Memory):
     def gc(self, days_inactive=90, dry_run=False):
         """Housekeeping: apply aliases, decay, prune the event log, age memories, VACUUM.
 
-        Rows still stored under an alias are merged into its pattern (alias
-        chains are flattened first); the event log is cut to its retention
-        settings; stale memories are aged and long-archived ones deleted
-        (section 13); the file is compacted and the WAL truncated. A backup is
-        written first (`backup_file`); dry_run shows the counts and changes nothing.
+        Rows still stored under an alias are merged into its pattern (alias chains are flattened
+        first); the event log is cut to its retention settings; stale memories are aged and
+        long-archived ones deleted (section 13); the file is compacted and the WAL truncated.
+        A backup is written first (`backup_file`); dry_run shows the counts, changing nothing.
         """
         return self._guarded("gc", dry_run, lambda s: s._gc(days_inactive))
 
@@ -8033,15 +8022,9 @@ class _Insight(_Patterns):
 
     Bad feedback sets the row's `quiet` to the `feedback_bad_quiet` setting; every observation
     counts it down and suggest skips the row while it is above 0; good feedback lifts it.
-
-    Preference conflicts are worked out when suggest runs, so they are never stale: rows
-    `pref:KEY=VALUE` of one KEY in one project column conflict; the one reinforced last
-    (last_seen, then confidence) wins, the others are superseded (kept, shown by explain and
-    conflicts, never suggested). Within one suggest call this project's value beats a global one.
-
-    Effectiveness: suggest logs one `surface` event per call that returns something (its first
-    100 records, as 'pattern<TAB>project' lines). Each is one showing, reinforced when the
-    pattern is observed (or given good feedback) in any project within the window after it.
+    Preference conflicts are worked out when suggest runs (`_Core._pref_groups`), so they are
+    never stale. Each pattern of a `surface` event (`_surface`: suggest's first 100 records) is
+    one showing for effectiveness.
     """
     @staticmethod
     def _pref_value(row, winner):
@@ -8134,10 +8117,8 @@ class _Insight(_Patterns):
 
     @staticmethod
     def _render_explain(e):
-        t = e["thresholds"]
-
         def th(name):
-            x = t[name]
+            x = e["thresholds"][name]
             return f"{x['value']} ({x['from']}{'' if x['from'] == 'default' else ': ' + x['key']})"
         out = [f"{e['pattern']} ({_Core._where(e)}): conf={e['confidence']} [{e['level']}]"
                f" {e['category']}",
@@ -8164,8 +8145,7 @@ class _Insight(_Patterns):
         for key in ("sources", "sessions"):
             if e[key]:
                 out.append(f"  {key}: " + ", ".join(f"{x['name']} ({x['count']})" for x in e[key]))
-        if len(e["projects"]) > 1 or (e["projects"]
-                                      and e["projects"][0]["project"] != e["project"]):
+        if len(e["projects"]) > 1:         # the row itself is always one of them
             out.append("  projects: " + ", ".join(
                 f"{p['project'] or 'global'} conf={p['confidence']} [{p['level']}]"
                 for p in e["projects"]))
@@ -8191,9 +8171,8 @@ class _Insight(_Patterns):
 
     @staticmethod
     def _render_history(h):
-        head = (f"{h['pattern']} ({_Core._where(h)}): "
-                + (f"conf={h['confidence']} [{h['level']}]" if h["exists"] else "no longer stored"))
-        out = [head]
+        out = [f"{h['pattern']} ({_Core._where(h)}): "
+               + (f"conf={h['confidence']} [{h['level']}]" if h["exists"] else "no longer stored")]
         if h["count"] > len(h["events"]):
             out.append(f"  ... {h['count'] - len(h['events'])} earlier event(s); confidence then"
                        f" {h['baseline']}")
@@ -8234,14 +8213,6 @@ class _Insight(_Patterns):
                        f"{r['followed_shown']}/{r['decided_shown']}; held {r['held']}, followed "
                        f"{r['followed_held']}/{r['decided_held']}; {lift}")
         return "\n".join(out)
-
-    @staticmethod
-    def _render_feedback(r):
-        out = (f"{r['verdict'].capitalize()} feedback on {r['pattern']} ({_Core._where(r)}):"
-               f" conf={r['confidence']} ({r['delta']:+d})")
-        if r["quiet"]:
-            out += f", not suggested until observed {r['quiet']} more time(s)"
-        return out
 
     @staticmethod
     def _render_conflicts(rows):
@@ -8319,8 +8290,7 @@ class _Insight(_Patterns):
     def explain(self, pattern, project=None):
         """Why a pattern is at its level: confidence, thresholds, contributors, links.
 
-        Also the next promotion and decay, aliases, preference conflicts
-        (superseded values) and the feedback it received.
+        Also the next promotion and decay, aliases, preference conflicts and feedback received.
         """
         p, proj, scope = self._locate(pattern, project)
         recs = [dict(_Core._record(cols), decayed_at=decayed_at, quiet=quiet)
@@ -8419,9 +8389,8 @@ class _Insight(_Patterns):
     def history(self, pattern, project=None, limit=100):
         """A pattern's confidence timeline: observations, feedback, decays, merges.
 
-        Each entry carries the confidence after it. Promotions and demotions
-        (by consolidate) appear with a delta of 0. A merge's delta is 0 here
-        because the merged pattern's own observations join this timeline.
+        Each entry carries the confidence after it. Promotions and demotions (by consolidate)
+        have a delta of 0, and so has a merge: the merged pattern's observations join it.
         """
         try:
             p, proj, scope = self._locate(pattern, project)
@@ -8510,11 +8479,9 @@ class _Insight(_Patterns):
         hits = {}
         for p, ts in self._chunked(
                 "SELECT pattern, ts FROM events WHERE pattern IN ({}) AND pattern != '' AND ("
-                + _Core._SQL_OBSERVED + " OR (kind = 'feedback' AND delta > 0))",
+                + _Core._SQL_OBSERVED + " OR (kind = 'feedback' AND delta > 0)) ORDER BY ts",
                 sorted({p for p, _ in shown})):
             hits.setdefault(p, []).append(ts)
-        for h in hits.values():
-            h.sort()
         per = {}
         total = dict.fromkeys(("surfaced", "reinforced", "missed", "pending"), 0)
         for p, ts in shown:
@@ -8543,8 +8510,11 @@ class _Insight(_Patterns):
               required=True, positional=True, choices=("good", "bad")),
         Param("note", str, "why (kept in the event log)", default=""),
         _Core._PROJECT_OF_ONE,
-        title="Give feedback on a pattern", output=_FEEDBACK, render=_render_feedback,
-        learns=True)
+        title="Give feedback on a pattern", output=_FEEDBACK, learns=True,
+        render=lambda r: (f"{r['verdict'].capitalize()} feedback on {r['pattern']}"
+                          f" ({_Core._where(r)}): conf={r['confidence']} ({r['delta']:+d})"
+                          + (f", not suggested until observed {r['quiet']} more time(s)"
+                             if r["quiet"] else "")))
     def feedback(self, pattern, verdict, note="", project=None):
         """Confirm (good) or reject (bad) a learned pattern: a suggestion that helped or misled.
 
@@ -8555,7 +8525,6 @@ class _Insight(_Patterns):
         _check_text(note, "note", MAX_PATTERN)
         normalize_pattern(pattern)
         quiet = self._settings()["feedback_bad_quiet"] if verdict == "bad" else 0
-
         with self._write() as conn:
             p, proj, scope = self._locate(pattern, project, conn)
             rec = self._get_record(conn, p, proj)
@@ -8582,8 +8551,7 @@ class _Insight(_Patterns):
     def conflicts(self):
         """Preferences `pref:KEY=VALUE` holding different values for one KEY in one project scope.
 
-        The value reinforced last wins suggestions; the others are superseded
-        (kept, never suggested).
+        The value reinforced last wins; the others are superseded (kept, never suggested).
         """
         groups = _Core._pref_groups(self._pref_rows())
         return [{"key": k, "project": proj, "winner": g[0][0],
