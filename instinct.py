@@ -7613,7 +7613,7 @@ class _Sharing(_Memory):
             elems = sorted((freq[(prefix, w, i)], w, i) for w, n in a.items() for i in range(n))
             size = sizes[p] = len(elems)
             keep = size - ceil(threshold * size - 1e-9) + 1
-            seen, total_a, shortest = set(), sum(a.values()), threshold * size - 1e-9
+            seen, shortest = set(), threshold * size - 1e-9
             for _, w, i in elems[:max(1, min(size, keep))]:
                 key = (prefix, w, i)
                 others = index.get(key)
@@ -7629,7 +7629,7 @@ class _Sharing(_Memory):
                     seen.add(q)
                     b = toks[q][1]
                     inter = sum(min(n, b.get(t, 0)) for t, n in a.items())
-                    sim = inter / (total_a + sizes[q] - inter)
+                    sim = inter / (size + sizes[q] - inter)
                     if sim >= threshold:
                         weak, strong = (p, q) if (conf[p], p) < (conf[q], q) else (q, p)
                         found.append((-round(sim, 4), weak, strong))
@@ -7849,24 +7849,20 @@ class _Sharing(_Memory):
     def doctor(self):
         """Check integrity, schema, search index, WAL, file modes, aliases, stale items, lint.
 
-        `ok` is false when a check failed (the CLI then exits 1); warnings
-        (loose file modes, a large WAL, unapplied aliases) leave it true.
+        `ok` is false when a check failed (the CLI then exits 1); warnings (loose file modes, a
+        large WAL, unapplied aliases) leave it true.
         """
-        checks = []
-
-        def add(name, level, detail):
-            checks.append({"name": name, "ok": level == "ok", "level": level, "detail": detail})
+        def check(name, level, detail):
+            return {"name": name, "ok": level == "ok", "level": level, "detail": detail}
         try:
             conn = self._db.conn
         except InstinctError as e:
-            add("open", "error", str(e))
-            return {"ok": False, "db_path": self.path, "checks": checks}
+            return {"ok": False, "db_path": self.path, "checks": [check("open", "error", str(e))]}
         root = project_root(self.cwd)
 
         def integrity():
             rows = self._db.retry(lambda: conn.execute("PRAGMA integrity_check(10)").fetchall())
-            add("integrity", "ok" if rows == [("ok",)] else "error",
-                "; ".join(str(r[0]) for r in rows))
+            return "ok" if rows == [("ok",)] else "error", "; ".join(str(r[0]) for r in rows)
 
         def schema():
             version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -7874,16 +7870,16 @@ class _Sharing(_Memory):
                                                 " WHERE type = 'table'")}
             missing = sorted({"instincts", "events", "aliases", "settings"} - names)
             foreign = _Backup.foreign_objects(conn)
-            add("schema", "error" if missing or foreign or version != SCHEMA_VERSION else "ok",
-                f"v{version} (this instinct: v{SCHEMA_VERSION})"
-                + (f"; missing tables: {', '.join(missing)}" if missing else "")
-                + (f"; not instinct's (an older restore installed them?): {', '.join(foreign[:10])}"
-                   if foreign else ""))
+            return ("error" if missing or foreign or version != SCHEMA_VERSION else "ok",
+                    f"v{version} (this instinct: v{SCHEMA_VERSION})"
+                    + (f"; missing tables: {', '.join(missing)}" if missing else "")
+                    + (f"; not instinct's (an older restore installed them?): "
+                       f"{', '.join(foreign[:10])}" if foreign else ""))
 
         def fts():
             if not conn.execute("SELECT 1 FROM sqlite_master"
                                 " WHERE name = 'instincts_fts'").fetchone():
-                return add("fts", "ok", "no FTS5 index (search uses LIKE)")
+                return "ok", "no FTS5 index (search uses LIKE)"
             lazy = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'fts_state'").fetchone()
             mark = conn.execute("SELECT indexed_id FROM fts_state").fetchone()[0] if lazy else 2**62
             rows, new, docs = conn.execute(        # rows above the mark wait for the next sync
@@ -7892,16 +7888,16 @@ class _Sharing(_Memory):
             # against the table only when every row is indexed; else the index's own structure
             self._db.retry(conn.execute, "INSERT INTO instincts_fts(instincts_fts, rank)"
                                          f" VALUES ('integrity-check', {0 if new else 1})")
-            add("fts", "ok" if rows - new == docs else "error",
-                (f"index in sync with {rows - new} patterns" + (f" ({new} newer ones are indexed by"
-                 " the next search or consolidate)" if new else "")) if rows - new == docs
-                else f"index holds {docs} entries for {rows - new} patterns; run: instinct gc")
+            if rows - new != docs:
+                return "error", (f"index holds {docs} entries for {rows - new} patterns;"
+                                 " run: instinct gc")
+            return "ok", f"index in sync with {rows - new} patterns" + (
+                f" ({new} newer ones are indexed by the next search or consolidate)" if new else "")
 
         def wal():
             size = os.path.getsize(self.path + "-wal") if os.path.exists(self.path + "-wal") else 0
             big = size > 64 * 1024 * 1024
-            add("wal", "warn" if big else "ok",
-                f"{size} bytes" + ("; run: instinct gc" if big else ""))
+            return "warn" if big else "ok", f"{size} bytes" + ("; run: instinct gc" if big else "")
 
         def modes():
             problems = []
@@ -7911,8 +7907,8 @@ class _Sharing(_Memory):
                 if mode & 0o077:
                     problems.append(f"{what} {p} is {mode:04o} "
                                     f"(expected {want:04o}: chmod {want:o} {p})")
-            add("modes", "warn" if problems else "ok",
-                "; ".join(problems) or "database 0600, directory 0700")
+            return ("warn" if problems else "ok",
+                    "; ".join(problems) or "database 0600, directory 0700")
 
         def aliases():
             chains = conn.execute("SELECT count(*) FROM aliases WHERE pattern IN"
@@ -7923,9 +7919,9 @@ class _Sharing(_Memory):
             issues = [s for s in (f"{chains} aliases point at another alias or at themselves"
                                   if chains else "", f"{stale} patterns are stored under an alias"
                                   if stale else "") if s]
-            add("aliases", "warn" if issues else "ok",
-                "; ".join(issues) + "; run: instinct gc" if issues
-                else f"{total} aliases, all resolved")
+            if issues:
+                return "warn", "; ".join(issues) + "; run: instinct gc"
+            return "ok", f"{total} aliases, all resolved"
 
         def anchors():
             items = [{"id": m} if m else {"pattern": p, "project": pr} for m, p, pr in conn.execute(
@@ -7933,23 +7929,26 @@ class _Sharing(_Memory):
                 (_sha256_hex(root)[:12],))]
             stale = [f"{'memory #%d' % it['id'] if 'id' in it else it['pattern']} ({why})"
                      for it, why in zip(items, _Anchors.staleness(conn, root, items)) if why]
-            add("anchors", "warn" if stale else "ok", "may be stale: " + "; ".join(stale)
-                if stale else f"{len(items)} anchored item(s) here, none stale")
+            if stale:
+                return "warn", "may be stale: " + "; ".join(stale)
+            return "ok", f"{len(items)} anchored item(s) here, none stale"
 
         def lint():
             found = _Lint.lint(root, self._learned(root))
             c = sum(f["kind"] == "contradiction" for f in found)
             n = len(found) - c
-            add("lint", "warn" if c else "ok", f"{c} contradiction(s), {n} duplicate(s) of the "
-                "rules written here" + ("; run: instinct lint" if found else ""))
+            return ("warn" if c else "ok", f"{c} contradiction(s), {n} duplicate(s) of the rules"
+                    " written here" + ("; run: instinct lint" if found else ""))
 
+        checks = []
         for fn in (integrity, schema, fts, wal, modes, aliases, anchors, lint):
             try:
-                fn()
+                level, detail = fn()
             except (sqlite3.Error, InstinctError) as e:
-                add(fn.__name__, "error", f"{type(e).__name__}: {e}")
-            if fn is integrity and checks[-1]["level"] == "error":
-                checks[-1]["detail"] += " (copy the file aside, then: instinct restore BACKUP)"
+                level, detail = "error", f"{type(e).__name__}: {e}"
+            if fn is integrity and level == "error":
+                detail += " (copy the file aside, then: instinct restore BACKUP)"
+            checks.append(check(fn.__name__, level, detail))
         return {"ok": all(c["level"] != "error" for c in checks), "db_path": self.path,
                 "checks": checks}
 
@@ -8193,18 +8192,16 @@ class _Insight(_Patterns):
         return "\n".join(out + [f"{len(rows)} trending pattern{'' if len(rows) == 1 else 's'}"])
 
     @staticmethod
-    def _rate(r):
-        return f"{r['rate'] * 100:.0f}%" if "rate" in r else "n/a"
-
-    @staticmethod
     def _render_effectiveness(e):
+        def rate(r):
+            return f"{r['rate'] * 100:.0f}%" if "rate" in r else "n/a"
         out = [f"Suggestions surfaced: {e['surfaced']}  reinforced within {e['days']} days:"
                f" {e['reinforced']}  missed: {e['missed']}  pending: {e['pending']}"
-               f"  rate: {_Insight._rate(e)}"]
+               f"  rate: {rate(e)}"]
         if e["patterns"]:
             w = max(22, max(len(p["pattern"]) for p in e["patterns"]))
             out += [f"  {p['pattern']:<{w}} {p['reinforced']}/{p['surfaced']} reinforced,"
-                    f" {p['pending']} pending, rate {_Insight._rate(p)}" for p in e["patterns"]]
+                    f" {p['pending']} pending, rate {rate(p)}" for p in e["patterns"]]
         for r in [dict(e["hints"]["overall"], pattern="Hints and briefing items", kind="all")] + \
                 e["hints"]["items"]:
             lo, hi = r.get("interval", (0, 0))
@@ -8465,11 +8462,10 @@ class _Insight(_Patterns):
     def effectiveness(self, days=7, limit=20):
         """How many of the suggestions shown (suggest, briefing, resources) were followed.
 
-        A showing is reinforced when the pattern is observed (or given good
-        feedback) within `days` after it; missed when that window closed
-        without one; pending while the window is open. rate = reinforced /
-        (reinforced + missed), absent while nothing is decided. `hints`: each hint and briefing
-        item, shown or held back (`holdout_percent`), followed or not, and its lift.
+        A showing is reinforced when the pattern is observed (or given good feedback) within
+        `days` after it, missed when that window closed without one, pending while it is open;
+        rate = reinforced / (reinforced + missed), absent while nothing is decided. `hints`:
+        each hint and briefing item, shown or held back (`holdout_percent`), and its lift.
         """
         from bisect import bisect_right
         window, now = days * 86400, self._clock()
@@ -8518,9 +8514,8 @@ class _Insight(_Patterns):
     def feedback(self, pattern, verdict, note="", project=None):
         """Confirm (good) or reject (bad) a learned pattern: a suggestion that helped or misled.
 
-        good: +1 confidence, like an observation. bad: -1 (never below 1) and the
-        pattern is not suggested again until observed `feedback_bad_quiet` more
-        times (default 3). Both show in explain and history.
+        good: +1 confidence, like an observation. bad: -1 (never below 1), not suggested again
+        until observed `feedback_bad_quiet` more times (default 3). Both show in explain, history.
         """
         _check_text(note, "note", MAX_PATTERN)
         normalize_pattern(pattern)
