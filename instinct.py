@@ -8041,13 +8041,16 @@ class _Insight(_Patterns):
             return data
         return f"{a} -> {b}"
 
+    def _listof(items):
+        return {"type": "array", "items": items}
+
     _THRESHOLD = _Out.obj({"value": _Out.INT, "from": _Out.STR, "key": _Out.STR},
                           ("value", "from", "key"))
-    _NAMED = {"type": "array",
-              "items": _Out.obj({"name": _Out.STR, "count": _Out.INT}, ("name", "count"))}
-    _PREF_VALUE = _Out.obj({"pattern": _Out.STR, "value": _Out.STR, "project": _Out.STR,
-                            "confidence": _Out.INT, "level": _Out.STR, "last_seen": _Out.STR,
-                            "winner": _Out.BOOL}, ("pattern", "value", "project", "winner"))
+    _NAMED = _listof(_Out.obj({"name": _Out.STR, "count": _Out.INT}, ("name", "count")))
+    _PREF_VALUES = _listof(_Out.obj({
+        "pattern": _Out.STR, "value": _Out.STR, "project": _Out.STR, "confidence": _Out.INT,
+        "level": _Out.STR, "last_seen": _Out.STR, "winner": _Out.BOOL},
+        ("pattern", "value", "project", "winner")))
     _EXPLAIN = _Out.obj({
         **_Out.RECORD["properties"], "scope": _Out.STR, "decayed_at": _Out.STR,
         "level_due": _Out.STR, "suggested": _Out.BOOL, "quiet": _Out.INT, "why": _Out.STR,
@@ -8059,15 +8062,13 @@ class _Insight(_Patterns):
         "next_decay": _Out.obj({"date": _Out.STR, "confidence_after": _Out.INT,
                                 "deletes": _Out.BOOL}),
         "observations": _Out.INT, "sources": _NAMED, "sessions": _NAMED, "session_count": _Out.INT,
-        "projects": {"type": "array", "items": _Out.obj(
-            {"project": _Out.STR, "confidence": _Out.INT, "level": _Out.STR})},
-        "aliases": {"type": "array", "items": _Out.STR},
+        "projects": _listof(_Out.obj(
+            {"project": _Out.STR, "confidence": _Out.INT, "level": _Out.STR})),
+        "aliases": _listof(_Out.STR),
         "preference": _Out.obj({"key": _Out.STR, "superseded": _Out.BOOL, "superseded_by": _Out.STR,
-                                "values": {"type": "array", "items": _PREF_VALUE}},
-                               ("key", "superseded", "values")),
-        "feedback": _Out.obj({"good": _Out.INT, "bad": _Out.INT, "recent": {
-            "type": "array", "items": _Out.obj({"ts": _Out.STR, "verdict": _Out.STR,
-                                                "note": _Out.STR})}}, ("good", "bad", "recent")),
+                                "values": _PREF_VALUES}, ("key", "superseded", "values")),
+        "feedback": _Out.obj({"good": _Out.INT, "bad": _Out.INT, "recent": _listof(_Out.obj(
+            {"ts": _Out.STR, "verdict": _Out.STR, "note": _Out.STR}))}, ("good", "bad", "recent")),
         "surfaced": _Out.INT, "stale": _Out.STR},
         _Out.RECORD["required"] + ["level_due", "suggested", "quiet", "why", "thresholds",
                                    "observations", "sources", "sessions", "projects", "aliases",
@@ -8076,10 +8077,10 @@ class _Insight(_Patterns):
         "pattern": _Out.STR, "project": _Out.STR, "scope": _Out.STR, "exists": _Out.BOOL,
         "confidence": _Out.INT, "level": _Out.STR, "baseline": _Out.INT, "count": _Out.INT,
         "root": _Out.STR,
-        "events": {"type": "array", "items": _Out.obj({
+        "events": _listof(_Out.obj({
             "ts": _Out.STR, "kind": _Out.STR, "delta": _Out.INT, "confidence": _Out.INT,
             "session": _Out.STR, "source": _Out.STR, "detail": _Out.STR},
-            ("ts", "kind", "delta", "confidence"))}},
+            ("ts", "kind", "delta", "confidence")))},
         ("pattern", "project", "exists", "confidence", "baseline", "count", "events"))
     _TREND = _Out.obj({"pattern": _Out.STR, "recent": _Out.INT, "before": _Out.INT,
                        "per_day": {"type": "number"}, "before_per_day": {"type": "number"},
@@ -8089,27 +8090,23 @@ class _Insight(_Patterns):
                       "pending": _Out.INT, "rate": {"type": "number"}}
     _EFFECT = _Out.obj({
         "days": _Out.INT, **_EFFECT_COUNTS,
-        "patterns": {"type": "array", "items": _Out.obj({"pattern": _Out.STR, **_EFFECT_COUNTS},
-                                                    ("pattern", "surfaced", "reinforced"))},
-        "hints": _Out.obj({"overall": {"type": "object"}, "items": {"type": "array", "items": {
-            "type": "object"}}}, ("overall", "items"))},
+        "patterns": _listof(_Out.obj({"pattern": _Out.STR, **_EFFECT_COUNTS},
+                                     ("pattern", "surfaced", "reinforced"))),
+        "hints": _Out.obj({"overall": {"type": "object"}, "items": _listof({"type": "object"})},
+                          ("overall", "items"))},
                        ("days", "surfaced", "reinforced", "missed", "pending", "patterns"))
     _FEEDBACK = _Out.obj({**_Out.RECORD["properties"], "scope": _Out.STR, "verdict": _Out.STR,
                           "delta": _Out.INT, "quiet": _Out.INT, "note": _Out.STR},
                          _Out.RECORD["required"] + ["verdict", "delta", "quiet"])
     _CONFLICT = _Out.obj({"key": _Out.STR, "project": _Out.STR, "winner": _Out.STR,
-                          "values": {"type": "array", "items": _PREF_VALUE}},
-                         ("key", "project", "winner", "values"))
-    _LEVEL_MOVE = _Out.obj({"ts": _Out.STR, "pattern": _Out.STR, "project": _Out.STR,
-                            "change": _Out.STR}, ("pattern", "project", "change"))
+                          "values": _PREF_VALUES}, ("key", "project", "winner", "values"))
+    _LEVEL_MOVES = _listof(_Out.obj({"ts": _Out.STR, "pattern": _Out.STR, "project": _Out.STR,
+                                     "change": _Out.STR}, ("pattern", "project", "change")))
     _SUMMARY = _Out.obj({
         "since": _Out.STR, "until": _Out.STR, "consolidate": OPERATIONS["consolidate"].output,
-        "activity": {"type": "object"}, "new_count": _Out.INT,
-        "new_patterns": {"type": "array", "items": _Out.RECORD},
-        "promotions": {"type": "array", "items": _LEVEL_MOVE},
-        "demotions": {"type": "array", "items": _LEVEL_MOVE},
-        "decays": {"type": "array", "items": _LEVEL_MOVE}, "decay_count": _Out.INT,
-        "suggestions": {"type": "array", "items": _Out.RECORD},
+        "activity": {"type": "object"}, "new_count": _Out.INT, "new_patterns": _listof(_Out.RECORD),
+        "promotions": _LEVEL_MOVES, "demotions": _LEVEL_MOVES, "decays": _LEVEL_MOVES,
+        "decay_count": _Out.INT, "suggestions": _listof(_Out.RECORD),
         "stats": OPERATIONS["stats"].output},
         ("since", "until", "consolidate", "activity", "new_count", "new_patterns", "promotions",
          "demotions", "decays", "suggestions", "stats"))
