@@ -7612,9 +7612,8 @@ class _Sharing(_Memory):
             prefix, a = toks[p]
             elems = sorted((freq[(prefix, w, i)], w, i) for w, n in a.items() for i in range(n))
             size = sizes[p] = len(elems)
-            keep = size - ceil(threshold * size - 1e-9) + 1
             seen, shortest = set(), threshold * size - 1e-9
-            for _, w, i in elems[:max(1, min(size, keep))]:
+            for _, w, i in elems[:size - ceil(shortest) + 1]:
                 key = (prefix, w, i)
                 others = index.get(key)
                 if others is None:
@@ -8019,11 +8018,10 @@ class _Sharing(_Memory):
 class _Insight(_Patterns):
     """Operations that show why the memory believes something and let people correct it.
 
-    Bad feedback sets the row's `quiet` to the `feedback_bad_quiet` setting; every observation
-    counts it down and suggest skips the row while it is above 0; good feedback lifts it.
-    Preference conflicts are worked out when suggest runs (`_Core._pref_groups`), so they are
-    never stale. Each pattern of a `surface` event (`_surface`: suggest's first 100 records) is
-    one showing for effectiveness.
+    Bad feedback sets the row's `quiet` (setting `feedback_bad_quiet`); each observation counts
+    it down, suggest skips the row while it is above 0 and good feedback lifts it. Preference
+    conflicts (`_Core._pref_groups`) are worked out when suggest runs, so never stale; each
+    pattern of a `surface` event (`_surface`: suggest's first 100) is one showing.
     """
     @staticmethod
     def _pref_value(row, winner):
@@ -8259,9 +8257,8 @@ class _Insight(_Patterns):
         return out
 
     def _first_event_id(self, t):
-        """An event id before which no event is newer than epoch `t` (bisection on id). The log
-        is appended in time order; an hour of slack absorbs clocks of concurrent writers, and
-        queries keep their exact `ts` condition as well."""
+        """An event id before which no event is newer than epoch `t` (bisection on id; an hour
+        of slack absorbs concurrent writers' clocks). Queries keep their exact `ts` condition."""
         edge = _iso(t - 3600)
         (lo, last), = self._read("SELECT min(id), max(id) FROM events")
         if lo is None:
