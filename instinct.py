@@ -7767,10 +7767,9 @@ class _Sharing(_Memory):
 
         Only data is taken: rows of instinct's own tables and columns go into a schema instinct
         creates (at the backup's version, then migrated), so foreign tables, triggers and views
-        are never installed; a file unreadable that way is refused, the store left as it was.
-        The current database is first saved as `<db>.bak` (`restore <db>.bak` undoes it); other
-        processes holding the store open work on the restored contents. dry_run checks the
-        backup and counts what it holds, changing nothing.
+        are never installed; a file unreadable that way is refused, changing nothing. The store
+        is first saved as `<db>.bak` (`restore <db>.bak` undoes it); processes holding it open
+        see the restored contents. dry_run checks the backup and counts what it holds.
         """
         if dry_run:
             return self._guarded("restore", True,
@@ -7972,10 +7971,9 @@ class _Sharing(_Memory):
     def gc(self, days_inactive=90, dry_run=False):
         """Housekeeping: apply aliases, decay, prune the event log, age memories, VACUUM.
 
-        Rows still stored under an alias are merged into its pattern (alias chains are flattened
-        first); the event log is cut to its retention settings; stale memories are aged and
-        long-archived ones deleted (section 13); the file is compacted and the WAL truncated.
-        A backup is written first (`backup_file`); dry_run shows the counts, changing nothing.
+        Alias chains are flattened and rows under an alias merged into its pattern; the event log
+        is cut to its retention; stale memories are aged, long-archived ones deleted; the file is
+        compacted and the WAL truncated. A backup comes first (`backup_file`); dry_run only counts.
         """
         return self._guarded("gc", dry_run, lambda s: s._gc(days_inactive))
 
