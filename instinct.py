@@ -7503,7 +7503,6 @@ class _Sharing(_Memory):
                 raise ValidationError(f"{path}: record {i + 1}: {e}") from None
             cur = merged.get(key)
             merged[key] = row if cur is None else _Sharing._fold(cur, row)
-
         from collections import Counter
         items = sorted(merged.items())
         done = Counter()
@@ -7599,10 +7598,9 @@ class _Sharing(_Memory):
         from math import ceil
         conf = dict(self._read("SELECT pattern, sum(confidence) FROM instincts GROUP BY pattern"))
         toks = {p: _Pairs.tokens(p) for p in conf}
-        # Prefix filtering (exact): a word seen n times is n elements (prefix, word, i); with
-        # elements ordered rarest first, two patterns at similarity >= t share an element among
-        # the first |x| - ceil(t*|x|) + 1 of each. The strongest patterns go first, and the
-        # comparisons are capped, so a huge store answers in bounded time.
+        # Prefix filtering (exact): a word seen n times is n elements (prefix, word, i); ordered
+        # rarest first, two patterns at similarity >= t share one among the first
+        # |x| - ceil(t*|x|) + 1 of each. Strongest patterns first, comparisons capped: bounded time.
         freq = Counter()
         for prefix, counts in toks.values():
             for w, n in counts.items():
