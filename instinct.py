@@ -8439,8 +8439,7 @@ class _Insight(_Patterns):
         out = [{"pattern": p, "recent": a, "before": n - a, "per_day": round(a / days, 3),
                 "before_per_day": round((n - a) / days, 3), "change": round((2 * a - n) / days, 3)}
                for p, a, n in rows if a]
-        out.sort(key=lambda r: (-r["change"], -r["recent"], r["pattern"]))
-        return out[:limit]
+        return sorted(out, key=lambda r: (-r["change"], -r["recent"], r["pattern"]))[:limit]
 
     @operation(
         Param("days", int, "a suggestion counts as reinforced when observed within this many days"
@@ -8581,9 +8580,9 @@ class _Insight(_Patterns):
         (new_count,), = self._read("SELECT count(*) FROM instincts WHERE first_seen >= ?", (start,))
         new = self._read(f"SELECT {_Core._COLS} FROM instincts WHERE first_seen >= ?"
                          " ORDER BY first_seen DESC, pattern LIMIT ?", (start, limit))
-        activity = {k: n for k, n in self._read(
+        activity = dict(self._read(
             "SELECT kind, count(*) FROM events WHERE id >= ? AND ts >= ? GROUP BY kind"
-            " ORDER BY kind", (first, start))}
+            " ORDER BY kind", (first, start)))
         moves = {"promote": [], "demote": [], "decay": []}
         for kind in moves:
             for ts, p, pr, data in self._read(
