@@ -7134,15 +7134,13 @@ class _Sharing(_Memory):
     @staticmethod
     def _fold(a, b):
         """Two imported records for one (pattern, project) -> one, by the import merge rule."""
-        stamps = [min(x for x in (a["first_seen"], b["first_seen"]) if x)
-                  if a["first_seen"] or b["first_seen"] else "",
-                  max(a["last_seen"], b["last_seen"])]
+        firsts = [x for x in (a["first_seen"], b["first_seen"]) if x]
         return {"confidence": max(a["confidence"], b["confidence"]),
-                "category": a["category"] or b["category"],
-                "promoted": max(a["promoted"], b["promoted"]), "first_seen": stamps[0],
-                "last_seen": stamps[1], "source": a["source"] or b["source"],
+                "category": a["category"] or b["category"], "source": a["source"] or b["source"],
+                "promoted": max(a["promoted"], b["promoted"]),
+                "first_seen": min(firsts, default=""),
+                "last_seen": max(a["last_seen"], b["last_seen"]),
                 "metadata": {**b["metadata"], **a["metadata"]}}
-
 
     def _db_bytes(self):
         return sum(os.path.getsize(self.path + s) for s in ("", "-wal")
@@ -7164,15 +7162,11 @@ class _Sharing(_Memory):
     def import_rules(self, file, project=None):
         """Merge another store's JSON export (a teammate's, another machine's) into this one.
 
-        Per (pattern, project): confidence = max(local, imported), first_seen =
-        min, last_seen = max, level = max; category, source and metadata keys
-        already present locally are kept. Patterns are normalised and local
-        aliases applied; a pattern forgotten here stays out (`forgotten`). So
-        importing a file twice equals importing it once. The
-        whole file is checked first: one bad record refuses it and nothing changes.
-        It is written in transactions of 2,000 records with a pause between them,
-        so other writers (hooks) never wait long; if interrupted, importing it
-        again finishes the rest.
+        Per (pattern, project): confidence, last_seen and level = max, first_seen = min; local
+        category, source and metadata keys are kept. Patterns are normalised and local aliases
+        applied; a pattern forgotten here stays out (`forgotten`); importing twice = once. One
+        bad record refuses the whole file. Written 2,000 records per transaction, so hooks never
+        wait long; importing it again after an interruption finishes the rest.
         """
         import json
         _check_text(file, "file", 4096, empty_ok=False)
@@ -7197,11 +7191,9 @@ class _Sharing(_Memory):
                 raise ValidationError(f"{path}: record {i + 1}: {e}") from None
             cur = merged.get(key)
             merged[key] = row if cur is None else _Sharing._fold(cur, row)
-
         from collections import Counter
         items = sorted(merged.items())
         done = Counter()
-        # short transactions: hooks never wait long
         for i in range(0, len(items), _Core._IMPORT_BATCH):
             if i:
                 time.sleep(_Core._YIELD_S)
@@ -7213,8 +7205,7 @@ class _Sharing(_Memory):
         return dict(out, forgotten=done["forgotten"]) if done["forgotten"] else out
 
     def _import_one(self, conn, pattern, proj, row):
-        """Fold one imported record into the store: 'added', 'updated', 'unchanged' or
-        'forgotten' (left out: it was forgotten here)."""
+        """Fold one imported record in: 'added', 'updated', 'unchanged' or 'forgotten' (here)."""
         p = self._canonical(pattern, conn)
         old = self._get_record(conn, p, proj)
         now = self._now()
@@ -7288,33 +7279,27 @@ class _Sharing(_Memory):
     def similar(self, threshold=0.6, limit=None):
         """Near-duplicate patterns: same prefix, Jaccard similarity of their word tokens.
 
-        Each pair names the weaker pattern first, so `instinct merge A B` folds
-        it into the stronger one.
+        Each pair names the weaker pattern first, so `instinct merge A B` folds it into the
+        stronger one.
         """
-        if (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
-                or not 0 <= threshold <= 1):
-            raise ValidationError("threshold must be a number from 0 to 1")
+        from collections import Counter
         from math import ceil
         conf = dict(self._read("SELECT pattern, sum(confidence) FROM instincts GROUP BY pattern"))
         toks = {p: _Pairs.tokens(p) for p in conf}
-        # Prefix filtering (exact): a word seen n times is n elements (prefix, word, i); with
-        # elements ordered rarest first, two patterns at similarity >= t share an element among
-        # the first |x| - ceil(t*|x|) + 1 of each. The strongest patterns go first, and the
-        # comparisons are capped, so a huge store answers in bounded time.
-        freq = {}
+        # Prefix filtering (exact): a word seen n times is n elements (prefix, word, i); ordered
+        # rarest first, two patterns at similarity >= t share one among the first
+        # |x| - ceil(t*|x|) + 1 of each. Strongest patterns first, comparisons capped: bounded time.
+        freq = Counter()
         for prefix, counts in toks.values():
             for w, n in counts.items():
-                for i in range(n):
-                    k = (prefix, w, i)
-                    freq[k] = freq.get(k, 0) + 1
+                freq.update((prefix, w, i) for i in range(n))
         index, sizes, found, work, stopped = {}, {}, [], 0, False
         for p in sorted(conf, key=lambda x: (-conf[x], x)):
             prefix, a = toks[p]
             elems = sorted((freq[(prefix, w, i)], w, i) for w, n in a.items() for i in range(n))
             size = sizes[p] = len(elems)
-            keep = size - ceil(threshold * size - 1e-9) + 1 if threshold > 0 else size
-            seen, total_a, shortest = set(), sum(a.values()), threshold * size - 1e-9
-            for _, w, i in elems[:max(1, min(size, keep))]:
+            seen, shortest = set(), threshold * size - 1e-9
+            for _, w, i in elems[:size - ceil(shortest) + 1]:
                 key = (prefix, w, i)
                 others = index.get(key)
                 if others is None:
@@ -7329,7 +7314,7 @@ class _Sharing(_Memory):
                     seen.add(q)
                     b = toks[q][1]
                     inter = sum(min(n, b.get(t, 0)) for t, n in a.items())
-                    sim = inter / (total_a + sizes[q] - inter)
+                    sim = inter / (size + sizes[q] - inter)
                     if sim >= threshold:
                         weak, strong = (p, q) if (conf[p], p) < (conf[q], q) else (q, p)
                         found.append((-round(sim, 4), weak, strong))
@@ -7378,26 +7363,23 @@ class _Sharing(_Memory):
     def purge(self, text, dry_run=False):
         """Delete every record holding a text (a leaked secret, a name), here and in the backups.
 
-        Patterns, memories, events, aliases, settings, project folders and mining rows go, in
-        this store, in the `.bak` restore keeps and in the older automatic backups; then the
-        full-text indexes and the WAL are purged and deleted rows are zeroed on disk. The
-        automatic backup written first (`backup_file`) still holds the text: delete it once
-        sure. dry_run counts what would go and changes nothing.
+        Patterns, memories, events, aliases, settings, folders and mining rows go, here, in the
+        `.bak` restore keeps and in older automatic backups; the full-text indexes and WAL are
+        purged, freed pages zeroed. The automatic backup written first (`backup_file`) still
+        holds the text: delete it once sure. dry_run counts what would go, changing nothing.
         """
         _check_text(text, "text", MAX_PATTERN, empty_ok=False)
         if len(text.strip()) < 4:
             raise ValidationError("text must hold at least 4 characters (a shorter one would match "
                                   "too much)")
+        from contextlib import suppress
         older = [p for p in [self.path + ".bak"] + self._auto_backups() if os.path.isfile(p)]
 
         def run(store):
             counts = dict(store._purge(text), backup=0)
             for bak in older if store is self else ():
-                try:
-                    with type(self)(bak, timeout=self._db.timeout) as old:
-                        counts["backup"] += sum(old._purge(text).values())
-                except InstinctError:
-                    pass
+                with suppress(InstinctError), type(self)(bak, timeout=self._db.timeout) as old:
+                    counts["backup"] += sum(old._purge(text).values())
             return counts
         return self._guarded("purge", dry_run, run)
 
@@ -7405,31 +7387,22 @@ class _Sharing(_Memory):
         import json
         needles = list(dict.fromkeys([text, json.dumps(text)[1:-1],
                                       json.dumps(text, ensure_ascii=False)[1:-1]]))
-
-        def has(*cols):
-            return "(" + " OR ".join(f"instr({c}, ?) > 0" for c in cols for _ in needles) + ")"
-
-        def args(*cols):
-            return [n for _ in cols for n in needles]
-        plan = (("instincts", "instincts", ("pattern", "category", "source", "metadata")),
-                ("memories", "memories", ("title", "content", "why", "how_to_apply", "tags",
-                                          "source", "metadata")),
-                ("events", "events", ("pattern", "source", "session", "data")),
-                ("other", "aliases", ("alias", "pattern")),
-                ("other", "settings", ("key", "value")),
-                ("other", "mined", ("session", "pattern")),
-                ("other", "mined_sessions", ("session", "steps")),
-                ("other", "seen", ("session", "word")),
-                ("other", "hints", ("session", "pattern")),
-                ("other", "anchors", ("root", "pattern", "path")),
-                ("other", "projects", ("root",)))
+        plan = {"instincts": ("pattern", "category", "source", "metadata"),
+                "memories": ("title", "content", "why", "how_to_apply", "tags", "source",
+                             "metadata"),
+                "events": ("pattern", "source", "session", "data"),
+                "aliases": ("alias", "pattern"), "settings": ("key", "value"),
+                "mined": ("session", "pattern"), "mined_sessions": ("session", "steps"),
+                "seen": ("session", "word"), "hints": ("session", "pattern"),
+                "anchors": ("root", "pattern", "path"), "projects": ("root",)}
         counts = {"instincts": 0, "memories": 0, "events": 0, "other": 0}
         tables = {r[0] for r in self._read("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        for key, table, cols in plan:
+        for table, cols in plan.items():
             if table in tables:
+                where = " OR ".join(f"instr({c}, ?) > 0" for c in cols for _ in needles)
                 with self._write() as conn:
-                    counts[key] += conn.execute(f"DELETE FROM {table} WHERE {has(*cols)}",
-                                                args(*cols)).rowcount
+                    counts[table if table in counts else "other"] += conn.execute(
+                        f"DELETE FROM {table} WHERE {where}", needles * len(cols)).rowcount
         with self._write() as conn:
             self._drop_orphan_events(conn)
         self._scrub()
@@ -7478,18 +7451,16 @@ class _Sharing(_Memory):
     def restore(self, path, dry_run=False):
         """Replace the database's contents with a backup's, after checking its integrity and schema.
 
-        Only data is taken: the backup's rows of instinct's own tables and columns are copied
-        into a schema instinct creates itself (at the backup's version, then migrated), so
-        foreign tables, triggers and views in the file are never installed; a file that cannot
-        be read that way is refused and the store is left as it was. The current database is
-        first saved as `<db>.bak`. The copy goes through SQLite's backup API, so other
-        processes holding the store open keep working on the restored contents (so
-        `restore <db>.bak` undoes a restore). dry_run checks the backup and counts what it
-        holds, changing nothing.
+        Only data is taken: rows of instinct's own tables and columns go into a schema instinct
+        creates (at the backup's version, then migrated), so foreign tables, triggers and views
+        are never installed; a file unreadable that way is refused, changing nothing. The store
+        is first saved as `<db>.bak` (`restore <db>.bak` undoes it); processes holding it open
+        see the restored contents. dry_run checks the backup and counts what it holds.
         """
         if dry_run:
             return self._guarded("restore", True,
                                  lambda s: dict(s.restore(path), previous=self.path + ".bak"))
+        from contextlib import closing
         from urllib.request import pathname2url
         _check_text(path, "path", 4096, empty_ok=False)
         src_path = self._user_path(path)
@@ -7500,36 +7471,29 @@ class _Sharing(_Memory):
         conn = self._db.conn
         d = os.path.dirname(self.path)
         tmp, built_path = _temp_file(d), _temp_file(d)
-        try:
-            try:             # read the backup through SQLite (read-only) into a private copy
-                src = sqlite3.connect("file:" + pathname2url(src_path) + "?mode=ro", uri=True)
+        try:             # read the backup through SQLite (read-only) into a private copy
+            with (closing(sqlite3.connect("file:" + pathname2url(src_path) + "?mode=ro",
+                                          uri=True)) as src,
+                  closing(sqlite3.connect(tmp, isolation_level=None)) as staged):
+                src.backup(staged)
+                problem = _Backup.check_backup(staged)
+                version = staged.execute("PRAGMA user_version").fetchone()[0]
+            if problem:
+                raise ValidationError(problem)
+            page = conn.execute("PRAGMA page_size").fetchone()[0]
+            _Backup.copy_backup_data(tmp, built_path, version, page)
+            with type(self)(built_path, timeout=self._db.timeout) as built:
+                bconn = built._db.conn             # migrates the copy to this schema
                 try:
-                    staged = sqlite3.connect(tmp, isolation_level=None)
-                    try:
-                        src.backup(staged)
-                        problem = _Backup.check_backup(staged)
-                        version = staged.execute("PRAGMA user_version").fetchone()[0]
-                    finally:
-                        staged.close()
-                finally:
-                    src.close()
-                if problem:
-                    raise ValidationError(problem)
-                page = conn.execute("PRAGMA page_size").fetchone()[0]
-                _Backup.copy_backup_data(tmp, built_path, version, page)
-                with type(self)(built_path, timeout=self._db.timeout) as built:
-                    bconn = built._db.conn             # migrates the copy to this schema
-                    try:
-                        self._snapshot(conn, self.path + ".bak")
-                        self._db.retry(bconn.backup, conn)
-                    except sqlite3.Error as e:
-                        raise _db_error(self.path, e) from None
-            except (sqlite3.Error, ValidationError, StoreError, ValueError, TypeError) as e:
-                if isinstance(e, StoreError) and not str(e).startswith(built_path):
-                    raise
-                msg = str(e).replace(built_path, "the copy")
-                raise ValidationError(f"{src_path} is not a usable instinct backup: "
-                                      f"{msg}") from None
+                    self._snapshot(conn, self.path + ".bak")
+                    self._db.retry(bconn.backup, conn)
+                except sqlite3.Error as e:
+                    raise _db_error(self.path, e) from None
+        except (sqlite3.Error, ValidationError, StoreError, ValueError, TypeError) as e:
+            if isinstance(e, StoreError) and not str(e).startswith(built_path):
+                raise
+            msg = str(e).replace(built_path, "the copy")
+            raise ValidationError(f"{src_path} is not a usable instinct backup: {msg}") from None
         finally:
             _drop_temp(tmp)
             _drop_temp(built_path)
@@ -7553,10 +7517,9 @@ class _Sharing(_Memory):
     def lint(self):
         """Compare what was learned here with the project's rules files: contradictions, duplicates.
 
-        Reads CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc and .windsurf/rules/*.md outside
-        instinct's block. A contradiction (learned `pnpm`, written "use npm") shows both
-        sources (the CLI exits 1); a duplicate (a rule the user already wrote) is not
-        exported or briefed again.
+        Reads CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc and .windsurf/rules/*.md outside its
+        block. A contradiction (learned `pnpm`, written "use npm") shows both sources (the CLI
+        exits 1); a duplicate (a rule the user already wrote) is not exported or briefed again.
         """
         root = project_root(self.cwd)
         return _Lint.lint(root, self._learned(root))
@@ -7570,31 +7533,20 @@ class _Sharing(_Memory):
     def doctor(self):
         """Check integrity, schema, search index, WAL, file modes, aliases, stale items, lint.
 
-        `ok` is false when a check failed (the CLI then exits 1); warnings
-        (loose file modes, a large WAL, unapplied aliases) leave it true.
+        `ok` is false when a check failed (the CLI then exits 1); warnings (loose file modes, a
+        large WAL, unapplied aliases) leave it true.
         """
-        checks = []
-
-        def add(name, level, detail):
-            checks.append({"name": name, "ok": level == "ok", "level": level, "detail": detail})
+        def check(name, level, detail):
+            return {"name": name, "ok": level == "ok", "level": level, "detail": detail}
         try:
             conn = self._db.conn
         except InstinctError as e:
-            add("open", "error", str(e))
-            return {"ok": False, "db_path": self.path, "checks": checks}
-
-        def run(name, fn):
-            try:
-                fn()
-            except (sqlite3.Error, InstinctError) as e:
-                add(name, "error", f"{type(e).__name__}: {e}")
-            if name == "integrity" and checks[-1]["level"] == "error":
-                checks[-1]["detail"] += " (copy the file aside, then: instinct restore BACKUP)"
+            return {"ok": False, "db_path": self.path, "checks": [check("open", "error", str(e))]}
+        root = project_root(self.cwd)
 
         def integrity():
             rows = self._db.retry(lambda: conn.execute("PRAGMA integrity_check(10)").fetchall())
-            add("integrity", "ok" if rows == [("ok",)] else "error",
-                "; ".join(str(r[0]) for r in rows))
+            return "ok" if rows == [("ok",)] else "error", "; ".join(str(r[0]) for r in rows)
 
         def schema():
             version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -7602,16 +7554,16 @@ class _Sharing(_Memory):
                                                 " WHERE type = 'table'")}
             missing = sorted({"instincts", "events", "aliases", "settings"} - names)
             foreign = _Backup.foreign_objects(conn)
-            add("schema", "error" if missing or foreign or version != SCHEMA_VERSION else "ok",
-                f"v{version} (this instinct: v{SCHEMA_VERSION})"
-                + (f"; missing tables: {', '.join(missing)}" if missing else "")
-                + (f"; not instinct's (an older restore installed them?): {', '.join(foreign[:10])}"
-                   if foreign else ""))
+            return ("error" if missing or foreign or version != SCHEMA_VERSION else "ok",
+                    f"v{version} (this instinct: v{SCHEMA_VERSION})"
+                    + (f"; missing tables: {', '.join(missing)}" if missing else "")
+                    + (f"; not instinct's (an older restore installed them?): "
+                       f"{', '.join(foreign[:10])}" if foreign else ""))
 
         def fts():
             if not conn.execute("SELECT 1 FROM sqlite_master"
                                 " WHERE name = 'instincts_fts'").fetchone():
-                return add("fts", "ok", "no FTS5 index (search uses LIKE)")
+                return "ok", "no FTS5 index (search uses LIKE)"
             lazy = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'fts_state'").fetchone()
             mark = conn.execute("SELECT indexed_id FROM fts_state").fetchone()[0] if lazy else 2**62
             rows, new, docs = conn.execute(        # rows above the mark wait for the next sync
@@ -7620,16 +7572,16 @@ class _Sharing(_Memory):
             # against the table only when every row is indexed; else the index's own structure
             self._db.retry(conn.execute, "INSERT INTO instincts_fts(instincts_fts, rank)"
                                          f" VALUES ('integrity-check', {0 if new else 1})")
-            add("fts", "ok" if rows - new == docs else "error",
-                (f"index in sync with {rows - new} patterns" + (f" ({new} newer ones are indexed by"
-                 " the next search or consolidate)" if new else "")) if rows - new == docs
-                else f"index holds {docs} entries for {rows - new} patterns; run: instinct gc")
+            if rows - new != docs:
+                return "error", (f"index holds {docs} entries for {rows - new} patterns;"
+                                 " run: instinct gc")
+            return "ok", f"index in sync with {rows - new} patterns" + (
+                f" ({new} newer ones are indexed by the next search or consolidate)" if new else "")
 
         def wal():
             size = os.path.getsize(self.path + "-wal") if os.path.exists(self.path + "-wal") else 0
             big = size > 64 * 1024 * 1024
-            add("wal", "warn" if big else "ok",
-                f"{size} bytes" + ("; run: instinct gc" if big else ""))
+            return "warn" if big else "ok", f"{size} bytes" + ("; run: instinct gc" if big else "")
 
         def modes():
             problems = []
@@ -7639,8 +7591,8 @@ class _Sharing(_Memory):
                 if mode & 0o077:
                     problems.append(f"{what} {p} is {mode:04o} "
                                     f"(expected {want:04o}: chmod {want:o} {p})")
-            add("modes", "warn" if problems else "ok",
-                "; ".join(problems) or "database 0600, directory 0700")
+            return ("warn" if problems else "ok",
+                    "; ".join(problems) or "database 0600, directory 0700")
 
         def aliases():
             chains = conn.execute("SELECT count(*) FROM aliases WHERE pattern IN"
@@ -7651,11 +7603,9 @@ class _Sharing(_Memory):
             issues = [s for s in (f"{chains} aliases point at another alias or at themselves"
                                   if chains else "", f"{stale} patterns are stored under an alias"
                                   if stale else "") if s]
-            add("aliases", "warn" if issues else "ok",
-                "; ".join(issues) + "; run: instinct gc" if issues
-                else f"{total} aliases, all resolved")
-
-        root = project_root(self.cwd)
+            if issues:
+                return "warn", "; ".join(issues) + "; run: instinct gc"
+            return "ok", f"{total} aliases, all resolved"
 
         def anchors():
             items = [{"id": m} if m else {"pattern": p, "project": pr} for m, p, pr in conn.execute(
@@ -7663,20 +7613,26 @@ class _Sharing(_Memory):
                 (_sha256_hex(root)[:12],))]
             stale = [f"{'memory #%d' % it['id'] if 'id' in it else it['pattern']} ({why})"
                      for it, why in zip(items, _Anchors.staleness(conn, root, items)) if why]
-            add("anchors", "warn" if stale else "ok", "may be stale: " + "; ".join(stale)
-                if stale else f"{len(items)} anchored item(s) here, none stale")
+            if stale:
+                return "warn", "may be stale: " + "; ".join(stale)
+            return "ok", f"{len(items)} anchored item(s) here, none stale"
 
         def lint():
             found = _Lint.lint(root, self._learned(root))
             c = sum(f["kind"] == "contradiction" for f in found)
             n = len(found) - c
-            add("lint", "warn" if c else "ok", f"{c} contradiction(s), {n} duplicate(s) of the "
-                "rules written here" + ("; run: instinct lint" if found else ""))
+            return ("warn" if c else "ok", f"{c} contradiction(s), {n} duplicate(s) of the rules"
+                    " written here" + ("; run: instinct lint" if found else ""))
 
-        for name, fn in (("integrity", integrity), ("schema", schema), ("fts", fts), ("wal", wal),
-                         ("modes", modes), ("aliases", aliases), ("anchors", anchors),
-                         ("lint", lint)):
-            run(name, fn)
+        checks = []
+        for fn in (integrity, schema, fts, wal, modes, aliases, anchors, lint):
+            try:
+                level, detail = fn()
+            except (sqlite3.Error, InstinctError) as e:
+                level, detail = "error", f"{type(e).__name__}: {e}"
+            if fn is integrity and level == "error":
+                detail += " (copy the file aside, then: instinct restore BACKUP)"
+            checks.append(check(fn.__name__, level, detail))
         return {"ok": all(c["level"] != "error" for c in checks), "db_path": self.path,
                 "checks": checks}
 
@@ -7701,11 +7657,9 @@ class _Sharing(_Memory):
     def gc(self, days_inactive=90, dry_run=False):
         """Housekeeping: apply aliases, decay, prune the event log, age memories, VACUUM.
 
-        Rows still stored under an alias are merged into its pattern (alias
-        chains are flattened first); the event log is cut to its retention
-        settings; stale memories are aged and long-archived ones deleted
-        (section 13); the file is compacted and the WAL truncated. A backup is
-        written first (`backup_file`); dry_run shows the counts and changes nothing.
+        Alias chains are flattened and rows under an alias merged into its pattern; the event log
+        is cut to its retention; stale memories are aged, long-archived ones deleted; the file is
+        compacted and the WAL truncated. A backup comes first (`backup_file`); dry_run only counts.
         """
         return self._guarded("gc", dry_run, lambda s: s._gc(days_inactive))
 
@@ -7745,27 +7699,13 @@ class _Sharing(_Memory):
 # =============================================================================
 # 22. Insight and feedback (explain, history, trends, effectiveness, conflicts)
 # =============================================================================
-
-
 class _Insight(_Patterns):
     """Operations that show why the memory believes something and let people correct it.
 
-    Feedback: `good` counts like an observation (+1, last seen now, lifts any
-    quiet); `bad` takes 1 off (never below 1: `forget` deletes) and sets the
-    row's `quiet` to the `feedback_bad_quiet` setting; every observation counts
-    it down and suggest skips the row while it is above 0.
-
-    Preference conflicts are worked out when suggest runs, so they are never
-    stale: `pref:KEY=VALUE` rows with the same KEY in the same project column
-    conflict; the one reinforced last (last_seen, then confidence) wins, the
-    others are superseded -- kept, shown by explain and conflicts, never
-    suggested. When one suggest call would still show a key twice (a global
-    value and this project's), this project's value wins.
-
-    Effectiveness: suggest logs one `surface` event per call that returns
-    something (its first 100 records, as 'pattern<TAB>project' lines in data).
-    Each pattern in it is one showing, reinforced when the pattern is observed
-    (or given good feedback) in any project within the window after it.
+    Bad feedback sets the row's `quiet` (setting `feedback_bad_quiet`); each observation counts
+    it down, suggest skips the row while it is above 0 and good feedback lifts it. Preference
+    conflicts (`_Core._pref_groups`) are worked out when suggest runs, so never stale; each
+    pattern of a `surface` event (`_surface`: suggest's first 100) is one showing.
     """
     @staticmethod
     def _pref_value(row, winner):
@@ -7773,10 +7713,6 @@ class _Insight(_Patterns):
         return {"pattern": pattern, "value": pattern.partition("=")[2], "project": project,
                 "confidence": conf, "level": LEVELS[promoted], "last_seen": last_seen,
                 "winner": winner}
-
-    @staticmethod
-    def _scope(project):
-        return f"project {project}" if project else "global"
 
     @staticmethod
     def _level_change(data):
@@ -7787,17 +7723,16 @@ class _Insight(_Patterns):
             return data
         return f"{a} -> {b}"
 
-    @staticmethod
-    def _named(rows):
-        return [{"name": n, "count": c} for n, c in rows if n]
+    def _listof(items):
+        return {"type": "array", "items": items}
 
     _THRESHOLD = _Out.obj({"value": _Out.INT, "from": _Out.STR, "key": _Out.STR},
                           ("value", "from", "key"))
-    _NAMED = {"type": "array",
-              "items": _Out.obj({"name": _Out.STR, "count": _Out.INT}, ("name", "count"))}
-    _PREF_VALUE = _Out.obj({"pattern": _Out.STR, "value": _Out.STR, "project": _Out.STR,
-                            "confidence": _Out.INT, "level": _Out.STR, "last_seen": _Out.STR,
-                            "winner": _Out.BOOL}, ("pattern", "value", "project", "winner"))
+    _NAMED = _listof(_Out.obj({"name": _Out.STR, "count": _Out.INT}, ("name", "count")))
+    _PREF_VALUES = _listof(_Out.obj({
+        "pattern": _Out.STR, "value": _Out.STR, "project": _Out.STR, "confidence": _Out.INT,
+        "level": _Out.STR, "last_seen": _Out.STR, "winner": _Out.BOOL},
+        ("pattern", "value", "project", "winner")))
     _EXPLAIN = _Out.obj({
         **_Out.RECORD["properties"], "scope": _Out.STR, "decayed_at": _Out.STR,
         "level_due": _Out.STR, "suggested": _Out.BOOL, "quiet": _Out.INT, "why": _Out.STR,
@@ -7809,15 +7744,13 @@ class _Insight(_Patterns):
         "next_decay": _Out.obj({"date": _Out.STR, "confidence_after": _Out.INT,
                                 "deletes": _Out.BOOL}),
         "observations": _Out.INT, "sources": _NAMED, "sessions": _NAMED, "session_count": _Out.INT,
-        "projects": {"type": "array", "items": _Out.obj(
-            {"project": _Out.STR, "confidence": _Out.INT, "level": _Out.STR})},
-        "aliases": {"type": "array", "items": _Out.STR},
+        "projects": _listof(_Out.obj(
+            {"project": _Out.STR, "confidence": _Out.INT, "level": _Out.STR})),
+        "aliases": _listof(_Out.STR),
         "preference": _Out.obj({"key": _Out.STR, "superseded": _Out.BOOL, "superseded_by": _Out.STR,
-                                "values": {"type": "array", "items": _PREF_VALUE}},
-                               ("key", "superseded", "values")),
-        "feedback": _Out.obj({"good": _Out.INT, "bad": _Out.INT, "recent": {
-            "type": "array", "items": _Out.obj({"ts": _Out.STR, "verdict": _Out.STR,
-                                                "note": _Out.STR})}}, ("good", "bad", "recent")),
+                                "values": _PREF_VALUES}, ("key", "superseded", "values")),
+        "feedback": _Out.obj({"good": _Out.INT, "bad": _Out.INT, "recent": _listof(_Out.obj(
+            {"ts": _Out.STR, "verdict": _Out.STR, "note": _Out.STR}))}, ("good", "bad", "recent")),
         "surfaced": _Out.INT, "stale": _Out.STR},
         _Out.RECORD["required"] + ["level_due", "suggested", "quiet", "why", "thresholds",
                                    "observations", "sources", "sessions", "projects", "aliases",
@@ -7826,10 +7759,10 @@ class _Insight(_Patterns):
         "pattern": _Out.STR, "project": _Out.STR, "scope": _Out.STR, "exists": _Out.BOOL,
         "confidence": _Out.INT, "level": _Out.STR, "baseline": _Out.INT, "count": _Out.INT,
         "root": _Out.STR,
-        "events": {"type": "array", "items": _Out.obj({
+        "events": _listof(_Out.obj({
             "ts": _Out.STR, "kind": _Out.STR, "delta": _Out.INT, "confidence": _Out.INT,
             "session": _Out.STR, "source": _Out.STR, "detail": _Out.STR},
-            ("ts", "kind", "delta", "confidence"))}},
+            ("ts", "kind", "delta", "confidence")))},
         ("pattern", "project", "exists", "confidence", "baseline", "count", "events"))
     _TREND = _Out.obj({"pattern": _Out.STR, "recent": _Out.INT, "before": _Out.INT,
                        "per_day": {"type": "number"}, "before_per_day": {"type": "number"},
@@ -7839,37 +7772,31 @@ class _Insight(_Patterns):
                       "pending": _Out.INT, "rate": {"type": "number"}}
     _EFFECT = _Out.obj({
         "days": _Out.INT, **_EFFECT_COUNTS,
-        "patterns": {"type": "array", "items": _Out.obj({"pattern": _Out.STR, **_EFFECT_COUNTS},
-                                                    ("pattern", "surfaced", "reinforced"))},
-        "hints": _Out.obj({"overall": {"type": "object"}, "items": {"type": "array", "items": {
-            "type": "object"}}}, ("overall", "items"))},
+        "patterns": _listof(_Out.obj({"pattern": _Out.STR, **_EFFECT_COUNTS},
+                                     ("pattern", "surfaced", "reinforced"))),
+        "hints": _Out.obj({"overall": {"type": "object"}, "items": _listof({"type": "object"})},
+                          ("overall", "items"))},
                        ("days", "surfaced", "reinforced", "missed", "pending", "patterns"))
     _FEEDBACK = _Out.obj({**_Out.RECORD["properties"], "scope": _Out.STR, "verdict": _Out.STR,
                           "delta": _Out.INT, "quiet": _Out.INT, "note": _Out.STR},
                          _Out.RECORD["required"] + ["verdict", "delta", "quiet"])
     _CONFLICT = _Out.obj({"key": _Out.STR, "project": _Out.STR, "winner": _Out.STR,
-                          "values": {"type": "array", "items": _PREF_VALUE}},
-                         ("key", "project", "winner", "values"))
-    _LEVEL_MOVE = _Out.obj({"ts": _Out.STR, "pattern": _Out.STR, "project": _Out.STR,
-                            "change": _Out.STR}, ("pattern", "project", "change"))
+                          "values": _PREF_VALUES}, ("key", "project", "winner", "values"))
+    _LEVEL_MOVES = _listof(_Out.obj({"ts": _Out.STR, "pattern": _Out.STR, "project": _Out.STR,
+                                     "change": _Out.STR}, ("pattern", "project", "change")))
     _SUMMARY = _Out.obj({
         "since": _Out.STR, "until": _Out.STR, "consolidate": OPERATIONS["consolidate"].output,
-        "activity": {"type": "object"}, "new_count": _Out.INT,
-        "new_patterns": {"type": "array", "items": _Out.RECORD},
-        "promotions": {"type": "array", "items": _LEVEL_MOVE},
-        "demotions": {"type": "array", "items": _LEVEL_MOVE},
-        "decays": {"type": "array", "items": _LEVEL_MOVE}, "decay_count": _Out.INT,
-        "suggestions": {"type": "array", "items": _Out.RECORD},
+        "activity": {"type": "object"}, "new_count": _Out.INT, "new_patterns": _listof(_Out.RECORD),
+        "promotions": _LEVEL_MOVES, "demotions": _LEVEL_MOVES, "decays": _LEVEL_MOVES,
+        "decay_count": _Out.INT, "suggestions": _listof(_Out.RECORD),
         "stats": OPERATIONS["stats"].output},
         ("since", "until", "consolidate", "activity", "new_count", "new_patterns", "promotions",
          "demotions", "decays", "suggestions", "stats"))
 
     @staticmethod
     def _render_explain(e):
-        t = e["thresholds"]
-
         def th(name):
-            x = t[name]
+            x = e["thresholds"][name]
             return f"{x['value']} ({x['from']}{'' if x['from'] == 'default' else ': ' + x['key']})"
         out = [f"{e['pattern']} ({_Core._where(e)}): conf={e['confidence']} [{e['level']}]"
                f" {e['category']}",
@@ -7893,12 +7820,10 @@ class _Insight(_Patterns):
                       if e["quiet"] else ""))
         out.append(f"  observations: {e['observations']}"
                    + (f" in {e['session_count']} session(s)" if e["session_count"] else ""))
-        for label, key in (("sources", "sources"), ("sessions", "sessions")):
+        for key in ("sources", "sessions"):
             if e[key]:
-                out.append(f"  {label}: "
-                           + ", ".join(f"{x['name']} ({x['count']})" for x in e[key]))
-        if len(e["projects"]) > 1 or (e["projects"]
-                                      and e["projects"][0]["project"] != e["project"]):
+                out.append(f"  {key}: " + ", ".join(f"{x['name']} ({x['count']})" for x in e[key]))
+        if len(e["projects"]) > 1:         # the row itself is always one of them
             out.append("  projects: " + ", ".join(
                 f"{p['project'] or 'global'} conf={p['confidence']} [{p['level']}]"
                 for p in e["projects"]))
@@ -7924,9 +7849,8 @@ class _Insight(_Patterns):
 
     @staticmethod
     def _render_history(h):
-        head = (f"{h['pattern']} ({_Core._where(h)}): "
-                + (f"conf={h['confidence']} [{h['level']}]" if h["exists"] else "no longer stored"))
-        out = [head]
+        out = [f"{h['pattern']} ({_Core._where(h)}): "
+               + (f"conf={h['confidence']} [{h['level']}]" if h["exists"] else "no longer stored")]
         if h["count"] > len(h["events"]):
             out.append(f"  ... {h['count'] - len(h['events'])} earlier event(s); confidence then"
                        f" {h['baseline']}")
@@ -7947,18 +7871,16 @@ class _Insight(_Patterns):
         return "\n".join(out + [f"{len(rows)} trending pattern{'' if len(rows) == 1 else 's'}"])
 
     @staticmethod
-    def _rate(r):
-        return f"{r['rate'] * 100:.0f}%" if "rate" in r else "n/a"
-
-    @staticmethod
     def _render_effectiveness(e):
+        def rate(r):
+            return f"{r['rate'] * 100:.0f}%" if "rate" in r else "n/a"
         out = [f"Suggestions surfaced: {e['surfaced']}  reinforced within {e['days']} days:"
                f" {e['reinforced']}  missed: {e['missed']}  pending: {e['pending']}"
-               f"  rate: {_Insight._rate(e)}"]
+               f"  rate: {rate(e)}"]
         if e["patterns"]:
             w = max(22, max(len(p["pattern"]) for p in e["patterns"]))
             out += [f"  {p['pattern']:<{w}} {p['reinforced']}/{p['surfaced']} reinforced,"
-                    f" {p['pending']} pending, rate {_Insight._rate(p)}" for p in e["patterns"]]
+                    f" {p['pending']} pending, rate {rate(p)}" for p in e["patterns"]]
         for r in [dict(e["hints"]["overall"], pattern="Hints and briefing items", kind="all")] + \
                 e["hints"]["items"]:
             lo, hi = r.get("interval", (0, 0))
@@ -7969,18 +7891,10 @@ class _Insight(_Patterns):
         return "\n".join(out)
 
     @staticmethod
-    def _render_feedback(r):
-        out = (f"{r['verdict'].capitalize()} feedback on {r['pattern']} ({_Core._where(r)}):"
-               f" conf={r['confidence']} ({r['delta']:+d})")
-        if r["quiet"]:
-            out += f", not suggested until observed {r['quiet']} more time(s)"
-        return out
-
-    @staticmethod
     def _render_conflicts(rows):
         out = []
         for c in rows:
-            out.append(f"{c['key']} ({_Insight._scope(c['project'])}): {c['winner']} wins")
+            out.append(f"{c['key']} ({_Core._where(c)}): {c['winner']} wins")
             out += [f"  {'*' if v['winner'] else ' '} {v['pattern']:<30} conf={v['confidence']:<3}"
                     f" [{v['level']}] last seen {v['last_seen'][:19]}"
                     + ("" if v["winner"] else "  superseded") for v in c["values"]]
@@ -7998,7 +7912,7 @@ class _Insight(_Patterns):
                            ("Decayed", "decays")):
             if s[key]:
                 out.append(f"{label}:")
-                out += [f"  {m['pattern']} ({_Insight._scope(m['project'])}) {m['change']}"
+                out += [f"  {m['pattern']} ({_Core._where(m)}) {m['change']}"
                         for m in s[key]]
         out.append("Top suggestions:")
         out += [f"  {_Out.render_record(r)}" for r in s["suggestions"]] or ["  (none)"]
@@ -8008,13 +7922,9 @@ class _Insight(_Patterns):
                    f"{st['by_level']['universal']})")
         return "\n".join(out)
 
-
     def _thresholds(self, pattern, category):
-        """Each threshold of one row with where it comes from, in consolidate's order.
-
-        _THRESHOLD_SCOPES (a pattern setting, else a category setting), else the
-        store-wide setting, else the built-in default.
-        """
+        """Each threshold of one row and where it comes from, in consolidate's order:
+        _THRESHOLD_SCOPES (pattern, then category), the store-wide setting, the default."""
         names = {"mature": "mature_threshold", "rule": "rule_threshold",
                  "universal_projects": "universal_projects"}
         row = {"pattern": pattern, "category": category}
@@ -8022,8 +7932,7 @@ class _Insight(_Patterns):
                         [(scope, f"{scope}.{row[scope]}.{which}") for scope in _THRESHOLD_SCOPES])
                  + [("store", which)] for name, which in names.items()}
         keys = [k for c in cands.values() for _, k in c]
-        stored = dict(self._read("SELECT key, value FROM settings WHERE key IN"
-                                 f" ({','.join('?' * len(keys))})", keys))
+        stored = dict(self._chunked("SELECT key, value FROM settings WHERE key IN ({})", keys))
         out = {}
         for name, which in names.items():
             origin, key = next(((o, k) for o, k in cands[name] if k in stored), ("default", which))
@@ -8032,11 +7941,8 @@ class _Insight(_Patterns):
         return out
 
     def _first_event_id(self, t):
-        """An event id before which no event is newer than epoch `t` (bisection on id).
-
-        The log is appended in time order; an hour of slack absorbs clocks of
-        concurrent writers. Queries keep their exact `ts` condition as well.
-        """
+        """An event id before which no event is newer than epoch `t` (bisection on id; an hour
+        of slack absorbs concurrent writers' clocks). Queries keep their exact `ts` condition."""
         edge = _iso(t - 3600)
         (lo, last), = self._read("SELECT min(id), max(id) FROM events")
         if lo is None:
@@ -8059,8 +7965,7 @@ class _Insight(_Patterns):
     def explain(self, pattern, project=None):
         """Why a pattern is at its level: confidence, thresholds, contributors, links.
 
-        Also the next promotion and decay, aliases, preference conflicts
-        (superseded values) and the feedback it received.
+        Also the next promotion and decay, aliases, preference conflicts and feedback received.
         """
         p, proj, scope = self._locate(pattern, project)
         recs = [dict(_Core._record(cols), decayed_at=decayed_at, quiet=quiet)
@@ -8114,7 +8019,8 @@ class _Insight(_Patterns):
             sources[src] = sources.get(src, 0) + n
 
         def top(d):
-            return _Insight._named(sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))[:10])
+            return [{"name": k, "count": n}
+                    for k, n in sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))[:10] if k]
         e.update(observations=sum(sessions.values()), sources=top(sources), sessions=top(sessions),
                  session_count=len([s for s in sessions if s]))
         e["projects"] = [{"project": r["project"], "confidence": r["confidence"],
@@ -8158,9 +8064,8 @@ class _Insight(_Patterns):
     def history(self, pattern, project=None, limit=100):
         """A pattern's confidence timeline: observations, feedback, decays, merges.
 
-        Each entry carries the confidence after it. Promotions and demotions
-        (by consolidate) appear with a delta of 0. A merge's delta is 0 here
-        because the merged pattern's own observations join this timeline.
+        Each entry carries the confidence after it. Promotions and demotions (by consolidate)
+        have a delta of 0, and so has a merge: the merged pattern's observations join it.
         """
         try:
             p, proj, scope = self._locate(pattern, project)
@@ -8222,8 +8127,7 @@ class _Insight(_Patterns):
         out = [{"pattern": p, "recent": a, "before": n - a, "per_day": round(a / days, 3),
                 "before_per_day": round((n - a) / days, 3), "change": round((2 * a - n) / days, 3)}
                for p, a, n in rows if a]
-        out.sort(key=lambda r: (-r["change"], -r["recent"], r["pattern"]))
-        return out[:limit]
+        return sorted(out, key=lambda r: (-r["change"], -r["recent"], r["pattern"]))[:limit]
 
     @operation(
         Param("days", int, "a suggestion counts as reinforced when observed within this many days"
@@ -8235,28 +8139,22 @@ class _Insight(_Patterns):
     def effectiveness(self, days=7, limit=20):
         """How many of the suggestions shown (suggest, briefing, resources) were followed.
 
-        A showing is reinforced when the pattern is observed (or given good
-        feedback) within `days` after it; missed when that window closed
-        without one; pending while the window is open. rate = reinforced /
-        (reinforced + missed), absent while nothing is decided. `hints`: each hint and briefing
-        item, shown or held back (`holdout_percent`), followed or not, and its lift.
+        A showing is reinforced when the pattern is observed (or given good feedback) within
+        `days` after it, missed when that window closed without one, pending while it is open;
+        rate = reinforced / (reinforced + missed), absent while nothing is decided. `hints`:
+        each hint and briefing item, shown or held back (`holdout_percent`), and its lift.
         """
         from bisect import bisect_right
         window, now = days * 86400, self._clock()
         shown = [(line.partition("\t")[0], ts) for ts, data in self._read(
             "SELECT ts, data FROM events WHERE kind = 'surface' ORDER BY ts")
             for line in data.split("\n") if line]
-        names, hits = sorted({p for p, _ in shown}), {}
-        for i in range(0, len(names), 500):
-            chunk = names[i:i + 500]
-            for p, ts in self._read(
-                    "SELECT pattern, ts FROM events WHERE pattern IN"
-                    f" ({','.join('?' * len(chunk))}) AND pattern != '' AND ({_Core._SQL_OBSERVED}"
-                    " OR (kind = 'feedback' AND delta > 0))",
-                    chunk):
-                hits.setdefault(p, []).append(ts)
-        for h in hits.values():
-            h.sort()
+        hits = {}
+        for p, ts in self._chunked(
+                "SELECT pattern, ts FROM events WHERE pattern IN ({}) AND pattern != '' AND ("
+                + _Core._SQL_OBSERVED + " OR (kind = 'feedback' AND delta > 0)) ORDER BY ts",
+                sorted({p for p, _ in shown})):
+            hits.setdefault(p, []).append(ts)
         per = {}
         total = dict.fromkeys(("surfaced", "reinforced", "missed", "pending"), 0)
         for p, ts in shown:
@@ -8285,19 +8183,20 @@ class _Insight(_Patterns):
               required=True, positional=True, choices=("good", "bad")),
         Param("note", str, "why (kept in the event log)", default=""),
         _Core._PROJECT_OF_ONE,
-        title="Give feedback on a pattern", output=_FEEDBACK, render=_render_feedback,
-        learns=True)
+        title="Give feedback on a pattern", output=_FEEDBACK, learns=True,
+        render=lambda r: (f"{r['verdict'].capitalize()} feedback on {r['pattern']}"
+                          f" ({_Core._where(r)}): conf={r['confidence']} ({r['delta']:+d})"
+                          + (f", not suggested until observed {r['quiet']} more time(s)"
+                             if r["quiet"] else "")))
     def feedback(self, pattern, verdict, note="", project=None):
         """Confirm (good) or reject (bad) a learned pattern: a suggestion that helped or misled.
 
-        good: +1 confidence, like an observation. bad: -1 (never below 1) and the
-        pattern is not suggested again until observed `feedback_bad_quiet` more
-        times (default 3). Both show in explain and history.
+        good: +1 confidence, like an observation. bad: -1 (never below 1), not suggested again
+        until observed `feedback_bad_quiet` more times (default 3). Both show in explain, history.
         """
         _check_text(note, "note", MAX_PATTERN)
         normalize_pattern(pattern)
         quiet = self._settings()["feedback_bad_quiet"] if verdict == "bad" else 0
-
         with self._write() as conn:
             p, proj, scope = self._locate(pattern, project, conn)
             rec = self._get_record(conn, p, proj)
@@ -8324,8 +8223,7 @@ class _Insight(_Patterns):
     def conflicts(self):
         """Preferences `pref:KEY=VALUE` holding different values for one KEY in one project scope.
 
-        The value reinforced last wins suggestions; the others are superseded
-        (kept, never suggested).
+        The value reinforced last wins; the others are superseded (kept, never suggested).
         """
         groups = _Core._pref_groups(self._pref_rows())
         return [{"key": k, "project": proj, "winner": g[0][0],
@@ -8333,8 +8231,7 @@ class _Insight(_Patterns):
                 for (k, proj), g in sorted(groups.items()) if len(g) > 1]
 
     def _since(self, since):
-        """None / '' (24 hours ago), a number of hours ('24', '1.5h') or an ISO time -> epoch
-        seconds."""
+        """None / '' (24 hours ago), a number of hours ('24', '1.5h') or an ISO time -> epoch."""
         if since is None or since == "":
             return self._clock() - 24 * 3600
         _check_text(since, "since")
@@ -8371,9 +8268,9 @@ class _Insight(_Patterns):
         (new_count,), = self._read("SELECT count(*) FROM instincts WHERE first_seen >= ?", (start,))
         new = self._read(f"SELECT {_Core._COLS} FROM instincts WHERE first_seen >= ?"
                          " ORDER BY first_seen DESC, pattern LIMIT ?", (start, limit))
-        activity = {k: n for k, n in self._read(
+        activity = dict(self._read(
             "SELECT kind, count(*) FROM events WHERE id >= ? AND ts >= ? GROUP BY kind"
-            " ORDER BY kind", (first, start))}
+            " ORDER BY kind", (first, start)))
         moves = {"promote": [], "demote": [], "decay": []}
         for kind in moves:
             for ts, p, pr, data in self._read(
