@@ -4838,31 +4838,26 @@ class _Call:
 # 16. Mining and the presenter (habits from sessions, one selection for every channel)
 # =============================================================================
 class _Presenter:
-    """One selection and wording of learned items for every channel.
-
-    The channels: the briefing, the MCP prompt and resources, every rules file."""
+    """One selection and wording of learned items for every channel (briefing, MCP, rules files)."""
 
     SESSIONS = 5                # a project's recent sessions whose use decides what is briefed
     MIN_USE = 0.5                # a mined item used in fewer of them than this is not briefed
 
     def rule_text(r):
-        """One learned pattern -> the sentence every surface uses (briefing, rules files, MCP).
-
-        Mined patterns hold command shapes, shown as code; patterns a user or agent observed
-        by hand hold their own words, shown as they are.
-        """
+        """One learned pattern -> its sentence: mined shapes shown as code, observed words as is."""
         p = r["pattern"]
-        code = (lambda s: f"`{s}`") if _Corpus.mined_source(r.get("source")) else (lambda s: s)
+        mined = _Corpus.mined_source(r.get("source"))
+        code = (lambda s: f"`{s}`") if mined else (lambda s: s)
         head, colon, body = p.partition(":")
-        kind, _, used = body.partition(":")
-        if (colon and head == "pref" and kind in ("command", "tool")
-                and _Corpus.mined_source(r.get("source"))):
-            return ("Project command: " if kind == "command" else "Often used here: ") + code(used)
-        if colon and head == "pref" and "=" in body:
-            key, _, value = body.partition("=")
-            if key in _Corpus.ROLE_TITLES:
+        if colon and head == "pref":
+            kind, _, used = body.partition(":")
+            if kind in ("command", "tool") and mined:
+                what = "Project command: " if kind == "command" else "Often used here: "
+                return what + code(used)
+            key, eq, value = body.partition("=")
+            if eq and key in _Corpus.ROLE_TITLES:
                 return f"{_Corpus.ROLE_TITLES[key]}: {code(value)}"
-            return f"Preference: {key} = {value}"
+            return f"Preference: {key} = {value}" if eq else f"Preference: {body}"
         if colon and head == "seq":
             steps = [s.strip() for s in body.split("->")]
             shown = ["edit the code" if s == _Call.EDIT_STEP else code(s) for s in steps]
@@ -4882,8 +4877,6 @@ class _Presenter:
             return f"Recurring fix: {body}"
         if colon and head == "combo":
             return "Used together: " + " + ".join(code(s.strip()) for s in body.split("+"))
-        if colon and head == "pref":
-            return f"Preference: {body}"
         return f"Habit: {p}"
 
     def rule_evidence(r):
@@ -4941,12 +4934,11 @@ class _Presenter:
         return progs <= have
 
     def select(store, project, root, limit=_Capture.INJECT_MAX_ITEMS):
-        """The one selection of learned items for every channel: mature ones for `project` (and
-        global ones), the items of the project's recent sessions first, each dropped where it
-        does not apply (used in too few of the project's recent sessions; another project's
-        habit none of them used, or before it has any, of a toolchain its files do not show),
-        a habit shown once, a role's commands by the strongest, a ritual's family by one member.
-        Records with 'use'."""
+        """Mature items of `project` and global ones, those its recent sessions used first ('use').
+
+        Dropped: items too few of those sessions used; another project's habit none used (before
+        it has any: of a toolchain its files lack); repeats, weaker commands of a role, weaker
+        members of a ritual's family, generic habits."""
         recent = [tuple(x.split("\t")) for x, in store._read(
             "SELECT steps FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
             (project, _Presenter.SESSIONS))]
@@ -4975,27 +4967,21 @@ class _Presenter:
                 roles.add(key)
             if not _Presenter.generic_habit(p):
                 out.append(r)
-        seqs = {r["pattern"]: [s for s in out if s["pattern"] == r["pattern"]] for r in out
-                if r["pattern"].startswith("seq:")}
-        best = _Corpus.families({tuple(p[4:].split("->")): [None] * rs[0]["confidence"]
-                          for p, rs in seqs.items()})
+        best = _Corpus.families({tuple(r["pattern"][4:].split("->")): [None] * r["confidence"]
+                                 for r in out if r["pattern"].startswith("seq:")})
         keep = {"seq:" + "->".join(g) for g, _ in best}
         out = [r for r in out if not r["pattern"].startswith("seq:") or r["pattern"] in keep]
         if root and out:               # the user wrote it already, or its files changed or went
             why = _Anchors.staleness(store._db.conn, root, out)
             out = _Lint.duplicates(root, [dict(r, stale=w) if w else r for r, w in zip(out, why)
                                           if not (w and w.endswith(" is gone"))])
-        rank = {id(r): i for i, r in enumerate(out)}
-        out.sort(key=lambda r: (-(r["use"][0] / r["use"][1]) if r.get("use") else -0.5,
-                                rank[id(r)]))
+        out.sort(key=lambda r: -(r["use"][0] / r["use"][1]) if r.get("use") else -0.5)   # stable
         return out[:limit]
 
 
 class _Corpus:
-    """What mining reads of each session, loaded once per mining pass: collapsed steps and
-    their n-grams (runs, one-gap), the session's habits candidates (commands, combos) and
-    fixes."""
-    # --- mining: what recurs across a project's sessions --------------------------------
+    """What mining reads of each session, once per pass: collapsed steps, their n-grams, habit
+    candidates (commands, combos) and fixes."""
     # Which project command a shape is, read from its most specific word (right to left):
     # 'uv run pytest' -> test, 'npm run lint' -> lint, 'ruff check' -> lint (ruff), 'mix format'.
     COMMAND_ROLES = (
@@ -5042,10 +5028,8 @@ class _Corpus:
 
     @staticmethod
     def command_role(shape):
-        """'mix test' -> 'test'; a shape that is not a project command -> None.
-
-        The last word decides ('make docs' is not a build); a plain verb after a tool lets the
-        tool decide ('ruff check' is lint)."""
+        """'mix test' -> 'test', else None: the last word decides ('make docs' is no build), or
+        the tool before a plain verb ('ruff check' is lint)."""
         words = shape.split()
         if len(words) > 1 and words[-1] in ("check", "run", "exec", "ci"):
             words = words[:-1]
@@ -5058,8 +5042,7 @@ class _Corpus:
 
     @staticmethod
     def steps_of(rows):
-        """[(kind, data)] of one session's tool events, in call order -> [(step, ok)]: the steps of
-        each `_Call`; a failed call's failure is its last step's."""
+        """A session's [(kind, data)] -> [(step, ok)]; a failed call failed at its last step."""
         out = []
         for kind, data in rows:
             steps = _Call.read(data).steps()
@@ -5074,14 +5057,13 @@ class _Corpus:
 
     @staticmethod
     def periodic(g):
-        """More than one full cycle of a shorter loop (a->b->a->b): say it as a->b->a instead."""
+        """More than one cycle of a shorter loop (a->b->a->b; a->b->a says it)."""
         return any(all(g[i] == g[i % p] for i in range(len(g))) and len(g) > p + 1
                    for p in range(1, len(g)))
 
     @staticmethod
     def ngrams(col):
-        """The 2-5 step runs of `col` -> (contiguous ones, those with one extra step inside: a
-        ritual whose agent did one other thing in the middle)."""
+        """The 2-5 step runs of `col` -> (contiguous ones, ones with one extra step inside)."""
         runs, gapped = set(), set()
         for n in range(2, _Corpus.SEQ_MAX + 1):
             for i in range(len(col) - n + 1):
@@ -5095,18 +5077,9 @@ class _Corpus:
         return runs, gapped
 
     @staticmethod
-    def workflow_candidates(col):
-        """Candidate workflows of one session: 2-5 steps from a command to a command (edits may
-        sit between: test -> edit -> test), not a loop restated."""
-        runs, gapped = _Corpus.ngrams(col)
-        return {g for g in runs | gapped if g[0] != _Call.EDIT_STEP and g[-1] != _Call.EDIT_STEP
-                and not _Corpus.periodic(g) and len(set(g)) > 1}
-
-    @staticmethod
-    def chance_sessions(g, stats, enough=float("inf"), gapped=False):
-        """Sessions expected to hold `g` by chance: each session's steps shuffled (same counts,
-        no step following itself, as collapsed), summed over sessions; stops past `enough`.
-        `gapped`: held as a run or with one extra step inside, n placements instead of one."""
+    def chance_sessions(g, stats, enough, gapped):
+        """Sessions expected to hold `g` by chance (each one's collapsed steps shuffled), summed;
+        stops past `enough`. `gapped`: as a run or with one step inside (n placements, not 1)."""
         expected, n, need, pairs = 0.0, len(g), set(g), tuple(zip(g, g[1:]))
         for length, freq, rest in stats:
             if length < n or not need <= freq.keys():
@@ -5122,7 +5095,7 @@ class _Corpus:
     @staticmethod
     @functools.lru_cache(maxsize=None)
     def chance_limit(k):
-        """The largest chance expectation under which k holding sessions still count (bisection)."""
+        """The largest chance expectation under which k holders still count (bisection)."""
         lo, hi = 0.0, float(k)
         for _ in range(30):
             mid = (lo + hi) / 2
@@ -5141,9 +5114,8 @@ class _Corpus:
 
     @staticmethod
     def fixes_in(steps):
-        """One session's fixes -> ({(A, B)}, {A}): A failed, then A ran again within 10 steps and
-        passed, B the last step before that run; the second set holds every A that failed and
-        then passed (with or without a step between)."""
+        """One session's fixes -> ({(A, B)}, {A}): A failed, then passed within 10 steps, B the
+        step before that run; the second set: every A that failed then passed (B or not)."""
         pairs, passed = set(), set()
         for i, (a, ok) in enumerate(steps):
             if ok or a == _Call.EDIT_STEP:
@@ -5169,17 +5141,15 @@ class _Corpus:
 
     @staticmethod
     def command_pattern(step, shell):
-        """A step used in most of a project's sessions -> its pattern: 'pref:test=mix test' when
-        its role can be told (one command per role), else 'pref:command:just verify' or
-        'pref:tool:Task(Explore)' (as many as the project has)."""
+        """A habit step -> 'pref:test=mix test' (one per role), else 'pref:command:just verify' or
+        'pref:tool:Task(Explore)' (any number)."""
         role = _Corpus.command_role(step) if shell else None
         return f"pref:{role}={step}" if role else f"pref:{'command' if shell else 'tool'}:{step}"
 
     @staticmethod
     def recurring(session, window, corpus):
-        """The commands, tools and combos of `session` used in at least 2 and in at least half of
-        the project's recent sessions (`window`, this one included) -> {pattern: holders}: a
-        habit is what most sessions do, whatever its name."""
+        """The commands, tools and combos of `session` used in 2+ and half of the project's recent
+        sessions (`window`, this one included) -> {pattern: holders}."""
         own = corpus.items[session]
         held = {}
         for s in window:
@@ -5190,9 +5160,8 @@ class _Corpus:
 
     @staticmethod
     def fix_habits(session, window, corpus):
-        """Fixes of `session` that recur beyond chance -> {'fix:A by B': holders}. Chance: in each
-        session where A failed and then passed, B is the step before the passing run as often as
-        B is among that session's steps."""
+        """Fixes of `session` recurring beyond chance -> {'fix:A by B': holders}. Chance: where A
+        failed then passed, B comes before the passing run as often as B is among the steps."""
         pairs = corpus.fixes[session][0]
         out = {}
         for a, b in pairs:
@@ -5209,17 +5178,17 @@ class _Corpus:
         return out
 
     @staticmethod
-    def workflows(session, others, corpus, known=lambda g: 0):
-        """Workflows of `session` that recur across sessions (`others`) beyond chance.
+    def workflows(session, others, corpus, known):
+        """Workflows of `session` held by 2+ of `others` beyond chance -> {pattern: holders}.
 
-        A candidate counts when at least 2 sessions hold it and chance would give that many
-        less than once in a thousand times (each session's own steps shuffled). Sessions hold it
-        as a run, or with one extra step inside; the looser reading has its own (n times
-        larger) chance, and is tried first. A workflow that only restates a longer one (a
-        subsequence of it) held by as many sessions is dropped.
-        Returns {pattern: [session ids holding it]}.
+        Candidates: 2-5 steps from a command to a command (edits may sit between), no loop
+        restated. Held as a run or with one extra step inside (the looser reading, with its n
+        times larger chance, tried first); one restating a longer one held as widely is dropped.
         """
-        own = _Corpus.workflow_candidates(corpus.add(session))
+        corpus.add(session)
+        runs, gapped = corpus.grams[session]
+        own = {g for g in runs | gapped if g[0] != _Call.EDIT_STEP and g[-1] != _Call.EDIT_STEP
+               and not _Corpus.periodic(g) and len(set(g)) > 1}
         if not own:
             return {}
         ids = [session] + [s for s in others if s != session]
@@ -5255,9 +5224,7 @@ class _Corpus:
 
     @staticmethod
     def same_family(g, h):
-        """Two workflows are one ritual told twice when they share, in order, all steps of the
-        shorter but one (and at least two): windows of a longer ritual, a contained or permuted
-        variant."""
+        """One ritual told twice: in order, they share all steps of the shorter but one (2+)."""
         if len(g) > len(h):
             g, h = h, g
         prev = [0] * (len(h) + 1)                 # longest common subsequence, row by row
@@ -5270,10 +5237,9 @@ class _Corpus:
 
     @staticmethod
     def families(found, runs=None, known=lambda g: 0):
-        """{workflow: holders} -> [(workflow, holders)], one per family: its best member, held by
-        the most sessions, then the longest, then the one already learned the most (`known(g)`:
-        its confidence, so that variants as widely held do not take turns), then the one held by
-        the most as a run (`runs`)."""
+        """{workflow: holders} -> [(workflow, holders)], each family's best: most holders, then
+        longest, then most learned (`known(g)`, so equal variants do not take turns), then most
+        held as a run (`runs`)."""
         best, runs = [], runs or {}
         for g, have in sorted(found.items(), key=lambda x: (-len(x[1]), -len(x[0]), -known(x[0]),
                                                             -runs.get(x[0], 0), x[0])):
@@ -5287,17 +5253,15 @@ class _Corpus:
         steps = iter(big)
         return all(step in steps for step in small)
 
-    # --- the briefing: what was learned, as instructions an agent can act on -------------
     @staticmethod
     def mined_source(src):
-        """Whether a pattern's source says mining found it: 'hooks' (live sessions) or
-        'import:<client>' (sessions replayed by import-history)."""
+        """Whether mining found it: 'hooks' (live) or 'import:<client>' (import-history)."""
         return src == "hooks" or str(src).startswith("import:")
 
 
 class _Miner:
-    """One mining pass, inside the caller's write transaction. Each (session, pattern,
-    project) is credited at most once: +1 confidence and an `observe` event."""
+    """One mining pass in the caller's write transaction: each (session, pattern, project)
+    credited at most once (+1 confidence, an `observe` event)."""
     # Sessions with tool events past the full-pass mark and not mined that far: the log's tail by
     # rowid (`+e.session` keeps SQLite from walking the whole session index for the GROUP BY).
     SQL_UNMINED = ("SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessions m"
@@ -5312,7 +5276,7 @@ class _Miner:
         self.corpus = _Corpus(self.rows_of)
 
     def rows_of(self, sess):
-        """A session's recorded tool calls: (kind, summary, project) in order."""
+        """A session's tool calls: (kind, summary, project) in order."""
         return self.conn.execute("SELECT kind, data, project FROM events WHERE session = ?"
                                  " AND session != '' AND kind IN ('tool', 'tool_fail') ORDER BY id",
                                  (sess,)).fetchall()
@@ -5350,23 +5314,22 @@ class _Miner:
         return row[0] if row else 0
 
     def anchor(self, sess, proj, found):
-        """A project command this session used is about the file that defines it (mix.exs,
-        package.json...): anchored to it as that file is now (confirmed when used again)."""
+        """Anchor each project command this session used to its defining file as it is now."""
         row = self.conn.execute("SELECT root FROM projects WHERE fingerprint = ?",
                                 (proj,)).fetchone()
         if not row or not os.path.isdir(row[0]):
             return
         for pat, have in found.items():
-            if sess in have and pat.startswith("pref:") and _Presenter.item_steps(pat):
-                path = _Anchors.defining_file(row[0], _Presenter.item_steps(pat)[0])
+            steps = _Presenter.item_steps(pat)
+            if sess in have and pat.startswith("pref:") and steps:
+                path = _Anchors.defining_file(row[0], steps[0])
                 if path and self.canon.get(pat):
                     _Anchors.reanchor(self.conn, row[0],
                                       {"pattern": self.canon[pat], "project": proj}, [path])
 
     def session(self, sess, last_id):
-        """Mine one session (its calls up to event `last_id`): its own habits and combos, then
-        the workflows it shares with its project's recent sessions, and with the user's
-        recent sessions anywhere (global once they are held in 2+ projects)."""
+        """Mine one session (calls up to event `last_id`): its habits, combos and fixes, then the
+        workflows shared with its project's recent sessions, and any project's (global in 2+)."""
         from collections import Counter
         conn, corpus = self.conn, self.corpus
         rows = self.rows_of(sess)
@@ -5425,10 +5388,8 @@ class _Learning(_Memory):
     def mine(self, session=None):
         """Mine the sessions' tool calls into pref:/seq:/fix:/combo: observations, then consolidate.
 
-        A pattern gets at most +1 per session, so confidence counts the sessions a habit
-        recurred in; mining a session again changes nothing. Workflows are judged across the
-        project's recent sessions against a chance baseline; when one first passes, every
-        session that held it is counted.
+        At most +1 per pattern and session, so confidence counts sessions; mining again changes
+        nothing. Workflows are judged across the project's recent sessions against chance.
         """
         if session is not None:
             _check_text(session, "session", 100, empty_ok=False)
@@ -5439,12 +5400,8 @@ class _Learning(_Memory):
                 conn.execute("UPDATE mining_state SET seen_id = (SELECT coalesce(max(id), 0)"
                              " FROM events)")
             else:
-                todo = conn.execute(
-                    "SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessions m"
-                    " ON m.session = e.session WHERE e.session = ? AND e.session != ''"
-                    " AND e.kind IN ('tool', 'tool_fail')"
-                    " GROUP BY e.session HAVING max(e.id) > coalesce(max(m.last_id), 0)",
-                    (session,)).fetchall()
+                todo = conn.execute(_Miner.SQL_UNMINED.replace("e.id > ?", "e.session = ?"),
+                                    (session,)).fetchall()
             miner = _Miner(self, conn)
             for sess, last_id in todo:
                 miner.session(sess, last_id)
@@ -5463,9 +5420,8 @@ class _Learning(_Memory):
     def record_tool(self, payload, failed=False, ts=None, roots=None):
         """Store one tool call of a hook payload; returns the summary or the skip reason.
 
-        `ts` (epoch seconds) dates the call when it is replayed from history; default now.
-        `roots`, a dict the caller keeps, resolves each folder's project once (history import).
-        """
+        `ts` (epoch seconds, default now) dates a replayed call; `roots`, a dict the caller
+        keeps, resolves each folder's project once (history import)."""
         call, reason = _Call.of(payload)
         if call is None:
             return "skipped: " + reason
@@ -5473,12 +5429,10 @@ class _Learning(_Memory):
         if not session:
             return "skipped: no session_id"
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
-        root = roots.get(cwd) if roots is not None and cwd else None
-        if root is None:
-            root = project_root(cwd)
-            if roots is not None and cwd:
-                roots[cwd] = root
-        proj = _sha256_hex(root)[:12]
+        roots = {} if roots is None else roots
+        if cwd not in roots:
+            roots[cwd] = project_root(cwd)
+        proj = _sha256_hex(roots[cwd])[:12]
         failed = failed or _Call.response_failed(payload.get("tool_response"))
         source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload
                                                        else "claude-code")
@@ -5487,7 +5441,7 @@ class _Learning(_Memory):
             when = self._now() if ts is None else _iso(ts)
             conn.execute(_Core._SQL_EVENT, (when, "tool_fail" if failed else "tool", "", proj,
                                             source[:40], session, 0, call.encode()))
-            conn.execute(_Core._SQL_PROJECT, (proj, root, when))
+            conn.execute(_Core._SQL_PROJECT, (proj, roots[cwd], when))
         return call.label()
 
     def new_prompt(self, prompt, cwd, session):
