@@ -4961,10 +4961,9 @@ class _Presenter:
                         and (recent or not _Presenter.applies(steps, root))):
                     continue                      # another project's habit this one has not shown
             key = p[5:].split("=", 1)[0] if p.startswith("pref:") else None
-            if key in _Corpus.ROLE_TITLES:
-                if key in roles:
-                    continue
-                roles.add(key)
+            if key in _Corpus.ROLE_TITLES and key in roles:
+                continue
+            roles.add(key)
             if not _Presenter.generic_habit(p):
                 out.append(r)
         best = _Corpus.families({tuple(r["pattern"][4:].split("->")): [None] * r["confidence"]
@@ -5012,10 +5011,11 @@ class _Corpus:
     def add(self, session, rows=None):
         if session not in self.grams:
             from collections import Counter
+            from itertools import groupby
             rows = self.load(session) if rows is None else rows
             calls = [(r[0], r[1]) for r in rows]
             steps = _Corpus.steps_of(calls)
-            col = _Corpus.collapse([st for st, _ in steps])
+            col = tuple(k for k, _ in groupby(st for st, _ in steps))      # repeats collapsed
             freq, n = Counter(col), len(col)
             rest = {t: 1.0 / max(1, n - c) for t, c in freq.items()}   # 1 / steps unlike t
             self.grams[session], self.stats[session] = _Corpus.ngrams(col), (col, n, freq, rest)
@@ -5050,10 +5050,6 @@ class _Corpus:
             if steps:
                 out.append((steps[-1], kind == "tool"))
         return out
-
-    @staticmethod
-    def collapse(names):
-        return tuple(x for i, x in enumerate(names) if i == 0 or x != names[i - 1])
 
     @staticmethod
     def periodic(g):
@@ -5162,9 +5158,8 @@ class _Corpus:
     def fix_habits(session, window, corpus):
         """Fixes of `session` recurring beyond chance -> {'fix:A by B': holders}. Chance: where A
         failed then passed, B comes before the passing run as often as B is among the steps."""
-        pairs = corpus.fixes[session][0]
         out = {}
-        for a, b in pairs:
+        for a, b in corpus.fixes[session][0]:
             have, expected = [], 0.0
             for s in window:
                 got, passed = corpus.fixes[s]
@@ -5201,8 +5196,7 @@ class _Corpus:
         for runs, gapped in grams:
             hit = own & runs
             n_run.update(hit)
-            n_loose.update(hit)
-            n_loose.update((own & gapped) - hit)
+            n_loose.update(hit | (own & gapped))
         holders = {}
         for g in sorted(own, key=len, reverse=True):       # longest first
             k_run, k_loose = n_run[g], n_loose[g]
@@ -5268,6 +5262,9 @@ class _Miner:
                    " ON m.session = e.session WHERE e.id > ? AND e.session != ''"
                    " AND e.kind IN ('tool', 'tool_fail') GROUP BY +e.session"
                    " HAVING max(e.id) > coalesce(max(m.last_id), 0) ORDER BY max(e.id)")
+    # A session's tool calls, by the session index
+    SQL_CALLS = (" FROM events WHERE session = ? AND session != ''"
+                 " AND kind IN ('tool', 'tool_fail')")
 
     def __init__(self, store, conn):
         self.store, self.conn, self.now = store, conn, store._now()
@@ -5277,8 +5274,7 @@ class _Miner:
 
     def rows_of(self, sess):
         """A session's tool calls: (kind, summary, project) in order."""
-        return self.conn.execute("SELECT kind, data, project FROM events WHERE session = ?"
-                                 " AND session != '' AND kind IN ('tool', 'tool_fail') ORDER BY id",
+        return self.conn.execute("SELECT kind, data, project" + _Miner.SQL_CALLS + " ORDER BY id",
                                  (sess,)).fetchall()
 
     def credit(self, sess, pat, proj):
@@ -5295,8 +5291,7 @@ class _Miner:
         if conn.execute("INSERT OR IGNORE INTO mined (session, pattern, project, ts)"
                         " VALUES (?,?,?,?)", (sess, p, proj, self.now)).rowcount:
             if sess not in self.when:                   # the session's own time and source
-                ts, src = conn.execute("SELECT max(ts), max(source) FROM events WHERE session = ?"
-                                       " AND session != '' AND kind IN ('tool', 'tool_fail')",
+                ts, src = conn.execute("SELECT max(ts), max(source)" + _Miner.SQL_CALLS,
                                        (sess,)).fetchone()
                 self.when[sess] = (ts or self.now, src if _Corpus.mined_source(src) else "hooks")
             ts, src = self.when[sess]
@@ -5333,20 +5328,19 @@ class _Miner:
         from collections import Counter
         conn, corpus = self.conn, self.corpus
         rows = self.rows_of(sess)
-        calls = [(k, d) for k, d, _ in rows]
         proj = Counter(p for _, _, p in rows).most_common(1)[0][0]   # where most of it ran
         conn.execute("INSERT INTO mined_sessions (session, last_id, project) VALUES (?, ?, ?)"
                      " ON CONFLICT (session) DO UPDATE SET last_id = excluded.last_id,"
                      " project = excluded.project", (sess, last_id, proj))
         corpus.grams.pop(sess, None)                    # new events since it was last loaded
-        steps = corpus.add(sess, calls)
+        steps = corpus.add(sess, rows)
         conn.execute("UPDATE mined_sessions SET steps = ? WHERE session = ?",
                      ("\t".join(steps[:_Corpus.STEPS_KEPT]), sess))
         recent = conn.execute("SELECT session, project FROM mined_sessions ORDER BY last_id DESC"
                               " LIMIT ?", (_Corpus.SESSIONS_COMPARED,)).fetchall()
-        same = list(dict.fromkeys([s for s, p in recent if p == proj] + [s for s, in conn.execute(
-            "SELECT session FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
-            (proj, _Corpus.SESSIONS_COMPARED))]))
+        same = [s for s, in conn.execute("SELECT session FROM mined_sessions WHERE project = ?"
+                                          " ORDER BY last_id DESC LIMIT ?",
+                                          (proj, _Corpus.SESSIONS_COMPARED))]
         window = [sess] + [s for s in same if s != sess][:_Corpus.HABIT_WINDOW - 1]
         for s in window:
             corpus.add(s)
@@ -5456,9 +5450,8 @@ class _Learning(_Memory):
 
     def briefing(self, cwd=None, max_items=_Capture.INJECT_MAX_ITEMS,
                  max_chars=_Capture.INJECT_MAX_CHARS, project=None, session=""):
-        """The session-start context for the project of `cwd` (or the fingerprint `project`,
-        whose folder is not known): facts, rules first, capped; '' if none. With a `session`,
-        each item is recorded for effectiveness, `holdout_percent` of them held back."""
+        """The session-start context for the project of `cwd` (or fingerprint `project`), capped;
+        '' if none. With a `session`, items are recorded, `holdout_percent` held back."""
         proj = project_fingerprint(cwd) if project is None else project
         root = project_root(cwd) if cwd or project is None else None
         items = _Presenter.select(self, proj, root, max_items)
@@ -5475,8 +5468,6 @@ class _Learning(_Memory):
                 lines += self.memory_briefing(cwd or os.getcwd(), max_chars)
         except InstinctError:
             pass
-        if not lines:
-            return ""
         text = ("What instinct learned from this user's past sessions here"
                 " (follow it unless told otherwise):")
         for line in lines:
@@ -5487,13 +5478,11 @@ class _Learning(_Memory):
 
 
 class _Hints:
-    """Hints at the point of action, held out at random to measure their lift.
+    """Hints before a conflicting command, after a failure, or at an edit of an anchored file.
 
-    Each comes before a conflicting command, after a failure, or at an edit of an anchored file."""
+    One indexed query per matched call (no mining): mature items only, each at most once per
+    session, `holdout_percent` held back (recorded, not shown) to measure their lift."""
 
-    # --- hints at the point of action: the project's command, a learned fix, a file's memory ------
-    # Read by one indexed query per matched call (no mining): mature items only, each hinted at most
-    # once per session, `holdout_percent` of them held back (recorded, not shown) to measure lift.
     MAX_CHARS = 300
     PACKAGE_MANAGERS = frozenset("npm pnpm yarn bun".split())
     FIX_WINDOW = 10                  # a fix hint is followed when the command passes within this
@@ -5504,30 +5493,26 @@ class _Hints:
                   " ORDER BY project = '', confidence DESC, pattern")
 
     def purpose(shape):
-        """What a command shape is for, decided the same way every time: its role ('test'), else
-        'packages' for a package manager's command, else None."""
-        if _Corpus.command_role(shape):
-            return _Corpus.command_role(shape)
-        return "packages" if shape.split(" ", 1)[0] in _Hints.PACKAGE_MANAGERS else None
+        """What a shape is for: its role ('test'), 'packages' (a package manager's), else None."""
+        packages = "packages" if shape.split(" ", 1)[0] in _Hints.PACKAGE_MANAGERS else None
+        return _Corpus.command_role(shape) or packages
 
     def agrees(shape, learned, purpose):
-        """Whether `shape` is the project's `learned` command for `purpose` (or one extending the
-        other: 'mix test' and 'mix test.watch' differ, 'npm test' and 'npm test unit' do not)."""
+        """Whether `shape` is the `learned` command for `purpose`, or extends it or is extended
+        ('mix test.watch' differs from 'mix test', 'npm test unit' does not from 'npm test')."""
         if purpose == "packages":
             return shape.split(" ", 1)[0] == learned.split(" ", 1)[0]
         return (shape == learned or shape.startswith(learned + " ")
                 or learned.startswith(shape + " "))
 
     def toolchains(shape):
-        """The toolchain files whose programs a shape's words name ('uv run pytest' ->
-        pyproject.toml, setup.py; 'npx vitest' -> package.json)."""
+        """The toolchain files whose programs a shape names ('npx vitest' -> package.json)."""
         words = set(shape.split())
         return {f for f, progs in _Presenter.TOOLCHAIN_FILES.items() if words & set(progs.split())}
 
     def learned_for(rows, purpose, shape):
-        """The learned commands among `rows` (pattern, confidence) serving `purpose` in the
-        toolchain of `shape` (a project's `mix test` says nothing about its assets' `npx vitest`),
-        strongest first."""
+        """The learned commands among `rows` (pattern, confidence) for `purpose` in the toolchain
+        of `shape` (`mix test` says nothing of `npx vitest`), strongest first."""
         out, mine = [], _Hints.toolchains(shape)
         for p, n in rows:
             key, value = p[5:].partition("=")[0], (_Presenter.item_steps(p) or [""])[0]
@@ -5539,8 +5524,8 @@ class _Hints:
         return out
 
     def command_hint(store, project, shapes):
-        """The first planned shape at odds with the project's mature command for the same purpose
-        -> (purpose, pattern, text), else None."""
+        """The first shape at odds with the mature command of its purpose -> (purpose, pattern,
+        text), else None."""
         rows = None
         for shape in shapes:
             purpose = _Hints.purpose(shape)
@@ -5591,9 +5576,8 @@ class _Hints:
                                          + f" - {first}" * bool(first))
 
     def hold_out(store, session, project, items, again=False):
-        """Record each (kind, key) item once per session, shown or held back at random
-        (`holdout_percent`) -> the keys to show: new this session and not held (`again`: or
-        shown before in it, as a resumed session's briefing)."""
+        """Record each (kind, key) once per session, shown or held back (`holdout_percent`) ->
+        the keys to show: new and not held (`again`: or shown before, as on a resume)."""
         settings = store._settings()
         share = settings["holdout_percent"]
         if settings["hint_demote"]:               # enough evidence that it changes nothing: demoted
@@ -5616,8 +5600,8 @@ class _Hints:
         return show
 
     def hint(store, event, payload, cwd):
-        """The hint for a call about to run (event 'pre-tool-use') or one that failed -> its text,
-        or '' (nothing learned against it, given already this session, or held back)."""
+        """The hint for a call about to run ('pre-tool-use') or one that failed -> its text, or ''
+        (nothing against it, given already this session, or held back)."""
         session = _Capture.safe_session(payload.get("session_id"))
         call = _Call.of(payload)[0]
         if not session or call is None:
@@ -5642,8 +5626,8 @@ class _Hints:
         return text if len(text) <= _Hints.MAX_CHARS else text[:_Hints.MAX_CHARS - 3] + "..."
 
     def outcome(kind, key, calls):
-        """Whether a hint (or a briefed item) was followed, read from the calls after it in its
-        session ([(ok, _Call)]) -> (True/False, or None while undecided; calls until fixed)."""
+        """Whether a hint or briefed item was followed, from the later calls ([(ok, _Call)]) ->
+        (True/False, None while undecided; calls until fixed)."""
         if kind == "fix" and key.startswith("fix:"):
             failed = key[4:].partition(" by ")[0]
             n = next((i + 1 for i, (ok, c) in enumerate(calls) if ok and failed in c.steps()), None)
@@ -5660,24 +5644,22 @@ class _Hints:
         return None, None
 
     def lift(arms):
-        """{'shown': [hits, decided], 'held': [...]} -> lift (shown rate - held rate) and a 95 %
-        interval (Agresti-Caffo), or 'not enough data' below _LIFT_MIN decided in either arm."""
+        """{'shown': [hits, decided], 'held': [...]} -> lift (shown rate - held rate) and its 95 %
+        interval (Agresti-Caffo); 'not enough data' below LIFT_MIN decided in either arm."""
         (x1, n1), (x0, n0) = arms["shown"], arms["held"]
         if min(n1, n0) < _Hints.LIFT_MIN:
             return {"lift": None, "note": "not enough data"}
         p1, p0 = (x1 + 1) / (n1 + 2), (x0 + 1) / (n0 + 2)
         half = 1.96 * (p1 * (1 - p1) / (n1 + 2) + p0 * (1 - p0) / (n0 + 2)) ** 0.5
-        d = x1 / n1 - x0 / n0
-        return {"lift": round(d, 3),
+        return {"lift": round(x1 / n1 - x0 / n0, 3),
                 "interval": [round(p1 - p0 - half, 3), round(p1 - p0 + half, 3)]}
 
     def no_lift(r):
         return r["lift"] is not None and r["interval"][1] < _Hints.NO_LIFT
 
     def effect(store, limit, only=None):
-        """Every hint and briefed item recorded (`only`: of this (pattern, kind)), per item and
-        overall: shown and held counts, how many were followed (decided), calls until a fixed
-        command passed, and the lift."""
+        """Per item (`only`: this (pattern, kind)) and overall: shown and held counts, followed
+        of decided, calls until a fixed command passed, and the lift."""
         rows = store._read("SELECT session, pattern, kind, shown, after_id FROM hints"
                            + " WHERE pattern = ? AND kind = ?" * bool(only) + " ORDER BY session",
                            only or ())
@@ -5687,8 +5669,7 @@ class _Hints:
         for sess, key, kind, shown, after in rows:
             if sess != last:
                 last, calls = sess, [(i, k == "tool", _Call.read(d)) for i, k, d in store._read(
-                    "SELECT id, kind, data FROM events WHERE session = ? AND session != ''"
-                    " AND kind IN ('tool', 'tool_fail') ORDER BY id", (sess,))]
+                    "SELECT id, kind, data" + _Miner.SQL_CALLS + " ORDER BY id", (sess,))]
             ok, n = _Hints.outcome(kind, key, [(o, c) for i, o, c in calls if i > after])
             for k in ((kind, key), ("", "")):
                 d = per.setdefault(k, blank())
@@ -5717,12 +5698,9 @@ class _Hints:
 # 18. History import (past Claude Code transcripts and Codex rollouts)
 # =============================================================================
 class _Transcripts:
-    """Readers of past sessions in the clients' own formats: Claude Code transcripts and Codex
-    rollouts, as hook-shaped calls."""
+    """Readers of Claude Code transcripts and Codex rollouts: each tool call as the payload the
+    live hook would have received (record_tool keeps only its shape)."""
 
-    # Each recorded tool call becomes the payload the live hook would have received and goes
-    # through record_tool (the hook's own capture: only its shape is kept), then each session is
-    # mined once. Nothing of a transcript is stored but those shapes.
     CLIENTS = ("all", "claude-code", "codex")
     MAX_LINE = 32 * 1024 * 1024        # a longer transcript line is skipped (counted)
     BRIEFINGS = 3                      # projects whose briefing the summary shows
@@ -5733,21 +5711,11 @@ class _Transcripts:
 
     def ts(value):
         """'2026-02-10T21:11:52.438Z' -> epoch seconds, or None."""
-        if not isinstance(value, str) or len(value) < 19:
-            return None
-        import datetime
-        try:
-            d = datetime.datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z")
-                                                else value)
-        except ValueError:
-            return None
-        if d.tzinfo is None:
-            d = d.replace(tzinfo=datetime.timezone.utc)
-        return d.timestamp()
+        return _parse_iso(value) if isinstance(value, str) and len(value) >= 19 else None
 
     def lines(path, stats, needle=None):
-        """The JSON objects of a JSONL file; unreadable, truncated or oversized lines are counted
-        in stats['bad_lines'] and skipped. Lines without `needle` (bytes) are not even parsed."""
+        """The JSON objects of a JSONL file; bad or oversized lines are counted in
+        stats['bad_lines'] and skipped, lines without `needle` (bytes) not even parsed."""
         import json
         with open(path, "rb") as f:
             while True:
@@ -5773,9 +5741,8 @@ class _Transcripts:
                     stats["bad_lines"] += 1
 
     def files(client, path):
-        """([(client or None, file)] to read, how many files of the folder `path` were symlinks out
-        of it): the clients' default folders, or `path` (a file or a folder, client sniffed per
-        file). Subagent transcripts are left out."""
+        """([(client or None, file)], symlinks out of `path` skipped): the clients' folders, or
+        `path` (a file or a folder; client sniffed per file). No subagent transcripts."""
         import glob
         out = []
 
@@ -5804,9 +5771,8 @@ class _Transcripts:
                 out += [("codex", f) for f in sorted(files)]
         return out, 0
 
-    def sniff(path, stats):
-        """(client, first timestamp) of a transcript from its first lines; (None, None) if
-        neither."""
+    def sniff(path):
+        """(client, first timestamp) of a transcript from its first lines, else (None, None)."""
         import itertools
         probe = {"bad_lines": 0}
         for obj in itertools.islice(_Transcripts.lines(path, probe), 20):
@@ -5829,9 +5795,9 @@ class _Transcripts:
     def claude_session(path, stats):
         """A Claude Code transcript -> (session id, [(payload, failed, ts)]).
 
-        A tool_use paired with its tool_result is one PostToolUse (PostToolUseFailure when
-        is_error) hook call, in the order the results arrived; side-chain lines (subagents),
-        records copied from a resumed session and calls that fired no hook are left out."""
+        A tool_use and its tool_result are one PostToolUse(Failure) call, in result order;
+        side-chains, records copied from a resumed session and calls that fired no hook are
+        left out."""
         stem = os.path.splitext(os.path.basename(path))[0]
         pending, calls, seen_ids = {}, [], {}
         for obj in _Transcripts.lines(path, stats, b'"tool_use'):
@@ -5859,9 +5825,7 @@ class _Transcripts:
                     name, tinput, use_line, use_sid = use
                     failed = block.get("is_error") is True
                     text = _Transcripts.block_text(block.get("content")) if failed else ""
-                    if (failed and text.startswith(_Transcripts.CLAUDE_NO_HOOK)
-                            or "<tool_use_error>" in text):
-                        stats["no_hook"] += 1
+                    if text.startswith(_Transcripts.CLAUDE_NO_HOOK) or "<tool_use_error>" in text:
                         continue
                     cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else use_line.get("cwd")
                     payload = {"session_id": use_sid, "transcript_path": path, "cwd": cwd,
@@ -5881,15 +5845,11 @@ class _Transcripts:
                                   _Transcripts.ts(obj.get("timestamp"))
                                   or _Transcripts.ts(use_line.get("timestamp"))))
         session = stem if stem in seen_ids else max(seen_ids, key=seen_ids.get, default="")
-        own = [c for c in calls if c[0]["session_id"] == session]
-        stats["copied_calls"] += len(calls) - len(own)
-        return session, own
+        return session, [c for c in calls if c[0]["session_id"] == session]
 
     def codex_exit(output):
-        """A Codex tool output -> its exit code (None when it does not say), from the JSON
-        {"output", "metadata": {"exit_code"}} form or the text forms 'Exit code: N' /
-        'Process exited with code N'."""
-        import json
+        """A Codex tool output -> its exit code (None when it does not say): JSON metadata's
+        exit_code, or the text 'Exit code: N' / 'Process exited with code N'."""
         if isinstance(output, dict):
             if output.get("success") is False:
                 return 1
@@ -5902,7 +5862,7 @@ class _Transcripts:
         head = output[:4096]
         if head.lstrip().startswith("{"):
             try:
-                meta = json.loads(output).get("metadata")
+                meta = _loads(output).get("metadata")
                 code = meta.get("exit_code") if isinstance(meta, dict) else None
                 return code if isinstance(code, int) else None
             except (ValueError, AttributeError, RecursionError):
@@ -5910,9 +5870,7 @@ class _Transcripts:
         for marker in ("Exit code: ", "Process exited with code "):
             i = head.find(marker)
             if i >= 0 and (i == 0 or head[i - 1] == "\n"):
-                num = (head[i + len(marker):].split(None, 1)[0] if head[i + len(marker):].strip()
-                       else "")
-                num = num.rstrip(".")
+                num = (head[i + len(marker):].split(None, 1) or [""])[0].rstrip(".")
                 if num.lstrip("-").isdigit():
                     return int(num)
         return None
@@ -5928,23 +5886,19 @@ class _Transcripts:
         return command if isinstance(command, str) else ""
 
     def codex_session(path, stats):
-        """A Codex rollout -> (session id, [(payload, failed, ts)]): shell calls (any of its
-        shell tools) as Bash, apply_patch and MCP tools, each paired with its output; the
-        failure comes from the exit code (exec_command_end event, else the output's text)."""
-        import json
+        """A Codex rollout -> (session id, [(payload, failed, ts)]): shell calls as Bash,
+        apply_patch and MCP tools with their outputs, failed by exit code (its event or text)."""
         meta, cwd, model, turn = {}, "", "", ""
         calls, by_id, codes = [], {}, {}
         for obj in _Transcripts.lines(path, stats):
             kind, item = obj.get("type"), obj.get("payload")
             if not isinstance(item, dict):
-                if kind in ("function_call", "function_call_output", "local_shell_call",
-                            "custom_tool_call", "custom_tool_call_output"):
-                    kind, item = "response_item", obj          # early rollouts: items at top level
-                elif not meta and "id" in obj and "timestamp" in obj:
-                    meta = obj
+                if kind not in ("function_call", "function_call_output", "local_shell_call",
+                                "custom_tool_call", "custom_tool_call_output"):
+                    if not meta and "id" in obj and "timestamp" in obj:
+                        meta = obj
                     continue
-                else:
-                    continue
+                kind, item = "response_item", obj              # early rollouts: items at top level
             if kind == "session_meta":
                 if not meta:
                     meta = item
@@ -5973,7 +5927,7 @@ class _Transcripts:
                 args = item.get("arguments", item.get("input"))
                 if t == "function_call" and isinstance(args, str):
                     try:
-                        args = json.loads(args)
+                        args = _loads(args)
                     except (ValueError, RecursionError):
                         args = {"input": args}
                 if t == "local_shell_call":
@@ -5993,8 +5947,7 @@ class _Transcripts:
                     tool = name if name.startswith("mcp__") else "mcp__" + name
                     tinput = args if isinstance(args, dict) else {}
                 else:
-                    stats["no_hook"] += 1          # Codex runs hooks for shell, apply_patch, MCP
-                    continue
+                    continue                       # Codex runs hooks for shell, apply_patch, MCP
                 by_id[call_id] = (tool, tinput, workdir if isinstance(workdir, str) else None)
             elif t in ("function_call_output", "custom_tool_call_output"):
                 call = by_id.pop(call_id, None)
@@ -6058,9 +6011,8 @@ class _Transcripts:
             return None
 
         def progress(done, total):
-            width = 30
-            fill = width * done // max(1, total)
-            stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{total} sessions")
+            fill = 30 * done // max(1, total)
+            stream.write(f"\r[{'#' * fill}{'.' * (30 - fill)}] {done}/{total} sessions")
             if done >= total:
                 stream.write("\n")
             stream.flush()
@@ -6093,18 +6045,14 @@ class _History(_Learning):
         """Replay existing Claude Code transcripts and Codex rollouts through capture and mining.
 
         Reads ~/.claude/projects/*/*.jsonl ($CLAUDE_CONFIG_DIR) and
-        ~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME); subagent side-chains are skipped.
-        Each tool call is stored exactly as the live hook stores it (its shape only: tool,
-        program, subcommand - never arguments, output or prompts), then each session is mined,
-        however old (what it teaches is dated with its own time; the event-log retention may
-        prune its raw calls later). A session already in the store (imported before or captured
-        by the hooks) is skipped, so running it again changes nothing.
+        ~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME), no subagent side-chains. Each call
+        is stored as the live hook stores it (its shape only), each session mined and dated
+        with its own time. A session already in the store is skipped: running it again
+        changes nothing.
         """
-        # `self.progress(done, total)`, when set, is called after each transcript (the CLI's bar)
-        progress = self.progress
         if path is not None:
             _check_text(path, "path", 4096, empty_ok=False)
-        stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
+        stats = {"bad_lines": 0, "sidechain_calls": 0}
         now = self._clock()
         cutoffs = (now - 86400 * since if since else float("-inf"),        # --since, retention
                    now - 86400 * self._settings()["events_max_days"])
@@ -6112,7 +6060,7 @@ class _History(_Learning):
         found, links = _Transcripts.files(client, path)
         for who, f in found:
             try:
-                sniffed, first = _Transcripts.sniff(f, stats)
+                sniffed, first = _Transcripts.sniff(f)
             except OSError:
                 stats["bad_lines"] += 1
                 continue
@@ -6148,14 +6096,16 @@ class _History(_Learning):
                 if pending >= _Transcripts.MINE_BATCH:
                     self.mine()                # oldest first: event ids follow the import order
                     pending = 0
-                if progress is not None:
-                    progress(n, len(files))
+                if self.progress is not None:
+                    self.progress(n, len(files))
             if pending or not dry_run:         # (also what an interrupted run left unmined)
                 self.mine()
         finally:
             del self._keep_events
-        self._history_learned(imported, projects)
-        res.update(bad_lines=stats["bad_lines"], sidechain_calls=stats["sidechain_calls"])
+        for sess, proj in imported.items():        # what mining credited to the imported sessions
+            for pattern, in self._read("SELECT pattern FROM mined WHERE session = ?", (sess,)):
+                projects[proj]["seen"][pattern] += 1
+        res.update(stats)
         ranked = sorted(projects.values(), key=lambda p: -p["tool_calls"])
         for i, p in enumerate(ranked):
             cwds = p.pop("cwds")
@@ -6168,17 +6118,13 @@ class _History(_Learning):
         return res
 
     def codex_outcomes(self, session, transcript_path):
-        """Codex hooks see a call's output but not its exit code: at the session's end, mark the
-        calls its rollout (the hook's `transcript_path`) records as failed. Returns how many.
-
-        The rollout's calls are matched to the session's stored calls in order by summary;
-        only the outcome changes, nothing of the rollout is kept.
-        """
+        """Codex hooks see no exit code: at the session's end, mark as failed the stored calls its
+        rollout (`transcript_path`) records as failed, matched in order by summary -> how many."""
         if not (isinstance(transcript_path, str)
                 and os.path.basename(transcript_path).startswith("rollout-")
                 and transcript_path.endswith(".jsonl") and os.path.isfile(transcript_path)):
             return 0
-        stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
+        stats = {"bad_lines": 0, "sidechain_calls": 0}
         try:
             sid, calls = _Transcripts.codex_session(transcript_path, stats)
         except OSError:
@@ -6188,8 +6134,7 @@ class _History(_Learning):
         with self._write() as conn:
             outcomes = [(call.private(conn, session).encode(), failed) for call, failed in
                         ((_Call.of(p)[0], f) for p, f, _ in calls) if call is not None]
-            rows = conn.execute("SELECT id, kind, data FROM events WHERE session = ?"
-                                " AND session != '' AND kind IN ('tool', 'tool_fail') ORDER BY id",
+            rows = conn.execute("SELECT id, kind, data" + _Miner.SQL_CALLS + " ORDER BY id",
                                 (session,)).fetchall()
             marked, j = 0, 0
             for row_id, kind, data in rows:
@@ -6203,21 +6148,14 @@ class _History(_Learning):
                 j = k + 1
             return marked
 
-    def _history_has(self, session):
-        """Whether the store already holds tool calls of `session` (the session index), or
-        what mining credited to it (its calls pruned since)."""
-        return bool(self._read("SELECT 1 FROM events WHERE session = ? AND session != ''"
-                               " AND kind IN ('tool', 'tool_fail') UNION ALL"
-                               " SELECT 1 FROM mined WHERE session = ? LIMIT 1",
-                               (session, session)))
-
     def _history_one(self, session, calls, cutoffs, dry_run, res, projects, disabled):
         """Import one session's calls in one transaction; its project key, None if skipped."""
         last = max((ts for _, _, ts in calls if ts), default=None)
         if last is not None and last < cutoffs[0]:
             res["too_old"] += 1
             return
-        if self._history_has(session):
+        if self._read("SELECT 1" + _Miner.SQL_CALLS + " UNION ALL SELECT 1 FROM mined"
+                      " WHERE session = ? LIMIT 1", (session, session)):   # its calls or credits
             res["skipped"] += 1
             return
         from collections import Counter
@@ -6244,31 +6182,18 @@ class _History(_Learning):
                 if _Call.of(payload)[0] is not None:
                     kept, fails = kept + 1, fails + failed
         else:
-            try:
-                roots = {}
-                with self._db.write() as conn:     # one transaction; captures nest as savepoints
-                    for payload, failed, ts in calls:
-                        if not self.record_tool(payload, failed=failed, ts=ts,
-                                                roots=roots).startswith("skipped: "):
-                            kept, fails = kept + 1, fails + failed
-                    conn.execute("UPDATE events SET source = 'import:' || source WHERE session = ?"
-                                 " AND session != '' AND kind IN ('tool', 'tool_fail')", (session,))
-            except sqlite3.Error as e:
-                raise _db_error(self.path, e) from None
+            roots = {}
+            with self._write() as conn:         # one transaction; captures nest as savepoints
+                for payload, failed, ts in calls:
+                    if not self.record_tool(payload, failed=failed, ts=ts,
+                                            roots=roots).startswith("skipped: "):
+                        kept, fails = kept + 1, fails + failed
+                conn.execute("UPDATE events SET source = 'import:' || source WHERE session = ?"
+                             " AND session != '' AND kind IN ('tool', 'tool_fail')", (session,))
         res["tool_calls"] += kept
         res["failed_calls"] += fails
         p["tool_calls"] += kept
         return proj
-
-    def _history_learned(self, imported, projects):
-        """Per project, the patterns mining credited to the imported sessions (sessions each)."""
-        ids = list(imported)
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            rows = self._read("SELECT session, pattern FROM mined WHERE session IN (%s)"
-                              % ",".join("?" * len(chunk)), chunk)
-            for sess, pattern in rows:
-                projects[imported[sess]]["seen"][pattern] += 1
 
 
 # =============================================================================
