@@ -4879,20 +4879,16 @@ class _Presenter:
             return "Used together: " + " + ".join(code(s.strip()) for s in body.split("+"))
         return f"Habit: {p}"
 
-    def rule_evidence(r):
-        if _Corpus.mined_source(r.get("source")):
-            use = r.get("use")
-            return f"{r['confidence']} sessions" + (f", used in {use[0]} of the last {use[1]}"
-                                                    if use else "")
-        return f"seen {r['confidence']}x"
-
     def briefing_line(r):
         """The one wording of a learned item on every channel (briefing, MCP, rules files)."""
         scope = ("every project" if r["level"] == "universal" else "this project" if r["project"]
                  else "all projects")
         stale = f"; may be stale: {r['stale']}" if r.get("stale") else ""
-        return (f"- {_Presenter.rule_text(r)} ({r['level']},"
-                f" {_Presenter.rule_evidence(r)}, {scope}{stale})")
+        n, use = r["confidence"], r.get("use")
+        evidence = f"{n} sessions" + (f", used in {use[0]} of the last {use[1]}" if use else "")
+        if not _Corpus.mined_source(r.get("source")):
+            evidence = f"seen {n}x"
+        return f"- {_Presenter.rule_text(r)} ({r['level']}, {evidence}, {scope}{stale})"
 
     def generic_habit(pattern):
         """Habits every project has (Read -> Edit, head + ls), which an older store may hold."""
@@ -4915,8 +4911,7 @@ class _Presenter:
             return [body.partition(":")[2]]
         return [body.partition("=")[2]] if head == "pref" and "=" in body else []
 
-    # Files that show a project's toolchain: where a habit of another project applies before this
-    # one has shown its own (a program not listed applies once the project has run it).
+    # Files showing a toolchain: another project's habit applies here before this one shows its own
     TOOLCHAIN_FILES = {
         "package.json": "npm npx pnpm yarn bun bunx node tsc eslint prettier vitest jest",
         "Cargo.toml": "cargo rustc rustfmt", "mix.exs": "mix iex elixir", "go.mod": "go gofmt",
@@ -4934,11 +4929,8 @@ class _Presenter:
         return progs <= have
 
     def select(store, project, root, limit=_Capture.INJECT_MAX_ITEMS):
-        """Mature items of `project` and global ones, those its recent sessions used first ('use').
-
-        Dropped: items too few of those sessions used; another project's habit none used (before
-        it has any: of a toolchain its files lack); repeats, weaker commands of a role, weaker
-        members of a ritual's family, generic habits."""
+        """Mature items of `project` and global ones that apply here, the most used first ('use');
+        a role's and a ritual family's weaker members and generic habits left out."""
         recent = [tuple(x.split("\t")) for x, in store._read(
             "SELECT steps FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
             (project, _Presenter.SESSIONS))]
@@ -4979,8 +4971,7 @@ class _Presenter:
 
 
 class _Corpus:
-    """What mining reads of each session, once per pass: collapsed steps, their n-grams, habit
-    candidates (commands, combos) and fixes."""
+    """What mining reads of each session, once per pass: steps, n-grams, habits and fixes."""
     # Which project command a shape is, read from its most specific word (right to left):
     # 'uv run pytest' -> test, 'npm run lint' -> lint, 'ruff check' -> lint (ruff), 'mix format'.
     COMMAND_ROLES = (
@@ -5026,7 +5017,6 @@ class _Corpus:
             self.fixes[session] = _Corpus.fixes_in(steps)
         return self.stats[session][0]
 
-    @staticmethod
     def command_role(shape):
         """'mix test' -> 'test', else None: the last word decides ('make docs' is no build), or
         the tool before a plain verb ('ruff check' is lint)."""
@@ -5040,7 +5030,6 @@ class _Corpus:
                     return role
         return None
 
-    @staticmethod
     def steps_of(rows):
         """A session's [(kind, data)] -> [(step, ok)]; a failed call failed at its last step."""
         out = []
@@ -5051,13 +5040,11 @@ class _Corpus:
                 out.append((steps[-1], kind == "tool"))
         return out
 
-    @staticmethod
     def periodic(g):
         """More than one cycle of a shorter loop (a->b->a->b; a->b->a says it)."""
         return any(all(g[i] == g[i % p] for i in range(len(g))) and len(g) > p + 1
                    for p in range(1, len(g)))
 
-    @staticmethod
     def ngrams(col):
         """The 2-5 step runs of `col` -> (contiguous ones, ones with one extra step inside)."""
         runs, gapped = set(), set()
@@ -5072,7 +5059,6 @@ class _Corpus:
                             gapped.add(g)
         return runs, gapped
 
-    @staticmethod
     def chance_sessions(g, stats, enough, gapped):
         """Sessions expected to hold `g` by chance (each one's collapsed steps shuffled), summed;
         stops past `enough`. `gapped`: as a run or with one step inside (n placements, not 1)."""
@@ -5088,7 +5074,6 @@ class _Corpus:
                 break
         return expected
 
-    @staticmethod
     @functools.lru_cache(maxsize=None)
     def chance_limit(k):
         """The largest chance expectation under which k holders still count (bisection)."""
@@ -5098,7 +5083,6 @@ class _Corpus:
             lo, hi = (mid, hi) if _Corpus.by_chance(k, mid) < _Corpus.CHANCE_P else (lo, mid)
         return lo
 
-    @staticmethod
     def by_chance(k, expected):
         """P(at least k sessions hold it by chance), Poisson with the chance expectation."""
         import math
@@ -5108,7 +5092,6 @@ class _Corpus:
             total += term
         return max(0.0, 1.0 - total)
 
-    @staticmethod
     def fixes_in(steps):
         """One session's fixes -> ({(A, B)}, {A}): A failed, then passed within 10 steps, B the
         step before that run; the second set: every A that failed then passed (B or not)."""
@@ -5125,7 +5108,6 @@ class _Corpus:
                     break
         return pairs, passed
 
-    @staticmethod
     def combos(calls):
         """combo:a+b - two to four different command shapes chained in one shell call."""
         found = set()
@@ -5135,14 +5117,12 @@ class _Corpus:
                 found.add("combo:" + "+".join(shapes))
         return found
 
-    @staticmethod
     def command_pattern(step, shell):
         """A habit step -> 'pref:test=mix test' (one per role), else 'pref:command:just verify' or
         'pref:tool:Task(Explore)' (any number)."""
         role = _Corpus.command_role(step) if shell else None
         return f"pref:{role}={step}" if role else f"pref:{'command' if shell else 'tool'}:{step}"
 
-    @staticmethod
     def recurring(session, window, corpus):
         """The commands, tools and combos of `session` used in 2+ and half of the project's recent
         sessions (`window`, this one included) -> {pattern: holders}."""
@@ -5154,7 +5134,6 @@ class _Corpus:
         need = max(2, len(window) * _Corpus.HABIT_SHARE)
         return {p: have for p, have in held.items() if len(have) >= need}
 
-    @staticmethod
     def fix_habits(session, window, corpus):
         """Fixes of `session` recurring beyond chance -> {'fix:A by B': holders}. Chance: where A
         failed then passed, B comes before the passing run as often as B is among the steps."""
@@ -5172,14 +5151,12 @@ class _Corpus:
                 out[f"fix:{a} by {b}"] = have
         return out
 
-    @staticmethod
     def workflows(session, others, corpus, known):
         """Workflows of `session` held by 2+ of `others` beyond chance -> {pattern: holders}.
 
         Candidates: 2-5 steps from a command to a command (edits may sit between), no loop
         restated. Held as a run or with one extra step inside (the looser reading, with its n
-        times larger chance, tried first); one restating a longer one held as widely is dropped.
-        """
+        times larger chance, tried first); one restating a longer one held as widely is dropped."""
         corpus.add(session)
         runs, gapped = corpus.grams[session]
         own = {g for g in runs | gapped if g[0] != _Call.EDIT_STEP and g[-1] != _Call.EDIT_STEP
@@ -5204,8 +5181,7 @@ class _Corpus:
                                   and _Corpus.subsequence(g, h) for h in holders):
                 # a longer workflow held as widely, as a run, already says it (no chance test)
                 continue
-            # the loose reading only when it adds holders: with the same ones the run's smaller
-            # chance decides alone
+            # the loose reading only when it adds holders (else the run's smaller chance decides)
             for gap, k in (((True, k_loose), (False, k_run)) if k_loose > k_run
                            else ((False, k_run),)):
                 if k >= 2:
@@ -5216,7 +5192,6 @@ class _Corpus:
                         break
         return {"seq:" + "->".join(g): have for g, have in _Corpus.families(holders, n_run, known)}
 
-    @staticmethod
     def same_family(g, h):
         """One ritual told twice: in order, they share all steps of the shorter but one (2+)."""
         if len(g) > len(h):
@@ -5229,7 +5204,6 @@ class _Corpus:
             prev = cur
         return prev[-1] >= max(2, len(g) - 1)
 
-    @staticmethod
     def families(found, runs=None, known=lambda g: 0):
         """{workflow: holders} -> [(workflow, holders)], each family's best: most holders, then
         longest, then most learned (`known(g)`, so equal variants do not take turns), then most
@@ -5241,13 +5215,11 @@ class _Corpus:
                 best.append((g, have))
         return best
 
-    @staticmethod
     def subsequence(small, big):
         """Whether the steps of `small` occur in `big` in the same order."""
         steps = iter(big)
         return all(step in steps for step in small)
 
-    @staticmethod
     def mined_source(src):
         """Whether mining found it: 'hooks' (live) or 'import:<client>' (import-history)."""
         return src == "hooks" or str(src).startswith("import:")
@@ -5329,13 +5301,12 @@ class _Miner:
         conn, corpus = self.conn, self.corpus
         rows = self.rows_of(sess)
         proj = Counter(p for _, _, p in rows).most_common(1)[0][0]   # where most of it ran
-        conn.execute("INSERT INTO mined_sessions (session, last_id, project) VALUES (?, ?, ?)"
-                     " ON CONFLICT (session) DO UPDATE SET last_id = excluded.last_id,"
-                     " project = excluded.project", (sess, last_id, proj))
         corpus.grams.pop(sess, None)                    # new events since it was last loaded
-        steps = corpus.add(sess, rows)
-        conn.execute("UPDATE mined_sessions SET steps = ? WHERE session = ?",
-                     ("\t".join(steps[:_Corpus.STEPS_KEPT]), sess))
+        steps = "\t".join(corpus.add(sess, rows)[:_Corpus.STEPS_KEPT])
+        conn.execute("INSERT INTO mined_sessions (session, last_id, project, steps)"
+                     " VALUES (?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET"
+                     " last_id = excluded.last_id, project = excluded.project,"
+                     " steps = excluded.steps", (sess, last_id, proj, steps))
         recent = conn.execute("SELECT session, project FROM mined_sessions ORDER BY last_id DESC"
                               " LIMIT ?", (_Corpus.SESSIONS_COMPARED,)).fetchall()
         same = [s for s, in conn.execute("SELECT session FROM mined_sessions WHERE project = ?"
@@ -5383,8 +5354,7 @@ class _Learning(_Memory):
         """Mine the sessions' tool calls into pref:/seq:/fix:/combo: observations, then consolidate.
 
         At most +1 per pattern and session, so confidence counts sessions; mining again changes
-        nothing. Workflows are judged across the project's recent sessions against chance.
-        """
+        nothing. Workflows are judged across the project's recent sessions against chance."""
         if session is not None:
             _check_text(session, "session", 100, empty_ok=False)
         with self._write() as conn:
@@ -5405,8 +5375,7 @@ class _Learning(_Memory):
             # (`mined` stays: an imported session whose calls went is not credited again)
             conn.execute("DELETE FROM mined_sessions WHERE last_id < (SELECT coalesce(min(id), 0)"
                          " FROM events)")
-        # levels change only where something was observed: an idle pass (every SessionStart
-        # runs one) does not pay for a whole-store consolidate
+        # an idle pass (every SessionStart runs one) does not pay for a whole-store consolidate
         observed = miner.observed
         return {"sessions": len(todo), "observed": observed, "forgotten": len(set(miner.forgotten)),
                 "consolidated": self.consolidate() if observed else {}}
@@ -5478,10 +5447,9 @@ class _Learning(_Memory):
 
 
 class _Hints:
-    """Hints before a conflicting command, after a failure, or at an edit of an anchored file.
-
-    One indexed query per matched call (no mining): mature items only, each at most once per
-    session, `holdout_percent` held back (recorded, not shown) to measure their lift."""
+    """Hints before a conflicting command, after a failure, or at an edit of an anchored file:
+    mature items, one indexed query per call, each once per session, `holdout_percent` held
+    back (recorded, not shown) to measure their lift."""
 
     MAX_CHARS = 300
     PACKAGE_MANAGERS = frozenset("npm pnpm yarn bun".split())
@@ -5698,8 +5666,7 @@ class _Hints:
 # 18. History import (past Claude Code transcripts and Codex rollouts)
 # =============================================================================
 class _Transcripts:
-    """Readers of Claude Code transcripts and Codex rollouts: each tool call as the payload the
-    live hook would have received (record_tool keeps only its shape)."""
+    """Readers of Claude Code transcripts and Codex rollouts: calls as the live hook's payloads."""
 
     CLIENTS = ("all", "claude-code", "codex")
     MAX_LINE = 32 * 1024 * 1024        # a longer transcript line is skipped (counted)
@@ -6048,8 +6015,7 @@ class _History(_Learning):
         ~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME), no subagent side-chains. Each call
         is stored as the live hook stores it (its shape only), each session mined and dated
         with its own time. A session already in the store is skipped: running it again
-        changes nothing.
-        """
+        changes nothing."""
         if path is not None:
             _check_text(path, "path", 4096, empty_ok=False)
         stats = {"bad_lines": 0, "sidechain_calls": 0}
