@@ -4595,31 +4595,26 @@ class _Call:
 # 16. Mining and the presenter (habits from sessions, one selection for every channel)
 # =============================================================================
 class _Presenter:
-    """One selection and wording of learned items for every channel.
-
-    The channels: the briefing, the MCP prompt and resources, every rules file."""
+    """One selection and wording of learned items for every channel (briefing, MCP, rules files)."""
 
     SESSIONS = 5                # a project's recent sessions whose use decides what is briefed
     MIN_USE = 0.5                # a mined item used in fewer of them than this is not briefed
 
     def rule_text(r):
-        """One learned pattern -> the sentence every surface uses (briefing, rules files, MCP).
-
-        Mined patterns hold command shapes, shown as code; patterns a user or agent observed
-        by hand hold their own words, shown as they are.
-        """
+        """One learned pattern -> its sentence: mined shapes shown as code, observed words as is."""
         p = r["pattern"]
-        code = (lambda s: f"`{s}`") if _Corpus.mined_source(r.get("source")) else (lambda s: s)
+        mined = _Corpus.mined_source(r.get("source"))
+        code = (lambda s: f"`{s}`") if mined else (lambda s: s)
         head, colon, body = p.partition(":")
-        kind, _, used = body.partition(":")
-        if (colon and head == "pref" and kind in ("command", "tool")
-                and _Corpus.mined_source(r.get("source"))):
-            return ("Project command: " if kind == "command" else "Often used here: ") + code(used)
-        if colon and head == "pref" and "=" in body:
-            key, _, value = body.partition("=")
-            if key in _Corpus.ROLE_TITLES:
+        if colon and head == "pref":
+            kind, _, used = body.partition(":")
+            if kind in ("command", "tool") and mined:
+                what = "Project command: " if kind == "command" else "Often used here: "
+                return what + code(used)
+            key, eq, value = body.partition("=")
+            if eq and key in _Corpus.ROLE_TITLES:
                 return f"{_Corpus.ROLE_TITLES[key]}: {code(value)}"
-            return f"Preference: {key} = {value}"
+            return f"Preference: {key} = {value}" if eq else f"Preference: {body}"
         if colon and head == "seq":
             steps = [s.strip() for s in body.split("->")]
             shown = ["edit the code" if s == _Call.EDIT_STEP else code(s) for s in steps]
@@ -4639,24 +4634,18 @@ class _Presenter:
             return f"Recurring fix: {body}"
         if colon and head == "combo":
             return "Used together: " + " + ".join(code(s.strip()) for s in body.split("+"))
-        if colon and head == "pref":
-            return f"Preference: {body}"
         return f"Habit: {p}"
-
-    def rule_evidence(r):
-        if _Corpus.mined_source(r.get("source")):
-            use = r.get("use")
-            return f"{r['confidence']} sessions" + (f", used in {use[0]} of the last {use[1]}"
-                                                    if use else "")
-        return f"seen {r['confidence']}x"
 
     def briefing_line(r):
         """The one wording of a learned item on every channel (briefing, MCP, rules files)."""
         scope = ("every project" if r["level"] == "universal" else "this project" if r["project"]
                  else "all projects")
         stale = f"; may be stale: {r['stale']}" if r.get("stale") else ""
-        return (f"- {_Presenter.rule_text(r)} ({r['level']},"
-                f" {_Presenter.rule_evidence(r)}, {scope}{stale})")
+        n, use = r["confidence"], r.get("use")
+        evidence = f"{n} sessions" + (f", used in {use[0]} of the last {use[1]}" if use else "")
+        if not _Corpus.mined_source(r.get("source")):
+            evidence = f"seen {n}x"
+        return f"- {_Presenter.rule_text(r)} ({r['level']}, {evidence}, {scope}{stale})"
 
     def generic_habit(pattern):
         """Habits every project has (Read -> Edit, head + ls), which an older store may hold."""
@@ -4679,8 +4668,7 @@ class _Presenter:
             return [body.partition(":")[2]]
         return [body.partition("=")[2]] if head == "pref" and "=" in body else []
 
-    # Files that show a project's toolchain: where a habit of another project applies before this
-    # one has shown its own (a program not listed applies once the project has run it).
+    # Files showing a toolchain: another project's habit applies here before this one shows its own
     TOOLCHAIN_FILES = {
         "package.json": "npm npx pnpm yarn bun bunx node tsc eslint prettier vitest jest",
         "Cargo.toml": "cargo rustc rustfmt", "mix.exs": "mix iex elixir", "go.mod": "go gofmt",
@@ -4698,12 +4686,8 @@ class _Presenter:
         return progs <= have
 
     def select(store, project, root, limit=_Capture.INJECT_MAX_ITEMS):
-        """The one selection of learned items for every channel: mature ones for `project` (and
-        global ones), the items of the project's recent sessions first, each dropped where it
-        does not apply (used in too few of the project's recent sessions; another project's
-        habit none of them used, or before it has any, of a toolchain its files do not show),
-        a habit shown once, a role's commands by the strongest, a ritual's family by one member.
-        Records with 'use'."""
+        """Mature items of `project` and global ones that apply here, the most used first ('use');
+        a role's and a ritual family's weaker members and generic habits left out."""
         recent = [tuple(x.split("\t")) for x, in store._read(
             "SELECT steps FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
             (project, _Presenter.SESSIONS))]
@@ -4726,33 +4710,25 @@ class _Presenter:
                         and (recent or not _Presenter.applies(steps, root))):
                     continue                      # another project's habit this one has not shown
             key = p[5:].split("=", 1)[0] if p.startswith("pref:") else None
-            if key in _Corpus.ROLE_TITLES:
-                if key in roles:
-                    continue
-                roles.add(key)
+            if key in _Corpus.ROLE_TITLES and key in roles:
+                continue
+            roles.add(key)
             if not _Presenter.generic_habit(p):
                 out.append(r)
-        seqs = {r["pattern"]: [s for s in out if s["pattern"] == r["pattern"]] for r in out
-                if r["pattern"].startswith("seq:")}
-        best = _Corpus.families({tuple(p[4:].split("->")): [None] * rs[0]["confidence"]
-                          for p, rs in seqs.items()})
+        best = _Corpus.families({tuple(r["pattern"][4:].split("->")): [None] * r["confidence"]
+                                 for r in out if r["pattern"].startswith("seq:")})
         keep = {"seq:" + "->".join(g) for g, _ in best}
         out = [r for r in out if not r["pattern"].startswith("seq:") or r["pattern"] in keep]
         if root and out:               # the user wrote it already, or its files changed or went
             why = _Anchors.staleness(store._db.conn, root, out)
             out = _Lint.duplicates(root, [dict(r, stale=w) if w else r for r, w in zip(out, why)
                                           if not (w and w.endswith(" is gone"))])
-        rank = {id(r): i for i, r in enumerate(out)}
-        out.sort(key=lambda r: (-(r["use"][0] / r["use"][1]) if r.get("use") else -0.5,
-                                rank[id(r)]))
+        out.sort(key=lambda r: -(r["use"][0] / r["use"][1]) if r.get("use") else -0.5)   # stable
         return out[:limit]
 
 
 class _Corpus:
-    """What mining reads of each session, loaded once per mining pass: collapsed steps and
-    their n-grams (runs, one-gap), the session's habits candidates (commands, combos) and
-    fixes."""
-    # --- mining: what recurs across a project's sessions --------------------------------
+    """What mining reads of each session, once per pass: steps, n-grams, habits and fixes."""
     # Which project command a shape is, read from its most specific word (right to left):
     # 'uv run pytest' -> test, 'npm run lint' -> lint, 'ruff check' -> lint (ruff), 'mix format'.
     COMMAND_ROLES = (
@@ -4783,10 +4759,11 @@ class _Corpus:
     def add(self, session, rows=None):
         if session not in self.grams:
             from collections import Counter
+            from itertools import groupby
             rows = self.load(session) if rows is None else rows
             calls = [(r[0], r[1]) for r in rows]
             steps = _Corpus.steps_of(calls)
-            col = _Corpus.collapse([st for st, _ in steps])
+            col = tuple(k for k, _ in groupby(st for st, _ in steps))      # repeats collapsed
             freq, n = Counter(col), len(col)
             rest = {t: 1.0 / max(1, n - c) for t, c in freq.items()}   # 1 / steps unlike t
             self.grams[session], self.stats[session] = _Corpus.ngrams(col), (col, n, freq, rest)
@@ -4797,12 +4774,9 @@ class _Corpus:
             self.fixes[session] = _Corpus.fixes_in(steps)
         return self.stats[session][0]
 
-    @staticmethod
     def command_role(shape):
-        """'mix test' -> 'test'; a shape that is not a project command -> None.
-
-        The last word decides ('make docs' is not a build); a plain verb after a tool lets the
-        tool decide ('ruff check' is lint)."""
+        """'mix test' -> 'test', else None: the last word decides ('make docs' is no build), or
+        the tool before a plain verb ('ruff check' is lint)."""
         words = shape.split()
         if len(words) > 1 and words[-1] in ("check", "run", "exec", "ci"):
             words = words[:-1]
@@ -4813,10 +4787,8 @@ class _Corpus:
                     return role
         return None
 
-    @staticmethod
     def steps_of(rows):
-        """[(kind, data)] of one session's tool events, in call order -> [(step, ok)]: the steps of
-        each `_Call`; a failed call's failure is its last step's."""
+        """A session's [(kind, data)] -> [(step, ok)]; a failed call failed at its last step."""
         out = []
         for kind, data in rows:
             steps = _Call.read(data).steps()
@@ -4825,20 +4797,13 @@ class _Corpus:
                 out.append((steps[-1], kind == "tool"))
         return out
 
-    @staticmethod
-    def collapse(names):
-        return tuple(x for i, x in enumerate(names) if i == 0 or x != names[i - 1])
-
-    @staticmethod
     def periodic(g):
-        """More than one full cycle of a shorter loop (a->b->a->b): say it as a->b->a instead."""
+        """More than one cycle of a shorter loop (a->b->a->b; a->b->a says it)."""
         return any(all(g[i] == g[i % p] for i in range(len(g))) and len(g) > p + 1
                    for p in range(1, len(g)))
 
-    @staticmethod
     def ngrams(col):
-        """The 2-5 step runs of `col` -> (contiguous ones, those with one extra step inside: a
-        ritual whose agent did one other thing in the middle)."""
+        """The 2-5 step runs of `col` -> (contiguous ones, ones with one extra step inside)."""
         runs, gapped = set(), set()
         for n in range(2, _Corpus.SEQ_MAX + 1):
             for i in range(len(col) - n + 1):
@@ -4851,19 +4816,9 @@ class _Corpus:
                             gapped.add(g)
         return runs, gapped
 
-    @staticmethod
-    def workflow_candidates(col):
-        """Candidate workflows of one session: 2-5 steps from a command to a command (edits may
-        sit between: test -> edit -> test), not a loop restated."""
-        runs, gapped = _Corpus.ngrams(col)
-        return {g for g in runs | gapped if g[0] != _Call.EDIT_STEP and g[-1] != _Call.EDIT_STEP
-                and not _Corpus.periodic(g) and len(set(g)) > 1}
-
-    @staticmethod
-    def chance_sessions(g, stats, enough=float("inf"), gapped=False):
-        """Sessions expected to hold `g` by chance: each session's steps shuffled (same counts,
-        no step following itself, as collapsed), summed over sessions; stops past `enough`.
-        `gapped`: held as a run or with one extra step inside, n placements instead of one."""
+    def chance_sessions(g, stats, enough, gapped):
+        """Sessions expected to hold `g` by chance (each one's collapsed steps shuffled), summed;
+        stops past `enough`. `gapped`: as a run or with one step inside (n placements, not 1)."""
         expected, n, need, pairs = 0.0, len(g), set(g), tuple(zip(g, g[1:]))
         for length, freq, rest in stats:
             if length < n or not need <= freq.keys():
@@ -4876,17 +4831,15 @@ class _Corpus:
                 break
         return expected
 
-    @staticmethod
     @functools.lru_cache(maxsize=None)
     def chance_limit(k):
-        """The largest chance expectation under which k holding sessions still count (bisection)."""
+        """The largest chance expectation under which k holders still count (bisection)."""
         lo, hi = 0.0, float(k)
         for _ in range(30):
             mid = (lo + hi) / 2
             lo, hi = (mid, hi) if _Corpus.by_chance(k, mid) < _Corpus.CHANCE_P else (lo, mid)
         return lo
 
-    @staticmethod
     def by_chance(k, expected):
         """P(at least k sessions hold it by chance), Poisson with the chance expectation."""
         import math
@@ -4896,11 +4849,9 @@ class _Corpus:
             total += term
         return max(0.0, 1.0 - total)
 
-    @staticmethod
     def fixes_in(steps):
-        """One session's fixes -> ({(A, B)}, {A}): A failed, then A ran again within 10 steps and
-        passed, B the last step before that run; the second set holds every A that failed and
-        then passed (with or without a step between)."""
+        """One session's fixes -> ({(A, B)}, {A}): A failed, then passed within 10 steps, B the
+        step before that run; the second set: every A that failed then passed (B or not)."""
         pairs, passed = set(), set()
         for i, (a, ok) in enumerate(steps):
             if ok or a == _Call.EDIT_STEP:
@@ -4914,7 +4865,6 @@ class _Corpus:
                     break
         return pairs, passed
 
-    @staticmethod
     def combos(calls):
         """combo:a+b - two to four different command shapes chained in one shell call."""
         found = set()
@@ -4924,19 +4874,15 @@ class _Corpus:
                 found.add("combo:" + "+".join(shapes))
         return found
 
-    @staticmethod
     def command_pattern(step, shell):
-        """A step used in most of a project's sessions -> its pattern: 'pref:test=mix test' when
-        its role can be told (one command per role), else 'pref:command:just verify' or
-        'pref:tool:Task(Explore)' (as many as the project has)."""
+        """A habit step -> 'pref:test=mix test' (one per role), else 'pref:command:just verify' or
+        'pref:tool:Task(Explore)' (any number)."""
         role = _Corpus.command_role(step) if shell else None
         return f"pref:{role}={step}" if role else f"pref:{'command' if shell else 'tool'}:{step}"
 
-    @staticmethod
     def recurring(session, window, corpus):
-        """The commands, tools and combos of `session` used in at least 2 and in at least half of
-        the project's recent sessions (`window`, this one included) -> {pattern: holders}: a
-        habit is what most sessions do, whatever its name."""
+        """The commands, tools and combos of `session` used in 2+ and half of the project's recent
+        sessions (`window`, this one included) -> {pattern: holders}."""
         own = corpus.items[session]
         held = {}
         for s in window:
@@ -4945,14 +4891,11 @@ class _Corpus:
         need = max(2, len(window) * _Corpus.HABIT_SHARE)
         return {p: have for p, have in held.items() if len(have) >= need}
 
-    @staticmethod
     def fix_habits(session, window, corpus):
-        """Fixes of `session` that recur beyond chance -> {'fix:A by B': holders}. Chance: in each
-        session where A failed and then passed, B is the step before the passing run as often as
-        B is among that session's steps."""
-        pairs = corpus.fixes[session][0]
+        """Fixes of `session` recurring beyond chance -> {'fix:A by B': holders}. Chance: where A
+        failed then passed, B comes before the passing run as often as B is among the steps."""
         out = {}
-        for a, b in pairs:
+        for a, b in corpus.fixes[session][0]:
             have, expected = [], 0.0
             for s in window:
                 got, passed = corpus.fixes[s]
@@ -4965,18 +4908,16 @@ class _Corpus:
                 out[f"fix:{a} by {b}"] = have
         return out
 
-    @staticmethod
-    def workflows(session, others, corpus, known=lambda g: 0):
-        """Workflows of `session` that recur across sessions (`others`) beyond chance.
+    def workflows(session, others, corpus, known):
+        """Workflows of `session` held by 2+ of `others` beyond chance -> {pattern: holders}.
 
-        A candidate counts when at least 2 sessions hold it and chance would give that many
-        less than once in a thousand times (each session's own steps shuffled). Sessions hold it
-        as a run, or with one extra step inside; the looser reading has its own (n times
-        larger) chance, and is tried first. A workflow that only restates a longer one (a
-        subsequence of it) held by as many sessions is dropped.
-        Returns {pattern: [session ids holding it]}.
-        """
-        own = _Corpus.workflow_candidates(corpus.add(session))
+        Candidates: 2-5 steps from a command to a command (edits may sit between), no loop
+        restated. Held as a run or with one extra step inside (the looser reading, with its n
+        times larger chance, tried first); one restating a longer one held as widely is dropped."""
+        corpus.add(session)
+        runs, gapped = corpus.grams[session]
+        own = {g for g in runs | gapped if g[0] != _Call.EDIT_STEP and g[-1] != _Call.EDIT_STEP
+               and not _Corpus.periodic(g) and len(set(g)) > 1}
         if not own:
             return {}
         ids = [session] + [s for s in others if s != session]
@@ -4989,8 +4930,7 @@ class _Corpus:
         for runs, gapped in grams:
             hit = own & runs
             n_run.update(hit)
-            n_loose.update(hit)
-            n_loose.update((own & gapped) - hit)
+            n_loose.update(hit | (own & gapped))
         holders = {}
         for g in sorted(own, key=len, reverse=True):       # longest first
             k_run, k_loose = n_run[g], n_loose[g]
@@ -4998,8 +4938,7 @@ class _Corpus:
                                   and _Corpus.subsequence(g, h) for h in holders):
                 # a longer workflow held as widely, as a run, already says it (no chance test)
                 continue
-            # the loose reading only when it adds holders: with the same ones the run's smaller
-            # chance decides alone
+            # the loose reading only when it adds holders (else the run's smaller chance decides)
             for gap, k in (((True, k_loose), (False, k_run)) if k_loose > k_run
                            else ((False, k_run),)):
                 if k >= 2:
@@ -5010,11 +4949,8 @@ class _Corpus:
                         break
         return {"seq:" + "->".join(g): have for g, have in _Corpus.families(holders, n_run, known)}
 
-    @staticmethod
     def same_family(g, h):
-        """Two workflows are one ritual told twice when they share, in order, all steps of the
-        shorter but one (and at least two): windows of a longer ritual, a contained or permuted
-        variant."""
+        """One ritual told twice: in order, they share all steps of the shorter but one (2+)."""
         if len(g) > len(h):
             g, h = h, g
         prev = [0] * (len(h) + 1)                 # longest common subsequence, row by row
@@ -5025,12 +4961,10 @@ class _Corpus:
             prev = cur
         return prev[-1] >= max(2, len(g) - 1)
 
-    @staticmethod
     def families(found, runs=None, known=lambda g: 0):
-        """{workflow: holders} -> [(workflow, holders)], one per family: its best member, held by
-        the most sessions, then the longest, then the one already learned the most (`known(g)`:
-        its confidence, so that variants as widely held do not take turns), then the one held by
-        the most as a run (`runs`)."""
+        """{workflow: holders} -> [(workflow, holders)], each family's best: most holders, then
+        longest, then most learned (`known(g)`, so equal variants do not take turns), then most
+        held as a run (`runs`)."""
         best, runs = [], runs or {}
         for g, have in sorted(found.items(), key=lambda x: (-len(x[1]), -len(x[0]), -known(x[0]),
                                                             -runs.get(x[0], 0), x[0])):
@@ -5038,29 +4972,28 @@ class _Corpus:
                 best.append((g, have))
         return best
 
-    @staticmethod
     def subsequence(small, big):
         """Whether the steps of `small` occur in `big` in the same order."""
         steps = iter(big)
         return all(step in steps for step in small)
 
-    # --- the briefing: what was learned, as instructions an agent can act on -------------
-    @staticmethod
     def mined_source(src):
-        """Whether a pattern's source says mining found it: 'hooks' (live sessions) or
-        'import:<client>' (sessions replayed by import-history)."""
+        """Whether mining found it: 'hooks' (live) or 'import:<client>' (import-history)."""
         return src == "hooks" or str(src).startswith("import:")
 
 
 class _Miner:
-    """One mining pass, inside the caller's write transaction. Each (session, pattern,
-    project) is credited at most once: +1 confidence and an `observe` event."""
+    """One mining pass in the caller's write transaction: each (session, pattern, project)
+    credited at most once (+1 confidence, an `observe` event)."""
     # Sessions with tool events past the full-pass mark and not mined that far: the log's tail by
     # rowid (`+e.session` keeps SQLite from walking the whole session index for the GROUP BY).
     SQL_UNMINED = ("SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessions m"
                    " ON m.session = e.session WHERE e.id > ? AND e.session != ''"
                    " AND e.kind IN ('tool', 'tool_fail') GROUP BY +e.session"
                    " HAVING max(e.id) > coalesce(max(m.last_id), 0) ORDER BY max(e.id)")
+    # A session's tool calls, by the session index
+    SQL_CALLS = (" FROM events WHERE session = ? AND session != ''"
+                 " AND kind IN ('tool', 'tool_fail')")
 
     def __init__(self, store, conn):
         self.store, self.conn, self.now = store, conn, store._now()
@@ -5069,9 +5002,8 @@ class _Miner:
         self.corpus = _Corpus(self.rows_of)
 
     def rows_of(self, sess):
-        """A session's recorded tool calls: (kind, summary, project) in order."""
-        return self.conn.execute("SELECT kind, data, project FROM events WHERE session = ?"
-                                 " AND session != '' AND kind IN ('tool', 'tool_fail') ORDER BY id",
+        """A session's tool calls: (kind, summary, project) in order."""
+        return self.conn.execute("SELECT kind, data, project" + _Miner.SQL_CALLS + " ORDER BY id",
                                  (sess,)).fetchall()
 
     def credit(self, sess, pat, proj):
@@ -5088,8 +5020,7 @@ class _Miner:
         if conn.execute("INSERT OR IGNORE INTO mined (session, pattern, project, ts)"
                         " VALUES (?,?,?,?)", (sess, p, proj, self.now)).rowcount:
             if sess not in self.when:                   # the session's own time and source
-                ts, src = conn.execute("SELECT max(ts), max(source) FROM events WHERE session = ?"
-                                       " AND session != '' AND kind IN ('tool', 'tool_fail')",
+                ts, src = conn.execute("SELECT max(ts), max(source)" + _Miner.SQL_CALLS,
                                        (sess,)).fetchone()
                 self.when[sess] = (ts or self.now, src if _Corpus.mined_source(src) else "hooks")
             ts, src = self.when[sess]
@@ -5107,40 +5038,37 @@ class _Miner:
         return row[0] if row else 0
 
     def anchor(self, sess, proj, found):
-        """A project command this session used is about the file that defines it (mix.exs,
-        package.json...): anchored to it as that file is now (confirmed when used again)."""
+        """Anchor each project command this session used to its defining file as it is now."""
         row = self.conn.execute("SELECT root FROM projects WHERE fingerprint = ?",
                                 (proj,)).fetchone()
         if not row or not os.path.isdir(row[0]):
             return
         for pat, have in found.items():
-            if sess in have and pat.startswith("pref:") and _Presenter.item_steps(pat):
-                path = _Anchors.defining_file(row[0], _Presenter.item_steps(pat)[0])
+            steps = _Presenter.item_steps(pat)
+            if sess in have and pat.startswith("pref:") and steps:
+                path = _Anchors.defining_file(row[0], steps[0])
                 if path and self.canon.get(pat):
                     _Anchors.reanchor(self.conn, row[0],
                                       {"pattern": self.canon[pat], "project": proj}, [path])
 
     def session(self, sess, last_id):
-        """Mine one session (its calls up to event `last_id`): its own habits and combos, then
-        the workflows it shares with its project's recent sessions, and with the user's
-        recent sessions anywhere (global once they are held in 2+ projects)."""
+        """Mine one session (calls up to event `last_id`): its habits, combos and fixes, then the
+        workflows shared with its project's recent sessions, and any project's (global in 2+)."""
         from collections import Counter
         conn, corpus = self.conn, self.corpus
         rows = self.rows_of(sess)
-        calls = [(k, d) for k, d, _ in rows]
         proj = Counter(p for _, _, p in rows).most_common(1)[0][0]   # where most of it ran
-        conn.execute("INSERT INTO mined_sessions (session, last_id, project) VALUES (?, ?, ?)"
-                     " ON CONFLICT (session) DO UPDATE SET last_id = excluded.last_id,"
-                     " project = excluded.project", (sess, last_id, proj))
         corpus.grams.pop(sess, None)                    # new events since it was last loaded
-        steps = corpus.add(sess, calls)
-        conn.execute("UPDATE mined_sessions SET steps = ? WHERE session = ?",
-                     ("\t".join(steps[:_Corpus.STEPS_KEPT]), sess))
+        steps = "\t".join(corpus.add(sess, rows)[:_Corpus.STEPS_KEPT])
+        conn.execute("INSERT INTO mined_sessions (session, last_id, project, steps)"
+                     " VALUES (?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET"
+                     " last_id = excluded.last_id, project = excluded.project,"
+                     " steps = excluded.steps", (sess, last_id, proj, steps))
         recent = conn.execute("SELECT session, project FROM mined_sessions ORDER BY last_id DESC"
                               " LIMIT ?", (_Corpus.SESSIONS_COMPARED,)).fetchall()
-        same = list(dict.fromkeys([s for s, p in recent if p == proj] + [s for s, in conn.execute(
-            "SELECT session FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
-            (proj, _Corpus.SESSIONS_COMPARED))]))
+        same = [s for s, in conn.execute("SELECT session FROM mined_sessions WHERE project = ?"
+                                          " ORDER BY last_id DESC LIMIT ?",
+                                          (proj, _Corpus.SESSIONS_COMPARED))]
         window = [sess] + [s for s in same if s != sess][:_Corpus.HABIT_WINDOW - 1]
         for s in window:
             corpus.add(s)
@@ -5182,11 +5110,8 @@ class _Learning(_Memory):
     def mine(self, session=None):
         """Mine the sessions' tool calls into pref:/seq:/fix:/combo: observations, then consolidate.
 
-        A pattern gets at most +1 per session, so confidence counts the sessions a habit
-        recurred in; mining a session again changes nothing. Workflows are judged across the
-        project's recent sessions against a chance baseline; when one first passes, every
-        session that held it is counted.
-        """
+        At most +1 per pattern and session, so confidence counts sessions; mining again changes
+        nothing. Workflows are judged across the project's recent sessions against chance."""
         if session is not None:
             _check_text(session, "session", 100, empty_ok=False)
         with self._write() as conn:
@@ -5196,12 +5121,8 @@ class _Learning(_Memory):
                 conn.execute("UPDATE mining_state SET seen_id = (SELECT coalesce(max(id), 0)"
                              " FROM events)")
             else:
-                todo = conn.execute(
-                    "SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessions m"
-                    " ON m.session = e.session WHERE e.session = ? AND e.session != ''"
-                    " AND e.kind IN ('tool', 'tool_fail')"
-                    " GROUP BY e.session HAVING max(e.id) > coalesce(max(m.last_id), 0)",
-                    (session,)).fetchall()
+                todo = conn.execute(_Miner.SQL_UNMINED.replace("e.id > ?", "e.session = ?"),
+                                    (session,)).fetchall()
             miner = _Miner(self, conn)
             for sess, last_id in todo:
                 miner.session(sess, last_id)
@@ -5211,8 +5132,7 @@ class _Learning(_Memory):
             # (`mined` stays: an imported session whose calls went is not credited again)
             conn.execute("DELETE FROM mined_sessions WHERE last_id < (SELECT coalesce(min(id), 0)"
                          " FROM events)")
-        # levels change only where something was observed: an idle pass (every SessionStart
-        # runs one) does not pay for a whole-store consolidate
+        # an idle pass (every SessionStart runs one) does not pay for a whole-store consolidate
         observed = miner.observed
         return {"sessions": len(todo), "observed": observed, "forgotten": len(set(miner.forgotten)),
                 "consolidated": self.consolidate() if observed else {}}
@@ -5220,9 +5140,8 @@ class _Learning(_Memory):
     def record_tool(self, payload, failed=False, ts=None, roots=None):
         """Store one tool call of a hook payload; returns the summary or the skip reason.
 
-        `ts` (epoch seconds) dates the call when it is replayed from history; default now.
-        `roots`, a dict the caller keeps, resolves each folder's project once (history import).
-        """
+        `ts` (epoch seconds, default now) dates a replayed call; `roots`, a dict the caller
+        keeps, resolves each folder's project once (history import)."""
         call, reason = _Call.of(payload)
         if call is None:
             return "skipped: " + reason
@@ -5230,12 +5149,10 @@ class _Learning(_Memory):
         if not session:
             return "skipped: no session_id"
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
-        root = roots.get(cwd) if roots is not None and cwd else None
-        if root is None:
-            root = project_root(cwd)
-            if roots is not None and cwd:
-                roots[cwd] = root
-        proj = _sha256_hex(root)[:12]
+        roots = {} if roots is None else roots
+        if cwd not in roots:
+            roots[cwd] = project_root(cwd)
+        proj = _sha256_hex(roots[cwd])[:12]
         failed = failed or _Call.response_failed(payload.get("tool_response"))
         source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload
                                                        else "claude-code")
@@ -5244,7 +5161,7 @@ class _Learning(_Memory):
             when = self._now() if ts is None else _iso(ts)
             conn.execute(_Core._SQL_EVENT, (when, "tool_fail" if failed else "tool", "", proj,
                                             source[:40], session, 0, call.encode()))
-            conn.execute(_Core._SQL_PROJECT, (proj, root, when))
+            conn.execute(_Core._SQL_PROJECT, (proj, roots[cwd], when))
         return call.label()
 
     def new_prompt(self, prompt, cwd, session):
@@ -5259,9 +5176,8 @@ class _Learning(_Memory):
 
     def briefing(self, cwd=None, max_items=_Capture.INJECT_MAX_ITEMS,
                  max_chars=_Capture.INJECT_MAX_CHARS, project=None, session=""):
-        """The session-start context for the project of `cwd` (or the fingerprint `project`,
-        whose folder is not known): facts, rules first, capped; '' if none. With a `session`,
-        each item is recorded for effectiveness, `holdout_percent` of them held back."""
+        """The session-start context for the project of `cwd` (or fingerprint `project`), capped;
+        '' if none. With a `session`, items are recorded, `holdout_percent` held back."""
         proj = project_fingerprint(cwd) if project is None else project
         root = project_root(cwd) if cwd or project is None else None
         items = _Presenter.select(self, proj, root, max_items)
@@ -5278,8 +5194,6 @@ class _Learning(_Memory):
                 lines += self.memory_briefing(cwd or os.getcwd(), max_chars)
         except InstinctError:
             pass
-        if not lines:
-            return ""
         text = ("What instinct learned from this user's past sessions here"
                 " (follow it unless told otherwise):")
         for line in lines:
@@ -5290,13 +5204,10 @@ class _Learning(_Memory):
 
 
 class _Hints:
-    """Hints at the point of action, held out at random to measure their lift.
+    """Hints before a conflicting command, after a failure, or at an edit of an anchored file:
+    mature items, one indexed query per call, each once per session, `holdout_percent` held
+    back (recorded, not shown) to measure their lift."""
 
-    Each comes before a conflicting command, after a failure, or at an edit of an anchored file."""
-
-    # --- hints at the point of action: the project's command, a learned fix, a file's memory ------
-    # Read by one indexed query per matched call (no mining): mature items only, each hinted at most
-    # once per session, `holdout_percent` of them held back (recorded, not shown) to measure lift.
     MAX_CHARS = 300
     PACKAGE_MANAGERS = frozenset("npm pnpm yarn bun".split())
     FIX_WINDOW = 10                  # a fix hint is followed when the command passes within this
@@ -5307,30 +5218,26 @@ class _Hints:
                   " ORDER BY project = '', confidence DESC, pattern")
 
     def purpose(shape):
-        """What a command shape is for, decided the same way every time: its role ('test'), else
-        'packages' for a package manager's command, else None."""
-        if _Corpus.command_role(shape):
-            return _Corpus.command_role(shape)
-        return "packages" if shape.split(" ", 1)[0] in _Hints.PACKAGE_MANAGERS else None
+        """What a shape is for: its role ('test'), 'packages' (a package manager's), else None."""
+        packages = "packages" if shape.split(" ", 1)[0] in _Hints.PACKAGE_MANAGERS else None
+        return _Corpus.command_role(shape) or packages
 
     def agrees(shape, learned, purpose):
-        """Whether `shape` is the project's `learned` command for `purpose` (or one extending the
-        other: 'mix test' and 'mix test.watch' differ, 'npm test' and 'npm test unit' do not)."""
+        """Whether `shape` is the `learned` command for `purpose`, or extends it or is extended
+        ('mix test.watch' differs from 'mix test', 'npm test unit' does not from 'npm test')."""
         if purpose == "packages":
             return shape.split(" ", 1)[0] == learned.split(" ", 1)[0]
         return (shape == learned or shape.startswith(learned + " ")
                 or learned.startswith(shape + " "))
 
     def toolchains(shape):
-        """The toolchain files whose programs a shape's words name ('uv run pytest' ->
-        pyproject.toml, setup.py; 'npx vitest' -> package.json)."""
+        """The toolchain files whose programs a shape names ('npx vitest' -> package.json)."""
         words = set(shape.split())
         return {f for f, progs in _Presenter.TOOLCHAIN_FILES.items() if words & set(progs.split())}
 
     def learned_for(rows, purpose, shape):
-        """The learned commands among `rows` (pattern, confidence) serving `purpose` in the
-        toolchain of `shape` (a project's `mix test` says nothing about its assets' `npx vitest`),
-        strongest first."""
+        """The learned commands among `rows` (pattern, confidence) for `purpose` in the toolchain
+        of `shape` (`mix test` says nothing of `npx vitest`), strongest first."""
         out, mine = [], _Hints.toolchains(shape)
         for p, n in rows:
             key, value = p[5:].partition("=")[0], (_Presenter.item_steps(p) or [""])[0]
@@ -5342,8 +5249,8 @@ class _Hints:
         return out
 
     def command_hint(store, project, shapes):
-        """The first planned shape at odds with the project's mature command for the same purpose
-        -> (purpose, pattern, text), else None."""
+        """The first shape at odds with the mature command of its purpose -> (purpose, pattern,
+        text), else None."""
         rows = None
         for shape in shapes:
             purpose = _Hints.purpose(shape)
@@ -5394,9 +5301,8 @@ class _Hints:
                                          + f" - {first}" * bool(first))
 
     def hold_out(store, session, project, items, again=False):
-        """Record each (kind, key) item once per session, shown or held back at random
-        (`holdout_percent`) -> the keys to show: new this session and not held (`again`: or
-        shown before in it, as a resumed session's briefing)."""
+        """Record each (kind, key) once per session, shown or held back (`holdout_percent`) ->
+        the keys to show: new and not held (`again`: or shown before, as on a resume)."""
         settings = store._settings()
         share = settings["holdout_percent"]
         if settings["hint_demote"]:               # enough evidence that it changes nothing: demoted
@@ -5419,8 +5325,8 @@ class _Hints:
         return show
 
     def hint(store, event, payload, cwd):
-        """The hint for a call about to run (event 'pre-tool-use') or one that failed -> its text,
-        or '' (nothing learned against it, given already this session, or held back)."""
+        """The hint for a call about to run ('pre-tool-use') or one that failed -> its text, or ''
+        (nothing against it, given already this session, or held back)."""
         session = _Capture.safe_session(payload.get("session_id"))
         call = _Call.of(payload)[0]
         if not session or call is None:
@@ -5445,8 +5351,8 @@ class _Hints:
         return text if len(text) <= _Hints.MAX_CHARS else text[:_Hints.MAX_CHARS - 3] + "..."
 
     def outcome(kind, key, calls):
-        """Whether a hint (or a briefed item) was followed, read from the calls after it in its
-        session ([(ok, _Call)]) -> (True/False, or None while undecided; calls until fixed)."""
+        """Whether a hint or briefed item was followed, from the later calls ([(ok, _Call)]) ->
+        (True/False, None while undecided; calls until fixed)."""
         if kind == "fix" and key.startswith("fix:"):
             failed = key[4:].partition(" by ")[0]
             n = next((i + 1 for i, (ok, c) in enumerate(calls) if ok and failed in c.steps()), None)
@@ -5463,24 +5369,22 @@ class _Hints:
         return None, None
 
     def lift(arms):
-        """{'shown': [hits, decided], 'held': [...]} -> lift (shown rate - held rate) and a 95 %
-        interval (Agresti-Caffo), or 'not enough data' below _LIFT_MIN decided in either arm."""
+        """{'shown': [hits, decided], 'held': [...]} -> lift (shown rate - held rate) and its 95 %
+        interval (Agresti-Caffo); 'not enough data' below LIFT_MIN decided in either arm."""
         (x1, n1), (x0, n0) = arms["shown"], arms["held"]
         if min(n1, n0) < _Hints.LIFT_MIN:
             return {"lift": None, "note": "not enough data"}
         p1, p0 = (x1 + 1) / (n1 + 2), (x0 + 1) / (n0 + 2)
         half = 1.96 * (p1 * (1 - p1) / (n1 + 2) + p0 * (1 - p0) / (n0 + 2)) ** 0.5
-        d = x1 / n1 - x0 / n0
-        return {"lift": round(d, 3),
+        return {"lift": round(x1 / n1 - x0 / n0, 3),
                 "interval": [round(p1 - p0 - half, 3), round(p1 - p0 + half, 3)]}
 
     def no_lift(r):
         return r["lift"] is not None and r["interval"][1] < _Hints.NO_LIFT
 
     def effect(store, limit, only=None):
-        """Every hint and briefed item recorded (`only`: of this (pattern, kind)), per item and
-        overall: shown and held counts, how many were followed (decided), calls until a fixed
-        command passed, and the lift."""
+        """Per item (`only`: this (pattern, kind)) and overall: shown and held counts, followed
+        of decided, calls until a fixed command passed, and the lift."""
         rows = store._read("SELECT session, pattern, kind, shown, after_id FROM hints"
                            + " WHERE pattern = ? AND kind = ?" * bool(only) + " ORDER BY session",
                            only or ())
@@ -5490,8 +5394,7 @@ class _Hints:
         for sess, key, kind, shown, after in rows:
             if sess != last:
                 last, calls = sess, [(i, k == "tool", _Call.read(d)) for i, k, d in store._read(
-                    "SELECT id, kind, data FROM events WHERE session = ? AND session != ''"
-                    " AND kind IN ('tool', 'tool_fail') ORDER BY id", (sess,))]
+                    "SELECT id, kind, data" + _Miner.SQL_CALLS + " ORDER BY id", (sess,))]
             ok, n = _Hints.outcome(kind, key, [(o, c) for i, o, c in calls if i > after])
             for k in ((kind, key), ("", "")):
                 d = per.setdefault(k, blank())
@@ -5520,12 +5423,8 @@ class _Hints:
 # 18. History import (past Claude Code transcripts and Codex rollouts)
 # =============================================================================
 class _Transcripts:
-    """Readers of past sessions in the clients' own formats: Claude Code transcripts and Codex
-    rollouts, as hook-shaped calls."""
+    """Readers of Claude Code transcripts and Codex rollouts: calls as the live hook's payloads."""
 
-    # Each recorded tool call becomes the payload the live hook would have received and goes
-    # through record_tool (the hook's own capture: only its shape is kept), then each session is
-    # mined once. Nothing of a transcript is stored but those shapes.
     CLIENTS = ("all", "claude-code", "codex")
     MAX_LINE = 32 * 1024 * 1024        # a longer transcript line is skipped (counted)
     BRIEFINGS = 3                      # projects whose briefing the summary shows
@@ -5536,21 +5435,11 @@ class _Transcripts:
 
     def ts(value):
         """'2026-02-10T21:11:52.438Z' -> epoch seconds, or None."""
-        if not isinstance(value, str) or len(value) < 19:
-            return None
-        import datetime
-        try:
-            d = datetime.datetime.fromisoformat(value[:-1] + "+00:00" if value.endswith("Z")
-                                                else value)
-        except ValueError:
-            return None
-        if d.tzinfo is None:
-            d = d.replace(tzinfo=datetime.timezone.utc)
-        return d.timestamp()
+        return _parse_iso(value) if isinstance(value, str) and len(value) >= 19 else None
 
     def lines(path, stats, needle=None):
-        """The JSON objects of a JSONL file; unreadable, truncated or oversized lines are counted
-        in stats['bad_lines'] and skipped. Lines without `needle` (bytes) are not even parsed."""
+        """The JSON objects of a JSONL file; bad or oversized lines are counted in
+        stats['bad_lines'] and skipped, lines without `needle` (bytes) not even parsed."""
         import json
         with open(path, "rb") as f:
             while True:
@@ -5576,9 +5465,8 @@ class _Transcripts:
                     stats["bad_lines"] += 1
 
     def files(client, path):
-        """([(client or None, file)] to read, how many files of the folder `path` were symlinks out
-        of it): the clients' default folders, or `path` (a file or a folder, client sniffed per
-        file). Subagent transcripts are left out."""
+        """([(client or None, file)], symlinks out of `path` skipped): the clients' folders, or
+        `path` (a file or a folder; client sniffed per file). No subagent transcripts."""
         import glob
         out = []
 
@@ -5607,9 +5495,8 @@ class _Transcripts:
                 out += [("codex", f) for f in sorted(files)]
         return out, 0
 
-    def sniff(path, stats):
-        """(client, first timestamp) of a transcript from its first lines; (None, None) if
-        neither."""
+    def sniff(path):
+        """(client, first timestamp) of a transcript from its first lines, else (None, None)."""
         import itertools
         probe = {"bad_lines": 0}
         for obj in itertools.islice(_Transcripts.lines(path, probe), 20):
@@ -5632,9 +5519,9 @@ class _Transcripts:
     def claude_session(path, stats):
         """A Claude Code transcript -> (session id, [(payload, failed, ts)]).
 
-        A tool_use paired with its tool_result is one PostToolUse (PostToolUseFailure when
-        is_error) hook call, in the order the results arrived; side-chain lines (subagents),
-        records copied from a resumed session and calls that fired no hook are left out."""
+        A tool_use and its tool_result are one PostToolUse(Failure) call, in result order;
+        side-chains, records copied from a resumed session and calls that fired no hook are
+        left out."""
         stem = os.path.splitext(os.path.basename(path))[0]
         pending, calls, seen_ids = {}, [], {}
         for obj in _Transcripts.lines(path, stats, b'"tool_use'):
@@ -5662,9 +5549,7 @@ class _Transcripts:
                     name, tinput, use_line, use_sid = use
                     failed = block.get("is_error") is True
                     text = _Transcripts.block_text(block.get("content")) if failed else ""
-                    if (failed and text.startswith(_Transcripts.CLAUDE_NO_HOOK)
-                            or "<tool_use_error>" in text):
-                        stats["no_hook"] += 1
+                    if text.startswith(_Transcripts.CLAUDE_NO_HOOK) or "<tool_use_error>" in text:
                         continue
                     cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else use_line.get("cwd")
                     payload = {"session_id": use_sid, "transcript_path": path, "cwd": cwd,
@@ -5684,15 +5569,11 @@ class _Transcripts:
                                   _Transcripts.ts(obj.get("timestamp"))
                                   or _Transcripts.ts(use_line.get("timestamp"))))
         session = stem if stem in seen_ids else max(seen_ids, key=seen_ids.get, default="")
-        own = [c for c in calls if c[0]["session_id"] == session]
-        stats["copied_calls"] += len(calls) - len(own)
-        return session, own
+        return session, [c for c in calls if c[0]["session_id"] == session]
 
     def codex_exit(output):
-        """A Codex tool output -> its exit code (None when it does not say), from the JSON
-        {"output", "metadata": {"exit_code"}} form or the text forms 'Exit code: N' /
-        'Process exited with code N'."""
-        import json
+        """A Codex tool output -> its exit code (None when it does not say): JSON metadata's
+        exit_code, or the text 'Exit code: N' / 'Process exited with code N'."""
         if isinstance(output, dict):
             if output.get("success") is False:
                 return 1
@@ -5705,7 +5586,7 @@ class _Transcripts:
         head = output[:4096]
         if head.lstrip().startswith("{"):
             try:
-                meta = json.loads(output).get("metadata")
+                meta = _loads(output).get("metadata")
                 code = meta.get("exit_code") if isinstance(meta, dict) else None
                 return code if isinstance(code, int) else None
             except (ValueError, AttributeError, RecursionError):
@@ -5713,9 +5594,7 @@ class _Transcripts:
         for marker in ("Exit code: ", "Process exited with code "):
             i = head.find(marker)
             if i >= 0 and (i == 0 or head[i - 1] == "\n"):
-                num = (head[i + len(marker):].split(None, 1)[0] if head[i + len(marker):].strip()
-                       else "")
-                num = num.rstrip(".")
+                num = (head[i + len(marker):].split(None, 1) or [""])[0].rstrip(".")
                 if num.lstrip("-").isdigit():
                     return int(num)
         return None
@@ -5731,23 +5610,19 @@ class _Transcripts:
         return command if isinstance(command, str) else ""
 
     def codex_session(path, stats):
-        """A Codex rollout -> (session id, [(payload, failed, ts)]): shell calls (any of its
-        shell tools) as Bash, apply_patch and MCP tools, each paired with its output; the
-        failure comes from the exit code (exec_command_end event, else the output's text)."""
-        import json
+        """A Codex rollout -> (session id, [(payload, failed, ts)]): shell calls as Bash,
+        apply_patch and MCP tools with their outputs, failed by exit code (its event or text)."""
         meta, cwd, model, turn = {}, "", "", ""
         calls, by_id, codes = [], {}, {}
         for obj in _Transcripts.lines(path, stats):
             kind, item = obj.get("type"), obj.get("payload")
             if not isinstance(item, dict):
-                if kind in ("function_call", "function_call_output", "local_shell_call",
-                            "custom_tool_call", "custom_tool_call_output"):
-                    kind, item = "response_item", obj          # early rollouts: items at top level
-                elif not meta and "id" in obj and "timestamp" in obj:
-                    meta = obj
+                if kind not in ("function_call", "function_call_output", "local_shell_call",
+                                "custom_tool_call", "custom_tool_call_output"):
+                    if not meta and "id" in obj and "timestamp" in obj:
+                        meta = obj
                     continue
-                else:
-                    continue
+                kind, item = "response_item", obj              # early rollouts: items at top level
             if kind == "session_meta":
                 if not meta:
                     meta = item
@@ -5776,7 +5651,7 @@ class _Transcripts:
                 args = item.get("arguments", item.get("input"))
                 if t == "function_call" and isinstance(args, str):
                     try:
-                        args = json.loads(args)
+                        args = _loads(args)
                     except (ValueError, RecursionError):
                         args = {"input": args}
                 if t == "local_shell_call":
@@ -5796,8 +5671,7 @@ class _Transcripts:
                     tool = name if name.startswith("mcp__") else "mcp__" + name
                     tinput = args if isinstance(args, dict) else {}
                 else:
-                    stats["no_hook"] += 1          # Codex runs hooks for shell, apply_patch, MCP
-                    continue
+                    continue                       # Codex runs hooks for shell, apply_patch, MCP
                 by_id[call_id] = (tool, tinput, workdir if isinstance(workdir, str) else None)
             elif t in ("function_call_output", "custom_tool_call_output"):
                 call = by_id.pop(call_id, None)
@@ -5861,9 +5735,8 @@ class _Transcripts:
             return None
 
         def progress(done, total):
-            width = 30
-            fill = width * done // max(1, total)
-            stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{total} sessions")
+            fill = 30 * done // max(1, total)
+            stream.write(f"\r[{'#' * fill}{'.' * (30 - fill)}] {done}/{total} sessions")
             if done >= total:
                 stream.write("\n")
             stream.flush()
@@ -5896,18 +5769,13 @@ class _History(_Learning):
         """Replay existing Claude Code transcripts and Codex rollouts through capture and mining.
 
         Reads ~/.claude/projects/*/*.jsonl ($CLAUDE_CONFIG_DIR) and
-        ~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME); subagent side-chains are skipped.
-        Each tool call is stored exactly as the live hook stores it (its shape only: tool,
-        program, subcommand - never arguments, output or prompts), then each session is mined,
-        however old (what it teaches is dated with its own time; the event-log retention may
-        prune its raw calls later). A session already in the store (imported before or captured
-        by the hooks) is skipped, so running it again changes nothing.
-        """
-        # `self.progress(done, total)`, when set, is called after each transcript (the CLI's bar)
-        progress = self.progress
+        ~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME), no subagent side-chains. Each call
+        is stored as the live hook stores it (its shape only), each session mined and dated
+        with its own time. A session already in the store is skipped: running it again
+        changes nothing."""
         if path is not None:
             _check_text(path, "path", 4096, empty_ok=False)
-        stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
+        stats = {"bad_lines": 0, "sidechain_calls": 0}
         now = self._clock()
         cutoffs = (now - 86400 * since if since else float("-inf"),        # --since, retention
                    now - 86400 * self._settings()["events_max_days"])
@@ -5915,7 +5783,7 @@ class _History(_Learning):
         found, links = _Transcripts.files(client, path)
         for who, f in found:
             try:
-                sniffed, first = _Transcripts.sniff(f, stats)
+                sniffed, first = _Transcripts.sniff(f)
             except OSError:
                 stats["bad_lines"] += 1
                 continue
@@ -5951,14 +5819,16 @@ class _History(_Learning):
                 if pending >= _Transcripts.MINE_BATCH:
                     self.mine()                # oldest first: event ids follow the import order
                     pending = 0
-                if progress is not None:
-                    progress(n, len(files))
+                if self.progress is not None:
+                    self.progress(n, len(files))
             if pending or not dry_run:         # (also what an interrupted run left unmined)
                 self.mine()
         finally:
             del self._keep_events
-        self._history_learned(imported, projects)
-        res.update(bad_lines=stats["bad_lines"], sidechain_calls=stats["sidechain_calls"])
+        for sess, proj in imported.items():        # what mining credited to the imported sessions
+            for pattern, in self._read("SELECT pattern FROM mined WHERE session = ?", (sess,)):
+                projects[proj]["seen"][pattern] += 1
+        res.update(stats)
         ranked = sorted(projects.values(), key=lambda p: -p["tool_calls"])
         for i, p in enumerate(ranked):
             cwds = p.pop("cwds")
@@ -5971,17 +5841,13 @@ class _History(_Learning):
         return res
 
     def codex_outcomes(self, session, transcript_path):
-        """Codex hooks see a call's output but not its exit code: at the session's end, mark the
-        calls its rollout (the hook's `transcript_path`) records as failed. Returns how many.
-
-        The rollout's calls are matched to the session's stored calls in order by summary;
-        only the outcome changes, nothing of the rollout is kept.
-        """
+        """Codex hooks see no exit code: at the session's end, mark as failed the stored calls its
+        rollout (`transcript_path`) records as failed, matched in order by summary -> how many."""
         if not (isinstance(transcript_path, str)
                 and os.path.basename(transcript_path).startswith("rollout-")
                 and transcript_path.endswith(".jsonl") and os.path.isfile(transcript_path)):
             return 0
-        stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
+        stats = {"bad_lines": 0, "sidechain_calls": 0}
         try:
             sid, calls = _Transcripts.codex_session(transcript_path, stats)
         except OSError:
@@ -5991,8 +5857,7 @@ class _History(_Learning):
         with self._write() as conn:
             outcomes = [(call.private(conn, session).encode(), failed) for call, failed in
                         ((_Call.of(p)[0], f) for p, f, _ in calls) if call is not None]
-            rows = conn.execute("SELECT id, kind, data FROM events WHERE session = ?"
-                                " AND session != '' AND kind IN ('tool', 'tool_fail') ORDER BY id",
+            rows = conn.execute("SELECT id, kind, data" + _Miner.SQL_CALLS + " ORDER BY id",
                                 (session,)).fetchall()
             marked, j = 0, 0
             for row_id, kind, data in rows:
@@ -6006,21 +5871,14 @@ class _History(_Learning):
                 j = k + 1
             return marked
 
-    def _history_has(self, session):
-        """Whether the store already holds tool calls of `session` (the session index), or
-        what mining credited to it (its calls pruned since)."""
-        return bool(self._read("SELECT 1 FROM events WHERE session = ? AND session != ''"
-                               " AND kind IN ('tool', 'tool_fail') UNION ALL"
-                               " SELECT 1 FROM mined WHERE session = ? LIMIT 1",
-                               (session, session)))
-
     def _history_one(self, session, calls, cutoffs, dry_run, res, projects, disabled):
         """Import one session's calls in one transaction; its project key, None if skipped."""
         last = max((ts for _, _, ts in calls if ts), default=None)
         if last is not None and last < cutoffs[0]:
             res["too_old"] += 1
             return
-        if self._history_has(session):
+        if self._read("SELECT 1" + _Miner.SQL_CALLS + " UNION ALL SELECT 1 FROM mined"
+                      " WHERE session = ? LIMIT 1", (session, session)):   # its calls or credits
             res["skipped"] += 1
             return
         from collections import Counter
@@ -6047,31 +5905,18 @@ class _History(_Learning):
                 if _Call.of(payload)[0] is not None:
                     kept, fails = kept + 1, fails + failed
         else:
-            try:
-                roots = {}
-                with self._db.write() as conn:     # one transaction; captures nest as savepoints
-                    for payload, failed, ts in calls:
-                        if not self.record_tool(payload, failed=failed, ts=ts,
-                                                roots=roots).startswith("skipped: "):
-                            kept, fails = kept + 1, fails + failed
-                    conn.execute("UPDATE events SET source = 'import:' || source WHERE session = ?"
-                                 " AND session != '' AND kind IN ('tool', 'tool_fail')", (session,))
-            except sqlite3.Error as e:
-                raise _db_error(self.path, e) from None
+            roots = {}
+            with self._write() as conn:         # one transaction; captures nest as savepoints
+                for payload, failed, ts in calls:
+                    if not self.record_tool(payload, failed=failed, ts=ts,
+                                            roots=roots).startswith("skipped: "):
+                        kept, fails = kept + 1, fails + failed
+                conn.execute("UPDATE events SET source = 'import:' || source WHERE session = ?"
+                             " AND session != '' AND kind IN ('tool', 'tool_fail')", (session,))
         res["tool_calls"] += kept
         res["failed_calls"] += fails
         p["tool_calls"] += kept
         return proj
-
-    def _history_learned(self, imported, projects):
-        """Per project, the patterns mining credited to the imported sessions (sessions each)."""
-        ids = list(imported)
-        for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            rows = self._read("SELECT session, pattern FROM mined WHERE session IN (%s)"
-                              % ",".join("?" * len(chunk)), chunk)
-            for sess, pattern in rows:
-                projects[imported[sess]]["seen"][pattern] += 1
 
 
 # =============================================================================
