@@ -3742,16 +3742,11 @@ class _Memory(_Patterns):
 class _Shell:
     """The shell reader: a command's shape (program and subcommand), never its arguments."""
 
-    # A hook learns habits from shell commands, so it reads them the way a shell
-    # does (quotes, escapes, heredocs, $( ), pipelines, lists, subshells,
-    # compound commands) and keeps only each simple command's SHAPE: the program
-    # and, for programs known to take one, its subcommand ('git commit',
-    # 'uv run pytest', 'npm run build'). Argument values, paths, URLs, quoted text,
-    # substitutions and heredoc bodies are skipped by the reader, never stored; the
-    # kept words must also pass an allow-list of plain tokens. Hand-written rather
-    # than shlex: shlex knows no heredocs, $( ), fd redirections or newline lists,
-    # and it imports re on every hook call. It never raises: unbalanced quotes and
-    # parentheses simply run to the end of the input.
+    # It reads a command the way a shell does (quotes, escapes, heredocs, $( ), lists, compound
+    # commands) and keeps each simple command's program and, for programs known to take one, its
+    # subcommand ('uv run pytest'); kept words must pass an allow-list of plain tokens. Not
+    # shlex: it knows no heredocs, $( ) or newline lists, and imports re on every hook call.
+    # It never raises: unbalanced quotes and parentheses run to the end of the input.
     SHAPE_MAX_INPUT, SHAPE_MAX_SHAPES, SHAPE_MAX_DEPTH = 65536, 64, 8
     # Not commands: builtins that only change the shell's state, no-ops, tests, output, lookups.
     NOOPS = frozenset(
@@ -3906,8 +3901,7 @@ class _Shell:
         return "." not in v or v.rsplit(".", 1)[1] not in _Shell.FILE_SUFFIXES
 
     def is_assignment(raw):
-        """`NAME=value` / `NAME+=value` / `NAME[i]=value`, judged on the source text (quotes
-        count)."""
+        """`NAME=value`, `NAME+=value`, `NAME[i]=value`, judged on the source text (with quotes)."""
         k = raw.find("=")
         if k <= 0:
             return False
@@ -3926,8 +3920,7 @@ class _Shell:
         return name
 
     def skip_parens(s, i):
-        """From the '(' at s[i] to just past its matching ')' (plain counting; used in $(( ))
-        etc.)."""
+        """From the '(' at s[i] to just past its matching ')' (plain counting, as in $(( )))."""
         depth, n = 0, len(s)
         while i < n:
             c = s[i]
@@ -3940,10 +3933,28 @@ class _Shell:
             i += 1
         return n
 
-    def skip_dollar(s, i, depth, buf):
-        """An expansion at s[i] == '$': returns (end, flag); appends '$' (or $'..' text) to buf."""
+    def quoted(s, i, depth, buf):
+        """The escape, quotes or expansion at s[i] (one of \\ ' " $ `): returns (end, flags);
+        appends its text to buf, '$' for an expansion."""
         n = len(s)
+        c = s[i]
         nxt = s[i + 1] if i + 1 < n else ""
+        if c == "\\":
+            buf.append(nxt)
+            return i + 2, 1
+        if c == "'":
+            j = s.find("'", i + 1)
+            j = n if j < 0 else j
+            buf.append(s[i + 1:j])
+            return j + 1, 1
+        if c == '"':
+            return _Shell.dquote(s, i + 1, depth, buf)
+        if c == "`":
+            j = i + 1
+            while j < n and s[j] != "`":
+                j += 2 if s[j] == "\\" else 1
+            buf.append("$")
+            return j + 1, 2
         if nxt == "(":
             buf.append("$")
             if s[i + 2:i + 3] == "(" or depth >= _Shell.SHAPE_MAX_DEPTH:
@@ -3964,12 +3975,6 @@ class _Shell:
         buf.append("$")
         return i + 1, 2
 
-    def skip_backticks(s, i):
-        j, n = i + 1, len(s)
-        while j < n and s[j] != "`":
-            j += 2 if s[j] == "\\" else 1
-        return j + 1
-
     def dquote(s, i, depth, buf):
         """A double-quoted string from s[i] (after the opening quote): returns (end, flags)."""
         n, flags = len(s), 1
@@ -3983,12 +3988,9 @@ class _Shell:
                 elif i + 1 < n and s[i + 1] != "\n":
                     buf.append(s[i:i + 2])
                 i += 2
-            elif c == "$":
-                i, f = _Shell.skip_dollar(s, i, depth, buf)
+            elif c == "$" or c == "`":
+                i, f = _Shell.quoted(s, i, depth, buf)
                 flags |= f
-            elif c == "`":
-                buf.append("$")
-                i, flags = _Shell.skip_backticks(s, i), flags | 2
             else:
                 j = i + 1
                 while j < n and s[j] not in '"\\$`':
@@ -4007,6 +4009,7 @@ class _Shell:
         n = len(s)
         buf, start, flags = [], -1, 0
         target, heredocs, parens, cases = 0, [], 0, 0
+        ops = [] if out is None else out               # out=None: operators go nowhere
 
         def word_end(end):
             nonlocal buf, start, flags, target, cases
@@ -4046,40 +4049,14 @@ class _Shell:
                         if line.rstrip("\r") == delim:
                             break
                 heredocs.clear()
-                if out is not None:
-                    out.append(("o", "\n"))
-            elif c == "\\":
-                if s[i + 1:i + 2] == "\n":             # line continuation
-                    i += 2
-                    continue
-                if start < 0:
-                    start = i
-                buf.append(s[i + 1:i + 2])
-                flags |= 1
+                ops.append(("o", "\n"))
+            elif c == "\\" and s[i + 1:i + 2] == "\n":     # line continuation
                 i += 2
-            elif c == "'":
+            elif c in "\\'\"$`":
                 if start < 0:
                     start = i
-                j = s.find("'", i + 1)
-                j = n if j < 0 else j
-                buf.append(s[i + 1:j])
-                flags |= 1
-                i = j + 1
-            elif c == '"':
-                if start < 0:
-                    start = i
-                i, f = _Shell.dquote(s, i + 1, depth, buf)
+                i, f = _Shell.quoted(s, i, depth, buf)
                 flags |= f
-            elif c == "$":
-                if start < 0:
-                    start = i
-                i, f = _Shell.skip_dollar(s, i, depth, buf)
-                flags |= f
-            elif c == "`":
-                if start < 0:
-                    start = i
-                buf.append("$")
-                i, flags = _Shell.skip_backticks(s, i), flags | 2
             elif c == "#" and start < 0:               # a comment runs to the end of the line
                 j = s.find("\n", i)
                 i = n if j < 0 else j
@@ -4107,28 +4084,18 @@ class _Shell:
                 else:
                     i += 2 if s[i + 1:i + 2] in (">", "&", "|") else 1
                     target = 1
-            elif c == "&":
+            elif c in "&|;":
                 word_end(i)
-                if s[i + 1:i + 2] == ">":              # &> file, &>> file
+                if s.startswith("&>", i):              # &> file, &>> file
                     i += 3 if s[i + 2:i + 3] == ">" else 2
                     target = 1
                     continue
-                op = "&&" if s[i + 1:i + 2] == "&" else "&"
-                if out is not None:
-                    out.append(("o", op))
-                i += len(op)
-            elif c == "|":
-                word_end(i)
-                op = s[i:i + 2] if s[i + 1:i + 2] in ("|", "&") else "|"
-                if out is not None:
-                    out.append(("o", op))
-                i += len(op)
-            elif c == ";":
-                word_end(i)
-                op = (";;&" if s.startswith(";;&", i)
-                      else s[i:i + 2] if s[i + 1:i + 2] in (";", "&") else ";")
-                if out is not None:
-                    out.append(("o", op))
+                op = s[i:i + 2]
+                if op == ";;" and s[i + 2:i + 3] == "&":
+                    op = ";;&"
+                elif op not in ("&&", "||", "|&", ";;", ";&"):
+                    op = c
+                ops.append(("o", op))
                 i += len(op)
             elif c == "(":
                 if start >= 0 and buf and buf[-1][-1:] in ("=", "@", "!", "+", "*", "?"):
@@ -4140,12 +4107,10 @@ class _Shell:
                 word_end(i)
                 if s[i + 1:i + 2] == "(":              # (( arithmetic )), for (( ; ; ))
                     i = _Shell.skip_parens(s, i)
-                    if out is not None:
-                        out.append(("o", "(("))
+                    ops.append(("o", "(("))
                     continue
                 parens += 1
-                if out is not None:
-                    out.append(("o", "("))
+                ops.append(("o", "("))
                 i += 1
             else:                                      # ")"
                 word_end(i)
@@ -4153,8 +4118,7 @@ class _Shell:
                 if depth and parens <= 0 and cases <= 0:
                     return i
                 parens -= 1
-                if out is not None:
-                    out.append(("o", ")"))
+                ops.append(("o", ")"))
         word_end(n)
         return n
 
@@ -4194,9 +4158,9 @@ class _Shell:
     def program_shape(key, words, j, depth):
         """The shape of known program `key` whose arguments start at words[j]."""
         verbs = _Shell.RUN_WRAPPERS.get(key, ())
-        if verbs == ("",):
-            return _Shell.wrapped(key, words, _Shell.first_word(words, j, key), depth)
         k = _Shell.first_word(words, j, key)
+        if verbs == ("",):
+            return _Shell.wrapped(key, words, k, depth)
         if k >= len(words) or not _Shell.plain_subword(words[k]):
             return [key]
         sub = words[k][1]
@@ -4217,11 +4181,11 @@ class _Shell:
             if _Shell.is_assignment(words[i][2]):
                 i += 1
                 continue
-            spec = None if words[i][3] & 2 else _Shell.PREFIXES.get(_Shell.program_name(words[i]))
+            name = _Shell.program_name(words[i])
+            spec = None if words[i][3] & 2 else _Shell.PREFIXES.get(name)
             if spec is None:
                 break
             opts, npos = spec
-            name = _Shell.program_name(words[i])
             i += 1
             while i < n and words[i][1][:1] == "-" and len(words[i][1]) > 1:
                 opt = words[i][1]
@@ -4258,9 +4222,7 @@ class _Shell:
                 elif opt[1] != "-" and "c" in opt:
                     script = True
             if script and j < n and depth < _Shell.SHAPE_MAX_DEPTH:
-                found = []
-                _Shell.shapes_into(words[j][1], depth + 1, found)
-                return found
+                return _Shell.shapes(words[j][1], depth + 1)
             return [key]
         if key in ("pwsh", "powershell"):              # `pwsh -NoProfile -Command "script"`
             j = i + 1
@@ -4268,9 +4230,7 @@ class _Shell:
                 opt = words[j][1].lower()
                 j += 1
                 if opt in ("-c", "-command") and j < n and depth < _Shell.SHAPE_MAX_DEPTH:
-                    found = []
-                    _Shell.shapes_into(words[j][1], depth + 1, found)
-                    return found
+                    return _Shell.shapes(words[j][1], depth + 1)
                 if opt in ("-file", "-f"):
                     break
                 if opt in ("-executionpolicy", "-ep", "-windowstyle", "-outputformat",
@@ -4317,9 +4277,9 @@ class _Shell:
             return [f"{name} {words[k][1]}"]
         return [name]
 
-    def parse_shapes(toks, depth, out):
-        """Shapes of the simple commands in a token list, in order, into out."""
-        cur, skip, cases, t, n = [], "", 0, 0, len(toks)
+    def parse_shapes(toks, depth):
+        """The shapes of the simple commands in a token list, in order."""
+        out, cur, skip, cases, t, n = [], [], "", 0, 0, len(toks)
         while t < n and len(out) < _Shell.SHAPE_MAX_SHAPES:
             tok = toks[t]
             t += 1
@@ -4367,27 +4327,25 @@ class _Shell:
             cur.append(tok)
         if cur and len(out) < _Shell.SHAPE_MAX_SHAPES:
             out.extend(_Shell.words_shapes(cur, 0, depth))
+        return out
 
-    def shapes_into(command, depth, out):
-        # an argv, e.g. Codex's ["bash", "-lc", script]
+    def shapes(command, depth):
+        """The shapes of a shell string or of an argv (Codex's ["bash", "-lc", script])."""
         if isinstance(command, (list, tuple)):
-            words = [("w", str(a), str(a), 0) for a in command[:256]]
-            if words:
-                out.extend(_Shell.words_shapes(words, 0, depth))
-        elif isinstance(command, str):
-            toks = []
-            _Shell.lex(command[:_Shell.SHAPE_MAX_INPUT], 0, 0, toks)
-            _Shell.parse_shapes(toks, depth, out)
+            return _Shell.words_shapes([("w", str(a), str(a), 0) for a in command[:256]], 0, depth)
+        if not isinstance(command, str):
+            return []
+        toks = []
+        _Shell.lex(command[:_Shell.SHAPE_MAX_INPUT], 0, 0, toks)
+        return _Shell.parse_shapes(toks, depth)
 
     def command_shapes(command):
         """Each simple command's shape, in execution order: 'cd a && FOO=1 uv run pytest -q | tee x'
         -> ['uv run pytest', 'tee']. A shell string or an argv list; never argument values."""
-        out = []
         try:
-            _Shell.shapes_into(command, 0, out)
+            return _Shell.shapes(command, 0)[:_Shell.SHAPE_MAX_SHAPES]
         except Exception:                              # a reader bug must never break capture
             return ["?"]
-        return out[:_Shell.SHAPE_MAX_SHAPES]
 
 
 _Shell.VALUE_OPTIONS.update({alias: _Shell.VALUE_OPTIONS[same] for alias, same in (
@@ -4399,13 +4357,9 @@ _Shell.VALUE_OPTIONS.update({alias: _Shell.VALUE_OPTIONS[same] for alias, same i
 # 15. Capture (what a hook call and a tool call become)
 # =============================================================================
 class _Capture:
-    """What one hook call becomes.
-
-    The events it answers, its time limit and budget, whose session it is, and whether a prompt
-    corrects the agent."""
-    # `instinct hook <event>` runs on every tool call: it imports nothing heavy,
-    # stores one short, safe summary (never contents, prompts or output) and exits
-    # 0 whatever happens, so it can never block or break the agent.
+    """What one hook call becomes: `instinct hook <event>` runs on every tool call, imports
+    nothing heavy, stores one short, safe summary (never contents, prompts or output) and exits 0
+    whatever happens, so it can never block or break the agent."""
     def run_hook(argv, stdin=None, stdout=None, close=True):
         """`instinct hook EVENT [--db PATH]`: always exits 0, whatever happens; one stderr line on
         trouble (anything unexpected too), nothing at all on Ctrl-C."""
@@ -4451,10 +4405,11 @@ class _Capture:
         say = _Capture.say
 
         def answer(event_name, text):
-            import json
-            out = json.dumps({"hookSpecificOutput": {"hookEventName": event_name,
-                                                     "additionalContext": text}})
-            stdout.write(out + "\n")
+            if text:
+                import json
+                out = json.dumps({"hookSpecificOutput": {"hookEventName": event_name,
+                                                         "additionalContext": text}})
+                stdout.write(out + "\n")
         db, args = _CLI.take_db(list(argv))
         event = args[0] if args else None
         for a in args[1:]:
@@ -4491,26 +4446,22 @@ class _Capture:
         if (event == "user-prompt-submit"
                 and not _Capture.reads_like_correction(payload.get("prompt"))):
             return                             # nothing stored
+        session = _Capture.safe_session(payload.get("session_id"))
         store = InstinctStore(db, timeout=_Capture.HOOK_TIMEOUT_S)
         try:
             if event == "user-prompt-submit":  # a new correction: ask the agent to keep the lesson
-                if store.new_prompt(payload["prompt"], cwd,
-                                    _Capture.safe_session(payload.get("session_id"))):
+                if store.new_prompt(payload["prompt"], cwd, session):
                     answer("UserPromptSubmit", _Capture.CORRECTION_CONTEXT)
             elif event == "pre-tool-use":      # nothing kept: maybe a hint about the call
-                text = _Hints.hint(store, event, payload, cwd)
-                if text:
-                    answer("PreToolUse", text)
+                answer("PreToolUse", _Hints.hint(store, event, payload, cwd))
             elif event in ("post-tool-use", "post-tool-use-failure"):
                 failed = event.endswith("failure")
                 say(f"{event}: {store.record_tool(payload, failed=failed)}")
                 # Codex: PostToolUse
                 if failed or _Call.response_failed(payload.get("tool_response")):
-                    text = _Hints.hint(store, event, payload, cwd)
-                    if text:
-                        answer("PostToolUseFailure" if failed else "PostToolUse", text)
+                    answer("PostToolUseFailure" if failed else "PostToolUse",
+                           _Hints.hint(store, event, payload, cwd))
             elif event in ("stop", "session-end"):
-                session = _Capture.safe_session(payload.get("session_id"))
                 if session:
                     if "turn_id" in payload or os.path.basename(
                             str(payload.get("transcript_path", ""))).startswith("rollout-"):
@@ -4524,9 +4475,7 @@ class _Capture:
                     say(f"{event}: mined {store.mine()['sessions']} unmined sessions")
                 except (InstinctError, sqlite3.Error) as e:   # e.g. a read-only store: still brief
                     say(f"{event}: mining skipped: {e}", True)
-                text = store.briefing(cwd, session=_Capture.safe_session(payload.get("session_id")))
-                if text:
-                    answer("SessionStart", text)
+                answer("SessionStart", store.briefing(cwd, session=session))
         except InstinctError as e:
             say(f"{event}: {e}", True)
         except sqlite3.Error as e:
@@ -4534,7 +4483,6 @@ class _Capture:
         finally:
             if close:                          # a hook process skips the close-time checkpoint
                 store.close()
-
 
     HOOK_EVENTS = {"sessionstart": "session-start", "userpromptsubmit": "user-prompt-submit",
                    "pretooluse": "pre-tool-use", "posttooluse": "post-tool-use",
@@ -4603,15 +4551,13 @@ class _Capture:
 
 
 class _Call:
-    """One captured tool call, shape only: the one record of it, written once (`encode`, kept in
-    events.data as tab-separated fields: tool, name, extension, command shapes) and read by field
-    (`read`). `name` is what identifies the call beyond its tool: a skill's name, a subagent's
-    type. Never an argument value."""
+    """One captured tool call, shape only, kept in events.data as tab-separated fields (tool, name,
+    extension, command shapes; `encode`, `read`). `name` identifies the call beyond its tool: a
+    skill's name, a subagent's type. Never an argument value."""
     SHELL_TOOLS = {"Bash": "Bash", "PowerShell": "PowerShell", "shell": "Bash",
                    "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash"}
     EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file",
                   "replace"}
-    # --- capture: one tool call -> one shape-only step ---------------------------------
     # Client plumbing is not a habit: loading tools, task lists, plan mode, questions.
     PLUMBING_TOOLS = frozenset(
         "ToolSearch TodoWrite TodoRead TaskCreate TaskUpdate TaskList TaskGet TaskOutput TaskStop "
@@ -4651,14 +4597,16 @@ class _Call:
         return cls(f[0], f[1], f[2], f[3:len(f) - 2])
 
     def private(self, conn, session):
-        """This call with each program word that instinct does not know by name (`_known_word`)
+        """This call with each program word that instinct does not know by name (`known_words`)
         as a keyed hash, '#' + 10 hex, until a second session uses it (a pasted password is no
         program): then the word is learned (table `seen`), kept as text from then on, and the
         stored steps that hold its hash are rewritten to it. One indexed read when met."""
         if self.tool not in self.SHELLS:
             return self
-        shapes = [(words, at) for words, at in map(_Call.program_words, self.cmds)]
-        found = {words[i]: "" for words, at in shapes for i in at if not _Call.known_word(words[i])}
+        shapes = list(map(_Call.program_words, self.cmds))
+        known = _Call.known_words()
+        found = {words[i]: "" for words, at in shapes for i in at
+                 if words[i] not in known and not words[i].startswith("#")}
         if not found:
             return self
         for w in found:
@@ -4714,8 +4662,11 @@ class _Call:
         if tool in _Call.PLUMBING_TOOLS:
             return None, "client plumbing, not a habit step"
         if tool in _Call.SHELL_TOOLS:
-            cmd = _Call.shell_command_text(tinput)
-            if _Call.is_own_command(cmd):
+            cmd = tinput.get("command", tinput.get("cmd"))
+            cmd = cmd if isinstance(cmd, (str, list)) else ""
+            text = " ".join(map(str, cmd)) if isinstance(cmd, list) else cmd
+            if ("instinct" in text.split("&&")[0].split()[:3] or " instinct.py " in f" {text} "
+                    or "-m instinct" in text or text.strip().startswith("instinct ")):
                 return None, "instinct's own command"
             shapes, total = [], 0
             for shape in _Shell.command_shapes(cmd):
@@ -4740,30 +4691,15 @@ class _Call:
         return cls(_Shell.safe_token(name, 64), name=named if ok else ""), ""
 
     @staticmethod
-    def shell_command_text(tool_input):
-        cmd = tool_input.get("command", tool_input.get("cmd"))
-        return cmd if isinstance(cmd, (str, list)) else ""
-
-    @staticmethod
-    def is_own_command(cmd):
-        text = " ".join(map(str, cmd)) if isinstance(cmd, list) else cmd
-        return ("instinct" in text.split("&&")[0].split()[:3] or " instinct.py " in f" {text} "
-                or "-m instinct" in text or text.strip().startswith("instinct "))
-
-    @staticmethod
     @functools.lru_cache(maxsize=1)
     def known_words():
+        """Program words kept as text at once: those the shape reader or mining knows by name."""
         return frozenset().union(
             _Shell.SUBCOMMAND_PROGRAMS, _Shell.RUN_WRAPPERS, _Shell.OPERAND_PROGRAMS, _Shell.SHELLS,
             _Shell.NOOPS, _Shell.PREFIXES, _Shell.SCRIPT_TOOLS, _Shell.COMMON_SUBCOMMANDS,
             _Call.GENERIC_PROGRAMS, _Shell.VALUE_OPTIONS, ("python", "-m", "pwsh", "powershell"),
             *(names for _, names in _Corpus.COMMAND_ROLES),
             *(progs.split() for progs in _Presenter.TOOLCHAIN_FILES.values()))
-
-    @staticmethod
-    def known_word(word):
-        """A program word kept as text at once: one the shape reader or mining knows by name."""
-        return word in _Call.known_words() or word.startswith("#")
 
     @staticmethod
     def program_words(shape):
@@ -4794,8 +4730,7 @@ class _Call:
 
     @staticmethod
     def seen_add(conn, h, session):
-        """Note hash `h` as first seen in `session`; the oldest unlearned hashes beyond
-        _SEEN_MAX go."""
+        """Note hash `h` first seen in `session`; the oldest unlearned beyond SEEN_MAX go."""
         rowid = conn.execute("INSERT INTO seen (hash, session) VALUES (?, ?)",
                              (h, session)).lastrowid
         if rowid % 256 == 0:
