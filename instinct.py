@@ -3740,13 +3740,12 @@ class _Memory(_Patterns):
 # 14. Shell commands (the shape reader: program and subcommand, never arguments)
 # =============================================================================
 class _Shell:
-    """The shell reader: a command's shape (program and subcommand), never its arguments."""
+    """The shell reader: a command's shape (program and subcommand), never its arguments.
 
-    # It reads a command the way a shell does (quotes, escapes, heredocs, $( ), lists, compound
-    # commands) and keeps each simple command's program and, for programs known to take one, its
-    # subcommand ('uv run pytest'); kept words must pass an allow-list of plain tokens. Not
-    # shlex: it knows no heredocs, $( ) or newline lists, and imports re on every hook call.
-    # It never raises: unbalanced quotes and parentheses run to the end of the input.
+    It reads a command the way a shell does (quotes, escapes, heredocs, $( ), lists, compound
+    commands); kept words must pass an allow-list of plain tokens. Not shlex: it knows no
+    heredocs, $( ) or newline lists, and imports re on every hook call. It never raises:
+    unbalanced quotes and parentheses run to the end of the input."""
     SHAPE_MAX_INPUT, SHAPE_MAX_SHAPES, SHAPE_MAX_DEPTH = 65536, 64, 8
     # Not commands: builtins that only change the shell's state, no-ops, tests, output, lookups.
     NOOPS = frozenset(
@@ -3829,9 +3828,8 @@ class _Shell:
         ("docker", "-H --host -c --context --config -l --log-level --tlscacert --tlscert "
                    "-f --file -p --project-name --profile --env-file --project-directory"),
         ("podman", "--url -c --connection"),
-        ("kubectl", "-n --namespace --context --cluster --kubeconfig -s --server --user --token "
-                    "--as --as-group --request-timeout --certificate-authority "
-                    "--client-certificate --client-key"),
+        ("kubectl", "-n --namespace --context --cluster --kubeconfig -s --server --user --as "
+                    "--as-group --request-timeout --client-certificate"),
         ("helm", "-n --namespace --kube-context --kubeconfig"),
         ("make", "-C -f --file --makefile -I --include-dir -o --old-file -W --what-if --assume-new "
                  "--new-file"),
@@ -4004,8 +4002,7 @@ class _Shell:
 
         flags: 1 = quoted or escaped, 2 = holds an expansion. Redirection targets and heredoc bodies
         are consumed here, never emitted. With depth > 0 (inside `$( )`) it stops after the
-        unmatched ')' and returns that position; out=None only skips.
-        """
+        unmatched ')' and returns that position; out=None only skips."""
         n = len(s)
         buf, start, flags = [], -1, 0
         target, heredocs, parens, cases = 0, [], 0, 0
@@ -4132,9 +4129,7 @@ class _Shell:
                 return j + 1 if key in _Shell.RUN_WRAPPERS else n
             if v[:1] == "-" and len(v) > 1:
                 j += 1
-                if "=" in v:
-                    continue
-                if v in opts or (v[:2] == "--"
+                if v in opts or (v[:2] == "--" and "=" not in v
                                  and any(w in v for w in _Shell.CREDENTIAL_OPTION_WORDS)):
                     j += 1
                 elif v in _Shell.NUMERIC_OPTIONS and j < n and words[j][1].isdigit():
@@ -4256,8 +4251,6 @@ class _Shell:
                         return ["python -m " + s
                                 for s in _Shell.program_shape(module.lower(), words, j, depth)]
                     return ["python -m " + module]
-                if opt == "-":
-                    return ["python"]
             key, name, i = "python", "python", j - 1
         if (key in ("python", "php") and i + 1 < n
                 and _Shell.program_name(words[i + 1]) in _Shell.SCRIPT_TOOLS):
@@ -4285,14 +4278,9 @@ class _Shell:
             t += 1
             if tok[0] == "o":
                 op = tok[1]
-                if skip == "pattern":                  # a case pattern runs to its ')'
-                    skip = "" if op == ")" else skip
-                    continue
-                # `for x in WORDS;` / `for ((..));` end at ; or newline
-                if skip == "for":
-                    skip = "" if op in (";", "\n") else skip
-                    continue
-                if skip:
+                if skip:        # a case pattern ends at ')', `for x in WORDS;` at ; or newline
+                    if (skip == "pattern" and op == ")") or (skip == "for" and op in (";", "\n")):
+                        skip = ""
                     continue
                 if op == "(" and len(cur) == 1 and t < n and toks[t] == ("o", ")"):
                     cur, t = [], t + 1                 # `name() { ...; }` defines a function
@@ -4361,8 +4349,7 @@ class _Capture:
     nothing heavy, stores one short, safe summary (never contents, prompts or output) and exits 0
     whatever happens, so it can never block or break the agent."""
     def run_hook(argv, stdin=None, stdout=None, close=True):
-        """`instinct hook EVENT [--db PATH]`: always exits 0, whatever happens; one stderr line on
-        trouble (anything unexpected too), nothing at all on Ctrl-C."""
+        """`instinct hook EVENT [--db PATH]`: exits 0 whatever happens; one stderr line on error."""
         try:
             _Capture.handle(argv, stdin, stdout or sys.stdout, close)
         except KeyboardInterrupt:
@@ -4461,15 +4448,14 @@ class _Capture:
                 if failed or _Call.response_failed(payload.get("tool_response")):
                     answer("PostToolUseFailure" if failed else "PostToolUse",
                            _Hints.hint(store, event, payload, cwd))
-            elif event in ("stop", "session-end"):
-                if session:
-                    if "turn_id" in payload or os.path.basename(
-                            str(payload.get("transcript_path", ""))).startswith("rollout-"):
-                        say(f"{event}:"
-                            f" {store.codex_outcomes(session, payload.get('transcript_path'))}"
-                            " failed calls read from the Codex rollout")
-                    r = store.mine(session)
-                    say(f"{event}: mined {len(r['observed'])} observations")
+            elif event in ("stop", "session-end") and session:
+                if "turn_id" in payload or os.path.basename(
+                        str(payload.get("transcript_path", ""))).startswith("rollout-"):
+                    say(f"{event}:"
+                        f" {store.codex_outcomes(session, payload.get('transcript_path'))}"
+                        " failed calls read from the Codex rollout")
+                r = store.mine(session)
+                say(f"{event}: mined {len(r['observed'])} observations")
             elif event == "session-start":
                 try:                           # sessions whose end hook never ran (crash, cancel)
                     say(f"{event}: mined {store.mine()['sessions']} unmined sessions")
