@@ -3932,7 +3932,7 @@ class _Shell:
         return n
 
     def quoted(s, i, depth, buf):
-        """The escape, quotes or expansion at s[i] (one of \\ ' " $ `): returns (end, flags);
+        """The escape, quotes or expansion at s[i] (\\ ' " $ ` <( >( ): returns (end, flags);
         appends its text to buf, '$' for an expansion."""
         n = len(s)
         c = s[i]
@@ -3947,6 +3947,11 @@ class _Shell:
             return j + 1, 1
         if c == '"':
             return _Shell.dquote(s, i + 1, depth, buf)
+        if c in "<>":                                  # <( ) >( ): process substitution
+            buf.append("$")
+            if depth >= _Shell.SHAPE_MAX_DEPTH:
+                return _Shell.skip_parens(s, i + 1), 2
+            return _Shell.lex(s, i + 2, depth + 1, None), 2
         if c == "`":
             j = i + 1
             while j < n and s[j] != "`":
@@ -4049,7 +4054,7 @@ class _Shell:
                 ops.append(("o", "\n"))
             elif c == "\\" and s[i + 1:i + 2] == "\n":     # line continuation
                 i += 2
-            elif c in "\\'\"$`":
+            elif c in "\\'\"$`" or (c in "<>" and s[i + 1:i + 2] == "("):
                 if start < 0:
                     start = i
                 i, f = _Shell.quoted(s, i, depth, buf)
@@ -4061,14 +4066,6 @@ class _Shell:
                 buf.append(c)
                 i += 1
             elif c in "<>":
-                if s[i + 1:i + 2] == "(":              # <( ) >( ): process substitution (argument)
-                    if start < 0:
-                        start = i
-                    buf.append("$")
-                    flags |= 2
-                    i = (_Shell.lex(s, i + 2, depth + 1, None) if depth < _Shell.SHAPE_MAX_DEPTH
-                         else _Shell.skip_parens(s, i + 1))
-                    continue
                 if start >= 0 and not flags and "".join(buf).isdigit():
                     buf, start = [], -1                # `2>`: the digits name a file descriptor
                 word_end(i)
