@@ -3874,7 +3874,7 @@ class _Shell:
         "lua pl r dart zig nix tf out bin exe dll so gz tgz zip tar".split())
     # Long options whose separate value is a credential (`--token X`), skipped for every program.
     CREDENTIAL_OPTION_WORDS = ("token", "passw", "secret", "key", "auth", "credential")
-    SPECIAL = frozenset(" \t\r\n\\'\"$`#<>&|;()")
+    SPECIAL = frozenset(" \t\r\n\\'\"$`<>&|;()")
 
     def safe_token(tok, limit=40):
         """A program/tool/extension token with a plain charset, or '?' (redacted)."""
@@ -4028,8 +4028,12 @@ class _Shell:
 
         while i < n:
             c = s[i]
-            if c not in _Shell.SPECIAL:
+            if c not in _Shell.SPECIAL:                # '#' starting a word: a comment to the \n
                 if start < 0:
+                    if c == "#":
+                        j = s.find("\n", i)
+                        i = n if j < 0 else j
+                        continue
                     start = i
                 j = i + 1
                 while j < n and s[j] not in _Shell.SPECIAL:
@@ -4059,12 +4063,6 @@ class _Shell:
                     start = i
                 i, f = _Shell.quoted(s, i, depth, buf)
                 flags |= f
-            elif c == "#" and start < 0:               # a comment runs to the end of the line
-                j = s.find("\n", i)
-                i = n if j < 0 else j
-            elif c == "#":
-                buf.append(c)
-                i += 1
             elif c in "<>":
                 if start >= 0 and not flags and "".join(buf).isdigit():
                     buf, start = [], -1                # `2>`: the digits name a file descriptor
@@ -4467,10 +4465,9 @@ class _Capture:
             if close:                          # a hook process skips the close-time checkpoint
                 store.close()
 
-    HOOK_EVENTS = {"sessionstart": "session-start", "userpromptsubmit": "user-prompt-submit",
-                   "pretooluse": "pre-tool-use", "posttooluse": "post-tool-use",
-                   "posttoolusefailure": "post-tool-use-failure", "stop": "stop",
-                   "sessionend": "session-end"}
+    HOOK_EVENTS = {e.replace("-", ""): e for e in (
+        "session-start", "user-prompt-submit", "pre-tool-use", "post-tool-use",
+        "post-tool-use-failure", "stop", "session-end")}
     HOOK_TIMEOUT_S = 3.0                       # a hook gives up on a locked database after this
     INJECT_MAX_ITEMS, INJECT_MAX_CHARS = 10, 2000
 
