@@ -3755,8 +3755,7 @@ class _Shell:
     # Reserved words that open or close a compound command: skipped at command position.
     KEYWORDS = frozenset("if then else elif fi do done while until { } ! esac coproc".split())
     SHELLS = frozenset("sh bash zsh dash ksh mksh ash".split())
-    # Prefixes that run the command after them: dropped, with their options (those that take a
-    # separate value listed) and positional words (timeout's DURATION).
+    # Prefixes that run the command after them, dropped: name -> (value options, positionals).
     PREFIXES = {name: (frozenset(opts.split()), npos) for name, opts, npos in (
         ("sudo", "-u -g -h -p -C -D -r -t -T -U -R --user --group --host --prompt --close-from "
                  "--chdir --role --type --command-timeout --other-user", 0),
@@ -3784,8 +3783,7 @@ class _Shell:
         "serverless make just task ninja bazel bazelisk buck2 meson mkdocs hugo jekyll mdbook "
         "brew apt apt-get dnf yum apk snap flatpak nix nix-env systemctl launchctl adb "
         "tmux ollama mise asdf openssl manage.py artisan").split())
-    # Any other program keeps its first word only when it is one of these common subcommand verbs
-    # (`br sync`, `adb devices`, `bd close`): an allow-list, so no argument value can pass.
+    # Other programs keep a first word only from this allow-list (`br sync`): no argument passes.
     COMMON_SUBCOMMANDS = frozenset(
         "add apply backup bench blocked build check clean clone close compile config create delete "
         "dep deploy describe dev devices diff doctor down edit exec export fetch fmt format "
@@ -3793,8 +3791,7 @@ class _Shell:
         "new plan publish pull push query ready release remove restart restore root run search "
         "serve set shell show sql start stats status stop sync test uninstall up update upgrade "
         "version view watch".split())
-    # ... but not programs whose first word is an operand (a file, pattern, host or pid):
-    # `rm -rf build`, `grep test f`, `mkdir build` are not subcommands.
+    # ... but not programs whose first word is an operand (`rm -rf build`, `grep test f`).
     OPERAND_PROGRAMS = frozenset(
         "ls cat head tail less more grep egrep fgrep rg ag ack find fd rm rmdir mkdir cp mv ln "
         "touch chmod chown chgrp stat file wc sort uniq cut tr sed awk gawk diff cmp comm tee xxd "
@@ -3804,8 +3801,7 @@ class _Shell:
         "lua ping dig host nc".split())
     # Framework scripts run by an interpreter that take a subcommand (`python manage.py migrate`).
     SCRIPT_TOOLS = frozenset(("manage.py", "artisan"))
-    # Separate-value global options per program, skipped when looking for the subcommand
-    # (`git -C /x commit`, `make -C dir test`, `kubectl -n ns get`).
+    # Separate-value global options per program, skipped on the way to a subcommand (`git -C x`).
     VALUE_OPTIONS = {name: frozenset(opts.split()) for name, opts in (
         ("git", "-C -c --git-dir --work-tree --namespace --config-env --super-prefix"),
         ("gh", "-R --repo --hostname"), ("glab", "-R --repo"),
@@ -3848,16 +3844,14 @@ class _Shell:
         ("adb", "-s -t -H -P -L"))}
     # Options that take an optional numeric value (`make -j 4 test`).
     NUMERIC_OPTIONS = frozenset("-j --jobs -l --load-average".split())
-    # Tool runners kept in the shape with the command they run (`uv run pytest`, `npx vitest`):
-    # program -> the verbs that run a command ('' = the program itself runs it).
+    # Runners kept with the command they run (`uv run pytest`): program -> verbs ('' = itself).
     RUN_WRAPPERS = {"uv": ("run",), "uvx": ("",), "poetry": ("run",), "pipenv": ("run",),
                     "pdm": ("run",), "hatch": ("run",), "rye": ("run",), "pipx": ("run",),
                     "bundle": ("exec",), "npx": ("",), "pnpx": ("",), "bunx": ("",),
                     "pnpm": ("exec", "dlx"), "yarn": ("dlx", "exec"), "npm": ("exec",),
                     "bun": ("x",), "conda": ("run",), "mamba": ("run",), "micromamba": ("run",),
-                     "mise": ("exec", "x")}
-    # program -> subcommands whose next plain word is kept too ('npm run build', 'gh pr create',
-    # 'docker compose up'); '*' = every subcommand.
+                    "mise": ("exec", "x")}
+    # Subcommands whose next plain word is kept too ('npm run build'); '*' = every subcommand.
     SECOND_WORDS = {"npm": ("run", "run-script"), "pnpm": ("run",), "yarn": ("run",),
                     "bun": ("run",), "deno": ("task",), "composer": ("run-script", "run"),
                     "gh": "*", "glab": "*", "aws": "*", "gcloud": "*", "az": "*",
@@ -3904,8 +3898,7 @@ class _Shell:
         if k <= 0:
             return False
         name = raw[:k].rstrip("+").split("[", 1)[0]
-        return bool(name) and name.isascii() and not name[0].isdigit() \
-            and all(c.isalnum() or c == "_" for c in name)
+        return name.isascii() and name.isidentifier()
 
     def program_name(word):
         """The basename of a command word, without a Windows .exe/.cmd/.bat suffix."""
@@ -4004,10 +3997,9 @@ class _Shell:
 
     def lex(s, i, depth, out):
         """Tokens of shell text s from i into out: ('w', value, source, flags) and ('o', operator).
-
         flags: 1 = quoted or escaped, 2 = holds an expansion. Redirection targets and heredoc bodies
-        are consumed here, never emitted. With depth > 0 (inside `$( )`) it stops after the
-        unmatched ')' and returns that position; out=None only skips."""
+        are consumed, never emitted. With depth > 0 (inside `$( )`) it returns just past the
+        unmatched ')'; out=None only skips."""
         n = len(s)
         buf, start, flags = [], -1, 0
         target, heredocs, parens, cases = 0, [], 0, 0
@@ -4340,9 +4332,8 @@ _Shell.VALUE_OPTIONS.update({alias: _Shell.VALUE_OPTIONS[same] for alias, same i
 # 15. Capture (what a hook call and a tool call become)
 # =============================================================================
 class _Capture:
-    """What one hook call becomes: `instinct hook <event>` runs on every tool call, imports
-    nothing heavy, stores one short, safe summary (never contents, prompts or output) and exits 0
-    whatever happens, so it can never block or break the agent."""
+    """What one hook call becomes: it imports nothing heavy, stores a short safe summary (never
+    contents, prompts or output) and exits 0 whatever happens, never blocking the agent."""
     def run_hook(argv, stdin=None, stdout=None, close=True):
         """`instinct hook EVENT [--db PATH]`: exits 0 whatever happens; one stderr line on error."""
         try:
@@ -4489,8 +4480,7 @@ class _Capture:
             return ""
         return "".join(c for c in value[:400] if c.isalnum() or c in "_.:-")[:100]
 
-    # A prompt that corrects the agent or states a standing rule ("did you push?", "use X instead",
-    # "don't stop to ask me"): instinct stores nothing of it, it asks the agent to save the lesson.
+    # A prompt that corrects the agent or states a rule: nothing stored, the agent saves the lesson.
     CORRECTION_OPENERS = (
         "no,", "no ", "nope", "don't", "dont ", "do not", "stop ", "never ", "always ",
         "please don't", "please do not", "please always", "please never", "did you ", "didn't you",
@@ -4555,8 +4545,7 @@ class _Call:
         "realpath readlink less more tree open xdg-open seq nl column bat jq yq diff cmp md5sum "
         "sha256sum shasum base64 hexdump xxd od strings lsof whoami id hostname uname free nproc "
         "unzip tar gzip gunzip zip wget curl man help history".split())
-    # Version-control reads (what changed, where am I): looking around, like Read, so a ritual's
-    # steps stay adjacent however often the agent checks the status between them.
+    # VCS reads are looking around, like Read: a ritual's steps stay adjacent across status checks.
     LOOK_COMMANDS = frozenset(f"{vcs} {sub}" for vcs in ("git", "hg", "jj", "svn") for sub in (
         "status", "diff", "log", "show", "blame", "branch", "remote", "rev-parse", "reflog"))
     EDIT_STEP = "Edit"
@@ -4577,10 +4566,9 @@ class _Call:
         return cls(f[0], f[1], f[2], f[3:len(f) - 2])
 
     def private(self, conn, session):
-        """This call with each program word that instinct does not know by name (`known_words`)
-        as a keyed hash, '#' + 10 hex, until a second session uses it (a pasted password is no
-        program): then the word is learned (table `seen`), kept as text from then on, and the
-        stored steps that hold its hash are rewritten to it. One indexed read when met."""
+        """This call with each program word not in `known_words` as a keyed hash ('#' + 10 hex)
+        until a second session uses it (a pasted password is no program): then the word is learned
+        (table `seen`) and the stored steps holding its hash are rewritten to it."""
         if self.tool not in self.SHELLS:
             return self
         shapes = list(map(_Call.program_words, self.cmds))
@@ -4616,9 +4604,8 @@ class _Call:
         return f"{self.tool}({inner})" if inner else self.tool
 
     def steps(self):
-        """The habit steps of this call, in order: a shell call's command shapes (generic
-        utilities and version-control reads left out), 'Edit' for an edit, 'Skill(name)' /
-        'Task(type)', a tool's name; looking around and plumbing give none."""
+        """The habit steps of this call: its command shapes but generic ones and VCS reads, 'Edit',
+        'Skill(name)' / 'Task(type)', a tool's name; looking around and plumbing give none."""
         if self.tool in self.SHELLS:
             return [c for c in self.cmds if c.split(" ", 1)[0] not in _Call.GENERIC_PROGRAMS
                     and c not in _Call.LOOK_COMMANDS]
@@ -4720,8 +4707,7 @@ class _Call:
     @staticmethod
     def response_failed(resp):
         """Did a tool response report failure? Claude Code: a dict with `exit_code`/`interrupted`;
-        Codex: a string whose status line (in its first lines) reads 'Exit code: N' or 'Process
-        exited with code N', or JSON with `exit_code`/`metadata.exit_code`. Read, never kept."""
+        Codex: a first-lines status 'Exit code: N' / 'Process exited with code N', or JSON."""
         if isinstance(resp, dict):
             if resp.get("interrupted") is True or resp.get("is_error") is True:
                 return True
