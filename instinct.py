@@ -3498,18 +3498,12 @@ class _Memory(_Patterns):
 # 14. Shell commands (the shape reader: program and subcommand, never arguments)
 # =============================================================================
 class _Shell:
-    """The shell reader: a command's shape (program and subcommand), never its arguments."""
+    """The shell reader: a command's shape (program and subcommand), never its arguments.
 
-    # A hook learns habits from shell commands, so it reads them the way a shell
-    # does (quotes, escapes, heredocs, $( ), pipelines, lists, subshells,
-    # compound commands) and keeps only each simple command's SHAPE: the program
-    # and, for programs known to take one, its subcommand ('git commit',
-    # 'uv run pytest', 'npm run build'). Argument values, paths, URLs, quoted text,
-    # substitutions and heredoc bodies are skipped by the reader, never stored; the
-    # kept words must also pass an allow-list of plain tokens. Hand-written rather
-    # than shlex: shlex knows no heredocs, $( ), fd redirections or newline lists,
-    # and it imports re on every hook call. It never raises: unbalanced quotes and
-    # parentheses simply run to the end of the input.
+    It reads a command the way a shell does (quotes, escapes, heredocs, $( ), lists, compound
+    commands); kept words must pass an allow-list of plain tokens. Not shlex: it knows no
+    heredocs, $( ) or newline lists, and imports re on every hook call. It never raises:
+    unbalanced quotes and parentheses run to the end of the input."""
     SHAPE_MAX_INPUT, SHAPE_MAX_SHAPES, SHAPE_MAX_DEPTH = 65536, 64, 8
     # Not commands: builtins that only change the shell's state, no-ops, tests, output, lookups.
     NOOPS = frozenset(
@@ -3519,8 +3513,7 @@ class _Shell:
     # Reserved words that open or close a compound command: skipped at command position.
     KEYWORDS = frozenset("if then else elif fi do done while until { } ! esac coproc".split())
     SHELLS = frozenset("sh bash zsh dash ksh mksh ash".split())
-    # Prefixes that run the command after them: dropped, with their options (those that take a
-    # separate value listed) and positional words (timeout's DURATION).
+    # Prefixes that run the command after them, dropped: name -> (value options, positionals).
     PREFIXES = {name: (frozenset(opts.split()), npos) for name, opts, npos in (
         ("sudo", "-u -g -h -p -C -D -r -t -T -U -R --user --group --host --prompt --close-from "
                  "--chdir --role --type --command-timeout --other-user", 0),
@@ -3548,8 +3541,7 @@ class _Shell:
         "serverless make just task ninja bazel bazelisk buck2 meson mkdocs hugo jekyll mdbook "
         "brew apt apt-get dnf yum apk snap flatpak nix nix-env systemctl launchctl adb "
         "tmux ollama mise asdf openssl manage.py artisan").split())
-    # Any other program keeps its first word only when it is one of these common subcommand verbs
-    # (`br sync`, `adb devices`, `bd close`): an allow-list, so no argument value can pass.
+    # Other programs keep a first word only from this allow-list (`br sync`): no argument passes.
     COMMON_SUBCOMMANDS = frozenset(
         "add apply backup bench blocked build check clean clone close compile config create delete "
         "dep deploy describe dev devices diff doctor down edit exec export fetch fmt format "
@@ -3557,8 +3549,7 @@ class _Shell:
         "new plan publish pull push query ready release remove restart restore root run search "
         "serve set shell show sql start stats status stop sync test uninstall up update upgrade "
         "version view watch".split())
-    # ... but not programs whose first word is an operand (a file, pattern, host or pid):
-    # `rm -rf build`, `grep test f`, `mkdir build` are not subcommands.
+    # ... but not programs whose first word is an operand (`rm -rf build`, `grep test f`).
     OPERAND_PROGRAMS = frozenset(
         "ls cat head tail less more grep egrep fgrep rg ag ack find fd rm rmdir mkdir cp mv ln "
         "touch chmod chown chgrp stat file wc sort uniq cut tr sed awk gawk diff cmp comm tee xxd "
@@ -3568,8 +3559,7 @@ class _Shell:
         "lua ping dig host nc".split())
     # Framework scripts run by an interpreter that take a subcommand (`python manage.py migrate`).
     SCRIPT_TOOLS = frozenset(("manage.py", "artisan"))
-    # Separate-value global options per program, skipped when looking for the subcommand
-    # (`git -C /x commit`, `make -C dir test`, `kubectl -n ns get`).
+    # Separate-value global options per program, skipped on the way to a subcommand (`git -C x`).
     VALUE_OPTIONS = {name: frozenset(opts.split()) for name, opts in (
         ("git", "-C -c --git-dir --work-tree --namespace --config-env --super-prefix"),
         ("gh", "-R --repo --hostname"), ("glab", "-R --repo"),
@@ -3592,9 +3582,8 @@ class _Shell:
         ("docker", "-H --host -c --context --config -l --log-level --tlscacert --tlscert "
                    "-f --file -p --project-name --profile --env-file --project-directory"),
         ("podman", "--url -c --connection"),
-        ("kubectl", "-n --namespace --context --cluster --kubeconfig -s --server --user --token "
-                    "--as --as-group --request-timeout --certificate-authority "
-                    "--client-certificate --client-key"),
+        ("kubectl", "-n --namespace --context --cluster --kubeconfig -s --server --user --as "
+                    "--as-group --request-timeout --client-certificate"),
         ("helm", "-n --namespace --kube-context --kubeconfig"),
         ("make", "-C -f --file --makefile -I --include-dir -o --old-file -W --what-if --assume-new "
                  "--new-file"),
@@ -3613,16 +3602,14 @@ class _Shell:
         ("adb", "-s -t -H -P -L"))}
     # Options that take an optional numeric value (`make -j 4 test`).
     NUMERIC_OPTIONS = frozenset("-j --jobs -l --load-average".split())
-    # Tool runners kept in the shape with the command they run (`uv run pytest`, `npx vitest`):
-    # program -> the verbs that run a command ('' = the program itself runs it).
+    # Runners kept with the command they run (`uv run pytest`): program -> verbs ('' = itself).
     RUN_WRAPPERS = {"uv": ("run",), "uvx": ("",), "poetry": ("run",), "pipenv": ("run",),
                     "pdm": ("run",), "hatch": ("run",), "rye": ("run",), "pipx": ("run",),
                     "bundle": ("exec",), "npx": ("",), "pnpx": ("",), "bunx": ("",),
                     "pnpm": ("exec", "dlx"), "yarn": ("dlx", "exec"), "npm": ("exec",),
                     "bun": ("x",), "conda": ("run",), "mamba": ("run",), "micromamba": ("run",),
-                     "mise": ("exec", "x")}
-    # program -> subcommands whose next plain word is kept too ('npm run build', 'gh pr create',
-    # 'docker compose up'); '*' = every subcommand.
+                    "mise": ("exec", "x")}
+    # Subcommands whose next plain word is kept too ('npm run build'); '*' = every subcommand.
     SECOND_WORDS = {"npm": ("run", "run-script"), "pnpm": ("run",), "yarn": ("run",),
                     "bun": ("run",), "deno": ("task",), "composer": ("run-script", "run"),
                     "gh": "*", "glab": "*", "aws": "*", "gcloud": "*", "az": "*",
@@ -3639,7 +3626,7 @@ class _Shell:
         "lua pl r dart zig nix tf out bin exe dll so gz tgz zip tar".split())
     # Long options whose separate value is a credential (`--token X`), skipped for every program.
     CREDENTIAL_OPTION_WORDS = ("token", "passw", "secret", "key", "auth", "credential")
-    SPECIAL = frozenset(" \t\r\n\\'\"$`#<>&|;()")
+    SPECIAL = frozenset(" \t\r\n\\'\"$`<>&|;()")
 
     def safe_token(tok, limit=40):
         """A program/tool/extension token with a plain charset, or '?' (redacted)."""
@@ -3664,14 +3651,12 @@ class _Shell:
         return "." not in v or v.rsplit(".", 1)[1] not in _Shell.FILE_SUFFIXES
 
     def is_assignment(raw):
-        """`NAME=value` / `NAME+=value` / `NAME[i]=value`, judged on the source text (quotes
-        count)."""
+        """`NAME=value`, `NAME+=value`, `NAME[i]=value`, judged on the source text (with quotes)."""
         k = raw.find("=")
         if k <= 0:
             return False
         name = raw[:k].rstrip("+").split("[", 1)[0]
-        return bool(name) and name.isascii() and not name[0].isdigit() \
-            and all(c.isalnum() or c == "_" for c in name)
+        return name.isascii() and name.isidentifier()
 
     def program_name(word):
         """The basename of a command word, without a Windows .exe/.cmd/.bat suffix."""
@@ -3684,8 +3669,7 @@ class _Shell:
         return name
 
     def skip_parens(s, i):
-        """From the '(' at s[i] to just past its matching ')' (plain counting; used in $(( ))
-        etc.)."""
+        """From the '(' at s[i] to just past its matching ')' (plain counting, as in $(( )))."""
         depth, n = 0, len(s)
         while i < n:
             c = s[i]
@@ -3698,10 +3682,33 @@ class _Shell:
             i += 1
         return n
 
-    def skip_dollar(s, i, depth, buf):
-        """An expansion at s[i] == '$': returns (end, flag); appends '$' (or $'..' text) to buf."""
+    def quoted(s, i, depth, buf):
+        """The escape, quotes or expansion at s[i] (\\ ' " $ ` <( >( ): returns (end, flags);
+        appends its text to buf, '$' for an expansion."""
         n = len(s)
+        c = s[i]
         nxt = s[i + 1] if i + 1 < n else ""
+        if c == "\\":
+            buf.append(nxt)
+            return i + 2, 1
+        if c == "'":
+            j = s.find("'", i + 1)
+            j = n if j < 0 else j
+            buf.append(s[i + 1:j])
+            return j + 1, 1
+        if c == '"':
+            return _Shell.dquote(s, i + 1, depth, buf)
+        if c in "<>":                                  # <( ) >( ): process substitution
+            buf.append("$")
+            if depth >= _Shell.SHAPE_MAX_DEPTH:
+                return _Shell.skip_parens(s, i + 1), 2
+            return _Shell.lex(s, i + 2, depth + 1, None), 2
+        if c == "`":
+            j = i + 1
+            while j < n and s[j] != "`":
+                j += 2 if s[j] == "\\" else 1
+            buf.append("$")
+            return j + 1, 2
         if nxt == "(":
             buf.append("$")
             if s[i + 2:i + 3] == "(" or depth >= _Shell.SHAPE_MAX_DEPTH:
@@ -3722,12 +3729,6 @@ class _Shell:
         buf.append("$")
         return i + 1, 2
 
-    def skip_backticks(s, i):
-        j, n = i + 1, len(s)
-        while j < n and s[j] != "`":
-            j += 2 if s[j] == "\\" else 1
-        return j + 1
-
     def dquote(s, i, depth, buf):
         """A double-quoted string from s[i] (after the opening quote): returns (end, flags)."""
         n, flags = len(s), 1
@@ -3741,12 +3742,9 @@ class _Shell:
                 elif i + 1 < n and s[i + 1] != "\n":
                     buf.append(s[i:i + 2])
                 i += 2
-            elif c == "$":
-                i, f = _Shell.skip_dollar(s, i, depth, buf)
+            elif c == "$" or c == "`":
+                i, f = _Shell.quoted(s, i, depth, buf)
                 flags |= f
-            elif c == "`":
-                buf.append("$")
-                i, flags = _Shell.skip_backticks(s, i), flags | 2
             else:
                 j = i + 1
                 while j < n and s[j] not in '"\\$`':
@@ -3757,14 +3755,13 @@ class _Shell:
 
     def lex(s, i, depth, out):
         """Tokens of shell text s from i into out: ('w', value, source, flags) and ('o', operator).
-
         flags: 1 = quoted or escaped, 2 = holds an expansion. Redirection targets and heredoc bodies
-        are consumed here, never emitted. With depth > 0 (inside `$( )`) it stops after the
-        unmatched ')' and returns that position; out=None only skips.
-        """
+        are consumed, never emitted. With depth > 0 (inside `$( )`) it returns just past the
+        unmatched ')'; out=None only skips."""
         n = len(s)
         buf, start, flags = [], -1, 0
         target, heredocs, parens, cases = 0, [], 0, 0
+        ops = [] if out is None else out               # out=None: operators go nowhere
 
         def word_end(end):
             nonlocal buf, start, flags, target, cases
@@ -3781,8 +3778,12 @@ class _Shell:
 
         while i < n:
             c = s[i]
-            if c not in _Shell.SPECIAL:
+            if c not in _Shell.SPECIAL:                # '#' starting a word: a comment to the \n
                 if start < 0:
+                    if c == "#":
+                        j = s.find("\n", i)
+                        i = n if j < 0 else j
+                        continue
                     start = i
                 j = i + 1
                 while j < n and s[j] not in _Shell.SPECIAL:
@@ -3804,55 +3805,15 @@ class _Shell:
                         if line.rstrip("\r") == delim:
                             break
                 heredocs.clear()
-                if out is not None:
-                    out.append(("o", "\n"))
-            elif c == "\\":
-                if s[i + 1:i + 2] == "\n":             # line continuation
-                    i += 2
-                    continue
-                if start < 0:
-                    start = i
-                buf.append(s[i + 1:i + 2])
-                flags |= 1
+                ops.append(("o", "\n"))
+            elif c == "\\" and s[i + 1:i + 2] == "\n":     # line continuation
                 i += 2
-            elif c == "'":
+            elif c in "\\'\"$`" or (c in "<>" and s[i + 1:i + 2] == "("):
                 if start < 0:
                     start = i
-                j = s.find("'", i + 1)
-                j = n if j < 0 else j
-                buf.append(s[i + 1:j])
-                flags |= 1
-                i = j + 1
-            elif c == '"':
-                if start < 0:
-                    start = i
-                i, f = _Shell.dquote(s, i + 1, depth, buf)
+                i, f = _Shell.quoted(s, i, depth, buf)
                 flags |= f
-            elif c == "$":
-                if start < 0:
-                    start = i
-                i, f = _Shell.skip_dollar(s, i, depth, buf)
-                flags |= f
-            elif c == "`":
-                if start < 0:
-                    start = i
-                buf.append("$")
-                i, flags = _Shell.skip_backticks(s, i), flags | 2
-            elif c == "#" and start < 0:               # a comment runs to the end of the line
-                j = s.find("\n", i)
-                i = n if j < 0 else j
-            elif c == "#":
-                buf.append(c)
-                i += 1
             elif c in "<>":
-                if s[i + 1:i + 2] == "(":              # <( ) >( ): process substitution (argument)
-                    if start < 0:
-                        start = i
-                    buf.append("$")
-                    flags |= 2
-                    i = (_Shell.lex(s, i + 2, depth + 1, None) if depth < _Shell.SHAPE_MAX_DEPTH
-                         else _Shell.skip_parens(s, i + 1))
-                    continue
                 if start >= 0 and not flags and "".join(buf).isdigit():
                     buf, start = [], -1                # `2>`: the digits name a file descriptor
                 word_end(i)
@@ -3865,28 +3826,18 @@ class _Shell:
                 else:
                     i += 2 if s[i + 1:i + 2] in (">", "&", "|") else 1
                     target = 1
-            elif c == "&":
+            elif c in "&|;":
                 word_end(i)
-                if s[i + 1:i + 2] == ">":              # &> file, &>> file
+                if s.startswith("&>", i):              # &> file, &>> file
                     i += 3 if s[i + 2:i + 3] == ">" else 2
                     target = 1
                     continue
-                op = "&&" if s[i + 1:i + 2] == "&" else "&"
-                if out is not None:
-                    out.append(("o", op))
-                i += len(op)
-            elif c == "|":
-                word_end(i)
-                op = s[i:i + 2] if s[i + 1:i + 2] in ("|", "&") else "|"
-                if out is not None:
-                    out.append(("o", op))
-                i += len(op)
-            elif c == ";":
-                word_end(i)
-                op = (";;&" if s.startswith(";;&", i)
-                      else s[i:i + 2] if s[i + 1:i + 2] in (";", "&") else ";")
-                if out is not None:
-                    out.append(("o", op))
+                op = s[i:i + 2]
+                if op == ";;" and s[i + 2:i + 3] == "&":
+                    op = ";;&"
+                elif op not in ("&&", "||", "|&", ";;", ";&"):
+                    op = c
+                ops.append(("o", op))
                 i += len(op)
             elif c == "(":
                 if start >= 0 and buf and buf[-1][-1:] in ("=", "@", "!", "+", "*", "?"):
@@ -3898,12 +3849,10 @@ class _Shell:
                 word_end(i)
                 if s[i + 1:i + 2] == "(":              # (( arithmetic )), for (( ; ; ))
                     i = _Shell.skip_parens(s, i)
-                    if out is not None:
-                        out.append(("o", "(("))
+                    ops.append(("o", "(("))
                     continue
                 parens += 1
-                if out is not None:
-                    out.append(("o", "("))
+                ops.append(("o", "("))
                 i += 1
             else:                                      # ")"
                 word_end(i)
@@ -3911,8 +3860,7 @@ class _Shell:
                 if depth and parens <= 0 and cases <= 0:
                     return i
                 parens -= 1
-                if out is not None:
-                    out.append(("o", ")"))
+                ops.append(("o", ")"))
         word_end(n)
         return n
 
@@ -3926,9 +3874,7 @@ class _Shell:
                 return j + 1 if key in _Shell.RUN_WRAPPERS else n
             if v[:1] == "-" and len(v) > 1:
                 j += 1
-                if "=" in v:
-                    continue
-                if v in opts or (v[:2] == "--"
+                if v in opts or (v[:2] == "--" and "=" not in v
                                  and any(w in v for w in _Shell.CREDENTIAL_OPTION_WORDS)):
                     j += 1
                 elif v in _Shell.NUMERIC_OPTIONS and j < n and words[j][1].isdigit():
@@ -3952,9 +3898,9 @@ class _Shell:
     def program_shape(key, words, j, depth):
         """The shape of known program `key` whose arguments start at words[j]."""
         verbs = _Shell.RUN_WRAPPERS.get(key, ())
-        if verbs == ("",):
-            return _Shell.wrapped(key, words, _Shell.first_word(words, j, key), depth)
         k = _Shell.first_word(words, j, key)
+        if verbs == ("",):
+            return _Shell.wrapped(key, words, k, depth)
         if k >= len(words) or not _Shell.plain_subword(words[k]):
             return [key]
         sub = words[k][1]
@@ -3975,11 +3921,11 @@ class _Shell:
             if _Shell.is_assignment(words[i][2]):
                 i += 1
                 continue
-            spec = None if words[i][3] & 2 else _Shell.PREFIXES.get(_Shell.program_name(words[i]))
+            name = _Shell.program_name(words[i])
+            spec = None if words[i][3] & 2 else _Shell.PREFIXES.get(name)
             if spec is None:
                 break
             opts, npos = spec
-            name = _Shell.program_name(words[i])
             i += 1
             while i < n and words[i][1][:1] == "-" and len(words[i][1]) > 1:
                 opt = words[i][1]
@@ -4016,9 +3962,7 @@ class _Shell:
                 elif opt[1] != "-" and "c" in opt:
                     script = True
             if script and j < n and depth < _Shell.SHAPE_MAX_DEPTH:
-                found = []
-                _Shell.shapes_into(words[j][1], depth + 1, found)
-                return found
+                return _Shell.shapes(words[j][1], depth + 1)
             return [key]
         if key in ("pwsh", "powershell"):              # `pwsh -NoProfile -Command "script"`
             j = i + 1
@@ -4026,9 +3970,7 @@ class _Shell:
                 opt = words[j][1].lower()
                 j += 1
                 if opt in ("-c", "-command") and j < n and depth < _Shell.SHAPE_MAX_DEPTH:
-                    found = []
-                    _Shell.shapes_into(words[j][1], depth + 1, found)
-                    return found
+                    return _Shell.shapes(words[j][1], depth + 1)
                 if opt in ("-file", "-f"):
                     break
                 if opt in ("-executionpolicy", "-ep", "-windowstyle", "-outputformat",
@@ -4054,8 +3996,6 @@ class _Shell:
                         return ["python -m " + s
                                 for s in _Shell.program_shape(module.lower(), words, j, depth)]
                     return ["python -m " + module]
-                if opt == "-":
-                    return ["python"]
             key, name, i = "python", "python", j - 1
         if (key in ("python", "php") and i + 1 < n
                 and _Shell.program_name(words[i + 1]) in _Shell.SCRIPT_TOOLS):
@@ -4075,22 +4015,17 @@ class _Shell:
             return [f"{name} {words[k][1]}"]
         return [name]
 
-    def parse_shapes(toks, depth, out):
-        """Shapes of the simple commands in a token list, in order, into out."""
-        cur, skip, cases, t, n = [], "", 0, 0, len(toks)
+    def parse_shapes(toks, depth):
+        """The shapes of the simple commands in a token list, in order."""
+        out, cur, skip, cases, t, n = [], [], "", 0, 0, len(toks)
         while t < n and len(out) < _Shell.SHAPE_MAX_SHAPES:
             tok = toks[t]
             t += 1
             if tok[0] == "o":
                 op = tok[1]
-                if skip == "pattern":                  # a case pattern runs to its ')'
-                    skip = "" if op == ")" else skip
-                    continue
-                # `for x in WORDS;` / `for ((..));` end at ; or newline
-                if skip == "for":
-                    skip = "" if op in (";", "\n") else skip
-                    continue
-                if skip:
+                if skip:        # a case pattern ends at ')', `for x in WORDS;` at ; or newline
+                    if (skip == "pattern" and op == ")") or (skip == "for" and op in (";", "\n")):
+                        skip = ""
                     continue
                 if op == "(" and len(cur) == 1 and t < n and toks[t] == ("o", ")"):
                     cur, t = [], t + 1                 # `name() { ...; }` defines a function
@@ -4125,27 +4060,25 @@ class _Shell:
             cur.append(tok)
         if cur and len(out) < _Shell.SHAPE_MAX_SHAPES:
             out.extend(_Shell.words_shapes(cur, 0, depth))
+        return out
 
-    def shapes_into(command, depth, out):
-        # an argv, e.g. Codex's ["bash", "-lc", script]
+    def shapes(command, depth):
+        """The shapes of a shell string or of an argv (Codex's ["bash", "-lc", script])."""
         if isinstance(command, (list, tuple)):
-            words = [("w", str(a), str(a), 0) for a in command[:256]]
-            if words:
-                out.extend(_Shell.words_shapes(words, 0, depth))
-        elif isinstance(command, str):
-            toks = []
-            _Shell.lex(command[:_Shell.SHAPE_MAX_INPUT], 0, 0, toks)
-            _Shell.parse_shapes(toks, depth, out)
+            return _Shell.words_shapes([("w", str(a), str(a), 0) for a in command[:256]], 0, depth)
+        if not isinstance(command, str):
+            return []
+        toks = []
+        _Shell.lex(command[:_Shell.SHAPE_MAX_INPUT], 0, 0, toks)
+        return _Shell.parse_shapes(toks, depth)
 
     def command_shapes(command):
         """Each simple command's shape, in execution order: 'cd a && FOO=1 uv run pytest -q | tee x'
         -> ['uv run pytest', 'tee']. A shell string or an argv list; never argument values."""
-        out = []
         try:
-            _Shell.shapes_into(command, 0, out)
+            return _Shell.shapes(command, 0)[:_Shell.SHAPE_MAX_SHAPES]
         except Exception:                              # a reader bug must never break capture
             return ["?"]
-        return out[:_Shell.SHAPE_MAX_SHAPES]
 
 
 _Shell.VALUE_OPTIONS.update({alias: _Shell.VALUE_OPTIONS[same] for alias, same in (
@@ -4157,16 +4090,10 @@ _Shell.VALUE_OPTIONS.update({alias: _Shell.VALUE_OPTIONS[same] for alias, same i
 # 15. Capture (what a hook call and a tool call become)
 # =============================================================================
 class _Capture:
-    """What one hook call becomes.
-
-    The events it answers, its time limit and budget, whose session it is, and whether a prompt
-    corrects the agent."""
-    # `instinct hook <event>` runs on every tool call: it imports nothing heavy,
-    # stores one short, safe summary (never contents, prompts or output) and exits
-    # 0 whatever happens, so it can never block or break the agent.
+    """What one hook call becomes: it imports nothing heavy, stores a short safe summary (never
+    contents, prompts or output) and exits 0 whatever happens, never blocking the agent."""
     def run_hook(argv, stdin=None, stdout=None, close=True):
-        """`instinct hook EVENT [--db PATH]`: always exits 0, whatever happens; one stderr line on
-        trouble (anything unexpected too), nothing at all on Ctrl-C."""
+        """`instinct hook EVENT [--db PATH]`: exits 0 whatever happens; one stderr line on error."""
         try:
             _Capture.handle(argv, stdin, stdout or sys.stdout, close)
         except KeyboardInterrupt:
@@ -4209,10 +4136,11 @@ class _Capture:
         say = _Capture.say
 
         def answer(event_name, text):
-            import json
-            out = json.dumps({"hookSpecificOutput": {"hookEventName": event_name,
-                                                     "additionalContext": text}})
-            stdout.write(out + "\n")
+            if text:
+                import json
+                out = json.dumps({"hookSpecificOutput": {"hookEventName": event_name,
+                                                         "additionalContext": text}})
+                stdout.write(out + "\n")
         db, args = _CLI.take_db(list(argv))
         event = args[0] if args else None
         for a in args[1:]:
@@ -4249,42 +4177,35 @@ class _Capture:
         if (event == "user-prompt-submit"
                 and not _Capture.reads_like_correction(payload.get("prompt"))):
             return                             # nothing stored
+        session = _Capture.safe_session(payload.get("session_id"))
         store = InstinctStore(db, timeout=_Capture.HOOK_TIMEOUT_S)
         try:
             if event == "user-prompt-submit":  # a new correction: ask the agent to keep the lesson
-                if store.new_prompt(payload["prompt"], cwd,
-                                    _Capture.safe_session(payload.get("session_id"))):
+                if store.new_prompt(payload["prompt"], cwd, session):
                     answer("UserPromptSubmit", _Capture.CORRECTION_CONTEXT)
             elif event == "pre-tool-use":      # nothing kept: maybe a hint about the call
-                text = _Hints.hint(store, event, payload, cwd)
-                if text:
-                    answer("PreToolUse", text)
+                answer("PreToolUse", _Hints.hint(store, event, payload, cwd))
             elif event in ("post-tool-use", "post-tool-use-failure"):
                 failed = event.endswith("failure")
                 say(f"{event}: {store.record_tool(payload, failed=failed)}")
                 # Codex: PostToolUse
                 if failed or _Call.response_failed(payload.get("tool_response")):
-                    text = _Hints.hint(store, event, payload, cwd)
-                    if text:
-                        answer("PostToolUseFailure" if failed else "PostToolUse", text)
-            elif event in ("stop", "session-end"):
-                session = _Capture.safe_session(payload.get("session_id"))
-                if session:
-                    if "turn_id" in payload or os.path.basename(
-                            str(payload.get("transcript_path", ""))).startswith("rollout-"):
-                        say(f"{event}:"
-                            f" {store.codex_outcomes(session, payload.get('transcript_path'))}"
-                            " failed calls read from the Codex rollout")
-                    r = store.mine(session)
-                    say(f"{event}: mined {len(r['observed'])} observations")
+                    answer("PostToolUseFailure" if failed else "PostToolUse",
+                           _Hints.hint(store, event, payload, cwd))
+            elif event in ("stop", "session-end") and session:
+                if "turn_id" in payload or os.path.basename(
+                        str(payload.get("transcript_path", ""))).startswith("rollout-"):
+                    say(f"{event}:"
+                        f" {store.codex_outcomes(session, payload.get('transcript_path'))}"
+                        " failed calls read from the Codex rollout")
+                r = store.mine(session)
+                say(f"{event}: mined {len(r['observed'])} observations")
             elif event == "session-start":
                 try:                           # sessions whose end hook never ran (crash, cancel)
                     say(f"{event}: mined {store.mine()['sessions']} unmined sessions")
                 except (InstinctError, sqlite3.Error) as e:   # e.g. a read-only store: still brief
                     say(f"{event}: mining skipped: {e}", True)
-                text = store.briefing(cwd, session=_Capture.safe_session(payload.get("session_id")))
-                if text:
-                    answer("SessionStart", text)
+                answer("SessionStart", store.briefing(cwd, session=session))
         except InstinctError as e:
             say(f"{event}: {e}", True)
         except sqlite3.Error as e:
@@ -4293,11 +4214,9 @@ class _Capture:
             if close:                          # a hook process skips the close-time checkpoint
                 store.close()
 
-
-    HOOK_EVENTS = {"sessionstart": "session-start", "userpromptsubmit": "user-prompt-submit",
-                   "pretooluse": "pre-tool-use", "posttooluse": "post-tool-use",
-                   "posttoolusefailure": "post-tool-use-failure", "stop": "stop",
-                   "sessionend": "session-end"}
+    HOOK_EVENTS = {e.replace("-", ""): e for e in (
+        "session-start", "user-prompt-submit", "pre-tool-use", "post-tool-use",
+        "post-tool-use-failure", "stop", "session-end")}
     HOOK_TIMEOUT_S = 3.0                       # a hook gives up on a locked database after this
     INJECT_MAX_ITEMS, INJECT_MAX_CHARS = 10, 2000
 
@@ -4319,8 +4238,7 @@ class _Capture:
             return ""
         return "".join(c for c in value[:400] if c.isalnum() or c in "_.:-")[:100]
 
-    # A prompt that corrects the agent or states a standing rule ("did you push?", "use X instead",
-    # "don't stop to ask me"): instinct stores nothing of it, it asks the agent to save the lesson.
+    # A prompt that corrects the agent or states a rule: nothing stored, the agent saves the lesson.
     CORRECTION_OPENERS = (
         "no,", "no ", "nope", "don't", "dont ", "do not", "stop ", "never ", "always ",
         "please don't", "please do not", "please always", "please never", "did you ", "didn't you",
@@ -4361,15 +4279,13 @@ class _Capture:
 
 
 class _Call:
-    """One captured tool call, shape only: the one record of it, written once (`encode`, kept in
-    events.data as tab-separated fields: tool, name, extension, command shapes) and read by field
-    (`read`). `name` is what identifies the call beyond its tool: a skill's name, a subagent's
-    type. Never an argument value."""
+    """One captured tool call, shape only, kept in events.data as tab-separated fields (tool, name,
+    extension, command shapes; `encode`, `read`). `name` identifies the call beyond its tool: a
+    skill's name, a subagent's type. Never an argument value."""
     SHELL_TOOLS = {"Bash": "Bash", "PowerShell": "PowerShell", "shell": "Bash",
                    "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash"}
     EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file",
                   "replace"}
-    # --- capture: one tool call -> one shape-only step ---------------------------------
     # Client plumbing is not a habit: loading tools, task lists, plan mode, questions.
     PLUMBING_TOOLS = frozenset(
         "ToolSearch TodoWrite TodoRead TaskCreate TaskUpdate TaskList TaskGet TaskOutput TaskStop "
@@ -4387,8 +4303,7 @@ class _Call:
         "realpath readlink less more tree open xdg-open seq nl column bat jq yq diff cmp md5sum "
         "sha256sum shasum base64 hexdump xxd od strings lsof whoami id hostname uname free nproc "
         "unzip tar gzip gunzip zip wget curl man help history".split())
-    # Version-control reads (what changed, where am I): looking around, like Read, so a ritual's
-    # steps stay adjacent however often the agent checks the status between them.
+    # VCS reads are looking around, like Read: a ritual's steps stay adjacent across status checks.
     LOOK_COMMANDS = frozenset(f"{vcs} {sub}" for vcs in ("git", "hg", "jj", "svn") for sub in (
         "status", "diff", "log", "show", "blame", "branch", "remote", "rev-parse", "reflog"))
     EDIT_STEP = "Edit"
@@ -4409,14 +4324,15 @@ class _Call:
         return cls(f[0], f[1], f[2], f[3:len(f) - 2])
 
     def private(self, conn, session):
-        """This call with each program word that instinct does not know by name (`_known_word`)
-        as a keyed hash, '#' + 10 hex, until a second session uses it (a pasted password is no
-        program): then the word is learned (table `seen`), kept as text from then on, and the
-        stored steps that hold its hash are rewritten to it. One indexed read when met."""
+        """This call with each program word not in `known_words` as a keyed hash ('#' + 10 hex)
+        until a second session uses it (a pasted password is no program): then the word is learned
+        (table `seen`) and the stored steps holding its hash are rewritten to it."""
         if self.tool not in self.SHELLS:
             return self
-        shapes = [(words, at) for words, at in map(_Call.program_words, self.cmds)]
-        found = {words[i]: "" for words, at in shapes for i in at if not _Call.known_word(words[i])}
+        shapes = list(map(_Call.program_words, self.cmds))
+        known = _Call.known_words()
+        found = {words[i]: "" for words, at in shapes for i in at
+                 if words[i] not in known and not words[i].startswith("#")}
         if not found:
             return self
         for w in found:
@@ -4446,9 +4362,8 @@ class _Call:
         return f"{self.tool}({inner})" if inner else self.tool
 
     def steps(self):
-        """The habit steps of this call, in order: a shell call's command shapes (generic
-        utilities and version-control reads left out), 'Edit' for an edit, 'Skill(name)' /
-        'Task(type)', a tool's name; looking around and plumbing give none."""
+        """The habit steps of this call: its command shapes but generic ones and VCS reads, 'Edit',
+        'Skill(name)' / 'Task(type)', a tool's name; looking around and plumbing give none."""
         if self.tool in self.SHELLS:
             return [c for c in self.cmds if c.split(" ", 1)[0] not in _Call.GENERIC_PROGRAMS
                     and c not in _Call.LOOK_COMMANDS]
@@ -4472,8 +4387,11 @@ class _Call:
         if tool in _Call.PLUMBING_TOOLS:
             return None, "client plumbing, not a habit step"
         if tool in _Call.SHELL_TOOLS:
-            cmd = _Call.shell_command_text(tinput)
-            if _Call.is_own_command(cmd):
+            cmd = tinput.get("command", tinput.get("cmd"))
+            cmd = cmd if isinstance(cmd, (str, list)) else ""
+            text = " ".join(map(str, cmd)) if isinstance(cmd, list) else cmd
+            if ("instinct" in text.split("&&")[0].split()[:3] or " instinct.py " in f" {text} "
+                    or "-m instinct" in text or text.strip().startswith("instinct ")):
                 return None, "instinct's own command"
             shapes, total = [], 0
             for shape in _Shell.command_shapes(cmd):
@@ -4498,30 +4416,15 @@ class _Call:
         return cls(_Shell.safe_token(name, 64), name=named if ok else ""), ""
 
     @staticmethod
-    def shell_command_text(tool_input):
-        cmd = tool_input.get("command", tool_input.get("cmd"))
-        return cmd if isinstance(cmd, (str, list)) else ""
-
-    @staticmethod
-    def is_own_command(cmd):
-        text = " ".join(map(str, cmd)) if isinstance(cmd, list) else cmd
-        return ("instinct" in text.split("&&")[0].split()[:3] or " instinct.py " in f" {text} "
-                or "-m instinct" in text or text.strip().startswith("instinct "))
-
-    @staticmethod
     @functools.lru_cache(maxsize=1)
     def known_words():
+        """Program words kept as text at once: those the shape reader or mining knows by name."""
         return frozenset().union(
             _Shell.SUBCOMMAND_PROGRAMS, _Shell.RUN_WRAPPERS, _Shell.OPERAND_PROGRAMS, _Shell.SHELLS,
             _Shell.NOOPS, _Shell.PREFIXES, _Shell.SCRIPT_TOOLS, _Shell.COMMON_SUBCOMMANDS,
             _Call.GENERIC_PROGRAMS, _Shell.VALUE_OPTIONS, ("python", "-m", "pwsh", "powershell"),
             *(names for _, names in _Corpus.COMMAND_ROLES),
             *(progs.split() for progs in _Presenter.TOOLCHAIN_FILES.values()))
-
-    @staticmethod
-    def known_word(word):
-        """A program word kept as text at once: one the shape reader or mining knows by name."""
-        return word in _Call.known_words() or word.startswith("#")
 
     @staticmethod
     def program_words(shape):
@@ -4552,8 +4455,7 @@ class _Call:
 
     @staticmethod
     def seen_add(conn, h, session):
-        """Note hash `h` as first seen in `session`; the oldest unlearned hashes beyond
-        _SEEN_MAX go."""
+        """Note hash `h` first seen in `session`; the oldest unlearned beyond SEEN_MAX go."""
         rowid = conn.execute("INSERT INTO seen (hash, session) VALUES (?, ?)",
                              (h, session)).lastrowid
         if rowid % 256 == 0:
@@ -4563,8 +4465,7 @@ class _Call:
     @staticmethod
     def response_failed(resp):
         """Did a tool response report failure? Claude Code: a dict with `exit_code`/`interrupted`;
-        Codex: a string whose status line (in its first lines) reads 'Exit code: N' or 'Process
-        exited with code N', or JSON with `exit_code`/`metadata.exit_code`. Read, never kept."""
+        Codex: a first-lines status 'Exit code: N' / 'Process exited with code N', or JSON."""
         if isinstance(resp, dict):
             if resp.get("interrupted") is True or resp.get("is_error") is True:
                 return True
