@@ -8708,10 +8708,9 @@ class InstinctStore(_History, _Sharing, _Insight):
     """The instinct memory: a SQLite file of patterns with confidence and levels.
 
     ``InstinctStore(path=None)`` opens ``path``, else ``$INSTINCT_DB``, else
-    ``~/.instinct/instinct.db`` (created with a 0700 directory and a 0600 file).
-    The connection opens lazily on first use. Use it as a context manager or
-    call ``close()``. `clock` (epoch seconds) and `cwd` (the directory whose
-    project ``suggest()`` uses) exist for tests and servers.
+    ``~/.instinct/instinct.db`` (a 0700 directory, a 0600 file), lazily on first use. Use it as
+    a context manager or call ``close()``. `clock` (epoch seconds) and `cwd` (the directory
+    whose project ``suggest()`` uses) exist for tests and servers.
     """
 
 
@@ -8775,27 +8774,18 @@ class _CLI:
             i += 1
         return db, rest
 
-    METAVARS = {"write": "PATH", "path": "PATH", "since": "WHEN"}   # text options by name
+    METAVARS = {int: "N", float: "X", dict: "JSON",           # by type, else by name
+                "write": "PATH", "path": "PATH", "since": "WHEN"}
 
     def metavar(p):
-        """How help and usage show a Param's value: ID, N (a number), PATH, JSON..., the name."""
+        """How help and usage show a Param's value: by its type, else its name (PATH, WHEN, ID)."""
         if p.positional:
             return p.name.upper()
-        if p.type in (int, float, dict):
-            return {int: "N", float: "X", dict: "JSON"}[p.type]
-        return _CLI.METAVARS.get(p.name, p.name.upper())
+        return _CLI.METAVARS.get(p.type) or _CLI.METAVARS.get(p.name, p.name.upper())
 
     def name(p):
         """How a CLI error names a Param: as argparse's own errors do (`argument --days:`)."""
         return f"argument {_CLI.metavar(p) if p.positional else p.flag}:"
-
-    def parser_class():
-        import argparse
-
-        class Parser(argparse.ArgumentParser):
-            def error(self, message):        # one line, like every other CLI error
-                self.exit(2, f"instinct: error: {message} (see {self.prog} --help)\n")
-        return Parser
 
     def fast_args(argv):
         """Parse the common forms of `[--db P] [--json] COMMAND args` from the operation table
@@ -8843,18 +8833,12 @@ class _CLI:
                 if not (v.isdigit() or (v[:1] == "-" and v[1:].isdigit())):
                     return None
                 v = int(v)
-            elif p.type is float:
+            elif p.type in (float, dict):
                 try:
-                    v = float(v)
+                    v = float(v) if p.type is float else _loads(v)
                 except ValueError:
                     return None
-            elif p.type is dict:
-                import json
-                try:
-                    v = json.loads(v)
-                except ValueError:
-                    return None
-                if not isinstance(v, dict):
+                if p.type is dict and not isinstance(v, dict):
                     return None
             if p.choices and v not in p.choices:
                 return None
@@ -8899,25 +8883,19 @@ class _CLI:
         if not args.command:
             build_parser().print_help(sys.stderr)
             return 2
+        db = getattr(args, "db", None)
         try:
             if args.command == "serve":
-                return serve(InstinctStore(getattr(args, "db", None)))
+                return serve(InstinctStore(db))
             if args.command == "hook":
-                return _Capture.run_hook([args.event]
-                                         + (["--db", args.db] if getattr(args, "db", None) else []),
-                                         close=close)
+                return _Capture.run_hook([args.event] + (["--db", db] if db else []), close=close)
             if args.command == "setup":
                 return _CLI.setup_cli(args)
-            op = args._op
-            kwargs = {p.name: getattr(args, p.name) for p in op.params}
-            for p in op.params:
-                if kwargs[p.name] is None and p.default is not None:
-                    kwargs[p.name] = p.default
         except InstinctError as e:
             sys.stderr.write(f"instinct: error: {e}\n")
             return e.exit_code
-        return _CLI.run_op(op, kwargs, getattr(args, "db", None), getattr(args, "json", False),
-                           close)
+        kwargs = {p.name: getattr(args, p.name) for p in args._op.params}  # defaults: the Params'
+        return _CLI.run_op(args._op, kwargs, db, getattr(args, "json", False), close)
 
     def usage_error(message, word, names, otherwise):
         """Print the one line of a usage error, with the closest name to `word`; returns 2."""
@@ -8928,8 +8906,7 @@ class _CLI:
         return 2
 
     def setup_cli(args):
-        """`instinct setup CLIENT [--write | --remove]`: the entries (or what was done) on
-        stdout."""
+        """`instinct setup CLIENT [--write | --remove]`: the entries or what was done, on stdout."""
         as_json = getattr(args, "json", False)
         db = getattr(args, "db", None) or os.environ.get("INSTINCT_DB")
         results = setup(args.client, write=args.write, scope=args.scope, all_tools=args.all_tools,
@@ -8993,10 +8970,12 @@ class _CLI:
 
 
 def build_parser(argv=None):
-    """The argparse parser; with argv, only the subcommand argv names is fully built (fast
-    start)."""
+    """The argparse parser; with argv, only the subcommand argv names is built (fast start)."""
     import argparse
-    Parser = _CLI.parser_class()
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):        # one line, like every other CLI error
+            self.exit(2, f"instinct: error: {message} (see {self.prog} --help)\n")
     common = Parser(add_help=False)
     common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
                         help="database file (default: $INSTINCT_DB or ~/.instinct/instinct.db)")
@@ -9048,11 +9027,10 @@ def build_parser(argv=None):
 def main(argv=None):
     """Command-line entry point: runs one command and returns its exit status.
 
-    With no argv it reads sys.argv and leaves the database open for the ending process
-    to drop. The hook and serve commands are the exception: run as the process's entry
-    (argv None) they end the process themselves once done (`_exit_now`), skipping the
-    SQLite close-time checkpoint (committed data is already in the WAL), because agents
-    start them per tool call and per window.
+    With no argv it reads sys.argv and leaves the database open for the ending process to drop;
+    hook and serve, which agents start per tool call and per window, then end the process
+    themselves (`_CLI.exit_now`), skipping SQLite's close-time checkpoint (committed data is
+    already in the WAL).
     """
     ending = argv is None
     args = list(sys.argv[1:] if ending else argv)
@@ -9104,8 +9082,7 @@ class _Server:
         self.store = store
         self.lean = lean                   # list LEAN_TOOLS only (serve()'s default)
         store._db.set_checkpoint(WAL_SERVER_CHECKPOINT_PAGES)
-        self.version = None                # negotiated protocol version
-        self._tools = {}
+        self.version = None                # negotiated protocol version, compared as a string
         self.cancelled = set()             # _id_key()s of requests the client cancelled
 
     # -- framing-level ----------------------------------------------------------
@@ -9128,11 +9105,10 @@ class _Server:
             replies = []
             for m in msg:
                 if isinstance(m, dict) and m.get("method") == "initialize":
-                    replies.append(self._error(m.get("id") if _MCP.valid_id(m.get("id")) else None,
-                                               _MCP.INVALID_REQUEST,
-                                               "initialize must not be batched"))
-                    continue
-                r = self.handle_message(m)
+                    r = self._error(m.get("id") if _MCP.valid_id(m.get("id")) else None,
+                                    _MCP.INVALID_REQUEST, "initialize must not be batched")
+                else:
+                    r = self.handle_message(m)
                 if r is not None:
                     replies.append(r)
             return replies or None
@@ -9158,12 +9134,12 @@ class _Server:
                                "Invalid Request: id must be a string or an integer")
         method = msg.get("method")
         if msg.get("jsonrpc") != "2.0":
-            return self._error(mid if has_id else None, _MCP.INVALID_REQUEST,
+            return self._error(mid, _MCP.INVALID_REQUEST,
                                "Invalid Request: jsonrpc must be \"2.0\"")
         if method is None and has_id and ("result" in msg or "error" in msg):
             return None                    # a response to a request we never send
         if not isinstance(method, str):
-            return self._error(mid if has_id else None, _MCP.INVALID_REQUEST,
+            return self._error(mid, _MCP.INVALID_REQUEST,
                                "Invalid Request: method must be a string")
         params = msg.get("params", {})
         if not has_id:                     # notification: never answered
@@ -9212,8 +9188,7 @@ class _Server:
         if not isinstance(asked, str):
             raise _RpcError(_MCP.INVALID_PARAMS, "Invalid params: protocolVersion must be a string")
         self.version = asked if asked in _MCP.PROTOCOL_VERSIONS else _MCP.PROTOCOL_VERSIONS[0]
-        self._tools = {}
-        return {"protocolVersion": self.version, "capabilities": _MCP.capabilities(),
+        return {"protocolVersion": self.version, "capabilities": _MCP.CAPABILITIES,
                 "serverInfo": dict(_MCP.SERVER_INFO), "instructions": _MCP.INSTRUCTIONS}
 
     def modern(self, method, params, meta):
@@ -9236,10 +9211,7 @@ class _Server:
 
     def discover(self, params):
         return {"supportedVersions": list(_MCP.MODERN_VERSIONS),
-                "capabilities": _MCP.capabilities(), "instructions": _MCP.INSTRUCTIONS}
-
-    def _at_least(self, version):
-        return self.version >= version     # ISO dates compare as strings
+                "capabilities": _MCP.CAPABILITIES, "instructions": _MCP.INSTRUCTIONS}
 
     def _check_cursor(self, params):
         if params.get("cursor") is not None:
@@ -9253,11 +9225,11 @@ class _Server:
                 continue
             help = _MCP.TOOL_HELP.get(op.mcp) or (op.summary + " " + (op.description or "")).strip()
             t = {"name": op.mcp, "description": help, "inputSchema": op.input_schema()}
-            if self._at_least("2025-06-18"):
+            if self.version >= "2025-06-18":
                 t["title"] = op.title
                 if full:                          # optional; left out to keep the list small
                     t["outputSchema"] = op.output_schema()
-            if self._at_least("2025-03-26"):
+            if self.version >= "2025-03-26":
                 t["annotations"] = {"title": op.title, "readOnlyHint": bool(op.read_only),
                                     "destructiveHint": bool(op.destructive),
                                     "idempotentHint": bool(op.idempotent), "openWorldHint": False}
@@ -9311,7 +9283,7 @@ class _Server:
                                               page if more is not None else None)
             if text is None:
                 return {"content": [{"type": "text", "text": structured}], "isError": True}
-        if not self._at_least("2025-06-18"):       # structuredContent exists from 2025-06-18
+        if self.version < "2025-06-18":       # structuredContent exists from 2025-06-18
             return {"content": [{"type": "text", "text": text}], "isError": False}
         return _ToolReply(text, structured)
 
@@ -9320,7 +9292,7 @@ class _Server:
         out = []
         for uri, name, title, desc in _MCP.RESOURCES:
             r = {"uri": uri, "name": name, "description": desc, "mimeType": "application/json"}
-            if self._at_least("2025-06-18"):
+            if self.version >= "2025-06-18":
                 r["title"] = title
             out.append(r)
         return {"resources": out}
@@ -9358,7 +9330,7 @@ class _Server:
     def prompts_list(self, params):
         self._check_cursor(params)
         p = dict(_MCP.PROMPT)
-        if not self._at_least("2025-06-18"):
+        if self.version < "2025-06-18":
             del p["title"]
         return {"prompts": [p]}
 
@@ -9510,10 +9482,6 @@ class _MCP:
                          "user says a stored memory is wrong or should be dropped.",
     }
 
-    def all_tools_listed():
-        """`instinct serve` lists every tool when INSTINCT_MCP_TOOLS is all (or full)."""
-        return os.environ.get("INSTINCT_MCP_TOOLS", "").strip().lower() in ("all", "full")
-
     RESOURCES = (
         ("instinct://suggestions", "suggestions", "Current suggestions",
          "Mature, rule and universal patterns for this server's project"),
@@ -9596,16 +9564,12 @@ class _MCP:
             bad("progressToken", "a string or a number")
         return asked
 
-    def capabilities():
-        return {"tools": {"listChanged": False},
-                "resources": {"subscribe": False, "listChanged": False},
-                "prompts": {"listChanged": False}}
-
-    TOOLS = {}                          # MCP tool name -> Operation, filled on first use
+    CAPABILITIES = {"tools": {"listChanged": False},
+                    "resources": {"subscribe": False, "listChanged": False},
+                    "prompts": {"listChanged": False}}
+    TOOLS = {op.mcp: op for op in OPERATIONS.values()}          # MCP tool name -> Operation
 
     def tools_by_name():
-        if not _MCP.TOOLS:
-            _MCP.TOOLS.update((op.mcp, op) for op in OPERATIONS.values() if op.mcp)
         return _MCP.TOOLS
 
     @functools.lru_cache(maxsize=None)
@@ -9658,12 +9622,11 @@ class _MCP:
         return isinstance(mid, str) or (isinstance(mid, int) and not isinstance(mid, bool))
 
 
-def serve(store=None, stdin=None, stdout=None):
+def serve(store=None):
     """Run the MCP stdio server until stdin closes; returns the exit status (0).
 
-    Protocol lines go to a private duplicate of fd 1, and fd 1 itself is pointed
-    at stderr, so stray prints, warnings and child processes can never corrupt
-    the channel.
+    Protocol lines go to a private duplicate of fd 1, and fd 1 itself is pointed at stderr, so
+    stray prints, warnings and child processes can never corrupt the channel.
     """
     import signal
     if store is None:
@@ -9671,15 +9634,11 @@ def serve(store=None, stdin=None, stdout=None):
     if store.cwd is None:
         store.cwd = (os.environ.get("INSTINCT_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR")
                      or None)
-    if stdout is None:
-        sys.stdout.flush()
-        # buffered: retries partial pipe writes; flushed per message
-        out = os.fdopen(os.dup(1), "wb")
-        os.dup2(2, 1)
-        sys.stdout = sys.stderr
-    else:
-        out = stdout
-    inp = stdin if stdin is not None else sys.stdin.buffer
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(1), "wb")       # buffered: retries partial pipe writes
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    inp = sys.stdin.buffer
 
     def stop(*_):
         raise SystemExit(0)
@@ -9687,13 +9646,14 @@ def serve(store=None, stdin=None, stdout=None):
         signal.signal(signal.SIGTERM, stop)
     except ValueError:                     # not the main thread (tests)
         pass
-    server = _Server(store, lean=not _MCP.all_tools_listed())
+    all_tools = os.environ.get("INSTINCT_MCP_TOOLS", "").strip().lower() in ("all", "full")
+    server = _Server(store, lean=not all_tools)
     ahead = None
     if os.name != "nt":                    # select() works on pipes only on POSIX
         try:
             ahead = inp = _Input(inp.fileno(), server.cancelled)
         except (AttributeError, OSError, ValueError):
-            pass                           # a file-like object without a descriptor
+            pass                           # a stdin without a descriptor
     try:
         while True:
             line = inp.readline(_MCP.MAX_LINE + 1)
@@ -9711,14 +9671,14 @@ def serve(store=None, stdin=None, stdout=None):
                 if not line.strip():
                     continue
                 reply = server.handle_line(line)
-            if reply is not None and ahead is not None and type(reply) is dict:
+            if reply is None:
+                continue
+            if ahead is not None and type(reply) is dict:
                 ahead.poll()               # cancelled while it ran? then it gets no reply
                 if server.cancelled and _MCP.id_key(reply.get("id")) in server.cancelled:
                     continue
-            if reply is not None:
-                out.write(_MCP.reply_line(reply))
-                if hasattr(out, "flush"):
-                    out.flush()
+            out.write(_MCP.reply_line(reply))
+            out.flush()
     except (BrokenPipeError, KeyboardInterrupt):
         pass
     finally:
