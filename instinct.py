@@ -8727,8 +8727,7 @@ class _CLI:
     """The command line: argparse built from the operation table, the fast path for hooks, one-line
     usage errors."""
 
-    # Commands that are not store operations: name -> (help, [(args, kwargs)]).
-    EXTRAS = {
+    EXTRAS = {                     # not store operations: name -> (help, [(args, kwargs)])
         "serve": ("run the MCP stdio server (newline-delimited JSON-RPC 2.0)", []),
         "hook": ("record an agent hook event read as JSON on stdin (always exits 0)",
                  [(("event",), {"help": "session-start, user-prompt-submit, pre-tool-use, "
@@ -8757,6 +8756,8 @@ class _CLI:
         if not isinstance(v, dict):
             raise argparse.ArgumentTypeError("must be a JSON object, e.g. '{\"why\": \"...\"}'")
         return v
+
+    COMMANDS = {op.cli: op for op in OPERATIONS.values()}     # subcommand -> Operation
 
     def take_db(argv):
         """argv -> (the --db value or None, argv without it): the one reading of --db outside
@@ -8793,7 +8794,6 @@ class _CLI:
         (help, errors, unusual forms), so both parsers read the same Params."""
         db, argv = _CLI.take_db(argv)
         as_json, i = False, 0
-        names = {op.cli: op for op in OPERATIONS.values()}
         op, positional, kwargs = None, [], {}
         while i < len(argv):
             a = argv[i]
@@ -8801,7 +8801,7 @@ class _CLI:
             if a == "--json":
                 as_json = True
             elif op is None:
-                op = names.get(a)
+                op = _CLI.COMMANDS.get(a)
                 if op is None:
                     return None
                 flags = {p.flag: p for p in op.params if not p.positional}
@@ -8846,8 +8846,8 @@ class _CLI:
         return op, kwargs, db, as_json
 
     def exit_now(code):
-        """End the process now with `code`, after flushing stdout and stderr (no interpreter
-        teardown, no close-time checkpoint): what a one-shot command's process does last."""
+        """Flush stdout and stderr, then end the process with `code`: no interpreter teardown, no
+        close-time checkpoint (what a one-shot command's process does last)."""
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -8863,11 +8863,10 @@ class _CLI:
             if rest == ["serve"]:
                 return serve(InstinctStore(db))
         fast = _CLI.fast_args(argv)
-        if fast is not None:
-            op, kwargs, db, as_json = fast
-            return _CLI.run_op(op, kwargs, db, as_json, close)
+        if fast is not None:                          # (op, kwargs, db, as_json)
+            return _CLI.run_op(*fast, close)
         word = next((a for a in _CLI.take_db(argv)[1] if a[:1] != "-"), None)
-        known = [op.cli for op in OPERATIONS.values()] + list(_CLI.EXTRAS)
+        known = list(_CLI.COMMANDS) + list(_CLI.EXTRAS)
         if word is not None and word not in known:
             return _CLI.usage_error(f"unknown command {word!r}", word, known,
                                     "(instinct --help lists them)")
@@ -8927,28 +8926,22 @@ class _CLI:
             (sys.stderr if as_json else sys.stdout).write(f"note: {note}\n")
         return 0
 
-    def extras(store, op):
-        """What only the CLI adds to a store: import-history's progress bar on a terminal and the
-        count an interrupted run reports -> [sessions read, sessions found, a bar half drawn]."""
-        at = [0, None, False]
-        if op.name == "import_history":
-            bar = _Transcripts.tty_progress()
-
-            def progress(done, total):
-                at[:] = done, total, bar is not None and done < total
-                if bar is not None:
-                    bar(done, total)
-            store.progress = progress
-        return at
-
     def run_op(op, kwargs, db, as_json, close):
-        """Run one operation for the CLI: print its JSON or text, map errors to exit codes."""
+        """Run one operation for the CLI: print its JSON or text, map errors to exit codes.
+        import-history also gets a progress bar on a terminal, and its count if interrupted."""
         store = InstinctStore(db)
-        at = None
+        at = [0, None, False]                # sessions read, sessions found, a bar half drawn
         try:
-            at = _CLI.extras(store, op)
+            if op.name == "import_history":
+                bar = _Transcripts.tty_progress()
+
+                def progress(done, total):
+                    at[:] = done, total, bar is not None and done < total
+                    if bar is not None:
+                        bar(done, total)
+                store.progress = progress
             kwargs = op.coerce(kwargs, _CLI.name)                  # errors name the flags
-            result = getattr(store, op.name)(**kwargs)      # checked by the Params, as in MCP
+            result = op.run(store, kwargs)                          # checked once, above
             text = _dumps(result, indent=2) if as_json else op.render(result)
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
@@ -8957,7 +8950,7 @@ class _CLI:
             sys.stderr.write(f"instinct: error: {e}\n")
             return e.exit_code
         except KeyboardInterrupt:
-            if op.name == "import_history" and at is not None:
+            if op.name == "import_history":
                 done, total, half = at
                 sys.stderr.write(("\n" if half else "") + "instinct: interrupted "
                                  + (f"after {done} of {total} sessions (those are kept)" if total
@@ -8987,10 +8980,9 @@ def build_parser(argv=None):
         description="Self-learning memory for AI coding agents: observe patterns, "
                     "consolidate them into habits, suggest them back.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    names = {op.cli: op for op in OPERATIONS.values()}
-    wanted = next((a for a in _CLI.take_db(list(argv or []))[1]
-                   if a in names or a in _CLI.EXTRAS), None)
-    for cli, op in names.items():
+    wanted = next((a for a in _CLI.take_db(argv or [])[1]
+                   if a in _CLI.COMMANDS or a in _CLI.EXTRAS), None)
+    for cli, op in _CLI.COMMANDS.items():
         if wanted and cli != wanted:
             continue
         sp = sub.add_parser(cli, parents=[common], help=op.summary,
@@ -9002,12 +8994,10 @@ def build_parser(argv=None):
                 kw["choices"] = p.choices
             elif p.type is not bool:
                 kw["metavar"] = _CLI.metavar(p)
-            if p.type is dict:
-                kw["type"] = _CLI.json_object_arg
-            elif p.type in (int, float):
-                kw["type"] = p.type
-            elif p.type is bool:
+            if p.type is bool:
                 kw["action"] = "store_true"
+            elif p.type is not str:
+                kw["type"] = _CLI.json_object_arg if p.type is dict else p.type
             if p.positional:
                 if not p.required:
                     kw["nargs"] = "?"
@@ -9025,13 +9015,10 @@ def build_parser(argv=None):
 
 
 def main(argv=None):
-    """Command-line entry point: runs one command and returns its exit status.
-
-    With no argv it reads sys.argv and leaves the database open for the ending process to drop;
-    hook and serve, which agents start per tool call and per window, then end the process
-    themselves (`_CLI.exit_now`), skipping SQLite's close-time checkpoint (committed data is
-    already in the WAL).
-    """
+    """Command-line entry point: runs one command and returns its exit status. With no argv it
+    reads sys.argv and leaves the database open for the ending process to drop; hook and serve,
+    which agents start per tool call and per window, then end the process themselves
+    (`_CLI.exit_now`), skipping SQLite's close-time checkpoint (committed data is in the WAL)."""
     ending = argv is None
     args = list(sys.argv[1:] if ending else argv)
     try:
@@ -9083,9 +9070,8 @@ class _Server:
         self.lean = lean                   # list LEAN_TOOLS only (serve()'s default)
         store._db.set_checkpoint(WAL_SERVER_CHECKPOINT_PAGES)
         self.version = None                # negotiated protocol version, compared as a string
-        self.cancelled = set()             # _id_key()s of requests the client cancelled
+        self.cancelled = set()             # _MCP.id_key()s of requests the client cancelled
 
-    # -- framing-level ----------------------------------------------------------
     def handle_line(self, line):
         """One input line (bytes, no newline) -> reply object/list, or None."""
         try:
@@ -9161,7 +9147,6 @@ class _Server:
             _MCP.log("internal error:\n" + traceback.format_exc())
             return self._error(mid, _MCP.INTERNAL_ERROR, f"Internal error: {type(e).__name__}: {e}")
 
-    # -- methods ----------------------------------------------------------------
     def dispatch(self, method, params):
         if method == "initialize":             # a legacy session starts, envelope or not
             return self.initialize(params)
@@ -9263,14 +9248,8 @@ class _Server:
             more = len(result) > page + size
             result = result[page:page + size]
         structured = op.structured(result)
-        if not isinstance(structured, dict):        # export_rules: records or markdown text
-            props = op.output_schema().get("properties", {})
-            key = next((k for k, v in props.items() if v.get("type") == "array"), None)
-            if isinstance(structured, list) and key:
-                structured = {key: structured, "count": len(structured)}
-            else:
-                structured = {"text": structured if isinstance(structured, str)
-                              else _dumps(structured)}
+        if not isinstance(structured, dict):        # export_rules' markdown text
+            structured = {"text": structured if isinstance(structured, str) else _dumps(structured)}
         if note:
             structured["note"] = note
         if more:
@@ -9354,47 +9333,38 @@ class _Server:
 
 
 class _Input:
-    """stdin lines from the raw descriptor, with a look-ahead: before a reply is written,
-    poll() reads what the client has already sent (bounded) and notes the requests it
-    cancelled in that, so that a cancelled request gets no reply."""
+    """stdin lines from the raw descriptor, with a look-ahead: before a reply is written, poll()
+    reads what the client already sent (bounded), so that a request it cancelled gets no reply."""
 
     AHEAD = 1 << 20                        # bytes of look-ahead kept at most
 
     def __init__(self, fd, cancelled):
-        self.fd, self.cancelled, self.select = fd, cancelled, None
+        self.fd, self.cancelled = fd, cancelled
         self.buf, self.pos, self.scanned = bytearray(), 0, 0
 
     def readline(self, limit):
         buf = self.buf
-        while True:
-            i = buf.find(b"\n", self.pos, self.pos + limit)
-            if i >= 0:
-                end = i + 1
-                break
-            if len(buf) - self.pos >= limit:
-                end = self.pos + limit
-                break
+        while buf.find(b"\n", self.pos, self.pos + limit) < 0 and len(buf) - self.pos < limit:
             if self.pos:
                 del buf[:self.pos]
                 self.scanned = max(0, self.scanned - self.pos)
                 self.pos = 0
             chunk = os.read(self.fd, 1 << 16)
             if not chunk:
-                end = len(buf)
                 break
             buf += chunk
+        i = buf.find(b"\n", self.pos, self.pos + limit)
+        end = i + 1 if i >= 0 else min(len(buf), self.pos + limit)
         line = bytes(buf[self.pos:end])
         self.pos = end
         return line
 
     def poll(self):
         """Read what is already waiting (never blocks) and note the cancellations in it."""
+        import select                      # on the first reply, not at start-up
         buf = self.buf
-        if self.select is None:            # imported on the first reply, not at start-up
-            import select
-            self.select = select.select
         try:
-            while len(buf) - self.pos < self.AHEAD and self.select([self.fd], [], [], 0)[0]:
+            while len(buf) - self.pos < self.AHEAD and select.select([self.fd], [], [], 0)[0]:
                 chunk = os.read(self.fd, 1 << 16)
                 if not chunk:
                     break
@@ -9455,8 +9425,7 @@ class _MCP:
     # INSTINCT_MCP_TOOLS=all lists all of them (housekeeping, export, backup, insight...).
     LEAN_TOOLS = ("suggest", "observe", "consolidate", "decay", "search_instincts", "feedback",
                   "memory_recall", "memory_store", "memory_forget")
-    # Descriptions for the model: what the tool is for and when to call it.
-    TOOL_HELP = {
+    TOOL_HELP = {                      # for the model: what each tool is for, when to call it
         "suggest": "The user's learned habits and rules for this project, strongest first. Call it "
                    "at the start of every task and follow what it returns.",
         "observe": "Record one more occurrence of a habit: seq: a tool/action sequence, pref: a "
@@ -9491,8 +9460,7 @@ class _MCP:
     PROMPT = {"name": "session_briefing", "title": "Session briefing",
               "description": "Learned habits and rules to keep in mind for this session",
               "arguments": [{"name": "project", "required": False,
-                             "description": "project path or fingerprint"
-                             " (default: the server's)"}]}
+                             "description": "project path or fingerprint (default: the server's)"}]}
 
     def reply_line(reply):
         """A reply object (or batch list) -> its protocol line: compact, pure-ASCII JSON (other
@@ -9533,11 +9501,10 @@ class _MCP:
         capabilities are there: the rest of the envelope may differ in another revision."""
         def bad(key, what):
             raise _RpcError(_MCP.INVALID_PARAMS, f"Invalid params: _meta {key} must be {what}")
-        caps = meta.get(_MCP.CAPS)
         if _MCP.CAPS not in meta:
             raise _RpcError(_MCP.INVALID_PARAMS,
                             f"Invalid params: _meta lacks {_MCP.CAPS} (an object)")
-        asked = meta[_MCP.VERSION]
+        caps, asked = meta[_MCP.CAPS], meta[_MCP.VERSION]
         if not isinstance(asked, str):
             bad(_MCP.VERSION, "a string")
         if type(caps) is not dict:
@@ -9623,11 +9590,9 @@ class _MCP:
 
 
 def serve(store=None):
-    """Run the MCP stdio server until stdin closes; returns the exit status (0).
-
-    Protocol lines go to a private duplicate of fd 1, and fd 1 itself is pointed at stderr, so
-    stray prints, warnings and child processes can never corrupt the channel.
-    """
+    """Run the MCP stdio server until stdin closes; returns the exit status (0). Protocol lines go
+    to a private duplicate of fd 1, and fd 1 itself is pointed at stderr, so stray prints,
+    warnings and child processes can never corrupt the channel."""
     import signal
     if store is None:
         store = InstinctStore()
@@ -9639,11 +9604,8 @@ def serve(store=None):
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     inp = sys.stdin.buffer
-
-    def stop(*_):
-        raise SystemExit(0)
     try:
-        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     except ValueError:                     # not the main thread (tests)
         pass
     all_tools = os.environ.get("INSTINCT_MCP_TOOLS", "").strip().lower() in ("all", "full")
@@ -9660,10 +9622,9 @@ def serve(store=None):
             if not line:
                 break
             if len(line) > _MCP.MAX_LINE and not line.endswith(b"\n"):
-                while True:                # discard the rest of an oversized line
+                chunk = line               # discard the rest of an oversized line
+                while chunk and not chunk.endswith(b"\n"):
                     chunk = inp.readline(1 << 20)
-                    if not chunk or chunk.endswith(b"\n"):
-                        break
                 _MCP.log(f"dropped an input line longer than {_MCP.MAX_LINE} bytes")
                 reply = server._error(None, _MCP.INVALID_REQUEST, "Invalid Request: line too long")
             else:
