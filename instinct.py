@@ -8724,8 +8724,7 @@ sys.modules[_store_module.__name__] = _store_module
 # 24. CLI
 # =============================================================================
 class _CLI:
-    """The command line: argparse built from the operation table, the fast path for hooks, one-line
-    usage errors."""
+    """The command line: argparse from the operation table, a fast path, one-line usage errors."""
 
     EXTRAS = {                     # not store operations: name -> (help, [(args, kwargs)])
         "serve": ("run the MCP stdio server (newline-delimited JSON-RPC 2.0)", []),
@@ -8789,9 +8788,8 @@ class _CLI:
         return f"argument {_CLI.metavar(p) if p.positional else p.flag}:"
 
     def fast_args(argv):
-        """Parse the common forms of `[--db P] [--json] COMMAND args` from the operation table
-        without argparse (it costs a few ms per process); None means "let argparse decide"
-        (help, errors, unusual forms), so both parsers read the same Params."""
+        """Parse the common forms of `[--db P] [--json] COMMAND args` from the Params without
+        argparse (a few ms a process); None means "let argparse decide" (help, errors, the rest)."""
         db, argv = _CLI.take_db(argv)
         as_json, i = False, 0
         op, positional, kwargs = None, [], {}
@@ -8846,8 +8844,7 @@ class _CLI:
         return op, kwargs, db, as_json
 
     def exit_now(code):
-        """Flush stdout and stderr, then end the process with `code`: no interpreter teardown, no
-        close-time checkpoint (what a one-shot command's process does last)."""
+        """Flush stdout and stderr, then end the process: no teardown, no close-time checkpoint."""
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -8889,7 +8886,7 @@ class _CLI:
             if args.command == "hook":
                 return _Capture.run_hook([args.event] + (["--db", db] if db else []), close=close)
             if args.command == "setup":
-                return _CLI.setup_cli(args)
+                return _CLI.setup_cli(args, db)
         except InstinctError as e:
             sys.stderr.write(f"instinct: error: {e}\n")
             return e.exit_code
@@ -8904,12 +8901,11 @@ class _CLI:
         sys.stderr.write(f"instinct: error: {message} {' '.join(hint.split())}\n")
         return 2
 
-    def setup_cli(args):
+    def setup_cli(args, db):
         """`instinct setup CLIENT [--write | --remove]`: the entries or what was done, on stdout."""
         as_json = getattr(args, "json", False)
-        db = getattr(args, "db", None) or os.environ.get("INSTINCT_DB")
         results = setup(args.client, write=args.write, scope=args.scope, all_tools=args.all_tools,
-                        remove=args.remove, db=db)
+                        remove=args.remove, db=db or os.environ.get("INSTINCT_DB"))
         if as_json:
             sys.stdout.write(_dumps(results, indent=2) + "\n")
         for r in [] if as_json else results:
@@ -9205,7 +9201,7 @@ class _Server:
     def tools_list(self, params):
         self._check_cursor(params)
         tools, full = [], not self.lean
-        for op in _MCP.tools_by_name().values():
+        for op in _MCP.TOOLS.values():
             if not full and op.mcp not in _MCP.LEAN_TOOLS:
                 continue
             help = _MCP.TOOL_HELP.get(op.mcp) or (op.summary + " " + (op.description or "")).strip()
@@ -9225,7 +9221,7 @@ class _Server:
         name = params.get("name")
         if not isinstance(name, str):
             raise _RpcError(_MCP.INVALID_PARAMS, "Invalid params: tools/call needs a string 'name'")
-        op = _MCP.tools_by_name().get(name)
+        op = _MCP.TOOLS.get(name)
         if op is None:
             raise _RpcError(_MCP.INVALID_PARAMS, f"Unknown tool: {name}")
         args = params.get("arguments")
@@ -9390,8 +9386,7 @@ class _Input:
 
 
 class _MCP:
-    """The MCP stdio protocol: versions, error codes, size limits, the tools, resources and prompt
-    offered, and the envelope checks."""
+    """The MCP protocol: versions, error codes, size limits, what is offered, envelope checks."""
 
     PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")   # newest first
     # The stateless revision: no initialize; version and capabilities ride in every request's
@@ -9535,9 +9530,6 @@ class _MCP:
                     "resources": {"subscribe": False, "listChanged": False},
                     "prompts": {"listChanged": False}}
     TOOLS = {op.mcp: op for op in OPERATIONS.values()}          # MCP tool name -> Operation
-
-    def tools_by_name():
-        return _MCP.TOOLS
 
     @functools.lru_cache(maxsize=None)
     def max_reply():
