@@ -8971,10 +8971,9 @@ def build_parser(argv=None):
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print the result as JSON (the same JSON the API returns)")
     common.add_argument("--version", action="version", version=f"instinct {__version__}")
-    parser = Parser(
-        prog="instinct", parents=[common],
-        description="Self-learning memory for AI coding agents: observe patterns, "
-                    "consolidate them into habits, suggest them back.")
+    parser = Parser(prog="instinct", parents=[common],
+                    description="Self-learning memory for AI coding agents: observe patterns, "
+                                "consolidate them into habits, suggest them back.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     wanted = next((a for a in _CLI.take_db(argv or [])[1]
                    if a in _CLI.COMMANDS or a in _CLI.EXTRAS), None)
@@ -9446,12 +9445,10 @@ class _MCP:
                          "user says a stored memory is wrong or should be dropped.",
     }
 
-    RESOURCES = (
-        ("instinct://suggestions", "suggestions", "Current suggestions",
-         "Mature, rule and universal patterns for this server's project"),
-        ("instinct://rules", "rules", "Learned rules", "Patterns with confidence >= 10"),
-        ("instinct://stats", "stats", "Store statistics", "Counts by level and category"),
-    )
+    RESOURCES = (("instinct://suggestions", "suggestions", "Current suggestions",
+                  "Mature, rule and universal patterns for this server's project"),
+                 ("instinct://rules", "rules", "Learned rules", "Patterns with confidence >= 10"),
+                 ("instinct://stats", "stats", "Store statistics", "Counts by level and category"))
     PROMPT = {"name": "session_briefing", "title": "Session briefing",
               "description": "Learned habits and rules to keep in mind for this session",
               "arguments": [{"name": "project", "required": False,
