@@ -8040,10 +8040,9 @@ class InstinctStore(_History, _Sharing, _Insight):
     """The instinct memory: a SQLite file of patterns with confidence and levels.
 
     ``InstinctStore(path=None)`` opens ``path``, else ``$INSTINCT_DB``, else
-    ``~/.instinct/instinct.db`` (created with a 0700 directory and a 0600 file).
-    The connection opens lazily on first use. Use it as a context manager or
-    call ``close()``. `clock` (epoch seconds) and `cwd` (the directory whose
-    project ``suggest()`` uses) exist for tests and servers.
+    ``~/.instinct/instinct.db`` (a 0700 directory, a 0600 file), lazily on first use. Use it as
+    a context manager or call ``close()``. `clock` (epoch seconds) and `cwd` (the directory
+    whose project ``suggest()`` uses) exist for tests and servers.
     """
 
 
@@ -8057,11 +8056,9 @@ sys.modules[_store_module.__name__] = _store_module
 # 24. CLI
 # =============================================================================
 class _CLI:
-    """The command line: argparse built from the operation table, the fast path for hooks, one-line
-    usage errors."""
+    """The command line: argparse from the operation table, a fast path, one-line usage errors."""
 
-    # Commands that are not store operations: name -> (help, [(args, kwargs)]).
-    EXTRAS = {
+    EXTRAS = {                     # not store operations: name -> (help, [(args, kwargs)])
         "serve": ("run the MCP stdio server (newline-delimited JSON-RPC 2.0)", []),
         "hook": ("record an agent hook event read as JSON on stdin (always exits 0)",
                  [(("event",), {"help": "session-start, user-prompt-submit, pre-tool-use, "
@@ -8091,6 +8088,8 @@ class _CLI:
             raise argparse.ArgumentTypeError("must be a JSON object, e.g. '{\"why\": \"...\"}'")
         return v
 
+    COMMANDS = {op.cli: op for op in OPERATIONS.values()}     # subcommand -> Operation
+
     def take_db(argv):
         """argv -> (the --db value or None, argv without it): the one reading of --db outside
         argparse (the fast paths and the choice of which subcommand parser to build)."""
@@ -8107,35 +8106,24 @@ class _CLI:
             i += 1
         return db, rest
 
-    METAVARS = {"write": "PATH", "path": "PATH", "since": "WHEN"}   # text options by name
+    METAVARS = {int: "N", float: "X", dict: "JSON",           # by type, else by name
+                "write": "PATH", "path": "PATH", "since": "WHEN"}
 
     def metavar(p):
-        """How help and usage show a Param's value: ID, N (a number), PATH, JSON..., the name."""
+        """How help and usage show a Param's value: by its type, else its name (PATH, WHEN, ID)."""
         if p.positional:
             return p.name.upper()
-        if p.type in (int, float, dict):
-            return {int: "N", float: "X", dict: "JSON"}[p.type]
-        return _CLI.METAVARS.get(p.name, p.name.upper())
+        return _CLI.METAVARS.get(p.type) or _CLI.METAVARS.get(p.name, p.name.upper())
 
     def name(p):
         """How a CLI error names a Param: as argparse's own errors do (`argument --days:`)."""
         return f"argument {_CLI.metavar(p) if p.positional else p.flag}:"
 
-    def parser_class():
-        import argparse
-
-        class Parser(argparse.ArgumentParser):
-            def error(self, message):        # one line, like every other CLI error
-                self.exit(2, f"instinct: error: {message} (see {self.prog} --help)\n")
-        return Parser
-
     def fast_args(argv):
-        """Parse the common forms of `[--db P] [--json] COMMAND args` from the operation table
-        without argparse (it costs a few ms per process); None means "let argparse decide"
-        (help, errors, unusual forms), so both parsers read the same Params."""
+        """Parse the common forms of `[--db P] [--json] COMMAND args` from the Params without
+        argparse (a few ms a process); None means "let argparse decide" (help, errors, the rest)."""
         db, argv = _CLI.take_db(argv)
         as_json, i = False, 0
-        names = {op.cli: op for op in OPERATIONS.values()}
         op, positional, kwargs = None, [], {}
         while i < len(argv):
             a = argv[i]
@@ -8143,7 +8131,7 @@ class _CLI:
             if a == "--json":
                 as_json = True
             elif op is None:
-                op = names.get(a)
+                op = _CLI.COMMANDS.get(a)
                 if op is None:
                     return None
                 flags = {p.flag: p for p in op.params if not p.positional}
@@ -8175,18 +8163,12 @@ class _CLI:
                 if not (v.isdigit() or (v[:1] == "-" and v[1:].isdigit())):
                     return None
                 v = int(v)
-            elif p.type is float:
+            elif p.type in (float, dict):
                 try:
-                    v = float(v)
+                    v = float(v) if p.type is float else _loads(v)
                 except ValueError:
                     return None
-            elif p.type is dict:
-                import json
-                try:
-                    v = json.loads(v)
-                except ValueError:
-                    return None
-                if not isinstance(v, dict):
+                if p.type is dict and not isinstance(v, dict):
                     return None
             if p.choices and v not in p.choices:
                 return None
@@ -8194,8 +8176,7 @@ class _CLI:
         return op, kwargs, db, as_json
 
     def exit_now(code):
-        """End the process now with `code`, after flushing stdout and stderr (no interpreter
-        teardown, no close-time checkpoint): what a one-shot command's process does last."""
+        """Flush stdout and stderr, then end the process: no teardown, no close-time checkpoint."""
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
@@ -8211,11 +8192,10 @@ class _CLI:
             if rest == ["serve"]:
                 return serve(InstinctStore(db))
         fast = _CLI.fast_args(argv)
-        if fast is not None:
-            op, kwargs, db, as_json = fast
-            return _CLI.run_op(op, kwargs, db, as_json, close)
+        if fast is not None:                          # (op, kwargs, db, as_json)
+            return _CLI.run_op(*fast, close)
         word = next((a for a in _CLI.take_db(argv)[1] if a[:1] != "-"), None)
-        known = [op.cli for op in OPERATIONS.values()] + list(_CLI.EXTRAS)
+        known = list(_CLI.COMMANDS) + list(_CLI.EXTRAS)
         if word is not None and word not in known:
             return _CLI.usage_error(f"unknown command {word!r}", word, known,
                                     "(instinct --help lists them)")
@@ -8231,25 +8211,19 @@ class _CLI:
         if not args.command:
             build_parser().print_help(sys.stderr)
             return 2
+        db = getattr(args, "db", None)
         try:
             if args.command == "serve":
-                return serve(InstinctStore(getattr(args, "db", None)))
+                return serve(InstinctStore(db))
             if args.command == "hook":
-                return _Capture.run_hook([args.event]
-                                         + (["--db", args.db] if getattr(args, "db", None) else []),
-                                         close=close)
+                return _Capture.run_hook([args.event] + (["--db", db] if db else []), close=close)
             if args.command == "setup":
-                return _CLI.setup_cli(args)
-            op = args._op
-            kwargs = {p.name: getattr(args, p.name) for p in op.params}
-            for p in op.params:
-                if kwargs[p.name] is None and p.default is not None:
-                    kwargs[p.name] = p.default
+                return _CLI.setup_cli(args, db)
         except InstinctError as e:
             sys.stderr.write(f"instinct: error: {e}\n")
             return e.exit_code
-        return _CLI.run_op(op, kwargs, getattr(args, "db", None), getattr(args, "json", False),
-                           close)
+        kwargs = {p.name: getattr(args, p.name) for p in args._op.params}  # defaults: the Params'
+        return _CLI.run_op(args._op, kwargs, db, getattr(args, "json", False), close)
 
     def usage_error(message, word, names, otherwise):
         """Print the one line of a usage error, with the closest name to `word`; returns 2."""
@@ -8259,13 +8233,11 @@ class _CLI:
         sys.stderr.write(f"instinct: error: {message} {' '.join(hint.split())}\n")
         return 2
 
-    def setup_cli(args):
-        """`instinct setup CLIENT [--write | --remove]`: the entries (or what was done) on
-        stdout."""
+    def setup_cli(args, db):
+        """`instinct setup CLIENT [--write | --remove]`: the entries or what was done, on stdout."""
         as_json = getattr(args, "json", False)
-        db = getattr(args, "db", None) or os.environ.get("INSTINCT_DB")
         results = setup(args.client, write=args.write, scope=args.scope, all_tools=args.all_tools,
-                        remove=args.remove, db=db)
+                        remove=args.remove, db=db or os.environ.get("INSTINCT_DB"))
         if as_json:
             sys.stdout.write(_dumps(results, indent=2) + "\n")
         for r in [] if as_json else results:
@@ -8282,28 +8254,22 @@ class _CLI:
             (sys.stderr if as_json else sys.stdout).write(f"note: {note}\n")
         return 0
 
-    def extras(store, op):
-        """What only the CLI adds to a store: import-history's progress bar on a terminal and the
-        count an interrupted run reports -> [sessions read, sessions found, a bar half drawn]."""
-        at = [0, None, False]
-        if op.name == "import_history":
-            bar = _Transcripts.tty_progress()
-
-            def progress(done, total):
-                at[:] = done, total, bar is not None and done < total
-                if bar is not None:
-                    bar(done, total)
-            store.progress = progress
-        return at
-
     def run_op(op, kwargs, db, as_json, close):
-        """Run one operation for the CLI: print its JSON or text, map errors to exit codes."""
+        """Run one operation for the CLI: print its JSON or text, map errors to exit codes.
+        import-history also gets a progress bar on a terminal, and its count if interrupted."""
         store = InstinctStore(db)
-        at = None
+        at = [0, None, False]                # sessions read, sessions found, a bar half drawn
         try:
-            at = _CLI.extras(store, op)
+            if op.name == "import_history":
+                bar = _Transcripts.tty_progress()
+
+                def progress(done, total):
+                    at[:] = done, total, bar is not None and done < total
+                    if bar is not None:
+                        bar(done, total)
+                store.progress = progress
             kwargs = op.coerce(kwargs, _CLI.name)                  # errors name the flags
-            result = getattr(store, op.name)(**kwargs)      # checked by the Params, as in MCP
+            result = op.run(store, kwargs)                          # checked once, above
             text = _dumps(result, indent=2) if as_json else op.render(result)
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
@@ -8312,7 +8278,7 @@ class _CLI:
             sys.stderr.write(f"instinct: error: {e}\n")
             return e.exit_code
         except KeyboardInterrupt:
-            if op.name == "import_history" and at is not None:
+            if op.name == "import_history":
                 done, total, half = at
                 sys.stderr.write(("\n" if half else "") + "instinct: interrupted "
                                  + (f"after {done} of {total} sessions (those are kept)" if total
@@ -8325,25 +8291,25 @@ class _CLI:
 
 
 def build_parser(argv=None):
-    """The argparse parser; with argv, only the subcommand argv names is fully built (fast
-    start)."""
+    """The argparse parser; with argv, only the subcommand argv names is built (fast start)."""
     import argparse
-    Parser = _CLI.parser_class()
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):        # one line, like every other CLI error
+            self.exit(2, f"instinct: error: {message} (see {self.prog} --help)\n")
     common = Parser(add_help=False)
     common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
                         help="database file (default: $INSTINCT_DB or ~/.instinct/instinct.db)")
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print the result as JSON (the same JSON the API returns)")
     common.add_argument("--version", action="version", version=f"instinct {__version__}")
-    parser = Parser(
-        prog="instinct", parents=[common],
-        description="Self-learning memory for AI coding agents: observe patterns, "
-                    "consolidate them into habits, suggest them back.")
+    parser = Parser(prog="instinct", parents=[common],
+                    description="Self-learning memory for AI coding agents: observe patterns, "
+                                "consolidate them into habits, suggest them back.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    names = {op.cli: op for op in OPERATIONS.values()}
-    wanted = next((a for a in _CLI.take_db(list(argv or []))[1]
-                   if a in names or a in _CLI.EXTRAS), None)
-    for cli, op in names.items():
+    wanted = next((a for a in _CLI.take_db(argv or [])[1]
+                   if a in _CLI.COMMANDS or a in _CLI.EXTRAS), None)
+    for cli, op in _CLI.COMMANDS.items():
         if wanted and cli != wanted:
             continue
         sp = sub.add_parser(cli, parents=[common], help=op.summary,
@@ -8355,12 +8321,10 @@ def build_parser(argv=None):
                 kw["choices"] = p.choices
             elif p.type is not bool:
                 kw["metavar"] = _CLI.metavar(p)
-            if p.type is dict:
-                kw["type"] = _CLI.json_object_arg
-            elif p.type in (int, float):
-                kw["type"] = p.type
-            elif p.type is bool:
+            if p.type is bool:
                 kw["action"] = "store_true"
+            elif p.type is not str:
+                kw["type"] = _CLI.json_object_arg if p.type is dict else p.type
             if p.positional:
                 if not p.required:
                     kw["nargs"] = "?"
@@ -8378,14 +8342,10 @@ def build_parser(argv=None):
 
 
 def main(argv=None):
-    """Command-line entry point: runs one command and returns its exit status.
-
-    With no argv it reads sys.argv and leaves the database open for the ending process
-    to drop. The hook and serve commands are the exception: run as the process's entry
-    (argv None) they end the process themselves once done (`_exit_now`), skipping the
-    SQLite close-time checkpoint (committed data is already in the WAL), because agents
-    start them per tool call and per window.
-    """
+    """Command-line entry point: runs one command and returns its exit status. With no argv it
+    reads sys.argv and leaves the database open for the ending process to drop; hook and serve,
+    which agents start per tool call and per window, then end the process themselves
+    (`_CLI.exit_now`), skipping SQLite's close-time checkpoint (committed data is in the WAL)."""
     ending = argv is None
     args = list(sys.argv[1:] if ending else argv)
     try:
@@ -8436,11 +8396,9 @@ class _Server:
         self.store = store
         self.lean = lean                   # list LEAN_TOOLS only (serve()'s default)
         store._db.set_checkpoint(WAL_SERVER_CHECKPOINT_PAGES)
-        self.version = None                # negotiated protocol version
-        self._tools = {}
-        self.cancelled = set()             # _id_key()s of requests the client cancelled
+        self.version = None                # negotiated protocol version, compared as a string
+        self.cancelled = set()             # _MCP.id_key()s of requests the client cancelled
 
-    # -- framing-level ----------------------------------------------------------
     def handle_line(self, line):
         """One input line (bytes, no newline) -> reply object/list, or None."""
         try:
@@ -8460,11 +8418,10 @@ class _Server:
             replies = []
             for m in msg:
                 if isinstance(m, dict) and m.get("method") == "initialize":
-                    replies.append(self._error(m.get("id") if _MCP.valid_id(m.get("id")) else None,
-                                               _MCP.INVALID_REQUEST,
-                                               "initialize must not be batched"))
-                    continue
-                r = self.handle_message(m)
+                    r = self._error(m.get("id") if _MCP.valid_id(m.get("id")) else None,
+                                    _MCP.INVALID_REQUEST, "initialize must not be batched")
+                else:
+                    r = self.handle_message(m)
                 if r is not None:
                     replies.append(r)
             return replies or None
@@ -8490,12 +8447,12 @@ class _Server:
                                "Invalid Request: id must be a string or an integer")
         method = msg.get("method")
         if msg.get("jsonrpc") != "2.0":
-            return self._error(mid if has_id else None, _MCP.INVALID_REQUEST,
+            return self._error(mid, _MCP.INVALID_REQUEST,
                                "Invalid Request: jsonrpc must be \"2.0\"")
         if method is None and has_id and ("result" in msg or "error" in msg):
             return None                    # a response to a request we never send
         if not isinstance(method, str):
-            return self._error(mid if has_id else None, _MCP.INVALID_REQUEST,
+            return self._error(mid, _MCP.INVALID_REQUEST,
                                "Invalid Request: method must be a string")
         params = msg.get("params", {})
         if not has_id:                     # notification: never answered
@@ -8517,7 +8474,6 @@ class _Server:
             _MCP.log("internal error:\n" + traceback.format_exc())
             return self._error(mid, _MCP.INTERNAL_ERROR, f"Internal error: {type(e).__name__}: {e}")
 
-    # -- methods ----------------------------------------------------------------
     def dispatch(self, method, params):
         if method == "initialize":             # a legacy session starts, envelope or not
             return self.initialize(params)
@@ -8544,8 +8500,7 @@ class _Server:
         if not isinstance(asked, str):
             raise _RpcError(_MCP.INVALID_PARAMS, "Invalid params: protocolVersion must be a string")
         self.version = asked if asked in _MCP.PROTOCOL_VERSIONS else _MCP.PROTOCOL_VERSIONS[0]
-        self._tools = {}
-        return {"protocolVersion": self.version, "capabilities": _MCP.capabilities(),
+        return {"protocolVersion": self.version, "capabilities": _MCP.CAPABILITIES,
                 "serverInfo": dict(_MCP.SERVER_INFO), "instructions": _MCP.INSTRUCTIONS}
 
     def modern(self, method, params, meta):
@@ -8568,10 +8523,7 @@ class _Server:
 
     def discover(self, params):
         return {"supportedVersions": list(_MCP.MODERN_VERSIONS),
-                "capabilities": _MCP.capabilities(), "instructions": _MCP.INSTRUCTIONS}
-
-    def _at_least(self, version):
-        return self.version >= version     # ISO dates compare as strings
+                "capabilities": _MCP.CAPABILITIES, "instructions": _MCP.INSTRUCTIONS}
 
     def _check_cursor(self, params):
         if params.get("cursor") is not None:
@@ -8580,16 +8532,16 @@ class _Server:
     def tools_list(self, params):
         self._check_cursor(params)
         tools, full = [], not self.lean
-        for op in _MCP.tools_by_name().values():
+        for op in _MCP.TOOLS.values():
             if not full and op.mcp not in _MCP.LEAN_TOOLS:
                 continue
             help = _MCP.TOOL_HELP.get(op.mcp) or (op.summary + " " + (op.description or "")).strip()
             t = {"name": op.mcp, "description": help, "inputSchema": op.input_schema()}
-            if self._at_least("2025-06-18"):
+            if self.version >= "2025-06-18":
                 t["title"] = op.title
                 if full:                          # optional; left out to keep the list small
                     t["outputSchema"] = op.output_schema()
-            if self._at_least("2025-03-26"):
+            if self.version >= "2025-03-26":
                 t["annotations"] = {"title": op.title, "readOnlyHint": bool(op.read_only),
                                     "destructiveHint": bool(op.destructive),
                                     "idempotentHint": bool(op.idempotent), "openWorldHint": False}
@@ -8600,7 +8552,7 @@ class _Server:
         name = params.get("name")
         if not isinstance(name, str):
             raise _RpcError(_MCP.INVALID_PARAMS, "Invalid params: tools/call needs a string 'name'")
-        op = _MCP.tools_by_name().get(name)
+        op = _MCP.TOOLS.get(name)
         if op is None:
             raise _RpcError(_MCP.INVALID_PARAMS, f"Unknown tool: {name}")
         args = params.get("arguments")
@@ -8623,14 +8575,8 @@ class _Server:
             more = len(result) > page + size
             result = result[page:page + size]
         structured = op.structured(result)
-        if not isinstance(structured, dict):        # export_rules: records or markdown text
-            props = op.output_schema().get("properties", {})
-            key = next((k for k, v in props.items() if v.get("type") == "array"), None)
-            if isinstance(structured, list) and key:
-                structured = {key: structured, "count": len(structured)}
-            else:
-                structured = {"text": structured if isinstance(structured, str)
-                              else _dumps(structured)}
+        if not isinstance(structured, dict):        # export_rules' markdown text
+            structured = {"text": structured if isinstance(structured, str) else _dumps(structured)}
         if note:
             structured["note"] = note
         if more:
@@ -8643,7 +8589,7 @@ class _Server:
                                               page if more is not None else None)
             if text is None:
                 return {"content": [{"type": "text", "text": structured}], "isError": True}
-        if not self._at_least("2025-06-18"):       # structuredContent exists from 2025-06-18
+        if self.version < "2025-06-18":       # structuredContent exists from 2025-06-18
             return {"content": [{"type": "text", "text": text}], "isError": False}
         return _ToolReply(text, structured)
 
@@ -8652,7 +8598,7 @@ class _Server:
         out = []
         for uri, name, title, desc in _MCP.RESOURCES:
             r = {"uri": uri, "name": name, "description": desc, "mimeType": "application/json"}
-            if self._at_least("2025-06-18"):
+            if self.version >= "2025-06-18":
                 r["title"] = title
             out.append(r)
         return {"resources": out}
@@ -8690,7 +8636,7 @@ class _Server:
     def prompts_list(self, params):
         self._check_cursor(params)
         p = dict(_MCP.PROMPT)
-        if not self._at_least("2025-06-18"):
+        if self.version < "2025-06-18":
             del p["title"]
         return {"prompts": [p]}
 
@@ -8714,47 +8660,38 @@ class _Server:
 
 
 class _Input:
-    """stdin lines from the raw descriptor, with a look-ahead: before a reply is written,
-    poll() reads what the client has already sent (bounded) and notes the requests it
-    cancelled in that, so that a cancelled request gets no reply."""
+    """stdin lines from the raw descriptor, with a look-ahead: before a reply is written, poll()
+    reads what the client already sent (bounded), so that a request it cancelled gets no reply."""
 
     AHEAD = 1 << 20                        # bytes of look-ahead kept at most
 
     def __init__(self, fd, cancelled):
-        self.fd, self.cancelled, self.select = fd, cancelled, None
+        self.fd, self.cancelled = fd, cancelled
         self.buf, self.pos, self.scanned = bytearray(), 0, 0
 
     def readline(self, limit):
         buf = self.buf
-        while True:
-            i = buf.find(b"\n", self.pos, self.pos + limit)
-            if i >= 0:
-                end = i + 1
-                break
-            if len(buf) - self.pos >= limit:
-                end = self.pos + limit
-                break
+        while buf.find(b"\n", self.pos, self.pos + limit) < 0 and len(buf) - self.pos < limit:
             if self.pos:
                 del buf[:self.pos]
                 self.scanned = max(0, self.scanned - self.pos)
                 self.pos = 0
             chunk = os.read(self.fd, 1 << 16)
             if not chunk:
-                end = len(buf)
                 break
             buf += chunk
+        i = buf.find(b"\n", self.pos, self.pos + limit)
+        end = i + 1 if i >= 0 else min(len(buf), self.pos + limit)
         line = bytes(buf[self.pos:end])
         self.pos = end
         return line
 
     def poll(self):
         """Read what is already waiting (never blocks) and note the cancellations in it."""
+        import select                      # on the first reply, not at start-up
         buf = self.buf
-        if self.select is None:            # imported on the first reply, not at start-up
-            import select
-            self.select = select.select
         try:
-            while len(buf) - self.pos < self.AHEAD and self.select([self.fd], [], [], 0)[0]:
+            while len(buf) - self.pos < self.AHEAD and select.select([self.fd], [], [], 0)[0]:
                 chunk = os.read(self.fd, 1 << 16)
                 if not chunk:
                     break
@@ -8780,8 +8717,7 @@ class _Input:
 
 
 class _MCP:
-    """The MCP stdio protocol: versions, error codes, size limits, the tools, resources and prompt
-    offered, and the envelope checks."""
+    """The MCP protocol: versions, error codes, size limits, what is offered, envelope checks."""
 
     PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")   # newest first
     # The stateless revision: no initialize; version and capabilities ride in every request's
@@ -8815,8 +8751,7 @@ class _MCP:
     # INSTINCT_MCP_TOOLS=all lists all of them (housekeeping, export, backup, insight...).
     LEAN_TOOLS = ("suggest", "observe", "consolidate", "decay", "search_instincts", "feedback",
                   "memory_recall", "memory_store", "memory_forget")
-    # Descriptions for the model: what the tool is for and when to call it.
-    TOOL_HELP = {
+    TOOL_HELP = {                      # for the model: what each tool is for, when to call it
         "suggest": "The user's learned habits and rules for this project, strongest first. Call it "
                    "at the start of every task and follow what it returns.",
         "observe": "Record one more occurrence of a habit: seq: a tool/action sequence, pref: a "
@@ -8842,21 +8777,14 @@ class _MCP:
                          "user says a stored memory is wrong or should be dropped.",
     }
 
-    def all_tools_listed():
-        """`instinct serve` lists every tool when INSTINCT_MCP_TOOLS is all (or full)."""
-        return os.environ.get("INSTINCT_MCP_TOOLS", "").strip().lower() in ("all", "full")
-
-    RESOURCES = (
-        ("instinct://suggestions", "suggestions", "Current suggestions",
-         "Mature, rule and universal patterns for this server's project"),
-        ("instinct://rules", "rules", "Learned rules", "Patterns with confidence >= 10"),
-        ("instinct://stats", "stats", "Store statistics", "Counts by level and category"),
-    )
+    RESOURCES = (("instinct://suggestions", "suggestions", "Current suggestions",
+                  "Mature, rule and universal patterns for this server's project"),
+                 ("instinct://rules", "rules", "Learned rules", "Patterns with confidence >= 10"),
+                 ("instinct://stats", "stats", "Store statistics", "Counts by level and category"))
     PROMPT = {"name": "session_briefing", "title": "Session briefing",
               "description": "Learned habits and rules to keep in mind for this session",
               "arguments": [{"name": "project", "required": False,
-                             "description": "project path or fingerprint"
-                             " (default: the server's)"}]}
+                             "description": "project path or fingerprint (default: the server's)"}]}
 
     def reply_line(reply):
         """A reply object (or batch list) -> its protocol line: compact, pure-ASCII JSON (other
@@ -8897,11 +8825,10 @@ class _MCP:
         capabilities are there: the rest of the envelope may differ in another revision."""
         def bad(key, what):
             raise _RpcError(_MCP.INVALID_PARAMS, f"Invalid params: _meta {key} must be {what}")
-        caps = meta.get(_MCP.CAPS)
         if _MCP.CAPS not in meta:
             raise _RpcError(_MCP.INVALID_PARAMS,
                             f"Invalid params: _meta lacks {_MCP.CAPS} (an object)")
-        asked = meta[_MCP.VERSION]
+        caps, asked = meta[_MCP.CAPS], meta[_MCP.VERSION]
         if not isinstance(asked, str):
             bad(_MCP.VERSION, "a string")
         if type(caps) is not dict:
@@ -8928,17 +8855,10 @@ class _MCP:
             bad("progressToken", "a string or a number")
         return asked
 
-    def capabilities():
-        return {"tools": {"listChanged": False},
-                "resources": {"subscribe": False, "listChanged": False},
-                "prompts": {"listChanged": False}}
-
-    TOOLS = {}                          # MCP tool name -> Operation, filled on first use
-
-    def tools_by_name():
-        if not _MCP.TOOLS:
-            _MCP.TOOLS.update((op.mcp, op) for op in OPERATIONS.values() if op.mcp)
-        return _MCP.TOOLS
+    CAPABILITIES = {"tools": {"listChanged": False},
+                    "resources": {"subscribe": False, "listChanged": False},
+                    "prompts": {"listChanged": False}}
+    TOOLS = {op.mcp: op for op in OPERATIONS.values()}          # MCP tool name -> Operation
 
     @functools.lru_cache(maxsize=None)
     def max_reply():
@@ -8990,52 +8910,42 @@ class _MCP:
         return isinstance(mid, str) or (isinstance(mid, int) and not isinstance(mid, bool))
 
 
-def serve(store=None, stdin=None, stdout=None):
-    """Run the MCP stdio server until stdin closes; returns the exit status (0).
-
-    Protocol lines go to a private duplicate of fd 1, and fd 1 itself is pointed
-    at stderr, so stray prints, warnings and child processes can never corrupt
-    the channel.
-    """
+def serve(store=None):
+    """Run the MCP stdio server until stdin closes; returns the exit status (0). Protocol lines go
+    to a private duplicate of fd 1, and fd 1 itself is pointed at stderr, so stray prints,
+    warnings and child processes can never corrupt the channel."""
     import signal
     if store is None:
         store = InstinctStore()
     if store.cwd is None:
         store.cwd = (os.environ.get("INSTINCT_PROJECT_DIR") or os.environ.get("CLAUDE_PROJECT_DIR")
                      or None)
-    if stdout is None:
-        sys.stdout.flush()
-        # buffered: retries partial pipe writes; flushed per message
-        out = os.fdopen(os.dup(1), "wb")
-        os.dup2(2, 1)
-        sys.stdout = sys.stderr
-    else:
-        out = stdout
-    inp = stdin if stdin is not None else sys.stdin.buffer
-
-    def stop(*_):
-        raise SystemExit(0)
+    sys.stdout.flush()
+    out = os.fdopen(os.dup(1), "wb")       # buffered: retries partial pipe writes
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    inp = sys.stdin.buffer
     try:
-        signal.signal(signal.SIGTERM, stop)
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     except ValueError:                     # not the main thread (tests)
         pass
-    server = _Server(store, lean=not _MCP.all_tools_listed())
+    all_tools = os.environ.get("INSTINCT_MCP_TOOLS", "").strip().lower() in ("all", "full")
+    server = _Server(store, lean=not all_tools)
     ahead = None
     if os.name != "nt":                    # select() works on pipes only on POSIX
         try:
             ahead = inp = _Input(inp.fileno(), server.cancelled)
         except (AttributeError, OSError, ValueError):
-            pass                           # a file-like object without a descriptor
+            pass                           # a stdin without a descriptor
     try:
         while True:
             line = inp.readline(_MCP.MAX_LINE + 1)
             if not line:
                 break
             if len(line) > _MCP.MAX_LINE and not line.endswith(b"\n"):
-                while True:                # discard the rest of an oversized line
+                chunk = line               # discard the rest of an oversized line
+                while chunk and not chunk.endswith(b"\n"):
                     chunk = inp.readline(1 << 20)
-                    if not chunk or chunk.endswith(b"\n"):
-                        break
                 _MCP.log(f"dropped an input line longer than {_MCP.MAX_LINE} bytes")
                 reply = server._error(None, _MCP.INVALID_REQUEST, "Invalid Request: line too long")
             else:
@@ -9043,14 +8953,14 @@ def serve(store=None, stdin=None, stdout=None):
                 if not line.strip():
                     continue
                 reply = server.handle_line(line)
-            if reply is not None and ahead is not None and type(reply) is dict:
+            if reply is None:
+                continue
+            if ahead is not None and type(reply) is dict:
                 ahead.poll()               # cancelled while it ran? then it gets no reply
                 if server.cancelled and _MCP.id_key(reply.get("id")) in server.cancelled:
                     continue
-            if reply is not None:
-                out.write(_MCP.reply_line(reply))
-                if hasattr(out, "flush"):
-                    out.flush()
+            out.write(_MCP.reply_line(reply))
+            out.flush()
     except (BrokenPipeError, KeyboardInterrupt):
         pass
     finally:

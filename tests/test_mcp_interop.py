@@ -221,7 +221,7 @@ class TestOptimizedInterpreter(unittest.TestCase):
                                capture_output=True, env={**os.environ, "INSTINCT_DB": os.path.join(tmp, "t.db"),
                                                          "INSTINCT_MCP_TOOLS": "all"})
             tools = json.loads(r.stdout.splitlines()[1])["result"]["tools"]
-            self.assertEqual(len(tools), len(instinct._MCP.tools_by_name()))
+            self.assertEqual(len(tools), len(instinct._MCP.TOOLS))
             for t in tools:
                 with self.subTest(tool=t["name"]):
                     self.assertTrue(t["description"].strip())

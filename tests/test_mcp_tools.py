@@ -514,7 +514,7 @@ class TestLeanToolSet(ServerCase):
                 self.assertLessEqual(len(line), 8 * 1024)
                 tools = json.loads(line)["result"]["tools"]
                 self.assertEqual([t["name"] for t in tools],
-                                 [n for n in instinct._MCP.tools_by_name() if n in instinct._MCP.LEAN_TOOLS])
+                                 [n for n in instinct._MCP.TOOLS if n in instinct._MCP.LEAN_TOOLS])
                 self.assertEqual(set(instinct._MCP.LEAN_TOOLS), {t["name"] for t in tools})
                 for t in tools:
                     self.assertLessEqual(t["description"].count(". "), 2, t["description"])
@@ -532,7 +532,7 @@ class TestLeanToolSet(ServerCase):
         for value in ("all", "ALL", "full"):
             s = self.server(env={"INSTINCT_MCP_TOOLS": value})
             tools = s.result("tools/list")["tools"]
-            self.assertEqual(len(tools), len(instinct._MCP.tools_by_name()))
+            self.assertEqual(len(tools), len(instinct._MCP.TOOLS))
             self.assertTrue(all("outputSchema" in t for t in tools))
             s.close()
         named = set(re.findall(r"`([a-z_]+)`", instinct._MCP.INSTRUCTIONS))   # only listed tools
