@@ -269,6 +269,13 @@ def _loads_meta(text):
     return value if isinstance(value, dict) else {"_value": value}
 
 
+def _whole(text):
+    """`text` as an int when it is one in ASCII digits with an optional '-' ('²' is not), else
+    None: str.isdigit alone lets through digits int() refuses."""
+    digits = text[1:] if text[:1] == "-" else text
+    return int(text) if digits.isascii() and digits.isdigit() else None
+
+
 def _bad_chars(s):
     """True when s holds control characters or lone surrogates."""
     if s.isprintable():
@@ -2698,7 +2705,7 @@ class _Mem:
                                                   " JSON object")
                     elif k == "confidence":
                         v = one_line(k, r, b)
-                        if not v.isdigit():
+                        if not (v.isascii() and v.isdigit()):
                             raise ValidationError(f"{where}: metadata.confidence must be a"
                                                   " whole number")
                         m["confidence"] = int(v)
@@ -4489,7 +4496,7 @@ class _Call:
             for lead in ("Exit code:", "exit code:", "Process exited with code"):
                 if line.startswith(lead):
                     code = line[len(lead):].strip().split(" ", 1)[0].rstrip(".")
-                    return code.lstrip("-").isdigit() and int(code) != 0
+                    return _whole(code) not in (None, 0)
         return False
 
 
@@ -5497,8 +5504,8 @@ class _Transcripts:
             i = head.find(marker)
             if i >= 0 and (i == 0 or head[i - 1] == "\n"):
                 num = (head[i + len(marker):].split(None, 1) or [""])[0].rstrip(".")
-                if num.lstrip("-").isdigit():
-                    return int(num)
+                if _whole(num) is not None:
+                    return _whole(num)
         return None
 
     def codex_shell_text(command):
@@ -8160,9 +8167,9 @@ class _CLI:
                 continue
             v = kwargs[p.name]
             if p.type is int:
-                if not (v.isdigit() or (v[:1] == "-" and v[1:].isdigit())):
+                v = _whole(v)
+                if v is None:
                     return None
-                v = int(v)
             elif p.type in (float, dict):
                 try:
                     v = float(v) if p.type is float else _loads(v)
@@ -8773,8 +8780,8 @@ class _MCP:
                         "project fact, a reference, or an episode) with why and how to apply it. "
                         "Call it when you learn something worth knowing next session; the same "
                         "knowledge stored again is reinforced.",
-        "memory_forget": "Archive a memory by id so it is no longer recalled. Call it when the "
-                         "user says a stored memory is wrong or should be dropped.",
+        "memory_forget": "Delete a memory by id for good. Call it when the user says a stored "
+                         "memory is wrong or should be dropped.",
     }
 
     RESOURCES = (("instinct://suggestions", "suggestions", "Current suggestions",

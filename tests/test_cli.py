@@ -128,6 +128,8 @@ class TestCommandLine(StoreCase):
     def test_readme_exit_codes_are_true(self):
         bad = self.cli_process("list", "--limit", "-1")
         self.assertOneLineError(bad, 2)
+        for digits in ("²", "--5"):         # str.isdigit() takes '²'; int() does not
+            self.assertOneLineError(self.cli_process("suggest", "--limit", digits), 2)
         missing = self.cli_process("get", "seq:nothing")
         self.assertOneLineError(missing, 1)
         readme = read(os.path.join(ROOT, "README.md"))

@@ -578,6 +578,8 @@ class TestCodexRollouts(_Home):
             self.assertIsInstance(ts, float)
         self.assertEqual(instinct._Transcripts.codex_exit("Exit code: 3\nWall time: 1 seconds"), 3)
         self.assertEqual(instinct._Transcripts.codex_exit("Process running with session ID 4\nOutput:"), None)
+        for odd in ("Exit code: ²", "Exit code: --5"):     # digits int() refuses: no exit code
+            self.assertEqual(instinct._Transcripts.codex_exit(odd), None)
         self.assertEqual(instinct._Transcripts.codex_exit([{"type": "input_text", "text": "Exit code: 0"}]), 0)
 
     def test_codex_home_import_skips_subagents_and_is_idempotent(self):

@@ -326,7 +326,8 @@ class TestCaptureUnderRealClients(HookCase):
                  ("plain output", "tool"), ("Chunk ID: a1\nWall time: 0.2 seconds\nProcess exited with code 7\n"
                                             "Output:\nx", "tool_fail"),
                  ("Chunk ID: a1\nProcess exited with code 0\nOutput:\n", "tool"),
-                 ("Output:\nExit code: 3 was printed by the program\n" + "x\n" * 10, "tool")]
+                 ("Output:\nExit code: 3 was printed by the program\n" + "x\n" * 10, "tool"),
+                 ("Exit code: ²\nOutput:\n", "tool"), ("Exit code: --5\nOutput:\n", "tool")]
         for i, (resp, _) in enumerate(cases):
             self.store.record_tool(self.payload("Bash", {"command": "cargo test"}, session=f"c{i}",
                                                 tool_response=resp, turn_id="t1"))

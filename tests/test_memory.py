@@ -426,7 +426,8 @@ class MarkdownTest(_Base):
             self.store.import_memories(str(src))
         self.assertIn("b.md", str(cm.exception))
         for text in ("---\nname: x\n", "---\nname: x\ndescription: y\n---\nbody\n",
-                     "---\njust a line\n---\n"):
+                     "---\njust a line\n---\n", SAMPLE.replace("  type:", "  confidence: ²\n  type:"),
+                     SAMPLE.replace("  type:", "  confidence: -3\n  type:")):
             self.write(src, "b.md", text)
             with self.assertRaises(ValidationError):
                 self.store.import_memories(str(src))
