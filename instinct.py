@@ -6428,7 +6428,7 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
         db = os.path.abspath(os.path.expanduser(db))
     plan = _Setup.plan(client, scope, home, project_dir, python or sys.executable, here, db,
                        all_tools)
-    merged = []
+    write, merged = write or remove, []
     for path, kind, entry in plan:
         try:
             old, real, mode = _Setup.read_config(path)
@@ -6445,12 +6445,12 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
             raise ValidationError(f"cannot merge into {path} ({e}); nothing was written. Add this "
                                   "by hand, then run setup again:\n"
                                   + _Setup.paste_text(kind, entry)) from None
-        if (write or remove) and new != old and mode is not None and not mode & 0o200:
+        if write and new != old and mode is not None and not mode & 0o200:
             add = "" if remove else ", adding:\n" + _Setup.paste_text(kind, entry)
             raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
                                   "by hand" + add)
         merged.append((path, real, old, new, mode))
-    results, write = [], write or remove
+    results = []
     for path, real, old, new, mode in merged:
         changed = new != old
         backup = _Setup.write_config(path, real, old, new, mode) if write and changed else None
@@ -6675,8 +6675,7 @@ class _Export:
             path = os.path.realpath(path)
         if os.path.exists(path) and not os.path.isfile(path):
             raise ValidationError(f"{path} exists and is not a regular file")
-        real = os.path.realpath(path)
-        if not force and os.path.commonpath([real, root]) != root:
+        if not force and os.path.commonpath([os.path.realpath(path), root]) != root:
             raise ValidationError(f"{path} is outside the project {root}; "
                                   "refusing to write (use --force)")
         return path
@@ -6830,17 +6829,11 @@ class _Lint:
 class _Pairs(list):
     """similar()'s pairs; `note` says when the comparison budget cut the scan short."""
     @staticmethod
-    @functools.lru_cache(maxsize=None)
-    def word_runs():
-        """findall of the runs of characters that are str.isalnum()."""
-        import re
-        return re.compile(r"[^\W_]+").findall
-
-    @staticmethod
     def tokens(pattern):
+        import re
         head, colon, body = pattern.partition(":")
         counts = {}
-        for w in _Pairs.word_runs()((body if colon else pattern).lower()):
+        for w in re.findall(r"[^\W_]+", (body if colon else pattern).lower()):   # isalnum() runs
             counts[w] = counts.get(w, 0) + 1
         return (head if colon else ""), counts
 
@@ -7145,11 +7138,7 @@ class _Sharing(_Memory):
             size = sizes[p] = len(elems)
             seen, shortest = set(), threshold * size - 1e-9
             for _, w, i in elems[:size - ceil(shortest) + 1]:
-                key = (prefix, w, i)
-                others = index.get(key)
-                if others is None:
-                    index[key] = [p]
-                    continue
+                others = index.setdefault((prefix, w, i), [])
                 if work + len(others) > _Pairs.WORK:
                     others, stopped = others[:_Pairs.WORK - work], True
                 work += len(others)
@@ -7165,7 +7154,7 @@ class _Sharing(_Memory):
                         found.append((-round(sim, 4), weak, strong))
                 if stopped:
                     break
-                index[key].append(p)
+                others.append(p)
             if stopped:
                 break
         import heapq
@@ -7440,14 +7429,13 @@ class _Sharing(_Memory):
                     "; ".join(problems) or "database 0600, directory 0700")
 
         def aliases():
-            chains = conn.execute("SELECT count(*) FROM aliases WHERE pattern IN"
-                                  " (SELECT alias FROM aliases) OR alias = pattern").fetchone()[0]
-            stale = conn.execute("SELECT count(*) FROM instincts WHERE pattern IN"
-                                 " (SELECT alias FROM aliases)").fetchone()[0]
-            total = conn.execute("SELECT count(*) FROM aliases").fetchone()[0]
-            issues = [s for s in (f"{chains} aliases point at another alias or at themselves"
-                                  if chains else "", f"{stale} patterns are stored under an alias"
-                                  if stale else "") if s]
+            chains, stale, total = conn.execute(
+                "SELECT (SELECT count(*) FROM aliases WHERE pattern IN (SELECT alias FROM aliases)"
+                " OR alias = pattern), (SELECT count(*) FROM instincts WHERE pattern IN"
+                " (SELECT alias FROM aliases)), (SELECT count(*) FROM aliases)").fetchone()
+            issues = [f"{chains} aliases point at another alias or at themselves"] if chains else []
+            if stale:
+                issues.append(f"{stale} patterns are stored under an alias")
             if issues:
                 return "warn", "; ".join(issues) + "; run: instinct gc"
             return "ok", f"{total} aliases, all resolved"
@@ -7465,9 +7453,8 @@ class _Sharing(_Memory):
         def lint():
             found = _Lint.lint(root, self._learned(root))
             c = sum(f["kind"] == "contradiction" for f in found)
-            n = len(found) - c
-            return ("warn" if c else "ok", f"{c} contradiction(s), {n} duplicate(s) of the rules"
-                    " written here" + ("; run: instinct lint" if found else ""))
+            return ("warn" if c else "ok", f"{c} contradiction(s), {len(found) - c} duplicate(s) of"
+                    " the rules written here" + ("; run: instinct lint" if found else ""))
 
         checks = []
         for fn in (integrity, schema, fts, wal, modes, aliases, anchors, lint):
@@ -8010,7 +7997,7 @@ class _Insight(_Patterns):
             i = bisect_right(h, ts)
             outcome = ("reinforced" if i < len(h) and h[i] <= _iso(t + window) else
                        "pending" if now - t < window else "missed")
-            c = per.setdefault(p, dict.fromkeys(("surfaced", "reinforced", "missed", "pending"), 0))
+            c = per.setdefault(p, dict.fromkeys(total, 0))
             for d in (c, total):
                 d["surfaced"] += 1
                 d[outcome] += 1
