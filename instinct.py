@@ -5953,8 +5953,7 @@ class _Setup:
     # import fails (uninstalled, moved, another Python) it exits 0 silently: a hook never breaks.
     LAUNCHER = ("import sys;sys.path.insert(0,{!r})\ntry:from instinct import main\n"
                 "except BaseException:sys.exit(0)\nsys.exit(main())")
-    LAUNCHER_SHARED = ("import sys\ntry:from instinct import main\n"
-                       "except BaseException:sys.exit(0)\nsys.exit(main())")
+    LAUNCHER_SHARED = LAUNCHER.replace(";sys.path.insert(0,{!r})", "")
     LAUNCHER_OLD = "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())"
 
     def launch_args(python, here, *cli):
@@ -6876,7 +6875,7 @@ class _Backup:
         try:
             for migrate in _Schema.MIGRATIONS:
                 migrate(own)
-            mine = {r for r in own.execute("SELECT type, name FROM sqlite_master")}
+            mine = set(own.execute("SELECT type, name FROM sqlite_master"))
         finally:
             own.close()
         return sorted(f"{t} {n}"
@@ -6972,11 +6971,10 @@ class _Sharing(_Memory):
     @staticmethod
     def _fold(a, b):
         """Two imported records for one (pattern, project) -> one, by the import merge rule."""
-        firsts = [x for x in (a["first_seen"], b["first_seen"]) if x]
         return {"confidence": max(a["confidence"], b["confidence"]),
                 "category": a["category"] or b["category"], "source": a["source"] or b["source"],
                 "promoted": max(a["promoted"], b["promoted"]),
-                "first_seen": min(firsts, default=""),
+                "first_seen": min(filter(None, (a["first_seen"], b["first_seen"])), default=""),
                 "last_seen": max(a["last_seen"], b["last_seen"]),
                 "metadata": {**b["metadata"], **a["metadata"]}}
 
@@ -7489,9 +7487,8 @@ class _Sharing(_Memory):
     def gc(self, days_inactive=90, dry_run=False):
         """Housekeeping: apply aliases, decay, prune the event log, age memories, VACUUM.
 
-        Alias chains are flattened and rows under an alias merged into its pattern; the event log
-        is cut to its retention; stale memories are aged, long-archived ones deleted; the file is
-        compacted and the WAL truncated. A backup comes first (`backup_file`); dry_run only counts.
+        Alias chains are flattened and rows under an alias merged into its pattern; long-archived
+        memories are deleted and the WAL truncated. A backup comes first (`backup_file`).
         """
         return self._guarded("gc", dry_run, lambda s: s._gc(days_inactive))
 
@@ -7534,10 +7531,9 @@ class _Sharing(_Memory):
 class _Insight(_Patterns):
     """Operations that show why the memory believes something and let people correct it.
 
-    Bad feedback sets the row's `quiet` (setting `feedback_bad_quiet`); each observation counts
-    it down, suggest skips the row while it is above 0 and good feedback lifts it. Preference
-    conflicts (`_Core._pref_groups`) are worked out when suggest runs, so never stale; each
-    pattern of a `surface` event (`_surface`: suggest's first 100) is one showing.
+    Bad feedback sets the row's `quiet` (`feedback_bad_quiet`), which each observation counts
+    down and good feedback lifts; suggest skips a quiet row. Preference conflicts are worked out
+    when suggest runs, so never stale; each pattern of a `surface` event is one showing.
     """
     @staticmethod
     def _pref_value(row, winner):
@@ -8064,8 +8060,7 @@ class _Insight(_Patterns):
 
     def _since(self, since):
         """None / '' (24 hours ago), a number of hours ('24', '1.5h') or an ISO time -> epoch."""
-        if since is None or since == "":
-            return self._clock() - 24 * 3600
+        since = since or "24"
         _check_text(since, "since")
         text = since.strip().lower()
         try:
