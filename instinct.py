@@ -6871,13 +6871,11 @@ class _Backup:
     def foreign_objects(conn):
         """'type name' of every table, view, trigger or index in conn that instinct's own schema
         (every migration on an empty database) does not have."""
-        own = sqlite3.connect(":memory:")
-        try:
+        from contextlib import closing
+        with closing(sqlite3.connect(":memory:")) as own:
             for migrate in _Schema.MIGRATIONS:
                 migrate(own)
             mine = set(own.execute("SELECT type, name FROM sqlite_master"))
-        finally:
-            own.close()
         return sorted(f"{t} {n}"
                       for t, n in conn.execute("SELECT type, name FROM main.sqlite_master")
                       if (t, n) not in mine and not n.startswith("sqlite_"))
@@ -6889,8 +6887,8 @@ class _Backup:
     def copy_backup_data(staged_path, built_path, version, page_size):
         """restore: instinct's own schema at the backup's `version` in the new file `built_path`,
         with the rows of its tables (the columns both have); nothing else of the backup is kept."""
-        out = sqlite3.connect(built_path, isolation_level=None)
-        try:
+        from contextlib import closing
+        with closing(sqlite3.connect(built_path, isolation_level=None)) as out:
             out.execute(f"PRAGMA page_size = {int(page_size)}")
             out.execute("BEGIN")
             if version == 0:
@@ -6946,8 +6944,6 @@ class _Backup:
                             " FROM main.events")
             out.execute("COMMIT")
             out.execute("DETACH DATABASE b")
-        finally:
-            out.close()
 
     def render_doctor(r):
         out = [f"  {'ok' if c['level'] == 'ok' else c['level'].upper():<6}{c['name']:<12}"
