@@ -6830,11 +6830,10 @@ class _Pairs(list):
     @staticmethod
     def tokens(pattern):
         import re
+        from collections import Counter
         head, colon, body = pattern.partition(":")
-        counts = {}
-        for w in re.findall(r"[^\W_]+", (body if colon else pattern).lower()):   # isalnum() runs
-            counts[w] = counts.get(w, 0) + 1
-        return (head if colon else ""), counts
+        words = re.findall(r"[^\W_]+", (body if colon else pattern).lower())    # isalnum() runs
+        return (head if colon else ""), Counter(words)
 
     WORK = 300_000                   # pattern comparisons one `similar` call may make
 
