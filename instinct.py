@@ -5862,8 +5862,7 @@ class _Setup:
     # import fails (uninstalled, moved, another Python) it exits 0 silently: a hook never breaks.
     LAUNCHER = ("import sys;sys.path.insert(0,{!r})\ntry:from instinct import main\n"
                 "except BaseException:sys.exit(0)\nsys.exit(main())")
-    LAUNCHER_SHARED = ("import sys\ntry:from instinct import main\n"
-                       "except BaseException:sys.exit(0)\nsys.exit(main())")
+    LAUNCHER_SHARED = LAUNCHER.replace(";sys.path.insert(0,{!r})", "")
     LAUNCHER_OLD = "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())"
 
     def launch_args(python, here, *cli):
@@ -6337,7 +6336,7 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
         db = os.path.abspath(os.path.expanduser(db))
     plan = _Setup.plan(client, scope, home, project_dir, python or sys.executable, here, db,
                        all_tools)
-    merged = []
+    write, merged = write or remove, []
     for path, kind, entry in plan:
         try:
             old, real, mode = _Setup.read_config(path)
@@ -6354,12 +6353,12 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
             raise ValidationError(f"cannot merge into {path} ({e}); nothing was written. Add this "
                                   "by hand, then run setup again:\n"
                                   + _Setup.paste_text(kind, entry)) from None
-        if (write or remove) and new != old and mode is not None and not mode & 0o200:
+        if write and new != old and mode is not None and not mode & 0o200:
             add = "" if remove else ", adding:\n" + _Setup.paste_text(kind, entry)
             raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
                                   "by hand" + add)
         merged.append((path, real, old, new, mode))
-    results, write = [], write or remove
+    results = []
     for path, real, old, new, mode in merged:
         changed = new != old
         backup = _Setup.write_config(path, real, old, new, mode) if write and changed else None
@@ -6584,8 +6583,7 @@ class _Export:
             path = os.path.realpath(path)
         if os.path.exists(path) and not os.path.isfile(path):
             raise ValidationError(f"{path} exists and is not a regular file")
-        real = os.path.realpath(path)
-        if not force and os.path.commonpath([real, root]) != root:
+        if not force and os.path.commonpath([os.path.realpath(path), root]) != root:
             raise ValidationError(f"{path} is outside the project {root}; "
                                   "refusing to write (use --force)")
         return path
@@ -6739,19 +6737,12 @@ class _Lint:
 class _Pairs(list):
     """similar()'s pairs; `note` says when the comparison budget cut the scan short."""
     @staticmethod
-    @functools.lru_cache(maxsize=None)
-    def word_runs():
-        """findall of the runs of characters that are str.isalnum()."""
-        import re
-        return re.compile(r"[^\W_]+").findall
-
-    @staticmethod
     def tokens(pattern):
+        import re
+        from collections import Counter
         head, colon, body = pattern.partition(":")
-        counts = {}
-        for w in _Pairs.word_runs()((body if colon else pattern).lower()):
-            counts[w] = counts.get(w, 0) + 1
-        return (head if colon else ""), counts
+        words = re.findall(r"[^\W_]+", (body if colon else pattern).lower())    # isalnum() runs
+        return (head if colon else ""), Counter(words)
 
     WORK = 300_000                   # pattern comparisons one `similar` call may make
 
@@ -6788,13 +6779,11 @@ class _Backup:
     def foreign_objects(conn):
         """'type name' of every table, view, trigger or index in conn that instinct's own schema
         (every migration on an empty database) does not have."""
-        own = sqlite3.connect(":memory:")
-        try:
+        from contextlib import closing
+        with closing(sqlite3.connect(":memory:")) as own:
             for migrate in _Schema.MIGRATIONS:
                 migrate(own)
-            mine = {r for r in own.execute("SELECT type, name FROM sqlite_master")}
-        finally:
-            own.close()
+            mine = set(own.execute("SELECT type, name FROM sqlite_master"))
         return sorted(f"{t} {n}"
                       for t, n in conn.execute("SELECT type, name FROM main.sqlite_master")
                       if (t, n) not in mine and not n.startswith("sqlite_"))
@@ -6806,8 +6795,8 @@ class _Backup:
     def copy_backup_data(staged_path, built_path, version, page_size):
         """restore: instinct's own schema at the backup's `version` in the new file `built_path`,
         with the rows of its tables (the columns both have); nothing else of the backup is kept."""
-        out = sqlite3.connect(built_path, isolation_level=None)
-        try:
+        from contextlib import closing
+        with closing(sqlite3.connect(built_path, isolation_level=None)) as out:
             out.execute(f"PRAGMA page_size = {int(page_size)}")
             out.execute("BEGIN")
             if version == 0:
@@ -6863,8 +6852,6 @@ class _Backup:
                             " FROM main.events")
             out.execute("COMMIT")
             out.execute("DETACH DATABASE b")
-        finally:
-            out.close()
 
     def render_doctor(r):
         out = [f"  {'ok' if c['level'] == 'ok' else c['level'].upper():<6}{c['name']:<12}"
@@ -6888,11 +6875,10 @@ class _Sharing(_Memory):
     @staticmethod
     def _fold(a, b):
         """Two imported records for one (pattern, project) -> one, by the import merge rule."""
-        firsts = [x for x in (a["first_seen"], b["first_seen"]) if x]
         return {"confidence": max(a["confidence"], b["confidence"]),
                 "category": a["category"] or b["category"], "source": a["source"] or b["source"],
                 "promoted": max(a["promoted"], b["promoted"]),
-                "first_seen": min(firsts, default=""),
+                "first_seen": min(filter(None, (a["first_seen"], b["first_seen"])), default=""),
                 "last_seen": max(a["last_seen"], b["last_seen"]),
                 "metadata": {**b["metadata"], **a["metadata"]}}
 
@@ -7054,11 +7040,7 @@ class _Sharing(_Memory):
             size = sizes[p] = len(elems)
             seen, shortest = set(), threshold * size - 1e-9
             for _, w, i in elems[:size - ceil(shortest) + 1]:
-                key = (prefix, w, i)
-                others = index.get(key)
-                if others is None:
-                    index[key] = [p]
-                    continue
+                others = index.setdefault((prefix, w, i), [])
                 if work + len(others) > _Pairs.WORK:
                     others, stopped = others[:_Pairs.WORK - work], True
                 work += len(others)
@@ -7074,7 +7056,7 @@ class _Sharing(_Memory):
                         found.append((-round(sim, 4), weak, strong))
                 if stopped:
                     break
-                index[key].append(p)
+                others.append(p)
             if stopped:
                 break
         import heapq
@@ -7349,14 +7331,13 @@ class _Sharing(_Memory):
                     "; ".join(problems) or "database 0600, directory 0700")
 
         def aliases():
-            chains = conn.execute("SELECT count(*) FROM aliases WHERE pattern IN"
-                                  " (SELECT alias FROM aliases) OR alias = pattern").fetchone()[0]
-            stale = conn.execute("SELECT count(*) FROM instincts WHERE pattern IN"
-                                 " (SELECT alias FROM aliases)").fetchone()[0]
-            total = conn.execute("SELECT count(*) FROM aliases").fetchone()[0]
-            issues = [s for s in (f"{chains} aliases point at another alias or at themselves"
-                                  if chains else "", f"{stale} patterns are stored under an alias"
-                                  if stale else "") if s]
+            chains, stale, total = conn.execute(
+                "SELECT (SELECT count(*) FROM aliases WHERE pattern IN (SELECT alias FROM aliases)"
+                " OR alias = pattern), (SELECT count(*) FROM instincts WHERE pattern IN"
+                " (SELECT alias FROM aliases)), (SELECT count(*) FROM aliases)").fetchone()
+            issues = [f"{chains} aliases point at another alias or at themselves"] if chains else []
+            if stale:
+                issues.append(f"{stale} patterns are stored under an alias")
             if issues:
                 return "warn", "; ".join(issues) + "; run: instinct gc"
             return "ok", f"{total} aliases, all resolved"
@@ -7374,9 +7355,8 @@ class _Sharing(_Memory):
         def lint():
             found = _Lint.lint(root, self._learned(root))
             c = sum(f["kind"] == "contradiction" for f in found)
-            n = len(found) - c
-            return ("warn" if c else "ok", f"{c} contradiction(s), {n} duplicate(s) of the rules"
-                    " written here" + ("; run: instinct lint" if found else ""))
+            return ("warn" if c else "ok", f"{c} contradiction(s), {len(found) - c} duplicate(s) of"
+                    " the rules written here" + ("; run: instinct lint" if found else ""))
 
         checks = []
         for fn in (integrity, schema, fts, wal, modes, aliases, anchors, lint):
@@ -7411,9 +7391,8 @@ class _Sharing(_Memory):
     def gc(self, days_inactive=90, dry_run=False):
         """Housekeeping: apply aliases, decay, prune the event log, age memories, VACUUM.
 
-        Alias chains are flattened and rows under an alias merged into its pattern; the event log
-        is cut to its retention; stale memories are aged, long-archived ones deleted; the file is
-        compacted and the WAL truncated. A backup comes first (`backup_file`); dry_run only counts.
+        Alias chains are flattened and rows under an alias merged into its pattern; long-archived
+        memories are deleted and the WAL truncated. A backup comes first (`backup_file`).
         """
         return self._guarded("gc", dry_run, lambda s: s._gc(days_inactive))
 
@@ -7456,10 +7435,9 @@ class _Sharing(_Memory):
 class _Insight(_Patterns):
     """Operations that show why the memory believes something and let people correct it.
 
-    Bad feedback sets the row's `quiet` (setting `feedback_bad_quiet`); each observation counts
-    it down, suggest skips the row while it is above 0 and good feedback lifts it. Preference
-    conflicts (`_Core._pref_groups`) are worked out when suggest runs, so never stale; each
-    pattern of a `surface` event (`_surface`: suggest's first 100) is one showing.
+    Bad feedback sets the row's `quiet` (`feedback_bad_quiet`), which each observation counts
+    down and good feedback lifts; suggest skips a quiet row. Preference conflicts are worked out
+    when suggest runs, so never stale; each pattern of a `surface` event is one showing.
     """
     @staticmethod
     def _pref_value(row, winner):
@@ -7919,7 +7897,7 @@ class _Insight(_Patterns):
             i = bisect_right(h, ts)
             outcome = ("reinforced" if i < len(h) and h[i] <= _iso(t + window) else
                        "pending" if now - t < window else "missed")
-            c = per.setdefault(p, dict.fromkeys(("surfaced", "reinforced", "missed", "pending"), 0))
+            c = per.setdefault(p, dict.fromkeys(total, 0))
             for d in (c, total):
                 d["surfaced"] += 1
                 d[outcome] += 1
@@ -7986,8 +7964,7 @@ class _Insight(_Patterns):
 
     def _since(self, since):
         """None / '' (24 hours ago), a number of hours ('24', '1.5h') or an ISO time -> epoch."""
-        if since is None or since == "":
-            return self._clock() - 24 * 3600
+        since = since or "24"
         _check_text(since, "since")
         text = since.strip().lower()
         try:
