@@ -1194,12 +1194,9 @@ class Param:
                       float: "number"}[self.type], "description": self.help}
         if self.choices:
             s["enum"] = list(self.choices)
-        if self.minimum is not None:
-            s["minimum"] = self.minimum
-        if self.maximum is not None:
-            s["maximum"] = self.maximum
-        if self.default is not None:
-            s["default"] = self.default
+        for k in ("minimum", "maximum", "default"):
+            if getattr(self, k) is not None:
+                s[k] = getattr(self, k)
         return s
 
 
@@ -1433,9 +1430,6 @@ class _Out:
                              or key in ("total", "promoted_mature", "promoted_rule"))
         return render
 
-    def render_kv(result):
-        return "\n".join(f"{k}: {v}" for k, v in result.items())
-
     def render_stats(s):
         out = [f"Database: {s['db_path']} ({s['db_bytes']} bytes, schema v{s['schema_version']})",
                f"Total instincts: {s['total']}  ("
@@ -1468,8 +1462,6 @@ class _Out:
 # =============================================================================
 # 10. The kernel (connection, the one writer of confidence, event kinds)
 # =============================================================================
-
-
 class _Core:
     """The kernel: the connection, the one writer of confidence (`_reinforce`), the event kinds and
     the record of a pattern; every room of InstinctStore is a client of it."""
@@ -1596,7 +1588,6 @@ ON CONFLICT (pattern, project) DO UPDATE SET
             g.sort(key=lambda r: (r[4], r[2]), reverse=True)      # last_seen, then confidence
         return groups
 
-
     _keep_events = False     # import-history: the log is not cut while old sessions are mined
 
     def __init__(self, path=None, *, clock=None, cwd=None, session=None, timeout=None):
@@ -1634,10 +1625,9 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         StoreError); nested ones are savepoints."""
         return self._db.write()
 
-    def _canonical(self, pattern, conn=None):
+    def _canonical(self, pattern, conn):
         p = normalize_pattern(pattern)
-        row = (conn.execute("SELECT pattern FROM aliases WHERE alias = ?", (p,)).fetchone()
-               if conn is not None else None)
+        row = conn.execute("SELECT pattern FROM aliases WHERE alias = ?", (p,)).fetchone()
         return row[0] if row else p
 
     def _settings(self):
@@ -1974,11 +1964,9 @@ class _Patterns(_Core):
             if proj and proj != project:                # given as a folder: note which one
                 conn.execute(_Core._SQL_PROJECT, (proj, project_root(project), now))
             if r is None:                               # forgotten: nothing is recorded
-                return {"pattern": self._canonical(given, conn),
-                        "category": cat or category_for(given), "confidence": 0,
-                        "level": LEVELS[0], "promoted": 0, "project": proj,
-                        "source": source, "first_seen": "", "last_seen": "", "metadata": {},
-                        "forgotten": True}
+                row = (self._canonical(given, conn), cat or category_for(given), 0, 0, proj,
+                       source, "", "", "{}")
+                return {**_Core._record(row), "forgotten": True}
             p, want = r["pattern"], cat                 # the canonical pattern
             new = r["confidence"] == _Core._OBSERVATION and r["first_seen"] == now
             if want is None and p != given and new:
@@ -2060,15 +2048,12 @@ class _Patterns(_Core):
 
         A project's row carries its folder (`root`, '' when unknown)."""
         where, params = ["confidence >= ?"], [min_confidence]
-        if category is not None:
-            where.append("category = ?")
-            params.append(_check_category(category))
-        if project is not None:
-            where.append("project = ?")
-            params.append(_resolve_project(project, self.cwd))
-        if level is not None:
-            where.append("promoted = ?")
-            params.append(LEVELS.index(level))
+        for column, value, check in (("category", category, _check_category),
+                                     ("project", project, lambda v: _resolve_project(v, self.cwd)),
+                                     ("promoted", level, LEVELS.index)):
+            if value is not None:
+                where.append(column + " = ?")
+                params.append(check(value))
         sql = (f"SELECT {_Core._COLS} FROM instincts WHERE {' AND '.join(where)}"
                " ORDER BY confidence DESC, pattern, project LIMIT ?")
         params.append(int(limit))
@@ -2209,15 +2194,15 @@ class _Patterns(_Core):
             out = {"alias": a, "pattern": t, "merged": len(rows) - forgotten}
             return dict(out, forgotten=forgotten) if forgotten else out
 
+    _CONSOLIDATED = (("promoted_mature", "Promoted to mature"),       # consolidate's counts
+                     ("promoted_rule", "Promoted to rule"),
+                     ("promoted_universal", "Promoted to universal"), ("demoted", "Demoted"),
+                     ("total", "Total instincts"))
+
     @operation(
         title="Consolidate: promote and demote", idempotent=True,
-        output=_Out.obj({k: _Out.INT for k in ("promoted_mature", "promoted_rule",
-                                               "promoted_universal", "demoted", "total")},
-                    ("promoted_mature", "promoted_rule", "promoted_universal", "demoted", "total")),
-        render=_Out.render_counts(("promoted_mature", "Promoted to mature"),
-                                  ("promoted_rule", "Promoted to rule"),
-                                  ("promoted_universal", "Promoted to universal"),
-                                  ("demoted", "Demoted"), ("total", "Total instincts")))
+        output=_Out.obj({k: _Out.INT for k, _ in _CONSOLIDATED}, [k for k, _ in _CONSOLIDATED]),
+        render=_Out.render_counts(*_CONSOLIDATED))
     def consolidate(self):
         """Promote patterns at a threshold (mature 5, rule 10) and demote those below it.
 
@@ -2236,8 +2221,7 @@ class _Patterns(_Core):
             conn.execute("UPDATE _lv SET new = 3 WHERE new = 2 AND pattern IN (SELECT pattern"
                          " FROM _lv WHERE new = 2 AND project != '' GROUP BY pattern"
                          " HAVING count(DISTINCT project) >= ?)", (settings["universal_projects"],))
-            counts = {"promoted_mature": 0, "promoted_rule": 0, "promoted_universal": 0,
-                      "demoted": 0}
+            counts = {k: 0 for k, _ in self._CONSOLIDATED[:-1]}
             for old, new, n in conn.execute(
                     "SELECT old, new, count(*) FROM _lv WHERE old != new GROUP BY old, new"):
                 key = "demoted" if new < old else ("promoted_" + LEVELS[new])
@@ -2374,7 +2358,7 @@ class _Patterns(_Core):
               "category.<name>.<threshold> / pattern.<pattern>.<threshold>", positional=True),
         Param("value", str, "new integer value ('default' removes the setting)", positional=True),
         title="Show or change settings", idempotent=True,
-        output={"type": "object"}, render=_Out.render_kv)
+        output={"type": "object"}, render=lambda r: "\n".join(f"{k}: {v}" for k, v in r.items()))
     def config(self, key=None, value=None):
         """Show or set settings (thresholds store-wide, per category or per pattern)."""
         if key is None:
