@@ -1272,9 +1272,8 @@ class Operation:
 
     def output_schema(self):
         if self.list_key and self.list_key not in self.output.get("properties", {}):
-            return {"type": "object", "properties": {
-                self.list_key: {"type": "array", "items": self.output},
-                "count": {"type": "integer"}}, "required": [self.list_key, "count"]}
+            return _Out.obj({self.list_key: {"type": "array", "items": self.output},
+                             "count": _Out.INT}, (self.list_key, "count"))
         return self.output
 
     def structured(self, result):
@@ -1408,10 +1407,8 @@ class _Out:
 
     def lines(records, noun):
         nouns = noun + ("es" if noun.endswith(("s", "ch", "sh", "x")) else "s")
-        if not records:
-            return f"0 {nouns}"
-        w = max(22, max(len(r["pattern"]) for r in records))
-        lw = max(len(r["level"]) for r in records) + 4
+        w = max([22] + [len(r["pattern"]) for r in records])
+        lw = max((len(r["level"]) for r in records), default=0) + 4
         out = [f"  {r['pattern']:<{w}} conf={r['confidence']:<3}"
                f"{'[' + r['level'] + ']':<{lw}}{r['category']}"
                + (f"  {r['root'] or r['project']}" if r.get("project") and "root" in r else "")
@@ -1470,9 +1467,8 @@ class _Core:
     }
     _COLS = ("pattern, category, confidence, promoted, project, source, first_seen, last_seen,"
              " metadata")
-    # The one statement that changes confidence (`_Core._reinforce`): add :delta to (pattern,
-    # project) - the alias of the pattern, if any, resolved inside - unless a tombstone says it was
-    # forgotten (then nothing is written); a new row starts at :delta.
+    # The one statement that changes confidence (`_reinforce`): add :delta to (pattern, its alias
+    # resolved inside, project) unless a tombstone forbids it (nothing written); a new row: :delta.
     _SQL_REINFORCE = """
 INSERT INTO instincts
     (pattern, category, confidence, first_seen, last_seen, source, project, metadata)
@@ -1680,8 +1676,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         return None if row is None else _Core._record(row)
 
     def _surface(self, shown):
-        """Log one showing of suggestions ('pattern<TAB>project' lines) as a `surface` event; the
-        same list again within SURFACE_REPEAT_S is the same showing. Read-only: nothing."""
+        """Log `shown` ('pattern<TAB>project' lines) as a `surface` event, unless it repeats
+        the last one within SURFACE_REPEAT_S (the same showing) or the store is read-only."""
         last = self._read("SELECT ts, data FROM events WHERE kind = 'surface'"
                           " ORDER BY ts DESC LIMIT 1")
         if last and last[0][1] == shown and last[0][0] >= _iso(self._clock() - SURFACE_REPEAT_S):
