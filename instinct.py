@@ -788,8 +788,7 @@ END;
         conn.execute("INSERT INTO mining_state (seen_id) VALUES (0)")
 
     def v10(conn):
-        """Every event in the pattern index again (v8 saved ~10 % of an MCP observe and
-        complicated every reader); `pending` is dropped where SQLite can (3.35+), else unused."""
+        """Undo v8: `pending` is dropped where SQLite can (3.35+), else left unused."""
         conn.execute("DROP TRIGGER IF EXISTS events_pending_ai")
         conn.execute("DROP TABLE IF EXISTS events_state")
         conn.execute("DROP INDEX IF EXISTS ix_events_pattern")
@@ -1202,12 +1201,9 @@ class Param:
                       float: "number"}[self.type], "description": self.help}
         if self.choices:
             s["enum"] = list(self.choices)
-        if self.minimum is not None:
-            s["minimum"] = self.minimum
-        if self.maximum is not None:
-            s["maximum"] = self.maximum
-        if self.default is not None:
-            s["default"] = self.default
+        for k in ("minimum", "maximum", "default"):
+            if getattr(self, k) is not None:
+                s[k] = getattr(self, k)
         return s
 
 
@@ -1284,9 +1280,8 @@ class Operation:
 
     def output_schema(self):
         if self.list_key and self.list_key not in self.output.get("properties", {}):
-            return {"type": "object", "properties": {
-                self.list_key: {"type": "array", "items": self.output},
-                "count": {"type": "integer"}}, "required": [self.list_key, "count"]}
+            return _Out.obj({self.list_key: {"type": "array", "items": self.output},
+                             "count": _Out.INT}, (self.list_key, "count"))
         return self.output
 
     def structured(self, result):
@@ -1420,10 +1415,8 @@ class _Out:
 
     def lines(records, noun):
         nouns = noun + ("es" if noun.endswith(("s", "ch", "sh", "x")) else "s")
-        if not records:
-            return f"0 {nouns}"
-        w = max(22, max(len(r["pattern"]) for r in records))
-        lw = max(len(r["level"]) for r in records) + 4
+        w = max([22] + [len(r["pattern"]) for r in records])
+        lw = max((len(r["level"]) for r in records), default=0) + 4
         out = [f"  {r['pattern']:<{w}} conf={r['confidence']:<3}"
                f"{'[' + r['level'] + ']':<{lw}}{r['category']}"
                + (f"  {r['root'] or r['project']}" if r.get("project") and "root" in r else "")
@@ -1434,15 +1427,6 @@ class _Out:
 
     def render_record(r):
         return _Out.lines([r], "instinct").splitlines()[0].strip()
-
-    def render_counts(*pairs):
-        def render(result):        # promotions to mature and rule and the total show when 0
-            return "\n".join(f"{label}: {result[key]}" for key, label in pairs if result.get(key)
-                             or key in ("total", "promoted_mature", "promoted_rule"))
-        return render
-
-    def render_kv(result):
-        return "\n".join(f"{k}: {v}" for k, v in result.items())
 
     def render_stats(s):
         out = [f"Database: {s['db_path']} ({s['db_bytes']} bytes, schema v{s['schema_version']})",
@@ -1476,11 +1460,8 @@ class _Out:
 # =============================================================================
 # 10. The kernel (connection, the one writer of confidence, event kinds)
 # =============================================================================
-
-
 class _Core:
-    """The kernel: the connection, the one writer of confidence (`_reinforce`), the event kinds and
-    the record of a pattern; every room of InstinctStore is a client of it."""
+    """The kernel (connection, `_reinforce`, event kinds, records); every room is its client."""
     # format -> (file a directory --write writes, size limit in bytes, instinct owns the file).
     # Windsurf truncates rule files past 6,000 chars, Codex reads 32 KiB of AGENTS.md in all.
     _EXPORT_FORMATS = {
@@ -1494,9 +1475,8 @@ class _Core:
     }
     _COLS = ("pattern, category, confidence, promoted, project, source, first_seen, last_seen,"
              " metadata")
-    # The one statement that changes confidence (`_Core._reinforce`): add :delta to (pattern,
-    # project) - the alias of the pattern, if any, resolved inside - unless a tombstone says it was
-    # forgotten (then nothing is written); a new row starts at :delta.
+    # The one statement that changes confidence (`_reinforce`): add :delta to (pattern, its alias
+    # resolved inside, project) unless a tombstone forbids it (nothing written); a new row: :delta.
     _SQL_REINFORCE = """
 INSERT INTO instincts
     (pattern, category, confidence, first_seen, last_seen, source, project, metadata)
@@ -1567,8 +1547,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
 
     @staticmethod
     def _where(r):
-        """Where a command about one pattern found it: 'project X', 'global',
-        'universal, project X'."""
+        """Where a command about one pattern found it: 'project X', 'global' or 'universal...'."""
         folder = f" {r['root']}" if r.get("root") else ""
         if r.get("scope") == "universal":
             return f"universal, project {r['project']}{folder}"
@@ -1595,15 +1574,11 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         """Rows (pattern, project, confidence, promoted, last_seen) -> {(key, project): rows}: one
         preference key's values in one scope, the winner (latest, then most confident) first."""
         groups = {}
-        for row in sorted(rows):
-            pattern, project, _, _, _ = row
-            key = _Core._pref_key(pattern)
+        for row in sorted(sorted(rows), key=lambda r: (r[4], r[2]), reverse=True):
+            key = _Core._pref_key(row[0])
             if key is not None:
-                groups.setdefault((key, project), []).append(row)
-        for g in groups.values():
-            g.sort(key=lambda r: (r[4], r[2]), reverse=True)      # last_seen, then confidence
+                groups.setdefault((key, row[1]), []).append(row)
         return groups
-
 
     _keep_events = False     # import-history: the log is not cut while old sessions are mined
 
@@ -1638,14 +1613,12 @@ ON CONFLICT (pattern, project) DO UPDATE SET
             raise _db_error(self.path, e) from None
 
     def _write(self):
-        """`with self._write() as conn:` one short write transaction (sqlite errors ->
-        StoreError); nested ones are savepoints."""
+        """`with self._write() as conn:` one short write transaction (see `_Write`)."""
         return self._db.write()
 
-    def _canonical(self, pattern, conn=None):
+    def _canonical(self, pattern, conn):
         p = normalize_pattern(pattern)
-        row = (conn.execute("SELECT pattern FROM aliases WHERE alias = ?", (p,)).fetchone()
-               if conn is not None else None)
+        row = conn.execute("SELECT pattern FROM aliases WHERE alias = ?", (p,)).fetchone()
         return row[0] if row else p
 
     def _settings(self):
@@ -1711,8 +1684,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         return None if row is None else _Core._record(row)
 
     def _surface(self, shown):
-        """Log one showing of suggestions ('pattern<TAB>project' lines) as a `surface` event; the
-        same list again within SURFACE_REPEAT_S is the same showing. Read-only: nothing."""
+        """Log `shown` ('pattern<TAB>project' lines) as a `surface` event, unless it repeats
+        the last one within SURFACE_REPEAT_S (the same showing) or the store is read-only."""
         last = self._read("SELECT ts, data FROM events WHERE kind = 'surface'"
                           " ORDER BY ts DESC LIMIT 1")
         if last and last[0][1] == shown and last[0][0] >= _iso(self._clock() - SURFACE_REPEAT_S):
@@ -1724,8 +1697,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
             pass
 
     def _pref_rows(self, keys=None):
-        """Stored rows of these preference keys (None: all): (pattern, project, confidence,
-        promoted, last_seen)."""
+        """(pattern, project, confidence, promoted, last_seen) of these pref keys (None: all)."""
         cols = "SELECT pattern, project, confidence, promoted, last_seen FROM instincts WHERE "
         if keys is None or len(keys) > 50:
             return self._read(cols + "pattern >= 'pref:' AND pattern < 'pref;'")
@@ -1734,28 +1706,23 @@ ON CONFLICT (pattern, project) DO UPDATE SET
                           [b for k in keys for b in (f"pref:{k}=", f"pref:{k}>")])
 
     def _suggest_filter(self, records, project):
-        """Drop superseded preferences: of one `pref:KEY=VALUE` key only the winning value is
-        suggested (this project's own before a global one)."""
+        """Of one `pref:KEY=VALUE` key only the winning value (this project's before global)."""
         keys = {k for k in (_Core._pref_key(r["pattern"]) for r in records) if k}
         if not keys:
             return records
         losers = {(pattern, proj) for g in _Core._pref_groups(self._pref_rows(keys)).values()
                   for pattern, proj, _, _, _ in g[1:]}
-        chosen = {}
+        values = {}
         for r in records:
             k = _Core._pref_key(r["pattern"])
-            if k is None or (r["pattern"], r["project"]) in losers:
-                continue
-            cur = chosen.get(k)
-            if cur is None or ((r["project"] == project, r["last_seen"])
-                               > (cur["project"] == project, cur["last_seen"])):
-                chosen[k] = r
-        keep = {id(r) for r in chosen.values()}
+            if k is not None and (r["pattern"], r["project"]) not in losers:
+                values.setdefault(k, []).append(r)
+        keep = {id(max(rs, key=lambda r: (r["project"] == project, r["last_seen"])))
+                for rs in values.values()}
         return [r for r in records if id(r) in keep or _Core._pref_key(r["pattern"]) is None]
 
     def _chunked(self, sql, values, head=()):
-        """Rows of `sql` whose "{}" takes an IN-list of `values`, 500 at a time (old SQLite
-        builds allow 999 parameters)."""
+        """Rows of `sql` whose "{}" takes an IN-list of `values`, 500 at a time (SQLite: 999)."""
         rows = []
         for i in range(0, len(values), 500):
             part = values[i:i + 500]
@@ -1843,8 +1810,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         return sorted(glob.glob(glob.escape(self.path) + ".*-*.bak"))
 
     def _auto_backup(self, name):
-        """Save the store as `<db>.<UTC time>-<name>.bak` (0600) before a destructive
-        operation; the oldest beyond AUTO_BACKUPS go -> its path."""
+        """Save the store as `<db>.<UTC time>-<name>.bak` (0600), keep AUTO_BACKUPS -> its path."""
         t = time.time()                             # real time: the names sort as made
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(t)) + ".%06dZ" % (t % 1 * 1e6)
         dest = f"{self.path}.{stamp}-{name}.bak"
@@ -1879,9 +1845,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         return counts
 
     def _scrub(self):
-        """After forgetting: fold each full-text index into one segment (old segments still hold
-        deleted terms; secure_delete zeroes what they free) and truncate the WAL, whose old frames
-        hold earlier page images. Best effort for the WAL: a reader mid-transaction keeps it."""
+        """After forgetting: fold each full-text index into one segment (old ones still hold deleted
+        terms; secure_delete zeroes what they free), truncate the WAL (old frames: best effort)."""
         for t in ("instincts_fts", "memories_fts"):
             if self._read("SELECT 1 FROM sqlite_master WHERE name = ?", (t,)):
                 with self._write() as conn:
@@ -1903,9 +1868,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
 
     def _prune_events(self, settings, most=None):
         """Cut the event log to its retention (events_max_days, events_max_rows, the newest
-        SURFACE_MAX_EVENTS showings), oldest first, in transactions of _DECAY_BATCH rows with a
-        pause between them, so a hook never waits long; at most `most` rows (None: all).
-        Returns how many events were deleted."""
+        SURFACE_MAX_EVENTS showings), oldest first, in paused _DECAY_BATCH transactions so a hook
+        never waits long; at most `most` rows (None: all) -> how many were deleted."""
         cutoff = _iso(self._clock() - settings["events_max_days"] * 86400)
         (lo, hi), = self._read("SELECT min(id), max(id) FROM events")
         deleted = 0
@@ -1982,11 +1946,9 @@ class _Patterns(_Core):
             if proj and proj != project:                # given as a folder: note which one
                 conn.execute(_Core._SQL_PROJECT, (proj, project_root(project), now))
             if r is None:                               # forgotten: nothing is recorded
-                return {"pattern": self._canonical(given, conn),
-                        "category": cat or category_for(given), "confidence": 0,
-                        "level": LEVELS[0], "promoted": 0, "project": proj,
-                        "source": source, "first_seen": "", "last_seen": "", "metadata": {},
-                        "forgotten": True}
+                row = (self._canonical(given, conn), cat or category_for(given), 0, 0, proj,
+                       source, "", "", "{}")
+                return {**_Core._record(row), "forgotten": True}
             p, want = r["pattern"], cat                 # the canonical pattern
             new = r["confidence"] == _Core._OBSERVATION and r["first_seen"] == now
             if want is None and p != given and new:
@@ -2012,8 +1974,7 @@ class _Patterns(_Core):
     def suggest(self, project=None, limit=None):
         """Mature, rule and universal patterns for a project (plus global ones), strongest first.
 
-        Ask for these at the start of a task: habits learned from repetition (raw observations
-        are never suggested)."""
+        Ask for these at the start of a task; raw observations are never suggested."""
         proj = _resolve_project(project, self.cwd)
         # Candidates strongest first from the covering index, one per pattern (this project's
         # row, else the strongest); the window of k grows until it provably holds the answer.
@@ -2068,15 +2029,12 @@ class _Patterns(_Core):
 
         A project's row carries its folder (`root`, '' when unknown)."""
         where, params = ["confidence >= ?"], [min_confidence]
-        if category is not None:
-            where.append("category = ?")
-            params.append(_check_category(category))
-        if project is not None:
-            where.append("project = ?")
-            params.append(_resolve_project(project, self.cwd))
-        if level is not None:
-            where.append("promoted = ?")
-            params.append(LEVELS.index(level))
+        for column, value, check in (("category", category, _check_category),
+                                     ("project", project, lambda v: _resolve_project(v, self.cwd)),
+                                     ("promoted", level, LEVELS.index)):
+            if value is not None:
+                where.append(column + " = ?")
+                params.append(check(value))
         sql = (f"SELECT {_Core._COLS} FROM instincts WHERE {' AND '.join(where)}"
                " ORDER BY confidence DESC, pattern, project LIMIT ?")
         params.append(int(limit))
@@ -2148,8 +2106,7 @@ class _Patterns(_Core):
 
         Its events and mining rows go (and, when no project keeps it, its aliases and settings);
         the search index and the WAL are purged. A tombstone (a hash, not the text) stays until
-        `unforget`. Given an alias, only the alias goes. A backup is written first (`restore`
-        it to undo); dry_run changes nothing."""
+        `unforget`. A backup is written first (`restore` it to undo)."""
         return self._guarded("forget", dry_run, lambda s: s._forget(pattern, project))
 
     @operation(
@@ -2217,15 +2174,16 @@ class _Patterns(_Core):
             out = {"alias": a, "pattern": t, "merged": len(rows) - forgotten}
             return dict(out, forgotten=forgotten) if forgotten else out
 
+    _CONSOLIDATED = (("promoted_mature", "Promoted to mature"),       # consolidate's counts
+                     ("promoted_rule", "Promoted to rule"),
+                     ("promoted_universal", "Promoted to universal"), ("demoted", "Demoted"),
+                     ("total", "Total instincts"))
+
     @operation(
         title="Consolidate: promote and demote", idempotent=True,
-        output=_Out.obj({k: _Out.INT for k in ("promoted_mature", "promoted_rule",
-                                               "promoted_universal", "demoted", "total")},
-                    ("promoted_mature", "promoted_rule", "promoted_universal", "demoted", "total")),
-        render=_Out.render_counts(("promoted_mature", "Promoted to mature"),
-                                  ("promoted_rule", "Promoted to rule"),
-                                  ("promoted_universal", "Promoted to universal"),
-                                  ("demoted", "Demoted"), ("total", "Total instincts")))
+        output=_Out.obj({k: _Out.INT for k, _ in _CONSOLIDATED}, [k for k, _ in _CONSOLIDATED]),
+        render=lambda r: "\n".join(f"{label}: {r[k]}" for k, label in _Patterns._CONSOLIDATED
+                                   if r[k] or k in ("total", "promoted_mature", "promoted_rule")))
     def consolidate(self):
         """Promote patterns at a threshold (mature 5, rule 10) and demote those below it.
 
@@ -2244,8 +2202,7 @@ class _Patterns(_Core):
             conn.execute("UPDATE _lv SET new = 3 WHERE new = 2 AND pattern IN (SELECT pattern"
                          " FROM _lv WHERE new = 2 AND project != '' GROUP BY pattern"
                          " HAVING count(DISTINCT project) >= ?)", (settings["universal_projects"],))
-            counts = {"promoted_mature": 0, "promoted_rule": 0, "promoted_universal": 0,
-                      "demoted": 0}
+            counts = {k: 0 for k, _ in self._CONSOLIDATED[:-1]}
             for old, new, n in conn.execute(
                     "SELECT old, new, count(*) FROM _lv WHERE old != new GROUP BY old, new"):
                 key = "demoted" if new < old else ("promoted_" + LEVELS[new])
@@ -2274,9 +2231,8 @@ class _Patterns(_Core):
     def decay(self, days_inactive=90):
         """Patterns unseen for N days (default 90) lose 1 confidence; at 0 they are deleted.
 
-        A pattern is charged once per inactive period however often decay runs (a daily cron
-        equals a weekly one), in transactions of 50,000 rows; run again, an interrupted decay
-        finishes without charging anything twice."""
+        A pattern is charged once per inactive period however often decay runs; run again, an
+        interrupted decay finishes without charging anything twice."""
         now = self._now()
         cutoff = _iso(self._clock() - days_inactive * 86400)
         stale = "id > ? AND id <= ? AND max(last_seen, decayed_at) < ?"
@@ -2311,10 +2267,9 @@ class _Patterns(_Core):
         by_cat = {c: n for c, n in self._read(
             "SELECT category, count(*) FROM instincts GROUP BY category"
             " ORDER BY count(*) DESC, category")}
-        (projects,), = self._read("SELECT count(DISTINCT project) FROM instincts"
-                                  " WHERE project != ''")
-        (events,), = self._read("SELECT count(*) FROM events")
-        (aliases,), = self._read("SELECT count(*) FROM aliases")
+        (projects, events, aliases), = self._read(
+            "SELECT (SELECT count(DISTINCT project) FROM instincts WHERE project != ''),"
+            " (SELECT count(*) FROM events), (SELECT count(*) FROM aliases)")
         (version,), = self._read("PRAGMA user_version")
         size = sum(os.path.getsize(self.path + s) for s in ("", "-wal")
                    if os.path.exists(self.path + s))
@@ -2382,7 +2337,7 @@ class _Patterns(_Core):
               "category.<name>.<threshold> / pattern.<pattern>.<threshold>", positional=True),
         Param("value", str, "new integer value ('default' removes the setting)", positional=True),
         title="Show or change settings", idempotent=True,
-        output={"type": "object"}, render=_Out.render_kv)
+        output={"type": "object"}, render=lambda r: "\n".join(f"{k}: {v}" for k, v in r.items()))
     def config(self, key=None, value=None):
         """Show or set settings (thresholds store-wide, per category or per pattern)."""
         if key is None:
