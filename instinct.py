@@ -7163,9 +7163,9 @@ class _Sharing(_Memory):
         d = os.path.dirname(self.path)
         tmp, built_path = _temp_file(d), _temp_file(d)
         try:             # read the backup through SQLite (read-only) into a private copy
-            with (closing(sqlite3.connect("file:" + pathname2url(src_path) + "?mode=ro",
-                                          uri=True)) as src,
-                  closing(sqlite3.connect(tmp, isolation_level=None)) as staged):
+            url = "file:" + pathname2url(src_path) + "?mode=ro"
+            with closing(sqlite3.connect(url, uri=True)) as src, \
+                    closing(sqlite3.connect(tmp, isolation_level=None)) as staged:
                 src.backup(staged)
                 problem = _Backup.check_backup(staged)
                 version = staged.execute("PRAGMA user_version").fetchone()[0]
