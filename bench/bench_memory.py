@@ -102,7 +102,8 @@ def main():
     path = a.db or os.path.join(tmp.name, "memories.db")
     print(f"python {sys.version.split()[0]}, SQLite {instinct.sqlite3.sqlite_version}")
     store, rows, projects = build(path, a.n, rng, words, now)
-    print(f"FTS5: {store._mem_fts()}")
+    fts = store._read("SELECT 1 FROM sqlite_master WHERE name = 'memories_fts'")
+    print(f"FTS5: {bool(fts)}")
 
     def query():
         title = rng.choice(rows)[1].split()
