@@ -2488,16 +2488,9 @@ class _Mem:
             % "|".join(map(re.escape, _Mem.SECRET_KEYS)), r"\1" + _Mem.REDACTED, re.I)
         sub(r"(?<![\w-])(?:%s)[\w.\-/+=]{8,}" % "|".join(map(re.escape, _SECRET_PREFIXES)),
             _Mem.REDACTED, re.I)
-
-        def rnd(m):
-            w = m.group(0)
-            if (any(c.isupper() for c in w) and any(c.islower() for c in w)
-                    and any(c.isdigit() for c in w)):
-                nonlocal n
-                n += 1
-                return _Mem.REDACTED
-            return w
-        text = re.sub(r"(?<![\w/+=-])[A-Za-z0-9_+/=-]{24,}(?![\w/+=-])", rnd, text)
+        w = "[A-Za-z0-9_+/=-]"              # a long word mixing upper, lower case and digits
+        sub(rf"(?<![\w/+=-])(?={w}*[A-Z])(?={w}*[a-z])(?={w}*[0-9]){w}{{24,}}(?![\w/+=-])",
+            _Mem.REDACTED)
         return text, n
 
     def redact_value(value):
@@ -2784,9 +2777,9 @@ class _Mem:
         "metadata": {"type": "object"}}
     MEMORY_REQ = ("id", "type", "title", "content", "project", "confidence", "created", "updated")
     MEMORY = _Out.obj(dict(MEMORY_PROPS, status=_Out.STR, warnings=STRS, about=STRS), MEMORY_REQ)
+    PARTS = ("relevance", "recency", "confidence", "usage")      # recall's score, in this order
     MEMORY_HIT = _Out.obj(dict(MEMORY_PROPS, score=NUM, parts=_Out.obj(
-        dict.fromkeys(("relevance", "recency", "confidence", "usage"), NUM),
-        ("relevance", "recency", "confidence", "usage"))), MEMORY_REQ + ("score", "parts"))
+        dict.fromkeys(PARTS, NUM), PARTS)), MEMORY_REQ + ("score", "parts"))
 
     def render_memory(r):
         flags = [r["status"]] if r.get("status") else []
@@ -3078,8 +3071,7 @@ class _Memory(_Patterns):
         Relevance scaled to 1 for the best; recency halves every MEMORY_TYPES half-life. In
         relevance order, stopping once perfect other parts cannot reach the top `limit`."""
         s = self._settings()
-        w = [max(0, s["memory_weight_" + k])
-             for k in ("relevance", "recency", "confidence", "usage")]
+        w = [max(0, s["memory_weight_" + k]) for k in _Mem.PARTS]
         total = sum(w) or 1
         w = [x / total for x in w]
         top = max(c[0] for c in cands)
