@@ -2466,12 +2466,10 @@ class _Mem:
         return keys
 
     def redact_secrets(text):
-        """(text with every secret-looking part replaced by [REDACTED], how many were found): what
-        capture refuses to keep (sections 14 and 15) in a memory's prose. Known token prefixes
-        (ghp_, sk-, xox, AKIA, eyJ, glpat-, npm_, pypi-...), a PEM private key block, the value of
-        `password=`/`token:`-style assignments, the password of a `scheme://user:pass@host` URL and
-        long random-looking words (24+ characters mixing upper, lower case and digits); git hashes
-        and ordinary words pass."""
+        """(text with each secret-looking part replaced by [REDACTED], how many), as capture does
+        (sections 14, 15): known token prefixes (ghp_, sk-, AKIA, eyJ...), PEM private keys, the
+        value of `password=`/`token:` assignments, the password in `scheme://user:pass@host` and
+        24+ character words mixing upper, lower case and digits; git hashes and words pass."""
         import re
         if not isinstance(text, str) or not text:
             return text, 0
@@ -2538,14 +2536,12 @@ class _Mem:
         out = []
         for key in ("task", "steps", "failures", "outcome"):
             v = meta.get(key)
-            if v is None:
-                continue
-            if key in ("steps", "failures"):
+            if v is not None and key in ("steps", "failures"):
                 if not isinstance(v, list) or not all(isinstance(s, str) for s in v):
                     raise ValidationError(f"episode metadata '{key}' must be a list of strings")
                 if v:
                     out.append(key.capitalize() + ":" + "".join(f"\n- {s}" for s in v))
-            elif not isinstance(v, str):
+            elif v is not None and not isinstance(v, str):
                 raise ValidationError(f"episode metadata '{key}' must be a string")
             elif v:
                 out.append(f"{key.capitalize()}: {v}")
@@ -2813,6 +2809,9 @@ class _Mem:
 
     ID = Param("id", int, "the memory's id", required=True, positional=True, minimum=1,
                maximum=2**63 - 1)
+    TYPE = Param("type", str, "only this type", choices=tuple(MEMORY_TYPES))
+    SCOPE = Param("project", str, "only this scope: '' global, a fingerprint or a project path "
+                  "(default: all)")
 
 
 class _Anchors:
@@ -3010,10 +3009,9 @@ class _Memory(_Patterns):
         """Store a typed memory; storing nearly the same one again reinforces it instead.
 
         Store distilled knowledge, not transcripts: a user preference, feedback on how to work, a
-        project fact, a reference, or an episode (one task: steps, failures, outcome). A memory with
-        the same type, scope and title, or sharing 80% of its words, gains 1 confidence and merges
-        sources (status 'reinforced'). `supersedes` replaces an older memory: it is kept, marked,
-        and no longer recalled."""
+        project fact, a reference, or an episode (one task). A memory with the same type, scope and
+        title, or sharing 80% of its words, gains 1 confidence and merges sources (status
+        'reinforced'). `supersedes` replaces an older memory: it is kept, marked, not recalled."""
         f = self._mem_fields(type, title, content, why, how_to_apply, tags, source, metadata)
         proj = _resolve_project(project, self.cwd)
         keys = _Mem.keys(f["type"], proj, f["title"], f["content"])
@@ -3134,7 +3132,7 @@ class _Memory(_Patterns):
     @operation(
         Param("query", str, "what the task is about: words, names of files, tools, topics",
               required=True, positional=True),
-        Param("type", str, "only this type", choices=tuple(_Mem.MEMORY_TYPES)),
+        _Mem.TYPE,
         Param("project", str, "a project path or fingerprint: its memories plus global ones; '' "
               "global only; '*' every project (default: the working directory's project)"),
         Param("limit", int, "at most this many", default=5, minimum=1, maximum=100),
@@ -3204,9 +3202,7 @@ class _Memory(_Patterns):
         return rec
 
     @operation(
-        Param("type", str, "only this type", choices=tuple(_Mem.MEMORY_TYPES)),
-        Param("project", str, "only this scope: '' global, a fingerprint or a project path "
-              "(default: all)"),
+        _Mem.TYPE, _Mem.SCOPE,
         Param("archived", bool, "list archived memories instead of current ones", default=False),
         Param("limit", int, "at most this many", minimum=1, maximum=MAX_LIMIT),
         mcp="memory_list", title="List memories", read_only=True, idempotent=True,
@@ -3332,11 +3328,10 @@ class _Memory(_Patterns):
     def import_memories(self, path, project=""):
         """Read Markdown memories in Claude Code's format (front matter: name, description, type).
 
-        The body is the content, then `**Why:**` and `**How to apply:**` lines. A file matches the
-        stored memory of its type and scope with the same name (or title): unchanged ones stay as
-        they are, edited ones are updated and archived ones restored, so importing twice adds
-        nothing; a forgotten one stays out (`forgotten`). Markdown without front matter (an index
-        such as MEMORY.md) is skipped. Nothing is written if any file is invalid."""
+        The body is the content, then `**Why:**` and `**How to apply:**` lines. A file updates the
+        memory of its type and scope with its name (or title), restoring an archived one, so
+        importing twice adds nothing; a forgotten one stays out (`forgotten`). Files without front
+        matter (an index such as MEMORY.md) are skipped. Nothing is written if any is invalid."""
         _check_text(path, "path", 4096, empty_ok=False)
         default = _resolve_project(project, self.cwd)
         p = self._user_path(path)
@@ -3419,8 +3414,7 @@ class _Memory(_Patterns):
             "UPDATE memories SET title = ?, content = ?, why = ?, how_to_apply = ?, tags = ?,"
             " source = ?, metadata = ?, confidence = ?, updated = ?, archived = 0, archived_at = ''"
             " WHERE id = ?",
-            (title, f["content"], f["why"], f["how_to_apply"], f["tags"], f["source"],
-             f["metadata"], new[7], self._now(), match["id"]))
+            (*new[:6], f["metadata"], new[7], self._now(), match["id"]))
         conn.execute("DELETE FROM memory_keys WHERE memory_id = ?", (match["id"],))
         conn.executemany("INSERT OR IGNORE INTO memory_keys (key, memory_id) VALUES (?, ?)",
                          [(k, match["id"]) for k in keys])
@@ -3431,9 +3425,7 @@ class _Memory(_Patterns):
     @operation(
         Param("dir", str, "directory for the <name>.md files (created if missing)", required=True,
               positional=True),
-        Param("type", str, "only this type", choices=tuple(_Mem.MEMORY_TYPES)),
-        Param("project", str, "only this scope: '' global, a fingerprint or a project path "
-              "(default: all)"),
+        _Mem.TYPE, _Mem.SCOPE,
         mcp="memory_export", title="Export memories as Markdown", idempotent=True, destructive=True,
         output=_Out.obj({"dir": _Out.STR, "files": _Out.INT, "written": _Out.INT,
                          "unchanged": _Out.INT}, ("dir", "files", "written", "unchanged")),
@@ -3442,9 +3434,8 @@ class _Memory(_Patterns):
     def export_memories(self, dir, type=None, project=None):
         """Write current memories (not archived, not superseded) as Markdown files, one each.
 
-        import-memories reads them back without loss. Files whose bytes would not change are left
-        untouched, so a second export is byte-identical; files of memories no longer stored are left
-        alone."""
+        import-memories reads them back without loss. Files whose bytes would not change are not
+        rewritten; files of memories no longer stored are left alone."""
         import re
         from collections import Counter
         _check_text(dir, "dir", 4096, empty_ok=False)
