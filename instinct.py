@@ -2568,9 +2568,8 @@ class _Mem:
         return _sha256_hex("\x1f".join((r["project"], r["type"], r["title"], r["content"])))[:8]
 
     def git_subjects(root, n=3):
-        """The last `n` commit subjects of the repository at `root`, newest first, read from the
-        reflog .git/logs/HEAD (no git process; a worktree's `.git` file names its git directory);
-        [] when there is none."""
+        """The last `n` commit subjects at `root`, newest first, from the reflog .git/logs/HEAD (no
+        git process; a worktree's `.git` file names its git directory); [] when there is none."""
         git = os.path.join(root, ".git")
         try:
             if os.path.isfile(git):
@@ -2778,29 +2777,25 @@ class _Mem:
         dict.fromkeys(PARTS, NUM), PARTS)), MEMORY_REQ + ("score", "parts"))
 
     def render_memory(r):
-        flags = [r["status"]] if r.get("status") else []
-        flags += [f"confidence {r['confidence']}", f"recalled {r['recall_count']}x",
-                  f"project {r['project']}" if r["project"] else "global"]
-        flags += ["archived"] if r["archived"] else []
-        flags += [f"supersedes #{r['supersedes']}"] if "supersedes" in r else []
-        flags += [f"superseded by #{r['superseded_by']}"] if "superseded_by" in r else []
-        out = [f"#{r['id']} [{r['type']}] {r['title']}  ({', '.join(flags)})"]
-        out += [r["content"]] if r["content"] else []
-        out += [f"**Why:** {r['why']}"] if r["why"] else []
-        out += [f"**How to apply:** {r['how_to_apply']}"] if r["how_to_apply"] else []
-        out += [f"warning: {w}" for w in r.get("warnings", ())]
-        out += [f"about: {', '.join(r['about'])}"] if r.get("about") else []
-        return "\n".join(out)
+        flags = [r.get("status"), f"confidence {r['confidence']}", f"recalled {r['recall_count']}x",
+                 f"project {r['project']}" if r["project"] else "global",
+                 "archived" if r["archived"] else None,
+                 f"supersedes #{r['supersedes']}" if "supersedes" in r else None,
+                 f"superseded by #{r['superseded_by']}" if "superseded_by" in r else None]
+        out = [f"#{r['id']} [{r['type']}] {r['title']}  ({', '.join(filter(None, flags))})",
+               r["content"], f"**Why:** {r['why']}" if r["why"] else None,
+               f"**How to apply:** {r['how_to_apply']}" if r["how_to_apply"] else None,
+               *(f"warning: {w}" for w in r.get("warnings", ())),
+               f"about: {', '.join(r['about'])}" if r.get("about") else None]
+        return "\n".join(filter(None, out))
 
     def render_memories(rs):
         out = []
         for r in rs:
             line = f"  #{r['id']:<5} [{r['type']}] {r['title']}  conf={r['confidence']}"
             if "score" in r:
-                p = r["parts"]
-                line += (f"  score={r['score']:.3f} = relevance {p['relevance']:.3f} + recency "
-                         f"{p['recency']:.3f} + confidence {p['confidence']:.3f} + usage "
-                         f"{p['usage']:.3f}")
+                parts = " + ".join(f"{k} {r['parts'][k]:.3f}" for k in _Mem.PARTS)
+                line += f"  score={r['score']:.3f} = {parts}"
             line += "  [archived]" if r["archived"] else ""
             line += f"  [superseded by #{r['superseded_by']}]" if "superseded_by" in r else ""
             out.append(line)
@@ -3166,16 +3161,14 @@ class _Memory(_Patterns):
             return []
         ids = [h[1] for h in hits]
         marks = ",".join("?" * len(ids))
-        sql = f"SELECT {_Mem.COLS} FROM memories WHERE id IN ({marks})"
         try:
             with self._write() as conn:
                 conn.execute(f"UPDATE memories SET recall_count = recall_count + 1,"
                              f" last_recalled = ? WHERE id IN ({marks})", (self._now(), *ids))
-                rows = conn.execute(sql, ids).fetchall()
         except StoreError:
             if not self._db.read_only:
                 raise                     # a read-only store answers without counting the use
-            rows = self._read(sql, ids)
+        rows = self._read(f"SELECT {_Mem.COLS} FROM memories WHERE id IN ({marks})", ids)
         recs = {r["id"]: r for r in map(_Mem.record, rows)}
         return [dict(recs[mid], score=score, parts=parts)
                 for score, mid, parts in hits if mid in recs]
