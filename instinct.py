@@ -2772,6 +2772,7 @@ class _Mem:
         "metadata": {"type": "object"}}
     MEMORY_REQ = ("id", "type", "title", "content", "project", "confidence", "created", "updated")
     MEMORY = _Out.obj(dict(MEMORY_PROPS, status=_Out.STR, warnings=STRS, about=STRS), MEMORY_REQ)
+    IMPORTED = ("files", "added", "updated", "unchanged", "skipped")    # import_memories' counts
     PARTS = ("relevance", "recency", "confidence", "usage")      # recall's score, in this order
     MEMORY_HIT = _Out.obj(dict(MEMORY_PROPS, score=NUM, parts=_Out.obj(
         dict.fromkeys(PARTS, NUM), PARTS)), MEMORY_REQ + ("score", "parts"))
@@ -3096,14 +3097,13 @@ class _Memory(_Patterns):
         if not self._read("SELECT 1 FROM sqlite_master WHERE name = 'memories_fts'"):
             text = ("(m.title || ' ' || m.content || ' ' || m.why || ' ' || m.how_to_apply || ' '"
                     " || m.tags)")
-            rows = self._read(
-                f"SELECT {cols}, m.title, m.content, m.why, m.how_to_apply, m.tags FROM memories m"
-                f" WHERE {where} AND ({' OR '.join([text + ' LIKE ?'] * len(terms))})",
-                [*params, *(f"%{t}%" for t in terms)])
+            rows = self._read(f"SELECT {cols}, m.title, {text} FROM memories m WHERE {where}"
+                              f" AND ({' OR '.join([text + ' LIKE ?'] * len(terms))})",
+                              [*params, *(f"%{t}%" for t in terms)])
             out = []
-            for *head, title, content, why, how, tags in rows:
+            for *head, title, body in rows:
                 in_title = set(_Mem.words(title))
-                body = set(_Mem.words(" ".join((title, content, why, how, tags))))
+                body = set(_Mem.words(body))
                 raw = sum(2.0 if t in in_title else 1.0 for t in terms if t in body)
                 if raw:
                     out.append((raw, *head))
@@ -3272,10 +3272,9 @@ class _Memory(_Patterns):
                             (cutoff,)).rowcount
 
     def memory_briefing(self, project_dir=None, max_chars=2000, limit=5):
-        """Lines '[type] title — how to apply' for a session starting in `project_dir`, within
-        max_chars (newlines included): recall of the folder's name and last 3 commit subjects
-        (counted as used), then the project's own memories. An anchored file changed: marked
-        "may be stale"; gone: left out."""
+        """Lines '[type] title: content — how to apply' for a session in `project_dir`, at most
+        max_chars with newlines: recall of its folder's name and last 3 commit subjects (counted
+        as used), then its project's memories; anchored file changed: "may be stale", gone: out."""
         root = project_root(project_dir)
         proj = _sha256_hex(root)[:12]
         query = " ".join([os.path.basename(root)] + _Mem.git_subjects(root))
@@ -3289,7 +3288,7 @@ class _Memory(_Patterns):
 
         def clean(text):                   # a memory stored before redaction existed: redact now
             return " ".join(_Mem.redact_secrets(text)[0].split())
-        lines, used = [], 0
+        lines = []
         for h, why in zip(hits, _Anchors.staleness(self._db.conn, root, hits)):
             if why and why.endswith(" is gone"):
                 continue
@@ -3300,8 +3299,7 @@ class _Memory(_Patterns):
             how = clean(h["how_to_apply"])
             line += f" \u2014 {how}" if how else ""
             line += f" (may be stale: {why})" if why else ""
-            if used + len(line) + bool(lines) <= max_chars:
-                used += len(line) + bool(lines)
+            if len("\n".join([*lines, line])) <= max_chars:
                 lines.append(line)
         return lines
 
@@ -3311,11 +3309,9 @@ class _Memory(_Patterns):
         Param("project", str, "scope of files that name none: '' global (default), a fingerprint "
               "or a project path", default=""),
         mcp="memory_import", title="Import Markdown memories", idempotent=True, learns=True,
-        output=_Out.obj({k: _Out.INT for k in ("files", "added", "updated", "unchanged", "skipped",
-                                               "links_skipped", "forgotten")},
-                        ("files", "added", "updated", "unchanged", "skipped", "links_skipped")),
-        render=lambda r: ", ".join(f"{k} {r[k]}" for k in ("files", "added", "updated", "unchanged",
-                                                           "skipped", "forgotten") if k in r)
+        output=_Out.obj(dict.fromkeys(_Mem.IMPORTED + ("links_skipped", "forgotten"), _Out.INT),
+                        _Mem.IMPORTED + ("links_skipped",)),
+        render=lambda r: ", ".join(f"{k} {r[k]}" for k in _Mem.IMPORTED + ("forgotten",) if k in r)
         + (f"; symlinks out of the folder skipped: {r['links_skipped']}"
            if r["links_skipped"] else ""))
     def import_memories(self, path, project=""):
