@@ -2409,9 +2409,8 @@ class _Patterns(_Core):
 class _Mem:
     """A knowledge memory's text: keys, redaction, frontmatter files, JSON shapes and rendering."""
 
-    # Seed 002 recalls distilled knowledge by relevance, recency, confidence and usage; seed 004
-    # types it, gives it a Why and a How to apply and keeps it as Markdown. type -> (recency
-    # half-life in days, days unused after which it loses 1 confidence; archived at 0).
+    # Seeds 002 (recall by relevance, recency, confidence, usage) and 004 (typed, Why, How to apply,
+    # Markdown). type -> (recency half-life, days unused before it loses 1 confidence; 0: archived).
     MEMORY_TYPES = {"user": (180, 120), "feedback": (120, 90), "project": (60, 60),
                     "reference": (120, 90), "episode": (30, 45)}
     JACCARD = 0.8      # share of words (title + content) at which a memory repeats another
@@ -2589,11 +2588,10 @@ class _Mem:
         out = []
         for line in reversed(lines):
             kind, colon, subject = line.partition("\t")[2].partition(": ")
-            kind = kind.split(" (", 1)
+            kind, _, step = kind.partition(" (")
             if (colon and subject.strip() and subject.strip() not in out
-                    and (kind[0] in ("commit", "cherry-pick", "revert")
-                         or kind[0].startswith("rebase") and kind[1:]
-                         and kind[1][:4] in ("pick", "rewo"))):
+                    and (kind in ("commit", "cherry-pick", "revert")
+                         or kind.startswith("rebase") and step[:4] in ("pick", "rewo"))):
                 out.append(subject.strip())
                 if len(out) == n:
                     break
@@ -2813,7 +2811,6 @@ class _Mem:
 class _Anchors:
     """Staleness anchors: an item's files by git blob id (changed: 'may be stale', gone: out)."""
 
-    # The file defining a project command, by the shape's first word.
     DEFINING_FILES = {
         **dict.fromkeys("npm pnpm yarn bun npx bunx".split(), ("package.json",)),
         **dict.fromkeys("uv uvx poetry pdm hatch pytest ruff mypy black pyright python "
