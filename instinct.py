@@ -2418,10 +2418,9 @@ class _Mem:
     SATURATE = 10      # confidence and recall counts score fully from here on
     PER_KEY = 200      # remember: newest memories read per key when looking for a repeat
     CANDIDATES = 64    # ... of which this many (sharing the most keys) are compared
-    STOP = frozenset(
-        "a an and are as at be but by do does for from has have how i if in into is it its my no "
-        "not of on or so than that the then there this to us was we were what when which with you "
-        "your".split())
+    STOP = frozenset("a an and are as at be but by do does for from has have how i if in into is "
+                     "it its my no not of on or so than that the then there this to us was we were "
+                     "what when which with you your".split())
     COLS = ("id, type, title, content, why, how_to_apply, tags, project, source, confidence,"
             " created, updated, last_recalled, recall_count, archived, archived_at, metadata,"
             " supersedes, superseded_by")
@@ -2450,9 +2449,8 @@ class _Mem:
                 "m%d" % _Mem.key("n", mtype, project, name or _Mem.slug(mtype, title))]
 
     def keys(mtype, project, title, content, name=""):
-        """Keys that find a memory's repeats in its scope: its title, its name, 4 bands of 2
-        min-hashes of its words (stop words left out); words with Jaccard similarity J share a
-        band with probability 1 - (1 - J**2)**4 (0.98 at J = 0.8)."""
+        """Keys finding a memory's repeats in its scope: title, name, 4 bands of 2 min-hashes of
+        its non-stop words; Jaccard J shares a band with p = 1 - (1 - J**2)**4 (0.98 at 0.8)."""
         from zlib import crc32
         keys = {_Mem.key("t", mtype, project, " ".join(_Mem.words(title)))}
         if name:
@@ -2948,9 +2946,8 @@ class _Memory(_Patterns):
         return mid
 
     def _mem_repeat(self, conn, f, proj, keys):
-        """The stored memory `f` repeats (same type and scope, same title or 80% of its words).
-        Candidates: the newest PER_KEY holding each key (an index range each: the cost does not
-        grow with the store); the CANDIDATES sharing most keys are compared word by word."""
+        """The stored memory `f` repeats (same type and scope, same title or 80% of its words): of
+        the newest PER_KEY per key (bounded cost), the CANDIDATES sharing most keys by words."""
         shared = {}
         for k in keys:
             for (mid,) in conn.execute("SELECT memory_id FROM memory_keys WHERE key = ?"
