@@ -3442,9 +3442,8 @@ class _Memory(_Patterns):
             if stem.lower() in used:
                 stem += f"-{r['id']}"
             used.add(stem.lower())
-            for k in ("title", "content", "why", "how_to_apply"):  # stored before redaction existed
-                r[k] = _Mem.redact_secrets(r[k])[0]
-            r["metadata"] = _Mem.redact_value(r["metadata"])[0]
+            prose = {k: r[k] for k in ("title", "content", "why", "how_to_apply", "metadata")}
+            r.update(_Mem.redact_value(prose)[0])               # stored before redaction existed
             data = _Mem.memory_md(r, name).encode("utf-8")
             path = os.path.join(d, stem + ".md")
             try:
