@@ -2511,14 +2511,12 @@ class _Mem:
 
     def tags(tags):
         """'a, b' -> 'a,b' (distinct, in order)."""
-        out = []
-        for t in (t.strip() for t in tags.split(",")):
-            if t and not (t[0].isalnum() and all(c.isalnum() or c in "-_./+" for c in t)):
+        out = [t.strip() for t in tags.split(",") if t.strip()]
+        for t in out:
+            if not (t[0].isalnum() and all(c.isalnum() or c in "-_./+" for c in t)):
                 raise ValidationError(f"tag {t!r} must start with a letter or digit and hold only "
                                       "letters, digits and - _ . / +")
-            if t and t not in out:
-                out.append(t)
-        text = ",".join(out)
+        text = ",".join(dict.fromkeys(out))
         if len(text) > 500:
             raise ValidationError("tags are longer than 500 characters")
         return text
