@@ -2372,9 +2372,8 @@ class _Patterns(_Core):
 class _Mem:
     """A knowledge memory's text: keys, redaction, frontmatter files, JSON shapes and rendering."""
 
-    # Seed 002 recalls distilled knowledge by relevance, recency, confidence and usage; seed 004
-    # types it, gives it a Why and a How to apply and keeps it as Markdown. type -> (recency
-    # half-life in days, days unused after which it loses 1 confidence; archived at 0).
+    # Seeds 002 (recall by relevance, recency, confidence, usage) and 004 (typed, Why, How to apply,
+    # Markdown). type -> (recency half-life, days unused before it loses 1 confidence; 0: archived).
     MEMORY_TYPES = {"user": (180, 120), "feedback": (120, 90), "project": (60, 60),
                     "reference": (120, 90), "episode": (30, 45)}
     JACCARD = 0.8      # share of words (title + content) at which a memory repeats another
@@ -2382,10 +2381,9 @@ class _Mem:
     SATURATE = 10      # confidence and recall counts score fully from here on
     PER_KEY = 200      # remember: newest memories read per key when looking for a repeat
     CANDIDATES = 64    # ... of which this many (sharing the most keys) are compared
-    STOP = frozenset(
-        "a an and are as at be but by do does for from has have how i if in into is it its my no "
-        "not of on or so than that the then there this to us was we were what when which with you "
-        "your".split())
+    STOP = frozenset("a an and are as at be but by do does for from has have how i if in into is "
+                     "it its my no not of on or so than that the then there this to us was we were "
+                     "what when which with you your".split())
     COLS = ("id, type, title, content, why, how_to_apply, tags, project, source, confidence,"
             " created, updated, last_recalled, recall_count, archived, archived_at, metadata,"
             " supersedes, superseded_by")
@@ -2414,9 +2412,8 @@ class _Mem:
                 "m%d" % _Mem.key("n", mtype, project, name or _Mem.slug(mtype, title))]
 
     def keys(mtype, project, title, content, name=""):
-        """Keys that find a memory's repeats in its scope: its title, its name, 4 bands of 2
-        min-hashes of its words (stop words left out); words with Jaccard similarity J share a
-        band with probability 1 - (1 - J**2)**4 (0.98 at J = 0.8)."""
+        """Keys finding a memory's repeats in its scope: title, name, 4 bands of 2 min-hashes of
+        its non-stop words; Jaccard J shares a band with p = 1 - (1 - J**2)**4 (0.98 at 0.8)."""
         from zlib import crc32
         keys = {_Mem.key("t", mtype, project, " ".join(_Mem.words(title)))}
         if name:
@@ -2429,12 +2426,10 @@ class _Mem:
         return keys
 
     def redact_secrets(text):
-        """(text with every secret-looking part replaced by [REDACTED], how many were found): what
-        capture refuses to keep (sections 14 and 15) in a memory's prose. Known token prefixes
-        (ghp_, sk-, xox, AKIA, eyJ, glpat-, npm_, pypi-...), a PEM private key block, the value of
-        `password=`/`token:`-style assignments, the password of a `scheme://user:pass@host` URL and
-        long random-looking words (24+ characters mixing upper, lower case and digits); git hashes
-        and ordinary words pass."""
+        """(text with each secret-looking part replaced by [REDACTED], how many), as capture does
+        (sections 14, 15): known token prefixes (ghp_, sk-, AKIA, eyJ...), PEM private keys, the
+        value of `password=`/`token:` assignments, the password in `scheme://user:pass@host` and
+        24+ character words mixing upper, lower case and digits; git hashes and words pass."""
         import re
         if not isinstance(text, str) or not text:
             return text, 0
@@ -2451,16 +2446,9 @@ class _Mem:
             % "|".join(map(re.escape, _Mem.SECRET_KEYS)), r"\1" + _Mem.REDACTED, re.I)
         sub(r"(?<![\w-])(?:%s)[\w.\-/+=]{8,}" % "|".join(map(re.escape, _SECRET_PREFIXES)),
             _Mem.REDACTED, re.I)
-
-        def rnd(m):
-            w = m.group(0)
-            if (any(c.isupper() for c in w) and any(c.islower() for c in w)
-                    and any(c.isdigit() for c in w)):
-                nonlocal n
-                n += 1
-                return _Mem.REDACTED
-            return w
-        text = re.sub(r"(?<![\w/+=-])[A-Za-z0-9_+/=-]{24,}(?![\w/+=-])", rnd, text)
+        w = "[A-Za-z0-9_+/=-]"              # a long word mixing upper, lower case and digits
+        sub(rf"(?<![\w/+=-])(?={w}*[A-Z])(?={w}*[a-z])(?={w}*[0-9]){w}{{24,}}(?![\w/+=-])",
+            _Mem.REDACTED)
         return text, n
 
     def redact_value(value):
@@ -2486,14 +2474,12 @@ class _Mem:
 
     def tags(tags):
         """'a, b' -> 'a,b' (distinct, in order)."""
-        out = []
-        for t in (t.strip() for t in tags.split(",")):
-            if t and not (t[0].isalnum() and all(c.isalnum() or c in "-_./+" for c in t)):
+        out = [t.strip() for t in tags.split(",") if t.strip()]
+        for t in out:
+            if not (t[0].isalnum() and all(c.isalnum() or c in "-_./+" for c in t)):
                 raise ValidationError(f"tag {t!r} must start with a letter or digit and hold only "
                                       "letters, digits and - _ . / +")
-            if t and t not in out:
-                out.append(t)
-        text = ",".join(out)
+        text = ",".join(dict.fromkeys(out))
         if len(text) > 500:
             raise ValidationError("tags are longer than 500 characters")
         return text
@@ -2508,14 +2494,12 @@ class _Mem:
         out = []
         for key in ("task", "steps", "failures", "outcome"):
             v = meta.get(key)
-            if v is None:
-                continue
-            if key in ("steps", "failures"):
+            if v is not None and key in ("steps", "failures"):
                 if not isinstance(v, list) or not all(isinstance(s, str) for s in v):
                     raise ValidationError(f"episode metadata '{key}' must be a list of strings")
                 if v:
                     out.append(key.capitalize() + ":" + "".join(f"\n- {s}" for s in v))
-            elif not isinstance(v, str):
+            elif v is not None and not isinstance(v, str):
                 raise ValidationError(f"episode metadata '{key}' must be a string")
             elif v:
                 out.append(f"{key.capitalize()}: {v}")
@@ -2542,9 +2526,8 @@ class _Mem:
         return _sha256_hex("\x1f".join((r["project"], r["type"], r["title"], r["content"])))[:8]
 
     def git_subjects(root, n=3):
-        """The last `n` commit subjects of the repository at `root`, newest first, read from the
-        reflog .git/logs/HEAD (no git process; a worktree's `.git` file names its git directory);
-        [] when there is none."""
+        """The last `n` commit subjects at `root`, newest first, from the reflog .git/logs/HEAD (no
+        git process; a worktree's `.git` file names its git directory); [] when there is none."""
         git = os.path.join(root, ".git")
         try:
             if os.path.isfile(git):
@@ -2564,11 +2547,10 @@ class _Mem:
         out = []
         for line in reversed(lines):
             kind, colon, subject = line.partition("\t")[2].partition(": ")
-            kind = kind.split(" (", 1)
+            kind, _, step = kind.partition(" (")
             if (colon and subject.strip() and subject.strip() not in out
-                    and (kind[0] in ("commit", "cherry-pick", "revert")
-                         or kind[0].startswith("rebase") and kind[1:]
-                         and kind[1][:4] in ("pick", "rewo"))):
+                    and (kind in ("commit", "cherry-pick", "revert")
+                         or kind.startswith("rebase") and step[:4] in ("pick", "rewo"))):
                 out.append(subject.strip())
                 if len(out) == n:
                     break
@@ -2747,34 +2729,31 @@ class _Mem:
         "metadata": {"type": "object"}}
     MEMORY_REQ = ("id", "type", "title", "content", "project", "confidence", "created", "updated")
     MEMORY = _Out.obj(dict(MEMORY_PROPS, status=_Out.STR, warnings=STRS, about=STRS), MEMORY_REQ)
+    IMPORTED = ("files", "added", "updated", "unchanged", "skipped")    # import_memories' counts
+    PARTS = ("relevance", "recency", "confidence", "usage")      # recall's score, in this order
     MEMORY_HIT = _Out.obj(dict(MEMORY_PROPS, score=NUM, parts=_Out.obj(
-        dict.fromkeys(("relevance", "recency", "confidence", "usage"), NUM),
-        ("relevance", "recency", "confidence", "usage"))), MEMORY_REQ + ("score", "parts"))
+        dict.fromkeys(PARTS, NUM), PARTS)), MEMORY_REQ + ("score", "parts"))
 
     def render_memory(r):
-        flags = [r["status"]] if r.get("status") else []
-        flags += [f"confidence {r['confidence']}", f"recalled {r['recall_count']}x",
-                  f"project {r['project']}" if r["project"] else "global"]
-        flags += ["archived"] if r["archived"] else []
-        flags += [f"supersedes #{r['supersedes']}"] if "supersedes" in r else []
-        flags += [f"superseded by #{r['superseded_by']}"] if "superseded_by" in r else []
-        out = [f"#{r['id']} [{r['type']}] {r['title']}  ({', '.join(flags)})"]
-        out += [r["content"]] if r["content"] else []
-        out += [f"**Why:** {r['why']}"] if r["why"] else []
-        out += [f"**How to apply:** {r['how_to_apply']}"] if r["how_to_apply"] else []
-        out += [f"warning: {w}" for w in r.get("warnings", ())]
-        out += [f"about: {', '.join(r['about'])}"] if r.get("about") else []
-        return "\n".join(out)
+        flags = [r.get("status"), f"confidence {r['confidence']}", f"recalled {r['recall_count']}x",
+                 f"project {r['project']}" if r["project"] else "global",
+                 "archived" if r["archived"] else None,
+                 f"supersedes #{r['supersedes']}" if "supersedes" in r else None,
+                 f"superseded by #{r['superseded_by']}" if "superseded_by" in r else None]
+        out = [f"#{r['id']} [{r['type']}] {r['title']}  ({', '.join(filter(None, flags))})",
+               r["content"], f"**Why:** {r['why']}" if r["why"] else None,
+               f"**How to apply:** {r['how_to_apply']}" if r["how_to_apply"] else None,
+               *(f"warning: {w}" for w in r.get("warnings", ())),
+               f"about: {', '.join(r['about'])}" if r.get("about") else None]
+        return "\n".join(filter(None, out))
 
     def render_memories(rs):
         out = []
         for r in rs:
             line = f"  #{r['id']:<5} [{r['type']}] {r['title']}  conf={r['confidence']}"
             if "score" in r:
-                p = r["parts"]
-                line += (f"  score={r['score']:.3f} = relevance {p['relevance']:.3f} + recency "
-                         f"{p['recency']:.3f} + confidence {p['confidence']:.3f} + usage "
-                         f"{p['usage']:.3f}")
+                parts = " + ".join(f"{k} {r['parts'][k]:.3f}" for k in _Mem.PARTS)
+                line += f"  score={r['score']:.3f} = {parts}"
             line += "  [archived]" if r["archived"] else ""
             line += f"  [superseded by #{r['superseded_by']}]" if "superseded_by" in r else ""
             out.append(line)
@@ -2783,12 +2762,14 @@ class _Mem:
 
     ID = Param("id", int, "the memory's id", required=True, positional=True, minimum=1,
                maximum=2**63 - 1)
+    TYPE = Param("type", str, "only this type", choices=tuple(MEMORY_TYPES))
+    SCOPE = Param("project", str, "only this scope: '' global, a fingerprint or a project path "
+                  "(default: all)")
 
 
 class _Anchors:
     """Staleness anchors: an item's files by git blob id (changed: 'may be stale', gone: out)."""
 
-    # The file defining a project command, by the shape's first word.
     DEFINING_FILES = {
         **dict.fromkeys("npm pnpm yarn bun npx bunx".split(), ("package.json",)),
         **dict.fromkeys("uv uvx poetry pdm hatch pytest ruff mypy black pyright python "
@@ -2926,9 +2907,8 @@ class _Memory(_Patterns):
         return mid
 
     def _mem_repeat(self, conn, f, proj, keys):
-        """The stored memory `f` repeats (same type and scope, same title or 80% of its words).
-        Candidates: the newest PER_KEY holding each key (an index range each: the cost does not
-        grow with the store); the CANDIDATES sharing most keys are compared word by word."""
+        """The stored memory `f` repeats (same type and scope, same title or 80% of its words): of
+        the newest PER_KEY per key (bounded cost), the CANDIDATES sharing most keys by words."""
         shared = {}
         for k in keys:
             for (mid,) in conn.execute("SELECT memory_id FROM memory_keys WHERE key = ?"
@@ -2980,10 +2960,9 @@ class _Memory(_Patterns):
         """Store a typed memory; storing nearly the same one again reinforces it instead.
 
         Store distilled knowledge, not transcripts: a user preference, feedback on how to work, a
-        project fact, a reference, or an episode (one task: steps, failures, outcome). A memory with
-        the same type, scope and title, or sharing 80% of its words, gains 1 confidence and merges
-        sources (status 'reinforced'). `supersedes` replaces an older memory: it is kept, marked,
-        and no longer recalled."""
+        project fact, a reference, or an episode (one task). A memory with the same type, scope and
+        title, or sharing 80% of its words, gains 1 confidence and merges sources (status
+        'reinforced'). `supersedes` replaces an older memory: it is kept, marked, not recalled."""
         f = self._mem_fields(type, title, content, why, how_to_apply, tags, source, metadata)
         proj = _resolve_project(project, self.cwd)
         keys = _Mem.keys(f["type"], proj, f["title"], f["content"])
@@ -3041,8 +3020,7 @@ class _Memory(_Patterns):
         Relevance scaled to 1 for the best; recency halves every MEMORY_TYPES half-life. In
         relevance order, stopping once perfect other parts cannot reach the top `limit`."""
         s = self._settings()
-        w = [max(0, s["memory_weight_" + k])
-             for k in ("relevance", "recency", "confidence", "usage")]
+        w = [max(0, s["memory_weight_" + k]) for k in _Mem.PARTS]
         total = sum(w) or 1
         w = [x / total for x in w]
         top = max(c[0] for c in cands)
@@ -3074,14 +3052,13 @@ class _Memory(_Patterns):
         if not self._read("SELECT 1 FROM sqlite_master WHERE name = 'memories_fts'"):
             text = ("(m.title || ' ' || m.content || ' ' || m.why || ' ' || m.how_to_apply || ' '"
                     " || m.tags)")
-            rows = self._read(
-                f"SELECT {cols}, m.title, m.content, m.why, m.how_to_apply, m.tags FROM memories m"
-                f" WHERE {where} AND ({' OR '.join([text + ' LIKE ?'] * len(terms))})",
-                [*params, *(f"%{t}%" for t in terms)])
+            rows = self._read(f"SELECT {cols}, m.title, {text} FROM memories m WHERE {where}"
+                              f" AND ({' OR '.join([text + ' LIKE ?'] * len(terms))})",
+                              [*params, *(f"%{t}%" for t in terms)])
             out = []
-            for *head, title, content, why, how, tags in rows:
+            for *head, title, body in rows:
                 in_title = set(_Mem.words(title))
-                body = set(_Mem.words(" ".join((title, content, why, how, tags))))
+                body = set(_Mem.words(body))
                 raw = sum(2.0 if t in in_title else 1.0 for t in terms if t in body)
                 if raw:
                     out.append((raw, *head))
@@ -3105,7 +3082,7 @@ class _Memory(_Patterns):
     @operation(
         Param("query", str, "what the task is about: words, names of files, tools, topics",
               required=True, positional=True),
-        Param("type", str, "only this type", choices=tuple(_Mem.MEMORY_TYPES)),
+        _Mem.TYPE,
         Param("project", str, "a project path or fingerprint: its memories plus global ones; '' "
               "global only; '*' every project (default: the working directory's project)"),
         Param("limit", int, "at most this many", default=5, minimum=1, maximum=100),
@@ -3139,16 +3116,14 @@ class _Memory(_Patterns):
             return []
         ids = [h[1] for h in hits]
         marks = ",".join("?" * len(ids))
-        sql = f"SELECT {_Mem.COLS} FROM memories WHERE id IN ({marks})"
         try:
             with self._write() as conn:
                 conn.execute(f"UPDATE memories SET recall_count = recall_count + 1,"
                              f" last_recalled = ? WHERE id IN ({marks})", (self._now(), *ids))
-                rows = conn.execute(sql, ids).fetchall()
         except StoreError:
             if not self._db.read_only:
                 raise                     # a read-only store answers without counting the use
-            rows = self._read(sql, ids)
+        rows = self._read(f"SELECT {_Mem.COLS} FROM memories WHERE id IN ({marks})", ids)
         recs = {r["id"]: r for r in map(_Mem.record, rows)}
         return [dict(recs[mid], score=score, parts=parts)
                 for score, mid, parts in hits if mid in recs]
@@ -3175,9 +3150,7 @@ class _Memory(_Patterns):
         return rec
 
     @operation(
-        Param("type", str, "only this type", choices=tuple(_Mem.MEMORY_TYPES)),
-        Param("project", str, "only this scope: '' global, a fingerprint or a project path "
-              "(default: all)"),
+        _Mem.TYPE, _Mem.SCOPE,
         Param("archived", bool, "list archived memories instead of current ones", default=False),
         Param("limit", int, "at most this many", minimum=1, maximum=MAX_LIMIT),
         mcp="memory_list", title="List memories", read_only=True, idempotent=True,
@@ -3254,10 +3227,9 @@ class _Memory(_Patterns):
                             (cutoff,)).rowcount
 
     def memory_briefing(self, project_dir=None, max_chars=2000, limit=5):
-        """Lines '[type] title — how to apply' for a session starting in `project_dir`, within
-        max_chars (newlines included): recall of the folder's name and last 3 commit subjects
-        (counted as used), then the project's own memories. An anchored file changed: marked
-        "may be stale"; gone: left out."""
+        """Lines '[type] title: content — how to apply' for a session in `project_dir`, at most
+        max_chars with newlines: recall of its folder's name and last 3 commit subjects (counted
+        as used), then its project's memories; anchored file changed: "may be stale", gone: out."""
         root = project_root(project_dir)
         proj = _sha256_hex(root)[:12]
         query = " ".join([os.path.basename(root)] + _Mem.git_subjects(root))
@@ -3271,7 +3243,7 @@ class _Memory(_Patterns):
 
         def clean(text):                   # a memory stored before redaction existed: redact now
             return " ".join(_Mem.redact_secrets(text)[0].split())
-        lines, used = [], 0
+        lines = []
         for h, why in zip(hits, _Anchors.staleness(self._db.conn, root, hits)):
             if why and why.endswith(" is gone"):
                 continue
@@ -3282,8 +3254,7 @@ class _Memory(_Patterns):
             how = clean(h["how_to_apply"])
             line += f" \u2014 {how}" if how else ""
             line += f" (may be stale: {why})" if why else ""
-            if used + len(line) + bool(lines) <= max_chars:
-                used += len(line) + bool(lines)
+            if len("\n".join([*lines, line])) <= max_chars:
                 lines.append(line)
         return lines
 
@@ -3293,21 +3264,18 @@ class _Memory(_Patterns):
         Param("project", str, "scope of files that name none: '' global (default), a fingerprint "
               "or a project path", default=""),
         mcp="memory_import", title="Import Markdown memories", idempotent=True, learns=True,
-        output=_Out.obj({k: _Out.INT for k in ("files", "added", "updated", "unchanged", "skipped",
-                                               "links_skipped", "forgotten")},
-                        ("files", "added", "updated", "unchanged", "skipped", "links_skipped")),
-        render=lambda r: ", ".join(f"{k} {r[k]}" for k in ("files", "added", "updated", "unchanged",
-                                                           "skipped", "forgotten") if k in r)
+        output=_Out.obj(dict.fromkeys(_Mem.IMPORTED + ("links_skipped", "forgotten"), _Out.INT),
+                        _Mem.IMPORTED + ("links_skipped",)),
+        render=lambda r: ", ".join(f"{k} {r[k]}" for k in _Mem.IMPORTED + ("forgotten",) if k in r)
         + (f"; symlinks out of the folder skipped: {r['links_skipped']}"
            if r["links_skipped"] else ""))
     def import_memories(self, path, project=""):
         """Read Markdown memories in Claude Code's format (front matter: name, description, type).
 
-        The body is the content, then `**Why:**` and `**How to apply:**` lines. A file matches the
-        stored memory of its type and scope with the same name (or title): unchanged ones stay as
-        they are, edited ones are updated and archived ones restored, so importing twice adds
-        nothing; a forgotten one stays out (`forgotten`). Markdown without front matter (an index
-        such as MEMORY.md) is skipped. Nothing is written if any file is invalid."""
+        The body is the content, then `**Why:**` and `**How to apply:**` lines. A file updates the
+        memory of its type and scope with its name (or title), restoring an archived one, so
+        importing twice adds nothing; a forgotten one stays out (`forgotten`). Files without front
+        matter (an index such as MEMORY.md) are skipped. Nothing is written if any is invalid."""
         _check_text(path, "path", 4096, empty_ok=False)
         default = _resolve_project(project, self.cwd)
         p = self._user_path(path)
@@ -3390,8 +3358,7 @@ class _Memory(_Patterns):
             "UPDATE memories SET title = ?, content = ?, why = ?, how_to_apply = ?, tags = ?,"
             " source = ?, metadata = ?, confidence = ?, updated = ?, archived = 0, archived_at = ''"
             " WHERE id = ?",
-            (title, f["content"], f["why"], f["how_to_apply"], f["tags"], f["source"],
-             f["metadata"], new[7], self._now(), match["id"]))
+            (*new[:6], f["metadata"], new[7], self._now(), match["id"]))
         conn.execute("DELETE FROM memory_keys WHERE memory_id = ?", (match["id"],))
         conn.executemany("INSERT OR IGNORE INTO memory_keys (key, memory_id) VALUES (?, ?)",
                          [(k, match["id"]) for k in keys])
@@ -3402,9 +3369,7 @@ class _Memory(_Patterns):
     @operation(
         Param("dir", str, "directory for the <name>.md files (created if missing)", required=True,
               positional=True),
-        Param("type", str, "only this type", choices=tuple(_Mem.MEMORY_TYPES)),
-        Param("project", str, "only this scope: '' global, a fingerprint or a project path "
-              "(default: all)"),
+        _Mem.TYPE, _Mem.SCOPE,
         mcp="memory_export", title="Export memories as Markdown", idempotent=True, destructive=True,
         output=_Out.obj({"dir": _Out.STR, "files": _Out.INT, "written": _Out.INT,
                          "unchanged": _Out.INT}, ("dir", "files", "written", "unchanged")),
@@ -3413,9 +3378,8 @@ class _Memory(_Patterns):
     def export_memories(self, dir, type=None, project=None):
         """Write current memories (not archived, not superseded) as Markdown files, one each.
 
-        import-memories reads them back without loss. Files whose bytes would not change are left
-        untouched, so a second export is byte-identical; files of memories no longer stored are left
-        alone."""
+        import-memories reads them back without loss. Files whose bytes would not change are not
+        rewritten; files of memories no longer stored are left alone."""
         import re
         from collections import Counter
         _check_text(dir, "dir", 4096, empty_ok=False)
@@ -3439,9 +3403,8 @@ class _Memory(_Patterns):
             if stem.lower() in used:
                 stem += f"-{r['id']}"
             used.add(stem.lower())
-            for k in ("title", "content", "why", "how_to_apply"):  # stored before redaction existed
-                r[k] = _Mem.redact_secrets(r[k])[0]
-            r["metadata"] = _Mem.redact_value(r["metadata"])[0]
+            prose = {k: r[k] for k in ("title", "content", "why", "how_to_apply", "metadata")}
+            r.update(_Mem.redact_value(prose)[0])               # stored before redaction existed
             data = _Mem.memory_md(r, name).encode("utf-8")
             path = os.path.join(d, stem + ".md")
             try:
