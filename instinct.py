@@ -1677,6 +1677,12 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         return os.path.abspath(os.path.join(self.cwd or os.getcwd(), os.path.expanduser(path)))
 
     @staticmethod
+    def _missing(pattern, project):
+        """The error for a (pattern, project) that is not stored."""
+        return NotFoundError(f"no instinct {pattern!r}"
+                             + (f" in project {project}" if project else " (global)"))
+
+    @staticmethod
     def _get_record(conn, pattern, project):
         """The record of (pattern, project), or None."""
         row = conn.execute(f"SELECT {_Core._COLS} FROM instincts WHERE pattern = ? AND project = ?",
@@ -1765,8 +1771,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
             p, proj, scope = self._locate(pattern, project, conn)
             rec = self._get_record(conn, p, proj)
             if rec is None:
-                raise NotFoundError(f"no instinct {p!r}"
-                                    + (f" in project {proj}" if proj else " (global)"))
+                raise _Core._missing(p, proj)
             conn.execute("DELETE FROM instincts WHERE pattern = ? AND project = ?", (p, proj))
             events = conn.execute("DELETE FROM events WHERE pattern = ? AND project = ?",
                                   (p, proj)).rowcount
@@ -2084,8 +2089,7 @@ class _Patterns(_Core):
         row = self._read(f"SELECT {_Core._COLS} FROM instincts WHERE pattern = ? AND project = ?",
                          (p, proj))
         if not row:
-            raise NotFoundError(f"no instinct {p!r}"
-                                + (f" in project {proj}" if proj else " (global)"))
+            raise _Core._missing(p, proj)
         return {**_Core._record(row[0]), "scope": scope}
 
     @operation(
@@ -7624,8 +7628,7 @@ class _Insight(_Patterns):
                     (p,))]
         e = next((r for r in recs if r["project"] == proj), None)
         if e is None:
-            raise NotFoundError(f"no instinct {p!r}"
-                                + (f" in project {proj}" if proj else " (global)"))
+            raise _Core._missing(p, proj)
         e["scope"], e["root"] = scope, self._roots([proj]).get(proj, "")
         conf, promoted = e["confidence"], e["promoted"]
         th = self._thresholds(p, e["category"])
@@ -7851,8 +7854,7 @@ class _Insight(_Patterns):
             p, proj, scope = self._locate(pattern, project, conn)
             rec = self._get_record(conn, p, proj)
             if rec is None:
-                raise NotFoundError(f"no instinct {p!r}"
-                                    + (f" in project {proj}" if proj else " (global)"))
+                raise _Core._missing(p, proj)
             delta = 1 if verdict == "good" else -1 if rec["confidence"] > 1 else 0
             self._reinforce(conn, p, proj, source="", session=self.session, ts=self._now(),
                             delta=delta, kind="feedback",
