@@ -3698,20 +3698,15 @@ class _Shell:
             return j + 1, 1
         if c == '"':
             return _Shell.dquote(s, i + 1, depth, buf)
-        if c in "<>":                                  # <( ) >( ): process substitution
-            buf.append("$")
-            if depth >= _Shell.SHAPE_MAX_DEPTH:
-                return _Shell.skip_parens(s, i + 1), 2
-            return _Shell.lex(s, i + 2, depth + 1, None), 2
         if c == "`":
             j = i + 1
             while j < n and s[j] != "`":
                 j += 2 if s[j] == "\\" else 1
             buf.append("$")
             return j + 1, 2
-        if nxt == "(":
+        if c in "<>" or nxt == "(":                    # $( ), <( ), >( ); $(( )) is arithmetic
             buf.append("$")
-            if s[i + 2:i + 3] == "(" or depth >= _Shell.SHAPE_MAX_DEPTH:
+            if (c == "$" and s[i + 2:i + 3] == "(") or depth >= _Shell.SHAPE_MAX_DEPTH:
                 return _Shell.skip_parens(s, i + 1), 2
             return _Shell.lex(s, i + 2, depth + 1, None), 2
         if nxt == "{":
@@ -3817,26 +3812,20 @@ class _Shell:
                 if start >= 0 and not flags and "".join(buf).isdigit():
                     buf, start = [], -1                # `2>`: the digits name a file descriptor
                 word_end(i)
-                if s.startswith("<<<", i):
-                    i, target = i + 3, 1
-                elif s.startswith("<<-", i):
-                    i, target = i + 3, 3
-                elif s.startswith("<<", i):
-                    i, target = i + 2, 2
-                else:
-                    i += 2 if s[i + 1:i + 2] in (">", "&", "|") else 1
-                    target = 1
+                for op, target in (("<<<", 1), ("<<-", 3), ("<<", 2), (c + ">", 1), (c + "&", 1),
+                                   (c + "|", 1), (c, 1)):
+                    if s.startswith(op, i):
+                        break
+                i += len(op)
             elif c in "&|;":
                 word_end(i)
                 if s.startswith("&>", i):              # &> file, &>> file
                     i += 3 if s[i + 2:i + 3] == ">" else 2
                     target = 1
                     continue
-                op = s[i:i + 2]
-                if op == ";;" and s[i + 2:i + 3] == "&":
-                    op = ";;&"
-                elif op not in ("&&", "||", "|&", ";;", ";&"):
-                    op = c
+                for op in (";;&", "&&", "||", "|&", ";;", ";&", c):
+                    if s.startswith(op, i):
+                        break
                 ops.append(("o", op))
                 i += len(op)
             elif c == "(":
