@@ -3978,7 +3978,7 @@ class _Shell:
                 elif opt[:2] == "-m":
                     module = opt[2:] or (words[j][1] if j < n and not words[j][3] else "")
                     j += 0 if opt[2:] else 1
-                    if (_Shell.safe_token(module, 32) == "?"
+                    if (_Shell.safe_token(module, 32) != module
                             or not (module[0].isalpha() or module[0] == "_")):
                         return ["python -m"]
                     if module.lower() in _Shell.SUBCOMMAND_PROGRAMS:
@@ -4101,25 +4101,13 @@ class _Capture:
 
     def read_input(stdin, limit):
         """stdin whole, at most limit + 1 bytes. Clients written in Node hand a hook a non-blocking
-        pipe, where one read stops at what the pipe holds (64 KiB): read until end of file."""
+        pipe, where one read stops at what the pipe holds (64 KiB): make it blocking first."""
         stream = stdin or sys.stdin.buffer
         try:
-            fd = stream.fileno()
+            os.set_blocking(stream.fileno(), True)
         except (AttributeError, OSError, ValueError):      # not a file (a test's BytesIO)
-            return stream.read(limit + 1)
-        chunks, n = [], 0
-        while n <= limit:
-            try:
-                b = os.read(fd, min(1 << 20, limit + 1 - n))
-            except BlockingIOError:
-                import select
-                select.select([fd], [], [])
-                continue
-            if not b:
-                break
-            chunks.append(b)
-            n += len(b)
-        return b"".join(chunks)
+            pass
+        return stream.read(limit + 1)
 
     def handle(argv, stdin, stdout, close):
         say = _Capture.say
