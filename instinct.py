@@ -3427,12 +3427,10 @@ class _Memory(_Patterns):
 # 14. Shell commands (the shape reader: program and subcommand, never arguments)
 # =============================================================================
 class _Shell:
-    """The shell reader: a command's shape (program and subcommand), never its arguments.
-
-    It reads a command the way a shell does (quotes, escapes, heredocs, $( ), lists, compound
-    commands); kept words must pass an allow-list of plain tokens. Not shlex: it knows no
-    heredocs, $( ) or newline lists, and imports re on every hook call. It never raises:
-    unbalanced quotes and parentheses run to the end of the input."""
+    """Reads a command as a shell does (quotes, escapes, heredocs, $( ), lists, compound commands)
+    and keeps only words that pass an allow-list of plain tokens. Not shlex, which knows no
+    heredocs, $( ) or newline lists and imports re. It never raises: unbalanced quotes and
+    parentheses run to the end of the input."""
     SHAPE_MAX_INPUT, SHAPE_MAX_SHAPES, SHAPE_MAX_DEPTH = 65536, 64, 8
     # Not commands: builtins that only change the shell's state, no-ops, tests, output, lookups.
     NOOPS = frozenset(
@@ -3485,7 +3483,7 @@ class _Shell:
         "od hexdump strings base64 md5sum sha1sum sha256sum shasum du df tree realpath readlink "
         "basename dirname open xdg-open code cursor vim vi nvim nano emacs bat man kill pkill "
         "killall pgrep curl wget ssh scp rsync tar zip unzip gzip gunzip jq yq node ruby perl php "
-        "lua ping dig host nc".split())
+        "lua python ping dig host nc".split())
     # Framework scripts run by an interpreter that take a subcommand (`python manage.py migrate`).
     SCRIPT_TOOLS = frozenset(("manage.py", "artisan"))
     # Separate-value global options per program, skipped on the way to a subcommand (`git -C x`).
@@ -3560,8 +3558,7 @@ class _Shell:
     def safe_token(tok, limit=40):
         """A program/tool/extension token with a plain charset, or '?' (redacted)."""
         tok = tok.strip("'\"`")
-        low = tok.lower()
-        if (not tok or len(tok) > limit or low.startswith(_SECRET_PREFIXES)
+        if (not tok or len(tok) > limit or tok.lower().startswith(_SECRET_PREFIXES)
                 or not all(c.isalnum() or c in "._+-" for c in tok) or not tok.isascii()
                 or (len(tok) >= 12 and any(c.isdigit() for c in tok)
                     and any(c.isalpha() for c in tok))):
@@ -3573,9 +3570,8 @@ class _Shell:
         v = word[1]
         if word[3] or not 0 < len(v) <= 24 or not ("a" <= v[0] <= "z") or not v.isascii():
             return False
-        if sum(c.isdigit() for c in v) > 2 or v.startswith(_SECRET_PREFIXES):
-            return False
-        if not all(c.islower() or c.isdigit() or c in "._:-" for c in v):
+        if (sum(c.isdigit() for c in v) > 2 or v.startswith(_SECRET_PREFIXES)
+                or not all(c.islower() or c.isdigit() or c in "._:-" for c in v)):
             return False
         return "." not in v or v.rsplit(".", 1)[1] not in _Shell.FILE_SUFFIXES
 
@@ -3614,9 +3610,7 @@ class _Shell:
     def quoted(s, i, depth, buf):
         """The escape, quotes or expansion at s[i] (\\ ' " $ ` <( >( ): returns (end, flags);
         appends its text to buf, '$' for an expansion."""
-        n = len(s)
-        c = s[i]
-        nxt = s[i + 1] if i + 1 < n else ""
+        n, c, nxt = len(s), s[i], s[i + 1:i + 2]
         if c == "\\":
             buf.append(nxt)
             return i + 2, 1
@@ -3627,20 +3621,15 @@ class _Shell:
             return j + 1, 1
         if c == '"':
             return _Shell.dquote(s, i + 1, depth, buf)
-        if c in "<>":                                  # <( ) >( ): process substitution
-            buf.append("$")
-            if depth >= _Shell.SHAPE_MAX_DEPTH:
-                return _Shell.skip_parens(s, i + 1), 2
-            return _Shell.lex(s, i + 2, depth + 1, None), 2
         if c == "`":
             j = i + 1
             while j < n and s[j] != "`":
                 j += 2 if s[j] == "\\" else 1
             buf.append("$")
             return j + 1, 2
-        if nxt == "(":
+        if c in "<>" or nxt == "(":                    # $( ), <( ), >( ); $(( )) is arithmetic
             buf.append("$")
-            if s[i + 2:i + 3] == "(" or depth >= _Shell.SHAPE_MAX_DEPTH:
+            if (c == "$" and s[i + 2:i + 3] == "(") or depth >= _Shell.SHAPE_MAX_DEPTH:
                 return _Shell.skip_parens(s, i + 1), 2
             return _Shell.lex(s, i + 2, depth + 1, None), 2
         if nxt == "{":
@@ -3683,10 +3672,9 @@ class _Shell:
         return n, flags
 
     def lex(s, i, depth, out):
-        """Tokens of shell text s from i into out: ('w', value, source, flags) and ('o', operator).
-        flags: 1 = quoted or escaped, 2 = holds an expansion. Redirection targets and heredoc bodies
-        are consumed, never emitted. With depth > 0 (inside `$( )`) it returns just past the
-        unmatched ')'; out=None only skips."""
+        """Tokens of shell text s from i into out: ('w', value, source, flags) and ('o', operator);
+        flags 1 = quoted or escaped, 2 = holds an expansion. Redirection targets and heredoc bodies
+        are dropped. At depth > 0 (in `$( )`) it returns just past the unmatched ')'."""
         n = len(s)
         buf, start, flags = [], -1, 0
         target, heredocs, parens, cases = 0, [], 0, 0
@@ -3742,36 +3730,25 @@ class _Shell:
                     start = i
                 i, f = _Shell.quoted(s, i, depth, buf)
                 flags |= f
-            elif c in "<>":
-                if start >= 0 and not flags and "".join(buf).isdigit():
+            elif c in "<>" or s.startswith("&>", i):  # a redirection: its target is no word
+                if c != "&" and start >= 0 and not flags and "".join(buf).isdigit():
                     buf, start = [], -1                # `2>`: the digits name a file descriptor
                 word_end(i)
-                if s.startswith("<<<", i):
-                    i, target = i + 3, 1
-                elif s.startswith("<<-", i):
-                    i, target = i + 3, 3
-                elif s.startswith("<<", i):
-                    i, target = i + 2, 2
-                else:
-                    i += 2 if s[i + 1:i + 2] in (">", "&", "|") else 1
-                    target = 1
+                for op, target in (("<<<", 1), ("<<-", 3), ("<<", 2), ("&>>", 1), (c + ">", 1),
+                                   (c + "&", 1), (c + "|", 1), (c, 1)):
+                    if s.startswith(op, i):
+                        break
+                i += len(op)
             elif c in "&|;":
                 word_end(i)
-                if s.startswith("&>", i):              # &> file, &>> file
-                    i += 3 if s[i + 2:i + 3] == ">" else 2
-                    target = 1
-                    continue
-                op = s[i:i + 2]
-                if op == ";;" and s[i + 2:i + 3] == "&":
-                    op = ";;&"
-                elif op not in ("&&", "||", "|&", ";;", ";&"):
-                    op = c
+                for op in (";;&", "&&", "||", "|&", ";;", ";&", c):
+                    if s.startswith(op, i):
+                        break
                 ops.append(("o", op))
                 i += len(op)
             elif c == "(":
                 if start >= 0 and buf and buf[-1][-1:] in ("=", "@", "!", "+", "*", "?"):
-                    # `a=(x y)`, `@(glob|pattern)`: part of a word
-                    j = _Shell.skip_parens(s, i)
+                    j = _Shell.skip_parens(s, i)       # `a=(x y)`, `@(x|y)`: part of a word
                     buf.append(s[i:j])
                     i = j
                     continue
@@ -3809,8 +3786,7 @@ class _Shell:
                 elif v in _Shell.NUMERIC_OPTIONS and j < n and words[j][1].isdigit():
                     j += 1
             elif (v[:1] == "+" and key in ("cargo", "rustup")) or _Shell.is_assignment(words[j][2]):
-                # `cargo +nightly build`, `make CC=clang test`
-                j += 1
+                j += 1                         # `cargo +nightly build`, `make CC=clang test`
             else:
                 return j
         return n
@@ -3820,8 +3796,7 @@ class _Shell:
         inner = _Shell.words_shapes(words, j, depth + 1) if depth < _Shell.SHAPE_MAX_DEPTH else []
         shaped = [f"{prefix} {s}" for s in inner if s != "?"]
         if not shaped and j < len(words) and _Shell.plain_subword(words[j]):
-            # a script name: `pdm run test`, `hatch run a:b`
-            shaped = [f"{prefix} {words[j][1]}"]
+            shaped = [f"{prefix} {words[j][1]}"]       # a script: `pdm run test`, `hatch run a:b`
         return shaped or [prefix]
 
     def program_shape(key, words, j, depth):
@@ -3868,12 +3843,10 @@ class _Shell:
             i += npos
         if i >= n:
             return []
-        word = words[i]
-        name = _Shell.program_name(word)
+        word = words[i]                                # `name` is its program_name (loop above)
         if word[3] & 2 and ("$" in name or "/" not in word[1]):
             if i + 1 < n and words[i + 1][1] in ("=", "+=") and word[2][:1] == "$":
-                # PowerShell's `$env:X = 1` assigns, runs nothing
-                return []
+                return []                              # PowerShell's `$env:X = 1` assigns
             return ["?"]                               # `$EDITOR x`; but `$SDK/bin/tool` is `tool`
         key = name.lower()
         if key in _Shell.NOOPS:
@@ -3881,8 +3854,7 @@ class _Shell:
         if _Shell.safe_token(name, 32) != name or not (name[0].isalnum() or name[0] in "._"):
             return ["?"]
         if key in _Shell.SHELLS:                             # `bash -lc 'script'`: read the script
-            j = i + 1
-            script = False
+            j, script = i + 1, False
             while j < n and words[j][1][:1] in ("-", "+") and len(words[j][1]) > 1:
                 opt = words[j][1]
                 j += 1
@@ -3918,7 +3890,7 @@ class _Shell:
                 elif opt[:2] == "-m":
                     module = opt[2:] or (words[j][1] if j < n and not words[j][3] else "")
                     j += 0 if opt[2:] else 1
-                    if (_Shell.safe_token(module, 32) == "?"
+                    if (_Shell.safe_token(module, 32) != module
                             or not (module[0].isalpha() or module[0] == "_")):
                         return ["python -m"]
                     if module.lower() in _Shell.SUBCOMMAND_PROGRAMS:
@@ -3928,18 +3900,14 @@ class _Shell:
             key, name, i = "python", "python", j - 1
         if (key in ("python", "php") and i + 1 < n
                 and _Shell.program_name(words[i + 1]) in _Shell.SCRIPT_TOOLS):
-            # `python manage.py test`, `php artisan migrate`
-            tool = _Shell.program_name(words[i + 1])
+            tool = _Shell.program_name(words[i + 1])   # `python manage.py test`, `php artisan x`
             return [f"{key} {s}" for s in _Shell.program_shape(tool, words, i + 2, depth)]
-        if key == "python":
-            return ["python"]
         if key in _Shell.SUBCOMMAND_PROGRAMS or key in _Shell.RUN_WRAPPERS:
             return _Shell.program_shape(key, words, i + 1, depth)
         k = n if key in _Shell.OPERAND_PROGRAMS else _Shell.first_word(words, i + 1, key)
         if k < n and not words[k][3] and (words[k][1] in _Shell.SUBCOMMAND_PROGRAMS
                                           or words[k][1] in _Shell.RUN_WRAPPERS):
-            # a tool in front of a known one: `rtk git log`
-            return _Shell.wrapped(name, words, k, depth)
+            return _Shell.wrapped(name, words, k, depth)   # a tool in front of one: `rtk git log`
         if k < n and _Shell.plain_subword(words[k]) and words[k][1] in _Shell.COMMON_SUBCOMMANDS:
             return [f"{name} {words[k][1]}"]
         return [name]
@@ -3967,14 +3935,12 @@ class _Shell:
                 continue
             value, plain = tok[1], not tok[3]
             if skip:
-                if skip == "]]" and plain and value == "]]":
+                if skip == "function" or (skip == "]]" and plain and value == "]]"):
                     skip = ""
                 elif skip == "case" and plain and value == "in":
                     skip = "pattern"
                 elif skip == "pattern" and plain and value == "esac":
                     skip, cases = "", cases - 1
-                elif skip == "function":
-                    skip = ""
                 continue
             if not cur and plain:                      # command position: reserved words
                 if value in _Shell.KEYWORDS:
@@ -4041,25 +4007,13 @@ class _Capture:
 
     def read_input(stdin, limit):
         """stdin whole, at most limit + 1 bytes. Clients written in Node hand a hook a non-blocking
-        pipe, where one read stops at what the pipe holds (64 KiB): read until end of file."""
+        pipe, where one read stops at what the pipe holds (64 KiB): make it blocking first."""
         stream = stdin or sys.stdin.buffer
         try:
-            fd = stream.fileno()
+            os.set_blocking(stream.fileno(), True)
         except (AttributeError, OSError, ValueError):      # not a file (a test's BytesIO)
-            return stream.read(limit + 1)
-        chunks, n = [], 0
-        while n <= limit:
-            try:
-                b = os.read(fd, min(1 << 20, limit + 1 - n))
-            except BlockingIOError:
-                import select
-                select.select([fd], [], [])
-                continue
-            if not b:
-                break
-            chunks.append(b)
-            n += len(b)
-        return b"".join(chunks)
+            pass
+        return stream.read(limit + 1)
 
     def handle(argv, stdin, stdout, close):
         say = _Capture.say
@@ -4067,9 +4021,8 @@ class _Capture:
         def answer(event_name, text):
             if text:
                 import json
-                out = json.dumps({"hookSpecificOutput": {"hookEventName": event_name,
-                                                         "additionalContext": text}})
-                stdout.write(out + "\n")
+                stdout.write(json.dumps({"hookSpecificOutput": {
+                    "hookEventName": event_name, "additionalContext": text}}) + "\n")
         db, args = _CLI.take_db(list(argv))
         event = args[0] if args else None
         for a in args[1:]:
@@ -4117,18 +4070,15 @@ class _Capture:
             elif event in ("post-tool-use", "post-tool-use-failure"):
                 failed = event.endswith("failure")
                 say(f"{event}: {store.record_tool(payload, failed=failed)}")
-                # Codex: PostToolUse
                 if failed or _Call.response_failed(payload.get("tool_response")):
                     answer("PostToolUseFailure" if failed else "PostToolUse",
-                           _Hints.hint(store, event, payload, cwd))
+                           _Hints.hint(store, event, payload, cwd))     # Codex: PostToolUse
             elif event in ("stop", "session-end") and session:
                 if "turn_id" in payload or os.path.basename(
                         str(payload.get("transcript_path", ""))).startswith("rollout-"):
-                    say(f"{event}:"
-                        f" {store.codex_outcomes(session, payload.get('transcript_path'))}"
+                    say(f"{event}: {store.codex_outcomes(session, payload.get('transcript_path'))}"
                         " failed calls read from the Codex rollout")
-                r = store.mine(session)
-                say(f"{event}: mined {len(r['observed'])} observations")
+                say(f"{event}: mined {len(store.mine(session)['observed'])} observations")
             elif event == "session-start":
                 try:                           # sessions whose end hook never ran (crash, cancel)
                     say(f"{event}: mined {store.mine()['sessions']} unmined sessions")
@@ -4264,8 +4214,7 @@ class _Call:
                  if words[i] not in known and not words[i].startswith("#")}
         if not found:
             return self
-        for w in found:
-            found[w] = _Call.keyed(conn, w)
+        found = {w: _Call.keyed(conn, w) for w in found}
         rows = {h: (s, word) for h, s, word in conn.execute(
             "SELECT hash, session, word FROM seen WHERE hash IN (%s)" % ",".join("?" * len(found)),
             list(found.values()))}

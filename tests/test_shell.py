@@ -208,6 +208,7 @@ CASES = [
     ("python -mpytest", ["python -m pytest"]),
     ("python -m pip install -r req.txt", ["python -m pip install"]),
     ("python -m 'x y'", ["python -m"]),
+    ("python -mpytest\\'", ["python -m"]),        # a module name is a plain word or nothing
     ("python -c 'import os; os.system(\"rm -rf /\")'", ["python"]),
     ("python2 manage.py migrate", ["python manage.py migrate"]),
     ("py -3 -m pytest", ["python -m pytest"]),
@@ -245,6 +246,8 @@ ARGV_CASES = [
     (["cargo test"], ["?"]),
     ([], []),
     ((("python3", "-m", "pytest")), ["python -m pytest"]),
+    (["python", "-mpytest'"], ["python -m"]),
+    (["python", "-m", "pytest\""], ["python -m"]),
 ]
 
 
