@@ -4975,8 +4975,7 @@ class _Corpus:
 
 
 class _Miner:
-    """One mining pass in the caller's write transaction: each (session, pattern, project)
-    credited at most once (+1 confidence, an `observe` event)."""
+    """One mining pass in the caller's write: each (session, pattern, project) +1 at most once."""
     # Sessions with tool events past the full-pass mark and not mined that far: the log's tail by
     # rowid (`+e.session` keeps SQLite from walking the whole session index for the GROUP BY).
     SQL_UNMINED = ("SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessions m"
@@ -5193,9 +5192,8 @@ class _Learning(_Memory):
 
 
 class _Hints:
-    """Hints before a conflicting command, after a failure, or at an edit of an anchored file:
-    mature items, one indexed query per call, each once per session, `holdout_percent` held
-    back (recorded, not shown) to measure their lift."""
+    """Hints of mature items before a conflicting command, after a failure, or at an edit of an
+    anchored file: one indexed query per call, each once per session, some held back (lift)."""
 
     MAX_CHARS = 300
     PACKAGE_MANAGERS = frozenset("npm pnpm yarn bun".split())
@@ -5313,8 +5311,7 @@ class _Hints:
         return show
 
     def hint(store, event, payload, cwd):
-        """The hint for a call about to run ('pre-tool-use') or one that failed -> its text, or ''
-        (nothing against it, given already this session, or held back)."""
+        """The hint for a call about to run ('pre-tool-use') or one that failed -> text, or ''."""
         session = _Capture.safe_session(payload.get("session_id"))
         call = _Call.of(payload)[0]
         if not session or call is None:
@@ -5659,22 +5656,20 @@ class _Transcripts:
                 if call is None:
                     continue
                 tool, tinput, workdir = call
-                calls.append([call_id, tool, tinput, workdir or cwd,
-                              _Transcripts.codex_exit(item.get("output")),
-                              _Transcripts.ts(obj.get("timestamp")), model, turn])
+                payload = {"session_id": "", "turn_id": turn or "replayed", "transcript_path": path,
+                           "cwd": workdir or cwd, "hook_event_name": "PostToolUse", "model": model,
+                           "tool_name": tool, "tool_input": tinput, "tool_use_id": call_id}
+                calls.append((payload, _Transcripts.codex_exit(item.get("output")),
+                              _Transcripts.ts(obj.get("timestamp"))))
         src = meta.get("source")
         if isinstance(src, dict) and "subagent" in src:
             stats["sidechain_calls"] += len(calls)
             return "", []
         session = meta.get("id") if isinstance(meta.get("id"), str) else ""
-        out = []
-        for call_id, tool, tinput, where, code, ts, mdl, tid in calls:
-            code = codes.get(call_id, code)
-            payload = {"session_id": session, "turn_id": tid or "replayed", "transcript_path": path,
-                       "cwd": where, "hook_event_name": "PostToolUse", "model": mdl,
-                       "tool_name": tool, "tool_input": tinput, "tool_use_id": call_id}
-            out.append((payload, code not in (None, 0), ts))
-        return session, out
+        for payload, _, _ in calls:
+            payload["session_id"] = session
+        return session, [(p, codes.get(p["tool_use_id"], code) not in (None, 0), ts)
+                         for p, code, ts in calls]
 
     def render_import(r):
         verb = "would import" if r["dry_run"] else "imported"
@@ -5743,15 +5738,14 @@ class _History(_Learning):
                          "tool_calls": _Out.INT, "learned": {"type": "array", "items": _Out.STR},
                          "briefing": _Out.STR})}},
                         ("sessions", "imported", "skipped", "tool_calls", "projects")),
-        render=lambda r: _Transcripts.render_import(r))
+        render=_Transcripts.render_import)
     def import_history(self, client="all", path=None, since=None, dry_run=False):
         """Replay existing Claude Code transcripts and Codex rollouts through capture and mining.
 
-        Reads ~/.claude/projects/*/*.jsonl ($CLAUDE_CONFIG_DIR) and
-        ~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME), no subagent side-chains. Each call
-        is stored as the live hook stores it (its shape only), each session mined and dated
-        with its own time. A session already in the store is skipped: running it again
-        changes nothing."""
+        Reads ~/.claude/projects ($CLAUDE_CONFIG_DIR) and ~/.codex/sessions ($CODEX_HOME), no
+        subagent side-chains. Each call is stored as the live hook stores it (its shape only),
+        each session mined and dated with its own time. A session already in the store is
+        skipped: running it again changes nothing."""
         if path is not None:
             _check_text(path, "path", 4096, empty_ok=False)
         stats = {"bad_lines": 0, "sidechain_calls": 0}
