@@ -4509,8 +4509,7 @@ class _Presenter:
 
 class _Corpus:
     """What mining reads of each session, once per pass: steps, n-grams, habits and fixes."""
-    # Which project command a shape is, read from its most specific word (right to left):
-    # 'uv run pytest' -> test, 'npm run lint' -> lint, 'ruff check' -> lint (ruff), 'mix format'.
+    # Which project command a shape is (`command_role`): 'uv run pytest', 'ruff check', 'mix format'
     COMMAND_ROLES = (
         ("test", frozenset("test tests pytest unittest jest vitest mocha rspec phpunit ctest tox "
                            "nox spec ava karma cypress playwright nextest".split())),
@@ -4613,21 +4612,18 @@ class _Corpus:
 
     @functools.lru_cache(maxsize=None)
     def chance_limit(k):
-        """The largest chance expectation under which k holders still count (bisection)."""
+        """The largest chance expectation under which k holders still count (bisection): P(at
+        least k sessions hold it by chance), Poisson with that expectation, under CHANCE_P."""
+        import math
         lo, hi = 0.0, float(k)
         for _ in range(30):
             mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if _Corpus.by_chance(k, mid) < _Corpus.CHANCE_P else (lo, mid)
+            term = total = math.exp(-mid)
+            for i in range(1, k):
+                term *= mid / i
+                total += term
+            lo, hi = (mid, hi) if 1.0 - total < _Corpus.CHANCE_P else (lo, mid)
         return lo
-
-    def by_chance(k, expected):
-        """P(at least k sessions hold it by chance), Poisson with the chance expectation."""
-        import math
-        term = total = math.exp(-expected)
-        for i in range(1, k):
-            term *= expected / i
-            total += term
-        return max(0.0, 1.0 - total)
 
     def fixes_in(steps):
         """One session's fixes -> ({(A, B)}, {A}): A failed, then passed within 10 steps, B the
@@ -4663,10 +4659,9 @@ class _Corpus:
     def recurring(session, window, corpus):
         """The commands, tools and combos of `session` used in 2+ and half of the project's recent
         sessions (`window`, this one included) -> {pattern: holders}."""
-        own = corpus.items[session]
         held = {}
         for s in window:
-            for p in own & corpus.items[s]:
+            for p in corpus.items[session] & corpus.items[s]:
                 held.setdefault(p, []).append(s)
         need = max(2, len(window) * _Corpus.HABIT_SHARE)
         return {p: have for p, have in held.items() if len(have) >= need}
@@ -4690,10 +4685,9 @@ class _Corpus:
 
     def workflows(session, others, corpus, known):
         """Workflows of `session` held by 2+ of `others` beyond chance -> {pattern: holders}.
-
         Candidates: 2-5 steps from a command to a command (edits may sit between), no loop
-        restated. Held as a run or with one extra step inside (the looser reading, with its n
-        times larger chance, tried first); one restating a longer one held as widely is dropped."""
+        restated. Held as a run or with one extra step inside (the looser reading, n times likelier
+        by chance, tried first); one restating a longer one held as widely drops untested."""
         corpus.add(session)
         runs, gapped = corpus.grams[session]
         own = {g for g in runs | gapped if g[0] != _Call.EDIT_STEP and g[-1] != _Call.EDIT_STEP
@@ -4716,7 +4710,6 @@ class _Corpus:
             k_run, k_loose = n_run[g], n_loose[g]
             if k_loose < 2 or any(n_run[h] >= k_loose and len(h) > len(g)
                                   and _Corpus.subsequence(g, h) for h in holders):
-                # a longer workflow held as widely, as a run, already says it (no chance test)
                 continue
             # the loose reading only when it adds holders (else the run's smaller chance decides)
             for gap, k in (((True, k_loose), (False, k_run)) if k_loose > k_run
@@ -4742,9 +4735,8 @@ class _Corpus:
         return prev[-1] >= max(2, len(g) - 1)
 
     def families(found, runs=None, known=lambda g: 0):
-        """{workflow: holders} -> [(workflow, holders)], each family's best: most holders, then
-        longest, then most learned (`known(g)`, so equal variants do not take turns), then most
-        held as a run (`runs`)."""
+        """{workflow: holders} -> each family's best [(workflow, holders)]: most holders, longest,
+        most learned (`known(g)`: equal variants do not take turns), most held as a run (`runs`)."""
         best, runs = [], runs or {}
         for g, have in sorted(found.items(), key=lambda x: (-len(x[1]), -len(x[0]), -known(x[0]),
                                                             -runs.get(x[0], 0), x[0])):
@@ -4763,8 +4755,7 @@ class _Corpus:
 
 
 class _Miner:
-    """One mining pass in the caller's write transaction: each (session, pattern, project)
-    credited at most once (+1 confidence, an `observe` event)."""
+    """One mining pass in the caller's write: each (session, pattern, project) +1 at most once."""
     # Sessions with tool events past the full-pass mark and not mined that far: the log's tail by
     # rowid (`+e.session` keeps SQLite from walking the whole session index for the GROUP BY).
     SQL_UNMINED = ("SELECT e.session, max(e.id) FROM events e LEFT JOIN mined_sessions m"
@@ -4844,8 +4835,6 @@ class _Miner:
                      " VALUES (?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET"
                      " last_id = excluded.last_id, project = excluded.project,"
                      " steps = excluded.steps", (sess, last_id, proj, steps))
-        recent = conn.execute("SELECT session, project FROM mined_sessions ORDER BY last_id DESC"
-                              " LIMIT ?", (_Corpus.SESSIONS_COMPARED,)).fetchall()
         same = [s for s, in conn.execute("SELECT session FROM mined_sessions WHERE project = ?"
                                           " ORDER BY last_id DESC LIMIT ?",
                                           (proj, _Corpus.SESSIONS_COMPARED))]
@@ -4862,7 +4851,8 @@ class _Miner:
             for s in reversed(have[:back]):            # oldest first: the log stays in time order
                 self.credit(s, pat, proj)
         self.anchor(sess, proj, found)
-        where = dict(recent)
+        where = dict(conn.execute("SELECT session, project FROM mined_sessions"
+                                  " ORDER BY last_id DESC LIMIT ?", (_Corpus.SESSIONS_COMPARED,)))
         for pat, have in sorted(_Corpus.workflows(sess, list(where), corpus,
                                                   lambda g: self.known(g, "")).items()):
             if len({where.get(s, proj) for s in have}) >= 2:
@@ -4918,10 +4908,8 @@ class _Learning(_Memory):
                 "consolidated": self.consolidate() if observed else {}}
 
     def record_tool(self, payload, failed=False, ts=None, roots=None):
-        """Store one tool call of a hook payload; returns the summary or the skip reason.
-
-        `ts` (epoch seconds, default now) dates a replayed call; `roots`, a dict the caller
-        keeps, resolves each folder's project once (history import)."""
+        """Store one tool call of a hook payload -> its summary or the skip reason. `ts` (epoch
+        seconds) dates a replayed call; `roots`, a dict the caller keeps, resolves folders once."""
         call, reason = _Call.of(payload)
         if call is None:
             return "skipped: " + reason
@@ -4984,9 +4972,8 @@ class _Learning(_Memory):
 
 
 class _Hints:
-    """Hints before a conflicting command, after a failure, or at an edit of an anchored file:
-    mature items, one indexed query per call, each once per session, `holdout_percent` held
-    back (recorded, not shown) to measure their lift."""
+    """Hints of mature items before a conflicting command, after a failure, or at an edit of an
+    anchored file: one indexed query per call, each once per session, some held back (lift)."""
 
     MAX_CHARS = 300
     PACKAGE_MANAGERS = frozenset("npm pnpm yarn bun".split())
@@ -5029,8 +5016,7 @@ class _Hints:
         return out
 
     def command_hint(store, project, shapes):
-        """The first shape at odds with the mature command of its purpose -> (purpose, pattern,
-        text), else None."""
+        """The first shape at odds with its purpose's mature command -> (purpose, pattern, text)."""
         rows = None
         for shape in shapes:
             purpose = _Hints.purpose(shape)
@@ -5105,8 +5091,7 @@ class _Hints:
         return show
 
     def hint(store, event, payload, cwd):
-        """The hint for a call about to run ('pre-tool-use') or one that failed -> its text, or ''
-        (nothing against it, given already this session, or held back)."""
+        """The hint for a call about to run ('pre-tool-use') or one that failed -> text, or ''."""
         session = _Capture.safe_session(payload.get("session_id"))
         call = _Call.of(payload)[0]
         if not session or call is None:
@@ -5119,9 +5104,8 @@ class _Hints:
             found = _Hints.fix_hint(store, project, steps[-1]) if steps else None
         elif call.tool in _Call.SHELLS:
             found = _Hints.command_hint(store, project, call.cmds)
-        elif call.tool in _Call.EDIT_TOOLS:
-            tinput = (payload.get("tool_input") if isinstance(payload.get("tool_input"), dict)
-                      else {})
+        elif call.tool in _Call.EDIT_TOOLS and isinstance(payload.get("tool_input"), dict):
+            tinput = payload["tool_input"]
             path = tinput.get("file_path") or tinput.get("path") or tinput.get("notebook_path")
             if isinstance(path, str) and path and "\x00" not in path:
                 found = _Hints.edit_hint(store, root, os.path.join(cwd, path))
@@ -5222,10 +5206,7 @@ class _Transcripts:
         stats['bad_lines'] and skipped, lines without `needle` (bytes) not even parsed."""
         import json
         with open(path, "rb") as f:
-            while True:
-                line = f.readline(_Transcripts.MAX_LINE)
-                if not line:
-                    return
+            for line in iter(lambda: f.readline(_Transcripts.MAX_LINE), b""):
                 if len(line) >= _Transcripts.MAX_LINE and not line.endswith(b"\n"):
                     while line and not line.endswith(b"\n"):
                         line = f.readline(1 << 20)
@@ -5297,11 +5278,9 @@ class _Transcripts:
         return content[:200] if isinstance(content, str) else ""
 
     def claude_session(path, stats):
-        """A Claude Code transcript -> (session id, [(payload, failed, ts)]).
-
-        A tool_use and its tool_result are one PostToolUse(Failure) call, in result order;
-        side-chains, records copied from a resumed session and calls that fired no hook are
-        left out."""
+        """A Claude Code transcript -> (session id, [(payload, failed, ts)]): a tool_use and its
+        tool_result as one PostToolUse(Failure) call, in result order; no side-chains, records
+        copied from a resumed session, or calls that fired no hook."""
         stem = os.path.splitext(os.path.basename(path))[0]
         pending, calls, seen_ids = {}, [], {}
         for obj in _Transcripts.lines(path, stats, b'"tool_use'):
@@ -5425,18 +5404,17 @@ class _Transcripts:
             t = item.get("type")
             call_id = item.get("call_id") or item.get("id")
             if t in ("function_call", "custom_tool_call", "local_shell_call"):
-                name = item.get("name") if t != "local_shell_call" else "local_shell"
+                if t == "local_shell_call":                   # a shell: its args are checked
+                    name, args = "local_shell", item.get("action")
+                else:
+                    name, args = item.get("name"), item.get("arguments", item.get("input"))
                 if not isinstance(name, str):
                     continue
-                args = item.get("arguments", item.get("input"))
                 if t == "function_call" and isinstance(args, str):
                     try:
                         args = _loads(args)
                     except (ValueError, RecursionError):
                         args = {"input": args}
-                if t == "local_shell_call":
-                    action = item.get("action")
-                    args = action if isinstance(action, dict) else {}
                 workdir = None
                 if name in _Transcripts.CODEX_SHELLS:
                     args = args if isinstance(args, dict) else {}
@@ -5458,34 +5436,30 @@ class _Transcripts:
                 if call is None:
                     continue
                 tool, tinput, workdir = call
-                calls.append([call_id, tool, tinput, workdir or cwd,
-                              _Transcripts.codex_exit(item.get("output")),
-                              _Transcripts.ts(obj.get("timestamp")), model, turn])
+                payload = {"session_id": "", "turn_id": turn or "replayed", "transcript_path": path,
+                           "cwd": workdir or cwd, "hook_event_name": "PostToolUse", "model": model,
+                           "tool_name": tool, "tool_input": tinput, "tool_use_id": call_id}
+                calls.append((payload, _Transcripts.codex_exit(item.get("output")),
+                              _Transcripts.ts(obj.get("timestamp"))))
         src = meta.get("source")
         if isinstance(src, dict) and "subagent" in src:
             stats["sidechain_calls"] += len(calls)
             return "", []
         session = meta.get("id") if isinstance(meta.get("id"), str) else ""
-        out = []
-        for call_id, tool, tinput, where, code, ts, mdl, tid in calls:
-            code = codes.get(call_id, code)
-            payload = {"session_id": session, "turn_id": tid or "replayed", "transcript_path": path,
-                       "cwd": where, "hook_event_name": "PostToolUse", "model": mdl,
-                       "tool_name": tool, "tool_input": tinput, "tool_use_id": call_id}
-            out.append((payload, code not in (None, 0), ts))
-        return session, out
+        for payload, _, _ in calls:
+            payload["session_id"] = session
+        return session, [(p, codes.get(p["tool_use_id"], code) not in (None, 0), ts)
+                         for p, code, ts in calls]
 
     def render_import(r):
         verb = "would import" if r["dry_run"] else "imported"
+        calls = f"Tool calls replayed: {r['tool_calls']} ({r['failed_calls']} failed)"
+        for key, what in (("bad_lines", "unreadable lines"), ("sidechain_calls", "subagent calls"),
+                          ("links_skipped", "symlinks out of the folder")):
+            calls += f"; {what} skipped: {r[key]}" if r[key] else ""
         out = [f"Sessions: {r['sessions']} found, {r['imported']} {verb}, {r['skipped']} already "
                f"in the store" + (f", {r['too_old']} older than --since" if r["too_old"] else "")
-               + (f", {r['empty']} without tool calls or opted out" if r["empty"] else ""),
-               f"Tool calls replayed: {r['tool_calls']} ({r['failed_calls']} failed)"
-               + (f"; unreadable lines skipped: {r['bad_lines']}" if r["bad_lines"] else "")
-               + (f"; subagent calls skipped: {r['sidechain_calls']}"
-                  if r["sidechain_calls"] else "")
-               + (f"; symlinks out of the folder skipped: {r['links_skipped']}"
-                  if r["links_skipped"] else "")]
+               + (f", {r['empty']} without tool calls or opted out" if r["empty"] else ""), calls]
         if r["old"]:
             out.append(f"{r['old']} sessions are older than the event retention: learned from, "
                        "their raw calls go with the log (`instinct config events_max_days N` keeps "
@@ -5544,15 +5518,14 @@ class _History(_Learning):
                          "tool_calls": _Out.INT, "learned": {"type": "array", "items": _Out.STR},
                          "briefing": _Out.STR})}},
                         ("sessions", "imported", "skipped", "tool_calls", "projects")),
-        render=lambda r: _Transcripts.render_import(r))
+        render=_Transcripts.render_import)
     def import_history(self, client="all", path=None, since=None, dry_run=False):
         """Replay existing Claude Code transcripts and Codex rollouts through capture and mining.
 
-        Reads ~/.claude/projects/*/*.jsonl ($CLAUDE_CONFIG_DIR) and
-        ~/.codex/sessions/**/rollout-*.jsonl ($CODEX_HOME), no subagent side-chains. Each call
-        is stored as the live hook stores it (its shape only), each session mined and dated
-        with its own time. A session already in the store is skipped: running it again
-        changes nothing."""
+        Reads ~/.claude/projects ($CLAUDE_CONFIG_DIR) and ~/.codex/sessions ($CODEX_HOME), no
+        subagent side-chains. Each call is stored as the live hook stores it (its shape only),
+        each session mined and dated with its own time. A session already in the store is
+        skipped: running it again changes nothing."""
         if path is not None:
             _check_text(path, "path", 4096, empty_ok=False)
         stats = {"bad_lines": 0, "sidechain_calls": 0}
