@@ -4401,7 +4401,7 @@ class _Presenter:
             for last, label in (("git commit", "Before committing"),
                                 ("git push", "Before pushing")):
                 if last in steps[1:]:
-                    k = steps.index(last)
+                    k = steps.index(last, 1)        # a sequence may also start with it
                     return f"{label}: " + ", then ".join(shown[:k]) + (
                         f" (then {', '.join(shown[k + 1:])})" if shown[k + 1:] else "")
             return "Usual workflow: " + ", then ".join(shown)

@@ -377,6 +377,10 @@ class TestMining(HookCase):
         rec = self.store.get("fix:cargo build by cargo update", project=self.repo)
         self.assertEqual((rec["category"], rec["source"]), ("fix_pattern", "hooks"))
         self.assertEqual(instinct._Presenter.rule_text(rec), "When `cargo build` fails: run `cargo update`, then rerun it")
+        # a workflow that starts with a commit and commits again: what comes before the second
+        rec = {"pattern": "seq:git commit->cargo fmt->git commit", "source": "hooks"}
+        self.assertEqual(instinct._Presenter.rule_text(rec),
+                         "Before committing: `git commit`, then `cargo fmt`")
 
     def test_generic_habits_are_not_steps_and_not_briefed(self):
         for n in range(6):
