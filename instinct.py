@@ -340,11 +340,9 @@ def _read_regular(path, limit):
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise ValidationError(f"{path} is not a regular file")
-        if st.st_size > limit:
-            raise ValidationError(f"{path} is larger than {limit // (1024 * 1024)} MiB")
-        with open(fd, "rb", closefd=False) as f:
-            data = f.read(limit + 1)            # a file that grew since fstat still ends here
-        if len(data) > limit:
+        with open(fd, "rb", closefd=False) as f:     # one that grew since fstat ends here too
+            data = f.read(limit + 1) if st.st_size <= limit else None
+        if data is None or len(data) > limit:
             raise ValidationError(f"{path} is larger than {limit // (1024 * 1024)} MiB")
         return data
     finally:
