@@ -372,10 +372,7 @@ def _atomic_write(path, data, private=False):
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        _drop_temp(tmp)
         raise StoreError(f"cannot write {path}: {e.strerror}") from None
 
 
@@ -902,7 +899,7 @@ def _temp_file(d, near=None):
 
 
 def _drop_temp(tmp, near=None):
-    """Remove a temp file of `_temp_file`, its SQLite side files and its pointer."""
+    """Quietly remove temp file `tmp` with its SQLite side files and its `_temp_file` pointer."""
     for p in ([tmp + s for s in ("", "-journal", "-wal", "-shm")]
               + ([os.path.join(near, os.path.basename(tmp)[:-4] + ".ptr")] if near else [])):
         try:
@@ -931,10 +928,7 @@ def _tidy(d):
                     _drop_temp(tmp)
             except (OSError, ValueError):
                 pass
-        try:
-            os.unlink(p)
-        except OSError:
-            pass
+        _drop_temp(p)
 
 
 def _tighten(path):
