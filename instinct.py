@@ -435,11 +435,8 @@ def project_root(path=None):
         p = os.path.dirname(p)
     home = os.path.realpath(os.path.expanduser("~"))
     chain = [p]
-    while True:
-        parent = os.path.dirname(chain[-1])
-        if parent == chain[-1] or parent == home:
-            break
-        chain.append(parent)
+    while os.path.dirname(chain[-1]) not in (chain[-1], home):
+        chain.append(os.path.dirname(chain[-1]))
     for markers in (ROOT_MARKERS, PROJECT_MARKERS):
         for d in chain:
             for m in markers:
