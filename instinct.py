@@ -956,14 +956,8 @@ class _Write:
             self.nested = conn.in_transaction
             if self.nested:
                 conn.execute("SAVEPOINT w")
-                return conn
-            start = time.monotonic()
-            try:                       # the common case, without the retry loop's set-up
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as e:
-                if not _is_busy(e):
-                    raise
-                self.db.retry(conn.execute, "BEGIN IMMEDIATE", start=start)
+            else:
+                self.db.retry(conn.execute, "BEGIN IMMEDIATE")
             return conn
         except sqlite3.Error as e:
             raise _db_error(self.db.path, e) from None
@@ -975,21 +969,13 @@ class _Write:
             raise _db_error(self.db.path, e) from None
         if et is not None and issubclass(et, sqlite3.Error):
             raise _db_error(self.db.path, ev) from None
-        return False
 
     def _finish(self, ok):
         conn = self.conn
         if not conn.in_transaction:        # ended inside the block: nothing left to finish
             return
-        if self.nested:
-            if ok:
-                conn.execute("RELEASE w")
-                return
-            try:
-                conn.execute("ROLLBACK TO w")
-                conn.execute("RELEASE w")
-            except sqlite3.Error:
-                pass                       # the block's own error is the one to report
+        if ok and self.nested:
+            conn.execute("RELEASE w")
         elif ok:
             try:
                 try:
@@ -1004,9 +990,11 @@ class _Write:
                 raise
         else:
             try:
-                conn.execute("ROLLBACK")
+                conn.execute("ROLLBACK TO w" if self.nested else "ROLLBACK")
+                if self.nested:
+                    conn.execute("RELEASE w")
             except sqlite3.Error:
-                pass
+                pass                       # the block's own error is the one to report
 
 
 class _DB:
@@ -1127,31 +1115,26 @@ class _DB:
             conn.execute("ROLLBACK")
             raise
 
-    def retry(self, fn, *args, start=None, conn=None):
-        """Run fn, retrying 'database is locked' until the busy timeout from `start` (the time
-        of the caller's own failed first try) passed; each try's busy handler gets what is left."""
-        deadline = (time.monotonic() if start is None else start) + self.timeout
-        pause, shortened, last, wait = 0.001, None, None, start is not None
+    def retry(self, fn, *args, conn=None):
+        """Run fn, retrying 'database is locked' until the busy timeout passed; each retry's busy
+        handler gets what is left of it."""
+        deadline = time.monotonic() + self.timeout
+        pause, shortened = 0.001, None
         try:
             while True:
-                if wait:                   # before every try but a first one of our own
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        raise last or sqlite3.OperationalError("database is locked")
-                    time.sleep(min(pause, left))
-                    pause = min(pause * 2, 0.05)
-                    c = conn or self._conn
-                    if c is not None:
-                        c.execute("PRAGMA busy_timeout = "
-                                  f"{max(1, int((deadline - time.monotonic()) * 1000))}")
-                        shortened = c
-                wait = True
                 try:
                     return fn(*args)
                 except sqlite3.OperationalError as e:
-                    if not _is_busy(e):
+                    left = deadline - time.monotonic()
+                    if not _is_busy(e) or left <= 0:
                         raise
-                    last = e
+                time.sleep(min(pause, left))
+                pause = min(pause * 2, 0.05)
+                c = conn or self._conn
+                if c is not None:
+                    c.execute("PRAGMA busy_timeout = "
+                              f"{max(1, int((deadline - time.monotonic()) * 1000))}")
+                    shortened = c
         finally:
             if shortened is not None:
                 shortened.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
