@@ -1046,17 +1046,10 @@ class _DB:
             _tighten(path)
         _tidy(d)
         try:
-            conn = sqlite3.connect(path, timeout=self.timeout, isolation_level=None,
-                                   check_same_thread=False)
+            conn, version = self._connect(path)
         except sqlite3.Error as e:
             raise _db_error(path, e) from None
         try:
-            conn.create_function("instinct_key", 2, _forgotten_key, deterministic=True)
-            version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0],
-                                 conn=conn)
-            if version > SCHEMA_VERSION:
-                raise StoreError(f"{path} has schema v{version}, newer than this instinct "
-                                 f"{__version__} (v{SCHEMA_VERSION}); upgrade instinct")
             if version < SCHEMA_VERSION:     # before WAL, so a refused file is left as it was
                 self._migrate(conn)
             if self.retry(lambda: conn.execute("PRAGMA journal_mode").fetchone()[0],
@@ -1073,31 +1066,37 @@ class _DB:
             raise
         return conn
 
+    def _connect(self, target, uri=False):
+        """-> (a connection to `target` with instinct_key, its schema version), closed again on
+        any error; StoreError for a schema newer than this instinct's."""
+        conn = sqlite3.connect(target, uri=uri, timeout=self.timeout, isolation_level=None,
+                               check_same_thread=False)
+        try:
+            conn.create_function("instinct_key", 2, _forgotten_key, deterministic=True)
+            version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0],
+                                 conn=conn)
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"{self.path} has schema v{version}, newer than this instinct "
+                                 f"{__version__} (v{SCHEMA_VERSION}); upgrade instinct")
+        except BaseException:
+            conn.close()
+            raise
+        return conn, version
+
     def _open_read_only(self):
         """Open read-only (writes fail with one line); immutable without a folder for the WAL."""
         from urllib.parse import quote
         path = self.path
         self.read_only = True
-        conn = None
         for extra in ("", "&immutable=1"):
             try:
-                conn = sqlite3.connect(f"file:{quote(path)}?mode=ro{extra}", uri=True,
-                                       timeout=self.timeout, isolation_level=None,
-                                       check_same_thread=False)
-                conn.create_function("instinct_key", 2, _forgotten_key, deterministic=True)
-                version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0],
-                                     conn=conn)
+                conn, version = self._connect(f"file:{quote(path)}?mode=ro{extra}", uri=True)
                 break
             except sqlite3.Error as e:
-                if conn is not None:
-                    conn.close()            # closing twice is harmless
                 if extra or not any(w in str(e).lower() for w in ("unable to open", "readonly")):
                     raise _db_error(path, e) from None
-        if version != SCHEMA_VERSION:
+        if version != SCHEMA_VERSION:           # older: newer ones _connect refused
             conn.close()
-            if version > SCHEMA_VERSION:
-                raise StoreError(f"{path} has schema v{version}, newer than this instinct "
-                                 f"{__version__} (v{SCHEMA_VERSION}); upgrade instinct")
             raise StoreError(f"{path} is read-only and " + (
                 f"has schema v{version}; open it once writable to upgrade it to v{SCHEMA_VERSION}"
                 if version else "holds no instinct store yet"))
