@@ -2406,8 +2406,6 @@ class _Mem:
         value of `password=`/`token:` assignments, the password in `scheme://user:pass@host` and
         24+ character words mixing upper, lower case and digits; git hashes and words pass."""
         import re
-        if not isinstance(text, str) or not text:
-            return text, 0
         n = 0
 
         def sub(pattern, repl, flags=0):
