@@ -874,11 +874,9 @@ def _alive(pid):
         return True                  # os.kill would end it there
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
         return True
-    return True
+    except OSError as e:             # PermissionError: it runs, as another user
+        return not isinstance(e, ProcessLookupError)
 
 
 def _temp_file(d, near=None):
