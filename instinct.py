@@ -2552,8 +2552,7 @@ class _Mem:
             return v
         if len(s) >= 2 and s[0] == s[-1] == "'":
             return s[1:-1].replace("''", "'")
-        i = s.find(" #")
-        return s[:i].rstrip() if i >= 0 else s
+        return s.partition(" #")[0].rstrip()
 
     def fm_entries(lines, where):
         """Front-matter lines -> [(key, rest of its line, the more-indented lines under it)]."""
