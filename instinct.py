@@ -270,8 +270,7 @@ def _loads_meta(text):
 
 
 def _whole(text):
-    """`text` as an int when it is one in ASCII digits with an optional '-' ('²' is not), else
-    None: str.isdigit alone lets through digits int() refuses."""
+    """`text` as an int if it is ASCII digits with an optional '-', else None (isdigit: '²')."""
     digits = text[1:] if text[:1] == "-" else text
     return int(text) if digits.isascii() and digits.isdigit() else None
 
