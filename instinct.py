@@ -7594,8 +7594,7 @@ class _Insight(_Patterns):
                     for k, n in sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))[:10] if k]
         e.update(observations=sum(sessions.values()), sources=top(sources), sessions=top(sessions),
                  session_count=len([s for s in sessions if s]))
-        e["projects"] = [{"project": r["project"], "confidence": r["confidence"],
-                          "level": r["level"]}
+        e["projects"] = [{k: r[k] for k in ("project", "confidence", "level")}
                          for r in sorted(recs, key=lambda r: (-r["confidence"], r["project"]))]
         e["aliases"] = [a for a, in self._read("SELECT alias FROM aliases WHERE pattern = ?"
                                                " ORDER BY alias", (p,))]
