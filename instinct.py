@@ -6903,9 +6903,11 @@ class _Sharing(_Memory):
                 others.append(p)
             if stopped:
                 break
+        import heapq
+        best = heapq.nsmallest(limit, found) if limit else sorted(found)
         pairs = _Pairs({"pattern": weak, "similar_to": strong, "similarity": -neg,
                         "confidence": conf[weak], "similar_confidence": conf[strong]}
-                       for neg, weak, strong in sorted(found)[:limit])
+                       for neg, weak, strong in best)
         if stopped:
             pairs.note = (f"Stopped after {work} comparisons (the strongest patterns were "
                           "compared first); raise the threshold for a complete answer.")
