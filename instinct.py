@@ -7249,11 +7249,12 @@ class _Insight(_Patterns):
     when suggest runs, so never stale; each pattern of a `surface` event is one showing.
     """
     @staticmethod
-    def _pref_value(row, winner):
-        pattern, project, conf, promoted, last_seen = row
-        return {"pattern": pattern, "value": pattern.partition("=")[2], "project": project,
-                "confidence": conf, "level": LEVELS[promoted], "last_seen": last_seen,
-                "winner": winner}
+    def _pref_values(group):
+        """One preference key's rows in one scope, the winner first (`_pref_groups`) -> values."""
+        return [{"pattern": pattern, "value": pattern.partition("=")[2], "project": project,
+                 "confidence": conf, "level": LEVELS[promoted], "last_seen": last_seen,
+                 "winner": i == 0}
+                for i, (pattern, project, conf, promoted, last_seen) in enumerate(group)]
 
     @staticmethod
     def _level_change(data):
@@ -7453,14 +7454,12 @@ class _Insight(_Patterns):
                            ("Decayed", "decays")):
             if s[key]:
                 out.append(f"{label}:")
-                out += [f"  {m['pattern']} ({_Core._where(m)}) {m['change']}"
-                        for m in s[key]]
+                out += [f"  {m['pattern']} ({_Core._where(m)}) {m['change']}" for m in s[key]]
         out.append("Top suggestions:")
         out += [f"  {_Out.render_record(r)}" for r in s["suggestions"]] or ["  (none)"]
         st = s["stats"]
-        out.append(f"Total instincts: {st['total']}  (raw {st['by_level']['raw']}, mature "
-                   f"{st['by_level']['mature']}, rule {st['by_level']['rule']}, universal "
-                   f"{st['by_level']['universal']})")
+        out.append(f"Total instincts: {st['total']}  ("
+                   + ", ".join(f"{k} {st['by_level'][k]}" for k in LEVELS) + ")")
         return "\n".join(out)
 
     def _thresholds(self, pattern, category):
@@ -7518,12 +7517,11 @@ class _Insight(_Patterns):
             raise _Core._missing(p, proj)
         e["scope"], e["root"] = scope, self._roots([proj]).get(proj, "")
         conf, promoted = e["confidence"], e["promoted"]
-        th = self._thresholds(p, e["category"])
+        ths = {cat: self._thresholds(p, cat) for cat in {r["category"] for r in recs}}
+        th = ths[e["category"]]
         mature, rule, need = (th[k]["value"] for k in ("mature", "rule", "universal_projects"))
-        rules = {cat: self._thresholds(p, cat)["rule"]["value"]
-                 for cat in {r["category"] for r in recs}}
         at_rule = {r["project"] for r in recs
-                   if r["project"] and r["confidence"] >= rules[r["category"]]}
+                   if r["project"] and r["confidence"] >= ths[r["category"]]["rule"]["value"]}
         due = _level_for(conf, mature, rule)
         if due == 2 and len(at_rule) >= need:
             due = 3
@@ -7563,8 +7561,7 @@ class _Insight(_Patterns):
                     for k, n in sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))[:10] if k]
         e.update(observations=sum(sessions.values()), sources=top(sources), sessions=top(sessions),
                  session_count=len([s for s in sessions if s]))
-        e["projects"] = [{"project": r["project"], "confidence": r["confidence"],
-                          "level": r["level"]}
+        e["projects"] = [{k: r[k] for k in ("project", "confidence", "level")}
                          for r in sorted(recs, key=lambda r: (-r["confidence"], r["project"]))]
         e["aliases"] = [a for a, in self._read("SELECT alias FROM aliases WHERE pattern = ?"
                                                " ORDER BY alias", (p,))]
@@ -7574,8 +7571,7 @@ class _Insight(_Patterns):
             group = _Core._pref_groups(self._pref_rows({key})).get((key, proj), [])
             superseded = bool(group) and group[0][0] != p
             e["preference"] = {"key": key, "superseded": superseded,
-                               "values": [_Insight._pref_value(r, i == 0)
-                                          for i, r in enumerate(group)]}
+                               "values": _Insight._pref_values(group)}
             if superseded:
                 e["preference"]["superseded_by"] = group[0][0]
         fb = self._read("SELECT ts, data" + where + " AND kind = 'feedback' ORDER BY id DESC",
@@ -7766,7 +7762,7 @@ class _Insight(_Patterns):
         """
         groups = _Core._pref_groups(self._pref_rows())
         return [{"key": k, "project": proj, "winner": g[0][0],
-                 "values": [_Insight._pref_value(r, i == 0) for i, r in enumerate(g)]}
+                 "values": _Insight._pref_values(g)}
                 for (k, proj), g in sorted(groups.items()) if len(g) > 1]
 
     def _since(self, since):
@@ -7809,18 +7805,17 @@ class _Insight(_Patterns):
         activity = dict(self._read(
             "SELECT kind, count(*) FROM events WHERE id >= ? AND ts >= ? GROUP BY kind"
             " ORDER BY kind", (first, start)))
-        moves = {"promote": [], "demote": [], "decay": []}
-        for kind in moves:
-            for ts, p, pr, data in self._read(
-                    "SELECT ts, pattern, project, data FROM events WHERE id >= ? AND kind = ?"
-                    " AND ts >= ? ORDER BY id DESC LIMIT ?", (first, kind, start, limit)):
-                moves[kind].append({"ts": ts, "pattern": p, "project": pr,
-                                    "change": "-1" if kind == "decay" else
-                                              _Insight._level_change(data)})
+        moves = {}
+        for key, kind in (("promotions", "promote"), ("demotions", "demote"), ("decays", "decay")):
+            moves[key] = [{"ts": ts, "pattern": p, "project": pr,
+                           "change": "-1" if kind == "decay" else _Insight._level_change(data)}
+                          for ts, p, pr, data in self._read(
+                              "SELECT ts, pattern, project, data FROM events WHERE id >= ?"
+                              " AND kind = ? AND ts >= ? ORDER BY id DESC LIMIT ?",
+                              (first, kind, start, limit))]
         return {"since": start, "until": self._now(), "consolidate": counts, "activity": activity,
-                "new_count": new_count, "new_patterns": [_Core._record(r) for r in new],
-                "promotions": moves["promote"], "demotions": moves["demote"],
-                "decays": moves["decay"], "decay_count": activity.get("decay", 0),
+                "new_count": new_count, "new_patterns": [_Core._record(r) for r in new], **moves,
+                "decay_count": activity.get("decay", 0),
                 "suggestions": self.suggest(project=proj, limit=limit), "stats": self.stats()}
 
 
