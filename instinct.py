@@ -3565,9 +3565,8 @@ class _Shell:
     def plain_subword(word):
         """A subcommand word is kept only when it is a plain lowercase word, not text or a path."""
         v = word[1]
-        if word[3] or not 0 < len(v) <= 24 or not ("a" <= v[0] <= "z") or not v.isascii():
-            return False
-        if (sum(c.isdigit() for c in v) > 2 or v.startswith(_SECRET_PREFIXES)
+        if (word[3] or not 0 < len(v) <= 24 or not ("a" <= v[0] <= "z") or not v.isascii()
+                or sum(c.isdigit() for c in v) > 2 or v.startswith(_SECRET_PREFIXES)
                 or not all(c.islower() or c.isdigit() or c in "._:-" for c in v)):
             return False
         return "." not in v or v.rsplit(".", 1)[1] not in _Shell.FILE_SUFFIXES
@@ -4333,14 +4332,12 @@ class _Call:
         """Did a tool response report failure? Claude Code: a dict with `exit_code`/`interrupted`;
         Codex: a first-lines status 'Exit code: N' / 'Process exited with code N', or JSON."""
         if isinstance(resp, dict):
-            if resp.get("interrupted") is True or resp.get("is_error") is True:
-                return True
             meta = resp.get("metadata")
-            for code in (resp.get("exit_code"), resp.get("exitCode"),
-                         meta.get("exit_code") if isinstance(meta, dict) else None):
-                if isinstance(code, int) and not isinstance(code, bool) and code != 0:
-                    return True
-            return False
+            codes = (resp.get("exit_code"), resp.get("exitCode"),
+                     meta.get("exit_code") if isinstance(meta, dict) else None)
+            return (resp.get("interrupted") is True or resp.get("is_error") is True
+                    or any(isinstance(c, int) and not isinstance(c, bool) and c != 0
+                           for c in codes))
         if not isinstance(resp, str):
             return False
         head = resp[:400].lstrip()
