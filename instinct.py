@@ -2941,7 +2941,20 @@ class _Memory(_Patterns):
         with self._write() as conn:
             conn.executemany("DELETE FROM forgotten WHERE key = ?",       # stored again on purpose
                              [(k,) for k in _Mem.tombstones(f["type"], proj, f["title"], "")])
-            out = self._mem_save(conn, f, proj, keys, supersedes)
+            if supersedes is not None:
+                old = self._mem_get(conn, supersedes)
+                if "superseded_by" in old:
+                    raise ValidationError(f"memory #{supersedes} is already superseded by "
+                                          f"#{old['superseded_by']}; supersede that one instead")
+            mid = None if supersedes is not None else self._mem_repeat(conn, f, proj, keys)
+            if mid is not None:                                     # a near-copy: reinforce it
+                out = dict(self._mem_reinforce(conn, mid, f), status="reinforced")
+            else:
+                mid = self._mem_insert(conn, f, proj, keys, supersedes)
+                if supersedes is not None:
+                    conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?",
+                                 (mid, supersedes))
+                out = dict(self._mem_get(conn, mid), status="created")
             _Anchors.reanchor(conn, root, out, paths)
         if paths:
             out["about"] = paths
@@ -2949,22 +2962,6 @@ class _Memory(_Patterns):
             out["warnings"] = [f"secret-looking text in {', '.join(f['redacted'])} was replaced by "
                                f"{_Mem.REDACTED}; keep secrets out of memories"]
         return out
-
-    def _mem_save(self, conn, f, proj, keys, supersedes):
-        """remember's write: reinforce a near-copy, or insert (and mark what it supersedes)."""
-        if supersedes is not None:
-            old = self._mem_get(conn, supersedes)
-            if "superseded_by" in old:
-                raise ValidationError(f"memory #{supersedes} is already superseded by "
-                                      f"#{old['superseded_by']}; supersede that one instead")
-        else:
-            mid = self._mem_repeat(conn, f, proj, keys)
-            if mid is not None:
-                return dict(self._mem_reinforce(conn, mid, f), status="reinforced")
-        mid = self._mem_insert(conn, f, proj, keys, supersedes)
-        if supersedes is not None:
-            conn.execute("UPDATE memories SET superseded_by = ? WHERE id = ?", (mid, supersedes))
-        return dict(self._mem_get(conn, mid), status="created")
 
     def _mem_reinforce(self, conn, mid, f):
         src, tags, meta = conn.execute("SELECT source, tags, metadata FROM memories WHERE id = ?",
@@ -3533,9 +3530,8 @@ class _Shell:
     def plain_subword(word):
         """A subcommand word is kept only when it is a plain lowercase word, not text or a path."""
         v = word[1]
-        if word[3] or not 0 < len(v) <= 24 or not ("a" <= v[0] <= "z") or not v.isascii():
-            return False
-        if (sum(c.isdigit() for c in v) > 2 or v.startswith(_SECRET_PREFIXES)
+        if (word[3] or not 0 < len(v) <= 24 or not ("a" <= v[0] <= "z") or not v.isascii()
+                or sum(c.isdigit() for c in v) > 2 or v.startswith(_SECRET_PREFIXES)
                 or not all(c.islower() or c.isdigit() or c in "._:-" for c in v)):
             return False
         return "." not in v or v.rsplit(".", 1)[1] not in _Shell.FILE_SUFFIXES
@@ -3863,9 +3859,8 @@ class _Shell:
                                 for s in _Shell.program_shape(module.lower(), words, j, depth)]
                     return ["python -m " + module]
             key, name, i = "python", "python", j - 1
-        if (key in ("python", "php") and i + 1 < n
-                and _Shell.program_name(words[i + 1]) in _Shell.SCRIPT_TOOLS):
-            tool = _Shell.program_name(words[i + 1])   # `python manage.py test`, `php artisan x`
+        if (key in ("python", "php") and i + 1 < n       # `python manage.py test`, `php artisan x`
+                and (tool := _Shell.program_name(words[i + 1])) in _Shell.SCRIPT_TOOLS):
             return [f"{key} {s}" for s in _Shell.program_shape(tool, words, i + 2, depth)]
         if key in _Shell.SUBCOMMAND_PROGRAMS or key in _Shell.RUN_WRAPPERS:
             return _Shell.program_shape(key, words, i + 1, depth)
@@ -3970,16 +3965,6 @@ class _Capture:
             except (OSError, ValueError, AttributeError):
                 pass
 
-    def read_input(stdin, limit):
-        """stdin whole, at most limit + 1 bytes. Clients written in Node hand a hook a non-blocking
-        pipe, where one read stops at what the pipe holds (64 KiB): make it blocking first."""
-        stream = stdin or sys.stdin.buffer
-        try:
-            os.set_blocking(stream.fileno(), True)
-        except (AttributeError, OSError, ValueError):      # not a file (a test's BytesIO)
-            pass
-        return stream.read(limit + 1)
-
     def handle(argv, stdin, stdout, close):
         say = _Capture.say
 
@@ -3993,7 +3978,12 @@ class _Capture:
         for a in args[1:]:
             say(f"ignoring unexpected argument {a!r}", True)
         try:
-            raw = _Capture.read_input(stdin, HOOK_INPUT_MAX)
+            stream = stdin or sys.stdin.buffer
+            try:            # a client written in Node hands a non-blocking pipe: one read would
+                os.set_blocking(stream.fileno(), True)       # stop at what it holds (64 KiB)
+            except (AttributeError, OSError, ValueError):    # not a file (a test's BytesIO)
+                pass
+            raw = stream.read(HOOK_INPUT_MAX + 1)
             if len(raw) > HOOK_INPUT_MAX:
                 raise ValueError("the payload is larger than"
                                  f" {HOOK_INPUT_MAX // (1024 * 1024)} MiB")
@@ -4236,12 +4226,9 @@ class _Call:
             if ("instinct" in text.split("&&")[0].split()[:3] or " instinct.py " in f" {text} "
                     or "-m instinct" in text or text.strip().startswith("instinct ")):
                 return None, "instinct's own command"
-            shapes, total = [], 0
-            for shape in _Shell.command_shapes(cmd):
-                total += len(shape) + 1
-                if total > 400:
-                    break
-                shapes.append(shape)
+            shapes = _Shell.command_shapes(cmd)
+            while len(" ".join(shapes)) >= 400:       # the first shapes, at most 400 characters
+                shapes.pop()
             return cls(_Call.SHELL_TOOLS[tool], cmds=shapes or ["?"]), ""
         name = "".join(c for c in tool if c.isalnum() or c in "_.-")[:64] or "?"
         if low.startswith("mcp__"):
@@ -4310,14 +4297,12 @@ class _Call:
         """Did a tool response report failure? Claude Code: a dict with `exit_code`/`interrupted`;
         Codex: a first-lines status 'Exit code: N' / 'Process exited with code N', or JSON."""
         if isinstance(resp, dict):
-            if resp.get("interrupted") is True or resp.get("is_error") is True:
-                return True
             meta = resp.get("metadata")
-            for code in (resp.get("exit_code"), resp.get("exitCode"),
-                         meta.get("exit_code") if isinstance(meta, dict) else None):
-                if isinstance(code, int) and not isinstance(code, bool) and code != 0:
-                    return True
-            return False
+            codes = (resp.get("exit_code"), resp.get("exitCode"),
+                     meta.get("exit_code") if isinstance(meta, dict) else None)
+            return (resp.get("interrupted") is True or resp.get("is_error") is True
+                    or any(isinstance(c, int) and not isinstance(c, bool) and c != 0
+                           for c in codes))
         if not isinstance(resp, str):
             return False
         head = resp[:400].lstrip()
