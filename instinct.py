@@ -5696,11 +5696,7 @@ class _Setup:
                            ("SessionEnd", "session-end", None, 30))
     # Codex has no PostToolUseFailure (failures come in PostToolUse); its SessionEnd (root threads,
     # Codex 0.146 and later) caps timeouts at 3 s - a session it misses is mined at the next start.
-    HOOK_EVENTS_CODEX = (("SessionStart", "session-start", None, 30),
-                          ("UserPromptSubmit", "user-prompt-submit", None, 10),
-                          ("PreToolUse", "pre-tool-use", HINT_MATCHER, 5),
-                          ("PostToolUse", "post-tool-use", "*", 10),
-                          ("SessionEnd", "session-end", None, 3))
+    HOOK_EVENTS_CODEX = HOOK_EVENTS_CLAUDE[:4] + (("SessionEnd", "session-end", None, 3),)
     # The hook command runs instinct with -S from cached bytecode, this file's folder on the path (a
     # project's shared config names no path: there `python3` finds an installed instinct). When the
     # import fails (uninstalled, moved, another Python) it exits 0 silently: a hook never breaks.
@@ -5720,11 +5716,8 @@ class _Setup:
         groups = {}
         for name, event, matcher, timeout in events:
             argv = _Setup.launch_args(python, here, "hook", event, *(("--db", db) if db else ()))
-            group = {"hooks": [{"type": "command", "command": shlex.join(argv),
-                                "timeout": timeout}]}
-            if matcher:
-                group = {"matcher": matcher, **group}
-            groups[name] = group
+            hook = {"type": "command", "command": shlex.join(argv), "timeout": timeout}
+            groups[name] = {"matcher": matcher, "hooks": [hook]} if matcher else {"hooks": [hook]}
         return groups
 
     def console_script(here):
@@ -6022,8 +6015,8 @@ class _Setup:
                 return text
             head, nl = text[:span[0]], "\r\n" if "\r\n" in text else "\n"
             new = (head[:-len(nl)] if head.endswith(nl + nl) else head) + text[span[1]:]
-            kept = next((b for b in backups if b.rstrip("\r\n") == new.rstrip("\r\n")), None)
-            return kept if kept is not None else new if new.strip() else None
+            return next((b for b in backups if b.rstrip("\r\n") == new.rstrip("\r\n")),
+                        new if new.strip() else None)
         data = _Setup.strict_json(text) if text.strip() else {}
         key = kind[0]
         if not isinstance(data, dict) or not isinstance(data.get(key), dict):
@@ -6580,7 +6573,6 @@ class _Lint:
 
 class _Pairs(list):
     """similar()'s pairs; `note` says when the comparison budget cut the scan short."""
-    @staticmethod
     def tokens(pattern):
         import re
         from collections import Counter
@@ -6590,7 +6582,6 @@ class _Pairs(list):
 
     WORK = 300_000                   # pattern comparisons one `similar` call may make
 
-    @staticmethod
     def render_similar(pairs):
         if not pairs:
             return "0 similar pairs"
