@@ -6675,16 +6675,13 @@ class _Backup:
             for t in sorted(fts & {n for (n,)
                                    in out.execute("SELECT name FROM main.sqlite_master")}):
                 out.execute(f"INSERT INTO main.{t}({t}) VALUES ('rebuild')")
-            if "fts_state" in ours:          # everything is indexed now
-                out.execute("DELETE FROM main.fts_state")
-                out.execute("INSERT INTO main.fts_state SELECT coalesce(max(id), 0)"
-                            " FROM main.instincts")
-            if "events_state" in ours:
-                if "pending" in {r[1] for r in out.execute("PRAGMA main.table_info(events)")}:
-                    out.execute("UPDATE main.events SET pending = 0 WHERE pending != 0")
-                out.execute("DELETE FROM main.events_state")
-                out.execute("INSERT INTO main.events_state SELECT coalesce(max(id), 0)"
-                            " FROM main.events")
+            if "events_state" in ours:       # v8 and v9, which have `pending` with it
+                out.execute("UPDATE main.events SET pending = 0 WHERE pending != 0")
+            for state, table in (("fts_state", "instincts"), ("events_state", "events")):
+                if state in ours:            # everything is indexed now
+                    out.execute(f"DELETE FROM main.{state}")
+                    out.execute(f"INSERT INTO main.{state} SELECT coalesce(max(id), 0)"
+                                f" FROM main.{table}")
             out.execute("COMMIT")
             out.execute("DETACH DATABASE b")
 
