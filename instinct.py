@@ -5748,10 +5748,9 @@ class _Setup:
         script = _Setup.console_script(here) if user else None
         if not user:
             python, here = "python3", None
-        server = {"command": python, "args": ["-m", "instinct", "serve"]}
+        server = ({"command": script, "args": ["serve"]} if script    # pip install: no PYTHONPATH
+                  else {"command": python, "args": ["-m", "instinct", "serve"]})
         env = {"PYTHONPATH": here} if user and not script else {}    # this file, cached bytecode
-        if script:                     # pip install: the console script (no PYTHONPATH)
-            server = {"command": script, "args": ["serve"]}
         if db:                         # clients start servers in their own env: pin the same store
             env["INSTINCT_DB"] = db
         if all_tools:                  # every operation as a tool, not only the lean session set
@@ -5921,7 +5920,7 @@ class _Setup:
         else:
             node["instinct"] = entry
         new = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-        if text.strip() and json.loads(new) == json.loads(text) and new != text:
+        if text.strip() and json.loads(new) == json.loads(text):
             return text                        # already right: keep the user's own layout
         return new
 
