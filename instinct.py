@@ -6281,16 +6281,13 @@ class _Export:
         else:                          # one project: its rules, global ones, universal ones
             proj = _resolve_project(project, store.cwd)
             rows = store._read(
-                f"SELECT {_Core._COLS} FROM instincts WHERE confidence >= ? AND (project IN ('', ?)"
-                " OR promoted = 3)"
-                + (" AND category = ?" if cat else "")
-                + " ORDER BY confidence DESC, pattern, project",
-                (10 if min_confidence is None else min_confidence, proj) + ((cat,) if cat else ()))
+                f"SELECT {_Core._COLS} FROM instincts WHERE confidence >= :c AND (project IN"
+                " ('', :p) OR promoted = 3)" + (" AND category = :cat" if cat else "")
+                + " ORDER BY project = :p DESC, confidence DESC, pattern, project",  # its row first
+                {"c": 10 if min_confidence is None else min_confidence, "p": proj, "cat": cat})
             best = {}
             for r in map(_Core._record, rows):
-                if r["pattern"] not in best or (r["project"] == proj
-                                                and best[r["pattern"]]["project"] != proj):
-                    best[r["pattern"]] = r
+                best.setdefault(r["pattern"], r)
             rules = sorted(best.values(), key=lambda r: (-r["confidence"], r["pattern"]))
         if write is None:
             if fmt == "json":
