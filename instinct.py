@@ -6378,14 +6378,13 @@ class _Export:
             m = re.match(r" {0,3}(`{3,}|~{3,})", bare)
             if fence is None and m and not (m.group(1)[0] == "`" and "`" in bare[m.end():]):
                 fence, opened = m.group(1), pos + len(line)
-            elif fence is not None:
-                if (m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
-                        and not bare[m.end():].strip()):
-                    fence = None
-            else:
+            elif fence is None:
                 for marker in (_Export.BLOCK_BEGIN, _Export.BLOCK_END):
                     if line.startswith(marker):
                         found.setdefault(marker, []).append(pos)
+            elif (m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
+                    and not bare[m.end():].strip()):
+                fence = None
             pos += len(line)
         if fence is not None:                  # a fence never closed: what follows is read as text
             for marker, at in _Export.block_markers(text[opened:]).items():
