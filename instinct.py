@@ -5646,11 +5646,7 @@ class _Setup:
                            ("SessionEnd", "session-end", None, 30))
     # Codex has no PostToolUseFailure (failures come in PostToolUse); its SessionEnd (root threads,
     # Codex 0.146 and later) caps timeouts at 3 s - a session it misses is mined at the next start.
-    HOOK_EVENTS_CODEX = (("SessionStart", "session-start", None, 30),
-                          ("UserPromptSubmit", "user-prompt-submit", None, 10),
-                          ("PreToolUse", "pre-tool-use", HINT_MATCHER, 5),
-                          ("PostToolUse", "post-tool-use", "*", 10),
-                          ("SessionEnd", "session-end", None, 3))
+    HOOK_EVENTS_CODEX = HOOK_EVENTS_CLAUDE[:4] + (("SessionEnd", "session-end", None, 3),)
     # The hook command runs instinct with -S from cached bytecode, this file's folder on the path (a
     # project's shared config names no path: there `python3` finds an installed instinct). When the
     # import fails (uninstalled, moved, another Python) it exits 0 silently: a hook never breaks.
@@ -5670,11 +5666,8 @@ class _Setup:
         groups = {}
         for name, event, matcher, timeout in events:
             argv = _Setup.launch_args(python, here, "hook", event, *(("--db", db) if db else ()))
-            group = {"hooks": [{"type": "command", "command": shlex.join(argv),
-                                "timeout": timeout}]}
-            if matcher:
-                group = {"matcher": matcher, **group}
-            groups[name] = group
+            hook = {"type": "command", "command": shlex.join(argv), "timeout": timeout}
+            groups[name] = {"matcher": matcher, "hooks": [hook]} if matcher else {"hooks": [hook]}
         return groups
 
     def console_script(here):
@@ -5705,10 +5698,9 @@ class _Setup:
         script = _Setup.console_script(here) if user else None
         if not user:
             python, here = "python3", None
-        server = {"command": python, "args": ["-m", "instinct", "serve"]}
+        server = ({"command": script, "args": ["serve"]} if script    # pip install: no PYTHONPATH
+                  else {"command": python, "args": ["-m", "instinct", "serve"]})
         env = {"PYTHONPATH": here} if user and not script else {}    # this file, cached bytecode
-        if script:                     # pip install: the console script (no PYTHONPATH)
-            server = {"command": script, "args": ["serve"]}
         if db:                         # clients start servers in their own env: pin the same store
             env["INSTINCT_DB"] = db
         if all_tools:                  # every operation as a tool, not only the lean session set
@@ -5878,7 +5870,7 @@ class _Setup:
         else:
             node["instinct"] = entry
         new = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-        if text.strip() and json.loads(new) == json.loads(text) and new != text:
+        if text.strip() and json.loads(new) == json.loads(text):
             return text                        # already right: keep the user's own layout
         return new
 
@@ -5972,8 +5964,8 @@ class _Setup:
                 return text
             head, nl = text[:span[0]], "\r\n" if "\r\n" in text else "\n"
             new = (head[:-len(nl)] if head.endswith(nl + nl) else head) + text[span[1]:]
-            kept = next((b for b in backups if b.rstrip("\r\n") == new.rstrip("\r\n")), None)
-            return kept if kept is not None else new if new.strip() else None
+            return next((b for b in backups if b.rstrip("\r\n") == new.rstrip("\r\n")),
+                        new if new.strip() else None)
         data = _Setup.strict_json(text) if text.strip() else {}
         key = kind[0]
         if not isinstance(data, dict) or not isinstance(data.get(key), dict):
@@ -6239,16 +6231,13 @@ class _Export:
         else:                          # one project: its rules, global ones, universal ones
             proj = _resolve_project(project, store.cwd)
             rows = store._read(
-                f"SELECT {_Core._COLS} FROM instincts WHERE confidence >= ? AND (project IN ('', ?)"
-                " OR promoted = 3)"
-                + (" AND category = ?" if cat else "")
-                + " ORDER BY confidence DESC, pattern, project",
-                (10 if min_confidence is None else min_confidence, proj) + ((cat,) if cat else ()))
+                f"SELECT {_Core._COLS} FROM instincts WHERE confidence >= :c AND (project IN"
+                " ('', :p) OR promoted = 3)" + (" AND category = :cat" if cat else "")
+                + " ORDER BY project = :p DESC, confidence DESC, pattern, project",  # its row first
+                {"c": 10 if min_confidence is None else min_confidence, "p": proj, "cat": cat})
             best = {}
             for r in map(_Core._record, rows):
-                if r["pattern"] not in best or (r["project"] == proj
-                                                and best[r["pattern"]]["project"] != proj):
-                    best[r["pattern"]] = r
+                best.setdefault(r["pattern"], r)
             rules = sorted(best.values(), key=lambda r: (-r["confidence"], r["pattern"]))
         if write is None:
             if fmt == "json":
@@ -6339,14 +6328,13 @@ class _Export:
             m = re.match(r" {0,3}(`{3,}|~{3,})", bare)
             if fence is None and m and not (m.group(1)[0] == "`" and "`" in bare[m.end():]):
                 fence, opened = m.group(1), pos + len(line)
-            elif fence is not None:
-                if (m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
-                        and not bare[m.end():].strip()):
-                    fence = None
-            else:
+            elif fence is None:
                 for marker in (_Export.BLOCK_BEGIN, _Export.BLOCK_END):
                     if line.startswith(marker):
                         found.setdefault(marker, []).append(pos)
+            elif (m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
+                    and not bare[m.end():].strip()):
+                fence = None
             pos += len(line)
         if fence is not None:                  # a fence never closed: what follows is read as text
             for marker, at in _Export.block_markers(text[opened:]).items():
@@ -6530,7 +6518,6 @@ class _Lint:
 
 class _Pairs(list):
     """similar()'s pairs; `note` says when the comparison budget cut the scan short."""
-    @staticmethod
     def tokens(pattern):
         import re
         from collections import Counter
@@ -6540,7 +6527,6 @@ class _Pairs(list):
 
     WORK = 300_000                   # pattern comparisons one `similar` call may make
 
-    @staticmethod
     def render_similar(pairs):
         if not pairs:
             return "0 similar pairs"
@@ -6634,16 +6620,13 @@ class _Backup:
             for t in sorted(fts & {n for (n,)
                                    in out.execute("SELECT name FROM main.sqlite_master")}):
                 out.execute(f"INSERT INTO main.{t}({t}) VALUES ('rebuild')")
-            if "fts_state" in ours:          # everything is indexed now
-                out.execute("DELETE FROM main.fts_state")
-                out.execute("INSERT INTO main.fts_state SELECT coalesce(max(id), 0)"
-                            " FROM main.instincts")
-            if "events_state" in ours:
-                if "pending" in {r[1] for r in out.execute("PRAGMA main.table_info(events)")}:
-                    out.execute("UPDATE main.events SET pending = 0 WHERE pending != 0")
-                out.execute("DELETE FROM main.events_state")
-                out.execute("INSERT INTO main.events_state SELECT coalesce(max(id), 0)"
-                            " FROM main.events")
+            if "events_state" in ours:       # v8 and v9, which have `pending` with it
+                out.execute("UPDATE main.events SET pending = 0 WHERE pending != 0")
+            for state, table in (("fts_state", "instincts"), ("events_state", "events")):
+                if state in ours:            # everything is indexed now
+                    out.execute(f"DELETE FROM main.{state}")
+                    out.execute(f"INSERT INTO main.{state} SELECT coalesce(max(id), 0)"
+                                f" FROM main.{table}")
             out.execute("COMMIT")
             out.execute("DETACH DATABASE b")
 
