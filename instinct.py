@@ -8228,11 +8228,9 @@ class _Server:
     def handle_line(self, line):
         """One input line (bytes, no newline) -> reply object/list, or None."""
         try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError:
+            msg = _loads(line.decode("utf-8"), strict=True)
+        except UnicodeDecodeError:             # a ValueError too: caught first
             return self._error(None, _MCP.PARSE_ERROR, "Parse error: input is not valid UTF-8")
-        try:
-            msg = _loads(text, strict=True)
         except (ValueError, RecursionError) as e:
             return self._error(None, _MCP.PARSE_ERROR, f"Parse error: {e}")
         if isinstance(msg, list):
