@@ -1212,13 +1212,13 @@ class Operation:
     @staticmethod
     def _opted_out(store, project):
         """Why nothing may be learned here (the hooks' test, cached a second), or None."""
-        dirs = [store.cwd or os.getcwd()]
+        dirs = [os.path.abspath(store.cwd) if store.cwd else os.getcwd()]   # getcwd(): absolute
         if project and not _is_fingerprint(project):
-            dirs.append(os.path.expanduser(project))
+            dirs.append(os.path.abspath(os.path.expanduser(project)))
         now = time.monotonic()
         if len(Operation._OPT_OUTS) > 256:
             Operation._OPT_OUTS.clear()
-        for d in map(os.path.abspath, dirs):
+        for d in dirs:
             hit = Operation._OPT_OUTS.get(d)
             if hit is None or not 0 <= now - hit[0] < 1:
                 hit = Operation._OPT_OUTS[d] = (now, _Capture.disabled_reason({}, d))
@@ -1264,7 +1264,7 @@ class Operation:
             raise ValidationError("arguments must be a JSON object")
         known = self.known
         arg = name or (lambda p: f"argument '{p.name}'")
-        if not all(k in known for k in args):
+        if not args.keys() <= known.keys():
             extra = sorted(set(args) - set(known))
             raise ValidationError(f"unknown argument(s) for {self.mcp}: {', '.join(extra)}; "
                                   f"expected: {', '.join(known) or 'none'}")
@@ -8156,11 +8156,9 @@ class _Server:
     def handle_line(self, line):
         """One input line (bytes, no newline) -> reply object/list, or None."""
         try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError:
+            msg = _loads(line.decode("utf-8"), strict=True)
+        except UnicodeDecodeError:             # a ValueError too: caught first
             return self._error(None, _MCP.PARSE_ERROR, "Parse error: input is not valid UTF-8")
-        try:
-            msg = _loads(text, strict=True)
         except (ValueError, RecursionError) as e:
             return self._error(None, _MCP.PARSE_ERROR, f"Parse error: {e}")
         if isinstance(msg, list):
@@ -8551,7 +8549,8 @@ class _MCP:
                            if k not in _ToolReply.KEYS) if len(res) > 3 else ""
             return ('{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":%s}],'
                     '"isError":false,"structuredContent":%s%s}}\n'
-                    % (enc(reply["id"]), enc(res.text), res.text, more)).encode("ascii")
+                    % (mid if type(mid := reply["id"]) is int else enc(mid), enc(res.text),
+                       res.text, more)).encode("ascii")
         return (enc(reply) + "\n").encode("ascii")
 
     def log(msg):

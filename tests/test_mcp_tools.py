@@ -301,6 +301,12 @@ class TestTools(ServerCase):
                 self.assertEqual(line, plain)
                 spliced += type(reply["result"]) is instinct._ToolReply
         self.assertGreater(spliced, 20)
+        for mid in (-7, 2 ** 70, ""):                  # an int id is spliced as its digits
+            reply = srv.handle_message(req(mid, "tools/call", {"name": "observe",
+                                                               "arguments": {"pattern": "seq:a"}}))
+            self.assertIs(type(reply["result"]), instinct._ToolReply)
+            self.assertEqual(instinct._MCP.reply_line(reply),
+                             (json.dumps(reply, separators=(",", ":")) + "\n").encode())
 
     def test_one_mib_result_is_one_line(self):                                # 10.27
         db = os.path.join(self.tmp, "instinct.db")
