@@ -4532,26 +4532,40 @@ class _Corpus:
     BACKFILL = 4                       # a habit found backfills at most this many recent sessions
     STEPS_KEPT = 400                   # steps of a mined session kept for the briefing's use counts
 
-    def __init__(self, load):
+    def __init__(self, load, memo=None):
         self.load, self.grams, self.stats, self.items, self.fixes = load, {}, {}, {}, {}
+        self.memo, self.used = memo or {}, {}       # calls -> what they give (the last pass's)
+        self.held = {}          # n-gram -> (sessions holding it as a run, as one or with a gap)
 
     def add(self, session, rows=None):
-        if session not in self.grams:
-            from collections import Counter
-            from itertools import groupby
+        """Read a session once (`rows`: read again, with its new calls) -> its collapsed steps."""
+        if rows is not None or session not in self.grams:
+            for g in set().union(*self.grams.get(session, ())):     # what it held before
+                for have in self.held[g]:
+                    have.discard(session)
             rows = self.load(session) if rows is None else rows
-            calls = [(r[0], r[1]) for r in rows]
-            steps = _Corpus.steps_of(calls)
-            col = tuple(k for k, _ in groupby(st for st, _ in steps))      # repeats collapsed
-            freq, n = Counter(col), len(col)
-            rest = {t: 1.0 / max(1, n - c) for t, c in freq.items()}   # 1 / steps unlike t
-            self.grams[session], self.stats[session] = _Corpus.ngrams(col), (col, n, freq, rest)
-            shell = {st for c in map(_Call.read, (d for _, d in calls))
-                     if c.tool in _Call.SHELLS for st in c.steps()}
-            self.items[session] = ({_Corpus.command_pattern(st, st in shell) for st in col
-                                    if st != _Call.EDIT_STEP} | _Corpus.combos(calls))
-            self.fixes[session] = _Corpus.fixes_in(steps)
+            calls = tuple((r[0], r[1]) for r in rows)
+            got = self.used[calls] = (self.used.get(calls) or self.memo.get(calls)
+                                      or _Corpus.derive(calls))
+            self.grams[session], self.stats[session], self.items[session], self.fixes[session] = got
+            for i, grams in ((1, got[0][1]), (0, got[0][0]), (1, got[0][0])):
+                for g in grams:
+                    self.held.setdefault(g, (set(), set()))[i].add(session)
         return self.stats[session][0]
+
+    def derive(calls):
+        """A session's calls ((kind, data), ...) -> (n-grams, stats, items, fixes): theirs alone."""
+        from collections import Counter
+        from itertools import groupby
+        steps = _Corpus.steps_of(calls)
+        col = tuple(k for k, _ in groupby(st for st, _ in steps))      # repeats collapsed
+        freq, n = Counter(col), len(col)
+        rest = {t: 1.0 / max(1, n - c) for t, c in freq.items()}   # 1 / steps unlike t
+        shell = {st for c in map(_Call.read, (d for _, d in calls))
+                 if c.tool in _Call.SHELLS for st in c.steps()}
+        items = ({_Corpus.command_pattern(st, st in shell) for st in col if st != _Call.EDIT_STEP}
+                 | _Corpus.combos(calls))
+        return _Corpus.ngrams(col), (col, n, freq, rest), items, _Corpus.fixes_in(steps)
 
     def command_role(shape):
         """'mix test' -> 'test', else None: the last word decides ('make docs' is no build), or
@@ -4582,7 +4596,8 @@ class _Corpus:
                    for p in range(1, len(g)))
 
     def ngrams(col):
-        """The 2-5 step runs of `col` -> (contiguous ones, ones with one extra step inside)."""
+        """The 2-5 step runs of `col` -> (contiguous ones, ones with one extra step inside, the
+        workflow candidates of both: from a command to a command, no loop restated)."""
         runs, gapped = set(), set()
         for n in range(2, _Corpus.SEQ_MAX + 1):
             for i in range(len(col) - n + 1):
@@ -4593,7 +4608,8 @@ class _Corpus:
                         g = w[:j] + w[j + 1:]
                         if g[j - 1] != g[j]:
                             gapped.add(g)
-        return runs, gapped
+        return runs, gapped, {g for g in runs | gapped if g[0] != _Call.EDIT_STEP != g[-1]
+                              and not _Corpus.periodic(g) and len(set(g)) > 1}
 
     def chance_sessions(g, stats, enough, gapped):
         """Sessions expected to hold `g` by chance (each one's collapsed steps shuffled), summed;
@@ -4689,22 +4705,15 @@ class _Corpus:
         restated. Held as a run or with one extra step inside (the looser reading, n times likelier
         by chance, tried first); one restating a longer one held as widely drops untested."""
         corpus.add(session)
-        runs, gapped = corpus.grams[session]
-        own = {g for g in runs | gapped if g[0] != _Call.EDIT_STEP and g[-1] != _Call.EDIT_STEP
-               and not _Corpus.periodic(g) and len(set(g)) > 1}
+        own = corpus.grams[session][2]
         if not own:
             return {}
         ids = [session] + [s for s in others if s != session]
         for s in ids:
             corpus.add(s)
-        stats = [corpus.stats[s][1:] for s in ids]
-        from collections import Counter
-        grams = [corpus.grams[s] for s in ids]               # per session: (runs, one-gap runs)
-        n_run, n_loose = Counter(), Counter()                # sessions holding each candidate
-        for runs, gapped in grams:
-            hit = own & runs
-            n_run.update(hit)
-            n_loose.update(hit | (own & gapped))
+        stats, within = [corpus.stats[s][1:] for s in ids], set(ids)
+        # sessions holding each candidate: as a run, as one or with one step inside
+        n_run, n_loose = ({g: len(corpus.held[g][i] & within) for g in own} for i in (0, 1))
         holders = {}
         for g in sorted(own, key=len, reverse=True):       # longest first
             k_run, k_loose = n_run[g], n_loose[g]
@@ -4717,8 +4726,7 @@ class _Corpus:
                 if k >= 2:
                     enough = _Corpus.chance_limit(k)
                     if _Corpus.chance_sessions(g, stats, enough, gap) <= enough:
-                        holders[g] = [s for s, (runs, gapped) in zip(ids, grams)
-                                      if g in runs or gap and g in gapped]
+                        holders[g] = [s for s in ids if s in corpus.held[g][gap]]
                         break
         return {"seq:" + "->".join(g): have for g, have in _Corpus.families(holders, n_run, known)}
 
@@ -4766,11 +4774,11 @@ class _Miner:
     SQL_CALLS = (" FROM events WHERE session = ? AND session != ''"
                  " AND kind IN ('tool', 'tool_fail')")
 
-    def __init__(self, store, conn):
+    def __init__(self, store, conn, memo=None):
         self.store, self.conn, self.now = store, conn, store._now()
         self.canon, self.credited, self.observed = {}, set(), []   # aliases cannot change mid-pass
         self.when, self.forgotten = {}, []
-        self.corpus = _Corpus(self.rows_of)
+        self.corpus = _Corpus(self.rows_of, memo)
 
     def rows_of(self, sess):
         """A session's tool calls: (kind, summary, project) in order."""
@@ -4829,8 +4837,7 @@ class _Miner:
         conn, corpus = self.conn, self.corpus
         rows = self.rows_of(sess)
         proj = Counter(p for _, _, p in rows).most_common(1)[0][0]   # where most of it ran
-        corpus.grams.pop(sess, None)                    # new events since it was last loaded
-        steps = "\t".join(corpus.add(sess, rows)[:_Corpus.STEPS_KEPT])
+        steps = "\t".join(corpus.add(sess, rows)[:_Corpus.STEPS_KEPT])    # (read again: new calls)
         conn.execute("INSERT INTO mined_sessions (session, last_id, project, steps)"
                      " VALUES (?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET"
                      " last_id = excluded.last_id, project = excluded.project,"
@@ -4865,6 +4872,7 @@ class _Miner:
 # =============================================================================
 class _Learning(_Memory):
     """Operations fed by agent hooks: session mining and the session-start briefing."""
+    _memo = None            # import-history: what a mining pass derived from calls, for the next
 
     @operation(
         Param("session", str, "mine only this session id (default: every session with new events)"),
@@ -4893,9 +4901,11 @@ class _Learning(_Memory):
             else:
                 todo = conn.execute(_Miner.SQL_UNMINED.replace("e.id > ?", "e.session = ?"),
                                     (session,)).fetchall()
-            miner = _Miner(self, conn)
+            miner = _Miner(self, conn, self._memo)
             for sess, last_id in todo:
                 miner.session(sess, last_id)
+            if self._memo is not None:      # import-history: the next pass reuses what this read
+                self._memo = miner.corpus.used
             # bookkeeping lives as long as the events it describes (the event-log retention)
             cutoff = _iso(self._clock() - self._settings()["events_max_days"] * 86400)
             conn.execute("DELETE FROM mined WHERE ts < ?", (cutoff,))
@@ -5548,7 +5558,7 @@ class _History(_Learning):
         res = {"sessions": 0, "imported": 0, "skipped": 0, "empty": 0, "too_old": 0, "old": 0,
                "tool_calls": 0, "failed_calls": 0, "dry_run": bool(dry_run), "links_skipped": links}
         projects, disabled, done, imported, pending = {}, {}, set(), {}, 0
-        self._keep_events = True
+        self._keep_events, self._memo = True, {}
         try:
             for n, (_, f, who) in enumerate(files, 1):
                 reader = (_Transcripts.claude_session if who == "claude-code"
@@ -5577,7 +5587,7 @@ class _History(_Learning):
             if pending or not dry_run:         # (also what an interrupted run left unmined)
                 self.mine()
         finally:
-            del self._keep_events
+            del self._keep_events, self._memo
         for sess, proj in imported.items():        # what mining credited to the imported sessions
             for pattern, in self._read("SELECT pattern FROM mined WHERE session = ?", (sess,)):
                 projects[proj]["seen"][pattern] += 1
