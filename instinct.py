@@ -4532,21 +4532,35 @@ class _Corpus:
     BACKFILL = 4                       # a habit found backfills at most this many recent sessions
     STEPS_KEPT = 400                   # steps of a mined session kept for the briefing's use counts
 
-    def __init__(self, load, memo=None):
-        self.load, self.grams, self.stats, self.items, self.fixes = load, {}, {}, {}, {}
-        self.memo, self.used = memo or {}, {}       # calls -> what they give (the last pass's)
-        self.held = {}          # n-gram -> (sessions holding it as a run, as one or with a gap)
+    def __init__(self):
+        self.grams, self.stats, self.items, self.fixes, self.calls = {}, {}, {}, {}, {}
+        self.held, self.fresh = {}, set()   # n-gram -> (sessions with it as a run, with a gap too)
+
+    def renew(self, load):
+        """A new pass (import-history's share one corpus): each session is read again, those the
+        last did not read go."""
+        for s in set(self.calls) - self.fresh:
+            self.add(s, ())                                     # its n-grams out of `held`
+            for d in (self.grams, self.stats, self.items, self.fixes, self.calls):
+                del d[s]
+        self.load, self.fresh = load, set()
+        return self
 
     def add(self, session, rows=None):
-        """Read a session once (`rows`: read again, with its new calls) -> its collapsed steps."""
-        if rows is not None or session not in self.grams:
+        """Read a session once a pass (`rows`: read again, with its new calls) -> its collapsed
+        steps, derived again only when its calls differ from what they were derived from."""
+        if rows is not None or session not in self.fresh:
+            self.fresh.add(session)
+            rows = self.load(session) if rows is None else rows
+            calls = tuple((r[0], r[1]) for r in rows)
+            if calls == self.calls.get(session):
+                return self.stats[session][0]
             for g in set().union(*self.grams.get(session, ())):     # what it held before
                 for have in self.held[g]:
                     have.discard(session)
-            rows = self.load(session) if rows is None else rows
-            calls = tuple((r[0], r[1]) for r in rows)
-            got = self.used[calls] = (self.used.get(calls) or self.memo.get(calls)
-                                      or _Corpus.derive(calls))
+                if not self.held[g][1]:
+                    del self.held[g]
+            self.calls[session], got = calls, _Corpus.derive(calls)
             self.grams[session], self.stats[session], self.items[session], self.fixes[session] = got
             for i, grams in ((1, got[0][1]), (0, got[0][0]), (1, got[0][0])):
                 for g in grams:
@@ -4565,7 +4579,7 @@ class _Corpus:
                  if c.tool in _Call.SHELLS for st in c.steps()}
         items = ({_Corpus.command_pattern(st, st in shell) for st in col if st != _Call.EDIT_STEP}
                  | _Corpus.combos(calls))
-        return _Corpus.ngrams(col), (col, n, freq, rest), items, _Corpus.fixes_in(steps)
+        return _Corpus.ngrams(col), (col, n, freq, rest, {}), items, _Corpus.fixes_in(steps)
 
     def command_role(shape):
         """'mix test' -> 'test', else None: the last word decides ('make docs' is no build), or
@@ -4613,15 +4627,19 @@ class _Corpus:
 
     def chance_sessions(g, stats, enough, gapped):
         """Sessions expected to hold `g` by chance (each one's collapsed steps shuffled), summed;
-        stops past `enough`. `gapped`: as a run or with one step inside (n placements, not 1)."""
+        stops past `enough`. `gapped`: as a run or with one step inside (n placements, not 1).
+        Each session's share is kept with its stats (`known`: it does not change)."""
         expected, n, need, pairs = 0.0, len(g), set(g), tuple(zip(g, g[1:]))
-        for length, freq, rest in stats:
-            if length < n or not need <= freq.keys():
-                continue
-            e = (length - n + 1) * freq[g[0]] / length * (n if gapped else 1)
-            for prev, t in pairs:
-                e *= freq[t] * rest[prev]
-            expected += e if e < 1.0 else 1.0
+        for length, freq, rest, known in stats:
+            e = known.get((g, gapped))
+            if e is None:
+                e = 0.0
+                if length >= n and need <= freq.keys():
+                    e = (length - n + 1) * freq[g[0]] / length * (n if gapped else 1)
+                    for prev, t in pairs:
+                        e *= freq[t] * rest[prev]
+                e = known[g, gapped] = e if e < 1.0 else 1.0
+            expected += e
             if expected > enough:
                 break
         return expected
@@ -4691,7 +4709,7 @@ class _Corpus:
             for s in window:
                 got, passed = corpus.fixes[s]
                 if a in passed:
-                    _, n, freq, _ = corpus.stats[s]
+                    _, n, freq, _, _ = corpus.stats[s]
                     expected += min(1.0, freq.get(b, 0) / max(1, n))
                     if (a, b) in got:
                         have.append(s)
@@ -4774,11 +4792,11 @@ class _Miner:
     SQL_CALLS = (" FROM events WHERE session = ? AND session != ''"
                  " AND kind IN ('tool', 'tool_fail')")
 
-    def __init__(self, store, conn, memo=None):
+    def __init__(self, store, conn):
         self.store, self.conn, self.now = store, conn, store._now()
         self.canon, self.credited, self.observed = {}, set(), []   # aliases cannot change mid-pass
         self.when, self.forgotten = {}, []
-        self.corpus = _Corpus(self.rows_of, memo)
+        self.corpus = (store._corpus or _Corpus()).renew(self.rows_of)
 
     def rows_of(self, sess):
         """A session's tool calls: (kind, summary, project) in order."""
@@ -4872,7 +4890,7 @@ class _Miner:
 # =============================================================================
 class _Learning(_Memory):
     """Operations fed by agent hooks: session mining and the session-start briefing."""
-    _memo = None            # import-history: what a mining pass derived from calls, for the next
+    _corpus = None          # import-history: one corpus for its mining passes (each reads it)
 
     @operation(
         Param("session", str, "mine only this session id (default: every session with new events)"),
@@ -4901,11 +4919,9 @@ class _Learning(_Memory):
             else:
                 todo = conn.execute(_Miner.SQL_UNMINED.replace("e.id > ?", "e.session = ?"),
                                     (session,)).fetchall()
-            miner = _Miner(self, conn, self._memo)
+            miner = _Miner(self, conn)
             for sess, last_id in todo:
                 miner.session(sess, last_id)
-            if self._memo is not None:      # import-history: the next pass reuses what this read
-                self._memo = miner.corpus.used
             # bookkeeping lives as long as the events it describes (the event-log retention)
             cutoff = _iso(self._clock() - self._settings()["events_max_days"] * 86400)
             conn.execute("DELETE FROM mined WHERE ts < ?", (cutoff,))
@@ -5558,7 +5574,7 @@ class _History(_Learning):
         res = {"sessions": 0, "imported": 0, "skipped": 0, "empty": 0, "too_old": 0, "old": 0,
                "tool_calls": 0, "failed_calls": 0, "dry_run": bool(dry_run), "links_skipped": links}
         projects, disabled, done, imported, pending = {}, {}, set(), {}, 0
-        self._keep_events, self._memo = True, {}
+        self._keep_events, self._corpus = True, _Corpus()
         try:
             for n, (_, f, who) in enumerate(files, 1):
                 reader = (_Transcripts.claude_session if who == "claude-code"
@@ -5587,7 +5603,7 @@ class _History(_Learning):
             if pending or not dry_run:         # (also what an interrupted run left unmined)
                 self.mine()
         finally:
-            del self._keep_events, self._memo
+            del self._keep_events, self._corpus
         for sess, proj in imported.items():        # what mining credited to the imported sessions
             for pattern, in self._read("SELECT pattern FROM mined WHERE session = ?", (sess,)):
                 projects[proj]["seen"][pattern] += 1
