@@ -4560,26 +4560,23 @@ class _Corpus:
                     have.discard(session)
                 if not self.held[g][1]:
                     del self.held[g]
-            self.calls[session], got = calls, _Corpus.derive(calls)
-            self.grams[session], self.stats[session], self.items[session], self.fixes[session] = got
-            for i, grams in ((1, got[0][1]), (0, got[0][0]), (1, got[0][0])):
+            from collections import Counter
+            from itertools import groupby
+            steps = _Corpus.steps_of(calls)
+            col = tuple(k for k, _ in groupby(st for st, _ in steps))      # repeats collapsed
+            freq, n = Counter(col), len(col)
+            rest = {t: 1.0 / max(1, n - c) for t, c in freq.items()}   # 1 / steps unlike t
+            runs, gapped, _ = self.grams[session] = _Corpus.ngrams(col)
+            self.calls[session], self.stats[session] = calls, (col, n, freq, rest, {})
+            shell = {st for c in map(_Call.read, (d for _, d in calls))
+                     if c.tool in _Call.SHELLS for st in c.steps()}
+            self.items[session] = ({_Corpus.command_pattern(st, st in shell) for st in col
+                                    if st != _Call.EDIT_STEP} | _Corpus.combos(calls))
+            self.fixes[session] = _Corpus.fixes_in(steps)
+            for i, grams in ((1, gapped), (0, runs), (1, runs)):
                 for g in grams:
                     self.held.setdefault(g, (set(), set()))[i].add(session)
         return self.stats[session][0]
-
-    def derive(calls):
-        """A session's calls ((kind, data), ...) -> (n-grams, stats, items, fixes): theirs alone."""
-        from collections import Counter
-        from itertools import groupby
-        steps = _Corpus.steps_of(calls)
-        col = tuple(k for k, _ in groupby(st for st, _ in steps))      # repeats collapsed
-        freq, n = Counter(col), len(col)
-        rest = {t: 1.0 / max(1, n - c) for t, c in freq.items()}   # 1 / steps unlike t
-        shell = {st for c in map(_Call.read, (d for _, d in calls))
-                 if c.tool in _Call.SHELLS for st in c.steps()}
-        items = ({_Corpus.command_pattern(st, st in shell) for st in col if st != _Call.EDIT_STEP}
-                 | _Corpus.combos(calls))
-        return _Corpus.ngrams(col), (col, n, freq, rest, {}), items, _Corpus.fixes_in(steps)
 
     def command_role(shape):
         """'mix test' -> 'test', else None: the last word decides ('make docs' is no build), or
@@ -4630,15 +4627,16 @@ class _Corpus:
         stops past `enough`. `gapped`: as a run or with one step inside (n placements, not 1).
         Each session's share is kept with its stats (`known`: it does not change)."""
         expected, n, need, pairs = 0.0, len(g), set(g), tuple(zip(g, g[1:]))
+        key = "\t".join(g) + "+" * gapped                       # (a string keeps its hash)
         for length, freq, rest, known in stats:
-            e = known.get((g, gapped))
+            e = known.get(key)
             if e is None:
                 e = 0.0
                 if length >= n and need <= freq.keys():
                     e = (length - n + 1) * freq[g[0]] / length * (n if gapped else 1)
                     for prev, t in pairs:
                         e *= freq[t] * rest[prev]
-                e = known[g, gapped] = e if e < 1.0 else 1.0
+                e = known[key] = e if e < 1.0 else 1.0
             expected += e
             if expected > enough:
                 break
@@ -4731,10 +4729,11 @@ class _Corpus:
             corpus.add(s)
         stats, within = [corpus.stats[s][1:] for s in ids], set(ids)
         # sessions holding each candidate: as a run, as one or with one step inside
-        n_run, n_loose = ({g: len(corpus.held[g][i] & within) for g in own} for i in (0, 1))
+        n_loose = {g: len(corpus.held[g][1] & within) for g in own}
+        n_run = {g: len(corpus.held[g][0] & within) for g, k in n_loose.items() if k >= 2}
         holders = {}
         for g in sorted(own, key=len, reverse=True):       # longest first
-            k_run, k_loose = n_run[g], n_loose[g]
+            k_run, k_loose = n_run.get(g, 0), n_loose[g]
             if k_loose < 2 or any(n_run[h] >= k_loose and len(h) > len(g)
                                   and _Corpus.subsequence(g, h) for h in holders):
                 continue
@@ -4795,7 +4794,7 @@ class _Miner:
     def __init__(self, store, conn):
         self.store, self.conn, self.now = store, conn, store._now()
         self.canon, self.credited, self.observed = {}, set(), []   # aliases cannot change mid-pass
-        self.when, self.forgotten = {}, []
+        self.when, self.forgotten, self.had = {}, [], {}        # had: a session's credits, read once
         self.corpus = (store._corpus or _Corpus()).renew(self.rows_of)
 
     def rows_of(self, sess):
@@ -4813,9 +4812,13 @@ class _Miner:
                 p = self.canon[pat] = self.store._canonical(pat, self.conn)
             except ValidationError:
                 return
-        conn = self.conn
-        if conn.execute("INSERT OR IGNORE INTO mined (session, pattern, project, ts)"
-                        " VALUES (?,?,?,?)", (sess, p, proj, self.now)).rowcount:
+        conn, had = self.conn, self.had.get(sess)
+        if had is None:       # (what a pass inserts, `credited` holds; none of these can go)
+            had = self.had[sess] = set(conn.execute("SELECT pattern, project FROM mined"
+                                                    " WHERE session = ?", (sess,)))
+        if (p, proj) not in had and conn.execute(
+                "INSERT OR IGNORE INTO mined (session, pattern, project, ts) VALUES (?,?,?,?)",
+                (sess, p, proj, self.now)).rowcount:
             if sess not in self.when:                   # the session's own time and source
                 ts, src = conn.execute("SELECT max(ts), max(source)" + _Miner.SQL_CALLS,
                                        (sess,)).fetchone()
