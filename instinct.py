@@ -4794,7 +4794,7 @@ class _Miner:
     def __init__(self, store, conn):
         self.store, self.conn, self.now = store, conn, store._now()
         self.canon, self.credited, self.observed = {}, set(), []   # aliases cannot change mid-pass
-        self.when, self.forgotten, self.had = {}, [], {}        # had: a session's credits, read once
+        self.when, self.forgotten, self.had = {}, [], {}      # had: a session's credits, read once
         self.corpus = (store._corpus or _Corpus()).renew(self.rows_of)
 
     def rows_of(self, sess):
