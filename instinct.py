@@ -4537,8 +4537,7 @@ class _Corpus:
         self.held, self.fresh = {}, set()   # n-gram -> (sessions with it as a run, with a gap too)
 
     def renew(self, load):
-        """A new pass (import-history's share one corpus): each session is read again, those the
-        last did not read go."""
+        """A new pass (import-history's share a corpus): each session read again, others go."""
         for s in set(self.calls) - self.fresh:
             self.add(s, ())                                     # its n-grams out of `held`
             for d in (self.grams, self.stats, self.items, self.fixes, self.calls):
