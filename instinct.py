@@ -4482,25 +4482,49 @@ class _Corpus:
     BACKFILL = 4                       # a habit found backfills at most this many recent sessions
     STEPS_KEPT = 400                   # steps of a mined session kept for the briefing's use counts
 
-    def __init__(self, load):
-        self.load, self.grams, self.stats, self.items, self.fixes = load, {}, {}, {}, {}
+    def __init__(self):
+        self.grams, self.stats, self.items, self.fixes, self.calls = {}, {}, {}, {}, {}
+        self.held, self.fresh = {}, set()   # n-gram -> (sessions with it as a run, with a gap too)
+
+    def renew(self, load):
+        """A new pass (import-history's share a corpus): each session read again, others go."""
+        for s in set(self.calls) - self.fresh:
+            self.add(s, ())                                     # its n-grams out of `held`
+            for d in (self.grams, self.stats, self.items, self.fixes, self.calls):
+                del d[s]
+        self.load, self.fresh = load, set()
+        return self
 
     def add(self, session, rows=None):
-        if session not in self.grams:
+        """Read a session once a pass (`rows`: read again, with its new calls) -> its collapsed
+        steps, derived again only when its calls differ from what they were derived from."""
+        if rows is not None or session not in self.fresh:
+            self.fresh.add(session)
+            rows = self.load(session) if rows is None else rows
+            calls = tuple((r[0], r[1]) for r in rows)
+            if calls == self.calls.get(session):
+                return self.stats[session][0]
+            for g in set().union(*self.grams.get(session, ())):     # what it held before
+                for have in self.held[g]:
+                    have.discard(session)
+                if not self.held[g][1]:
+                    del self.held[g]
             from collections import Counter
             from itertools import groupby
-            rows = self.load(session) if rows is None else rows
-            calls = [(r[0], r[1]) for r in rows]
             steps = _Corpus.steps_of(calls)
             col = tuple(k for k, _ in groupby(st for st, _ in steps))      # repeats collapsed
             freq, n = Counter(col), len(col)
             rest = {t: 1.0 / max(1, n - c) for t, c in freq.items()}   # 1 / steps unlike t
-            self.grams[session], self.stats[session] = _Corpus.ngrams(col), (col, n, freq, rest)
+            runs, gapped, _ = self.grams[session] = _Corpus.ngrams(col)
+            self.calls[session], self.stats[session] = calls, (col, n, freq, rest, {})
             shell = {st for c in map(_Call.read, (d for _, d in calls))
                      if c.tool in _Call.SHELLS for st in c.steps()}
             self.items[session] = ({_Corpus.command_pattern(st, st in shell) for st in col
                                     if st != _Call.EDIT_STEP} | _Corpus.combos(calls))
             self.fixes[session] = _Corpus.fixes_in(steps)
+            for i, grams in ((1, gapped), (0, runs), (1, runs)):
+                for g in grams:
+                    self.held.setdefault(g, (set(), set()))[i].add(session)
         return self.stats[session][0]
 
     def command_role(shape):
@@ -4532,7 +4556,8 @@ class _Corpus:
                    for p in range(1, len(g)))
 
     def ngrams(col):
-        """The 2-5 step runs of `col` -> (contiguous ones, ones with one extra step inside)."""
+        """The 2-5 step runs of `col` -> (contiguous ones, ones with one extra step inside, the
+        workflow candidates of both: from a command to a command, no loop restated)."""
         runs, gapped = set(), set()
         for n in range(2, _Corpus.SEQ_MAX + 1):
             for i in range(len(col) - n + 1):
@@ -4543,19 +4568,25 @@ class _Corpus:
                         g = w[:j] + w[j + 1:]
                         if g[j - 1] != g[j]:
                             gapped.add(g)
-        return runs, gapped
+        return runs, gapped, {g for g in runs | gapped if g[0] != _Call.EDIT_STEP != g[-1]
+                              and not _Corpus.periodic(g) and len(set(g)) > 1}
 
     def chance_sessions(g, stats, enough, gapped):
         """Sessions expected to hold `g` by chance (each one's collapsed steps shuffled), summed;
-        stops past `enough`. `gapped`: as a run or with one step inside (n placements, not 1)."""
+        stops past `enough`. `gapped`: as a run or with one step inside (n placements, not 1).
+        Each session's share is kept with its stats (`known`: it does not change)."""
         expected, n, need, pairs = 0.0, len(g), set(g), tuple(zip(g, g[1:]))
-        for length, freq, rest in stats:
-            if length < n or not need <= freq.keys():
-                continue
-            e = (length - n + 1) * freq[g[0]] / length * (n if gapped else 1)
-            for prev, t in pairs:
-                e *= freq[t] * rest[prev]
-            expected += e if e < 1.0 else 1.0
+        key = "\t".join(g) + "+" * gapped                       # (a string keeps its hash)
+        for length, freq, rest, known in stats:
+            e = known.get(key)
+            if e is None:
+                e = 0.0
+                if length >= n and need <= freq.keys():
+                    e = (length - n + 1) * freq[g[0]] / length * (n if gapped else 1)
+                    for prev, t in pairs:
+                        e *= freq[t] * rest[prev]
+                e = known[key] = e if e < 1.0 else 1.0
+            expected += e
             if expected > enough:
                 break
         return expected
@@ -4625,7 +4656,7 @@ class _Corpus:
             for s in window:
                 got, passed = corpus.fixes[s]
                 if a in passed:
-                    _, n, freq, _ = corpus.stats[s]
+                    _, n, freq, _, _ = corpus.stats[s]
                     expected += min(1.0, freq.get(b, 0) / max(1, n))
                     if (a, b) in got:
                         have.append(s)
@@ -4639,25 +4670,19 @@ class _Corpus:
         restated. Held as a run or with one extra step inside (the looser reading, n times likelier
         by chance, tried first); one restating a longer one held as widely drops untested."""
         corpus.add(session)
-        runs, gapped = corpus.grams[session]
-        own = {g for g in runs | gapped if g[0] != _Call.EDIT_STEP and g[-1] != _Call.EDIT_STEP
-               and not _Corpus.periodic(g) and len(set(g)) > 1}
+        own = corpus.grams[session][2]
         if not own:
             return {}
         ids = [session] + [s for s in others if s != session]
         for s in ids:
             corpus.add(s)
-        stats = [corpus.stats[s][1:] for s in ids]
-        from collections import Counter
-        grams = [corpus.grams[s] for s in ids]               # per session: (runs, one-gap runs)
-        n_run, n_loose = Counter(), Counter()                # sessions holding each candidate
-        for runs, gapped in grams:
-            hit = own & runs
-            n_run.update(hit)
-            n_loose.update(hit | (own & gapped))
+        stats, within = [corpus.stats[s][1:] for s in ids], set(ids)
+        # sessions holding each candidate: as a run, as one or with one step inside
+        n_loose = {g: len(corpus.held[g][1] & within) for g in own}
+        n_run = {g: len(corpus.held[g][0] & within) for g, k in n_loose.items() if k >= 2}
         holders = {}
         for g in sorted(own, key=len, reverse=True):       # longest first
-            k_run, k_loose = n_run[g], n_loose[g]
+            k_run, k_loose = n_run.get(g, 0), n_loose[g]
             if k_loose < 2 or any(n_run[h] >= k_loose and len(h) > len(g)
                                   and _Corpus.subsequence(g, h) for h in holders):
                 continue
@@ -4667,8 +4692,7 @@ class _Corpus:
                 if k >= 2:
                     enough = _Corpus.chance_limit(k)
                     if _Corpus.chance_sessions(g, stats, enough, gap) <= enough:
-                        holders[g] = [s for s, (runs, gapped) in zip(ids, grams)
-                                      if g in runs or gap and g in gapped]
+                        holders[g] = [s for s in ids if s in corpus.held[g][gap]]
                         break
         return {"seq:" + "->".join(g): have for g, have in _Corpus.families(holders, n_run, known)}
 
@@ -4719,8 +4743,8 @@ class _Miner:
     def __init__(self, store, conn):
         self.store, self.conn, self.now = store, conn, store._now()
         self.canon, self.credited, self.observed = {}, set(), []   # aliases cannot change mid-pass
-        self.when, self.forgotten = {}, []
-        self.corpus = _Corpus(self.rows_of)
+        self.when, self.forgotten, self.had = {}, [], {}      # had: a session's credits, read once
+        self.corpus = (store._corpus or _Corpus()).renew(self.rows_of)
 
     def rows_of(self, sess):
         """A session's tool calls: (kind, summary, project) in order."""
@@ -4737,9 +4761,13 @@ class _Miner:
                 p = self.canon[pat] = self.store._canonical(pat, self.conn)
             except ValidationError:
                 return
-        conn = self.conn
-        if conn.execute("INSERT OR IGNORE INTO mined (session, pattern, project, ts)"
-                        " VALUES (?,?,?,?)", (sess, p, proj, self.now)).rowcount:
+        conn, had = self.conn, self.had.get(sess)
+        if had is None:       # (what a pass inserts, `credited` holds; none of these can go)
+            had = self.had[sess] = set(conn.execute("SELECT pattern, project FROM mined"
+                                                    " WHERE session = ?", (sess,)))
+        if (p, proj) not in had and conn.execute(
+                "INSERT OR IGNORE INTO mined (session, pattern, project, ts) VALUES (?,?,?,?)",
+                (sess, p, proj, self.now)).rowcount:
             if sess not in self.when:                   # the session's own time and source
                 ts, src = conn.execute("SELECT max(ts), max(source)" + _Miner.SQL_CALLS,
                                        (sess,)).fetchone()
@@ -4779,8 +4807,7 @@ class _Miner:
         conn, corpus = self.conn, self.corpus
         rows = self.rows_of(sess)
         proj = Counter(p for _, _, p in rows).most_common(1)[0][0]   # where most of it ran
-        corpus.grams.pop(sess, None)                    # new events since it was last loaded
-        steps = "\t".join(corpus.add(sess, rows)[:_Corpus.STEPS_KEPT])
+        steps = "\t".join(corpus.add(sess, rows)[:_Corpus.STEPS_KEPT])    # (read again: new calls)
         conn.execute("INSERT INTO mined_sessions (session, last_id, project, steps)"
                      " VALUES (?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET"
                      " last_id = excluded.last_id, project = excluded.project,"
@@ -4815,6 +4842,7 @@ class _Miner:
 # =============================================================================
 class _Learning(_Memory):
     """Operations fed by agent hooks: session mining and the session-start briefing."""
+    _corpus = None          # import-history: one corpus for its mining passes (each reads it)
 
     @operation(
         Param("session", str, "mine only this session id (default: every session with new events)"),
@@ -5498,7 +5526,7 @@ class _History(_Learning):
         res = {"sessions": 0, "imported": 0, "skipped": 0, "empty": 0, "too_old": 0, "old": 0,
                "tool_calls": 0, "failed_calls": 0, "dry_run": bool(dry_run), "links_skipped": links}
         projects, disabled, done, imported, pending = {}, {}, set(), {}, 0
-        self._keep_events = True
+        self._keep_events, self._corpus = True, _Corpus()
         try:
             for n, (_, f, who) in enumerate(files, 1):
                 reader = (_Transcripts.claude_session if who == "claude-code"
@@ -5527,7 +5555,7 @@ class _History(_Learning):
             if pending or not dry_run:         # (also what an interrupted run left unmined)
                 self.mine()
         finally:
-            del self._keep_events
+            del self._keep_events, self._corpus
         for sess, proj in imported.items():        # what mining credited to the imported sessions
             for pattern, in self._read("SELECT pattern FROM mined WHERE session = ?", (sess,)):
                 projects[proj]["seen"][pattern] += 1
