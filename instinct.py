@@ -1493,7 +1493,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         "forget_memory": (False, "a memory deleted; data = {memory, type}"),
         "memory_decay": (False, "memories aged; delta = -how many, data = {archived}"),
     }
-    # The condition every reader counts observations by (explain, trending, effectiveness)
+    # The condition every reader counts observations by (explain, effectiveness)
     _SQL_OBSERVED = "kind IN (%s)" % ", ".join(f"'{k}'"
                                                for k, (obs, _) in EVENT_KINDS.items() if obs)
     # The project parameter of a command about one pattern (get, forget, explain, history, feedback)
@@ -7302,10 +7302,6 @@ class _Insight(_Patterns):
             "session": _Out.STR, "source": _Out.STR, "detail": _Out.STR},
             ("ts", "kind", "delta", "confidence")))},
         ("pattern", "project", "exists", "confidence", "baseline", "count", "events"))
-    _TREND = _Out.obj({"pattern": _Out.STR, "recent": _Out.INT, "before": _Out.INT,
-                       "per_day": {"type": "number"}, "before_per_day": {"type": "number"},
-                       "change": {"type": "number"}},
-                      ("pattern", "recent", "before", "per_day", "before_per_day", "change"))
     _EFFECT_COUNTS = {"surfaced": _Out.INT, "reinforced": _Out.INT, "missed": _Out.INT,
                       "pending": _Out.INT, "rate": {"type": "number"}}
     _EFFECT = _Out.obj({
@@ -7320,17 +7316,6 @@ class _Insight(_Patterns):
                          _Out.RECORD["required"] + ["verdict", "delta", "quiet"])
     _CONFLICT = _Out.obj({"key": _Out.STR, "project": _Out.STR, "winner": _Out.STR,
                           "values": _PREF_VALUES}, ("key", "project", "winner", "values"))
-    _LEVEL_MOVES = _listof(_Out.obj({"ts": _Out.STR, "pattern": _Out.STR, "project": _Out.STR,
-                                     "change": _Out.STR}, ("pattern", "project", "change")))
-    _SUMMARY = _Out.obj({
-        "since": _Out.STR, "until": _Out.STR, "consolidate": OPERATIONS["consolidate"].output,
-        "activity": {"type": "object"}, "new_count": _Out.INT, "new_patterns": _listof(_Out.RECORD),
-        "promotions": _LEVEL_MOVES, "demotions": _LEVEL_MOVES, "decays": _LEVEL_MOVES,
-        "decay_count": _Out.INT, "suggestions": _listof(_Out.RECORD),
-        "stats": OPERATIONS["stats"].output},
-        ("since", "until", "consolidate", "activity", "new_count", "new_patterns", "promotions",
-         "demotions", "decays", "suggestions", "stats"))
-
     @staticmethod
     def _render_explain(e):
         def th(name):
@@ -7400,15 +7385,6 @@ class _Insight(_Patterns):
         return "\n".join(out)
 
     @staticmethod
-    def _render_trending(rows):
-        if not rows:
-            return "No observations in the window"
-        w = max(22, max(len(r["pattern"]) for r in rows))
-        out = [f"  {r['pattern']:<{w}} {r['per_day']:>7.2f}/day (before {r['before_per_day']:.2f}, "
-               f"{r['change']:+.2f})  {r['recent']} recent, {r['before']} before" for r in rows]
-        return "\n".join(out + [f"{len(rows)} trending pattern{'' if len(rows) == 1 else 's'}"])
-
-    @staticmethod
     def _render_effectiveness(e):
         def rate(r):
             return f"{r['rate'] * 100:.0f}%" if "rate" in r else "n/a"
@@ -7438,26 +7414,6 @@ class _Insight(_Patterns):
                     + ("" if v["winner"] else "  superseded") for v in c["values"]]
         return "\n".join(out + [f"{len(rows)} conflict{'' if len(rows) == 1 else 's'}"])
 
-    @staticmethod
-    def _render_summary(s):
-        act = s["activity"]
-        out = [f"Since {s['since'][:19]} (until {s['until'][:19]}):",
-               f"Observations: {act.get('observe', 0)}  Feedback: {act.get('feedback', 0)}"
-               f"  Suggestions shown: {act.get('surface', 0)}  Decays: {s['decay_count']}",
-               f"New patterns: {s['new_count']}"]
-        out += [f"  {_Out.render_record(r)}" for r in s["new_patterns"]]
-        for label, key in (("Promoted", "promotions"), ("Demoted", "demotions"),
-                           ("Decayed", "decays")):
-            if s[key]:
-                out.append(f"{label}:")
-                out += [f"  {m['pattern']} ({_Core._where(m)}) {m['change']}" for m in s[key]]
-        out.append("Top suggestions:")
-        out += [f"  {_Out.render_record(r)}" for r in s["suggestions"]] or ["  (none)"]
-        st = s["stats"]
-        out.append(f"Total instincts: {st['total']}  ("
-                   + ", ".join(f"{k} {st['by_level'][k]}" for k in LEVELS) + ")")
-        return "\n".join(out)
-
     def _thresholds(self, pattern, category):
         """Each threshold of one row and where it comes from, in consolidate's order:
         _THRESHOLD_SCOPES (pattern, then category), the store-wide setting, the default."""
@@ -7475,23 +7431,6 @@ class _Insight(_Patterns):
             out[name] = {"value": int(stored[key]) if key in stored else SETTINGS[which][0],
                          "from": origin, "key": key}
         return out
-
-    def _first_event_id(self, t):
-        """An event id before which no event is newer than epoch `t` (bisection on id; an hour
-        of slack absorbs concurrent writers' clocks). Queries keep their exact `ts` condition."""
-        edge = _iso(t - 3600)
-        (lo, last), = self._read("SELECT min(id), max(id) FROM events")
-        if lo is None:
-            return 0
-        hi = last + 1
-        while lo < hi:
-            (nid, ts), = self._read("SELECT id, ts FROM events WHERE id >= ? ORDER BY id LIMIT 1",
-                                    ((lo + hi) // 2,))
-            if ts >= edge:
-                hi = (lo + hi) // 2
-            else:
-                lo = nid + 1
-        return lo
 
     @operation(
         Param("pattern", str, "the pattern", required=True, positional=True),
@@ -7639,29 +7578,6 @@ class _Insight(_Patterns):
         return h
 
     @operation(
-        Param("days", int, "window length in days (compared with the same length before it)",
-              default=7, minimum=1, maximum=3650),
-        Param("limit", int, "at most this many patterns", default=20, minimum=1, maximum=MAX_LIMIT),
-        title="Trending patterns", read_only=True, idempotent=True,
-        output=_TREND, list_key="trending", render=_render_trending)
-    def trending(self, days=7, limit=20):
-        """Patterns whose observations per day rose most: the last `days` against the ones before.
-
-        Counts observations of every project together.
-        """
-        now = self._clock()
-        start = now - 2 * days * 86400
-        mid = _iso(now - days * 86400)
-        rows = self._read(
-            "SELECT pattern, sum(ts >= ?), count(*) FROM events WHERE id >= ? AND "
-            + _Core._SQL_OBSERVED + " AND ts >= ? AND ts <= ? AND pattern != '' GROUP BY pattern",
-            (mid, self._first_event_id(start), _iso(start), _iso(now)))
-        out = [{"pattern": p, "recent": a, "before": n - a, "per_day": round(a / days, 3),
-                "before_per_day": round((n - a) / days, 3), "change": round((2 * a - n) / days, 3)}
-               for p, a, n in rows if a]
-        return sorted(out, key=lambda r: (-r["change"], -r["recent"], r["pattern"]))[:limit]
-
-    @operation(
         Param("days", int, "a suggestion counts as reinforced when observed within this many days"
               " after", default=7, minimum=1, maximum=3650),
         Param("limit", int, "at most this many patterns in the per-pattern list", default=20,
@@ -7760,59 +7676,6 @@ class _Insight(_Patterns):
         return [{"key": k, "project": proj, "winner": g[0][0],
                  "values": _Insight._pref_values(g)}
                 for (k, proj), g in sorted(groups.items()) if len(g) > 1]
-
-    def _since(self, since):
-        """None / '' (24 hours ago), a number of hours ('24', '1.5h') or an ISO time -> epoch."""
-        since = since or "24"
-        _check_text(since, "since")
-        text = since.strip().lower()
-        try:
-            hours = float(text[:-1] if text.endswith("h") else text)
-        except ValueError:
-            t = _parse_iso(since)
-            if t is None:
-                raise ValidationError("since must be an ISO time or a number of hours,"
-                                      f" not {since!r}") from None
-            return t
-        if not 0 <= hours <= 24 * 366 * 100:
-            raise ValidationError("since (hours) must be between 0 and 876,000")
-        return self._clock() - hours * 3600
-
-    @operation(
-        Param("since", str, "start of the period: an ISO time or a number of hours ago"
-              " (default: 24)"),
-        Param("project", str, "project for the top suggestions (default: the working directory's)"),
-        Param("limit", int, "at most this many entries per list", default=10, minimum=1,
-              maximum=MAX_LIMIT),
-        title="Summarise a session", output=_SUMMARY, render=_render_summary)
-    def session_summary(self, since=None, project=None, limit=10):
-        """What changed since a time (new patterns, promotions, decays), top suggestions and stats.
-
-        Runs consolidate first. Call it from a Stop hook or at the end of a task.
-        """
-        t = self._since(since)
-        start = _iso(t)
-        proj = _resolve_project(project, self.cwd)
-        counts = self.consolidate()
-        first = self._first_event_id(t)
-        (new_count,), = self._read("SELECT count(*) FROM instincts WHERE first_seen >= ?", (start,))
-        new = self._read(f"SELECT {_Core._COLS} FROM instincts WHERE first_seen >= ?"
-                         " ORDER BY first_seen DESC, pattern LIMIT ?", (start, limit))
-        activity = dict(self._read(
-            "SELECT kind, count(*) FROM events WHERE id >= ? AND ts >= ? GROUP BY kind"
-            " ORDER BY kind", (first, start)))
-        moves = {}
-        for key, kind in (("promotions", "promote"), ("demotions", "demote"), ("decays", "decay")):
-            moves[key] = [{"ts": ts, "pattern": p, "project": pr,
-                           "change": "-1" if kind == "decay" else _Insight._level_change(data)}
-                          for ts, p, pr, data in self._read(
-                              "SELECT ts, pattern, project, data FROM events WHERE id >= ?"
-                              " AND kind = ? AND ts >= ? ORDER BY id DESC LIMIT ?",
-                              (first, kind, start, limit))]
-        return {"since": start, "until": self._now(), "consolidate": counts, "activity": activity,
-                "new_count": new_count, "new_patterns": [_Core._record(r) for r in new], **moves,
-                "decay_count": activity.get("decay", 0),
-                "suggestions": self.suggest(project=proj, limit=limit), "stats": self.stats()}
 
 
 # =============================================================================

@@ -153,7 +153,7 @@ class TestClosedPipe(StoreCase):
     COMMANDS = (["setup", "codex"], ["setup", "claude-code", "--json"], ["--help"],
                 ["decay", "--help"],
                 ["list"], ["--json", "stats"], ["export", "--format", "claude"], ["--version"],
-                ["session-summary"], ["doctor"])
+                ["effectiveness"], ["doctor"])
 
     def test_every_kind_of_command_exits_quietly(self):
         for i in range(50):
@@ -267,13 +267,11 @@ class TestUsageErrors(StoreCase):
                         self.assertEqual(shown[p.flag], want)
                     elif p.name in ("write", "path"):
                         self.assertEqual(shown[p.flag], "PATH")
-        helps = {c: self.cli_process(c, "--help").stdout for c in ("export", "import-history",
-                                                                   "session-summary")}
+        helps = {c: self.cli_process(c, "--help").stdout for c in ("export", "import-history")}
         self.assertIn("--write PATH", helps["export"])
         self.assertNotIn("WRITE", helps["export"])
         self.assertIn("--since N", helps["import-history"])
-        self.assertIn("--since WHEN", helps["session-summary"])
-        self.assertNotIn("SINCE", helps["import-history"] + helps["session-summary"])
+        self.assertNotIn("SINCE", helps["import-history"])
 
 
 # --- what the package and README promise -------------------------------------------------

@@ -1,5 +1,5 @@
-"""Tests for section 22 (insight and feedback): explain, history, trending, effectiveness,
-feedback, preference conflicts, session_summary -- on the API, the CLI and MCP."""
+"""Tests for section 22 (insight and feedback): explain, history, effectiveness, feedback,
+preference conflicts -- on the API, the CLI and MCP."""
 import json
 import os
 import sqlite3
@@ -155,40 +155,6 @@ class HistoryTest(InsightCase):
             self.store.history("combo:a+b", limit=0)
 
 
-class TrendingTest(InsightCase):
-    def test_rate_change_ranking(self):
-        # period before the window: steady gets 7, fading 14; in the window steady 7, rising 14
-        self.observe("seq:steady", 7, step=DAY / 7)
-        self.observe("seq:fading", 14, step=DAY / 14 * 0.4)
-        self.clock.t = T0 + 8 * DAY
-        self.observe("seq:steady", 7, step=DAY / 7)
-        self.observe("seq:rising", 14, step=3600)
-        self.clock.t = T0 + 14 * DAY - 1
-        rows = self.store.trending(days=7)
-        self.assertEqual([r["pattern"] for r in rows], ["seq:rising", "seq:steady"])
-        self.assertEqual(rows[0], {"pattern": "seq:rising", "recent": 14, "before": 0, "per_day": 2.0,
-                                   "before_per_day": 0.0, "change": 2.0})
-        self.assertEqual((rows[1]["recent"], rows[1]["before"], rows[1]["change"]), (7, 7, 0.0))
-        self.assertEqual(len(self.store.trending(days=7, limit=1)), 1)
-        self.assertEqual(self.store.trending(days=1), [])       # nothing in the last day
-        with self.assertRaises(ValidationError):
-            self.store.trending(days=0)
-
-
-class EventBoundTest(InsightCase):
-    def test_first_event_id(self):
-        self.assertEqual(self.store._first_event_id(T0), 0)
-        self.observe("seq:a", 10, step=DAY)                   # ids 1..10 at T0 + k days
-        with self.store._db.write() as conn:                 # retention pruned the oldest
-            conn.execute("DELETE FROM events WHERE id <= 3")
-        ids = dict(self.store._read("SELECT ts, id FROM events"))
-        for k in range(0, 12):
-            t = T0 + k * DAY + 1800                          # half an hour after event k
-            first = self.store._first_event_id(t)
-            wanted = [i for ts, i in ids.items() if ts >= instinct._iso(t - 3600)]
-            self.assertEqual(first, min(wanted) if wanted else 11, k)
-
-
 class EffectivenessTest(InsightCase):
     def test_reinforced_missed_pending(self):
         self.observe("seq:used", 5)
@@ -311,35 +277,7 @@ class ConflictTest(InsightCase):
                          ["pref:indent=tabs", "pref:style=black"])
 
 
-class SummaryTest(InsightCase):
-    def test_summary(self):
-        self.observe("seq:old", 5)
-        self.store.consolidate()
-        self.observe("seq:stale", 1)
-        self.clock.advance(days=100)
-        self.store.decay()
-        start = self.clock.t
-        self.clock.advance(seconds=3600)
-        self.observe("seq:new", 5)
-        s = self.store.session_summary(since="1h", project="")
-        self.assertEqual(s["since"], instinct._iso(self.clock.t - 3600))
-        self.assertEqual(s["consolidate"]["promoted_mature"], 1)
-        self.assertEqual([r["pattern"] for r in s["new_patterns"]], ["seq:new"])
-        self.assertEqual([(m["pattern"], m["change"]) for m in s["promotions"]], [("seq:new", "raw -> mature")])
-        self.assertEqual(s["decays"], [])
-        self.assertEqual(s["activity"]["observe"], 5)
-        self.assertEqual([r["pattern"] for r in s["suggestions"]], ["seq:new"])
-        self.assertEqual(s["stats"]["total"], 2)
-        # an ISO start before the decay sees it (seq:old fell below mature: a demotion too)
-        s = self.store.session_summary(since=instinct._iso(start - 60), project="")
-        self.assertEqual(sorted(m["pattern"] for m in s["decays"]), ["seq:old", "seq:stale"])
-        self.assertEqual(s["decay_count"], 2)
-        self.assertEqual([m["pattern"] for m in s["demotions"]], ["seq:old"])
-        self.assertEqual(self.store.session_summary(project="")["new_count"], 1)   # default: 24 hours
-        for bad in ("yesterday", "-1", "nan"):
-            with self.assertRaises(ValidationError):
-                self.store.session_summary(since=bad)
-
+class LevelLogTest(InsightCase):
     def test_consolidate_logs_level_changes(self):
         self.observe("seq:p", 10)
         self.store.consolidate()
@@ -367,8 +305,7 @@ class SchemaTest(InsightCase):
         self.assertEqual(conn.execute("SELECT quiet, confidence FROM instincts").fetchone(), (0, 4))
 
     def test_schemas_portable(self):
-        for name in ("explain", "history", "trending", "effectiveness", "feedback", "conflicts",
-                     "session_summary"):
+        for name in ("explain", "history", "effectiveness", "feedback", "conflicts"):
             op = instinct.OPERATIONS[name]
             self.assertEqual(schema_problems(op.output_schema()), [], name)
             self.assertEqual(schema_problems(op.input_schema()), [], name)
@@ -406,13 +343,8 @@ class SurfacesTest(InsightCase):
         self.assertEqual(out.strip(), "Good feedback on pref:tz=Beijing (global): conf=2 (+1)")
         code, out, _ = self.cli_in_process("conflicts", "--json")
         self.assertEqual(json.loads(out)[0]["winner"], "pref:tz=Beijing")
-        code, out, _ = self.cli_in_process("trending", "--days", "3")
-        self.assertEqual(code, 0)
-        self.assertIn("pref:tz=UTC", out)
         code, out, _ = self.cli_in_process("effectiveness", "--json")
         self.assertEqual(json.loads(out)["days"], 7)
-        code, out, _ = self.cli_in_process("session-summary", "--since", "48", "--project", "")
-        self.assertIn("Promoted:\n  pref:tz=UTC (global) raw -> mature", out)
         code, out, err = self.cli_in_process("feedback", "pref:tz=nope", "bad")
         self.assertEqual((code, out), (1, ""))
         self.assertRegex(err, r"^instinct: error: no instinct 'pref:tz=nope' in this project "
@@ -436,16 +368,14 @@ class SurfacesTest(InsightCase):
         self.assertEqual(init["protocolVersion"], "2025-06-18")
         tools = {t["name"]: t for t in server.handle_message(
             {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})["result"]["tools"]}
-        for name in ("explain", "history", "trending", "effectiveness", "feedback", "conflicts",
-                     "session_summary"):
+        for name in ("explain", "history", "effectiveness", "feedback", "conflicts"):
             self.assertIn(name, tools)
         self.assertTrue(tools["explain"]["annotations"]["readOnlyHint"])
         self.assertFalse(tools["feedback"]["annotations"]["readOnlyHint"])
         for name, args in (("explain", {"pattern": "pref:tz=UTC"}),
                            ("history", {"pattern": "pref:tz=UTC", "limit": 2}),
                            ("feedback", {"pattern": "pref:tz=UTC", "verdict": "bad", "note": "wrong"}),
-                           ("conflicts", {}), ("trending", {"days": 2}), ("effectiveness", {}),
-                           ("session_summary", {"since": "24", "project": ""})):
+                           ("conflicts", {}), ("effectiveness", {})):
             reply = tool_result(server, name, args, mid=3)
             self.assertFalse(reply["isError"], reply)
             self.assertEqual(validate(reply["structuredContent"], tools[name]["outputSchema"], name), [])

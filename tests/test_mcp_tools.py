@@ -51,9 +51,9 @@ def call_plan(tools, tmp):
     calls += [(n, a, True) for n, a in KNOWN_CALLS if n in tools]
     rules, mem, backup = (os.path.join(tmp, n) for n in ("rules.json", "memories", "backup.db"))
     later = [   # the tools of issues 4-7, with real arguments: they must succeed too
-        ("mine", {}), ("explain", {"pattern": P}), ("history", {"pattern": P}), ("trending", {}),
+        ("mine", {}), ("explain", {"pattern": P}), ("history", {"pattern": P}),
         ("effectiveness", {}), ("feedback", {"pattern": P, "verdict": "good", "note": "interop"}),
-        ("conflicts", {}), ("session_summary", {"since": "24"}), ("similar", {}),
+        ("conflicts", {}), ("similar", {}),
         ("export_rules", {"format": "json", "min_confidence": 1, "write": rules, "force": True}),
         ("import_rules", {"file": rules}),
         ("memory_store", {"type": "project", "title": "Tests use pytest", "content": "Run pytest -q",
@@ -617,7 +617,7 @@ class TestResourcesAndPrompts(ServerCase):
 class TestNullArguments(ServerCase):
     """Agent frameworks send every optional argument, null (or an empty cursor) when unset."""
 
-    PAGED = ("list_instincts", "memory_list", "conflicts", "similar", "trending")
+    PAGED = ("list_instincts", "memory_list", "conflicts", "similar")
 
     def test_all_optional_arguments_null(self):
         s = self.server()
