@@ -1165,8 +1165,8 @@ class Param:
         self.minimum, self.maximum = minimum, maximum
 
     def schema(self):
-        s = {"type": {str: "string", int: "integer", bool: "boolean", dict: "object",
-                      float: "number"}[self.type], "description": self.help}
+        s = {"type": {str: "string", int: "integer", bool: "boolean", dict: "object"}[self.type],
+             "description": self.help}
         if self.choices:
             s["enum"] = list(self.choices)
         for k in ("minimum", "maximum", "default"):
@@ -1279,15 +1279,8 @@ class Operation:
             t = p.type
             if t is int and type(v) is float and v.is_integer():
                 v = int(v)
-            ok = isinstance(v, t) and not (t is int and isinstance(v, bool))
-            if t is float and isinstance(v, int) and not isinstance(v, bool):
-                if not -1e300 < v < 1e300:
-                    raise ValidationError(f"{arg(p)} is out of range")
-                ok, v = True, float(v)
-            if not ok:
+            if not isinstance(v, t) or (t is int and isinstance(v, bool)):
                 raise ValidationError(f"{arg(p)} must be of type {p.schema()['type']}")
-            if t is float and not -1e300 < v < 1e300:          # NaN and infinities fail too
-                raise ValidationError(f"{arg(p)} must be a finite number")
             if t is dict and Operation._nested_deeper(v, MAX_DEPTH):
                 raise ValidationError(f"{arg(p)} nests deeper than {MAX_DEPTH} levels")
             if p.choices and v not in p.choices:
@@ -6544,28 +6537,6 @@ class _Lint:
                                 f"{'s' * (len(found) - c != 1)} of the rules written here"])
 
 
-class _Pairs(list):
-    """similar()'s pairs; `note` says when the comparison budget cut the scan short."""
-    def tokens(pattern):
-        import re
-        from collections import Counter
-        head, colon, body = pattern.partition(":")
-        words = re.findall(r"[^\W_]+", (body if colon else pattern).lower())    # isalnum() runs
-        return (head if colon else ""), Counter(words)
-
-    WORK = 300_000                   # pattern comparisons one `similar` call may make
-
-    def render_similar(pairs):
-        if not pairs:
-            return "0 similar pairs"
-        out = [f"  {p['similarity']:.2f}  {p['pattern']}  ~  {p['similar_to']}" for p in pairs]
-        out.append(f"{len(pairs)} similar pair{'' if len(pairs) == 1 else 's'}"
-                   " (fold one into another with: instinct merge A B)")
-        return "\n".join(out)
-
-    note = None
-
-
 class _Backup:
     """Backups (SQLite's backup API, 0600, newest kept), restore's checks, and doctor's report."""
 
@@ -6811,68 +6782,6 @@ class _Sharing(_Memory):
         return ((pattern, proj if remap is None else remap),
                 {"confidence": conf, "category": cat, "promoted": promoted, "first_seen": stamps[0],
                  "last_seen": stamps[1], "source": source, "metadata": meta})
-
-    @operation(
-        Param("threshold", float, "minimum token similarity, 0 to 1", default=0.6,
-              minimum=0, maximum=1),
-        Param("limit", int, "at most this many pairs", minimum=1, maximum=MAX_LIMIT),
-        title="Find near-duplicate patterns", read_only=True, idempotent=True,
-        output=_Out.obj({"pattern": _Out.STR, "similar_to": _Out.STR,
-                         "similarity": {"type": "number"}, "confidence": _Out.INT,
-                         "similar_confidence": _Out.INT}, ("pattern", "similar_to", "similarity")),
-        list_key="pairs", render=_Pairs.render_similar)
-    def similar(self, threshold=0.6, limit=None):
-        """Near-duplicate patterns: same prefix, Jaccard similarity of their word tokens.
-
-        Each pair names the weaker pattern first, so `instinct merge A B` folds it into the
-        stronger one.
-        """
-        from collections import Counter
-        from math import ceil
-        conf = dict(self._read("SELECT pattern, sum(confidence) FROM instincts GROUP BY pattern"))
-        toks = {p: _Pairs.tokens(p) for p in conf}
-        # Prefix filtering (exact): a word seen n times is n elements (prefix, word, i); ordered
-        # rarest first, two patterns at similarity >= t share one among the first
-        # |x| - ceil(t*|x|) + 1 of each. Strongest patterns first, comparisons capped: bounded time.
-        freq = Counter()
-        for prefix, counts in toks.values():
-            for w, n in counts.items():
-                freq.update((prefix, w, i) for i in range(n))
-        index, sizes, found, work, stopped = {}, {}, [], 0, False
-        for p in sorted(conf, key=lambda x: (-conf[x], x)):
-            prefix, a = toks[p]
-            elems = sorted((freq[(prefix, w, i)], w, i) for w, n in a.items() for i in range(n))
-            size = sizes[p] = len(elems)
-            seen, shortest = set(), threshold * size - 1e-9
-            for _, w, i in elems[:size - ceil(shortest) + 1]:
-                others = index.setdefault((prefix, w, i), [])
-                if work + len(others) > _Pairs.WORK:
-                    others, stopped = others[:_Pairs.WORK - work], True
-                work += len(others)
-                for q in others:
-                    if q in seen or sizes[q] < shortest:
-                        continue
-                    seen.add(q)
-                    b = toks[q][1]
-                    inter = sum(min(n, b.get(t, 0)) for t, n in a.items())
-                    sim = inter / (size + sizes[q] - inter)
-                    if sim >= threshold:
-                        weak, strong = (p, q) if (conf[p], p) < (conf[q], q) else (q, p)
-                        found.append((-round(sim, 4), weak, strong))
-                if stopped:
-                    break
-                others.append(p)
-            if stopped:
-                break
-        import heapq
-        best = heapq.nsmallest(limit, found) if limit else sorted(found)
-        pairs = _Pairs({"pattern": weak, "similar_to": strong, "similarity": -neg,
-                        "confidence": conf[weak], "similar_confidence": conf[strong]}
-                       for neg, weak, strong in best)
-        if stopped:
-            pairs.note = (f"Stopped after {work} comparisons (the strongest patterns were "
-                          "compared first); raise the threshold for a complete answer.")
-        return pairs
 
     @staticmethod
     def _drop_orphan_events(conn):
@@ -7751,8 +7660,7 @@ class _CLI:
             i += 1
         return db, rest
 
-    METAVARS = {int: "N", float: "X", dict: "JSON",           # by type, else by name
-                "write": "PATH", "path": "PATH", "since": "WHEN"}
+    METAVARS = {int: "N", dict: "JSON", "write": "PATH", "path": "PATH"}  # by type, else name
 
     def metavar(p):
         """How help and usage show a Param's value: by its type, else its name (PATH, WHEN, ID)."""
@@ -7808,12 +7716,12 @@ class _CLI:
                 v = _whole(v)
                 if v is None:
                     return None
-            elif p.type in (float, dict):
+            elif p.type is dict:
                 try:
-                    v = float(v) if p.type is float else _loads(v)
+                    v = _loads(v)
                 except ValueError:
                     return None
-                if p.type is dict and not isinstance(v, dict):
+                if not isinstance(v, dict):
                     return None
             if p.choices and v not in p.choices:
                 return None
@@ -8213,15 +8121,13 @@ class _Server:
             _MCP.log(f"tool {name} failed:\n" + traceback.format_exc())
             return {"content": [{"type": "text", "text": f"Error: {type(e).__name__}: {e}"}],
                     "isError": True}
-        more, note = None, getattr(result, "note", None)     # similar(): a capped scan
+        more = None
         if op.paged and isinstance(result, list):
             more = len(result) > page + size
             result = result[page:page + size]
         structured = op.structured(result)
         if not isinstance(structured, dict):        # export_rules' markdown text
             structured = {"text": structured if isinstance(structured, str) else _dumps(structured)}
-        if note:
-            structured["note"] = note
         if more:
             structured["nextCursor"] = Operation._cursor_token(page + len(result))
             structured["note"] = ("More results: call again with the same arguments and "

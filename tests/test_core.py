@@ -31,14 +31,14 @@ def _filler(op, skip):
     out = {}
     for p in op.params:
         if p.required and p.name != skip:
-            out[p.name] = (p.choices[0] if p.choices else {str: "seq:x", int: 1, float: 0.5,
-                                                            bool: False, dict: {}}[p.type])
+            out[p.name] = (p.choices[0] if p.choices else {str: "seq:x", int: 1, bool: False,
+                                                            dict: {}}[p.type])
     return out
 
 
 def _numeric_params():
     return [(op, p) for op in instinct.OPERATIONS.values() for p in op.params
-            if p.type in (int, float)]
+            if p.type is int]
 
 
 class TestBusyWait(StoreCase):

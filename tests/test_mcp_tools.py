@@ -53,7 +53,7 @@ def call_plan(tools, tmp):
     later = [   # the tools of issues 4-7, with real arguments: they must succeed too
         ("mine", {}), ("explain", {"pattern": P}), ("history", {"pattern": P}),
         ("effectiveness", {}), ("feedback", {"pattern": P, "verdict": "good", "note": "interop"}),
-        ("conflicts", {}), ("similar", {}),
+        ("conflicts", {}),
         ("export_rules", {"format": "json", "min_confidence": 1, "write": rules, "force": True}),
         ("import_rules", {"file": rules}),
         ("memory_store", {"type": "project", "title": "Tests use pytest", "content": "Run pytest -q",
@@ -428,7 +428,7 @@ def build_big_store(path, n=100_000):
 
 
 class TestBoundedWork(ServerCase):
-    """Issue 13: every limit has a maximum, no reply is over the budget, similar is capped."""
+    """Issue 13: every limit has a maximum, no reply is over the budget."""
 
     def test_every_limit_has_a_maximum(self):
         for op in instinct.OPERATIONS.values():
@@ -452,37 +452,12 @@ class TestBoundedWork(ServerCase):
         self.assertEqual(sum(r.get("recall_count", 0) for r in rows), 2)
         self.assertIs(s.tool("memory_recall", {"query": "pytest", "cursor": "x"})["isError"], True)
 
-    def test_similar_prefix_filter_is_exact(self):
-        rng = random.Random(5)
-        words = ["a", "b", "c", "d", "e", "f", "g", "h"]
-        db = os.path.join(self.tmp, "sim.db")
-        with instinct.InstinctStore(db, clock=Clock(LATER)) as st:
-            for i in range(300):
-                k = rng.randrange(1, 6)
-                st.observe(rng.choice(["seq:", "pref:", ""]) + "-".join(rng.choice(words) for _ in range(k)))
-            conf = dict(st._db.conn.execute("SELECT pattern, sum(confidence) FROM instincts GROUP BY pattern"))
-            toks = {p: instinct._Pairs.tokens(p) for p in conf}
-            for t in (0.0, 0.25, 0.5, 0.6, 0.8, 1.0):
-                want = set()                 # brute force: every pair sharing a word
-                for p in conf:
-                    for q in conf:
-                        (hp, a), (hq, b) = toks[p], toks[q]
-                        if p < q and hp == hq and set(a) & set(b):
-                            inter = sum(min(n, b.get(w, 0)) for w, n in a.items())
-                            if inter / (sum(a.values()) + sum(b.values()) - inter) >= t:
-                                want.add(frozenset((p, q)))
-                with self.subTest(threshold=t):
-                    got = st.similar(threshold=t)
-                    self.assertIsNone(got.note)
-                    self.assertEqual({frozenset((r["pattern"], r["similar_to"])) for r in got}, want)
-                    self.assertTrue(want or t > 0.5)
-
     def test_no_reply_over_the_budget_on_a_100k_store(self):
         db = os.path.join(self.tmp, "instinct.db")
         build_big_store(db)
         s = self.server()
         tools = {t["name"]: t for t in s.result("tools/list")["tools"]}
-        biggest = {"limit": None, "days": 36500, "days_inactive": 36500, "threshold": 0.0,
+        biggest = {"limit": None, "days": 36500, "days_inactive": 36500,
                    "min_confidence": 1, "query": "test", "pattern": "seq:test->fix->lint",
                    "since": "1000000", "format": "json"}
         slow = {}
@@ -503,7 +478,7 @@ class TestBoundedWork(ServerCase):
                 self.assertLessEqual(len(line), 1 << 20)
                 if name not in ("memory_get", "get_instinct", "explain", "history"):   # one item
                     self.assertNotIn(b'"isError":true', line[-200:], line[:300])
-        self.assertIn("similar", slow)
+        self.assertIn("explain", slow)
         # the issue asks for 2 s per tool on an idle machine; this one is shared, so generous
         self.assertLess(max(slow.values()), 30, slow)
 
@@ -617,7 +592,7 @@ class TestResourcesAndPrompts(ServerCase):
 class TestNullArguments(ServerCase):
     """Agent frameworks send every optional argument, null (or an empty cursor) when unset."""
 
-    PAGED = ("list_instincts", "memory_list", "conflicts", "similar")
+    PAGED = ("list_instincts", "memory_list", "conflicts")
 
     def test_all_optional_arguments_null(self):
         s = self.server()

@@ -1,4 +1,4 @@
-"""Tests for sections 20-21 (rules files and sharing): rules files, import, similar, merge, backup/restore, doctor, gc,
+"""Tests for sections 20-21 (rules files and sharing): rules files, import, merge, backup/restore, doctor, gc,
 an export with nothing to export; and lint (issue 20, part 3): learned rules against the rules
 files a project already has (CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc, .windsurf/rules/*.md,
 outside instinct's own block). Contradictions are shown with both sources; duplicates are not
@@ -422,30 +422,8 @@ class TestImport(_Base):
         self.assertEqual(mine, theirs)
 
 
-# --- similar and merge -----------------------------------------------------------
-class TestSimilarAndMerge(_Base):
-    def test_similar_pairs(self):
-        self.observe("seq:test->fix->test", 5)
-        self.observe("seq:test->fix", 2)                   # {test:1,fix:1} vs {test:2,fix:1}: 2/3
-        self.observe("seq:test -> fix -> test -> fix", 1)  # vs the first: 3/4; vs the second: 2/4
-        self.observe("pref:test-fix", 1)                   # another prefix: never compared
-        self.observe("seq:deploy", 1)
-        pairs = self.store.similar()
-        got = [(p["pattern"], p["similar_to"], p["similarity"]) for p in pairs]
-        self.assertEqual(got, [("seq:test->fix->test->fix", "seq:test->fix->test", 0.75),
-                               ("seq:test->fix", "seq:test->fix->test", 0.6667)])
-        self.assertEqual(pairs[1]["confidence"], 2)              # the weaker one comes first
-        self.assertEqual(pairs[1]["similar_confidence"], 5)
-        self.assertEqual(len(self.store.similar(threshold=0.7)), 1)
-        self.assertEqual(self.store.similar(threshold=0.5)[-1]["similarity"], 0.5)
-        self.assertEqual(len(self.store.similar(limit=1)), 1)
-        with self.assertRaises(ValidationError):
-            self.store.similar(threshold=1.5)
-        r = self.cli_process("similar", "--threshold", "0.7")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("0.75  seq:test->fix->test->fix  ~  seq:test->fix->test", r.stdout)
-        self.assertIn("1 similar pair (", r.stdout)
-
+# --- merge -----------------------------------------------------------------------
+class TestMerge(_Base):
     def test_merge_via_cli(self):
         self.observe("seq:test->fix", 3)
         self.observe("seq:test->fix->test", 4)
@@ -455,7 +433,7 @@ class TestSimilarAndMerge(_Base):
         self.assertEqual(self.store.get("seq:test->fix->test")["confidence"], 7)
         self.cli_process("observe", "seq:test->fix")
         self.assertEqual(self.store.get("seq:test->fix->test")["confidence"], 8)
-        self.assertEqual(self.store.similar(), [])
+        self.assertEqual([r["pattern"] for r in self.store.list()], ["seq:test->fix->test"])
 
 
 # --- backup and restore ----------------------------------------------------------
@@ -734,7 +712,7 @@ class TestGC(_Base):
 class TestSurface(_Base):
     def test_operations_reach_cli_and_mcp(self):
         ops = {o.name: o for o in instinct.OPERATIONS.values()}
-        for name, cli in (("export_rules", "export"), ("import_rules", "import"), ("similar", "similar"),
+        for name, cli in (("export_rules", "export"), ("import_rules", "import"),
                           ("backup", "backup"), ("restore", "restore"), ("doctor", "doctor"),
                           ("gc", "gc"), ("merge", "merge")):
             with self.subTest(name=name):
@@ -756,7 +734,7 @@ class TestSurface(_Base):
         tools = srv.handle_message({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
         schemas = {t["name"]: t["outputSchema"] for t in tools["result"]["tools"]}
         self.assertIn("rules", schemas["export_rules"]["properties"])
-        self.assertEqual(schemas["similar"]["required"], ["pairs", "count"])
+        self.assertEqual(schemas["conflicts"]["required"], ["conflicts", "count"])
 
 
 # --- an export with nothing to export (issue 21) -----------------------------------------

@@ -45,7 +45,7 @@ def _metavar(action):
         return "|".join(action.choices)
     if not action.option_strings:                 # a positional: its name
         return action.dest.upper()
-    return {int: "N", float: "X"}.get(action.type, action.dest.upper())
+    return {int: "N"}.get(action.type, action.dest.upper())
 
 
 def _subparsers(parser):
