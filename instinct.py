@@ -1904,12 +1904,12 @@ class _Patterns(_Core):
         _check_text(source, "source")
         proj = _resolve_project(project, self.cwd)
         meta = _check_metadata(metadata)
-
         with self._write() as conn:
             now = self._now()
             r = self._reinforce(conn, given, proj, source=source, session=self.session, ts=now,
                                 category=cat, metadata=meta)
-            if proj and proj != project:                # given as a folder: note which one
+            if proj and proj != project and not conn.execute(   # a folder: note which one, once
+                    "SELECT 1 FROM projects WHERE fingerprint = ?", (proj,)).fetchone():
                 conn.execute(_Core._SQL_PROJECT, (proj, project_root(project), now))
             if r is None:                               # forgotten: nothing is recorded
                 row = (self._canonical(given, conn), cat or category_for(given), 0, 0, proj,
