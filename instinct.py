@@ -2198,17 +2198,16 @@ class _Patterns(_Core):
 
         A pattern is charged once per inactive period however often decay runs; run again, an
         interrupted decay finishes without charging anything twice."""
-        now = self._now()
-        cutoff = _iso(self._clock() - days_inactive * 86400)
+        now, cutoff = self._now(), _iso(self._clock() - days_inactive * 86400)
         stale = "id > ? AND id <= ? AND max(last_seen, decayed_at) < ?"
         (top,), = self._read("SELECT coalesce(max(id), 0) FROM instincts")
         decayed = deleted = 0
         for lo in range(0, top, _Core._DECAY_BATCH):
             rng = (lo, lo + _Core._DECAY_BATCH, cutoff)
-            with self._write() as conn:
-                conn.execute(f"INSERT INTO events (ts, kind, pattern, project, session, delta,"
-                             f" data) SELECT ?, 'decay', pattern, project, ?, -1, ''"
-                             f" FROM instincts WHERE {stale}", (now, self.session) + rng)
+            with self._write() as conn:     # events in ix_events_pattern order: each leaf once
+                conn.execute(f"INSERT INTO events (ts, kind, pattern, project, session, delta)"
+                             f" SELECT ?, 'decay', pattern, project, ?, -1 FROM instincts"
+                             f" WHERE {stale} ORDER BY pattern, project", (now, self.session) + rng)
                 decayed += conn.execute(f"UPDATE instincts SET confidence = confidence - 1,"
                                         f" decayed_at = ? WHERE {stale}", (now,) + rng).rowcount
                 deleted += conn.execute("DELETE FROM instincts WHERE id > ? AND id <= ?"
