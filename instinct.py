@@ -7649,14 +7649,12 @@ class _CLI:
         argparse (the fast paths and the choice of which subcommand parser to build)."""
         db, rest, i = None, [], 0
         while i < len(argv):
-            a = argv[i]
-            if a == "--db" and i + 1 < len(argv):
-                db, i = argv[i + 1], i + 2
-                continue
-            if a.startswith("--db="):
-                db = a[5:]
+            if argv[i] == "--db" and i + 1 < len(argv):
+                db, i = argv[i + 1], i + 1
+            elif argv[i].startswith("--db="):
+                db = argv[i][5:]
             else:
-                rest.append(a)
+                rest.append(argv[i])
             i += 1
         return db, rest
 
@@ -7714,16 +7712,12 @@ class _CLI:
             v = kwargs[p.name]
             if p.type is int:
                 v = _whole(v)
-                if v is None:
-                    return None
             elif p.type is dict:
                 try:
                     v = _loads(v)
                 except ValueError:
                     return None
-                if not isinstance(v, dict):
-                    return None
-            if p.choices and v not in p.choices:
+            if not isinstance(v, p.type) or (p.choices and v not in p.choices):
                 return None
             kwargs[p.name] = v
         return op, kwargs, db, as_json
