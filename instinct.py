@@ -4238,7 +4238,6 @@ class _Call:
             _Shell.safe_token(w, 64) == w for w in named.split(":"))
         return cls(_Shell.safe_token(name, 64), name=named if ok else ""), ""
 
-    @staticmethod
     @functools.lru_cache(maxsize=1)
     def known_words():
         """Program words kept as text at once: those the shape reader or mining knows by name."""
@@ -4249,7 +4248,6 @@ class _Call:
             *(names for _, names in _Corpus.COMMAND_ROLES),
             *(progs.split() for progs in _Presenter.TOOLCHAIN_FILES.values()))
 
-    @staticmethod
     def program_words(shape):
         """A command shape -> (its words, the indexes of those that name a program): the first,
         the one a runner runs (`uv run X`, `npx X`, `uv run npx X`) and `python -m X`'s module."""
@@ -4266,7 +4264,6 @@ class _Call:
                 break
         return words, at
 
-    @staticmethod
     def keyed(conn, text):
         """A keyed hash of `text` (10 hex), with the store's random key (made on first use)."""
         import hashlib
@@ -4276,7 +4273,6 @@ class _Call:
             conn.execute("INSERT INTO seen (hash, session, word) VALUES ('key', '', ?)", row)
         return hashlib.blake2b(text.encode(), key=bytes.fromhex(row[0]), digest_size=5).hexdigest()
 
-    @staticmethod
     def seen_add(conn, h, session):
         """Note hash `h` first seen in `session`; the oldest unlearned beyond SEEN_MAX go."""
         rowid = conn.execute("INSERT INTO seen (hash, session) VALUES (?, ?)",
@@ -4285,7 +4281,6 @@ class _Call:
             conn.execute("DELETE FROM seen WHERE word IS NULL AND rowid < ?",
                          (rowid - _Call.SEEN_MAX,))
 
-    @staticmethod
     def response_failed(resp):
         """Did a tool response report failure? Claude Code: a dict with `exit_code`/`interrupted`;
         Codex: a first-lines status 'Exit code: N' / 'Process exited with code N', or JSON."""
@@ -6648,7 +6643,6 @@ class _Backup:
 # =============================================================================
 class _Sharing(_Memory):
     """Operations that carry learned rules to other agents, machines and years."""
-    @staticmethod
     def _fold(a, b):
         """Two imported records for one (pattern, project) -> one, by the import merge rule."""
         return {"confidence": max(a["confidence"], b["confidence"]),
@@ -7153,7 +7147,6 @@ class _Insight(_Patterns):
     down and good feedback lifts; suggest skips a quiet row. Preference conflicts are worked out
     when suggest runs, so never stale; each pattern of a `surface` event is one showing.
     """
-    @staticmethod
     def _pref_values(group):
         """One preference key's rows in one scope, the winner first (`_pref_groups`) -> values."""
         return [{"pattern": pattern, "value": pattern.partition("=")[2], "project": project,
@@ -7161,7 +7154,6 @@ class _Insight(_Patterns):
                  "winner": i == 0}
                 for i, (pattern, project, conf, promoted, last_seen) in enumerate(group)]
 
-    @staticmethod
     def _level_change(data):
         """A promote/demote event's data '0->1' -> 'raw -> mature'."""
         try:
@@ -7225,7 +7217,6 @@ class _Insight(_Patterns):
                          _Out.RECORD["required"] + ["verdict", "delta", "quiet"])
     _CONFLICT = _Out.obj({"key": _Out.STR, "project": _Out.STR, "winner": _Out.STR,
                           "values": _PREF_VALUES}, ("key", "project", "winner", "values"))
-    @staticmethod
     def _render_explain(e):
         def th(name):
             x = e["thresholds"][name]
@@ -7279,7 +7270,6 @@ class _Insight(_Patterns):
                        " give good feedback to re-anchor it)")
         return "\n".join(out)
 
-    @staticmethod
     def _render_history(h):
         out = [f"{h['pattern']} ({_Core._where(h)}): "
                + (f"conf={h['confidence']} [{h['level']}]" if h["exists"] else "no longer stored")]
@@ -7293,7 +7283,6 @@ class _Insight(_Patterns):
         out.append(f"{h['count']} event{'' if h['count'] == 1 else 's'}")
         return "\n".join(out)
 
-    @staticmethod
     def _render_effectiveness(e):
         def rate(r):
             return f"{r['rate'] * 100:.0f}%" if "rate" in r else "n/a"
@@ -7313,7 +7302,6 @@ class _Insight(_Patterns):
                        f"{r['followed_held']}/{r['decided_held']}; {lift}")
         return "\n".join(out)
 
-    @staticmethod
     def _render_conflicts(rows):
         out = []
         for c in rows:
