@@ -5953,19 +5953,6 @@ class _Setup:
             except OSError as e:
                 raise StoreError(f"cannot write {backup}: {e.strerror}") from None
 
-    def write_config(path, real, old, new, mode):
-        """Replace the real file atomically (a symlink stays a link; setup refused a read-only one),
-        backing up what was there; `new` None deletes it (nothing of the user's left) -> backup."""
-        if new is None:
-            try:
-                os.remove(real)
-            except OSError as e:
-                raise StoreError(f"cannot delete {path}: {e.strerror}") from None
-            return None
-        backup = _Setup.new_backup(path, old.encode("utf-8"), mode) if old else None
-        _atomic_write(real, new.encode("utf-8"))
-        return backup
-
     def unmerge(kind, text, backups):
         """`text` without what setup wrote -> the new text, or None when nothing else is left. A
         backup holding the same data comes back as it is (a JSON merge re-indents)."""
@@ -6162,8 +6149,15 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
         merged.append((path, real, old, new, mode))
     results = []
     for path, real, old, new, mode in merged:
-        changed = new != old
-        backup = _Setup.write_config(path, real, old, new, mode) if write and changed else None
+        changed, backup = new != old, None
+        if write and changed and new is None:      # nothing of the user's left: deleted
+            try:
+                os.remove(real)
+            except OSError as e:
+                raise StoreError(f"cannot delete {path}: {e.strerror}") from None
+        elif write and changed:        # the real file replaced atomically: a symlink stays a link
+            backup = _Setup.new_backup(path, old.encode("utf-8"), mode) if old else None
+            _atomic_write(real, new.encode("utf-8"))
         results.append({"path": path, "content": new, "changed": changed, "backup": backup})
     return results
 
