@@ -2632,8 +2632,7 @@ class _Mem:
                     cur, line = key, line[len(marker):].lstrip(" ")
                     break
             parts[cur].append(line)
-        for k, v in parts.items():
-            m[k] = "\n".join(v).strip()
+        m.update((k, "\n".join(v).strip()) for k, v in parts.items())
         return m
 
     def md(meta):
@@ -2667,9 +2666,7 @@ class _Mem:
         out += ["metadata:", f"  type: {r['type']}"]
         if r["tags"]:
             out.append(f"  tags: [{', '.join(r['tags'])}]")
-        for k in ("project", "source"):
-            if r[k]:
-                out.append(f"  {k}: {_Mem.fm_quote(r[k])}")
+        out += [f"  {k}: {_Mem.fm_quote(r[k])}" for k in ("project", "source") if r[k]]
         if r["confidence"] != 1:
             out.append(f"  confidence: {r['confidence']}")
         if data:
