@@ -2988,12 +2988,10 @@ class _Memory(_Patterns):
                 break
             t = _parse_iso(updated)
             age = max(0.0, now - t) / 86400 if t is not None else 0.0
-            parts = {"relevance": round(w[0] * rel, 6),
-                     "recency": round(w[1] * 0.5 ** (age
-                                                     / _Mem.MEMORY_TYPES.get(mtype, (90,))[0]), 6),
-                     "confidence": round(w[2] * max(0, min(conf, _Mem.SATURATE))
-                                         / _Mem.SATURATE, 6),
-                     "usage": round(w[3] * min(uses, _Mem.SATURATE) / _Mem.SATURATE, 6)}
+            sat = _Mem.SATURATE
+            shares = ((rel, 1), (0.5 ** (age / _Mem.MEMORY_TYPES.get(mtype, (90,))[0]), 1),
+                      (max(0, min(conf, sat)), sat), (min(uses, sat), sat))   # (part, out of)
+            parts = {k: round(x * n / d, 6) for k, x, (n, d) in zip(_Mem.PARTS, w, shares)}
             best.append((round(sum(parts.values()), 6), mid, parts))
             best.sort(key=lambda b: (-b[0], -b[1]))
             del best[limit:]
