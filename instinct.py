@@ -7232,9 +7232,8 @@ class _Insight(_Patterns):
                       if e["quiet"] else ""))
         out.append(f"  observations: {e['observations']}"
                    + (f" in {e['session_count']} session(s)" if e["session_count"] else ""))
-        for key in ("sources", "sessions"):
-            if e[key]:
-                out.append(f"  {key}: " + ", ".join(f"{x['name']} ({x['count']})" for x in e[key]))
+        out += [f"  {key}: " + ", ".join(f"{x['name']} ({x['count']})" for x in e[key])
+                for key in ("sources", "sessions") if e[key]]
         if len(e["projects"]) > 1:         # the row itself is always one of them
             out.append("  projects: " + ", ".join(
                 f"{p['project'] or 'global'} conf={p['confidence']} [{p['level']}]"
