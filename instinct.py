@@ -6171,10 +6171,6 @@ class _Export:
         "preferences, recurring fixes, tools used together). Use it when starting a coding task "
         "here, or when choosing how to test, fix or structure a change.")
 
-    def phrase(r):
-        """A rule record -> the line every channel shows (`_Presenter.briefing_line`)."""
-        return " ".join(_Presenter.briefing_line(r)[2:].split()).replace("<!--", "&lt;!--")
-
     def skill_name(folder):
         import re
         name = os.path.basename(os.path.normpath(folder))
@@ -6201,7 +6197,8 @@ class _Export:
                                  "## Learned habits (instinct)\n\n")
         note = (f"Learned from repeated work; {_Export.SIGNATURE}, which replaces this "
                 + ("block" if tail else "file") + " on the next export.\n\n")
-        items = ["- " + _Export.phrase(r) + "\n" for r in rules] or ["No rules learned yet.\n"]
+        items = [" ".join(_Presenter.briefing_line(r).split()).replace("<!--", "&lt;!--") + "\n"
+                 for r in rules] or ["No rules learned yet.\n"]
         limit = _Core._EXPORT_FORMATS[fmt][1]
 
         def omitted(n):
