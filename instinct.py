@@ -2767,9 +2767,8 @@ class _Anchors:
         return (_sha256_hex(root)[:12], *ref)
 
     def reanchor(conn, root, item, paths=()):
-        """Confirm `item` (an instinct or memory record) inside the caller's write: its anchors in
-        project `root`, and `paths` (relative to it), take the files as they are now; one whose
-        file is gone is dropped. Call it when the item is observed again or gets good feedback."""
+        """Confirm `item` (an instinct or memory record) in the caller's write: its anchors in
+        `root`, and `paths` (relative to it), take the files as they are now; gone ones drop."""
         key = _Anchors.key(root, item)
         where = " WHERE root = ? AND memory = ? AND pattern = ? AND project = ?"
         known = {p: st for p, *st in conn.execute("SELECT path, size, mtime FROM anchors" + where,
@@ -2972,9 +2971,8 @@ class _Memory(_Patterns):
         return rec
 
     def _mem_scored(self, cands, limit):
-        """[(raw relevance, id, type, updated, confidence, recall count)] -> [(score, id, parts)].
-        Relevance scaled to 1 for the best; recency halves every MEMORY_TYPES half-life. In
-        relevance order, stopping once perfect other parts cannot reach the top `limit`."""
+        """[(raw relevance, id, type, updated, confidence, uses)] -> the top `limit` [(score, id,
+        parts)], in relevance order, stopping once perfect other parts could not reach them."""
         s = self._settings()
         w = [max(0, s["memory_weight_" + k]) for k in _Mem.PARTS]
         total = sum(w) or 1
@@ -4183,8 +4181,7 @@ class _Call:
         return f"{self.tool}({inner})" if inner else self.tool
 
     def steps(self):
-        """The habit steps of this call: its command shapes but generic ones and VCS reads, 'Edit',
-        'Skill(name)' / 'Task(type)', a tool's name; looking around and plumbing give none."""
+        """The habit steps of this call (none for looking around and client plumbing)."""
         if self.tool in self.SHELLS:
             return [c for c in self.cmds if c.split(" ", 1)[0] not in _Call.GENERIC_PROGRAMS
                     and c not in _Call.LOOK_COMMANDS]
@@ -5995,8 +5992,7 @@ class _Setup:
         return json.dumps({kind[0]: {"instinct": entry}}, indent=2)
 
     def quoted(v):
-        """A double-quoted string valid in both TOML and YAML (control and non-printing characters
-        escaped as \\uXXXX); a lone surrogate cannot be written to either."""
+        """A double-quoted string valid in both TOML and YAML (control characters as \\uXXXX)."""
         out = []
         for ch in v:
             o = ord(ch)
@@ -6344,8 +6340,7 @@ class _Export:
         return found
 
     def written_by_us(fmt, path, text):
-        """Whether a whole-file target is instinct's to replace: empty, at the format's own path
-        (e.g. .cursor/rules/instinct.mdc), or holding an earlier instinct export."""
+        """Whether a whole-file target is instinct's to replace: empty, its own path, an export."""
         own = os.sep + os.path.normpath(_Core._EXPORT_FORMATS[fmt][0])
         if not text.strip() or _Export.SIGNATURE in text or os.path.normpath(path).endswith(own):
             return True
@@ -6537,8 +6532,7 @@ class _Backup:
         return ""
 
     def foreign_objects(conn):
-        """'type name' of every table, view, trigger or index in conn that instinct's own schema
-        (every migration on an empty database) does not have."""
+        """'type name' of each object in conn that instinct's own schema (all migrations) lacks."""
         from contextlib import closing
         with closing(sqlite3.connect(":memory:")) as own:
             for migrate in _Schema.MIGRATIONS:
@@ -7618,8 +7612,7 @@ class _CLI:
     COMMANDS = {op.cli: op for op in OPERATIONS.values()}     # subcommand -> Operation
 
     def take_db(argv):
-        """argv -> (the --db value or None, argv without it): the one reading of --db outside
-        argparse (the fast paths and the choice of which subcommand parser to build)."""
+        """argv -> (the --db value or None, argv without it): --db read once, without argparse."""
         db, rest, i = None, [], 0
         while i < len(argv):
             if argv[i] == "--db" and i + 1 < len(argv):
