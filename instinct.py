@@ -2867,11 +2867,10 @@ class _Memory(_Patterns):
     def _mem_repeat(self, conn, f, proj, keys):
         """The stored memory `f` repeats (same type and scope, same title or 80% of its words): of
         the newest PER_KEY per key (bounded cost), the CANDIDATES sharing most keys by words."""
-        shared = {}
-        for k in keys:
-            for (mid,) in conn.execute("SELECT memory_id FROM memory_keys WHERE key = ?"
-                                       " ORDER BY memory_id DESC LIMIT ?", (k, _Mem.PER_KEY)):
-                shared[mid] = shared.get(mid, 0) + 1
+        from collections import Counter
+        shared = Counter(mid for k in keys for (mid,) in conn.execute(
+            "SELECT memory_id FROM memory_keys WHERE key = ? ORDER BY memory_id DESC LIMIT ?",
+            (k, _Mem.PER_KEY)))
         ids = sorted(shared, key=lambda m: (-shared[m], -m))[:_Mem.CANDIDATES]
         if not ids:
             return None
