@@ -4044,12 +4044,11 @@ class _Capture:
             return "INSTINCT_DISABLE is set"
         if payload.get("agent_id"):
             return "subagent session"
-        d = cwd
-        while d:
+        d, below = cwd, None
+        while d and d != below:
             if os.path.exists(os.path.join(d, ".instinct-disable")):
                 return f"{d}/.instinct-disable opts this project out"
-            parent = os.path.dirname(d)
-            d = parent if parent != d else ""
+            d, below = os.path.dirname(d), d
         return None
 
     def safe_session(value):
