@@ -5876,9 +5876,8 @@ class _Setup:
         else:
             node["instinct"] = entry
         new = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-        if text.strip() and json.loads(new) == json.loads(text):
-            return text                        # already right: keep the user's own layout
-        return new
+        # already right: the user's own layout is kept
+        return text if text.strip() and json.loads(new) == json.loads(text) else new
 
     def read_config(path):
         """(text, real path, mode or None) of a client config; one-line errors for what is none."""
@@ -6110,8 +6109,7 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
     home = home or os.path.expanduser("~")
     project_dir = project_dir or project_root()
     here = os.path.dirname(os.path.abspath(__file__))
-    if db:
-        db = os.path.abspath(os.path.expanduser(db))
+    db = db and os.path.abspath(os.path.expanduser(db))
     plan = _Setup.plan(client, scope, home, project_dir, python or sys.executable, here, db,
                        all_tools)
     write, merged = write or remove, []
