@@ -6439,9 +6439,8 @@ class _Lint:
                     elif fence is None:
                         out.append((rel, n, bare, para, _Lint.prose_mentions(bare)))
                     elif fence in _Lint.SHELL_FENCES and not bare.startswith("#"):
-                        cmd = re.sub(r"^[$%>]\s+", "", bare)
-                        out.append((rel, n, bare, para,
-                                    [(s, False) for s in _Shell.command_shapes(cmd)]))
+                        shapes = _Shell.command_shapes(re.sub(r"^[$%>]\s+", "", bare))
+                        out.append((rel, n, bare, para, [(s, False) for s in shapes]))
         return out
 
     def hit(r, lines):
