@@ -6922,13 +6922,6 @@ class _Sharing(_Memory):
         return {"path": src_path, "previous": self.path + ".bak", "instincts": n, "events": e,
                 "schema_version": version}
 
-    def _learned(self, root):
-        """The records suggest may show in project `root` (mature or better, not quiet)."""
-        fp = _sha256_hex(root)[:12]
-        return [_Core._record(r) for r in self._read(
-            f"SELECT {_Core._COLS} FROM instincts WHERE promoted > 0 AND quiet = 0 AND (project IN"
-            " ('', ?) OR promoted = 3) ORDER BY confidence DESC, pattern", (fp,))]
-
     @operation(
         title="Lint learned rules against the written ones", read_only=True, idempotent=True,
         output=_Lint.FINDING, list_key="findings", render=_Lint.render_lint,
@@ -6940,8 +6933,11 @@ class _Sharing(_Memory):
         block. A contradiction (learned `pnpm`, written "use npm") shows both sources (the CLI
         exits 1); a duplicate (a rule the user already wrote) is not exported or briefed again.
         """
-        root = project_root(self.cwd)
-        return _Lint.lint(root, self._learned(root))
+        root = project_root(self.cwd)        # the records suggest may show here
+        rows = self._read(f"SELECT {_Core._COLS} FROM instincts WHERE promoted > 0 AND quiet = 0"
+                          " AND (project IN ('', ?) OR promoted = 3) ORDER BY confidence DESC,"
+                          " pattern", (_sha256_hex(root)[:12],))
+        return _Lint.lint(root, [_Core._record(r) for r in rows])
 
     @operation(
         title="Check the store's health", read_only=True, idempotent=True,
@@ -7036,7 +7032,7 @@ class _Sharing(_Memory):
             return "ok", f"{len(items)} anchored item(s) here, none stale"
 
         def lint():
-            found = _Lint.lint(root, self._learned(root))
+            found = self.lint()
             c = sum(f["kind"] == "contradiction" for f in found)
             return ("warn" if c else "ok", f"{c} contradiction(s), {len(found) - c} duplicate(s) of"
                     " the rules written here" + ("; run: instinct lint" if found else ""))
