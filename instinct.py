@@ -7573,9 +7573,8 @@ class _CLI:
     EXTRAS = {                     # not store operations: name -> (help, [(args, kwargs)])
         "serve": ("run the MCP stdio server (newline-delimited JSON-RPC 2.0)", []),
         "hook": ("record an agent hook event read as JSON on stdin (always exits 0)",
-                 [(("event",), {"help": "session-start, user-prompt-submit, pre-tool-use, "
-                                        "post-tool-use, post-tool-use-failure, stop or "
-                                        "session-end"})]),
+                 [(("event",), {"help": " or ".join(", ".join(_Capture.HOOK_EVENTS.values())
+                                                     .rsplit(", ", 1))})]),
         "setup": ("print (or --write) the MCP server and hook config for an agent",
                   [(("client",), {"choices": _Setup.CLIENTS}),
                    (("--write",), {"action": "store_true",
