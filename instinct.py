@@ -2469,13 +2469,11 @@ class _Mem:
         return "\n".join(out)
 
     def record(row):
-        r = dict(zip(_Mem.FIELDS, row))
+        r = {k: v for k, v in zip(_Mem.FIELDS, row)      # no supersedes keys while unset
+             if v is not None or k not in ("supersedes", "superseded_by")}
         r["tags"] = [t for t in r["tags"].split(",") if t]
         r["archived"] = bool(r["archived"])
         r["metadata"] = _loads_meta(r["metadata"])
-        for k in ("supersedes", "superseded_by"):
-            if r[k] is None:
-                del r[k]
         return r
 
     def slug(mtype, title):
