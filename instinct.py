@@ -2468,13 +2468,11 @@ class _Mem:
         return "\n".join(out)
 
     def record(row):
-        r = dict(zip(_Mem.FIELDS, row))
+        r = {k: v for k, v in zip(_Mem.FIELDS, row)      # no supersedes keys while unset
+             if v is not None or k not in ("supersedes", "superseded_by")}
         r["tags"] = [t for t in r["tags"].split(",") if t]
         r["archived"] = bool(r["archived"])
         r["metadata"] = _loads_meta(r["metadata"])
-        for k in ("supersedes", "superseded_by"):
-            if r[k] is None:
-                del r[k]
         return r
 
     def slug(mtype, title):
@@ -2631,8 +2629,7 @@ class _Mem:
                     cur, line = key, line[len(marker):].lstrip(" ")
                     break
             parts[cur].append(line)
-        for k, v in parts.items():
-            m[k] = "\n".join(v).strip()
+        m.update((k, "\n".join(v).strip()) for k, v in parts.items())
         return m
 
     def md(meta):
@@ -2666,9 +2663,7 @@ class _Mem:
         out += ["metadata:", f"  type: {r['type']}"]
         if r["tags"]:
             out.append(f"  tags: [{', '.join(r['tags'])}]")
-        for k in ("project", "source"):
-            if r[k]:
-                out.append(f"  {k}: {_Mem.fm_quote(r[k])}")
+        out += [f"  {k}: {_Mem.fm_quote(r[k])}" for k in ("project", "source") if r[k]]
         if r["confidence"] != 1:
             out.append(f"  confidence: {r['confidence']}")
         if data:
@@ -2769,9 +2764,8 @@ class _Anchors:
         return (_sha256_hex(root)[:12], *ref)
 
     def reanchor(conn, root, item, paths=()):
-        """Confirm `item` (an instinct or memory record) inside the caller's write: its anchors in
-        project `root`, and `paths` (relative to it), take the files as they are now; one whose
-        file is gone is dropped. Call it when the item is observed again or gets good feedback."""
+        """Confirm `item` (an instinct or memory record) in the caller's write: its anchors in
+        `root`, and `paths` (relative to it), take the files as they are now; gone ones drop."""
         key = _Anchors.key(root, item)
         where = " WHERE root = ? AND memory = ? AND pattern = ? AND project = ?"
         known = {p: st for p, *st in conn.execute("SELECT path, size, mtime FROM anchors" + where,
@@ -2870,11 +2864,10 @@ class _Memory(_Patterns):
     def _mem_repeat(self, conn, f, proj, keys):
         """The stored memory `f` repeats (same type and scope, same title or 80% of its words): of
         the newest PER_KEY per key (bounded cost), the CANDIDATES sharing most keys by words."""
-        shared = {}
-        for k in keys:
-            for (mid,) in conn.execute("SELECT memory_id FROM memory_keys WHERE key = ?"
-                                       " ORDER BY memory_id DESC LIMIT ?", (k, _Mem.PER_KEY)):
-                shared[mid] = shared.get(mid, 0) + 1
+        from collections import Counter
+        shared = Counter(mid for k in keys for (mid,) in conn.execute(
+            "SELECT memory_id FROM memory_keys WHERE key = ? ORDER BY memory_id DESC LIMIT ?",
+            (k, _Mem.PER_KEY)))
         ids = sorted(shared, key=lambda m: (-shared[m], -m))[:_Mem.CANDIDATES]
         if not ids:
             return None
@@ -2974,9 +2967,8 @@ class _Memory(_Patterns):
         return rec
 
     def _mem_scored(self, cands, limit):
-        """[(raw relevance, id, type, updated, confidence, recall count)] -> [(score, id, parts)].
-        Relevance scaled to 1 for the best; recency halves every MEMORY_TYPES half-life. In
-        relevance order, stopping once perfect other parts cannot reach the top `limit`."""
+        """[(raw relevance, id, type, updated, confidence, uses)] -> the top `limit` [(score, id,
+        parts)], in relevance order, stopping once perfect other parts could not reach them."""
         s = self._settings()
         w = [max(0, s["memory_weight_" + k]) for k in _Mem.PARTS]
         total = sum(w) or 1
@@ -2990,12 +2982,10 @@ class _Memory(_Patterns):
                 break
             t = _parse_iso(updated)
             age = max(0.0, now - t) / 86400 if t is not None else 0.0
-            parts = {"relevance": round(w[0] * rel, 6),
-                     "recency": round(w[1] * 0.5 ** (age
-                                                     / _Mem.MEMORY_TYPES.get(mtype, (90,))[0]), 6),
-                     "confidence": round(w[2] * max(0, min(conf, _Mem.SATURATE))
-                                         / _Mem.SATURATE, 6),
-                     "usage": round(w[3] * min(uses, _Mem.SATURATE) / _Mem.SATURATE, 6)}
+            sat = _Mem.SATURATE
+            shares = ((rel, 1), (0.5 ** (age / _Mem.MEMORY_TYPES.get(mtype, (90,))[0]), 1),
+                      (max(0, min(conf, sat)), sat), (min(uses, sat), sat))   # (part, out of)
+            parts = {k: round(x * n / d, 6) for k, x, (n, d) in zip(_Mem.PARTS, w, shares)}
             best.append((round(sum(parts.values()), 6), mid, parts))
             best.sort(key=lambda b: (-b[0], -b[1]))
             del best[limit:]
@@ -4051,12 +4041,11 @@ class _Capture:
             return "INSTINCT_DISABLE is set"
         if payload.get("agent_id"):
             return "subagent session"
-        d = cwd
-        while d:
+        d, below = cwd, None
+        while d and d != below:
             if os.path.exists(os.path.join(d, ".instinct-disable")):
                 return f"{d}/.instinct-disable opts this project out"
-            parent = os.path.dirname(d)
-            d = parent if parent != d else ""
+            d, below = os.path.dirname(d), d
         return None
 
     def safe_session(value):
@@ -4187,8 +4176,7 @@ class _Call:
         return f"{self.tool}({inner})" if inner else self.tool
 
     def steps(self):
-        """The habit steps of this call: its command shapes but generic ones and VCS reads, 'Edit',
-        'Skill(name)' / 'Task(type)', a tool's name; looking around and plumbing give none."""
+        """The habit steps of this call (none for looking around and client plumbing)."""
         if self.tool in self.SHELLS:
             return [c for c in self.cmds if c.split(" ", 1)[0] not in _Call.GENERIC_PROGRAMS
                     and c not in _Call.LOOK_COMMANDS]
@@ -4237,7 +4225,6 @@ class _Call:
             _Shell.safe_token(w, 64) == w for w in named.split(":"))
         return cls(_Shell.safe_token(name, 64), name=named if ok else ""), ""
 
-    @staticmethod
     @functools.lru_cache(maxsize=1)
     def known_words():
         """Program words kept as text at once: those the shape reader or mining knows by name."""
@@ -4248,7 +4235,6 @@ class _Call:
             *(names for _, names in _Corpus.COMMAND_ROLES),
             *(progs.split() for progs in _Presenter.TOOLCHAIN_FILES.values()))
 
-    @staticmethod
     def program_words(shape):
         """A command shape -> (its words, the indexes of those that name a program): the first,
         the one a runner runs (`uv run X`, `npx X`, `uv run npx X`) and `python -m X`'s module."""
@@ -4265,7 +4251,6 @@ class _Call:
                 break
         return words, at
 
-    @staticmethod
     def keyed(conn, text):
         """A keyed hash of `text` (10 hex), with the store's random key (made on first use)."""
         import hashlib
@@ -4275,7 +4260,6 @@ class _Call:
             conn.execute("INSERT INTO seen (hash, session, word) VALUES ('key', '', ?)", row)
         return hashlib.blake2b(text.encode(), key=bytes.fromhex(row[0]), digest_size=5).hexdigest()
 
-    @staticmethod
     def seen_add(conn, h, session):
         """Note hash `h` first seen in `session`; the oldest unlearned beyond SEEN_MAX go."""
         rowid = conn.execute("INSERT INTO seen (hash, session) VALUES (?, ?)",
@@ -4284,7 +4268,6 @@ class _Call:
             conn.execute("DELETE FROM seen WHERE word IS NULL AND rowid < ?",
                          (rowid - _Call.SEEN_MAX,))
 
-    @staticmethod
     def response_failed(resp):
         """Did a tool response report failure? Claude Code: a dict with `exit_code`/`interrupted`;
         Codex: a first-lines status 'Exit code: N' / 'Process exited with code N', or JSON."""
@@ -5890,9 +5873,8 @@ class _Setup:
         else:
             node["instinct"] = entry
         new = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-        if text.strip() and json.loads(new) == json.loads(text):
-            return text                        # already right: keep the user's own layout
-        return new
+        # already right: the user's own layout is kept
+        return text if text.strip() and json.loads(new) == json.loads(text) else new
 
     def read_config(path):
         """(text, real path, mode or None) of a client config; one-line errors for what is none."""
@@ -5957,19 +5939,6 @@ class _Setup:
             except OSError as e:
                 raise StoreError(f"cannot write {backup}: {e.strerror}") from None
 
-    def write_config(path, real, old, new, mode):
-        """Replace the real file atomically (a symlink stays a link; setup refused a read-only one),
-        backing up what was there; `new` None deletes it (nothing of the user's left) -> backup."""
-        if new is None:
-            try:
-                os.remove(real)
-            except OSError as e:
-                raise StoreError(f"cannot delete {path}: {e.strerror}") from None
-            return None
-        backup = _Setup.new_backup(path, old.encode("utf-8"), mode) if old else None
-        _atomic_write(real, new.encode("utf-8"))
-        return backup
-
     def unmerge(kind, text, backups):
         """`text` without what setup wrote -> the new text, or None when nothing else is left. A
         backup holding the same data comes back as it is (a JSON merge re-indents)."""
@@ -6017,8 +5986,7 @@ class _Setup:
         return json.dumps({kind[0]: {"instinct": entry}}, indent=2)
 
     def quoted(v):
-        """A double-quoted string valid in both TOML and YAML (control and non-printing characters
-        escaped as \\uXXXX); a lone surrogate cannot be written to either."""
+        """A double-quoted string valid in both TOML and YAML (control characters as \\uXXXX)."""
         out = []
         for ch in v:
             o = ord(ch)
@@ -6138,8 +6106,7 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
     home = home or os.path.expanduser("~")
     project_dir = project_dir or project_root()
     here = os.path.dirname(os.path.abspath(__file__))
-    if db:
-        db = os.path.abspath(os.path.expanduser(db))
+    db = db and os.path.abspath(os.path.expanduser(db))
     plan = _Setup.plan(client, scope, home, project_dir, python or sys.executable, here, db,
                        all_tools)
     write, merged = write or remove, []
@@ -6166,8 +6133,15 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
         merged.append((path, real, old, new, mode))
     results = []
     for path, real, old, new, mode in merged:
-        changed = new != old
-        backup = _Setup.write_config(path, real, old, new, mode) if write and changed else None
+        changed, backup = new != old, None
+        if write and changed and new is None:      # nothing of the user's left: deleted
+            try:
+                os.remove(real)
+            except OSError as e:
+                raise StoreError(f"cannot delete {path}: {e.strerror}") from None
+        elif write and changed:        # the real file replaced atomically: a symlink stays a link
+            backup = _Setup.new_backup(path, old.encode("utf-8"), mode) if old else None
+            _atomic_write(real, new.encode("utf-8"))
         results.append({"path": path, "content": new, "changed": changed, "backup": backup})
     return results
 
@@ -6185,10 +6159,6 @@ class _Export:
         "Habits and rules learned by instinct from repeated work in this project (usual workflows, "
         "preferences, recurring fixes, tools used together). Use it when starting a coding task "
         "here, or when choosing how to test, fix or structure a change.")
-
-    def phrase(r):
-        """A rule record -> the line every channel shows (`_Presenter.briefing_line`)."""
-        return " ".join(_Presenter.briefing_line(r)[2:].split()).replace("<!--", "&lt;!--")
 
     def skill_name(folder):
         import re
@@ -6216,7 +6186,8 @@ class _Export:
                                  "## Learned habits (instinct)\n\n")
         note = (f"Learned from repeated work; {_Export.SIGNATURE}, which replaces this "
                 + ("block" if tail else "file") + " on the next export.\n\n")
-        items = ["- " + _Export.phrase(r) + "\n" for r in rules] or ["No rules learned yet.\n"]
+        items = [" ".join(_Presenter.briefing_line(r).split()).replace("<!--", "&lt;!--") + "\n"
+                 for r in rules] or ["No rules learned yet.\n"]
         limit = _Core._EXPORT_FORMATS[fmt][1]
 
         def omitted(n):
@@ -6362,8 +6333,7 @@ class _Export:
         return found
 
     def written_by_us(fmt, path, text):
-        """Whether a whole-file target is instinct's to replace: empty, at the format's own path
-        (e.g. .cursor/rules/instinct.mdc), or holding an earlier instinct export."""
+        """Whether a whole-file target is instinct's to replace: empty, its own path, an export."""
         own = os.sep + os.path.normpath(_Core._EXPORT_FORMATS[fmt][0])
         if not text.strip() or _Export.SIGNATURE in text or os.path.normpath(path).endswith(own):
             return True
@@ -6466,9 +6436,8 @@ class _Lint:
                     elif fence is None:
                         out.append((rel, n, bare, para, _Lint.prose_mentions(bare)))
                     elif fence in _Lint.SHELL_FENCES and not bare.startswith("#"):
-                        cmd = re.sub(r"^[$%>]\s+", "", bare)
-                        out.append((rel, n, bare, para,
-                                    [(s, False) for s in _Shell.command_shapes(cmd)]))
+                        shapes = _Shell.command_shapes(re.sub(r"^[$%>]\s+", "", bare))
+                        out.append((rel, n, bare, para, [(s, False) for s in shapes]))
         return out
 
     def hit(r, lines):
@@ -6555,8 +6524,7 @@ class _Backup:
         return ""
 
     def foreign_objects(conn):
-        """'type name' of every table, view, trigger or index in conn that instinct's own schema
-        (every migration on an empty database) does not have."""
+        """'type name' of each object in conn that instinct's own schema (all migrations) lacks."""
         from contextlib import closing
         with closing(sqlite3.connect(":memory:")) as own:
             for migrate in _Schema.MIGRATIONS:
@@ -6647,7 +6615,6 @@ class _Backup:
 # =============================================================================
 class _Sharing(_Memory):
     """Operations that carry learned rules to other agents, machines and years."""
-    @staticmethod
     def _fold(a, b):
         """Two imported records for one (pattern, project) -> one, by the import merge rule."""
         return {"confidence": max(a["confidence"], b["confidence"]),
@@ -6952,13 +6919,6 @@ class _Sharing(_Memory):
         return {"path": src_path, "previous": self.path + ".bak", "instincts": n, "events": e,
                 "schema_version": version}
 
-    def _learned(self, root):
-        """The records suggest may show in project `root` (mature or better, not quiet)."""
-        fp = _sha256_hex(root)[:12]
-        return [_Core._record(r) for r in self._read(
-            f"SELECT {_Core._COLS} FROM instincts WHERE promoted > 0 AND quiet = 0 AND (project IN"
-            " ('', ?) OR promoted = 3) ORDER BY confidence DESC, pattern", (fp,))]
-
     @operation(
         title="Lint learned rules against the written ones", read_only=True, idempotent=True,
         output=_Lint.FINDING, list_key="findings", render=_Lint.render_lint,
@@ -6970,8 +6930,11 @@ class _Sharing(_Memory):
         block. A contradiction (learned `pnpm`, written "use npm") shows both sources (the CLI
         exits 1); a duplicate (a rule the user already wrote) is not exported or briefed again.
         """
-        root = project_root(self.cwd)
-        return _Lint.lint(root, self._learned(root))
+        root = project_root(self.cwd)        # the records suggest may show here
+        rows = self._read(f"SELECT {_Core._COLS} FROM instincts WHERE promoted > 0 AND quiet = 0"
+                          " AND (project IN ('', ?) OR promoted = 3) ORDER BY confidence DESC,"
+                          " pattern", (_sha256_hex(root)[:12],))
+        return _Lint.lint(root, [_Core._record(r) for r in rows])
 
     @operation(
         title="Check the store's health", read_only=True, idempotent=True,
@@ -7066,7 +7029,7 @@ class _Sharing(_Memory):
             return "ok", f"{len(items)} anchored item(s) here, none stale"
 
         def lint():
-            found = _Lint.lint(root, self._learned(root))
+            found = self.lint()
             c = sum(f["kind"] == "contradiction" for f in found)
             return ("warn" if c else "ok", f"{c} contradiction(s), {len(found) - c} duplicate(s) of"
                     " the rules written here" + ("; run: instinct lint" if found else ""))
@@ -7152,7 +7115,6 @@ class _Insight(_Patterns):
     down and good feedback lifts; suggest skips a quiet row. Preference conflicts are worked out
     when suggest runs, so never stale; each pattern of a `surface` event is one showing.
     """
-    @staticmethod
     def _pref_values(group):
         """One preference key's rows in one scope, the winner first (`_pref_groups`) -> values."""
         return [{"pattern": pattern, "value": pattern.partition("=")[2], "project": project,
@@ -7160,7 +7122,6 @@ class _Insight(_Patterns):
                  "winner": i == 0}
                 for i, (pattern, project, conf, promoted, last_seen) in enumerate(group)]
 
-    @staticmethod
     def _level_change(data):
         """A promote/demote event's data '0->1' -> 'raw -> mature'."""
         try:
@@ -7224,7 +7185,6 @@ class _Insight(_Patterns):
                          _Out.RECORD["required"] + ["verdict", "delta", "quiet"])
     _CONFLICT = _Out.obj({"key": _Out.STR, "project": _Out.STR, "winner": _Out.STR,
                           "values": _PREF_VALUES}, ("key", "project", "winner", "values"))
-    @staticmethod
     def _render_explain(e):
         def th(name):
             x = e["thresholds"][name]
@@ -7251,9 +7211,8 @@ class _Insight(_Patterns):
                       if e["quiet"] else ""))
         out.append(f"  observations: {e['observations']}"
                    + (f" in {e['session_count']} session(s)" if e["session_count"] else ""))
-        for key in ("sources", "sessions"):
-            if e[key]:
-                out.append(f"  {key}: " + ", ".join(f"{x['name']} ({x['count']})" for x in e[key]))
+        out += [f"  {key}: " + ", ".join(f"{x['name']} ({x['count']})" for x in e[key])
+                for key in ("sources", "sessions") if e[key]]
         if len(e["projects"]) > 1:         # the row itself is always one of them
             out.append("  projects: " + ", ".join(
                 f"{p['project'] or 'global'} conf={p['confidence']} [{p['level']}]"
@@ -7278,7 +7237,6 @@ class _Insight(_Patterns):
                        " give good feedback to re-anchor it)")
         return "\n".join(out)
 
-    @staticmethod
     def _render_history(h):
         out = [f"{h['pattern']} ({_Core._where(h)}): "
                + (f"conf={h['confidence']} [{h['level']}]" if h["exists"] else "no longer stored")]
@@ -7292,7 +7250,6 @@ class _Insight(_Patterns):
         out.append(f"{h['count']} event{'' if h['count'] == 1 else 's'}")
         return "\n".join(out)
 
-    @staticmethod
     def _render_effectiveness(e):
         def rate(r):
             return f"{r['rate'] * 100:.0f}%" if "rate" in r else "n/a"
@@ -7312,7 +7269,6 @@ class _Insight(_Patterns):
                        f"{r['followed_held']}/{r['decided_held']}; {lift}")
         return "\n".join(out)
 
-    @staticmethod
     def _render_conflicts(rows):
         out = []
         for c in rows:
@@ -7614,9 +7570,8 @@ class _CLI:
     EXTRAS = {                     # not store operations: name -> (help, [(args, kwargs)])
         "serve": ("run the MCP stdio server (newline-delimited JSON-RPC 2.0)", []),
         "hook": ("record an agent hook event read as JSON on stdin (always exits 0)",
-                 [(("event",), {"help": "session-start, user-prompt-submit, pre-tool-use, "
-                                        "post-tool-use, post-tool-use-failure, stop or "
-                                        "session-end"})]),
+                 [(("event",), {"help": " or ".join(", ".join(_Capture.HOOK_EVENTS.values())
+                                                     .rsplit(", ", 1))})]),
         "setup": ("print (or --write) the MCP server and hook config for an agent",
                   [(("client",), {"choices": _Setup.CLIENTS}),
                    (("--write",), {"action": "store_true",
@@ -7644,18 +7599,15 @@ class _CLI:
     COMMANDS = {op.cli: op for op in OPERATIONS.values()}     # subcommand -> Operation
 
     def take_db(argv):
-        """argv -> (the --db value or None, argv without it): the one reading of --db outside
-        argparse (the fast paths and the choice of which subcommand parser to build)."""
+        """argv -> (the --db value or None, argv without it): --db read once, without argparse."""
         db, rest, i = None, [], 0
         while i < len(argv):
-            a = argv[i]
-            if a == "--db" and i + 1 < len(argv):
-                db, i = argv[i + 1], i + 2
-                continue
-            if a.startswith("--db="):
-                db = a[5:]
+            if argv[i] == "--db" and i + 1 < len(argv):
+                db, i = argv[i + 1], i + 1
+            elif argv[i].startswith("--db="):
+                db = argv[i][5:]
             else:
-                rest.append(a)
+                rest.append(argv[i])
             i += 1
         return db, rest
 
@@ -7713,16 +7665,12 @@ class _CLI:
             v = kwargs[p.name]
             if p.type is int:
                 v = _whole(v)
-                if v is None:
-                    return None
             elif p.type is dict:
                 try:
                     v = _loads(v)
                 except ValueError:
                     return None
-                if not isinstance(v, dict):
-                    return None
-            if p.choices and v not in p.choices:
+            if not isinstance(v, p.type) or (p.choices and v not in p.choices):
                 return None
             kwargs[p.name] = v
         return op, kwargs, db, as_json
