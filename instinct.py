@@ -69,6 +69,7 @@ MIT License.
 # =============================================================================
 # Only cheap modules at import time (a hook or CLI process pays for each); the rest where needed.
 import functools                 # already loaded by the interpreter's start-up
+import operator                  # (loaded by functools)
 import os
 import sqlite3
 import sys
@@ -4571,25 +4572,21 @@ class _Corpus:
         return runs, gapped, {g for g in runs | gapped if g[0] != _Call.EDIT_STEP != g[-1]
                               and not _Corpus.periodic(g) and len(set(g)) > 1}
 
-    def chance_sessions(g, stats, enough, gapped):
-        """Sessions expected to hold `g` by chance (each one's collapsed steps shuffled), summed;
-        stops past `enough`. `gapped`: as a run or with one step inside (n placements, not 1).
-        Each session's share is kept with its stats (`known`: it does not change)."""
-        expected, n, need, pairs = 0.0, len(g), set(g), tuple(zip(g, g[1:]))
-        key = "\t".join(g) + "+" * gapped                       # (a string keeps its hash)
-        for length, freq, rest, known in stats:
-            e = known.get(key)
-            if e is None:
-                e = 0.0
-                if length >= n and need <= freq.keys():
-                    e = (length - n + 1) * freq[g[0]] / length * (n if gapped else 1)
-                    for prev, t in pairs:
-                        e *= freq[t] * rest[prev]
-                e = known[key] = e if e < 1.0 else 1.0
-            expected += e
-            if expected > enough:
-                break
-        return expected
+    def chance_sessions(g, stats, gapped):
+        """Sessions expected to hold `g` by chance (each one's collapsed steps shuffled), summed in
+        order. `gapped`: as a run or with one step inside (n placements, not 1). Each session's
+        share is kept with its stats (`known`: it does not change)."""
+        n, need, key = len(g), set(g), "\t".join(g) + "+" * gapped   # (a string keeps its hash)
+        shares = [known.get(key) for _, _, _, known in stats]
+        for i in [i for i, e in enumerate(shares) if e is None]:
+            length, freq, rest, known = stats[i]
+            e = 0.0
+            if length >= n and need <= freq.keys():
+                e = (length - n + 1) * freq[g[0]] / length * (n if gapped else 1)
+                for prev, t in zip(g, g[1:]):
+                    e *= freq[t] * rest[prev]
+            shares[i] = known[key] = min(e, 1.0)
+        return functools.reduce(operator.add, shares, 0.0)
 
     @functools.lru_cache(maxsize=None)
     def chance_limit(k):
@@ -4691,11 +4688,12 @@ class _Corpus:
                            else ((False, k_run),)):
                 if k >= 2:
                     enough = _Corpus.chance_limit(k)
-                    if _Corpus.chance_sessions(g, stats, enough, gap) <= enough:
-                        holders[g] = [s for s in ids if s in corpus.held[g][gap]]
+                    if _Corpus.chance_sessions(g, stats, gap) <= enough:
+                        holders[g] = list(filter(corpus.held[g][gap].__contains__, ids))
                         break
         return {"seq:" + "->".join(g): have for g, have in _Corpus.families(holders, n_run, known)}
 
+    @functools.lru_cache(maxsize=1 << 16)
     def same_family(g, h):
         """One ritual told twice: in order, they share all steps of the shorter but one (2+)."""
         if len(g) > len(h):
