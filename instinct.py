@@ -4671,7 +4671,7 @@ class _Corpus:
         if not own:
             return {}
         ids = [session] + [s for s in others if s != session]
-        for s in ids:
+        for s in [s for s in ids if s not in corpus.fresh]:
             corpus.add(s)
         stats, within = [corpus.stats[s][1:] for s in ids], set(ids)
         # sessions holding each candidate: as a run, as one or with one step inside
@@ -4749,10 +4749,13 @@ class _Miner:
         return self.conn.execute("SELECT kind, data, project" + _Miner.SQL_CALLS + " ORDER BY id",
                                  (sess,)).fetchall()
 
-    def credit(self, sess, pat, proj):
-        if (sess, pat, proj) in self.credited:          # already inserted or ignored in this pass
-            return
-        self.credited.add((sess, pat, proj))
+    def credit(self, sessions, pat, proj):
+        """Credit `pat` in `proj` to each of `sessions` in turn, once a pass (inserted or not)."""
+        for sess in [s for s in sessions if (s, pat, proj) not in self.credited]:
+            self.credited.add((sess, pat, proj))
+            self.credit_one(sess, pat, proj)
+
+    def credit_one(self, sess, pat, proj):
         p = self.canon.get(pat)
         if p is None:
             try:
@@ -4823,16 +4826,16 @@ class _Miner:
         # chance makes a command of a random walk pass now and then, once, with many holders
         for pat, have in sorted(found.items()):      # (all of them when nearly every one did)
             back = len(have) if len(have) >= 0.75 * len(window) else _Corpus.BACKFILL
-            for s in reversed(have[:back]):            # oldest first: the log stays in time order
-                self.credit(s, pat, proj)
+            self.credit(reversed(have[:back]), pat, proj)  # oldest first: the log in time order
         self.anchor(sess, proj, found)
-        where = dict(conn.execute("SELECT session, project FROM mined_sessions"
-                                  " ORDER BY last_id DESC LIMIT ?", (_Corpus.SESSIONS_COMPARED,)))
+        where = dict(conn.execute(      # (picked in the project index: it holds last_id too)
+            "SELECT session, project FROM mined_sessions WHERE rowid IN (SELECT rowid FROM"
+            " mined_sessions ORDER BY last_id DESC LIMIT ?) ORDER BY last_id DESC",
+            (_Corpus.SESSIONS_COMPARED,)))
         for pat, have in sorted(_Corpus.workflows(sess, list(where), corpus,
                                                   lambda g: self.known(g, "")).items()):
             if len({where.get(s, proj) for s in have}) >= 2:
-                for s in reversed(have[:_Corpus.BACKFILL]):
-                    self.credit(s, pat, "")
+                self.credit(reversed(have[:_Corpus.BACKFILL]), pat, "")
 
 
 # =============================================================================
