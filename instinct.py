@@ -4662,10 +4662,12 @@ class _Corpus:
         return out
 
     def workflows(session, others, corpus, known):
-        """Workflows of `session` held by 2+ of `others` beyond chance -> {pattern: holders}.
-        Candidates: 2-5 steps from a command to a command (edits may sit between), no loop
-        restated. Held as a run or with one extra step inside (the looser reading, n times likelier
-        by chance, tried first); one restating a longer one held as widely drops untested."""
+        """Workflows of `session` held by 2+ of `others` beyond chance -> {pattern: holders}, each
+        family's best (`families`, whose order this keeps). Candidates: 2-5 steps from a command to
+        a command (edits may sit between), no loop restated. Held as a run or with one extra step
+        inside (the looser reading, n times likelier by chance, tried first); one restating a
+        longer one held as widely drops untested, and so does one a family's best already holds."""
+        from itertools import groupby
         corpus.add(session)
         own = corpus.grams[session][2]
         if not own:
@@ -4677,21 +4679,28 @@ class _Corpus:
         # sessions holding each candidate: as a run, as one or with one step inside
         n_loose = {g: len(corpus.held[g][1] & within) for g in own}
         n_run = {g: len(corpus.held[g][0] & within) for g, k in n_loose.items() if k >= 2}
-        holders = {}
-        for g in sorted(own, key=len, reverse=True):       # longest first
-            k_run, k_loose = n_run.get(g, 0), n_loose[g]
-            if k_loose < 2 or any(n_run[h] >= k_loose and len(h) > len(g)
-                                  and _Corpus.subsequence(g, h) for h in holders):
-                continue
-            # the loose reading only when it adds holders (else the run's smaller chance decides)
-            for gap, k in (((True, k_loose), (False, k_run)) if k_loose > k_run
-                           else ((False, k_run),)):
-                if k >= 2:
-                    enough = _Corpus.chance_limit(k)
-                    if _Corpus.chance_sessions(g, stats, gap) <= enough:
-                        holders[g] = list(filter(corpus.held[g][gap].__contains__, ids))
-                        break
-        return {"seq:" + "->".join(g): have for g, have in _Corpus.families(holders, n_run, known)}
+        # the loose reading only when it adds holders (else the run's smaller chance decides)
+        tried = {g: [(gap, k) for gap, k in ((True, n_loose[g]), (False, k_run))
+                     if k >= 2 and (k > k_run or not gap)] for g, k_run in n_run.items()}
+        passed, best = {}, []
+
+        def reading(g):           # the reading `g` passes by (True: loose), once; None: no chance
+            if g not in passed:
+                passed[g] = None if any(n_run[h] >= n_loose[g] and len(h) > len(g)
+                                        and _Corpus.subsequence(g, h) and reading(h) is not None
+                                        for h in n_run) else next(
+                    (gap for gap, k in tried[g]
+                     if _Corpus.chance_sessions(g, stats, gap) <= _Corpus.chance_limit(k)), None)
+            return passed[g]
+        # most holders first, then longest: only a candidate no better one's family holds is tried
+        for _, tie in groupby(sorted((-k, -len(g), g, gap) for g, r in tried.items()
+                                     for gap, k in r), key=lambda t: t[:2]):
+            tie = [g for _, _, g, gap in tie
+                   if not any(_Corpus.same_family(g, h) for h, _ in best) and reading(g) == gap]
+            for g in sorted(tie, key=lambda g: (-known(g), -n_run[g], g)):
+                if not any(_Corpus.same_family(g, h) for h, _ in best):
+                    best.append((g, list(filter(corpus.held[g][passed[g]].__contains__, ids))))
+        return {"seq:" + "->".join(g): have for g, have in best}
 
     @functools.lru_cache(maxsize=1 << 16)
     def same_family(g, h):
