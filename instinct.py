@@ -4682,24 +4682,22 @@ class _Corpus:
         # the loose reading only when it adds holders (else the run's smaller chance decides)
         tried = {g: [(gap, k) for gap, k in ((True, n_loose[g]), (False, k_run))
                      if k >= 2 and (k > k_run or not gap)] for g, k_run in n_run.items()}
-        passed, best = {}, []
+        best = []
 
-        def reading(g):           # the reading `g` passes by (True: loose), once; None: no chance
-            if g not in passed:
-                passed[g] = None if any(n_run[h] >= n_loose[g] and len(h) > len(g)
-                                        and _Corpus.subsequence(g, h) and reading(h) is not None
-                                        for h in n_run) else next(
-                    (gap for gap, k in tried[g]
-                     if _Corpus.chance_sessions(g, stats, gap) <= _Corpus.chance_limit(k)), None)
-            return passed[g]
-        # most holders first, then longest: only a candidate no better one's family holds is tried
+        @functools.lru_cache(maxsize=None)
+        def reading(g):           # the reading `g` passes by (True: loose); None: none, or restated
+            if any(n_run[h] >= n_loose[g] and len(h) > len(g) and _Corpus.subsequence(g, h)
+                   and reading(h) is not None for h in n_run):
+                return None
+            return next((gap for gap, k in tried[g] if _Corpus.chance_sessions(g, stats, gap)
+                         <= _Corpus.chance_limit(k)), None)
+        # most holders first, then longest: a candidate a better one's family holds is not tried
         for _, tie in groupby(sorted((-k, -len(g), g, gap) for g, r in tried.items()
                                      for gap, k in r), key=lambda t: t[:2]):
-            tie = [g for _, _, g, gap in tie
+            tie = [(g, gap) for _, _, g, gap in tie
                    if not any(_Corpus.same_family(g, h) for h, _ in best) and reading(g) == gap]
-            for g in sorted(tie, key=lambda g: (-known(g), -n_run[g], g)):
-                if not any(_Corpus.same_family(g, h) for h, _ in best):
-                    best.append((g, list(filter(corpus.held[g][passed[g]].__contains__, ids))))
+            best = _Corpus.families({g: list(filter(corpus.held[g][gap].__contains__, ids))
+                                     for g, gap in tie}, n_run, known, best)
         return {"seq:" + "->".join(g): have for g, have in best}
 
     @functools.lru_cache(maxsize=1 << 16)
@@ -4715,10 +4713,11 @@ class _Corpus:
             prev = cur
         return prev[-1] >= max(2, len(g) - 1)
 
-    def families(found, runs=None, known=lambda g: 0):
-        """{workflow: holders} -> each family's best [(workflow, holders)]: most holders, longest,
-        most learned (`known(g)`: equal variants do not take turns), most held as a run (`runs`)."""
-        best, runs = [], runs or {}
+    def families(found, runs=None, known=lambda g: 0, best=()):
+        """{workflow: holders} -> each family's best [(workflow, holders)] after `best`'s: most
+        holders, longest, most learned (`known(g)`: equal variants do not take turns), most held
+        as a run (`runs`)."""
+        best, runs = list(best), runs or {}
         for g, have in sorted(found.items(), key=lambda x: (-len(x[1]), -len(x[0]), -known(x[0]),
                                                             -runs.get(x[0], 0), x[0])):
             if not any(_Corpus.same_family(g, h) for h, _ in best):
@@ -4760,35 +4759,33 @@ class _Miner:
 
     def credit(self, sessions, pat, proj):
         """Credit `pat` in `proj` to each of `sessions` in turn, once a pass (inserted or not)."""
-        for sess in [s for s in sessions if (s, pat, proj) not in self.credited]:
-            self.credited.add((sess, pat, proj))
-            self.credit_one(sess, pat, proj)
-
-    def credit_one(self, sess, pat, proj):
-        p = self.canon.get(pat)
+        conn, p = self.conn, self.canon.get(pat)
         if p is None:
             try:
-                p = self.canon[pat] = self.store._canonical(pat, self.conn)
+                p = self.canon[pat] = self.store._canonical(pat, conn)
             except ValidationError:
                 return
-        conn, had = self.conn, self.had.get(sess)
-        if had is None:       # (what a pass inserts, `credited` holds; none of these can go)
-            had = self.had[sess] = set(conn.execute("SELECT pattern, project FROM mined"
-                                                    " WHERE session = ?", (sess,)))
-        if (p, proj) not in had and conn.execute(
-                "INSERT OR IGNORE INTO mined (session, pattern, project, ts) VALUES (?,?,?,?)",
-                (sess, p, proj, self.now)).rowcount:
-            if sess not in self.when:                   # the session's own time and source
-                ts, src = conn.execute("SELECT max(ts), max(source)" + _Miner.SQL_CALLS,
-                                       (sess,)).fetchone()
-                self.when[sess] = (ts or self.now, src if _Corpus.mined_source(src) else "hooks")
-            ts, src = self.when[sess]
-            if self.store._reinforce(conn, p, proj, source=src, session=sess, ts=ts) is None:
-                conn.execute("DELETE FROM mined WHERE session = ? AND pattern = ? AND project = ?",
-                             (sess, p, proj))
-                self.forgotten.append(p)
-            else:
-                self.observed.append(p)
+        for sess in [s for s in sessions if (s, pat, proj) not in self.credited]:
+            self.credited.add((sess, pat, proj))
+            had = self.had.get(sess)
+            if had is None:   # (what a pass inserts, `credited` holds; none of these can go)
+                had = self.had[sess] = set(conn.execute("SELECT pattern, project FROM mined"
+                                                        " WHERE session = ?", (sess,)))
+            if (p, proj) not in had and conn.execute(
+                    "INSERT OR IGNORE INTO mined (session, pattern, project, ts) VALUES (?,?,?,?)",
+                    (sess, p, proj, self.now)).rowcount:
+                if sess not in self.when:               # the session's own time and source
+                    ts, src = conn.execute("SELECT max(ts), max(source)" + _Miner.SQL_CALLS,
+                                           (sess,)).fetchone()
+                    self.when[sess] = (ts or self.now, src if _Corpus.mined_source(src)
+                                       else "hooks")
+                ts, src = self.when[sess]
+                if self.store._reinforce(conn, p, proj, source=src, session=sess, ts=ts) is None:
+                    conn.execute("DELETE FROM mined WHERE session = ? AND pattern = ?"
+                                 " AND project = ?", (sess, p, proj))
+                    self.forgotten.append(p)
+                else:
+                    self.observed.append(p)
 
     def known(self, g, proj):
         """The confidence workflow `g` already has in `proj` (0: not learned)."""
