@@ -4485,7 +4485,8 @@ class _Corpus:
 
     def __init__(self):
         self.grams, self.stats, self.items, self.fixes, self.calls = {}, {}, {}, {}, {}
-        self.held, self.fresh = {}, set()   # n-gram -> (sessions with it as a run, with a gap too)
+        self.held, self.fresh, self.bit = {}, set(), {}     # each session's bit in `held`'s masks:
+        # n-gram -> [sessions with it as a run, sessions with it as a run or with a gap too]
 
     def renew(self, load):
         """A new pass (import-history's share a corpus): each session read again, others go."""
@@ -4505,9 +4506,9 @@ class _Corpus:
             calls = tuple((r[0], r[1]) for r in rows)
             if calls == self.calls.get(session):
                 return self.stats[session][0]
+            bit = self.bit.setdefault(session, 1 << len(self.bit))
             for g in set().union(*self.grams.get(session, ())):     # what it held before
-                for have in self.held[g]:
-                    have.discard(session)
+                self.held[g] = [have & ~bit for have in self.held[g]]
                 if not self.held[g][1]:
                     del self.held[g]
             from collections import Counter
@@ -4525,7 +4526,7 @@ class _Corpus:
             self.fixes[session] = _Corpus.fixes_in(steps)
             for i, grams in ((1, gapped), (0, runs), (1, runs)):
                 for g in grams:
-                    self.held.setdefault(g, (set(), set()))[i].add(session)
+                    self.held.setdefault(g, [0, 0])[i] |= bit
         return self.stats[session][0]
 
     def command_role(shape):
@@ -4675,10 +4676,10 @@ class _Corpus:
         ids = [session] + [s for s in others if s != session]
         for s in [s for s in ids if s not in corpus.fresh]:
             corpus.add(s)
-        stats, within = [corpus.stats[s][1:] for s in ids], set(ids)
+        stats, within = [corpus.stats[s][1:] for s in ids], sum(map(corpus.bit.get, ids))
         # sessions holding each candidate: as a run, as one or with one step inside
-        n_loose = {g: len(corpus.held[g][1] & within) for g in own}
-        n_run = {g: len(corpus.held[g][0] & within) for g, k in n_loose.items() if k >= 2}
+        n_loose = {g: (corpus.held[g][1] & within).bit_count() for g in own}
+        n_run = {g: (corpus.held[g][0] & within).bit_count() for g, k in n_loose.items() if k > 1}
         # the loose reading only when it adds holders (else the run's smaller chance decides)
         tried = {g: [(gap, k) for gap, k in ((True, n_loose[g]), (False, k_run))
                      if k >= 2 and (k > k_run or not gap)] for g, k_run in n_run.items()}
@@ -4696,7 +4697,7 @@ class _Corpus:
                                      for gap, k in r), key=lambda t: t[:2]):
             tie = [(g, gap) for _, _, g, gap in tie
                    if not any(_Corpus.same_family(g, h) for h, _ in best) and reading(g) == gap]
-            best = _Corpus.families({g: list(filter(corpus.held[g][gap].__contains__, ids))
+            best = _Corpus.families({g: [s for s in ids if corpus.bit[s] & corpus.held[g][gap]]
                                      for g, gap in tie}, n_run, known, best)
         return {"seq:" + "->".join(g): have for g, have in best}
 
