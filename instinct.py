@@ -4446,7 +4446,7 @@ class _Presenter:
             roles.add(key)
             if not _Presenter.generic_habit(p):
                 out.append(r)
-        best = _Corpus.families({tuple(r["pattern"][4:].split("->")): [None] * r["confidence"]
+        best = _Corpus.families({tuple(r["pattern"][4:].split("->")): r["confidence"]
                                  for r in out if r["pattern"].startswith("seq:")})
         keep = {"seq:" + "->".join(g) for g, _ in best}
         out = [r for r in out if not r["pattern"].startswith("seq:") or r["pattern"] in keep]
@@ -4695,11 +4695,11 @@ class _Corpus:
         # most holders first, then longest: a candidate a better one's family holds is not tried
         for _, tie in groupby(sorted((-k, -len(g), g, gap) for g, r in tried.items()
                                      for gap, k in r), key=lambda t: t[:2]):
-            tie = [(g, gap) for _, _, g, gap in tie
+            tie = [(g, -k) for k, _, g, gap in tie
                    if not any(_Corpus.same_family(g, h) for h, _ in best) and reading(g) == gap]
-            best = _Corpus.families({g: [s for s in ids if corpus.bit[s] & corpus.held[g][gap]]
-                                     for g, gap in tie}, n_run, known, best)
-        return {"seq:" + "->".join(g): have for g, have in best}
+            best = _Corpus.families(dict(tie), n_run, known, best)
+        return {"seq:" + "->".join(g): [s for s in ids if corpus.bit[s] & mask]
+                for g, _ in best for mask in [corpus.held[g][reading(g)]]}
 
     @functools.lru_cache(maxsize=1 << 16)
     def same_family(g, h):
@@ -4715,11 +4715,11 @@ class _Corpus:
         return prev[-1] >= max(2, len(g) - 1)
 
     def families(found, runs=None, known=lambda g: 0, best=()):
-        """{workflow: holders} -> each family's best [(workflow, holders)] after `best`'s: most
-        holders, longest, most learned (`known(g)`: equal variants do not take turns), most held
-        as a run (`runs`)."""
+        """{workflow: sessions holding it} -> each family's best [(workflow, sessions)] after those
+        of `best`: most held, longest, most learned (`known(g)`: equal variants do not take turns),
+        most held as a run (`runs`)."""
         best, runs = list(best), runs or {}
-        for g, have in sorted(found.items(), key=lambda x: (-len(x[1]), -len(x[0]), -known(x[0]),
+        for g, have in sorted(found.items(), key=lambda x: (-x[1], -len(x[0]), -known(x[0]),
                                                             -runs.get(x[0], 0), x[0])):
             if not any(_Corpus.same_family(g, h) for h, _ in best):
                 best.append((g, have))
