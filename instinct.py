@@ -69,7 +69,9 @@ MIT License.
 # =============================================================================
 # Only cheap modules at import time (a hook or CLI process pays for each); the rest where needed.
 import functools                 # already loaded by the interpreter's start-up
-import operator                  # (loaded by functools)
+import operator                  # (so are these: functools imports them)
+from collections import Counter
+from itertools import groupby
 import os
 import sqlite3
 import sys
@@ -4485,8 +4487,7 @@ class _Corpus:
 
     def __init__(self):
         self.grams, self.stats, self.items, self.fixes, self.calls = {}, {}, {}, {}, {}
-        self.held, self.fresh, self.bit = {}, set(), {}     # each session's bit in `held`'s masks:
-        # n-gram -> [sessions with it as a run, sessions with it as a run or with a gap too]
+        self.held, self.fresh, self.bit = {}, set(), {}   # n-gram -> session bits [run, any way]
 
     def renew(self, load):
         """A new pass (import-history's share a corpus): each session read again, others go."""
@@ -4506,13 +4507,11 @@ class _Corpus:
             calls = tuple((r[0], r[1]) for r in rows)
             if calls == self.calls.get(session):
                 return self.stats[session][0]
-            bit = self.bit.setdefault(session, 1 << len(self.bit))
+            bit = self.bit.setdefault(session, 1 << len(self.bit))    # its bit in `held`'s masks
             for g in set().union(*self.grams.get(session, ())):     # what it held before
                 self.held[g] = [have & ~bit for have in self.held[g]]
                 if not self.held[g][1]:
                     del self.held[g]
-            from collections import Counter
-            from itertools import groupby
             steps = _Corpus.steps_of(calls)
             col = tuple(k for k, _ in groupby(st for st, _ in steps))      # repeats collapsed
             freq, n = Counter(col), len(col)
@@ -4664,11 +4663,9 @@ class _Corpus:
 
     def workflows(session, others, corpus, known):
         """Workflows of `session` held by 2+ of `others` beyond chance -> {pattern: holders}, each
-        family's best (`families`, whose order this keeps). Candidates: 2-5 steps from a command to
-        a command (edits may sit between), no loop restated. Held as a run or with one extra step
-        inside (the looser reading, n times likelier by chance, tried first); one restating a
-        longer one held as widely drops untested, and so does one a family's best already holds."""
-        from itertools import groupby
+        family's best. Candidates: 2-5 steps from a command to a command (edits may sit between), no
+        loop restated. Held as a run or with one extra step inside (the looser reading, n times
+        likelier by chance, tried first); untried: one restating a longer one as widely held."""
         corpus.add(session)
         own = corpus.grams[session][2]
         if not own:
@@ -4681,9 +4678,8 @@ class _Corpus:
         n_loose = {g: (corpus.held[g][1] & within).bit_count() for g in own}
         n_run = {g: (corpus.held[g][0] & within).bit_count() for g, k in n_loose.items() if k > 1}
         # the loose reading only when it adds holders (else the run's smaller chance decides)
-        tried = {g: [(gap, k) for gap, k in ((True, n_loose[g]), (False, k_run))
-                     if k >= 2 and (k > k_run or not gap)] for g, k_run in n_run.items()}
-        best = []
+        tried, best = {g: [(gap, k) for gap, k in ((True, n_loose[g]), (False, k_run))
+                           if k >= 2 and (k > k_run or not gap)] for g, k_run in n_run.items()}, []
 
         @functools.lru_cache(maxsize=None)
         def reading(g):           # the reading `g` passes by (True: loose); None: none, or restated
@@ -4715,9 +4711,8 @@ class _Corpus:
         return prev[-1] >= max(2, len(g) - 1)
 
     def families(found, runs=None, known=lambda g: 0, best=()):
-        """{workflow: sessions holding it} -> each family's best [(workflow, sessions)] after those
-        of `best`: most held, longest, most learned (`known(g)`: equal variants do not take turns),
-        most held as a run (`runs`)."""
+        """{workflow: how many hold it} -> each family's best [(workflow, n)] after `best`'s: most
+        held, longest, most learned (`known`: equal ones do not take turns), most held as a run."""
         best, runs = list(best), runs or {}
         for g, have in sorted(found.items(), key=lambda x: (-x[1], -len(x[0]), -known(x[0]),
                                                             -runs.get(x[0], 0), x[0])):
@@ -4759,7 +4754,6 @@ class _Miner:
                                  (sess,)).fetchall()
 
     def credit(self, sessions, pat, proj):
-        """Credit `pat` in `proj` to each of `sessions` in turn, once a pass (inserted or not)."""
         conn, p = self.conn, self.canon.get(pat)
         if p is None:
             try:
@@ -4811,7 +4805,6 @@ class _Miner:
     def session(self, sess, last_id):
         """Mine one session (calls up to event `last_id`): its habits, combos and fixes, then the
         workflows shared with its project's recent sessions, and any project's (global in 2+)."""
-        from collections import Counter
         conn, corpus = self.conn, self.corpus
         rows = self.rows_of(sess)
         proj = Counter(p for _, _, p in rows).most_common(1)[0][0]   # where most of it ran
@@ -5620,7 +5613,6 @@ class _History(_Learning):
                       " WHERE session = ? LIMIT 1", (session, session)):   # its calls or credits
             res["skipped"] += 1
             return
-        from collections import Counter
         cwds = Counter(p["cwd"] for p, _, _ in calls if isinstance(p.get("cwd"), str) and p["cwd"])
         cwd = cwds.most_common(1)[0][0] if cwds else ""
         if cwd and cwd not in disabled:
