@@ -4683,7 +4683,7 @@ class _Corpus:
 
         @functools.lru_cache(maxsize=None)
         def reading(g):           # the reading `g` passes by (True: loose); None: none, or restated
-            if any(n_run[h] >= n_loose[g] and len(h) > len(g) and _Corpus.subsequence(g, h)
+            if any(len(h) > len(g) and n_run[h] >= n_loose[g] and _Corpus.subsequence(g, h)
                    and reading(h) is not None for h in n_run):
                 return None
             return next((gap for gap, k in tried[g] if _Corpus.chance_sessions(g, stats, gap)
