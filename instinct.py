@@ -4688,14 +4688,16 @@ class _Corpus:
                 return None
             return next((gap for gap, k in tried[g] if _Corpus.chance_sessions(g, stats, gap)
                          <= _Corpus.chance_limit(k)), None)
-        # most holders first, then longest: a candidate a better one's family holds is not tried
+        # each family's best: most holders, longest, most learned (equal variants do not take
+        # turns), most held as a run; a candidate a better one's family holds is not tried
         for _, tie in groupby(sorted((-k, -len(g), g, gap) for g, r in tried.items()
                                      for gap, k in r), key=lambda t: t[:2]):
-            tie = [(g, -k) for k, _, g, gap in tie
-                   if not any(_Corpus.same_family(g, h) for h, _ in best) and reading(g) == gap]
-            best = _Corpus.families(dict(tie), n_run, known, best)
+            tie = [t for t in tie if not any(_Corpus.same_family(t[2], h) for h in best)]
+            for _, _, g, gap in sorted(tie, key=lambda t: (-known(t[2]), -n_run[t[2]], t[2])):
+                if not any(_Corpus.same_family(g, h) for h in best) and reading(g) == gap:
+                    best.append(g)
         return {"seq:" + "->".join(g): [s for s in ids if corpus.bit[s] & mask]
-                for g, _ in best for mask in [corpus.held[g][reading(g)]]}
+                for g in best for mask in [corpus.held[g][reading(g)]]}
 
     @functools.lru_cache(maxsize=1 << 16)
     def same_family(g, h):
@@ -4710,14 +4712,12 @@ class _Corpus:
             prev = cur
         return prev[-1] >= max(2, len(g) - 1)
 
-    def families(found, runs=None, known=lambda g: 0, best=()):
-        """{workflow: how many hold it} -> each family's best [(workflow, n)] after `best`'s: most
-        held, longest, most learned (`known`: equal ones do not take turns), most held as a run."""
-        best, runs = list(best), runs or {}
-        for g, have in sorted(found.items(), key=lambda x: (-x[1], -len(x[0]), -known(x[0]),
-                                                            -runs.get(x[0], 0), x[0])):
+    def families(found):
+        """{workflow: sessions holding it} -> each family's best [(workflow, n)]: most, longest."""
+        best = []
+        for g, n in sorted(found.items(), key=lambda x: (-x[1], -len(x[0]), x[0])):
             if not any(_Corpus.same_family(g, h) for h, _ in best):
-                best.append((g, have))
+                best.append((g, n))
         return best
 
     def subsequence(small, big):
