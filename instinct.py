@@ -4504,7 +4504,7 @@ class _Corpus:
         if rows is not None or session not in self.fresh:
             self.fresh.add(session)
             rows = self.load(session) if rows is None else rows
-            calls = tuple((r[0], r[1]) for r in rows)
+            calls = tuple(rows)
             if calls == self.calls.get(session):
                 return self.stats[session][0]
             bit = self.bit.setdefault(session, 1 << len(self.bit))    # its bit in `held`'s masks
@@ -4748,9 +4748,9 @@ class _Miner:
         self.when, self.forgotten, self.had = {}, [], {}      # had: a session's credits, read once
         self.corpus = (store._corpus or _Corpus()).renew(self.rows_of)
 
-    def rows_of(self, sess):
-        """A session's tool calls: (kind, summary, project) in order."""
-        return self.conn.execute("SELECT kind, data, project" + _Miner.SQL_CALLS + " ORDER BY id",
+    def rows_of(self, sess, what="kind, data"):
+        """A session's tool calls in order: (kind, summary) each, or the columns `what`."""
+        return self.conn.execute(f"SELECT {what}" + _Miner.SQL_CALLS + " ORDER BY id",
                                  (sess,)).fetchall()
 
     def credit(self, sessions, pat, proj):
@@ -4806,9 +4806,8 @@ class _Miner:
         """Mine one session (calls up to event `last_id`): its habits, combos and fixes, then the
         workflows shared with its project's recent sessions, and any project's (global in 2+)."""
         conn, corpus = self.conn, self.corpus
-        rows = self.rows_of(sess)
-        proj = Counter(p for _, _, p in rows).most_common(1)[0][0]   # where most of it ran
-        steps = "\t".join(corpus.add(sess, rows)[:_Corpus.STEPS_KEPT])    # (read again: new calls)
+        proj = Counter(self.rows_of(sess, "project")).most_common(1)[0][0][0]  # where most ran
+        steps = "\t".join(corpus.add(sess, self.rows_of(sess))[:_Corpus.STEPS_KEPT])  # (new calls)
         conn.execute("INSERT INTO mined_sessions (session, last_id, project, steps)"
                      " VALUES (?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET"
                      " last_id = excluded.last_id, project = excluded.project,"
