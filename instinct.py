@@ -69,8 +69,7 @@ MIT License.
 # =============================================================================
 # Only cheap modules at import time (a hook or CLI process pays for each); the rest where needed.
 import functools                 # already loaded by the interpreter's start-up
-import operator                  # (so are these: functools imports them)
-from collections import Counter
+from collections import Counter  # (so are these: functools imports them)
 from itertools import groupby
 import os
 import sqlite3
@@ -4487,7 +4486,7 @@ class _Corpus:
 
     def __init__(self):
         self.grams, self.stats, self.items, self.fixes, self.calls = {}, {}, {}, {}, {}
-        self.held, self.fresh, self.bit = {}, set(), {}   # n-gram -> session bits [run, any way]
+        self.held, self.fresh, self.bit, self.free = {}, set(), {}, []   # (bits: `add`)
 
     def renew(self, load):
         """A new pass (import-history's share a corpus): each session read again, others go."""
@@ -4495,6 +4494,7 @@ class _Corpus:
             self.add(s, ())                                     # its n-grams out of `held`
             for d in (self.grams, self.stats, self.items, self.fixes, self.calls):
                 del d[s]
+            self.free.append(self.bit.pop(s))                   # its bit for another session
         self.load, self.fresh = load, set()
         return self
 
@@ -4507,7 +4507,8 @@ class _Corpus:
             calls = tuple(rows)
             if calls == self.calls.get(session):
                 return self.stats[session][0]
-            bit = self.bit.setdefault(session, 1 << len(self.bit))    # its bit in `held`'s masks
+            bit = self.bit.get(session) or self.bit.setdefault(   # held: n-gram -> [run, any]
+                session, self.free.pop() if self.free else 1 << len(self.bit))  # sessions' bits
             for g in set().union(*self.grams.get(session, ())):     # what it held before
                 self.held[g] = [have & ~bit for have in self.held[g]]
                 if not self.held[g][1]:
@@ -4586,7 +4587,7 @@ class _Corpus:
                 for prev, t in zip(g, g[1:]):
                     e *= freq[t] * rest[prev]
             shares[i] = known[key] = min(e, 1.0)
-        return functools.reduce(operator.add, shares, 0.0)
+        return functools.reduce(float.__add__, shares, 0.0)
 
     @functools.lru_cache(maxsize=None)
     def chance_limit(k):
@@ -4766,21 +4767,21 @@ class _Miner:
             if had is None:   # (what a pass inserts, `credited` holds; none of these can go)
                 had = self.had[sess] = set(conn.execute("SELECT pattern, project FROM mined"
                                                         " WHERE session = ?", (sess,)))
-            if (p, proj) not in had and conn.execute(
+            if (p, proj) in had or not conn.execute(
                     "INSERT OR IGNORE INTO mined (session, pattern, project, ts) VALUES (?,?,?,?)",
                     (sess, p, proj, self.now)).rowcount:
-                if sess not in self.when:               # the session's own time and source
-                    ts, src = conn.execute("SELECT max(ts), max(source)" + _Miner.SQL_CALLS,
-                                           (sess,)).fetchone()
-                    self.when[sess] = (ts or self.now, src if _Corpus.mined_source(src)
-                                       else "hooks")
-                ts, src = self.when[sess]
-                if self.store._reinforce(conn, p, proj, source=src, session=sess, ts=ts) is None:
-                    conn.execute("DELETE FROM mined WHERE session = ? AND pattern = ?"
-                                 " AND project = ?", (sess, p, proj))
-                    self.forgotten.append(p)
-                else:
-                    self.observed.append(p)
+                continue
+            if sess not in self.when:                   # the session's own time and source
+                ts, src = conn.execute("SELECT max(ts), max(source)" + _Miner.SQL_CALLS,
+                                       (sess,)).fetchone()
+                self.when[sess] = (ts or self.now, src if _Corpus.mined_source(src) else "hooks")
+            ts, src = self.when[sess]
+            if self.store._reinforce(conn, p, proj, source=src, session=sess, ts=ts) is None:
+                conn.execute("DELETE FROM mined WHERE session = ? AND pattern = ? AND project = ?",
+                             (sess, p, proj))
+                self.forgotten.append(p)
+            else:
+                self.observed.append(p)
 
     def known(self, g, proj):
         """The confidence workflow `g` already has in `proj` (0: not learned)."""
