@@ -69,6 +69,8 @@ MIT License.
 # =============================================================================
 # Only cheap modules at import time (a hook or CLI process pays for each); the rest where needed.
 import functools                 # already loaded by the interpreter's start-up
+from collections import Counter  # (so are these: functools imports them)
+from itertools import groupby
 import os
 import sqlite3
 import sys
@@ -4420,7 +4422,7 @@ class _Presenter:
             roles.add(key)
             if not _Presenter.generic_habit(p):
                 out.append(r)
-        best = _Corpus.families({tuple(r["pattern"][4:].split("->")): [None] * r["confidence"]
+        best = _Corpus.families({tuple(r["pattern"][4:].split("->")): r["confidence"]
                                  for r in out if r["pattern"].startswith("seq:")})
         keep = {"seq:" + "->".join(g) for g, _ in best}
         out = [r for r in out if not r["pattern"].startswith("seq:") or r["pattern"] in keep]
@@ -4459,7 +4461,7 @@ class _Corpus:
 
     def __init__(self):
         self.grams, self.stats, self.items, self.fixes, self.calls = {}, {}, {}, {}, {}
-        self.held, self.fresh = {}, set()   # n-gram -> (sessions with it as a run, with a gap too)
+        self.held, self.fresh, self.bit, self.free = {}, set(), {}, []   # (bits: `add`)
 
     def renew(self, load):
         """A new pass (import-history's share a corpus): each session read again, others go."""
@@ -4467,6 +4469,7 @@ class _Corpus:
             self.add(s, ())                                     # its n-grams out of `held`
             for d in (self.grams, self.stats, self.items, self.fixes, self.calls):
                 del d[s]
+            self.free.append(self.bit.pop(s))                   # its bit for another session
         self.load, self.fresh = load, set()
         return self
 
@@ -4476,16 +4479,15 @@ class _Corpus:
         if rows is not None or session not in self.fresh:
             self.fresh.add(session)
             rows = self.load(session) if rows is None else rows
-            calls = tuple((r[0], r[1]) for r in rows)
+            calls = tuple(rows)
             if calls == self.calls.get(session):
                 return self.stats[session][0]
+            bit = self.bit.get(session) or self.bit.setdefault(   # held: n-gram -> [run, any]
+                session, self.free.pop() if self.free else 1 << len(self.bit))  # sessions' bits
             for g in set().union(*self.grams.get(session, ())):     # what it held before
-                for have in self.held[g]:
-                    have.discard(session)
+                self.held[g] = [have & ~bit for have in self.held[g]]
                 if not self.held[g][1]:
                     del self.held[g]
-            from collections import Counter
-            from itertools import groupby
             steps = _Corpus.steps_of(calls)
             col = tuple(k for k, _ in groupby(st for st, _ in steps))      # repeats collapsed
             freq, n = Counter(col), len(col)
@@ -4499,7 +4501,7 @@ class _Corpus:
             self.fixes[session] = _Corpus.fixes_in(steps)
             for i, grams in ((1, gapped), (0, runs), (1, runs)):
                 for g in grams:
-                    self.held.setdefault(g, (set(), set()))[i].add(session)
+                    self.held.setdefault(g, [0, 0])[i] |= bit
         return self.stats[session][0]
 
     def command_role(shape):
@@ -4546,25 +4548,21 @@ class _Corpus:
         return runs, gapped, {g for g in runs | gapped if g[0] != _Call.EDIT_STEP != g[-1]
                               and not _Corpus.periodic(g) and len(set(g)) > 1}
 
-    def chance_sessions(g, stats, enough, gapped):
-        """Sessions expected to hold `g` by chance (each one's collapsed steps shuffled), summed;
-        stops past `enough`. `gapped`: as a run or with one step inside (n placements, not 1).
-        Each session's share is kept with its stats (`known`: it does not change)."""
-        expected, n, need, pairs = 0.0, len(g), set(g), tuple(zip(g, g[1:]))
-        key = "\t".join(g) + "+" * gapped                       # (a string keeps its hash)
-        for length, freq, rest, known in stats:
-            e = known.get(key)
-            if e is None:
-                e = 0.0
-                if length >= n and need <= freq.keys():
-                    e = (length - n + 1) * freq[g[0]] / length * (n if gapped else 1)
-                    for prev, t in pairs:
-                        e *= freq[t] * rest[prev]
-                e = known[key] = e if e < 1.0 else 1.0
-            expected += e
-            if expected > enough:
-                break
-        return expected
+    def chance_sessions(g, stats, gapped):
+        """Sessions expected to hold `g` by chance (each one's collapsed steps shuffled), summed in
+        order. `gapped`: as a run or with one step inside (n placements, not 1). Each session's
+        share is kept with its stats (`known`: it does not change)."""
+        n, need, key = len(g), set(g), "\t".join(g) + "+" * gapped   # (a string keeps its hash)
+        shares = [known.get(key) for _, _, _, known in stats]
+        for i in [i for i, e in enumerate(shares) if e is None]:
+            length, freq, rest, known = stats[i]
+            e = 0.0
+            if length >= n and need <= freq.keys():
+                e = (length - n + 1) * freq[g[0]] / length * (n if gapped else 1)
+                for prev, t in zip(g, g[1:]):
+                    e *= freq[t] * rest[prev]
+            shares[i] = known[key] = min(e, 1.0)
+        return functools.reduce(float.__add__, shares, 0.0)
 
     @functools.lru_cache(maxsize=None)
     def chance_limit(k):
@@ -4640,37 +4638,44 @@ class _Corpus:
         return out
 
     def workflows(session, others, corpus, known):
-        """Workflows of `session` held by 2+ of `others` beyond chance -> {pattern: holders}.
-        Candidates: 2-5 steps from a command to a command (edits may sit between), no loop
-        restated. Held as a run or with one extra step inside (the looser reading, n times likelier
-        by chance, tried first); one restating a longer one held as widely drops untested."""
+        """Workflows of `session` held by 2+ of `others` beyond chance -> {pattern: holders}, each
+        family's best. Candidates: 2-5 steps from a command to a command (edits may sit between), no
+        loop restated. Held as a run or with one extra step inside (the looser reading, n times
+        likelier by chance, tried first); untried: one restating a longer one as widely held."""
         corpus.add(session)
         own = corpus.grams[session][2]
         if not own:
             return {}
         ids = [session] + [s for s in others if s != session]
-        for s in ids:
+        for s in [s for s in ids if s not in corpus.fresh]:
             corpus.add(s)
-        stats, within = [corpus.stats[s][1:] for s in ids], set(ids)
+        stats, within = [corpus.stats[s][1:] for s in ids], sum(map(corpus.bit.get, ids))
         # sessions holding each candidate: as a run, as one or with one step inside
-        n_loose = {g: len(corpus.held[g][1] & within) for g in own}
-        n_run = {g: len(corpus.held[g][0] & within) for g, k in n_loose.items() if k >= 2}
-        holders = {}
-        for g in sorted(own, key=len, reverse=True):       # longest first
-            k_run, k_loose = n_run.get(g, 0), n_loose[g]
-            if k_loose < 2 or any(n_run[h] >= k_loose and len(h) > len(g)
-                                  and _Corpus.subsequence(g, h) for h in holders):
-                continue
-            # the loose reading only when it adds holders (else the run's smaller chance decides)
-            for gap, k in (((True, k_loose), (False, k_run)) if k_loose > k_run
-                           else ((False, k_run),)):
-                if k >= 2:
-                    enough = _Corpus.chance_limit(k)
-                    if _Corpus.chance_sessions(g, stats, enough, gap) <= enough:
-                        holders[g] = [s for s in ids if s in corpus.held[g][gap]]
-                        break
-        return {"seq:" + "->".join(g): have for g, have in _Corpus.families(holders, n_run, known)}
+        n_loose = {g: (corpus.held[g][1] & within).bit_count() for g in own}
+        n_run = {g: (corpus.held[g][0] & within).bit_count() for g, k in n_loose.items() if k > 1}
+        # the loose reading only when it adds holders (else the run's smaller chance decides)
+        tried, best = {g: [(gap, k) for gap, k in ((True, n_loose[g]), (False, k_run))
+                           if k >= 2 and (k > k_run or not gap)] for g, k_run in n_run.items()}, []
 
+        @functools.lru_cache(maxsize=None)
+        def reading(g):           # the reading `g` passes by (True: loose); None: none, or restated
+            if any(len(h) > len(g) and n_run[h] >= n_loose[g] and _Corpus.subsequence(g, h)
+                   and reading(h) is not None for h in n_run):
+                return None
+            return next((gap for gap, k in tried[g] if _Corpus.chance_sessions(g, stats, gap)
+                         <= _Corpus.chance_limit(k)), None)
+        # each family's best: most holders, longest, most learned (equal variants do not take
+        # turns), most held as a run; a candidate a better one's family holds is not tried
+        for _, tie in groupby(sorted((-k, -len(g), g, gap) for g, r in tried.items()
+                                     for gap, k in r), key=lambda t: t[:2]):
+            tie = [t for t in tie if not any(_Corpus.same_family(t[2], h) for h in best)]
+            for _, _, g, gap in sorted(tie, key=lambda t: (-known(t[2]), -n_run[t[2]], t[2])):
+                if not any(_Corpus.same_family(g, h) for h in best) and reading(g) == gap:
+                    best.append(g)
+        return {"seq:" + "->".join(g): [s for s in ids if corpus.bit[s] & mask]
+                for g in best for mask in [corpus.held[g][reading(g)]]}
+
+    @functools.lru_cache(maxsize=1 << 16)
     def same_family(g, h):
         """One ritual told twice: in order, they share all steps of the shorter but one (2+)."""
         if len(g) > len(h):
@@ -4683,14 +4688,12 @@ class _Corpus:
             prev = cur
         return prev[-1] >= max(2, len(g) - 1)
 
-    def families(found, runs=None, known=lambda g: 0):
-        """{workflow: holders} -> each family's best [(workflow, holders)]: most holders, longest,
-        most learned (`known(g)`: equal variants do not take turns), most held as a run (`runs`)."""
-        best, runs = [], runs or {}
-        for g, have in sorted(found.items(), key=lambda x: (-len(x[1]), -len(x[0]), -known(x[0]),
-                                                            -runs.get(x[0], 0), x[0])):
+    def families(found):
+        """{workflow: sessions holding it} -> each family's best [(workflow, n)]: most, longest."""
+        best = []
+        for g, n in sorted(found.items(), key=lambda x: (-x[1], -len(x[0]), x[0])):
             if not any(_Corpus.same_family(g, h) for h, _ in best):
-                best.append((g, have))
+                best.append((g, n))
         return best
 
     def subsequence(small, big):
@@ -4721,28 +4724,28 @@ class _Miner:
         self.when, self.forgotten, self.had = {}, [], {}      # had: a session's credits, read once
         self.corpus = (store._corpus or _Corpus()).renew(self.rows_of)
 
-    def rows_of(self, sess):
-        """A session's tool calls: (kind, summary, project) in order."""
-        return self.conn.execute("SELECT kind, data, project" + _Miner.SQL_CALLS + " ORDER BY id",
+    def rows_of(self, sess, what="kind, data"):
+        """A session's tool calls in order: (kind, summary) each, or the columns `what`."""
+        return self.conn.execute(f"SELECT {what}" + _Miner.SQL_CALLS + " ORDER BY id",
                                  (sess,)).fetchall()
 
-    def credit(self, sess, pat, proj):
-        if (sess, pat, proj) in self.credited:          # already inserted or ignored in this pass
-            return
-        self.credited.add((sess, pat, proj))
-        p = self.canon.get(pat)
+    def credit(self, sessions, pat, proj):
+        conn, p = self.conn, self.canon.get(pat)
         if p is None:
             try:
-                p = self.canon[pat] = self.store._canonical(pat, self.conn)
+                p = self.canon[pat] = self.store._canonical(pat, conn)
             except ValidationError:
                 return
-        conn, had = self.conn, self.had.get(sess)
-        if had is None:       # (what a pass inserts, `credited` holds; none of these can go)
-            had = self.had[sess] = set(conn.execute("SELECT pattern, project FROM mined"
-                                                    " WHERE session = ?", (sess,)))
-        if (p, proj) not in had and conn.execute(
-                "INSERT OR IGNORE INTO mined (session, pattern, project, ts) VALUES (?,?,?,?)",
-                (sess, p, proj, self.now)).rowcount:
+        for sess in [s for s in sessions if (s, pat, proj) not in self.credited]:
+            self.credited.add((sess, pat, proj))
+            had = self.had.get(sess)
+            if had is None:   # (what a pass inserts, `credited` holds; none of these can go)
+                had = self.had[sess] = set(conn.execute("SELECT pattern, project FROM mined"
+                                                        " WHERE session = ?", (sess,)))
+            if (p, proj) in had or not conn.execute(
+                    "INSERT OR IGNORE INTO mined (session, pattern, project, ts) VALUES (?,?,?,?)",
+                    (sess, p, proj, self.now)).rowcount:
+                continue
             if sess not in self.when:                   # the session's own time and source
                 ts, src = conn.execute("SELECT max(ts), max(source)" + _Miner.SQL_CALLS,
                                        (sess,)).fetchone()
@@ -4778,11 +4781,9 @@ class _Miner:
     def session(self, sess, last_id):
         """Mine one session (calls up to event `last_id`): its habits, combos and fixes, then the
         workflows shared with its project's recent sessions, and any project's (global in 2+)."""
-        from collections import Counter
         conn, corpus = self.conn, self.corpus
-        rows = self.rows_of(sess)
-        proj = Counter(p for _, _, p in rows).most_common(1)[0][0]   # where most of it ran
-        steps = "\t".join(corpus.add(sess, rows)[:_Corpus.STEPS_KEPT])    # (read again: new calls)
+        proj = Counter(self.rows_of(sess, "project")).most_common(1)[0][0][0]  # where most ran
+        steps = "\t".join(corpus.add(sess, self.rows_of(sess))[:_Corpus.STEPS_KEPT])  # (new calls)
         conn.execute("INSERT INTO mined_sessions (session, last_id, project, steps)"
                      " VALUES (?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET"
                      " last_id = excluded.last_id, project = excluded.project,"
@@ -4800,16 +4801,16 @@ class _Miner:
         # chance makes a command of a random walk pass now and then, once, with many holders
         for pat, have in sorted(found.items()):      # (all of them when nearly every one did)
             back = len(have) if len(have) >= 0.75 * len(window) else _Corpus.BACKFILL
-            for s in reversed(have[:back]):            # oldest first: the log stays in time order
-                self.credit(s, pat, proj)
+            self.credit(reversed(have[:back]), pat, proj)  # oldest first: the log in time order
         self.anchor(sess, proj, found)
-        where = dict(conn.execute("SELECT session, project FROM mined_sessions"
-                                  " ORDER BY last_id DESC LIMIT ?", (_Corpus.SESSIONS_COMPARED,)))
+        where = dict(conn.execute(      # (picked in the project index: it holds last_id too)
+            "SELECT session, project FROM mined_sessions WHERE rowid IN (SELECT rowid FROM"
+            " mined_sessions ORDER BY last_id DESC LIMIT ?) ORDER BY last_id DESC",
+            (_Corpus.SESSIONS_COMPARED,)))
         for pat, have in sorted(_Corpus.workflows(sess, list(where), corpus,
                                                   lambda g: self.known(g, "")).items()):
             if len({where.get(s, proj) for s in have}) >= 2:
-                for s in reversed(have[:_Corpus.BACKFILL]):
-                    self.credit(s, pat, "")
+                self.credit(reversed(have[:_Corpus.BACKFILL]), pat, "")
 
 
 # =============================================================================
@@ -5587,7 +5588,6 @@ class _History(_Learning):
                       " WHERE session = ? LIMIT 1", (session, session)):   # its calls or credits
             res["skipped"] += 1
             return
-        from collections import Counter
         cwds = Counter(p["cwd"] for p, _, _ in calls if isinstance(p.get("cwd"), str) and p["cwd"])
         cwd = cwds.most_common(1)[0][0] if cwds else ""
         if cwd and cwd not in disabled:
