@@ -2866,7 +2866,6 @@ class _Memory(_Patterns):
     def _mem_repeat(self, conn, f, proj, keys):
         """The stored memory `f` repeats (same type and scope, same title or 80% of its words): of
         the newest PER_KEY per key (bounded cost), the CANDIDATES sharing most keys by words."""
-        from collections import Counter
         shared = Counter(mid for k in keys for (mid,) in conn.execute(
             "SELECT memory_id FROM memory_keys WHERE key = ? ORDER BY memory_id DESC LIMIT ?",
             (k, _Mem.PER_KEY)))
@@ -3331,7 +3330,6 @@ class _Memory(_Patterns):
         import-memories reads them back without loss. Files whose bytes would not change are not
         rewritten; files of memories no longer stored are left alone."""
         import re
-        from collections import Counter
         _check_text(dir, "dir", 4096, empty_ok=False)
         items = []
         for r in self.memories(type=type, project=project):
@@ -6673,7 +6671,6 @@ class _Sharing(_Memory):
                 raise ValidationError(f"{path}: record {i + 1}: {e}") from None
             cur = merged.get(key)
             merged[key] = row if cur is None else _Sharing._fold(cur, row)
-        from collections import Counter
         items = sorted(merged.items())
         done = Counter()
         for i in range(0, len(items), _Core._IMPORT_BATCH):
