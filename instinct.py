@@ -54,7 +54,7 @@ Sections:
     19. Client setup (`instinct setup`)
     20. Rules files, lint and backups
     21. Sharing (export, import, merge, backup, restore, doctor, gc)
-    22. Insight and feedback (explain, history, trends, effectiveness, conflicts)
+    22. Insight and feedback (explain, history, effectiveness, feedback, conflicts)
     23. InstinctStore (the public class)
     24. CLI
     25. MCP stdio server
@@ -7103,7 +7103,7 @@ class _Sharing(_Memory):
 
 
 # =============================================================================
-# 22. Insight and feedback (explain, history, trends, effectiveness, conflicts)
+# 22. Insight and feedback (explain, history, effectiveness, feedback, conflicts)
 # =============================================================================
 class _Insight(_Patterns):
     """Operations that show why the memory believes something and let people correct it.
