@@ -2217,6 +2217,11 @@ class _Patterns(_Core):
         (total,), = self._read("SELECT count(*) FROM instincts")
         return {"decayed": decayed, "deleted": deleted, "total": total}
 
+    def _db_bytes(self):
+        """The database file's size with its write-ahead log (stats, gc)."""
+        return sum(os.path.getsize(self.path + s) for s in ("", "-wal")
+                   if os.path.exists(self.path + s))
+
     @operation(
         title="Store statistics", read_only=True, idempotent=True,
         output=_Out.obj({"total": _Out.INT, "by_level": _Out.obj({k: _Out.INT for k in LEVELS}),
@@ -2237,11 +2242,9 @@ class _Patterns(_Core):
             "SELECT (SELECT count(DISTINCT project) FROM instincts WHERE project != ''),"
             " (SELECT count(*) FROM events), (SELECT count(*) FROM aliases)")
         (version,), = self._read("PRAGMA user_version")
-        size = sum(os.path.getsize(self.path + s) for s in ("", "-wal")
-                   if os.path.exists(self.path + s))
         return {"total": sum(by_level.values()), "by_level": by_level, "by_category": by_cat,
                 "projects": projects, "events": events, "aliases": aliases, "db_path": self.path,
-                "db_bytes": size, "schema_version": version, "fts": self._fts(),
+                "db_bytes": self._db_bytes(), "schema_version": version, "fts": self._fts(),
                 "folders": dict(self._read("SELECT fingerprint, root FROM projects"
                                            " ORDER BY first_seen DESC LIMIT 20"))}
 
@@ -6363,8 +6366,8 @@ class _Export:
     def render_write(r):
         where = (os.path.relpath(r["path"]) if not os.path.relpath(r["path"]).startswith("..")
                  else r["path"])
-        drop = (f" ({r['dropped']} lower-confidence rules dropped to fit the size limit)"
-                if r["dropped"] else "")
+        drop = (f" ({r['dropped']} lower-confidence rule{'' if r['dropped'] == 1 else 's'}"
+                " dropped to fit the size limit)" if r["dropped"] else "")
         n = f"{r['included']} rule{'' if r['included'] == 1 else 's'}"
         lint = "\n" + _Lint.render_lint(r["lint"]) if r.get("lint") else ""
         if not r["changed"]:
@@ -6621,10 +6624,6 @@ class _Sharing(_Memory):
                 "first_seen": min(filter(None, (a["first_seen"], b["first_seen"])), default=""),
                 "last_seen": max(a["last_seen"], b["last_seen"]),
                 "metadata": {**b["metadata"], **a["metadata"]}}
-
-    def _db_bytes(self):
-        return sum(os.path.getsize(self.path + s) for s in ("", "-wal")
-                   if os.path.exists(self.path + s))
 
     @operation(
         Param("file", str, "a JSON export: the list export_rules returns, or {\"rules\": [...]}",

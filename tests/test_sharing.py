@@ -166,6 +166,9 @@ class TestExportFormats(_Base):
         self.assertGreater(res["dropped"], 0)
         self.assertEqual(res["included"] + res["dropped"], 303)
         self.assertIn(f"{res['dropped']} lower-confidence rules omitted", self.read(agents))
+        said = instinct.OPERATIONS["export_rules"].render
+        self.assertIn(f"({res['dropped']} lower-confidence rules dropped to fit", said(res))
+        self.assertIn("(1 lower-confidence rule dropped to fit", said(dict(res, dropped=1)))
 
     def test_rules_silenced_by_bad_feedback_stay_out_of_agent_files(self):
         self.store.feedback("combo:pytest+coverage", "bad", project=self.proj)
