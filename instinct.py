@@ -4650,7 +4650,7 @@ class _Corpus:
         ids = [session] + [s for s in others if s != session]
         for s in [s for s in ids if s not in corpus.fresh]:
             corpus.add(s)
-        stats, within = [corpus.stats[s][1:] for s in ids], sum(map(corpus.bit.get, ids))
+        stats, within = [corpus.stats[s][1:] for s in ids], sum(map(corpus.bit.get, set(ids)))
         # sessions holding each candidate: as a run, as one or with one step inside
         n_loose = {g: (corpus.held[g][1] & within).bit_count() for g in own}
         n_run = {g: (corpus.held[g][0] & within).bit_count() for g, k in n_loose.items() if k > 1}
