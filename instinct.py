@@ -333,21 +333,31 @@ def _inside(folder, paths):
     return kept, out
 
 
-def _read_regular(path, limit):
-    """The bytes of regular file `path` (at most `limit`) or ValidationError; FIFOs never hang."""
+def _open_regular(path):
+    """(binary file, os.stat) of regular file `path`, checked, then opened without blocking: a
+    FIFO, a device (a link to /dev/zero) or a folder in its place is a ValidationError."""
     import stat
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ValidationError(f"{path} is not a regular file")
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ValidationError(f"{path} is not a regular file")
-        with open(fd, "rb", closefd=False) as f:     # one that grew since fstat ends here too
-            data = f.read(limit + 1) if st.st_size <= limit else None
-        if data is None or len(data) > limit:
-            raise ValidationError(f"{path} is larger than {limit // (1024 * 1024)} MiB")
-        return data
-    finally:
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):                # swapped since the check
         os.close(fd)
+        raise ValidationError(f"{path} is not a regular file")
+    return open(fd, "rb"), st
+
+
+def _read_regular(path, limit, tail=False):
+    """The bytes of regular file `path` (at most `limit`; `tail`: the last `limit` of a longer
+    one) or ValidationError; FIFOs and devices never hang. The one reader of files not ours."""
+    f, st = _open_regular(path)
+    with f:                                          # one that grew since fstat ends here too
+        if tail:
+            f.seek(max(0, st.st_size - limit))
+        data = f.read(limit + 1) if tail or st.st_size <= limit else None
+    if data is None or len(data) > limit and not tail:
+        raise ValidationError(f"{path} is larger than {limit // (1024 * 1024)} MiB")
+    return data[:limit]
 
 
 def _atomic_write(path, data, private=False):
@@ -452,13 +462,12 @@ def _worktree_main(root):
     if not os.path.isfile(dotgit):
         return root
     try:
-        with open(dotgit, encoding="utf-8") as f:
-            line = f.read(4096).strip()
+        line = _read_regular(dotgit, 4096).decode("utf-8").strip()
         if not line.startswith("gitdir:"):
             return root
         gitdir = os.path.join(root, line[7:].strip())
-        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as f:
-            common = os.path.realpath(os.path.join(gitdir, f.read(4096).strip()))
+        common = _read_regular(os.path.join(gitdir, "commondir"), 4096).decode("utf-8")
+        common = os.path.realpath(os.path.join(gitdir, common.strip()))
     except (OSError, ValueError):
         return root
     if os.path.basename(common) == ".git" and os.path.isdir(common):
@@ -1772,16 +1781,21 @@ ON CONFLICT (pattern, project) DO UPDATE SET
             _drop_temp(tmp)
             _drop_temp(tmp + ".bak")
 
-    def _auto_backups(self):
-        """The automatic backups beside the store, oldest first."""
+    def _auto_backups(self, number=False):
+        """The automatic backups beside the store (`<db>.N.<time>-<name>.bak`), oldest first by
+        their N, never by the clock (unnumbered older ones first); `number`: the next N."""
         import glob
-        return sorted(glob.glob(glob.escape(self.path) + ".*-*.bak"))
+        import re
+        n = {p: int(m.group(1)) if (m := re.match(r"(\d+)\.", p[len(self.path) + 1:])) else 0
+             for p in glob.glob(glob.escape(self.path) + ".*-*.bak")}
+        return max(n.values(), default=0) + 1 if number else sorted(n, key=lambda p: (n[p], p))
 
     def _auto_backup(self, name):
-        """Save the store as `<db>.<UTC time>-<name>.bak` (0600), keep AUTO_BACKUPS -> its path."""
-        t = time.time()                             # real time: the names sort as made
+        """Save the store as `<db>.N.<UTC time>-<name>.bak` (0600), keep the AUTO_BACKUPS last
+        by N (this one always) -> its path."""
+        t = time.time()                             # real time: for the reader only
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(t)) + ".%06dZ" % (t % 1 * 1e6)
-        dest = f"{self.path}.{stamp}-{name}.bak"
+        dest = f"{self.path}.{self._auto_backups(number=True)}.{stamp}-{name}.bak"
         if os.path.lexists(dest):
             raise StoreError(f"cannot write the automatic backup {dest}: it exists")
         try:
@@ -1791,7 +1805,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         except OSError as e:
             raise StoreError(f"cannot write the automatic backup {dest}: {e.strerror}") from None
         for old in self._auto_backups()[:-AUTO_BACKUPS]:
-            _drop_temp(old)                         # with its -wal and -shm, if opened
+            if old != dest:
+                _drop_temp(old)                     # with its -wal and -shm, if opened
         return dest
 
     def _snapshot(self, conn, dest):
@@ -2496,18 +2511,15 @@ class _Mem:
         git = os.path.join(root, ".git")
         try:
             if os.path.isfile(git):
-                with open(git, encoding="utf-8", errors="replace") as f:
-                    head = f.readline().strip()
+                head = _read_regular(git, 4096).decode("utf-8", "replace").split("\n")[0]
                 if not head.startswith("gitdir:"):
                     return []
                 git = os.path.join(root, head[7:].strip())
-            with open(os.path.join(git, "logs", "HEAD"), "rb") as f:
-                size = f.seek(0, 2)
-                f.seek(max(0, size - 65536))
-                lines = f.read().decode("utf-8", "replace").split("\n")
-        except OSError:
+            tail = _read_regular(os.path.join(git, "logs", "HEAD"), 65536, tail=True)
+            lines = tail.decode("utf-8", "replace").split("\n")
+        except (OSError, ValueError):
             return []
-        if size > 65536:
+        if len(tail) == 65536:
             lines = lines[1:]                    # the first one was cut by the seek
         out = []
         for line in reversed(lines):
@@ -2747,12 +2759,10 @@ class _Anchors:
     def git_blob(path):
         """(git blob id, size, mtime in ns) of a file, as `git hash-object` (no git process)."""
         import hashlib
-        with open(path, "rb") as f:
-            st = os.fstat(f.fileno())
-            h = hashlib.sha1(b"blob %d\0" % st.st_size)
-            while chunk := f.read(1 << 20):
-                h.update(chunk)
-        return h.hexdigest(), st.st_size, st.st_mtime_ns
+        st = os.stat(path)                         # before the read: a later change shows
+        data = _read_regular(path, MAX_IMPORT_BYTES)
+        return hashlib.sha1(b"blob %d\0%s" % (len(data), data)).hexdigest(), st.st_size, \
+            st.st_mtime_ns
 
     def path(root, path, cwd=None):
         """A file the user named (from `cwd`, else from `root`) -> its '/' path relative to root."""
@@ -2768,22 +2778,36 @@ class _Anchors:
         ref = (0, item["pattern"], item["project"]) if "pattern" in item else (item["id"], "", "")
         return (_sha256_hex(root)[:12], *ref)
 
-    def reanchor(conn, root, item, paths=()):
-        """Confirm `item` (an instinct or memory record) in the caller's write: its anchors in
-        `root`, and `paths` (relative to it), take the files as they are now; gone ones drop."""
-        key = _Anchors.key(root, item)
-        where = " WHERE root = ? AND memory = ? AND pattern = ? AND project = ?"
-        known = {p: st for p, *st in conn.execute("SELECT path, size, mtime FROM anchors" + where,
-                                                  key)}
+    WHERE = " WHERE root = ? AND memory = ? AND pattern = ? AND project = ?"
+
+    def look(conn, root, item, paths=()):
+        """`item`'s (an instinct or memory record) anchors in `root`, and `paths` (relative to
+        it), as the files are now: {path: (blob, size, mtime), None if gone or not a regular
+        file}; one whose size and mtime did not move is left out. Read it before a write."""
+        known = {p: st for p, *st in conn.execute("SELECT path, size, mtime FROM anchors"
+                                                  + _Anchors.WHERE, _Anchors.key(root, item))}
+        out = {}
         for path in dict.fromkeys([*known, *paths]):
             try:
                 st = os.stat(os.path.join(root, path))
                 if known.get(path) != [st.st_size, st.st_mtime_ns]:
-                    conn.execute("INSERT OR REPLACE INTO anchors (root, memory, pattern, project,"
-                                 " path, blob, size, mtime) VALUES (?,?,?,?,?,?,?,?)",
-                                 (*key, path, *_Anchors.git_blob(os.path.join(root, path))))
-            except OSError:
-                conn.execute("DELETE FROM anchors" + where + " AND path = ?", (*key, path))
+                    out[path] = _Anchors.git_blob(os.path.join(root, path))
+            except (OSError, ValueError):
+                out[path] = None
+        return out
+
+    def reanchor(conn, root, item, paths=(), looked=None):
+        """Confirm `item` in the caller's write: its anchors take the files as `look` finds them
+        now (or found them before the write: `looked`)."""
+        key = _Anchors.key(root, item)
+        looked = _Anchors.look(conn, root, item, paths) if looked is None else looked
+        for path, got in looked.items():
+            if got:
+                conn.execute("INSERT OR REPLACE INTO anchors (root, memory, pattern, project,"
+                             " path, blob, size, mtime) VALUES (?,?,?,?,?,?,?,?)",
+                             (*key, path, *got))
+            else:
+                conn.execute("DELETE FROM anchors" + _Anchors.WHERE + " AND path = ?", (*key, path))
 
     def staleness(conn, root, items):
         """Per item (instinct or memory record) None or why it may be stale by its anchors in `root`
@@ -2805,6 +2829,8 @@ class _Anchors:
                         same = (st.st_size, st.st_mtime_ns) == (size, mtime) or (
                             stat.S_ISREG(st.st_mode) and _Anchors.git_blob(full)[0] == blob)
                         seen[k] = None if same else f"{path} changed"
+                    except ValidationError:
+                        seen[k] = f"{path} changed"
                     except OSError:
                         seen[k] = f"{path} is gone"
                 out[i] = out[i] or seen[k]
@@ -3359,11 +3385,10 @@ class _Memory(_Patterns):
             data = _Mem.memory_md(r, name).encode("utf-8")
             path = os.path.join(d, stem + ".md")
             try:
-                with open(path, "rb") as fh:
-                    if fh.read(len(data) + 1) == data and not os.fstat(fh.fileno()).st_mode & 0o077:
-                        same += 1
-                        continue
-            except OSError:
+                if not os.stat(path).st_mode & 0o077 and _read_regular(path, len(data)) == data:
+                    same += 1
+                    continue
+            except (OSError, ValidationError):
                 pass
             _atomic_write(path, data, private=True)
             written += 1
@@ -5160,8 +5185,10 @@ class _Transcripts:
         """The JSON objects of a JSONL file; bad or oversized lines are counted in
         stats['bad_lines'] and skipped, lines without `needle` (bytes) not even parsed."""
         import json
-        with open(path, "rb") as f:
-            for line in iter(lambda: f.readline(_Transcripts.MAX_LINE), b""):
+        f, st = _open_regular(path)             # read up to its size when opened
+        with f:
+            for line in iter(lambda: f.readline(min(_Transcripts.MAX_LINE,
+                                                    max(0, st.st_size - f.tell()))), b""):
                 if len(line) >= _Transcripts.MAX_LINE and not line.endswith(b"\n"):
                     while line and not line.endswith(b"\n"):
                         line = f.readline(1 << 20)
@@ -5492,7 +5519,7 @@ class _History(_Learning):
         for who, f in found:
             try:
                 sniffed, first = _Transcripts.sniff(f)
-            except OSError:
+            except (OSError, ValidationError):
                 stats["bad_lines"] += 1
                 continue
             who = who or sniffed
@@ -5510,7 +5537,7 @@ class _History(_Learning):
                           else _Transcripts.codex_session)
                 try:
                     session, calls = reader(f, stats)
-                except OSError:
+                except (OSError, ValidationError):
                     stats["bad_lines"] += 1
                     calls, session = [], ""
                 session = _Capture.safe_session(session)
@@ -5558,7 +5585,7 @@ class _History(_Learning):
         stats = {"bad_lines": 0, "sidechain_calls": 0}
         try:
             sid, calls = _Transcripts.codex_session(transcript_path, stats)
-        except OSError:
+        except (OSError, ValidationError):
             return 0
         if sid != session:
             return 0
@@ -5888,8 +5915,7 @@ class _Setup:
                                       "move it away and retry")
             if not stat.S_ISREG(st.st_mode):
                 raise ValidationError(f"{path} is not a regular file")
-            with open(real, "rb") as f:
-                raw = f.read(64 * 1024 * 1024 + 1)
+            raw = _read_regular(real, 64 * 1024 * 1024 + 1)
         except FileNotFoundError:
             return "", real, None
         except OSError as e:
@@ -6251,8 +6277,7 @@ class _Export:
         old = b""
         if os.path.exists(path):
             try:
-                with open(path, "rb") as f:
-                    old = f.read()
+                old = _read_regular(path, MAX_IMPORT_BYTES)
             except OSError as e:
                 raise StoreError(f"cannot read {path}: {e.strerror}") from None
         text = old.decode("utf-8", "surrogateescape")
@@ -7505,6 +7530,15 @@ class _Insight(_Patterns):
         _check_text(note, "note", MAX_PATTERN)
         normalize_pattern(pattern)
         quiet = self._settings()["feedback_bad_quiet"] if verdict == "bad" else 0
+        looked = {}
+        if verdict == "good":               # its anchored files: read before the write, not in it
+            from contextlib import suppress
+            with suppress(NotFoundError):
+                p, proj, _ = self._locate(pattern, project)
+                for (root,) in self._read("SELECT root FROM projects WHERE fingerprint = ?",
+                                          (proj,)):
+                    looked[p, proj] = _Anchors.look(self._db.conn, root,
+                                                    {"pattern": p, "project": proj})
         with self._write() as conn:
             p, proj, scope = self._locate(pattern, project, conn)
             rec = self._get_record(conn, p, proj)
@@ -7518,8 +7552,9 @@ class _Insight(_Patterns):
                          (quiet, p, proj))
             root = conn.execute("SELECT root FROM projects WHERE fingerprint = ?",
                                 (proj,)).fetchone()
-            if verdict == "good" and root:          # confirmed: its files as they are now
-                _Anchors.reanchor(conn, root[0], {"pattern": p, "project": proj})
+            if (p, proj) in looked and root:         # confirmed: its files as they are now
+                _Anchors.reanchor(conn, root[0], {"pattern": p, "project": proj},
+                                  looked=looked[p, proj])
             rec = self._get_record(conn, p, proj)
         return {**rec, "scope": scope, "verdict": verdict, "delta": delta, "quiet": quiet,
                 "note": note}

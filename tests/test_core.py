@@ -897,3 +897,28 @@ class TestStructure(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestBackupOrder(_Project):
+    """Issue 28 item 4: automatic backups are kept by their own number, not by the clock: with the
+    clock stepped back the one just written (the undo `forget` prints) is never pruned."""
+
+    def test_clock_stepped_back_keeps_the_fresh_backup(self):
+        s = instinct.InstinctStore(self.db)
+        self.addCleanup(s.close)
+        old = self.db + ".20991231T000000.000000Z-forget.bak"       # an unnumbered one, "from 2099"
+        with open(old, "wb") as f:
+            f.write(b"")
+        for i in range(instinct.AUTO_BACKUPS + 2):
+            s.observe(f"seq:p{i}")
+            with mock.patch.object(instinct.time, "time", return_value=time.time() - (i % 3) * 400 * DAY):
+                path = s.forget(f"seq:p{i}", project="")["backup_file"]
+            kept = s._auto_backups()
+            self.assertEqual(kept[-1], path)                       # the undo just printed is there
+            self.assertTrue(os.path.isfile(path))
+            self.assertLessEqual(len(kept), instinct.AUTO_BACKUPS)
+        self.assertFalse(os.path.exists(old))                    # pruned first, whatever its time
+        with instinct.InstinctStore(kept[-1]) as newest:
+            self.assertEqual([r["pattern"] for r in newest.list()], [f"seq:p{instinct.AUTO_BACKUPS + 1}"])
+        self.assertEqual([int(os.path.basename(p).split(".")[2]) for p in kept],
+                         list(range(3, instinct.AUTO_BACKUPS + 3)))
