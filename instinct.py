@@ -216,6 +216,14 @@ def _dumps(obj, indent=None):
     return _encoder(indent).encode(obj)
 
 
+def _shown(text):
+    """`text` as it may reach an agent, a terminal or a file: control, bidi and zero-width
+    characters (of a stored name) as visible escapes, `\\u202e`; JSON text keeps its values."""
+    import re
+    return re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e"
+                  "\u2060-\u206f\ufeff]", lambda m: "\\u%04x" % ord(m.group()), text)
+
+
 class _JSONDefaults:
     """What the json module's C scanner reads from its decoder: json.loads' defaults."""
     strict = True
@@ -3382,7 +3390,7 @@ class _Memory(_Patterns):
             used.add(stem.lower())
             prose = {k: r[k] for k in ("title", "content", "why", "how_to_apply", "metadata")}
             r.update(_Mem.redact_value(prose)[0])               # stored before redaction existed
-            data = _Mem.memory_md(r, name).encode("utf-8")
+            data = _shown(_Mem.memory_md(r, name)).encode("utf-8")
             path = os.path.join(d, stem + ".md")
             try:
                 if not os.stat(path).st_mode & 0o077 and _read_regular(path, len(data)) == data:
@@ -3982,7 +3990,7 @@ class _Capture:
             if text:
                 import json
                 stdout.write(json.dumps({"hookSpecificOutput": {
-                    "hookEventName": event_name, "additionalContext": text}}) + "\n")
+                    "hookEventName": event_name, "additionalContext": _shown(text)}}) + "\n")
         db, args = _CLI.take_db(list(argv))
         event = args[0] if args else None
         for a in args[1:]:
@@ -6312,7 +6320,7 @@ class _Export:
             block, kept, dropped = _dumps(rules, indent=2) + "\n", len(rules), 0
         else:
             block, kept, dropped = _Export.agent_text(fmt, rules, budget, name)
-        data = (before + block.replace("\n", nl) + after).encode("utf-8", "surrogateescape")
+        data = (before + _shown(block).replace("\n", nl) + after).encode("utf-8", "surrogateescape")
         changed = data != old
         if changed:
             _atomic_write(path, data)
@@ -7802,7 +7810,7 @@ class _CLI:
             kwargs = op.coerce(kwargs, _CLI.name)                  # errors name the flags
             result = op.run(store, kwargs)                          # checked once, above
             text = _dumps(result, indent=2) if as_json else op.render(result)
-            sys.stdout.write(text + "\n")
+            sys.stdout.write(_shown(text) + "\n")
             sys.stdout.flush()
             return op.exit_code(result) if op.exit_code else 0
         except InstinctError as e:
@@ -8093,7 +8101,7 @@ class _Server:
             kwargs, page, size = op.page(self.store, args) if op.paged else (op.coerce(args), 0, 0)
             result = op.run(self.store, kwargs)         # checked once, above
         except InstinctError as e:
-            return {"content": [{"type": "text", "text": f"Error: {e}"}], "isError": True}
+            return {"content": [{"type": "text", "text": _shown(f"Error: {e}")}], "isError": True}
         except Exception as e:            # a tool failure must not kill the session
             import traceback
             _MCP.log(f"tool {name} failed:\n" + traceback.format_exc())
@@ -8115,7 +8123,8 @@ class _Server:
             text, structured = _MCP.fit_reply(op, structured, text,
                                               page if more is not None else None)
             if text is None:
-                return {"content": [{"type": "text", "text": structured}], "isError": True}
+                return {"content": [{"type": "text", "text": _shown(structured)}], "isError": True}
+        text = _shown(text)
         if self.version < "2025-06-18":       # structuredContent exists from 2025-06-18
             return {"content": [{"type": "text", "text": text}], "isError": False}
         return _ToolReply(text, structured)
@@ -8157,8 +8166,9 @@ class _Server:
                 raise _RpcError(code, f"Resource not found: {uri}", {"uri": uri})
         except InstinctError as e:
             raise _RpcError(_MCP.INTERNAL_ERROR, f"could not read {uri}: {e}") from None
-        return {"contents": [{"uri": uri, "mimeType": "application/json", "text": _dumps(data)},
-                             {"uri": uri, "mimeType": "text/markdown", "text": md}]}
+        return {"contents": [{"uri": uri, "mimeType": "application/json",
+                              "text": _shown(_dumps(data))},
+                             {"uri": uri, "mimeType": "text/markdown", "text": _shown(md)}]}
 
     def prompts_list(self, params):
         self._check_cursor(params)
@@ -8183,7 +8193,7 @@ class _Server:
         return {"description": _MCP.PROMPT["description"],
                 "messages": [{"role": "user", "content": {
                     "type": "text", "text": "# Session briefing\n\n"
-                    + (text or "No learned habits for this project yet.")}}]}
+                    + _shown(text or "No learned habits for this project yet.")}}]}
 
 
 class _Input:
