@@ -7789,8 +7789,9 @@ class _CLI:
                 sys.stdout.write(f"{'wrote' if r['changed'] else 'unchanged'} {r['path']}{kept}\n")
             else:
                 sys.stdout.write(f"# {r['path']}\n{r['content']}\n")
-        for note in [] if args.remove else _Setup.notes(args.client, args.scope, project_root()):
-            (sys.stderr if as_json else sys.stdout).write(f"note: {note}\n")
+        for note in [] if args.remove or as_json else _Setup.notes(args.client, args.scope,
+                                                                   project_root()):
+            sys.stdout.write(f"note: {note}\n")
         return 0
 
     def run_op(op, kwargs, db, as_json, close):
@@ -7888,7 +7889,12 @@ def main(argv=None):
     ending = argv is None
     args = list(sys.argv[1:] if ending else argv)
     try:
-        code = _CLI.cli(args, close=not ending)
+        try:
+            code = _CLI.cli(args, close=not ending)
+        except SystemExit as e:       # --help, --version, bad usage: flushed here like the rest
+            if not ending:
+                raise
+            code = e.code if isinstance(e.code, int) else int(e.code is not None)
         if ending:
             sys.stdout.flush()
     except BrokenPipeError:          # the reader left (`instinct setup codex | head -1`): quietly

@@ -5,6 +5,7 @@ one line that name the CLI's own flags; what the package and README promise, and
 import `from instinct.store import InstinctStore` from the one copied file.
 Run: python3 -m unittest -v tests.test_cli
 """
+import json
 import os
 import re
 import shutil
@@ -178,6 +179,34 @@ class TestClosedPipe(StoreCase):
                 got = closed_pipe_run([sys.executable, "-c", code, ROOT, *argv],
                                       child_env(self.tmp, self.db))
                 self.assertEqual(got, (0, ""))
+
+
+class TestClosedPipeInAUserShell(StoreCase):
+    """Issue 32 item 7: a user's shell sets no PYTHON* variable (stdout is block-buffered):
+    --version, --help and a command's --help into a closed pipe, as the file and as the
+    console script, exit 0 with nothing on stderr; `setup claude-code --json` adds no note."""
+
+    def env(self):
+        return {k: v for k, v in child_env(self.tmp, self.db).items() if not k.startswith("PYTHON")}
+
+    def test_version_and_help_into_a_closed_pipe(self):
+        script = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import instinct; "
+                  "sys.exit(instinct.main())")
+        for argv in (["--version"], ["--help"], ["decay", "--help"], ["list"], ["setup", "codex"]):
+            for how in ([INSTINCT_PY], ["-c", script, ROOT]):
+                with self.subTest(argv=argv, how=how[0]):
+                    self.assertEqual(closed_pipe_run([sys.executable, *how, *argv], self.env()), (0, ""))
+        r = subprocess.run([sys.executable, INSTINCT_PY, "--version"], capture_output=True, text=True,
+                           env=self.env(), timeout=60)
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, f"instinct {instinct.__version__}\n", ""))
+
+    def test_setup_json_says_nothing_on_stderr(self):
+        for client in ("claude-code", "codex"):
+            with self.subTest(client=client):
+                r = subprocess.run([sys.executable, INSTINCT_PY, "setup", client, "--json"], capture_output=True,
+                                   text=True, env=self.env(), timeout=60, cwd=self.tmp)
+                self.assertEqual((r.returncode, r.stderr), (0, ""))
+                self.assertIsInstance(json.loads(r.stdout), list)
 
 
 class TestOldPython(unittest.TestCase):
