@@ -871,11 +871,26 @@ def _is_busy(e):
     return "locked" in msg or "busy" in msg
 
 
+def _auto_backups(path, number=False):
+    """The automatic backups beside store `path` (`<db>.N.<time>-<name>.bak`), oldest first by
+    their N, never by the clock (unnumbered older ones first); `number`: the next N."""
+    import glob
+    import re
+    n = {p: int(m.group(1)) if (m := re.match(r"(\d+)\.", p[len(path) + 1:])) else 0
+         for p in glob.glob(glob.escape(path) + ".*-*.bak")}
+    return max(n.values(), default=0) + 1 if number else sorted(n, key=lambda p: (n[p], p))
+
+
 def _db_error(path, e):
     """sqlite3 error -> StoreError with one readable line."""
     msg = str(e)
     low = msg.lower()
-    if "not a database" in low or "malformed" in low or "file is encrypted" in low:
+    if "malformed" in low or "vtable constructor failed" in low:
+        newest = (_auto_backups(path) or ["BACKUP"])[-1]
+        return StoreError(f"{path} is damaged ({msg}); restore the newest automatic backup "
+                          f"(this file is kept as {os.path.basename(path)}.bak): "
+                          f"instinct restore {newest}")
+    if "not a database" in low or "file is encrypted" in low:
         return StoreError(f"{path} is not an instinct database (or it is damaged): {msg}")
     if "readonly" in low or "read-only" in low:
         return StoreError(f"{path} is read-only: {msg}")
@@ -1775,6 +1790,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         """A destructive operation `fn(store)`: with dry_run on a private copy of the store (this
         one is left as it is), else here after an automatic backup -> fn's result, saying which."""
         if not dry_run:
+            if self._db.read_only or not os.access(os.path.dirname(self.path), os.W_OK):
+                raise StoreError(f"{self.path} is read-only: nothing was changed")
             backup = self._auto_backup(name)
             return {**fn(self), "backup_file": backup}
         tmp = _temp_file(os.path.dirname(self.path))
@@ -1790,13 +1807,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
             _drop_temp(tmp + ".bak")
 
     def _auto_backups(self, number=False):
-        """The automatic backups beside the store (`<db>.N.<time>-<name>.bak`), oldest first by
-        their N, never by the clock (unnumbered older ones first); `number`: the next N."""
-        import glob
-        import re
-        n = {p: int(m.group(1)) if (m := re.match(r"(\d+)\.", p[len(self.path) + 1:])) else 0
-             for p in glob.glob(glob.escape(self.path) + ".*-*.bak")}
-        return max(n.values(), default=0) + 1 if number else sorted(n, key=lambda p: (n[p], p))
+        return _auto_backups(self.path, number)
 
     def _auto_backup(self, name):
         """Save the store as `<db>.N.<UTC time>-<name>.bak` (0600), keep the AUTO_BACKUPS last
@@ -4013,11 +4024,10 @@ class _Capture:
                 " nothing recorded", True)
             return
         named = payload.get("hook_event_name")
-        key = (event or (named if isinstance(named, str) else "") or "")[:64]
-        key = key.replace("-", "").replace("_", "").lower()
-        event = _Capture.HOOK_EVENTS.get(key)
+        typed = (event or (named if isinstance(named, str) else "") or "")[:64]
+        event = _Capture.HOOK_EVENTS.get(typed.replace("-", "").replace("_", "").lower())
         if event is None:
-            say(f"unknown hook event {key or '(none)'}; expected one of:"
+            say(f"unknown hook event {_shown(typed) or '(none)'}; expected one of:"
                 f" {', '.join(_Capture.HOOK_EVENTS.values())}", True)
             return
         cwd = _Capture.hook_cwd(payload)
@@ -5465,8 +5475,8 @@ class _Transcripts:
                 out += ["  session-start briefing:"] + ["    " + line
                                                         for line in p["briefing"].splitlines()]
         if not r["projects"] and not r["sessions"]:
-            out.append("No Claude Code or Codex sessions found (looked in ~/.claude/projects and "
-                       "~/.codex/sessions; see --path)")
+            out.append("No Claude Code or Codex sessions found (looked in " + (r.get("path") or
+                       "~/.claude/projects and ~/.codex/sessions; see --path") + ")")
         return "\n".join(out)
 
     def tty_progress(stream=None):
@@ -5503,6 +5513,7 @@ class _History(_Learning):
                          "empty": _Out.INT, "too_old": _Out.INT, "old": _Out.INT,
                          "tool_calls": _Out.INT, "failed_calls": _Out.INT, "bad_lines": _Out.INT,
                      "sidechain_calls": _Out.INT, "dry_run": _Out.BOOL, "links_skipped": _Out.INT,
+                     "path": _Out.STR,
                      "projects": {"type": "array", "items": _Out.obj({
                          "project": _Out.STR, "cwd": _Out.STR, "sessions": _Out.INT,
                          "tool_calls": _Out.INT, "learned": {"type": "array", "items": _Out.STR},
@@ -5536,7 +5547,8 @@ class _History(_Learning):
             files.append((first or 0.0, f, who))
         files.sort()
         res = {"sessions": 0, "imported": 0, "skipped": 0, "empty": 0, "too_old": 0, "old": 0,
-               "tool_calls": 0, "failed_calls": 0, "dry_run": bool(dry_run), "links_skipped": links}
+               "tool_calls": 0, "failed_calls": 0, "dry_run": bool(dry_run), "links_skipped": links,
+               **({"path": path} if path else {})}
         projects, disabled, done, imported, pending = {}, {}, set(), {}, 0
         self._keep_events, self._corpus = True, _Corpus()
         try:
@@ -7011,8 +7023,9 @@ class _Sharing(_Memory):
                 "SELECT count(*), coalesce(sum(id > ?), 0),"
                 " (SELECT count(*) FROM instincts_fts_docsize) FROM instincts", (mark,)).fetchone()
             # against the table only when every row is indexed; else the index's own structure
-            self._db.retry(conn.execute, "INSERT INTO instincts_fts(instincts_fts, rank)"
-                                         f" VALUES ('integrity-check', {0 if new else 1})")
+            if not self._db.read_only and os.access(self.path, os.W_OK):  # (a command, a write)
+                self._db.retry(conn.execute, "INSERT INTO instincts_fts(instincts_fts, rank)"
+                                             f" VALUES ('integrity-check', {0 if new else 1})")
             if rows - new != docs:
                 return "error", (f"index holds {docs} entries for {rows - new} patterns;"
                                  " run: instinct gc")
@@ -7443,7 +7456,7 @@ class _Insight(_Patterns):
         cur = self._read("SELECT confidence, promoted FROM instincts WHERE pattern = ?"
                          " AND project = ?", (p, proj))
         ev = self._read("SELECT ts, kind, delta, session, source, data FROM events"
-                        " WHERE pattern = :p AND project = :proj AND pattern != '' ORDER BY id",
+                        " WHERE pattern = :p AND project = :proj AND pattern != '' ORDER BY ts, id",
                         {"p": p, "proj": proj})
         if not cur and not ev:
             raise NotFoundError(f"no instinct or history for {p!r}"
@@ -7726,8 +7739,11 @@ class _CLI:
     def cli(argv, close=True):
         if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
             return _Capture.run_hook(argv[1:], close=close)      # hot path: no argparse
+        db, rest = _CLI.take_db(argv)
+        if db == "":
+            sys.stderr.write("instinct: error: --db needs a path (an empty one is not the default)\n")
+            return 2
         if "serve" in argv[:3] and not {"-h", "--help"} & set(argv):   # clients spawn it per window
-            db, rest = _CLI.take_db(argv)
             if rest == ["serve"]:
                 return serve(InstinctStore(db))
         fast = _CLI.fast_args(argv)

@@ -209,6 +209,61 @@ class TestClosedPipeInAUserShell(StoreCase):
                 self.assertIsInstance(json.loads(r.stdout), list)
 
 
+class TestRoughEdges(StoreCase):
+    """Issue 32 item 8, each as a process: --db "" is an error, an unknown hook event is echoed
+    as typed (exit 0), import-history --path names the folder it looked in, non-UTF-8 bytes in
+    a payload never reach the store, history is in time order (event id breaking ties)."""
+
+    def test_empty_db_is_an_error(self):
+        for args in (["--db", "", "list"], ["list", "--db="], ["--db=", "stats"]):
+            with self.subTest(args=args):
+                r = cli_process(*args, env=child_env(self.tmp), cwd=self.tmp)
+                self.assertEqual((r.returncode, r.stdout), (2, ""))
+                self.assertEqual(r.stderr, "instinct: error: --db needs a path (an empty one is not the default)\n")
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, ".instinct")))
+
+    def test_unknown_hook_event_is_echoed_as_typed(self):
+        r = subprocess.run([sys.executable, str(INSTINCT_PY), "hook", "bogus-event"], input="{}",
+                           capture_output=True, text=True, env=child_env(self.tmp, self.db), timeout=60)
+        self.assertEqual((r.returncode, r.stdout), (0, ""))
+        self.assertIn("unknown hook event bogus-event;", r.stderr)
+
+    def test_import_history_path_names_its_folder(self):
+        empty = os.path.join(self.tmp, "empty")
+        os.mkdir(empty)
+        r = self.cli_process("import-history", "--path", empty)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"(looked in {empty})", r.stdout)
+        self.assertNotIn("~/.claude", r.stdout)
+
+    def test_non_utf8_bytes_in_a_payload(self):
+        for command, label in ((b"pytest \xff\xfe -q", "Bash(pytest)"), (b"py\xfftest -q", None)):
+            payload = (b'{"session_id":"s1","cwd":"%s","hook_event_name":"PostToolUse","tool_name":"Bash",'
+                       b'"tool_input":{"command":"%s"},"tool_response":{}}' % (str(self.tmp).encode(), command))
+            r = subprocess.run([sys.executable, str(INSTINCT_PY), "hook", "post-tool-use"], input=payload,
+                               capture_output=True, env=child_env(self.tmp, self.db), timeout=60)
+            self.assertEqual((r.returncode, r.stdout), (0, b""))
+        data = [d for d, in self.sql("SELECT data FROM events ORDER BY id")]
+        self.assertEqual(instinct._Call.read(data[0]).label(), "Bash(pytest)")   # read past the bytes
+        self.assertEqual(len(data), 2)
+        for d in data:                                  # no bad byte, no stand-in for one
+            self.assertFalse({"\ufffd", "\udcff", "\xff"} & set(d), ascii(d))
+
+    def test_history_is_in_time_order(self):
+        self.clock.advance(days=10)
+        self.store.observe("pref:x=y")
+        self.clock.t -= 20 * 86400                      # an older event stored later (an import)
+        self.store.observe("pref:x=y")
+        self.clock.advance(days=30)
+        self.store.observe("pref:x=y")
+        self.store.close()
+        r = self.cli_process("--json", "history", "pref:x=y")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        events = json.loads(r.stdout)["events"]
+        self.assertEqual([e["ts"] for e in events], sorted(e["ts"] for e in events))
+        self.assertEqual([e["confidence"] for e in events], [1, 2, 3])
+
+
 class TestOldPython(unittest.TestCase):
     """The version check comes before anything Python 3.8 cannot run (a dict | dict at class
     creation was the first): one line, no traceback; a hook still exits 0."""

@@ -634,3 +634,51 @@ class TestMemorySecrets(_Base):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestReadOnlyAndDamagedSay(_Base):
+    """Issue 32 item 8: on a healthy read-only store doctor finds no error and forget, purge and gc
+    say the store is read-only (not that the backup failed); a damaged store names the newest
+    automatic backup and the restore command."""
+
+    run_ro, script = TestReadOnly.run_ro, INSTINCT_PY
+
+    def setUp(self):
+        super().setUp()
+        for _ in range(6):
+            self.store.observe("pref:tabs", project=self.proj)
+        self.store.close()
+
+    def test_doctor_forget_and_gc_on_a_read_only_file_system(self):
+        prefix = _ro_prefix(self.dbdir)
+        if prefix is None:
+            self.skipTest("cannot mount a read-only folder here")
+        r = self.run_ro(prefix, "doctor")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertNotIn("ERROR", r.stdout)
+        for args in (("forget", "pref:tabs"), ("gc",), ("purge", "tabs")):
+            with self.subTest(args=args):
+                r = self.run_ro(prefix, *args)
+                self.assertEqual((r.returncode, r.stderr), (1, f"instinct: error: {self.db} is read-only:"
+                                                               " nothing was changed\n"))
+        self.assertEqual([n for n in os.listdir(self.dbdir) if n.endswith(".bak")], [])
+
+    def test_a_damaged_store_names_its_newest_backup(self):
+        self.assertEqual(self.cli_process("forget", "pref:tabs").returncode, 0)
+        self.assertEqual(self.cli_process("gc").returncode, 0)
+        newest = InstinctStore._auto_backups(type("S", (), {"path": self.db})())[-1]
+        self.assertTrue(newest.endswith("-gc.bak"))
+        c = sqlite3.connect(self.db)
+        page = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'instincts_fts_config'").fetchone()[0]
+        size = c.execute("PRAGMA page_size").fetchone()[0]
+        c.close()
+        with open(self.db, "r+b") as f:                 # the search index's config page: garbage
+            f.seek((page - 1) * size)
+            f.write(b"\xff" * size)
+        r = self.cli_process("search", "tabs")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"{self.db} is damaged", r.stderr)
+        self.assertIn(f"instinct restore {newest}", r.stderr)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.assertEqual(self.cli_process("restore", newest).returncode, 0)
+        self.assertEqual(self.cli_process("search", "tabs").returncode, 0)
