@@ -1806,15 +1806,11 @@ ON CONFLICT (pattern, project) DO UPDATE SET
             _drop_temp(tmp)
             _drop_temp(tmp + ".bak")
 
-    def _auto_backups(self, number=False):
-        return _auto_backups(self.path, number)
-
     def _auto_backup(self, name):
-        """Save the store as `<db>.N.<UTC time>-<name>.bak` (0600), keep the AUTO_BACKUPS last
-        by N (this one always) -> its path."""
+        """Save the store in `<db>.N.<UTC time>-<name>.bak` (0600), keep AUTO_BACKUPS: its path."""
         t = time.time()                             # real time: for the reader only
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(t)) + ".%06dZ" % (t % 1 * 1e6)
-        dest = f"{self.path}.{self._auto_backups(number=True)}.{stamp}-{name}.bak"
+        dest = f"{self.path}.{_auto_backups(self.path, number=True)}.{stamp}-{name}.bak"
         if os.path.lexists(dest):
             raise StoreError(f"cannot write the automatic backup {dest}: it exists")
         try:
@@ -1823,8 +1819,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
             raise _db_error(self.path, e) from None
         except OSError as e:
             raise StoreError(f"cannot write the automatic backup {dest}: {e.strerror}") from None
-        for old in self._auto_backups()[:-AUTO_BACKUPS]:
-            if old != dest:
+        for old in _auto_backups(self.path)[:-AUTO_BACKUPS]:
+            if old != dest:                         # (the one just written: never)
                 _drop_temp(old)                     # with its -wal and -shm, if opened
         return dest
 
@@ -2800,9 +2796,8 @@ class _Anchors:
     WHERE = " WHERE root = ? AND memory = ? AND pattern = ? AND project = ?"
 
     def look(conn, root, item, paths=()):
-        """`item`'s (an instinct or memory record) anchors in `root`, and `paths` (relative to
-        it), as the files are now: {path: (blob, size, mtime), None if gone or not a regular
-        file}; one whose size and mtime did not move is left out. Read it before a write."""
+        """`item`'s anchors in `root`, and `paths` (relative to it), as the files are now: {path:
+        (blob, size, mtime), None if gone or not a regular file}, unmoved ones (size, mtime) out."""
         known = {p: st for p, *st in conn.execute("SELECT path, size, mtime FROM anchors"
                                                   + _Anchors.WHERE, _Anchors.key(root, item))}
         out = {}
@@ -2820,13 +2815,11 @@ class _Anchors:
         now (or found them before the write: `looked`)."""
         key = _Anchors.key(root, item)
         looked = _Anchors.look(conn, root, item, paths) if looked is None else looked
-        for path, got in looked.items():
-            if got:
-                conn.execute("INSERT OR REPLACE INTO anchors (root, memory, pattern, project,"
-                             " path, blob, size, mtime) VALUES (?,?,?,?,?,?,?,?)",
-                             (*key, path, *got))
-            else:
-                conn.execute("DELETE FROM anchors" + _Anchors.WHERE + " AND path = ?", (*key, path))
+        conn.executemany("INSERT OR REPLACE INTO anchors (root, memory, pattern, project, path,"
+                         " blob, size, mtime) VALUES (?,?,?,?,?,?,?,?)",
+                         [(*key, path, *got) for path, got in looked.items() if got])
+        conn.executemany("DELETE FROM anchors" + _Anchors.WHERE + " AND path = ?",
+                         [(*key, path) for path, got in looked.items() if not got])
 
     def staleness(conn, root, items):
         """Per item (instinct or memory record) None or why it may be stale by its anchors in `root`
@@ -2848,9 +2841,7 @@ class _Anchors:
                         same = (st.st_size, st.st_mtime_ns) == (size, mtime) or (
                             stat.S_ISREG(st.st_mode) and _Anchors.git_blob(full)[0] == blob)
                         seen[k] = None if same else f"{path} changed"
-                    except ValidationError:
-                        seen[k] = f"{path} changed"
-                    except OSError:
+                    except (OSError, ValueError):
                         seen[k] = f"{path} is gone"
                 out[i] = out[i] or seen[k]
         return out
@@ -5203,10 +5194,8 @@ class _Transcripts:
         """The JSON objects of a JSONL file; bad or oversized lines are counted in
         stats['bad_lines'] and skipped, lines without `needle` (bytes) not even parsed."""
         import json
-        f, st = _open_regular(path)             # read up to its size when opened
-        with f:
-            for line in iter(lambda: f.readline(min(_Transcripts.MAX_LINE,
-                                                    max(0, st.st_size - f.tell()))), b""):
+        with _open_regular(path)[0] as f:
+            for line in iter(lambda: f.readline(_Transcripts.MAX_LINE), b""):
                 if len(line) >= _Transcripts.MAX_LINE and not line.endswith(b"\n"):
                     while line and not line.endswith(b"\n"):
                         line = f.readline(1 << 20)
@@ -6830,7 +6819,7 @@ class _Sharing(_Memory):
             raise ValidationError("text must hold at least 4 characters (a shorter one would match "
                                   "too much)")
         from contextlib import suppress
-        older = [p for p in [self.path + ".bak"] + self._auto_backups() if os.path.isfile(p)]
+        older = [p for p in [self.path + ".bak"] + _auto_backups(self.path) if os.path.isfile(p)]
 
         def run(store):
             counts = dict(store._purge(text), backup=0)
@@ -7551,15 +7540,6 @@ class _Insight(_Patterns):
         _check_text(note, "note", MAX_PATTERN)
         normalize_pattern(pattern)
         quiet = self._settings()["feedback_bad_quiet"] if verdict == "bad" else 0
-        looked = {}
-        if verdict == "good":               # its anchored files: read before the write, not in it
-            from contextlib import suppress
-            with suppress(NotFoundError):
-                p, proj, _ = self._locate(pattern, project)
-                for (root,) in self._read("SELECT root FROM projects WHERE fingerprint = ?",
-                                          (proj,)):
-                    looked[p, proj] = _Anchors.look(self._db.conn, root,
-                                                    {"pattern": p, "project": proj})
         with self._write() as conn:
             p, proj, scope = self._locate(pattern, project, conn)
             rec = self._get_record(conn, p, proj)
@@ -7573,10 +7553,12 @@ class _Insight(_Patterns):
                          (quiet, p, proj))
             root = conn.execute("SELECT root FROM projects WHERE fingerprint = ?",
                                 (proj,)).fetchone()
-            if (p, proj) in looked and root:         # confirmed: its files as they are now
-                _Anchors.reanchor(conn, root[0], {"pattern": p, "project": proj},
-                                  looked=looked[p, proj])
             rec = self._get_record(conn, p, proj)
+        if verdict == "good" and root:              # confirmed: its files as they are now, read
+            item = {"pattern": p, "project": proj}  # outside a write (a FIFO never holds one)
+            looked = _Anchors.look(self._db.conn, root[0], item)
+            with self._write() as conn:
+                _Anchors.reanchor(conn, root[0], item, looked=looked)
         return {**rec, "scope": scope, "verdict": verdict, "delta": delta, "quiet": quiet,
                 "note": note}
 
@@ -7741,7 +7723,7 @@ class _CLI:
             return _Capture.run_hook(argv[1:], close=close)      # hot path: no argparse
         db, rest = _CLI.take_db(argv)
         if db == "":
-            sys.stderr.write("instinct: error: --db needs a path (an empty one is not the default)\n")
+            sys.stderr.write("instinct: error: --db needs a path, not an empty value\n")
             return 2
         if "serve" in argv[:3] and not {"-h", "--help"} & set(argv):   # clients spawn it per window
             if rest == ["serve"]:

@@ -219,7 +219,7 @@ class TestRoughEdges(StoreCase):
             with self.subTest(args=args):
                 r = cli_process(*args, env=child_env(self.tmp), cwd=self.tmp)
                 self.assertEqual((r.returncode, r.stdout), (2, ""))
-                self.assertEqual(r.stderr, "instinct: error: --db needs a path (an empty one is not the default)\n")
+                self.assertEqual(r.stderr, "instinct: error: --db needs a path, not an empty value\n")
         self.assertFalse(os.path.exists(os.path.join(self.tmp, ".instinct")))
 
     def test_unknown_hook_event_is_echoed_as_typed(self):

@@ -720,7 +720,7 @@ class TestPreviewAndUndo(_Project):
         for i in range(instinct.AUTO_BACKUPS + 3):
             s.observe(f"seq:p{i}")
             s.forget(f"seq:p{i}", project="")
-        kept = s._auto_backups()
+        kept = instinct._auto_backups(s.path)
         self.assertEqual(len(kept), instinct.AUTO_BACKUPS)
         self.assertTrue(kept[-1].endswith("-forget.bak"))
         newest = instinct.InstinctStore(kept[-1])
@@ -913,7 +913,7 @@ class TestBackupOrder(_Project):
             s.observe(f"seq:p{i}")
             with mock.patch.object(instinct.time, "time", return_value=time.time() - (i % 3) * 400 * DAY):
                 path = s.forget(f"seq:p{i}", project="")["backup_file"]
-            kept = s._auto_backups()
+            kept = instinct._auto_backups(s.path)
             self.assertEqual(kept[-1], path)                       # the undo just printed is there
             self.assertTrue(os.path.isfile(path))
             self.assertLessEqual(len(kept), instinct.AUTO_BACKUPS)

@@ -666,7 +666,7 @@ class TestReadOnlyAndDamagedSay(_Base):
     def test_a_damaged_store_names_its_newest_backup(self):
         self.assertEqual(self.cli_process("forget", "pref:tabs").returncode, 0)
         self.assertEqual(self.cli_process("gc").returncode, 0)
-        newest = InstinctStore._auto_backups(type("S", (), {"path": self.db})())[-1]
+        newest = instinct._auto_backups(self.db)[-1]
         self.assertTrue(newest.endswith("-gc.bak"))
         c = sqlite3.connect(self.db)
         page = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'instincts_fts_config'").fetchone()[0]
