@@ -1903,7 +1903,7 @@ class _Patterns(_Core):
         change when consolidate runs. A forgotten pattern is not recorded (`forgotten` true)."""
         given = normalize_pattern(pattern)
         cat = _check_category(category) if category is not None else None
-        _check_text(source, "source")
+        source = _Corpus.note_source(_check_text(source, "source"))
         proj = _resolve_project(project, self.cwd)
         meta = _check_metadata(metadata)
         with self._write() as conn:
@@ -4351,8 +4351,10 @@ class _Presenter:
         stale = f"; may be stale: {r['stale']}" if r.get("stale") else ""
         n, use = r["confidence"], r.get("use")
         evidence = f"{n} sessions" + (f", used in {use[0]} of the last {use[1]}" if use else "")
-        if not _Corpus.mined_source(r.get("source")):
-            evidence = f"seen {n}x"
+        if not _Corpus.mined_source(r.get("source")):   # a note: counted as observed, said where
+            src = r.get("source") or ""
+            evidence = f"observed {n}\u00d7, " + ("imported" if src.startswith("shared:")
+                                                else f"noted by {src}" if src else "noted")
         return f"- {_Presenter.rule_text(r)} ({r['level']}, {evidence}, {scope}{stale})"
 
     def generic_habit(pattern):
@@ -4420,7 +4422,8 @@ class _Presenter:
             key = p[5:].split("=", 1)[0] if p.startswith("pref:") else None
             if key in _Corpus.ROLE_TITLES and key in roles:
                 continue
-            roles.add(key)
+            if steps:                             # a note never takes the role of what was run
+                roles.add(key)
             if not _Presenter.generic_habit(p):
                 out.append(r)
         best = _Corpus.families({tuple(r["pattern"][4:].split("->")): r["confidence"]
@@ -4431,7 +4434,8 @@ class _Presenter:
             why = _Anchors.staleness(store._db.conn, root, out)
             out = _Lint.duplicates(root, [dict(r, stale=w) if w else r for r, w in zip(out, why)
                                           if not (w and w.endswith(" is gone"))])
-        out.sort(key=lambda r: -(r["use"][0] / r["use"][1]) if r.get("use") else -0.5)   # stable
+        out.sort(key=lambda r: (not _Corpus.mined_source(r["source"]),   # evidence, then notes
+                                -(r["use"][0] / r["use"][1]) if r.get("use") else -0.5))
         return out[:limit]
 
 
@@ -4703,8 +4707,20 @@ class _Corpus:
         return all(step in steps for step in small)
 
     def mined_source(src):
-        """Whether mining found it: 'hooks' (live) or 'import:<client>' (import-history)."""
+        """Whether mining found it: 'hooks' (live) or 'import:<client>' (import-history). Only
+        that is evidence (what the project ran, in sessions) that may instruct: a hint, a "follow
+        it" line; an observe, an MCP call or an import of a share file is a note."""
         return src == "hooks" or str(src).startswith("import:")
+
+    def note_source(src, imported=False):
+        """The source a note is stored with: an import's evidence becomes 'shared:<source>'; an
+        observe may not claim to be evidence."""
+        if not _Corpus.mined_source(src):
+            return src
+        if imported:
+            return "shared:" + src
+        raise ValidationError(f"source {src!r} is kept for what instinct's hooks captured; name"
+                              " who observed it instead (e.g. claude-code)")
 
 
 class _Miner:
@@ -4911,14 +4927,20 @@ class _Learning(_Memory):
                 items = [r for r in items if r["pattern"] in show]
             except StoreError:                 # a read-only store: everything, unmeasured
                 pass
-        lines = [_Presenter.briefing_line(r) for r in items]
+        lines = [_Presenter.briefing_line(r) for r in items if _Corpus.mined_source(r["source"])]
         try:
             if root:
                 lines += self.memory_briefing(cwd or os.getcwd(), max_chars)
         except InstinctError:
             pass
+        notes = [_Presenter.briefing_line(r) for r in items
+                 if not _Corpus.mined_source(r["source"])]
         text = ("What instinct learned from this user's past sessions here"
-                " (follow it unless told otherwise):")
+                " (follow it unless told otherwise):") if lines else ""
+        if notes:                      # not seen in sessions: said as notes, never as instructions
+            lines += ["Noted by hand or shared, not seen in this project's sessions (check before"
+                      " relying on it):"] + notes
+            text = text or lines.pop(-len(notes) - 1)
         for line in lines:
             if len(text) + 1 + len(line) > max_chars:
                 break
@@ -4936,7 +4958,8 @@ class _Hints:
     LIFT_MIN = 10                    # decided hints of each arm (shown, held) before a lift is told
     NO_LIFT = 0.05                   # a lift whose interval ends below this is none (hint_demote)
     SQL_MATURE = ("SELECT pattern, confidence FROM instincts WHERE promoted > 0 AND quiet = 0"
-                  " AND project IN (?, '') AND pattern >= ? AND pattern < ?"
+                  " AND project IN (?, '') AND pattern >= ? AND pattern < ?"   # evidence only:
+                  " AND (source = 'hooks' OR source LIKE 'import:%')"        # see mined_source
                   " ORDER BY project = '', confidence DESC, pattern")
 
     def purpose(shape):
@@ -6740,7 +6763,7 @@ class _Sharing(_Memory):
             stamps.append(_iso(t) if t is not None else "")
         meta = rec.get("metadata") or {}
         _check_metadata(meta)
-        source = _check_text(rec.get("source") or "", "source")
+        source = _Corpus.note_source(_check_text(rec.get("source") or "", "source"), True)
         return ((pattern, proj if remap is None else remap),
                 {"confidence": conf, "category": cat, "promoted": promoted, "first_seen": stamps[0],
                  "last_seen": stamps[1], "source": source, "metadata": meta})
