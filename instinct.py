@@ -4141,13 +4141,15 @@ class _Call:
         f = data.split("\t") + ["", ""]
         return cls(f[0], f[1], f[2], f[3:len(f) - 2])
 
-    def private(self, conn, session):
+    def private(self, conn, session, cwd=None, ran=False):
         """This call with each program word not in `known_words` as a keyed hash ('#' + 10 hex)
-        until a second session uses it (a pasted password is no program): then the word is learned
-        (table `seen`) and the stored steps holding its hash are rewritten to it."""
+        until a second session uses it and it names something real (`real`; `ran`: this call
+        succeeded, so its last program exists): then the word is learned (table `seen`) and the
+        stored steps holding its hash are rewritten to it. A pasted password stays a hash."""
         if self.tool not in self.SHELLS:
             return self
         shapes = list(map(_Call.program_words, self.cmds))
+        last = shapes[-1][0][shapes[-1][1][-1]] if ran and shapes else None
         known = _Call.known_words()
         found = {words[i]: "" for words, at in shapes for i in at
                  if words[i] not in known and not words[i].startswith("#")}
@@ -4161,7 +4163,8 @@ class _Call:
             first, word = rows.get(h, (None, None))
             if first is None:
                 _Call.seen_add(conn, h, session)
-            if word is None and first not in (None, session):     # a second session: learned
+            if (word is None and first not in (None, session)   # a second session, a real name
+                    and (w == last or _Call.real(w, cwd))):
                 conn.execute("UPDATE seen SET word = ? WHERE hash = ?", (w, h))
                 conn.execute("UPDATE events SET data = replace(data, ?, ?) WHERE instr(data, ?)"
                              " AND kind IN ('tool', 'tool_fail')", ("#" + h, w, "#" + h))
@@ -4253,6 +4256,21 @@ class _Call:
             else:
                 break
         return words, at
+
+    def plain(payload):
+        """Whether a shell call is one plain command, whose success says its program exists (no
+        pipe, list, background job or substitution to succeed for it: `X || true`)."""
+        tinput = payload.get("tool_input")
+        cmd = tinput.get("command") if isinstance(tinput, dict) else None
+        return isinstance(cmd, str) and not any(c in cmd for c in "|;&\n`$()")
+
+    def real(word, cwd):
+        """Whether a program word names something real: a program on the PATH, a file in `cwd`."""
+        if not word or os.sep in word or word in (".", ".."):
+            return False
+        return any(os.access(os.path.join(d, word), os.X_OK) and not os.path.isdir(
+            os.path.join(d, word)) for d in os.environ.get("PATH", "").split(os.pathsep) if d) \
+            or bool(cwd) and os.path.isfile(os.path.join(cwd, word))
 
     def keyed(conn, text):
         """A keyed hash of `text` (10 hex), with the store's random key (made on first use)."""
@@ -4896,7 +4914,8 @@ class _Learning(_Memory):
         source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload
                                                        else "claude-code")
         with self._write() as conn:
-            call = call.private(conn, session)
+            call = call.private(conn, session, cwd, ran=not failed and source != "codex"
+                                and _Call.plain(payload))
             when = self._now() if ts is None else _iso(ts)
             conn.execute(_Core._SQL_EVENT, (when, "tool_fail" if failed else "tool", "", proj,
                                             source[:40], session, 0, call.encode()))

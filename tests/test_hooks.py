@@ -1007,3 +1007,69 @@ class TestProvenance(_HintCase):
         head, _, notes = self.brief().partition("Noted by hand or shared")
         self.assertIn("follow it", head)
         self.assertNotIn("curl", head)
+
+
+class TestPlantedSecrets(HookCase):
+    """A secret pasted where a program goes, in 24 placements x 3 call forms (Claude Code's
+    Bash, Codex's argv and its shell string), in every one of 10 sessions, with the outcome a
+    real shell gives when it is no program (command not found): never stored as text, never in a
+    rules file, a backup or the briefing. Real programs are still learned by name."""
+    SECRETS = (
+        "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY".replace("/", ""),
+        "ghp_16C7e42F292c6912E7710c838347Ae178B4a", "github_pat_11ABCDEFG0123456789abcdef",
+        "gho_16C7e42F292c6912E7710c838347Ae178B4a", "glpat-xxxxxxxxxxxxxxxxxxxx",
+        "xoxb-123456789012-1234567890123-AbCdEfGhIjKl", "sk-proj-abcdefghijklmnopqrstuvwxyz012345",
+        "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "AIzaSyDaGmWKa4JsXZ-HjGw7ISLn_3namBGewQe",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "npm_abcdefghijklmnopqrstuvwxyz0123456789", "hunter2", "CorrectHorseBatteryStaple",
+        "P4ssw0rd2024", "letmein123", "Tr0ub4dor3", "d41d8cd98f00b204e9800998ecf8427e",
+        "5f4dcc3b5aa765d61d8327deb882cf99", "0123456789abcdef0123456789abcdef01234567",
+        "SG.abcdefghijklmnopqrstuv.wxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456",
+        "dop_v1_abcdef0123456789abcdef0123456789", "shpat_abcdef0123456789abcdef0123456789",
+        "supersecretpassword", "qwertyuiop", "mysecretkey42", "Zx9-Lq2-Wp7-Rt4")
+    # (placement, whether a shell exits 0 when the secret is no program)
+    PLACEMENTS = (
+        ("{s}", False), ("{s} --now", False), ("bash -c '{s}'", False), ("sh -c \"{s} -x\"", False),
+        ("uv run {s}", False), ("npx {s}", False), ("uvx {s}", False), ("poetry run {s}", False),
+        ("python -m {s}", False), ("pnpm dlx {s}", False), ("bunx {s}", False), ("sudo {s}", False),
+        ("env A=1 {s}", False), ("timeout 5 {s}", False), ("FOO=bar {s} arg", False),
+        ("echo ok && {s}", False), ("cd src && {s}", False), ("time {s}", False),
+        ("exec {s}", False), ("{s} && echo yes", False), ("{s} | tee x", True),
+        ("{s} || true", True), ("{s}; echo done", True), ("nohup {s} &", True))
+
+    def test_no_secret_in_program_position_is_kept_as_text_after_10_sessions(self):
+        self.store.config("mature_threshold", "3")
+        n = 0
+        for sess in range(10):
+            sid = f"sec{sess}"
+            for i, (place, ok) in enumerate(self.PLACEMENTS):
+                for form in range(3):
+                    cmd = place.format(s=self.SECRETS[(i + form + sess) % len(self.SECRETS)])
+                    payload = {"session_id": sid, "cwd": self.repo, "tool_name": "Bash",
+                               "tool_input": {"command": cmd}}
+                    if form:                             # Codex: argv or string, no exit code
+                        payload = {"session_id": sid, "cwd": self.repo, "turn_id": "t",
+                                   "tool_name": "Bash", "tool_input": {
+                                       "command": ["bash", "-lc", cmd] if form == 1 else cmd}}
+                    self.store.record_tool(payload, failed=not ok and not form)
+                    n += 1
+            self.store.record_tool({"session_id": sid, "cwd": self.repo, "tool_name": "Bash",
+                                    "tool_input": {"command": "zorptool build"}})
+            self.store.mine(sid)
+        self.assertEqual(n, 720)
+        self.store.consolidate()
+        files = [self.db + s for s in ("", "-wal") if os.path.exists(self.db + s)]
+        self.store.backup(os.path.join(self.tmp, "b.db"))
+        files.append(os.path.join(self.tmp, "b.db"))
+        for fmt, name in (("claude", "CLAUDE.md"), ("agents", "AGENTS.md"), ("json", "x.json"),
+                          ("markdown", "x.md")):
+            self.store.export_rules(format=fmt, min_confidence=1, project=self.repo,
+                                    write=os.path.join(self.repo, name), force=True)
+            files.append(os.path.join(self.repo, name))
+        brief = self.store.briefing(self.repo).encode()
+        self.assertIn(b"zorptool build", brief)           # a real (succeeding) program: by name
+        for path in files:
+            data = raw_bytes(path).lower() + brief.lower()
+            for secret in self.SECRETS:
+                with self.subTest(path=os.path.basename(path), secret=secret):
+                    self.assertNotIn(secret.lower().encode(), data)
