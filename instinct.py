@@ -1463,6 +1463,9 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     # busy-handler sleep (100 ms), so a hook gets the lock instead of waiting for the whole job
     _YIELD_S = 0.11
     _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
+    # A pattern forgotten in a project is shown there from no scope (a global or universal row)
+    _SQL_UNFORGOTTEN = (" AND NOT EXISTS (SELECT 1 FROM forgotten"
+                        " WHERE key = instinct_key(pattern, {}))")
     _SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
                   " VALUES (?,?,?,?,?,?,?,?)")
     # Every kind of event: kind -> (counts as an observation of its pattern, what it records).
@@ -1947,9 +1950,10 @@ class _Patterns(_Core):
         # Candidates strongest first from the covering index, one per pattern (this project's
         # row, else the strongest); the window of k grows until it provably holds the answer.
         narrow = "id, pattern, project, promoted, confidence FROM instincts WHERE promoted > 0"
-        ranked = (f"SELECT {narrow} AND project = '' AND quiet = 0 UNION ALL SELECT {narrow}"
+        here = _Core._SQL_UNFORGOTTEN.format(":p")      # forgotten here: in no scope
+        ranked = (f"SELECT {narrow} AND project = '' AND quiet = 0{here} UNION ALL SELECT {narrow}"
                   f" AND project = :p AND :p != '' AND quiet = 0 UNION ALL SELECT {narrow}"
-                  f" AND promoted = 3 AND project NOT IN ('', :p) AND quiet = 0"
+                  f" AND promoted = 3 AND project NOT IN ('', :p) AND quiet = 0{here}"
                   f" ORDER BY promoted DESC, confidence DESC, pattern LIMIT :k")
         k = limit * 2 + 16
         while True:
@@ -2928,8 +2932,11 @@ class _Memory(_Patterns):
         paths = [_Anchors.path(root, p.strip(), self.cwd)
                  for p in _check_text(about, "about", 4096).split(",") if p.strip()]
         with self._write() as conn:
-            conn.executemany("DELETE FROM forgotten WHERE key = ?",       # stored again on purpose
-                             [(k,) for k in _Mem.tombstones(f["type"], proj, f["title"], "")])
+            if conn.execute("SELECT 1 FROM forgotten WHERE key = ?",   # no writer brings it back
+                            _Mem.tombstones(f["type"], proj, f["title"], "")[:1]).fetchone():
+                raise ValidationError(
+                    f"a {f['type']} memory titled {f['title']!r} was forgotten here; not stored"
+                    f" (`instinct unforget-memory {f['type']} TITLE` lets it be stored again)")
             if supersedes is not None:
                 old = self._mem_get(conn, supersedes)
                 if "superseded_by" in old:
@@ -3086,8 +3093,8 @@ class _Memory(_Patterns):
     def forget_memory(self, id):
         """Delete a memory for good (for one that is wrong); returns the deleted record.
 
-        Importing its Markdown file again leaves it out; storing it again with `remember` brings it
-        back. Stale memories need no forgetting: they fade and are archived."""
+        Importing or storing it again leaves it out until `unforget-memory`. Stale memories need
+        no forgetting: they fade and are archived."""
         with self._write() as conn:
             rec = self._mem_get(conn, id)
             conn.execute("DELETE FROM memories WHERE id = ?", (id,))
@@ -3100,6 +3107,25 @@ class _Memory(_Patterns):
                         data=_dumps({"memory": id, "type": rec["type"]}))    # no copy of its text
         self._scrub()
         return rec
+
+    @operation(
+        Param("type", str, "the forgotten memory's type", required=True, positional=True,
+              choices=tuple(_Mem.MEMORY_TYPES)),
+        Param("title", str, "its title", required=True, positional=True),
+        Param("project", str, "'' global, a fingerprint or a project path (default: this one)"),
+        mcp="memory_unforget", title="Unforget a memory", idempotent=True,
+        output=_Out.obj({"type": _Out.STR, "title": _Out.STR, "project": _Out.STR},
+                        ("type", "title", "project")),
+        render=lambda r: f"[{r['type']}] {r['title']} may be stored again")
+    def unforget_memory(self, type, title, project=None):
+        """Lift a forgotten memory's tombstone, so that `remember` may store it again."""
+        proj = _resolve_project(project, self.cwd)
+        with self._write() as conn:
+            keys = _Mem.tombstones(type, proj, title, "")[:1]
+            if not conn.execute("DELETE FROM forgotten WHERE key = ?", keys).rowcount:
+                raise NotFoundError(f"no forgotten {type} memory titled {title!r} here")
+            self._event(conn, "unforget", "", proj)
+        return {"type": type, "title": title, "project": proj}
 
     @operation(
         _Mem.TYPE, _Mem.SCOPE,
@@ -4977,9 +5003,10 @@ class _Hints:
     LIFT_MIN = 10                    # decided hints of each arm (shown, held) before a lift is told
     NO_LIFT = 0.05                   # a lift whose interval ends below this is none (hint_demote)
     SQL_MATURE = ("SELECT pattern, confidence FROM instincts WHERE promoted > 0 AND quiet = 0"
-                  " AND project IN (?, '') AND pattern >= ? AND pattern < ?"   # evidence only:
-                  " AND (source = 'hooks' OR source LIKE 'import:%')"        # see mined_source
-                  " ORDER BY project = '', confidence DESC, pattern")
+                  " AND project IN (:p, '') AND pattern >= :lo AND pattern < :hi"  # evidence only:
+                  " AND (source = 'hooks' OR source LIKE 'import:%')"          # see mined_source
+                  + _Core._SQL_UNFORGOTTEN.format(":p")
+                  + " ORDER BY project = '', confidence DESC, pattern")
 
     def purpose(shape):
         """What a shape is for: its role ('test'), 'packages' (a package manager's), else None."""
@@ -5019,8 +5046,8 @@ class _Hints:
             purpose = _Hints.purpose(shape)
             if purpose is None:
                 continue
-            rows = (store._read(_Hints.SQL_MATURE, (project, "pref:", "pref;")) if rows is None
-                    else rows)
+            rows = (store._read(_Hints.SQL_MATURE, {"p": project, "lo": "pref:", "hi": "pref;"})
+                    if rows is None else rows)
             learned = _Hints.learned_for(rows, purpose, shape)
             if learned and not any(_Hints.agrees(shape, v, purpose) for _, v, _ in learned):
                 p, v, n = learned[0]
@@ -5033,7 +5060,8 @@ class _Hints:
 
     def fix_hint(store, project, step):
         """A failed command's learned fix, and a memory about the command -> ('fix', key, text)."""
-        fix = store._read(_Hints.SQL_MATURE, (project, f"fix:{step} by ", f"fix:{step} by!"))
+        fix = store._read(_Hints.SQL_MATURE, {"p": project, "lo": f"fix:{step} by ",
+                                                "hi": f"fix:{step} by!"})
         # `make`, not make (nor `make db`)
         names = (f"`{step}`",) + ((step,) if " " in step else ())
         mem = [(i, t) for i, t, c in store._read(
@@ -6267,6 +6295,7 @@ class _Export:
             rows = store._read(
                 f"SELECT {_Core._COLS} FROM instincts WHERE confidence >= :c AND (project IN"
                 " ('', :p) OR promoted = 3)" + (" AND category = :cat" if cat else "")
+                + _Core._SQL_UNFORGOTTEN.format(":p")
                 + " ORDER BY project = :p DESC, confidence DESC, pattern, project",  # its row first
                 {"c": 10 if min_confidence is None else min_confidence, "p": proj, "cat": cat})
             best = {}

@@ -1073,3 +1073,50 @@ class TestPlantedSecrets(HookCase):
             for secret in self.SECRETS:
                 with self.subTest(path=os.path.basename(path), secret=secret):
                     self.assertNotIn(secret.lower().encode(), data)
+
+
+class TestForgetIsTotal(_HintCase):
+    """A pattern forgotten in a project is shown there from no scope, and a forgotten memory is
+    brought back by no writer (an agent's memory_store included) until the user unforgets it."""
+
+    def cli(self, *args):
+        p = cli_process(*args, cwd=self.repo, env=child_env(home=self.home, db=self.db))
+        self.assertNotIn("Traceback", p.stderr)
+        return p
+
+    def test_a_global_row_does_not_bring_a_forgotten_pattern_back_into_the_project(self):
+        for _ in range(6):
+            self.store.observe("pref:indent=tabs", project=self.repo)
+        self.store.consolidate()
+        self.assertEqual(self.cli("forget", "pref:indent=tabs", "--project", self.repo)
+                         .returncode, 0)
+        for _ in range(6):                             # a plain observe, a teammate's import
+            self.store.observe("pref:indent=tabs")
+        self.store.consolidate()
+        self.assertIn("pref:indent=tabs", [r["pattern"] for r in self.store.suggest(project="")])
+        self.assertNotIn("pref:indent=tabs", self.cli("suggest").stdout)
+        self.assertNotIn("tabs", self.store.briefing(self.repo))
+        for fmt in ("json", "markdown", "claude"):
+            out = self.cli("export", "--format", fmt, "--project", self.repo, "--min-confidence",
+                           "1").stdout
+            self.assertNotIn("tabs", out, fmt)
+
+    def test_memory_store_does_not_lift_a_forgotten_memory(self):
+        m = self.store.remember("feedback", "Push after commit", "always push", project=self.repo)
+        self.assertEqual(self.cli("forget-memory", str(m["id"])).returncode, 0)
+        msgs = [init_msg("2025-06-18"), {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                req(2, "tools/call", {"name": "memory_store", "arguments": {
+                    "type": "feedback", "title": "Push after commit", "content": "always push",
+                    "project": self.repo}})]
+        replies, _ = serve_once(msgs, child_env(home=self.home, db=self.db), self.repo)
+        result = replies[-1]["result"]
+        self.assertTrue(result["isError"])
+        self.assertIn("was forgotten here", result["content"][0]["text"])
+        self.assertEqual(self.store.memories(project=self.repo), [])
+        p = self.cli("remember", "feedback", "Push after commit", "always push", "--project", ".")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("unforget-memory", p.stderr)
+        self.assertEqual(self.cli("unforget-memory", "feedback", "Push after commit").returncode, 0)
+        self.assertEqual(self.cli("remember", "feedback", "Push after commit", "always push",
+                                  "--project", ".").returncode, 0)
+        self.assertEqual(len(self.store.memories(project=self.repo)), 1)
