@@ -1490,6 +1490,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         "restore_memory": (False, "an archived memory restored; data = {memory, type, title}"),
         "forget_memory": (False, "a memory deleted; data = {memory, type}"),
         "memory_decay": (False, "memories aged; delta = -how many, data = {archived}"),
+        "written": (False, "a file instinct wrote; data = 'f:' (export) or 'm:' (a memory) + path"),
     }
     # The condition every reader counts observations by (explain, effectiveness)
     _SQL_OBSERVED = "kind IN (%s)" % ", ".join(f"'{k}'"
@@ -1596,6 +1597,13 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     def _event(self, conn, kind, pattern="", project="", source="", delta=0, data=""):
         conn.execute(_Core._SQL_EVENT, (self._now(), kind, pattern, project, source, self.session,
                                         delta, data))
+
+    def _wrote(self, path, memory=False):
+        """Note a file instinct wrote (once), so that `purge` reaches it too ('m:' a memory's)."""
+        data = ("m:" if memory else "f:") + path
+        with self._write() as conn:
+            conn.execute("DELETE FROM events WHERE kind = 'written' AND data = ?", (data,))
+            self._event(conn, "written", data=data)
 
     def _reinforce(self, conn, pattern, project, *, source, session, ts, delta=None,
                    kind="observe", category=None, metadata=None, seen=None, data=""):
@@ -3392,6 +3400,7 @@ class _Memory(_Patterns):
             except OSError:
                 pass
             _atomic_write(path, data, private=True)
+            self._wrote(path, memory=True)
             written += 1
         return {"dir": d, "files": len(items), "written": written, "unchanged": same}
 
@@ -4167,15 +4176,17 @@ class _Call:
         f = data.split("\t") + ["", ""]
         return cls(f[0], f[1], f[2], f[3:len(f) - 2])
 
-    def private(self, conn, session, cwd=None, ran=False):
+    def private(self, conn, session, cwd=None, ran=None):
         """This call with each program word not in `known_words` as a keyed hash ('#' + 10 hex)
-        until a second session uses it and it names something real (`real`; `ran`: this call
-        succeeded, so its last program exists): then the word is learned (table `seen`) and the
-        stored steps holding its hash are rewritten to it. A pasted password stays a hash."""
+        until a second session uses it and it names something real (`real`), or ran: `ran` is
+        (a plain command that succeeded, the response's text) of a call that did not fail. Then
+        the word is learned (table `seen`) and the stored steps holding its hash are rewritten to
+        it. A pasted password (command not found) stays a hash however often it recurs."""
         if self.tool not in self.SHELLS:
             return self
         shapes = list(map(_Call.program_words, self.cmds))
-        last = shapes[-1][0][shapes[-1][1][-1]] if ran and shapes else None
+        plain, said = ran or (False, "")
+        last = shapes[-1][0][shapes[-1][1][-1]] if plain and shapes else None
         known = _Call.known_words()
         found = {words[i]: "" for words, at in shapes for i in at
                  if words[i] not in known and not words[i].startswith("#")}
@@ -4190,7 +4201,8 @@ class _Call:
             if first is None:
                 _Call.seen_add(conn, h, session)
             if (word is None and first not in (None, session)   # a second session, a real name
-                    and (w == last or _Call.real(w, cwd))):
+                    and (w == last or _Call.real(w, cwd) or said and not (
+                        w in said and any(m in said for m in _Call.MISSING)))):
                 conn.execute("UPDATE seen SET word = ? WHERE hash = ?", (w, h))
                 conn.execute("UPDATE events SET data = replace(data, ?, ?) WHERE instr(data, ?)"
                              " AND kind IN ('tool', 'tool_fail')", ("#" + h, w, "#" + h))
@@ -4289,6 +4301,15 @@ class _Call:
         tinput = payload.get("tool_input")
         cmd = tinput.get("command") if isinstance(tinput, dict) else None
         return isinstance(cmd, str) and not any(c in cmd for c in "|;&\n`$()")
+
+    # What a shell says of a word that names no program (bash, zsh, npx, uv, python -m, nohup)
+    MISSING = ("not found", "No such file", "not recognized", "No module named", "Failed to spawn",
+               "could not determine executable", "404", "Unknown command", "failed to run")
+
+    def said(payload):
+        """A call's response as text (its first 4,000 characters), to tell a run program."""
+        resp = payload.get("tool_response")
+        return (resp if isinstance(resp, str) else _dumps(resp) if resp else "")[:4000]
 
     def real(word, cwd):
         """Whether a program word names something real: a program on the PATH, a file in `cwd`."""
@@ -4452,6 +4473,8 @@ class _Presenter:
                 continue
             seen.add(p)
             steps = _Presenter.item_steps(p) if _Corpus.mined_source(r.get("source")) else []
+            if any(w.startswith("#") for st in steps for w in st.split()):
+                continue                          # a hashed (unnamed) program tells nothing
             if steps:
                 if p.startswith("combo:"):
                     k = sum(set(steps) <= set(x) for x in recent)
@@ -4940,8 +4963,8 @@ class _Learning(_Memory):
         source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload
                                                        else "claude-code")
         with self._write() as conn:
-            call = call.private(conn, session, cwd, ran=not failed and source != "codex"
-                                and _Call.plain(payload))
+            call = call.private(conn, session, cwd, None if failed else (
+                source != "codex" and _Call.plain(payload), _Call.said(payload)))
             when = self._now() if ts is None else _iso(ts)
             conn.execute(_Core._SQL_EVENT, (when, "tool_fail" if failed else "tool", "", proj,
                                             source[:40], session, 0, call.encode()))
@@ -6362,8 +6385,46 @@ class _Export:
         changed = data != old
         if changed:
             _atomic_write(path, data)
+            store._wrote(path)
         return {"path": path, "format": fmt, "included": kept, "dropped": dropped,
                 "changed": changed, "bytes": len(data), "lint": lint}
+
+    def purge_files(paths, text, dry_run):
+        """Drop the lines holding `text` from what instinct wrote in `paths` (its block, or the
+        whole file it owns; a memory file: the file) -> (files changed, files where the text stands
+        outside instinct's part, which purge cannot reach)."""
+        changed, missed = 0, []
+        for kind, _, path in (p.partition(":") for p in paths):
+            try:
+                raw = _read_regular(path, 8 * 1024 * 1024)
+            except (OSError, ValueError):
+                continue
+            data = raw.decode("utf-8", "surrogateescape")
+            if text not in data:
+                continue
+            begin, end = data.find(_Export.BLOCK_BEGIN), data.rfind(_Export.BLOCK_END)
+            if kind == "m":
+                new = None                     # an exported memory: the file goes
+            else:
+                lo, hi = (begin, end) if 0 <= begin < end else (0, len(data))
+                keep = [ln for ln in data[lo:hi].splitlines(True) if text not in ln]
+                new = data[:lo] + "".join(keep) + data[hi:]
+                if text in new:
+                    missed.append(path)
+                    new = None if new == data else new
+                    if new is None:
+                        continue
+            changed += 1
+            try:
+                if dry_run:
+                    pass
+                elif new is None:
+                    os.remove(path)
+                else:
+                    _atomic_write(path, new.encode("utf-8", "surrogateescape"))
+            except (OSError, StoreError):
+                missed.append(path)
+        return changed, missed
 
     def nothing_to_export(store, min_confidence, proj, cat, path):
         """Why `export --write` writes no file of no rules, and what would export the mature ones
@@ -6835,13 +6896,17 @@ class _Sharing(_Memory):
         _Core._DRY_RUN,
         title="Purge a text from the store", destructive=True, idempotent=True,
         output=_Out.obj({k: _Out.INT for k in ("instincts", "memories", "events", "other",
-                                               "backup")}
-                        | {"dry_run": _Out.BOOL, "backup_file": _Out.STR},
+                                               "backup", "files")}
+                        | {"dry_run": _Out.BOOL, "backup_file": _Out.STR,
+                           "not_reached": {"type": "array", "items": _Out.STR}},
                         ("instincts", "memories", "events", "other", "backup")),
         render=lambda r: (f"{'Would purge' if r.get('dry_run') else 'Purged'}: {r['instincts']}"
                           f" instincts, {r['memories']} memories, {r['events']} events,"
                           f" {r['other']} other rows"
                           + (f"; {r['backup']} rows from older backups" if r["backup"] else "")
+                          + (f"; {r['files']} files instinct wrote" if r.get("files") else "")
+                          + "".join(f"\nnot reached (the text stands outside what instinct"
+                                    f" wrote): {p}" for p in r.get("not_reached", ()))
                           + _Core._backup_note(r)))
     def purge(self, text, dry_run=False):
         """Delete every record holding a text (a leaked secret, a name), here and in the backups.
@@ -6858,11 +6923,16 @@ class _Sharing(_Memory):
         from contextlib import suppress
         older = [p for p in [self.path + ".bak"] + self._auto_backups() if os.path.isfile(p)]
 
+        written = [p for p, in self._read("SELECT DISTINCT data FROM events"
+                                          " WHERE kind = 'written'")]
+
         def run(store):
             counts = dict(store._purge(text), backup=0)
             for bak in older if store is self else ():
                 with suppress(InstinctError), type(self)(bak, timeout=self._db.timeout) as old:
                     counts["backup"] += sum(old._purge(text).values())
+            counts["files"], counts["not_reached"] = _Export.purge_files(
+                written, text, dry_run or store is not self)
             return counts
         return self._guarded("purge", dry_run, run)
 

@@ -1044,17 +1044,23 @@ class TestPlantedSecrets(HookCase):
             sid = f"sec{sess}"
             for i, (place, ok) in enumerate(self.PLACEMENTS):
                 for form in range(3):
-                    cmd = place.format(s=self.SECRETS[(i + form + sess) % len(self.SECRETS)])
+                    secret = self.SECRETS[(i + form + sess) % len(self.SECRETS)]
+                    cmd = place.format(s=secret)
+                    said = f"bash: line 1: {secret}: command not found"   # what a shell says
                     payload = {"session_id": sid, "cwd": self.repo, "tool_name": "Bash",
-                               "tool_input": {"command": cmd}}
+                               "tool_input": {"command": cmd}, "tool_response": {
+                                   "stdout": "ok" * ok, "stderr": said, "interrupted": False}}
                     if form:                             # Codex: argv or string, no exit code
                         payload = {"session_id": sid, "cwd": self.repo, "turn_id": "t",
-                                   "tool_name": "Bash", "tool_input": {
+                                   "tool_name": "Bash", "tool_response": said, "tool_input": {
                                        "command": ["bash", "-lc", cmd] if form == 1 else cmd}}
                     self.store.record_tool(payload, failed=not ok and not form)
                     n += 1
             self.store.record_tool({"session_id": sid, "cwd": self.repo, "tool_name": "Bash",
                                     "tool_input": {"command": "zorptool build"}})
+            self.store.record_tool({"session_id": sid, "cwd": self.repo, "tool_name": "Bash",
+                                    "tool_input": {"command": "blorpcap -r x | head -3"},
+                                    "tool_response": {"stdout": "1 0.0 10.0.0.1 TCP 60"}})
             self.store.mine(sid)
         self.assertEqual(n, 720)
         self.store.consolidate()
@@ -1068,6 +1074,7 @@ class TestPlantedSecrets(HookCase):
             files.append(os.path.join(self.repo, name))
         brief = self.store.briefing(self.repo).encode()
         self.assertIn(b"zorptool build", brief)           # a real (succeeding) program: by name
+        self.assertIn(b"blorpcap", brief)                 # ran in a pipe, said nothing missing
         for path in files:
             data = raw_bytes(path).lower() + brief.lower()
             for secret in self.SECRETS:
