@@ -2940,8 +2940,8 @@ class _Memory(_Patterns):
         paths = [_Anchors.path(root, p.strip(), self.cwd)
                  for p in _check_text(about, "about", 4096).split(",") if p.strip()]
         with self._write() as conn:
-            if conn.execute("SELECT 1 FROM forgotten WHERE key = ?",   # no writer brings it back
-                            _Mem.tombstones(f["type"], proj, f["title"], "")[:1]).fetchone():
+            if conn.execute("SELECT 1 FROM forgotten WHERE key IN (?, ?)",  # no writer lifts it
+                            _Mem.tombstones(f["type"], proj, f["title"], "")).fetchone():
                 raise ValidationError(
                     f"a {f['type']} memory titled {f['title']!r} was forgotten here; not stored"
                     f" (`instinct unforget-memory {f['type']} TITLE` lets it be stored again)")
@@ -3129,8 +3129,8 @@ class _Memory(_Patterns):
         """Lift a forgotten memory's tombstone, so that `remember` may store it again."""
         proj = _resolve_project(project, self.cwd)
         with self._write() as conn:
-            keys = _Mem.tombstones(type, proj, title, "")[:1]
-            if not conn.execute("DELETE FROM forgotten WHERE key = ?", keys).rowcount:
+            keys = _Mem.tombstones(type, proj, title, "")
+            if not conn.execute("DELETE FROM forgotten WHERE key IN (?, ?)", keys).rowcount:
                 raise NotFoundError(f"no forgotten {type} memory titled {title!r} here")
             self._event(conn, "unforget", "", proj)
         return {"type": type, "title": title, "project": proj}
