@@ -96,7 +96,7 @@ __all__ = [
 ENV_DB = "INSTINCT_DB"
 ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 BUSY_TIMEOUT_S = 30.0
 # Hooks and CLI: a commit past ~4 MB of WAL checkpoints (PASSIVE), a restarting WAL is cut to 4 MB.
 # The MCP server checkpoints every 10,000 pages (~14 % faster observe); the next hook trims it.
@@ -489,9 +489,19 @@ def project_fingerprint(path=None):
     return _sha256_hex(project_root(path))[:12]
 
 
-def _forgotten_key(pattern, project):
-    """A tombstone's key (section 10): a hash, so no copy of a forgotten pattern is kept."""
-    return "p" + _sha256_hex(f"{pattern}\x1f{project}")[:31]
+def _forgotten_key(pattern, project, key=None):
+    """A tombstone's key (section 10): a hash keyed with the store's key file, so no copy of a
+    forgotten pattern is kept and a backup alone gives none back; no key: the unkeyed form that
+    stores before schema v16 wrote (still honoured)."""
+    if key is None:
+        return "p" + _sha256_hex(f"{pattern}\x1f{project}")[:31]
+    return "k" + _keyed(key, f"{pattern}\x1f{project}", 16)
+
+
+def _keyed(key, text, size=5):
+    import hashlib
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), key=key,
+                           digest_size=size).hexdigest()
 
 
 def _is_fingerprint(s):
@@ -835,7 +845,21 @@ END;
         first session; `word` names a program a second session used; row 'key': the store's key."""
         conn.execute("CREATE TABLE seen (hash TEXT PRIMARY KEY, session TEXT NOT NULL, word TEXT)")
 
-    MIGRATIONS = (v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15)
+    def v16(conn):
+        """The key of `seen`'s hashes moves out of the database, into `<database>.key` (0600)."""
+        row = conn.execute("SELECT word FROM seen WHERE hash = 'key'").fetchone()
+        path = conn.execute("PRAGMA database_list").fetchone()[2] + ".key"
+        if row:
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                raise StoreError(f"{path} exists, but this store's key is still inside it: move"
+                                 " the key file away and open the store again") from None
+            with os.fdopen(fd, "w") as f:
+                f.write(row[0] + "\n")
+            conn.execute("DELETE FROM seen WHERE hash = 'key'")
+
+    MIGRATIONS = (v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16)
 
     def has_fts5(conn):
         try:
@@ -1003,7 +1027,7 @@ class _DB:
         self.path = path
         self.create_dir = create_dir
         self.timeout = timeout
-        self._conn = None
+        self._conn = self._key = None
         self.checkpoint_pages = WAL_AUTOCHECKPOINT_PAGES
         self.read_only = False             # set when the store could only be opened read-only
 
@@ -1071,7 +1095,9 @@ class _DB:
         conn = sqlite3.connect(target, uri=uri, timeout=self.timeout, isolation_level=None,
                                check_same_thread=False)
         try:
-            conn.create_function("instinct_key", 2, _forgotten_key, deterministic=True)
+            conn.create_function("instinct_key", 3, lambda p, proj, keyed: _forgotten_key(
+                p, proj, self.key() if keyed else None), deterministic=True)
+            conn.create_function("instinct_hash", 1, lambda t: _keyed(self.key(), t))
             version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0],
                                  conn=conn)
             if version > SCHEMA_VERSION:
@@ -1100,6 +1126,23 @@ class _DB:
                 f"has schema v{version}; open it once writable to upgrade it to v{SCHEMA_VERSION}"
                 if version else "holds no instinct store yet"))
         return conn
+
+    def key(self):
+        """The store's secret key, in the 0600 file `<database>.key` beside it: never in the
+        database, a backup or an export. Made on first use; schema v16 moved an older one there."""
+        if self._key is None:
+            path = self.path + ".key"
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "w") as f:
+                    f.write(os.urandom(16).hex() + "\n")
+            except OSError:           # there already (or a read-only folder: read, else refuse)
+                pass
+            try:
+                self._key = bytes.fromhex(_read_regular(path, 200).decode("ascii").strip())
+            except (OSError, ValueError, UnicodeError) as e:
+                raise StoreError(f"cannot read the store's key file {path}: {e}") from None
+        return self._key
 
     def _migrate(self, conn):
         self.retry(conn.execute, "BEGIN IMMEDIATE", conn=conn)
@@ -1445,7 +1488,8 @@ INSERT INTO instincts
     (pattern, category, confidence, first_seen, last_seen, source, project, metadata)
 SELECT p, :category, :delta, :first, :last, :source, :project, :meta
 FROM (SELECT coalesce((SELECT pattern FROM aliases WHERE alias = :pattern), :pattern) AS p)
-WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE key = instinct_key(p, :project))
+WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE key IN (instinct_key(p, :project, 1),
+                                                        instinct_key(p, :project, 0)))
 ON CONFLICT (pattern, project) DO UPDATE SET
     confidence = confidence + :delta,
     first_seen = min(first_seen, :first),
@@ -1464,8 +1508,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     _YIELD_S = 0.11
     _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
     # A pattern forgotten in a project is shown there from no scope (a global or universal row)
-    _SQL_UNFORGOTTEN = (" AND NOT EXISTS (SELECT 1 FROM forgotten"
-                        " WHERE key = instinct_key(pattern, {}))")
+    _SQL_UNFORGOTTEN = (" AND NOT EXISTS (SELECT 1 FROM forgotten WHERE key IN"
+                        " (instinct_key(pattern, {0}, 1), instinct_key(pattern, {0}, 0)))")
     _SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
                   " VALUES (?,?,?,?,?,?,?,?)")
     # Every kind of event: kind -> (counts as an observation of its pattern, what it records).
@@ -1760,7 +1804,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
                 conn.execute("DELETE FROM settings WHERE substr(key, 1, ?) = ?",
                              (len(p) + 9, f"pattern.{p}."))
             conn.execute("INSERT OR REPLACE INTO forgotten (key, ts) VALUES (?, ?)",
-                         (_forgotten_key(p, proj), self._now()))
+                         (_forgotten_key(p, proj, self._db.key()), self._now()))
             self._event(conn, "forget", "", proj, delta=-rec["confidence"])  # no copy of the name
         self._scrub()
         return {**rec, "scope": scope, "events": events, "root": self._roots([proj]).get(proj, "")}
@@ -2104,8 +2148,8 @@ class _Patterns(_Core):
         with self._write() as conn:
             p = self._canonical(p, conn)
             for proj in projs:
-                key = _forgotten_key(p, proj)
-                if conn.execute("DELETE FROM forgotten WHERE key = ?", (key,)).rowcount:
+                keys = _forgotten_key(p, proj, self._db.key()), _forgotten_key(p, proj)
+                if conn.execute("DELETE FROM forgotten WHERE key IN (?, ?)", keys).rowcount:
                     self._event(conn, "unforget", "", proj)
                     return {"pattern": p, "project": proj}
         where = f"in project {projs[0]}" if projs[0] else "globally"
@@ -2387,10 +2431,14 @@ class _Mem:
         from zlib import crc32
         return crc32(f"{kind}\x1f{mtype}\x1f{project}\x1f{text}".encode())
 
-    def tombstones(mtype, project, title, name):
-        """A forgotten memory's tombstones (table `forgotten`): hashes of its title and name."""
-        return ["m%d" % _Mem.key("t", mtype, project, " ".join(_Mem.words(title))),
-                "m%d" % _Mem.key("n", mtype, project, name or _Mem.slug(mtype, title))]
+    def tombstones(mtype, project, title, name, key=None):
+        """A forgotten memory's tombstones (table `forgotten`): hashes of its title and name keyed
+        with `key`, then the unkeyed ones stores before schema v16 wrote (still honoured)."""
+        texts = (f"t\x1f{mtype}\x1f{project}\x1f{' '.join(_Mem.words(title))}",
+                 f"n\x1f{mtype}\x1f{project}\x1f{name or _Mem.slug(mtype, title)}")
+        from zlib import crc32
+        return ["n" + _keyed(key, t, 16) for t in texts] + ["m%d" % crc32(t.encode())
+                                                            for t in texts]
 
     def keys(mtype, project, title, content, name=""):
         """Keys finding a memory's repeats in its scope: title, name, 4 bands of 2 min-hashes of
@@ -2940,8 +2988,9 @@ class _Memory(_Patterns):
         paths = [_Anchors.path(root, p.strip(), self.cwd)
                  for p in _check_text(about, "about", 4096).split(",") if p.strip()]
         with self._write() as conn:
-            if conn.execute("SELECT 1 FROM forgotten WHERE key IN (?, ?)",  # no writer lifts it
-                            _Mem.tombstones(f["type"], proj, f["title"], "")).fetchone():
+            if conn.execute("SELECT 1 FROM forgotten WHERE key IN (?, ?, ?, ?)",  # none lifts it
+                            _Mem.tombstones(f["type"], proj, f["title"], "",
+                                            self._db.key())).fetchone():
                 raise ValidationError(
                     f"a {f['type']} memory titled {f['title']!r} was forgotten here; not stored"
                     f" (`instinct unforget-memory {f['type']} TITLE` lets it be stored again)")
@@ -3107,8 +3156,9 @@ class _Memory(_Patterns):
             rec = self._mem_get(conn, id)
             conn.execute("DELETE FROM memories WHERE id = ?", (id,))
             conn.executemany("INSERT OR REPLACE INTO forgotten (key, ts) VALUES (?, ?)", [
-                (k, self._now()) for k in _Mem.tombstones(rec["type"], rec["project"], rec["title"],
-                                                          _Mem.md(rec["metadata"]).get("name"))])
+                (k, self._now()) for k in _Mem.tombstones(
+                    rec["type"], rec["project"], rec["title"], _Mem.md(rec["metadata"]).get("name"),
+                    self._db.key())[:2]])
             conn.execute("DELETE FROM events WHERE substr(data, 1, ?) IN (?, ?)",
                          (len(str(id)) + 11, f'{{"memory":{id},', f'{{"memory":{id}}}'))
             self._event(conn, "forget_memory", project=rec["project"], delta=-rec["confidence"],
@@ -3129,8 +3179,9 @@ class _Memory(_Patterns):
         """Lift a forgotten memory's tombstone, so that `remember` may store it again."""
         proj = _resolve_project(project, self.cwd)
         with self._write() as conn:
-            keys = _Mem.tombstones(type, proj, title, "")
-            if not conn.execute("DELETE FROM forgotten WHERE key IN (?, ?)", keys).rowcount:
+            keys = _Mem.tombstones(type, proj, title, "", self._db.key())
+            if not conn.execute("DELETE FROM forgotten WHERE key IN (?, ?, ?, ?)",
+                                keys).rowcount:
                 raise NotFoundError(f"no forgotten {type} memory titled {title!r} here")
             self._event(conn, "unforget", "", proj)
         return {"type": type, "title": title, "project": proj}
@@ -3315,8 +3366,8 @@ class _Memory(_Patterns):
 
     def _mem_import_one(self, conn, f, proj, name, confidence):
         mtype, title = f["type"], f["title"]
-        if conn.execute("SELECT 1 FROM forgotten WHERE key IN (?, ?)",
-                        _Mem.tombstones(mtype, proj, title, name)).fetchone():
+        if conn.execute("SELECT 1 FROM forgotten WHERE key IN (?, ?, ?, ?)",
+                        _Mem.tombstones(mtype, proj, title, name, self._db.key())).fetchone():
             return "forgotten"
         keys = _Mem.keys(mtype, proj, title, f["content"], name)
         rows = conn.execute(
@@ -4320,13 +4371,8 @@ class _Call:
             or bool(cwd) and os.path.isfile(os.path.join(cwd, word))
 
     def keyed(conn, text):
-        """A keyed hash of `text` (10 hex), with the store's random key (made on first use)."""
-        import hashlib
-        row = conn.execute("SELECT word FROM seen WHERE hash = 'key'").fetchone()
-        if row is None:
-            row = (os.urandom(16).hex(),)
-            conn.execute("INSERT INTO seen (hash, session, word) VALUES ('key', '', ?)", row)
-        return hashlib.blake2b(text.encode(), key=bytes.fromhex(row[0]), digest_size=5).hexdigest()
+        """A keyed hash of `text` (10 hex), with the store's key (`_DB.key`)."""
+        return conn.execute("SELECT instinct_hash(?)", (text,)).fetchone()[0]
 
     def seen_add(conn, h, session):
         """Note hash `h` first seen in `session`; the oldest unlearned beyond SEEN_MAX go."""

@@ -33,7 +33,7 @@ import unittest
 import instinct
 from tests.helpers import (INSTINCT_PY, LATER, ROOT, Clock, HomeCase, HookCase, child_env,
                            cli_process, init_msg, label, make_repo, raw_bytes, req, rows,
-                           setUpModule, call_summary, temp_dir, serve_once)
+                           setUpModule, call_summary, temp_dir, serve_once, old_schema_db, read)
 from tests.test_bench import sessions
 
 
@@ -1127,3 +1127,63 @@ class TestForgetIsTotal(_HintCase):
         self.assertEqual(self.cli("remember", "feedback", "Push after commit", "always push",
                                   "--project", ".").returncode, 0)
         self.assertEqual(len(self.store.memories(project=self.repo)), 1)
+
+
+class TestKeysApart(HookCase):
+    """The key of program-word hashes and tombstones lives in `<database>.key` (0600), never in
+    the database, so a backup alone and a word list give back no hashed word nor forgotten name."""
+    WORD, PATTERN = "zorpsecret", "pref:deploy-token=zorpsecret"
+
+    def test_a_backup_and_a_word_list_give_nothing_back(self):
+        repo = self.repo
+        for sid in ("k1", "k2"):
+            self.store.record_tool({"session_id": sid, "cwd": repo, "tool_name": "Bash",
+                                    "tool_input": {"command": f"{self.WORD} --now"}}, failed=True)
+        self.store.observe(self.PATTERN, project=repo)
+        self.store.forget(self.PATTERN, project=repo)
+        m = self.store.remember("reference", "Deploy zorpsecret", "use it", project=repo)
+        self.store.forget_memory(m["id"])
+        backup = os.path.join(self.tmp, "b.db")
+        self.store.backup(backup)
+        keyfile = self.db + ".key"
+        self.assertEqual(os.stat(keyfile).st_mode & 0o777, 0o600)
+        key = bytes.fromhex(read(keyfile).strip())
+        self.assertFalse(os.path.exists(backup + ".key"))
+        con = sqlite3.connect(backup)
+        tombs = {k for k, in con.execute("SELECT key FROM forgotten")}
+        hashes = {h for h, in con.execute("SELECT hash FROM seen")}
+        data = " ".join(d for d, in con.execute("SELECT data FROM events"))
+        self.assertEqual(con.execute("SELECT count(*) FROM seen WHERE hash = 'key'").fetchone(),
+                         (0,))
+        con.close()
+        self.assertEqual(len(tombs), 3)                     # the pattern's, the memory's two
+        fp = instinct.project_fingerprint(repo)
+        words = [self.WORD, self.PATTERN, "deploy zorpsecret", "password", "hunter2"]
+        # with the key the hashes match (so the test can fail) ...
+        self.assertIn(instinct._keyed(key, self.WORD), hashes)
+        self.assertIn(instinct._forgotten_key(self.PATTERN, fp, key), tombs)
+        self.assertIn("#" + instinct._keyed(key, self.WORD), data)
+        # ... without it, no guess from the word list does, keyed or not
+        for w in words:
+            for guess in (instinct._forgotten_key(w, fp), instinct._forgotten_key(w, fp, b""),
+                          instinct._keyed(b"", w), instinct._sha256_hex(w)[:10]):
+                self.assertNotIn(guess, tombs | hashes, w)
+                self.assertNotIn("#" + guess, data, w)
+        for mem in instinct._Mem.tombstones("reference", fp, "Deploy zorpsecret", "", b""):
+            self.assertNotIn(mem, tombs)
+        self.assertNotIn(self.WORD.encode(), raw_bytes(backup))
+
+    def test_an_older_store_moves_its_key_out_and_keeps_its_tombstones(self):
+        path = os.path.join(self.tmp, "old.db")
+        con = old_schema_db(path, 15)
+        con.execute("INSERT INTO seen (hash, session, word) VALUES ('key', '', ?)", ("ab" * 16,))
+        con.execute("INSERT INTO forgotten (key, ts) VALUES (?, '2026-01-01T00:00:00+00:00')",
+                    (instinct._forgotten_key("pref:gone", ""),))       # unkeyed, as v15 wrote
+        con.close()
+        store = instinct.InstinctStore(path)
+        self.addCleanup(store.close)
+        self.assertTrue(store.observe("pref:gone").get("forgotten"))
+        self.assertEqual(read(path + ".key").strip(), "ab" * 16)
+        self.assertEqual(rows(path, "SELECT count(*) FROM seen WHERE hash = 'key'"), [(0,)])
+        self.assertEqual(store.unforget("pref:gone", project="")["pattern"], "pref:gone")
+        self.assertFalse(store.observe("pref:gone").get("forgotten"))
