@@ -96,7 +96,7 @@ __all__ = [
 ENV_DB = "INSTINCT_DB"
 ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 BUSY_TIMEOUT_S = 30.0
 # Hooks and CLI: a commit past ~4 MB of WAL checkpoints (PASSIVE), a restarting WAL is cut to 4 MB.
 # The MCP server checkpoints every 10,000 pages (~14 % faster observe); the next hook trims it.
@@ -506,9 +506,19 @@ def project_fingerprint(path=None):
     return _sha256_hex(project_root(path))[:12]
 
 
-def _forgotten_key(pattern, project):
-    """A tombstone's key (section 10): a hash, so no copy of a forgotten pattern is kept."""
-    return "p" + _sha256_hex(f"{pattern}\x1f{project}")[:31]
+def _forgotten_key(pattern, project, key=None):
+    """A tombstone's key (section 10): a hash keyed with the store's key file, so no copy of a
+    forgotten pattern is kept and a backup alone gives none back; no key: the unkeyed form that
+    stores before schema v16 wrote (still honoured)."""
+    if key is None:
+        return "p" + _sha256_hex(f"{pattern}\x1f{project}")[:31]
+    return "k" + _keyed(key, f"{pattern}\x1f{project}", 16)
+
+
+def _keyed(key, text, size=5):
+    import hashlib
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), key=key,
+                           digest_size=size).hexdigest()
 
 
 def _is_fingerprint(s):
@@ -852,7 +862,21 @@ END;
         first session; `word` names a program a second session used; row 'key': the store's key."""
         conn.execute("CREATE TABLE seen (hash TEXT PRIMARY KEY, session TEXT NOT NULL, word TEXT)")
 
-    MIGRATIONS = (v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15)
+    def v16(conn):
+        """The key of `seen`'s hashes moves out of the database, into `<database>.key` (0600)."""
+        row = conn.execute("SELECT word FROM seen WHERE hash = 'key'").fetchone()
+        path = conn.execute("PRAGMA database_list").fetchone()[2] + ".key"
+        if row:
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                raise StoreError(f"{path} exists, but this store's key is still inside it: move"
+                                 " the key file away and open the store again") from None
+            with os.fdopen(fd, "w") as f:
+                f.write(row[0] + "\n")
+            conn.execute("DELETE FROM seen WHERE hash = 'key'")
+
+    MIGRATIONS = (v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16)
 
     def has_fts5(conn):
         try:
@@ -1035,7 +1059,7 @@ class _DB:
         self.path = path
         self.create_dir = create_dir
         self.timeout = timeout
-        self._conn = None
+        self._conn = self._key = None
         self.checkpoint_pages = WAL_AUTOCHECKPOINT_PAGES
         self.read_only = False             # set when the store could only be opened read-only
 
@@ -1103,7 +1127,9 @@ class _DB:
         conn = sqlite3.connect(target, uri=uri, timeout=self.timeout, isolation_level=None,
                                check_same_thread=False)
         try:
-            conn.create_function("instinct_key", 2, _forgotten_key, deterministic=True)
+            conn.create_function("instinct_key", 3, lambda p, proj, keyed: _forgotten_key(
+                p, proj, self.key() if keyed else None), deterministic=True)
+            conn.create_function("instinct_hash", 1, lambda t: _keyed(self.key(), t))
             version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0],
                                  conn=conn)
             if version > SCHEMA_VERSION:
@@ -1132,6 +1158,23 @@ class _DB:
                 f"has schema v{version}; open it once writable to upgrade it to v{SCHEMA_VERSION}"
                 if version else "holds no instinct store yet"))
         return conn
+
+    def key(self):
+        """The store's secret key, in the 0600 file `<database>.key` beside it: never in the
+        database, a backup or an export. Made on first use; schema v16 moved an older one there."""
+        if self._key is None:
+            path = self.path + ".key"
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "w") as f:
+                    f.write(os.urandom(16).hex() + "\n")
+            except OSError:           # there already (or a read-only folder: read, else refuse)
+                pass
+            try:
+                self._key = bytes.fromhex(_read_regular(path, 200).decode("ascii").strip())
+            except (OSError, ValueError, UnicodeError) as e:
+                raise StoreError(f"cannot read the store's key file {path}: {e}") from None
+        return self._key
 
     def _migrate(self, conn):
         self.retry(conn.execute, "BEGIN IMMEDIATE", conn=conn)
@@ -1477,7 +1520,8 @@ INSERT INTO instincts
     (pattern, category, confidence, first_seen, last_seen, source, project, metadata)
 SELECT p, :category, :delta, :first, :last, :source, :project, :meta
 FROM (SELECT coalesce((SELECT pattern FROM aliases WHERE alias = :pattern), :pattern) AS p)
-WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE key = instinct_key(p, :project))
+WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE key IN (instinct_key(p, :project, 1),
+                                                        instinct_key(p, :project, 0)))
 ON CONFLICT (pattern, project) DO UPDATE SET
     confidence = confidence + :delta,
     first_seen = min(first_seen, :first),
@@ -1495,6 +1539,9 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     # busy-handler sleep (100 ms), so a hook gets the lock instead of waiting for the whole job
     _YIELD_S = 0.11
     _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
+    # A pattern forgotten in a project is shown there from no scope (a global or universal row)
+    _SQL_UNFORGOTTEN = (" AND NOT EXISTS (SELECT 1 FROM forgotten WHERE key IN"
+                        " (instinct_key(pattern, {0}, 1), instinct_key(pattern, {0}, 0)))")
     _SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
                   " VALUES (?,?,?,?,?,?,?,?)")
     # Every kind of event: kind -> (counts as an observation of its pattern, what it records).
@@ -1519,6 +1566,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         "restore_memory": (False, "an archived memory restored; data = {memory, type, title}"),
         "forget_memory": (False, "a memory deleted; data = {memory, type}"),
         "memory_decay": (False, "memories aged; delta = -how many, data = {archived}"),
+        "written": (False, "a file instinct wrote; data = 'f:' (export) or 'm:' (a memory) + path"),
     }
     # The condition every reader counts observations by (explain, effectiveness)
     _SQL_OBSERVED = "kind IN (%s)" % ", ".join(f"'{k}'"
@@ -1625,6 +1673,13 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     def _event(self, conn, kind, pattern="", project="", source="", delta=0, data=""):
         conn.execute(_Core._SQL_EVENT, (self._now(), kind, pattern, project, source, self.session,
                                         delta, data))
+
+    def _wrote(self, path, memory=False):
+        """Note a file instinct wrote (once), so that `purge` reaches it too ('m:' a memory's)."""
+        data = ("m:" if memory else "f:") + path
+        with self._write() as conn:
+            conn.execute("DELETE FROM events WHERE kind = 'written' AND data = ?", (data,))
+            self._event(conn, "written", data=data)
 
     def _reinforce(self, conn, pattern, project, *, source, session, ts, delta=None,
                    kind="observe", category=None, metadata=None, seen=None, data=""):
@@ -1781,7 +1836,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
                 conn.execute("DELETE FROM settings WHERE substr(key, 1, ?) = ?",
                              (len(p) + 9, f"pattern.{p}."))
             conn.execute("INSERT OR REPLACE INTO forgotten (key, ts) VALUES (?, ?)",
-                         (_forgotten_key(p, proj), self._now()))
+                         (_forgotten_key(p, proj, self._db.key()), self._now()))
             self._event(conn, "forget", "", proj, delta=-rec["confidence"])  # no copy of the name
         self._scrub()
         return {**rec, "scope": scope, "events": events, "root": self._roots([proj]).get(proj, "")}
@@ -1933,7 +1988,7 @@ class _Patterns(_Core):
         change when consolidate runs. A forgotten pattern is not recorded (`forgotten` true)."""
         given = normalize_pattern(pattern)
         cat = _check_category(category) if category is not None else None
-        _check_text(source, "source")
+        source = _Corpus.note_source(_check_text(source, "source"))
         proj = _resolve_project(project, self.cwd)
         meta = _check_metadata(metadata)
         with self._write() as conn:
@@ -1977,9 +2032,10 @@ class _Patterns(_Core):
         # Candidates strongest first from the covering index, one per pattern (this project's
         # row, else the strongest); the window of k grows until it provably holds the answer.
         narrow = "id, pattern, project, promoted, confidence FROM instincts WHERE promoted > 0"
-        ranked = (f"SELECT {narrow} AND project = '' AND quiet = 0 UNION ALL SELECT {narrow}"
+        here = _Core._SQL_UNFORGOTTEN.format(":p")      # forgotten here: in no scope
+        ranked = (f"SELECT {narrow} AND project = '' AND quiet = 0{here} UNION ALL SELECT {narrow}"
                   f" AND project = :p AND :p != '' AND quiet = 0 UNION ALL SELECT {narrow}"
-                  f" AND promoted = 3 AND project NOT IN ('', :p) AND quiet = 0"
+                  f" AND promoted = 3 AND project NOT IN ('', :p) AND quiet = 0{here}"
                   f" ORDER BY promoted DESC, confidence DESC, pattern LIMIT :k")
         k = limit * 2 + 16
         while True:
@@ -2122,8 +2178,8 @@ class _Patterns(_Core):
         with self._write() as conn:
             p = self._canonical(p, conn)
             for proj in projs:
-                key = _forgotten_key(p, proj)
-                if conn.execute("DELETE FROM forgotten WHERE key = ?", (key,)).rowcount:
+                keys = _forgotten_key(p, proj, self._db.key()), _forgotten_key(p, proj)
+                if conn.execute("DELETE FROM forgotten WHERE key IN (?, ?)", keys).rowcount:
                     self._event(conn, "unforget", "", proj)
                     return {"pattern": p, "project": proj}
         where = f"in project {projs[0]}" if projs[0] else "globally"
@@ -2405,10 +2461,14 @@ class _Mem:
         from zlib import crc32
         return crc32(f"{kind}\x1f{mtype}\x1f{project}\x1f{text}".encode())
 
-    def tombstones(mtype, project, title, name):
-        """A forgotten memory's tombstones (table `forgotten`): hashes of its title and name."""
-        return ["m%d" % _Mem.key("t", mtype, project, " ".join(_Mem.words(title))),
-                "m%d" % _Mem.key("n", mtype, project, name or _Mem.slug(mtype, title))]
+    def tombstones(mtype, project, title, name, key=None):
+        """A forgotten memory's tombstones (table `forgotten`): hashes of its title and name keyed
+        with `key`, then the unkeyed ones stores before schema v16 wrote (still honoured)."""
+        texts = (f"t\x1f{mtype}\x1f{project}\x1f{' '.join(_Mem.words(title))}",
+                 f"n\x1f{mtype}\x1f{project}\x1f{name or _Mem.slug(mtype, title)}")
+        from zlib import crc32
+        return ["n" + _keyed(key, t, 16) for t in texts] + ["m%d" % crc32(t.encode())
+                                                            for t in texts]
 
     def keys(mtype, project, title, content, name=""):
         """Keys finding a memory's repeats in its scope: title, name, 4 bands of 2 min-hashes of
@@ -2964,8 +3024,12 @@ class _Memory(_Patterns):
         paths = [_Anchors.path(root, p.strip(), self.cwd)
                  for p in _check_text(about, "about", 4096).split(",") if p.strip()]
         with self._write() as conn:
-            conn.executemany("DELETE FROM forgotten WHERE key = ?",       # stored again on purpose
-                             [(k,) for k in _Mem.tombstones(f["type"], proj, f["title"], "")])
+            if conn.execute("SELECT 1 FROM forgotten WHERE key IN (?, ?, ?, ?)",  # none lifts it
+                            _Mem.tombstones(f["type"], proj, f["title"], "",
+                                            self._db.key())).fetchone():
+                raise ValidationError(
+                    f"a {f['type']} memory titled {f['title']!r} was forgotten here; not stored"
+                    f" (`instinct unforget-memory {f['type']} TITLE` lets it be stored again)")
             if supersedes is not None:
                 old = self._mem_get(conn, supersedes)
                 if "superseded_by" in old:
@@ -3122,20 +3186,41 @@ class _Memory(_Patterns):
     def forget_memory(self, id):
         """Delete a memory for good (for one that is wrong); returns the deleted record.
 
-        Importing its Markdown file again leaves it out; storing it again with `remember` brings it
-        back. Stale memories need no forgetting: they fade and are archived."""
+        Importing or storing it again leaves it out until `unforget-memory`. Stale memories need
+        no forgetting: they fade and are archived."""
         with self._write() as conn:
             rec = self._mem_get(conn, id)
             conn.execute("DELETE FROM memories WHERE id = ?", (id,))
             conn.executemany("INSERT OR REPLACE INTO forgotten (key, ts) VALUES (?, ?)", [
-                (k, self._now()) for k in _Mem.tombstones(rec["type"], rec["project"], rec["title"],
-                                                          _Mem.md(rec["metadata"]).get("name"))])
+                (k, self._now()) for k in _Mem.tombstones(
+                    rec["type"], rec["project"], rec["title"], _Mem.md(rec["metadata"]).get("name"),
+                    self._db.key())[:2]])
             conn.execute("DELETE FROM events WHERE substr(data, 1, ?) IN (?, ?)",
                          (len(str(id)) + 11, f'{{"memory":{id},', f'{{"memory":{id}}}'))
             self._event(conn, "forget_memory", project=rec["project"], delta=-rec["confidence"],
                         data=_dumps({"memory": id, "type": rec["type"]}))    # no copy of its text
         self._scrub()
         return rec
+
+    @operation(
+        Param("type", str, "the forgotten memory's type", required=True, positional=True,
+              choices=tuple(_Mem.MEMORY_TYPES)),
+        Param("title", str, "its title", required=True, positional=True),
+        Param("project", str, "'' global, a fingerprint or a project path (default: this one)"),
+        mcp="memory_unforget", title="Unforget a memory", idempotent=True,
+        output=_Out.obj({"type": _Out.STR, "title": _Out.STR, "project": _Out.STR},
+                        ("type", "title", "project")),
+        render=lambda r: f"[{r['type']}] {r['title']} may be stored again")
+    def unforget_memory(self, type, title, project=None):
+        """Lift a forgotten memory's tombstone, so that `remember` may store it again."""
+        proj = _resolve_project(project, self.cwd)
+        with self._write() as conn:
+            keys = _Mem.tombstones(type, proj, title, "", self._db.key())
+            if not conn.execute("DELETE FROM forgotten WHERE key IN (?, ?, ?, ?)",
+                                keys).rowcount:
+                raise NotFoundError(f"no forgotten {type} memory titled {title!r} here")
+            self._event(conn, "unforget", "", proj)
+        return {"type": type, "title": title, "project": proj}
 
     @operation(
         _Mem.TYPE, _Mem.SCOPE,
@@ -3317,8 +3402,8 @@ class _Memory(_Patterns):
 
     def _mem_import_one(self, conn, f, proj, name, confidence):
         mtype, title = f["type"], f["title"]
-        if conn.execute("SELECT 1 FROM forgotten WHERE key IN (?, ?)",
-                        _Mem.tombstones(mtype, proj, title, name)).fetchone():
+        if conn.execute("SELECT 1 FROM forgotten WHERE key IN (?, ?, ?, ?)",
+                        _Mem.tombstones(mtype, proj, title, name, self._db.key())).fetchone():
             return "forgotten"
         keys = _Mem.keys(mtype, proj, title, f["content"], name)
         rows = conn.execute(
@@ -3401,6 +3486,7 @@ class _Memory(_Patterns):
             except (OSError, ValidationError):
                 pass
             _atomic_write(path, data, private=True)
+            self._wrote(path, memory=True)
             written += 1
         return {"dir": d, "files": len(items), "written": written, "unchanged": same}
 
@@ -4175,13 +4261,17 @@ class _Call:
         f = data.split("\t") + ["", ""]
         return cls(f[0], f[1], f[2], f[3:len(f) - 2])
 
-    def private(self, conn, session):
+    def private(self, conn, session, cwd=None, ran=None):
         """This call with each program word not in `known_words` as a keyed hash ('#' + 10 hex)
-        until a second session uses it (a pasted password is no program): then the word is learned
-        (table `seen`) and the stored steps holding its hash are rewritten to it."""
+        until a second session uses it and it names something real (`real`), or ran: `ran` is
+        (a plain command that succeeded, the response's text) of a call that did not fail. Then
+        the word is learned (table `seen`) and the stored steps holding its hash are rewritten to
+        it. A pasted password (command not found) stays a hash however often it recurs."""
         if self.tool not in self.SHELLS:
             return self
         shapes = list(map(_Call.program_words, self.cmds))
+        plain, said = ran or (False, "")
+        last = shapes[-1][0][shapes[-1][1][-1]] if plain and shapes else None
         known = _Call.known_words()
         found = {words[i]: "" for words, at in shapes for i in at
                  if words[i] not in known and not words[i].startswith("#")}
@@ -4195,7 +4285,9 @@ class _Call:
             first, word = rows.get(h, (None, None))
             if first is None:
                 _Call.seen_add(conn, h, session)
-            if word is None and first not in (None, session):     # a second session: learned
+            if (word is None and first not in (None, session)   # a second session, a real name
+                    and (w == last or _Call.real(w, cwd) or said and not (
+                        w in said and any(m in said for m in _Call.MISSING)))):
                 conn.execute("UPDATE seen SET word = ? WHERE hash = ?", (w, h))
                 conn.execute("UPDATE events SET data = replace(data, ?, ?) WHERE instr(data, ?)"
                              " AND kind IN ('tool', 'tool_fail')", ("#" + h, w, "#" + h))
@@ -4288,14 +4380,33 @@ class _Call:
                 break
         return words, at
 
+    def plain(payload):
+        """Whether a shell call is one plain command, whose success says its program exists (no
+        pipe, list, background job or substitution to succeed for it: `X || true`)."""
+        tinput = payload.get("tool_input")
+        cmd = tinput.get("command") if isinstance(tinput, dict) else None
+        return isinstance(cmd, str) and not any(c in cmd for c in "|;&\n`$()")
+
+    # What a shell says of a word that names no program (bash, zsh, npx, uv, python -m, nohup)
+    MISSING = ("not found", "No such file", "not recognized", "No module named", "Failed to spawn",
+               "could not determine executable", "404", "Unknown command", "failed to run")
+
+    def said(payload):
+        """A call's response as text (its first 4,000 characters), to tell a run program."""
+        resp = payload.get("tool_response")
+        return (resp if isinstance(resp, str) else _dumps(resp) if resp else "")[:4000]
+
+    def real(word, cwd):
+        """Whether a program word names something real: a program on the PATH, a file in `cwd`."""
+        if not word or os.sep in word or word in (".", ".."):
+            return False
+        return any(os.access(os.path.join(d, word), os.X_OK) and not os.path.isdir(
+            os.path.join(d, word)) for d in os.environ.get("PATH", "").split(os.pathsep) if d) \
+            or bool(cwd) and os.path.isfile(os.path.join(cwd, word))
+
     def keyed(conn, text):
-        """A keyed hash of `text` (10 hex), with the store's random key (made on first use)."""
-        import hashlib
-        row = conn.execute("SELECT word FROM seen WHERE hash = 'key'").fetchone()
-        if row is None:
-            row = (os.urandom(16).hex(),)
-            conn.execute("INSERT INTO seen (hash, session, word) VALUES ('key', '', ?)", row)
-        return hashlib.blake2b(text.encode(), key=bytes.fromhex(row[0]), digest_size=5).hexdigest()
+        """A keyed hash of `text` (10 hex), with the store's key (`_DB.key`)."""
+        return conn.execute("SELECT instinct_hash(?)", (text,)).fetchone()[0]
 
     def seen_add(conn, h, session):
         """Note hash `h` first seen in `session`; the oldest unlearned beyond SEEN_MAX go."""
@@ -4385,8 +4496,10 @@ class _Presenter:
         stale = f"; may be stale: {r['stale']}" if r.get("stale") else ""
         n, use = r["confidence"], r.get("use")
         evidence = f"{n} sessions" + (f", used in {use[0]} of the last {use[1]}" if use else "")
-        if not _Corpus.mined_source(r.get("source")):
-            evidence = f"seen {n}x"
+        if not _Corpus.mined_source(r.get("source")):   # a note: counted as observed, said where
+            src = r.get("source") or ""
+            evidence = f"observed {n}\u00d7, " + ("imported" if src.startswith("shared:")
+                                                else f"noted by {src}" if src else "noted")
         return f"- {_Presenter.rule_text(r)} ({r['level']}, {evidence}, {scope}{stale})"
 
     def generic_habit(pattern):
@@ -4440,6 +4553,8 @@ class _Presenter:
                 continue
             seen.add(p)
             steps = _Presenter.item_steps(p) if _Corpus.mined_source(r.get("source")) else []
+            if any(w.startswith("#") for st in steps for w in st.split()):
+                continue                          # a hashed (unnamed) program tells nothing
             if steps:
                 if p.startswith("combo:"):
                     k = sum(set(steps) <= set(x) for x in recent)
@@ -4454,7 +4569,8 @@ class _Presenter:
             key = p[5:].split("=", 1)[0] if p.startswith("pref:") else None
             if key in _Corpus.ROLE_TITLES and key in roles:
                 continue
-            roles.add(key)
+            if steps:                             # a note never takes the role of what was run
+                roles.add(key)
             if not _Presenter.generic_habit(p):
                 out.append(r)
         best = _Corpus.families({tuple(r["pattern"][4:].split("->")): r["confidence"]
@@ -4465,7 +4581,8 @@ class _Presenter:
             why = _Anchors.staleness(store._db.conn, root, out)
             out = _Lint.duplicates(root, [dict(r, stale=w) if w else r for r, w in zip(out, why)
                                           if not (w and w.endswith(" is gone"))])
-        out.sort(key=lambda r: -(r["use"][0] / r["use"][1]) if r.get("use") else -0.5)   # stable
+        out.sort(key=lambda r: (not _Corpus.mined_source(r["source"]),   # evidence, then notes
+                                -(r["use"][0] / r["use"][1]) if r.get("use") else -0.5))
         return out[:limit]
 
 
@@ -4737,8 +4854,20 @@ class _Corpus:
         return all(step in steps for step in small)
 
     def mined_source(src):
-        """Whether mining found it: 'hooks' (live) or 'import:<client>' (import-history)."""
+        """Whether mining found it: 'hooks' (live) or 'import:<client>' (import-history). Only
+        that is evidence (what the project ran, in sessions) that may instruct: a hint, a "follow
+        it" line; an observe, an MCP call or an import of a share file is a note."""
         return src == "hooks" or str(src).startswith("import:")
+
+    def note_source(src, imported=False):
+        """The source a note is stored with: an import's evidence becomes 'shared:<source>'; an
+        observe may not claim to be evidence."""
+        if not _Corpus.mined_source(src):
+            return src
+        if imported:
+            return "shared:" + src
+        raise ValidationError(f"source {src!r} is kept for what instinct's hooks captured; name"
+                              " who observed it instead (e.g. claude-code)")
 
 
 class _Miner:
@@ -4914,7 +5043,8 @@ class _Learning(_Memory):
         source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload
                                                        else "claude-code")
         with self._write() as conn:
-            call = call.private(conn, session)
+            call = call.private(conn, session, cwd, None if failed else (
+                source != "codex" and _Call.plain(payload), _Call.said(payload)))
             when = self._now() if ts is None else _iso(ts)
             conn.execute(_Core._SQL_EVENT, (when, "tool_fail" if failed else "tool", "", proj,
                                             source[:40], session, 0, call.encode()))
@@ -4945,14 +5075,20 @@ class _Learning(_Memory):
                 items = [r for r in items if r["pattern"] in show]
             except StoreError:                 # a read-only store: everything, unmeasured
                 pass
-        lines = [_Presenter.briefing_line(r) for r in items]
+        lines = [_Presenter.briefing_line(r) for r in items if _Corpus.mined_source(r["source"])]
         try:
             if root:
                 lines += self.memory_briefing(cwd or os.getcwd(), max_chars)
         except InstinctError:
             pass
+        notes = [_Presenter.briefing_line(r) for r in items
+                 if not _Corpus.mined_source(r["source"])]
         text = ("What instinct learned from this user's past sessions here"
-                " (follow it unless told otherwise):")
+                " (follow it unless told otherwise):") if lines else ""
+        if notes:                      # not seen in sessions: said as notes, never as instructions
+            lines += ["Noted by hand or shared, not seen in this project's sessions (check before"
+                      " relying on it):"] + notes
+            text = text or lines.pop(-len(notes) - 1)
         for line in lines:
             if len(text) + 1 + len(line) > max_chars:
                 break
@@ -4970,8 +5106,10 @@ class _Hints:
     LIFT_MIN = 10                    # decided hints of each arm (shown, held) before a lift is told
     NO_LIFT = 0.05                   # a lift whose interval ends below this is none (hint_demote)
     SQL_MATURE = ("SELECT pattern, confidence FROM instincts WHERE promoted > 0 AND quiet = 0"
-                  " AND project IN (?, '') AND pattern >= ? AND pattern < ?"
-                  " ORDER BY project = '', confidence DESC, pattern")
+                  " AND project IN (:p, '') AND pattern >= :lo AND pattern < :hi"  # evidence only:
+                  " AND (source = 'hooks' OR source LIKE 'import:%')"          # see mined_source
+                  + _Core._SQL_UNFORGOTTEN.format(":p")
+                  + " ORDER BY project = '', confidence DESC, pattern")
 
     def purpose(shape):
         """What a shape is for: its role ('test'), 'packages' (a package manager's), else None."""
@@ -5011,8 +5149,8 @@ class _Hints:
             purpose = _Hints.purpose(shape)
             if purpose is None:
                 continue
-            rows = (store._read(_Hints.SQL_MATURE, (project, "pref:", "pref;")) if rows is None
-                    else rows)
+            rows = (store._read(_Hints.SQL_MATURE, {"p": project, "lo": "pref:", "hi": "pref;"})
+                    if rows is None else rows)
             learned = _Hints.learned_for(rows, purpose, shape)
             if learned and not any(_Hints.agrees(shape, v, purpose) for _, v, _ in learned):
                 p, v, n = learned[0]
@@ -5025,7 +5163,8 @@ class _Hints:
 
     def fix_hint(store, project, step):
         """A failed command's learned fix, and a memory about the command -> ('fix', key, text)."""
-        fix = store._read(_Hints.SQL_MATURE, (project, f"fix:{step} by ", f"fix:{step} by!"))
+        fix = store._read(_Hints.SQL_MATURE, {"p": project, "lo": f"fix:{step} by ",
+                                                "hi": f"fix:{step} by!"})
         # `make`, not make (nor `make db`)
         names = (f"`{step}`",) + ((step,) if " " in step else ())
         mem = [(i, t) for i, t, c in store._read(
@@ -6260,6 +6399,7 @@ class _Export:
             rows = store._read(
                 f"SELECT {_Core._COLS} FROM instincts WHERE confidence >= :c AND (project IN"
                 " ('', :p) OR promoted = 3)" + (" AND category = :cat" if cat else "")
+                + _Core._SQL_UNFORGOTTEN.format(":p")
                 + " ORDER BY project = :p DESC, confidence DESC, pattern, project",  # its row first
                 {"c": 10 if min_confidence is None else min_confidence, "p": proj, "cat": cat})
             best = {}
@@ -6325,8 +6465,46 @@ class _Export:
         changed = data != old
         if changed:
             _atomic_write(path, data)
+            store._wrote(path)
         return {"path": path, "format": fmt, "included": kept, "dropped": dropped,
                 "changed": changed, "bytes": len(data), "lint": lint}
+
+    def purge_files(paths, text, dry_run):
+        """Drop the lines holding `text` from what instinct wrote in `paths` (its block, or the
+        whole file it owns; a memory file: the file) -> (files changed, files where the text stands
+        outside instinct's part, which purge cannot reach)."""
+        changed, missed = 0, []
+        for kind, _, path in (p.partition(":") for p in paths):
+            try:
+                raw = _read_regular(path, 8 * 1024 * 1024)
+            except (OSError, ValueError):
+                continue
+            data = raw.decode("utf-8", "surrogateescape")
+            if text not in data:
+                continue
+            begin, end = data.find(_Export.BLOCK_BEGIN), data.rfind(_Export.BLOCK_END)
+            if kind == "m":
+                new = None                     # an exported memory: the file goes
+            else:
+                lo, hi = (begin, end) if 0 <= begin < end else (0, len(data))
+                keep = [ln for ln in data[lo:hi].splitlines(True) if text not in ln]
+                new = data[:lo] + "".join(keep) + data[hi:]
+                if text in new:
+                    missed.append(path)
+                    new = None if new == data else new
+                    if new is None:
+                        continue
+            changed += 1
+            try:
+                if dry_run:
+                    pass
+                elif new is None:
+                    os.remove(path)
+                else:
+                    _atomic_write(path, new.encode("utf-8", "surrogateescape"))
+            except (OSError, StoreError):
+                missed.append(path)
+        return changed, missed
 
     def nothing_to_export(store, min_confidence, proj, cat, path):
         """Why `export --write` writes no file of no rules, and what would export the mature ones
@@ -6774,7 +6952,7 @@ class _Sharing(_Memory):
             stamps.append(_iso(t) if t is not None else "")
         meta = rec.get("metadata") or {}
         _check_metadata(meta)
-        source = _check_text(rec.get("source") or "", "source")
+        source = _Corpus.note_source(_check_text(rec.get("source") or "", "source"), True)
         return ((pattern, proj if remap is None else remap),
                 {"confidence": conf, "category": cat, "promoted": promoted, "first_seen": stamps[0],
                  "last_seen": stamps[1], "source": source, "metadata": meta})
@@ -6798,13 +6976,17 @@ class _Sharing(_Memory):
         _Core._DRY_RUN,
         title="Purge a text from the store", destructive=True, idempotent=True,
         output=_Out.obj({k: _Out.INT for k in ("instincts", "memories", "events", "other",
-                                               "backup")}
-                        | {"dry_run": _Out.BOOL, "backup_file": _Out.STR},
+                                               "backup", "files")}
+                        | {"dry_run": _Out.BOOL, "backup_file": _Out.STR,
+                           "not_reached": {"type": "array", "items": _Out.STR}},
                         ("instincts", "memories", "events", "other", "backup")),
         render=lambda r: (f"{'Would purge' if r.get('dry_run') else 'Purged'}: {r['instincts']}"
                           f" instincts, {r['memories']} memories, {r['events']} events,"
                           f" {r['other']} other rows"
                           + (f"; {r['backup']} rows from older backups" if r["backup"] else "")
+                          + (f"; {r['files']} files instinct wrote" if r.get("files") else "")
+                          + "".join(f"\nnot reached (the text stands outside what instinct"
+                                    f" wrote): {p}" for p in r.get("not_reached", ()))
                           + _Core._backup_note(r)))
     def purge(self, text, dry_run=False):
         """Delete every record holding a text (a leaked secret, a name), here and in the backups.
@@ -6821,11 +7003,16 @@ class _Sharing(_Memory):
         from contextlib import suppress
         older = [p for p in [self.path + ".bak"] + _auto_backups(self.path) if os.path.isfile(p)]
 
+        written = [p for p, in self._read("SELECT DISTINCT data FROM events"
+                                          " WHERE kind = 'written'")]
+
         def run(store):
             counts = dict(store._purge(text), backup=0)
             for bak in older if store is self else ():
                 with suppress(InstinctError), type(self)(bak, timeout=self._db.timeout) as old:
                     counts["backup"] += sum(old._purge(text).values())
+            counts["files"], counts["not_reached"] = _Export.purge_files(
+                written, text, dry_run or store is not self)
             return counts
         return self._guarded("purge", dry_run, run)
 

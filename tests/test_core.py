@@ -611,7 +611,7 @@ class TestForgetSticks(_Project):
         self.assertEqual(self.json("get", SEQ)["confidence"], 4 + 3 + 1 + 1)
         self.assertIn("is not forgotten", self.cli_process("unforget", SEQ, code=1).stderr)
 
-    def test_a_forgotten_memory_stays_out_of_a_reimport_until_remembered(self):
+    def test_a_forgotten_memory_stays_out_of_a_reimport_and_remember_until_unforgotten(self):
         s = instinct.InstinctStore(self.db)
         self.addCleanup(s.close)
         m = s.remember("feedback", "Never run the deploy script", "It pushes to production.")
@@ -623,6 +623,9 @@ class TestForgetSticks(_Project):
         self.assertEqual((r["added"], r["unchanged"], r["forgotten"]), (0, 1, 1))
         self.assertIn("forgotten 1", self.cli_process("import-memories", md).stdout)
         self.assertEqual([x["title"] for x in s.memories()], ["Prefers short answers"])
+        with self.assertRaises(instinct.ValidationError):     # no writer lifts it (issue 28)
+            s.remember("feedback", "Never run the deploy script", "It pushes to production.")
+        s.unforget_memory("feedback", "Never run the deploy script", project="")
         s.remember("feedback", "Never run the deploy script", "It pushes to production.")
         self.assertNotIn("forgotten", self.json("import-memories", md))
 

@@ -820,8 +820,8 @@ class TestInstinctAnchors(_AnchorCase):
         r = self.store.export_rules(format="claude", write="CLAUDE.md")
         self.assertEqual(r["included"], 2)             # marked, as on every channel
         text = read(os.path.join(self.proj, "CLAUDE.md"))
-        self.assertIn("Tests here: uv run pytest (rule, seen 10x, this project)", text)
-        self.assertIn("Lint here: npm run lint (rule, seen 10x, this project; may be stale: "
+        self.assertIn("Tests here: uv run pytest (rule, observed 10×, noted, this project)", text)
+        self.assertIn("Lint here: npm run lint (rule, observed 10×, noted, this project; may be stale: "
                       "package.json changed)", text)
         self.assertEqual(text.count("may be stale"), 1)
         os.remove(os.path.join(self.proj, "package.json"))       # gone: left out

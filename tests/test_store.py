@@ -18,7 +18,7 @@ import unittest
 import instinct  # noqa: E402
 from instinct import InstinctStore, ValidationError  # noqa: E402
 from tests.helpers import (INITIALIZED, INSTINCT_PY, ProjectCase, init_msg, python_child,  # noqa: E402,F401
-                           raw_bytes, req, serve_once, setUpModule)
+                           raw_bytes, read, req, serve_once, setUpModule, write)
 
 T0 = ProjectCase.T0
 
@@ -417,6 +417,36 @@ class TestPurge(_Base):
             self.store.get("seq:zqxdecay->gone", project=self.proj)
         self.assertGone(b"zqxgcsecret")
         self.assertGone(b"zqxdecay")
+
+    def test_purge_rewrites_what_instinct_wrote_and_names_what_it_cannot_reach(self):
+        claude = os.path.join(self.proj, "CLAUDE.md")
+        write(claude, "# Notes\nOur token prefix is zqxsecret, see the wiki.\n")
+        for _ in range(6):
+            self.store.observe("pref:zqxsecret-token-77", project=self.proj)
+        self.store.consolidate()
+        self.store.export_rules(format="claude", project=self.proj, min_confidence=1,
+                                write=claude)
+        cursor = self.store.export_rules(format="cursor", project=self.proj, min_confidence=1,
+                                         write=os.path.join(self.proj, "x.mdc"))["path"]
+        self.store.remember("reference", "API zqxsecret", "Call it with the zqxsecret token.")
+        self.store.remember("user", "Prefers short answers", "Keep replies short.")
+        mems = os.path.join(self.proj, "mem")
+        self.store.export_memories(mems)
+        self.assertEqual(len(os.listdir(mems)), 2)
+        self.store.close()
+        r = self.cli_process("purge", "zqxsecret")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"not reached (the text stands outside what instinct wrote): {claude}",
+                      r.stdout)
+        text = read(claude)
+        self.assertIn("Our token prefix is zqxsecret", text)          # the user's own line
+        block = text[text.index("<!-- instinct:begin -->"):]
+        self.assertNotIn("zqxsecret", block)
+        self.assertIn("keep-this", block)
+        self.assertNotIn("zqxsecret", read(cursor))
+        self.assertIn("keep-this", read(cursor))
+        self.assertEqual(os.listdir(mems), [m for m in os.listdir(mems) if "short" in m])
+        self.assertEqual(len(os.listdir(mems)), 1)
 
     def test_purge_removes_a_text_everywhere_and_from_the_bak(self):
         self.store.remember("reference", "API endpoint", "Call it with token zqxsecret-abc.")
