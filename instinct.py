@@ -5878,72 +5878,112 @@ class _Setup:
         return text if text.strip() and json.loads(new) == json.loads(text) else new
 
     def read_config(path):
-        """(text, real path, mode or None) of a client config; one-line errors for what is none."""
+        """(text without its BOM, real path, os.stat_result or None when absent, the BOM or '')
+        of a client config: a regular UTF-8 file of at most 64 MiB (a FIFO never hangs)."""
         import stat
-        real = os.path.realpath(path)          # a symlinked config is written through its link
+        real = os.path.realpath(path)          # a symlinked config is edited in its target
+        if os.path.islink(path) and not os.path.exists(real):
+            raise ValidationError(f"{path} is a link to {real}, which does not exist; create "
+                                  "it or remove the link")
+        if os.path.isdir(real):
+            raise ValidationError(f"{path} is a directory, not a config file; "
+                                  "move it away and retry")
         try:
-            st = os.stat(real)
-            if stat.S_ISDIR(st.st_mode):
-                raise ValidationError(f"{path} is a directory, not a config file; "
-                                      "move it away and retry")
-            if not stat.S_ISREG(st.st_mode):
-                raise ValidationError(f"{path} is not a regular file")
-            with open(real, "rb") as f:
+            with open(os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                              | getattr(os, "O_BINARY", 0)), "rb") as f:
+                st = os.fstat(f.fileno())
+                if not stat.S_ISREG(st.st_mode):
+                    raise ValidationError(f"{path} is not a regular file")
                 raw = f.read(64 * 1024 * 1024 + 1)
         except FileNotFoundError:
-            return "", real, None
+            return "", real, None, ""
         except OSError as e:
             raise StoreError(f"cannot read {path}: {e.strerror}") from None
         if len(raw) > 64 * 1024 * 1024:
             raise ValidationError(f"{path} is larger than 64 MiB; "
                                   "not a config file instinct will edit")
         try:
-            return raw.decode("utf-8"), real, stat.S_IMODE(st.st_mode)
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise ValidationError(f"{path} is not UTF-8 text (byte {e.start}); "
                                   "fix it and retry") from None
+        bom = text[:1] if text[:1] == "\ufeff" else ""
+        return text[len(bom):], real, st, bom
 
-    def backups(path):
-        """The texts of setup's backups of `path` (PATH.bak, PATH.bak.2, ...), newest first."""
+    BACKUPS = 10                       # setup's backups kept (by number) in the store's folder
+
+    def keep(state, path, text):
+        """Save `text`, the version of `path` setup replaces, as STATE/N-NAME.bak (0600, N one
+        past the newest, never an existing name) and prune to the newest BACKUPS -> its path."""
         import re
-        folder, name = os.path.split(path)
-        try:
-            found = [(int(m.group(1) or 1), f) for f in os.listdir(folder)
-                     for m in [re.fullmatch(re.escape(name) + r"\.bak(?:\.([0-9]+))?", f)] if m]
-        except OSError:
-            return []
-        out = []
-        for _, f in sorted(found, reverse=True):
-            try:
-                with open(os.path.join(folder, f), encoding="utf-8", newline="") as fh:
-                    out.append(fh.read())
-            except (OSError, UnicodeDecodeError):
-                pass
-        return out
-
-    def new_backup(path, data, mode):
-        """Keep `data` in the first free PATH.bak, PATH.bak.2, ... (none overwritten), created 0600
-        and given the original's mode before the data goes in (~/.claude.json holds keys)."""
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-        n = 1
+        os.makedirs(state, mode=0o700, exist_ok=True)
+        found = sorted((int(m.group(1)), f) for f in os.listdir(state)
+                       for m in [re.fullmatch(r"([0-9]+)-.*\.bak", f)] if m)
+        n = found[-1][0] if found else 0
         while True:
-            backup = path + (".bak" if n == 1 else f".bak.{n}")
+            n += 1
+            backup = os.path.join(state, f"{n}-{os.path.basename(path).lstrip('.')}.bak")
             try:
-                with os.fdopen(os.open(backup, flags, 0o600), "wb") as f:
-                    os.chmod(backup, mode)
-                    f.write(data)
+                with os.fdopen(os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                                       | getattr(os, "O_BINARY", 0), 0o600), "wb") as f:
+                    f.write(text.encode("utf-8"))
                     f.flush()
                     os.fsync(f.fileno())
-                return backup
-            except FileExistsError:
-                n += 1
+                break
+            except FileExistsError:    # a link or a folder in the way is skipped, never followed
+                continue
             except OSError as e:
                 raise StoreError(f"cannot write {backup}: {e.strerror}") from None
+        for _, f in found[:max(0, len(found) + 1 - _Setup.BACKUPS)]:
+            _drop_temp(os.path.join(state, f))
+        return backup
 
-    def unmerge(kind, text, backups):
-        """`text` without what setup wrote -> the new text, or None when nothing else is left. A
-        backup holding the same data comes back as it is (a JSON merge re-indents)."""
+    def manifest(state, records=None):
+        """Setup's record of what it added ({config path: {original, entry, dirs}}) in
+        STATE/manifest.json: read it, or (records given) write it, or remove it when empty."""
+        path = os.path.join(state, "manifest.json")
+        if records is None:
+            try:
+                return _Setup.strict_json(_read_regular(path, 1 << 30).decode("utf-8"))
+            except FileNotFoundError:
+                return {}
+            except (ValidationError, UnicodeDecodeError, OSError) as e:
+                raise ValidationError(f"cannot read setup's record {path} ({e}); "
+                                      "move it away and retry") from None
+        if records:
+            _atomic_write(path, (_dumps(records, indent=1) + "\n").encode("utf-8"), private=True)
+        elif os.path.exists(path):
+            os.remove(path)
+
+    def owned(kind, text):
+        """What setup owns in a config text, by key: `KEY.instinct` (whoever wrote it), `hooks.
+        EVENT` (instinct's own handlers), or the marked block of a TOML or YAML file."""
+        if kind in ("toml", "yaml"):
+            span = _Setup.marked_span(text)
+            key = "mcp_servers" if kind == "toml" else "extensions"
+            return {key + ".instinct": text[span[0]:span[1]]} if span else {}
+        try:
+            data = _Setup.strict_json(text) if text.strip() else {}
+        except ValidationError:
+            return {}
+        node = data.get(kind[0]) if isinstance(data, dict) else None
+        if not isinstance(node, dict):
+            return {}
+        if kind != ("hooks",):
+            return {f"{kind[0]}.instinct": node["instinct"]} if "instinct" in node else {}
+        ours = {f"hooks.{e}": [h for g in gs if isinstance(g, dict)
+                               and isinstance(g.get("hooks"), list)
+                               for h in g["hooks"] if _Setup.is_ours(h)]
+                for e, gs in node.items() if isinstance(gs, list)}
+        return {k: v for k, v in ours.items() if v}
+
+    def unmerge(kind, text, rec, entry):
+        """`text` without what setup wrote, putting back the user's own entry it replaced (from
+        its record `rec`) -> the new text, or None: setup created the file and nothing else is
+        in it. Data equal to the original's comes back as the original bytes. No record: only an
+        entry equal to `entry` (what setup writes) counts as setup's."""
         import json
+        original = rec.get("original") if rec else None
         if kind in ("toml", "yaml"):
             span = _Setup.marked_span(text)
             if span is None:
@@ -5954,28 +5994,32 @@ class _Setup:
                 return text
             head, nl = text[:span[0]], "\r\n" if "\r\n" in text else "\n"
             new = (head[:-len(nl)] if head.endswith(nl + nl) else head) + text[span[1]:]
-            return next((b for b in backups if b.rstrip("\r\n") == new.rstrip("\r\n")),
-                        new if new.strip() else None)
+            if original is not None and original.rstrip("\r\n") == new.rstrip("\r\n"):
+                return original
+            return None if rec and original is None and not new.strip() else new
         data = _Setup.strict_json(text) if text.strip() else {}
         key = kind[0]
         if not isinstance(data, dict) or not isinstance(data.get(key), dict):
             return text                        # nothing of ours there
+        node = data[key]
+        old = _Setup.strict_json(original) if original and original.strip() else {}
+        theirs = old.get(key) if isinstance(old, dict) else None
         if kind == ("hooks",):
-            _Setup.merge_hooks(data[key], {})
-        else:
-            data[key].pop("instinct", None)
+            _Setup.merge_hooks(node, {})
+        elif "instinct" in node and node["instinct"] == (rec["entry"] if rec else entry):
+            if isinstance(theirs, dict) and "instinct" in theirs:
+                node["instinct"] = theirs["instinct"]          # the user's own, put back
+            else:
+                del node["instinct"]
         if data == _Setup.strict_json(text):
             return text
-        as_is = dict(data)
-        if not data[key]:                      # the object setup added, if it is empty now
+        if not node and rec and theirs is None:  # the object setup added, if it is empty now
             del data[key]
-        for b in backups:
-            try:
-                if _Setup.strict_json(b) in (as_is, data):
-                    return b
-            except ValidationError:
-                pass
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else None
+        if original is not None and data == old:
+            return original
+        if not data and rec and original is None:
+            return None
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
     def paste_text(kind, entry):
         import json
@@ -6006,8 +6050,9 @@ class _Setup:
     # entry between these lines, later replaces or (--remove) deletes exactly them; else: paste.
     MARK_BEGIN, MARK_END = "# instinct:begin (written by `instinct setup`)", "# instinct:end"
 
-    def marked_block(kind, entry, top=True):
-        """Codex's [mcp_servers.instinct] or Goose's extension (`top`: with `extensions:`)."""
+    def marked_block(kind, entry, top=True, pad="  "):
+        """Codex's [mcp_servers.instinct] or Goose's extension (`top`: with `extensions:`, else
+        indented by `pad` as the map it goes into)."""
         if kind == "toml":             # plan's env keys are bare TOML keys
             env = ", ".join(f"{k} = {_Setup.quoted(v)}" for k, v in entry["env"].items())
             body = ("[mcp_servers.instinct]\n"
@@ -6018,11 +6063,12 @@ class _Setup:
         else:
             envs = ", ".join(f"{_Setup.quoted(k)}: {_Setup.quoted(v)}"
                              for k, v in entry["env"].items())
-            body = ("extensions:\n" if top else "") + (
-                "  instinct:\n    type: stdio\n    name: instinct\n    enabled: true\n"
-                f"    cmd: {_Setup.quoted(entry['command'])}\n"
-                "    args: [" + ", ".join(_Setup.quoted(x) for x in entry["args"]) + "]\n"
-                f"    envs: {{{envs}}}\n    timeout: 300\n")
+            body = ("extensions:\n" if top else "") + "".join(
+                pad + "  " * (i > 0) + line + "\n" for i, line in enumerate((
+                    "instinct:", "type: stdio", "name: instinct", "enabled: true",
+                    f"cmd: {_Setup.quoted(entry['command'])}",
+                    "args: [" + ", ".join(_Setup.quoted(x) for x in entry["args"]) + "]",
+                    f"envs: {{{envs}}}", "timeout: 300")))
         return f"{_Setup.MARK_BEGIN}\n{body}{_Setup.MARK_END}\n"
 
     def marked_span(text):
@@ -6058,25 +6104,40 @@ class _Setup:
         return isinstance(servers, dict) and "instinct" in servers
 
     def merge_text(kind, text, entry):
-        """Codex's TOML or Goose's YAML with our marked block replaced, or appended to a file with
-        no instinct entry (Goose: no `extensions:` map); ValidationError for anything else."""
+        """Codex's TOML or Goose's YAML with our marked block replaced, or added: at the end of a
+        file with no instinct entry, or first in Goose's block `extensions:` map; else
+        ValidationError."""
         import re
         nl = "\r\n" if "\r\n" in text else "\n"
         span = _Setup.marked_span(text)
+        ext = list(re.finditer(r"""^["']?extensions["']?[ \t]*:(.*)$""", text, re.M))
         if span is None and not text.strip():
             return _Setup.marked_block(kind, entry)
         if span is not None:
+            inner = re.search(r"^( +)instinct:", text[span[0]:span[1]], re.M)
             top = kind == "toml" or "\nextensions:" in text[span[0]:span[1]]
-            new = text[:span[0]] + _Setup.marked_block(kind, entry, top).replace("\n", nl) \
+            new = text[:span[0]] + _Setup.marked_block(
+                kind, entry, top, inner.group(1) if inner else "  ").replace("\n", nl) \
                 + text[span[1]:]
-        elif kind == "yaml" and (re.search(r"""^(?:["']?extensions["']?[ \t]*:|[{\[%]|---|"""
-                                           r"""\.\.\.)""", text, re.M)
-                                 # a line at column 0 that is no `key:`:
-                                 or re.search(r"^(?![ \t#\r]|$)(?!.*:(?:[ \t\r]|$)).", text, re.M)):
-            raise ValidationError("it has an extensions map (or is not plain block YAML), and "
-                                  "instinct does not edit YAML in place")
-        elif kind == "toml" and (_Setup.unmarked_entry(kind, text)
-                                 or (_Setup.toml_data(text) is None and "mcp_servers" in text)):
+        elif kind == "yaml":
+            at = ext[0].end() if ext else 0
+            eol = at + (at < len(text))
+            child = re.compile(r"(?:[ \t\r]*(?:#[^\n]*)?\n)*([ \t]*)(-?)").match(text, eol)
+            if (_Setup.unmarked_entry(kind, text) or len(ext) > 1 or re.search(
+                    r"^(?:[{\[%]|---|\.\.\.)", text, re.M)     # no flow, documents, directives
+                    or ext and (ext[0].group(1).strip()[:1] not in ("", "#")
+                                or child.group(2) or "\t" in child.group(1))
+                    # a line at column 0 that is no `key:`:
+                    or re.search(r"^(?![ \t#\r]|$)(?!.*:(?:[ \t\r]|$)).", text, re.M)):
+                raise ValidationError("it has an instinct entry setup did not write, or is not "
+                                      "plain block YAML with a block `extensions:` map, and "
+                                      "instinct does not edit that in place")
+            new = (text[:eol] + nl * (at == len(text)) + _Setup.marked_block(
+                kind, entry, False, child.group(1) or "  ").replace("\n", nl) + text[eol:]
+                if ext else text + ("" if text.endswith("\n") else nl) + nl
+                + _Setup.marked_block(kind, entry).replace("\n", nl))
+        elif _Setup.unmarked_entry(kind, text) or (_Setup.toml_data(text) is None
+                                                   and "mcp_servers" in text):
             raise ValidationError("it has mcp_servers already (an instinct entry setup did not "
                                   "mark, or on Python 3.10 no TOML parser to check it), and "
                                   "instinct does not edit TOML in place")
@@ -6097,29 +6158,20 @@ class _Setup:
         return new
 
 
-def setup(client, write=False, scope="user", home=None, project_dir=None, python=None, db=None,
-          all_tools=False, remove=False):
-    """Print (or with write=True merge, keeping a backup) the MCP and hook config for `client`;
-    `remove` takes out what setup wrote there and nothing else (written at once). Every file is
-    checked before any is written: a change instinct cannot make exactly is refused with the lines
-    to add (or delete) by hand. -> [{"path", "content" (None: deleted), "changed", "backup"}];
-    running it twice changes nothing."""
-    home = home or os.path.expanduser("~")
-    project_dir = project_dir or project_root()
-    here = os.path.dirname(os.path.abspath(__file__))
-    db = db and os.path.abspath(os.path.expanduser(db))
-    plan = _Setup.plan(client, scope, home, project_dir, python or sys.executable, here, db,
-                       all_tools)
-    write, merged = write or remove, []
-    for path, kind, entry in plan:
+    def holds(kind, text, rec):
+        """True when `text` still holds what setup's record `rec` says it wrote there."""
+        got = _Setup.owned(kind, text)
+        return bool(got) and (kind in ("toml", "yaml", ("hooks",))
+                              or list(got.values()) == [rec.get("entry")])
+
+    def prepare(path, kind, entry, remove, rec, write):
+        """(read_config(path), the text setup leaves there, None: delete the file); a change it
+        cannot make exactly is refused with the lines to add (or delete) by hand."""
         try:
-            old, real, mode = _Setup.read_config(path)
-            if remove:
-                new = _Setup.unmerge(kind, old, _Setup.backups(path))
-            elif kind in ("toml", "yaml"):
-                new = _Setup.merge_text(kind, old, entry)
-            else:
-                new = _Setup.merge_json(old, kind, entry)
+            read = _Setup.read_config(path)
+            new = (_Setup.unmerge(kind, read[0], rec, entry) if remove
+                   else _Setup.merge_text(kind, read[0], entry) if kind in ("toml", "yaml")
+                   else _Setup.merge_json(read[0], kind, entry))
         except ValidationError as e:
             if remove:
                 raise ValidationError(f"cannot take instinct out of {path} ({e}); nothing was "
@@ -6127,23 +6179,139 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
             raise ValidationError(f"cannot merge into {path} ({e}); nothing was written. Add this "
                                   "by hand, then run setup again:\n"
                                   + _Setup.paste_text(kind, entry)) from None
-        if write and new != old and mode is not None and not mode & 0o200:
+        if write and new != read[0] and read[2] and not read[2].st_mode & 0o200:
             add = "" if remove else ", adding:\n" + _Setup.paste_text(kind, entry)
             raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
                                   "by hand" + add)
-        merged.append((path, real, old, new, mode))
-    results = []
-    for path, real, old, new, mode in merged:
-        changed, backup = new != old, None
-        if write and changed and new is None:      # nothing of the user's left: deleted
+        return read, "" if new is None and os.path.islink(path) else new   # a link stays
+
+    def commit(path, real, st, text, bom, new):
+        """Replace the config `real` by `new` (None: delete it) if it still holds `text` as read
+        (same bytes, inode, size and mtime) -> False when another program wrote it meanwhile. The
+        last check and the replace run under Claude Code's own lock (the folder `REAL.lock`)."""
+        import tempfile
+        folder, tmp, lock = os.path.dirname(real), None, real + ".lock"
+        sig = (lambda s: s and (s.st_ino, s.st_size, s.st_mtime_ns))
+        try:
+            os.makedirs(folder, exist_ok=True)
+            for _ in range(200):           # a save holds it for milliseconds; a stale one: go on
+                try:
+                    os.mkdir(lock)
+                    break
+                except FileExistsError:
+                    time.sleep(0.01)
+            else:
+                lock = None
+            if new is not None:
+                fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(real)}.",
+                                           suffix=".tmp")
+                with os.fdopen(fd, "wb") as f:
+                    f.write((bom + new).encode("utf-8"))
+                    f.flush()
+                    os.fsync(f.fileno())
+                mask = os.umask(0o022)
+                os.umask(mask)
+                os.chmod(tmp, st.st_mode & 0o7777 if st else 0o666 & ~mask)
+            again = _Setup.read_config(path)
             try:
+                now = os.stat(real)
+            except FileNotFoundError:
+                now = None
+            if again[0] != text or again[3] != bom or sig(now) != sig(st):
+                return False
+            if new is None:
                 os.remove(real)
-            except OSError as e:
-                raise StoreError(f"cannot delete {path}: {e.strerror}") from None
-        elif write and changed:        # the real file replaced atomically: a symlink stays a link
-            backup = _Setup.new_backup(path, old.encode("utf-8"), mode) if old else None
-            _atomic_write(real, new.encode("utf-8"))
-        results.append({"path": path, "content": new, "changed": changed, "backup": backup})
+            else:
+                os.replace(tmp, real)
+                tmp = None
+            return True
+        except OSError as e:
+            raise StoreError(f"cannot write {path}: {e.strerror}") from None
+        finally:
+            if tmp:
+                _drop_temp(tmp)
+            if lock:
+                os.rmdir(lock)
+
+    def one_scope(client, scope, home, project_dir, python, here, plan):
+        """Refuse hooks in a second scope: with both, every call would be recorded twice."""
+        other = "project" if scope == "user" else "user"
+        try:
+            theirs = _Setup.plan(client, other, home, project_dir, python, here)
+        except ValidationError:
+            return
+        for path, kind, _ in theirs:
+            try:
+                found = (kind == ("hooks",) and path not in [p for p, _, _ in plan]
+                         and _Setup.owned(kind, _Setup.read_config(path)[0]))
+            except InstinctError:
+                continue
+            if found:
+                raise ValidationError(f"instinct's hooks are already in {path} ({other} scope), "
+                                      "and hooks in both scopes record every call twice: run "
+                                      f"`instinct setup {client} --scope {other} --remove` first")
+
+
+def setup(client, write=False, scope="user", home=None, project_dir=None, python=None, db=None,
+          all_tools=False, remove=False):
+    """Show (or with write=True merge) the MCP and hook config for `client`; `remove` takes out
+    what setup wrote there and nothing else (written at once), putting back an entry of the user's
+    it replaced. Every file is checked before any is written: a change instinct cannot make
+    exactly is refused with the lines to add (or delete) by hand; a file is replaced only if no
+    other program wrote it since it was read (else it is read again). The store's folder keeps
+    setup's record of what it added and its newest backups (`setup/`). -> [{"path", "target" (the
+    file a link leads to), "content" (None: deleted), "changed", "changes" (its keys added or
+    removed), "hooks", "backup"}]; running it twice changes nothing."""
+    home = home or os.path.expanduser("~")
+    project_dir = project_dir or project_root()
+    here = os.path.dirname(os.path.abspath(__file__))
+    db = db and os.path.abspath(os.path.expanduser(db))
+    if db and not remove and not os.path.isdir(os.path.dirname(db)):
+        raise ValidationError(f"the store's folder {os.path.dirname(db)} does not exist, so every "
+                              "hook would store nothing; create it or choose another --db")
+    python = python or sys.executable
+    plan = _Setup.plan(client, scope, home, project_dir, python, here, db, all_tools)
+    if write and not remove:
+        _Setup.one_scope(client, scope, home, project_dir, python, here, plan)
+    state = os.path.join(os.path.dirname(db) if db else os.path.join(home, ".instinct"), "setup")
+    records, write = _Setup.manifest(state), write or remove
+    ready = [_Setup.prepare(p, k, e, remove, records.get(p), write) for p, k, e in plan]
+    results = []
+    for (path, kind, entry), ((text, real, st, bom), new) in zip(plan, ready):
+        backup = None
+        for _ in range(5):
+            if not write or new == text:
+                break
+            rec = records.get(path)
+            if not remove and not (rec and _Setup.holds(kind, text, rec)):
+                folders, d = [], os.path.dirname(path)
+                while not os.path.exists(d):      # the folders setup makes, deepest first
+                    folders, d = folders + [d], os.path.dirname(d)
+                rec = records[path] = {"original": text if st else None, "dirs": folders}
+            if not remove:                 # recorded before the write: a crash leaves the record
+                rec["entry"] = entry
+                _Setup.manifest(state, records)
+            backup = backup or (_Setup.keep(state, path, text) if st else None)
+            if _Setup.commit(path, real, st, text, bom, new):
+                break
+            (text, real, st, bom), new = _Setup.prepare(path, kind, entry, remove,
+                                                        records.get(path), write)
+        else:
+            raise StoreError(f"{path} changed each time setup read it (another program keeps "
+                             "rewriting it); it was left as it is: run setup again")
+        for d in records.pop(path, {}).get("dirs", ()) if remove else ():
+            try:
+                os.rmdir(d)                # a folder setup made, now empty
+            except OSError:
+                pass
+        was, now = _Setup.owned(kind, text), _Setup.owned(kind, new or "")
+        results.append({"path": path, "target": real, "content": new, "changed": new != text,
+                        "changes": [{"op": "remove", "key": k} for k in was if was[k] != now.get(k)]
+                        + [{"op": "add", "key": k, "value": v} for k, v in now.items()
+                           if v != was.get(k)],
+                        "hooks": kind == ("hooks",), "backup": backup})
+    if remove and write:
+        _Setup.manifest(state, records)
     return results
 
 
@@ -7569,7 +7737,7 @@ class _CLI:
                  [(("event",), {"help": " or ".join(", ".join(_Capture.HOOK_EVENTS.values())
                                                      .rsplit(", ", 1))})]),
         "setup": ("print (or --write) the MCP server and hook config for an agent",
-                  [(("client",), {"choices": _Setup.CLIENTS}),
+                  [(("client",), {"help": "one of: " + ", ".join(_Setup.CLIENTS)}),
                    (("--write",), {"action": "store_true",
                                    "help": "merge into the config files (a .bak is kept)"}),
                    (("--scope",), {"choices": ("user", "project"), "default": "user",
@@ -7730,23 +7898,41 @@ class _CLI:
         return 2
 
     def setup_cli(args, db):
-        """`instinct setup CLIENT [--write | --remove]`: the entries or what was done, on stdout."""
-        as_json = getattr(args, "json", False)
+        """`instinct setup CLIENT [--write | --remove]`: what would change, or what was done (the
+        keys setup owns, never the rest of a file), on stdout."""
+        if args.client not in _Setup.CLIENTS:
+            return _CLI.usage_error(f"unknown client {args.client!r}", args.client,
+                                    _Setup.CLIENTS, f"(choose from: {', '.join(_Setup.CLIENTS)})")
+        as_json, out = getattr(args, "json", False), sys.stdout.write
+        dry = not (args.write or args.remove)
         results = setup(args.client, write=args.write, scope=args.scope, all_tools=args.all_tools,
                         remove=args.remove, db=db or os.environ.get("INSTINCT_DB"))
         if as_json:
-            sys.stdout.write(_dumps(results, indent=2) + "\n")
+            out(_dumps([{k: v for k, v in r.items() if k != "content"} for r in results],
+                       indent=2) + "\n")
         for r in [] if as_json else results:
+            via = f" (a link: edited {r['target']})" if os.path.islink(r["path"]) else ""
             kept = f" (previous version in {r['backup']})" if r["backup"] else ""
             if args.remove:
                 done = ("deleted" if r["content"] is None else
                         "took instinct out of" if r["changed"] else "nothing of instinct's in")
-                sys.stdout.write(f"{done} {r['path']}{kept}\n")
-            elif args.write:
-                sys.stdout.write(f"{'wrote' if r['changed'] else 'unchanged'} {r['path']}{kept}\n")
             else:
-                sys.stdout.write(f"# {r['path']}\n{r['content']}\n")
-        for note in [] if args.remove else _Setup.notes(args.client, args.scope, project_root()):
+                done = "wrote" if r["changed"] else "unchanged"
+            out(f"{r['path']}{via}: " + ("would change" if r["changed"] else "nothing to change")
+                if dry else f"{done} {r['path']}{via}{kept}")
+            for c in r["changes"]:                    # a value shown is always setup's own
+                v = c.get("value")
+                v = "" if not dry or v is None else ": " + (
+                    v.rstrip("\n").replace("\n", "\n    ") if isinstance(v, str) else _dumps(v))
+                out(f"\n  {'-+'[c['op'] == 'add']} {c['key']}{v}")
+            out("\n")
+        if not as_json and dry and any(r["changed"] for r in results):
+            out("nothing written; run again with --write\n")
+        notes = [] if args.remove else _Setup.notes(args.client, args.scope, project_root())
+        if not args.remove and not any(r["hooks"] for r in results):
+            notes.insert(0, "this client gets no hooks, so nothing is learned from its sessions; "
+                            "use instinct's MCP tools (observe, suggest) in them")
+        for note in notes:
             (sys.stderr if as_json else sys.stdout).write(f"note: {note}\n")
         return 0
 

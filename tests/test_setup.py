@@ -215,7 +215,9 @@ class TestCaptureEntries(_SetupEnv):
         for flag, want in ((("--all-tools",), "all"), ((), None)):
             r = self.cli_process("setup", "cursor", "--json", *flag)
             self.assertEqual(r.returncode, 0, r.stderr)
-            env = json.loads(json.loads(r.stdout)[0]["content"])["mcpServers"]["instinct"]["env"]
+            (change,) = json.loads(r.stdout)[0]["changes"]          # the entry, not the file
+            self.assertEqual((change["op"], change["key"]), ("add", "mcpServers.instinct"))
+            env = change["value"]["env"]
             self.assertEqual(env.get("INSTINCT_MCP_TOOLS"), want)
             # the server started with that entry's env lists all tools, or the lean set
             e = {k: v for k, v in os.environ.items() if k != "INSTINCT_MCP_TOOLS"}
@@ -259,9 +261,19 @@ class TestUsersFiles(_SetupEnv):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(os.path.islink(link))
         self.assertEqual(os.readlink(link), real)
+        self.assertIn(f"wrote {link} (a link: edited {real}) (previous version in ", r.stdout)
         data = json.loads(read(real))
         self.assertEqual(set(data["mcpServers"]), {"x", "instinct"})
-        self.assertEqual(json.loads(read(link + ".bak")), {"mcpServers": {"x": {"command": "y"}}})
+        self.assertEqual(os.listdir(os.path.dirname(real)), ["mcp.json"])     # no backup there
+        self.assertEqual(json.loads(read(self.path(".instinct", "setup", "1-mcp.json.bak"))),
+                         {"mcpServers": {"x": {"command": "y"}}})
+        # removed: the target gets its bytes back, the link stays (a lone entry too: never deleted)
+        self.ok("setup", "cursor", "--remove")
+        self.assertEqual(read(real), json.dumps({"mcpServers": {"x": {"command": "y"}}}))
+        write(real, "")
+        self.ok("setup", "cursor", "--write")
+        self.ok("setup", "cursor", "--remove")
+        self.assertEqual((os.readlink(link), read(real)), (real, ""))
 
     def test_read_only_config_is_refused(self):
         path = self.path(".cursor", "mcp.json")
@@ -295,28 +307,32 @@ class TestUsersFiles(_SetupEnv):
         self.assertIn("is a directory", r.stderr)
         self.assertTrue(os.path.isdir(path))
 
-    def test_backup_keeps_mode_and_is_only_announced_when_made(self):
-        path = self.path(".claude.json")
+    def test_backup_is_private_in_the_store_folder_and_only_announced_when_made(self):
+        path, state = self.path(".claude.json"), self.path(".instinct", "setup")
         write(path, json.dumps({"primaryApiKey": "sk-secret", "projects": {}}))
         os.chmod(path, 0o600)
         r = self.cli_process("setup", "claude-code", "--write")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(stat.S_IMODE(os.stat(path + ".bak").st_mode), 0o600)
+        first = os.path.join(state, "1-claude.json.bak")
+        self.assertEqual(stat.S_IMODE(os.stat(first).st_mode), 0o600)
+        self.assertEqual(stat.S_IMODE(os.stat(state).st_mode), 0o700)
         self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
         lines = r.stdout.splitlines()
-        self.assertIn(f"wrote {path} (previous version in {path}.bak)", lines)
+        self.assertIn(f"wrote {path} (previous version in {first})", lines)
         settings = self.path(".claude", "settings.json")
         self.assertIn(f"wrote {settings}", lines)          # a new file: no backup, none announced
-        self.assertFalse(os.path.exists(settings + ".bak"))
+        self.assertEqual(sorted(os.listdir(state)), ["1-claude.json.bak", "manifest.json"])
+        self.assertEqual(sorted(os.listdir(self.home)), [".claude", ".claude.json", ".instinct"])
         # issue 21: a second backup gets its own name; the first is never overwritten
-        first = read(path + ".bak")
+        before = read(first)
         write(path, json.dumps({"primaryApiKey": "sk-other"}))
         os.chmod(path, 0o600)
         r = self.cli_process("setup", "claude-code", "--write")
-        self.assertIn(f"wrote {path} (previous version in {path}.bak.2)", r.stdout.splitlines())
-        self.assertEqual(read(path + ".bak"), first)
-        self.assertEqual(stat.S_IMODE(os.stat(path + ".bak.2").st_mode), 0o600)
-        self.assertIn("sk-other", read(path + ".bak.2"))
+        second = os.path.join(state, "2-claude.json.bak")
+        self.assertIn(f"wrote {path} (previous version in {second})", r.stdout.splitlines())
+        self.assertEqual(read(first), before)
+        self.assertEqual(stat.S_IMODE(os.stat(second).st_mode), 0o600)
+        self.assertIn("sk-other", read(second))
 
     def test_unchanged_json_keeps_users_layout(self):
         path = self.path(".cursor", "mcp.json")
@@ -419,24 +435,42 @@ class TestRemove(_SetupEnv):
 
     def test_backups_get_unique_names_and_are_never_overwritten(self):
         (path,) = self.paths("cursor")
+        state = self.path(".instinct", "setup")
+        bak = lambda n: os.path.join(state, f"{n}-mcp.json.bak")        # noqa: E731
         write(path, '{"mcpServers": {"a": {"command": "1"}}}')
         self.ok("setup", "cursor", "--write")
         write(path, '{"mcpServers": {"b": {"command": "2"}}}')
         r = self.ok("setup", "cursor", "--write")
-        self.assertIn(f"(previous version in {path}.bak.2)", r.stdout)
+        self.assertIn(f"(previous version in {bak(2)})", r.stdout)
         r = self.ok("setup", "cursor", "--remove")
-        self.assertIn(f"(previous version in {path}.bak.3)", r.stdout)
-        self.assertEqual(read(path + ".bak"), '{"mcpServers": {"a": {"command": "1"}}}')
-        self.assertEqual(read(path + ".bak.2"), '{"mcpServers": {"b": {"command": "2"}}}')
-        self.assertIn('"instinct"', read(path + ".bak.3"))
+        self.assertIn(f"(previous version in {bak(3)})", r.stdout)
+        self.assertEqual(read(bak(1)), '{"mcpServers": {"a": {"command": "1"}}}')
+        self.assertEqual(read(bak(2)), '{"mcpServers": {"b": {"command": "2"}}}')
+        self.assertIn('"instinct"', read(bak(3)))
         self.assertEqual(read(path), '{"mcpServers": {"b": {"command": "2"}}}')
         # a link or a folder in the way of a name is skipped, never written through
-        os.remove(path + ".bak.3")
-        os.symlink(os.path.join(self.tmp, "elsewhere"), path + ".bak.3")
-        os.mkdir(path + ".bak.4")
+        os.remove(bak(3))
+        os.symlink(os.path.join(self.tmp, "elsewhere"), bak(3))
+        os.mkdir(bak(4))
         r = self.ok("setup", "cursor", "--write")
-        self.assertIn(f"(previous version in {path}.bak.5)", r.stdout)
+        self.assertIn(f"(previous version in {bak(5)})", r.stdout)
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "elsewhere")))
+
+    def test_backups_are_bounded_by_their_own_order_not_the_clock(self):
+        """Issue 32: the newest BACKUPS are kept by number; an old-looking (or future) mtime on
+        a file changes nothing, and the one just written is never pruned."""
+        (path,) = self.paths("cursor")
+        state = self.path(".instinct", "setup")
+        n = instinct._Setup.BACKUPS
+        for i in range(n + 5):
+            write(path, json.dumps({"mcpServers": {"a": {"command": str(i)}}}))
+            r = self.ok("setup", "cursor", "--write")
+            made = r.stdout.split("(previous version in ", 1)[1].split(")", 1)[0]
+            self.assertTrue(os.path.isfile(made), made)
+            os.utime(made, (1e9, 1e9) if i % 2 else (4e9, 4e9))      # the clock says nothing
+        kept = sorted(int(f.split("-")[0]) for f in os.listdir(state) if f.endswith(".bak"))
+        self.assertEqual(kept, list(range(6, n + 6)))
+        self.assertIn('"command": "14"', read(os.path.join(state, f"{n + 5}-mcp.json.bak")))
 
     def test_earlier_unmarked_toml_entry_is_left_with_a_one_line_error(self):
         (toml, hooks) = self.paths("codex")
@@ -452,29 +486,39 @@ class TestRemove(_SetupEnv):
 class TestTextConfigs(_SetupEnv):
     """Issue 19: Codex's TOML and Goose's YAML: a marked block appended, or pasted by hand."""
 
-    def test_goose_block_pasted_under_extensions_is_kept_and_removed_exactly(self):
+    def test_goose_extensions_map_is_merged_and_removed_exactly(self):
+        """Issue 28: an existing `extensions:` map gets the marked block as its first entry, at
+        its own indentation (a BOM, CRLF, comments, a null map too); --remove gives the bytes
+        back; a re-run changes nothing."""
         (path,) = self.paths("goose")
-        original = "extensions:\n  developer:\n    enabled: true\nGOOSE_MODEL: gpt\n"
-        write(path, original)
-        r = self.cli_process("setup", "goose", "--write")
-        self.assertEqual(r.returncode, 2)
-        self.assertEqual(read(path), original)
-        paste = r.stderr.split("run setup again:\n", 1)[1]
-        block = paste.split("\n", 1)[1].rstrip("\n") + "\n"    # the marked lines, for extensions:
-        self.assertTrue(block.startswith("# instinct:begin"), paste)
-        write(path, original.replace("GOOSE_MODEL", block + "GOOSE_MODEL"))
-        r = self.ok("setup", "goose", "--write")
-        self.assertEqual(r.stdout.splitlines()[0], f"unchanged {path}")
         try:
             import yaml                    # dev-only: a second opinion when present
         except ImportError:
             yaml = None
-        if yaml is not None:
-            ext = yaml.safe_load(read(path))["extensions"]
-            self.assertEqual(set(ext), {"developer", "instinct"})
-            self.assertEqual(ext["instinct"]["args"], ["-m", "instinct", "serve"])
-        self.ok("setup", "goose", "--remove")
-        self.assertEqual(read(path), original)
+        for original in ("extensions:\n  developer:\n    enabled: true\nGOOSE_MODEL: gpt\n",
+                         "\ufeffGOOSE_MODEL: gpt\nextensions:  # mine\n\n    # c\n    dev:\n"
+                         "        enabled: true\n",
+                         "A: 1\r\nextensions:\r\n   dev:\r\n      x: 1\r\nB: 2\r\n",
+                         "'extensions':\n  a: 1\n", "extensions:\nGOOSE_MODEL: gpt\n",
+                         "GOOSE_MODEL: gpt\nextensions:"):
+            with self.subTest(original=original):
+                write(path, original.encode())
+                self.ok("setup", "goose", "--write")
+                text = read(path, "rb").decode()
+                self.assertEqual(text.count("extensions"), 1, text)
+                self.assertEqual(text.startswith("\ufeff"), original.startswith("\ufeff"))
+                self.assertIn("# instinct:begin", text)
+                if "\r\n" in original:
+                    self.assertNotIn("\n", text.replace("\r\n", ""))
+                if yaml is not None:
+                    ext = yaml.safe_load(text.lstrip("\ufeff"))["extensions"]
+                    self.assertEqual(ext["instinct"]["args"], ["-m", "instinct", "serve"])
+                    theirs = yaml.safe_load(original.lstrip("\ufeff"))["extensions"] or {}
+                    self.assertEqual({k: v for k, v in ext.items() if k != "instinct"}, theirs)
+                r = self.ok("setup", "goose", "--write")
+                self.assertEqual(r.stdout.splitlines()[0], f"unchanged {path}")
+                self.ok("setup", "goose", "--remove")
+                self.assertEqual(read(path, "rb"), original.encode())
 
     def test_changed_entry_is_replaced_between_the_markers(self):
         (toml, _) = self.paths("codex")
@@ -525,8 +569,10 @@ class TestTextConfigs(_SetupEnv):
 
     def test_yaml_outside_a_plain_top_level_map_is_refused(self):
         (path,) = self.paths("goose")
-        for text in ("extensions: {}\n", "'extensions':\n  a: 1\n", "{a: 1}\n", "a: 1\n---\nb: 2\n",
-                     "just some words\n"):
+        for text in ("extensions: {}\n", "{a: 1}\n", "a: 1\n---\nb: 2\n", "just some words\n",
+                     "extensions:\n- a\n", "extensions:\n  - a\n",      # a list, not a map
+                     "extensions:\n  mine:\n    a: 1\n  instinct:\n    a: 1\n",   # the user's own
+                     "extensions:\n  a: 1\nextensions:\n  b: 2\n"):
             with self.subTest(text=text):
                 write(path, text)
                 r = self.cli_process("setup", "goose", "--write")
@@ -563,7 +609,8 @@ class TestScope(_SetupEnv):
                 text = data.decode()
                 for local in (self.tmp, ROOT, sys.executable, os.path.dirname(sys.executable)):
                     self.assertNotIn(local, text, path)
-        self.assertEqual(os.listdir(self.home), [])
+        self.assertEqual(os.listdir(self.home), [".instinct"])          # setup's record only
+        self.assertEqual(os.listdir(os.path.join(self.home, ".instinct")), ["setup"])
         hooks = json.loads(read(os.path.join(self.repo, ".claude", "settings.json")))["hooks"]
         server = json.loads(read(os.path.join(self.repo, ".mcp.json")))["mcpServers"]["instinct"]
         self.assertEqual((server["command"], server["args"]), ("python3", ["-m", "instinct", "serve"]))
@@ -688,12 +735,13 @@ class TestSetup(HookCase):
     def test_merge_keeps_other_keys_and_writes_backup(self):
         original = json.dumps({"mcpServers": {"other": {"command": "x"}}, "theme": "dark"})
         mcp = self.existing_config(".cursor", "mcp.json", text=original)
-        self.run_setup("cursor", write=True)
+        (r,) = self.run_setup("cursor", write=True)
         data = json.loads(read(mcp))
         self.assertEqual(data["theme"], "dark")
         self.assertEqual(data["mcpServers"]["other"], {"command": "x"})
         self.assertEqual(data["mcpServers"]["instinct"]["args"], ["-m", "instinct", "serve"])
-        self.assertEqual(read(mcp + ".bak"), original)
+        self.assertEqual(r["backup"], os.path.join(self.tmp, ".instinct", "setup", "1-mcp.json.bak"))
+        self.assertEqual(read(r["backup"]), original)
 
     def test_claude_hooks_merge_replaces_only_ours(self):
         mine = {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]}
@@ -724,15 +772,15 @@ class TestSetup(HookCase):
         """Issue 19: no in-place TOML/YAML editing; an entry setup did not mark is left to the user."""
         toml = self.existing_config(".codex", "config.toml", text=(
             'model = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n\n[mcp_servers.instinct]\ncommand = "old"\n'))
-        yaml = self.existing_config(".config", "goose", "config.yaml", text=(
-            "GOOSE_MODEL: gpt\nextensions:\n  developer:\n    enabled: true\n    type: builtin\n"))
+        yaml = self.existing_config(".config", "goose", "config.yaml", text=(    # the user's own
+            "GOOSE_MODEL: gpt\nextensions:\n  instinct:\n    enabled: true\n    cmd: old\n"))
         for client, path in (("codex", toml), ("goose", yaml)):
             before = read(path)
             with self.assertRaises(instinct.ValidationError) as cm:
                 self.run_setup(client, write=True)
             self.assertIn("# instinct:begin", str(cm.exception))          # the block to paste
             self.assertEqual(read(path), before)
-            self.assertFalse(os.path.exists(path + ".bak"))
+            self.assertFalse(os.path.exists(os.path.join(self.tmp, ".instinct")))   # no backup
 
     def test_written_hook_command_really_runs(self):
         r = self.run_setup("claude-code", write=False, python=sys.executable)
