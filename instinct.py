@@ -5815,7 +5815,7 @@ class _Setup:
                         out.append(dict(g, hooks=rest))
             if event in wanted and not placed:
                 out.append(wanted[event])
-            if out or event in wanted:
+            if out or event in wanted or not groups:      # a user's empty list stays
                 node[event] = out
             else:
                 del node[event]
@@ -6276,7 +6276,7 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
     state = os.path.join(os.path.dirname(db) if db else os.path.join(home, ".instinct"), "setup")
     records, write = _Setup.manifest(state), write or remove
     ready = [_Setup.prepare(p, k, e, remove, records.get(p), write) for p, k, e in plan]
-    results = []
+    results, made = [], []
     for (path, kind, entry), ((text, real, st, bom), new) in zip(plan, ready):
         backup = None
         for _ in range(5):
@@ -6299,18 +6299,19 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
         else:
             raise StoreError(f"{path} changed each time setup read it (another program keeps "
                              "rewriting it); it was left as it is: run setup again")
-        for d in records.pop(path, {}).get("dirs", ()) if remove else ():
-            try:
-                os.rmdir(d)                # a folder setup made, now empty
-            except OSError:
-                pass
+        made += records.pop(path, {}).get("dirs", []) if remove else []
         was, now = _Setup.owned(kind, text), _Setup.owned(kind, new or "")
         results.append({"path": path, "target": real, "content": new, "changed": new != text,
                         "changes": [{"op": "remove", "key": k} for k in was if was[k] != now.get(k)]
                         + [{"op": "add", "key": k, "value": v} for k, v in now.items()
                            if v != was.get(k)],
                         "hooks": kind == ("hooks",), "backup": backup})
-    if remove and write:
+    for d in sorted(made, key=len, reverse=True):     # the folders setup made, if empty now
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+    if remove:
         _Setup.manifest(state, records)
     return results
 

@@ -16,6 +16,8 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 
 import instinct
@@ -803,6 +805,351 @@ class TestSetup(HookCase):
         self.assertTrue(r.stdout.startswith("unchanged "), r.stdout)
         r = cli_process("setup", "nope", env=e)
         self.assertEqual(r.returncode, 2)
+
+
+# --- issues 28 and 32: setup edits what it wrote and nothing else, shows only that, no litter ---
+def _tree(*tops):
+    """{path: bytes, folder: None} of everything under `tops` (not .git)."""
+    out = {}
+    for top in tops:
+        for d, dirs, files in os.walk(top):
+            dirs[:] = [x for x in dirs if x != ".git"]
+            out.update({os.path.join(d, x): None for x in dirs})
+            out.update({os.path.join(d, f): read(os.path.join(d, f), "rb") for f in files})
+    return out
+
+
+class _Writer(threading.Thread):
+    """Another program saving a JSON config the way Claude Code does: take `REAL.lock` (a
+    folder; wait while it is held), read, add a key, write a temp file, rename it over, release;
+    again every few milliseconds. Keeps the file's BOM and mode."""
+
+    def __init__(self, path):
+        super().__init__(daemon=True)
+        self.path, self.keys, self.stop = path, [], threading.Event()
+
+    def run(self):
+        real = os.path.realpath(self.path)
+        while not self.stop.is_set():
+            try:
+                os.mkdir(real + ".lock")
+            except FileExistsError:
+                time.sleep(0.0005)
+                continue
+            try:
+                raw = read(real, "rb") if os.path.exists(real) else b""
+                text = raw.decode("utf-8-sig")
+                data = json.loads(text) if text.strip() else {}
+                key = f"writer-{len(self.keys)}"
+                data[key] = len(self.keys)
+                with open(real + ".w.tmp", "wb") as f:
+                    f.write(raw[:3] * raw.startswith(b"\xef\xbb\xbf")
+                            + json.dumps(data, indent=2, ensure_ascii=False).encode())
+                if os.path.exists(real):
+                    os.chmod(real + ".w.tmp", stat.S_IMODE(os.stat(real).st_mode))
+                os.replace(real + ".w.tmp", real)
+                self.keys.append(key)
+            finally:
+                os.rmdir(real + ".lock")
+            time.sleep(0.005 + 0.01 * (len(self.keys) % 3))
+
+
+def _hostile(key):
+    """15 hostile texts for a JSON config whose servers sit under `key` -> [(name, text)]."""
+    huge = json.dumps({"projects": {f"/home/u/p{i}": {"history": [
+        {"display": f"PLANTED prompt {i}: deploy with token hunter2 " * 3}]} for i in range(1200)},
+        "oauthAccount": {"emailAddress": "planted.person@example.com"}}, indent=2)
+    return [("empty object", "{}"), ("empty file", ""), ("bom", '\ufeff{"a": 1}\n'),
+            ("odd whitespace", '{\r\n\t"a" :\t[1 ,2] ,\r\n\t"b":{ }\r\n}\r\n'),
+            ("unicode", '{"ключ": "значение 🚀", "rtl": "\u202eabc", "ls": "a\u2028b", '
+                        '"esc": "\\u00e9\\ud83d\\ude80"}'),
+            ("huge", huge),
+            ("own entry", json.dumps({key: {"instinct": {"command": "my-instinct", "args": ["x"]}}})),
+            ("only key", json.dumps({key: {"instinct": {"command": "mine"}}}, indent=4)),
+            ("string entry", json.dumps({key: {"instinct": "disabled"}, "z": 1})),
+            ("null entry", json.dumps({key: {"instinct": None}, "x": [1]})),
+            ("list entry", json.dumps({key: {"instinct": [], "other": {"command": "o"}}})),
+            ("empty servers", json.dumps({key: {}, "z": 1, "a": 2})),
+            ("numbers", '{"n": 1.5e10, "i": 12345678901234567890, "f": 0.1, "neg": -0.0}'),
+            ("symlink", json.dumps({key: {"o": {"command": "o"}}, "linked": True})),
+            ("read-only", json.dumps({key: {"o": {"command": "o"}}}))]
+
+
+class TestUsersEntriesUnderAConcurrentWriter(_SetupEnv):
+    """Issue 28: 60 hostile configs x `setup --write` then `--remove` (real processes) while
+    another program keeps adding keys to the same file: no key of that program is lost, every
+    entry of the user's comes back (a hand-made `instinct` entry too); without the other program
+    the file comes back byte for byte. A read-only file is refused in one line and left as is."""
+
+    CLIENTS = ("claude-code", "cursor", "vscode", "windsurf")
+
+    def configs(self):
+        for client in self.CLIENTS:
+            key = "servers" if client == "vscode" else "mcpServers"
+            for name, text in _hostile(key):
+                yield client, name, text
+
+    def plant(self, home, client, name, text):
+        path = instinct._Setup.plan(client, "user", home, self.repo, "python3", ROOT)[0][0]
+        if name == "symlink":                          # a dotfiles link out of the folder
+            real = os.path.join(home, "dotfiles", os.path.basename(path))
+            write(real, text.encode())
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.symlink(real, path)
+        else:
+            write(path, text.encode())
+        if name == "read-only":
+            os.chmod(path, 0o444)
+        if client == "claude-code":               # and hooks of the user's beside it
+            write(os.path.join(home, ".claude", "settings.json"), '{"hooks": {"Stop": [], '
+                  '"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", '
+                  '"command": "my-lint"}]}]}, "model": "opus"}')
+        return path
+
+    def test_sixty_hostile_configs_byte_identical_without_a_writer(self):
+        for i, (client, name, text) in enumerate(self.configs()):
+            with self.subTest(client=client, config=name):
+                home = os.path.join(self.tmp, f"b{i}")
+                path = self.plant(home, client, name, text)
+                before = _tree(home)
+                try:
+                    instinct.setup(client, write=True, home=home, project_dir=self.repo)
+                except instinct.ValidationError as e:
+                    self.assertEqual(name, "read-only", e)
+                    self.assertEqual(_tree(home), before)
+                    continue
+                self.assertIn("instinct", json.loads(read(path).lstrip("\ufeff"))[
+                    "servers" if client == "vscode" else "mcpServers"])
+                instinct.setup(client, remove=True, home=home, project_dir=self.repo)
+                after = _tree(home)
+                for p in list(after):                  # setup's own folder: record gone
+                    if p.startswith(os.path.join(home, ".instinct")):
+                        self.assertNotEqual(os.path.basename(p), "manifest.json")
+                        del after[p]
+                self.assertEqual(after, before)
+                self.assertEqual(os.path.islink(path), name == "symlink")
+
+    def test_sixty_hostile_configs_with_a_concurrent_writer(self):
+        lost = refused = 0
+        for i, (client, name, text) in enumerate(self.configs()):
+            with self.subTest(client=client, config=name):
+                home = os.path.join(self.tmp, f"w{i}")
+                path = self.plant(home, client, name, text)
+                theirs = json.loads(text.lstrip("\ufeff")) if text.strip() else {}
+                writer = _Writer(path)
+                if name != "read-only":            # nothing rewrites that one
+                    writer.start()
+                try:
+                    for verb in ("--write", "--remove"):
+                        r = cli_process("setup", client, verb, cwd=self.repo,
+                                        env=child_env(home))
+                        self.assertNotIn("Traceback", r.stderr)
+                        if r.returncode:
+                            self.assertEqual(len(r.stderr.splitlines()) if name != "read-only"
+                                             else 1, 1, r.stderr)
+                            refused += 1
+                finally:
+                    writer.stop.set()
+                    writer.join() if writer.is_alive() else None
+                final = json.loads(read(path).lstrip("\ufeff"))
+                lost += sum(k not in final for k in writer.keys)
+                self.assertEqual([k for k in writer.keys if k not in final], [])
+                for k, v in theirs.items():            # the user's own, back as they were
+                    self.assertEqual(json.dumps(final.get(k)), json.dumps(v), k)
+                key = "servers" if client == "vscode" else "mcpServers"
+                self.assertEqual(key in final, key in theirs)
+                if name == "read-only":
+                    self.assertEqual(read(path, "rb"), text.encode())
+                self.assertEqual(os.path.islink(path), name == "symlink")
+                self.assertTrue(writer.keys or name == "read-only")
+        self.assertEqual(lost, 0)
+        self.assertLessEqual(refused, 8, "the writer leaves setup time to write")
+
+
+class TestWhatSetupOwns(_SetupEnv):
+    """Issue 28: a user's own `instinct` entry is put back, a file setup did not create is
+    never deleted, a link is edited in place (and said so), a dangling one is refused."""
+
+    def test_users_own_entry_that_was_the_only_key_comes_back(self):
+        path = self.path(".claude.json")
+        mine = '{\n  "mcpServers": {"instinct": {"command": "/opt/mine/instinct", "args": ["serve"]}}\n}'
+        write(path, mine)
+        r = self.ok("setup", "claude-code", "--write")
+        self.assertIn("  - mcpServers.instinct", r.stdout.splitlines())
+        self.assertIn("  + mcpServers.instinct", r.stdout.splitlines())
+        self.assertNotEqual(read(path), mine)
+        self.ok("setup", "claude-code", "--remove")
+        self.assertEqual(read(path), mine)
+        # Claude Code rewrote the file meanwhile: the user's entry still comes back, theirs stays
+        self.ok("setup", "claude-code", "--write")
+        data = json.loads(read(path))
+        data["numStartups"] = 7
+        write(path, json.dumps(data))
+        self.ok("setup", "claude-code", "--remove")
+        self.assertEqual(json.loads(read(path)), dict(json.loads(mine), numStartups=7))
+
+    def test_an_entry_changed_by_hand_after_setup_is_left(self):
+        path = self.path(".cursor", "mcp.json")
+        self.ok("setup", "cursor", "--write")
+        data = json.loads(read(path))
+        data["mcpServers"]["instinct"]["args"].append("--mine")
+        write(path, json.dumps(data))
+        r = self.ok("setup", "cursor", "--remove")
+        self.assertEqual(json.loads(read(path)), data)          # not setup's any more: kept
+        self.assertIn("nothing of instinct's in", r.stdout)
+
+    def test_without_a_record_only_setups_own_entry_goes_and_no_file_is_deleted(self):
+        path = self.path(".cursor", "mcp.json")
+        self.ok("setup", "cursor", "--write")
+        shutil.rmtree(self.path(".instinct"))                  # an older setup: no record
+        self.ok("setup", "cursor", "--remove")
+        self.assertEqual(json.loads(read(path)), {"mcpServers": {}})       # kept, not deleted
+        write(path, '{"mcpServers": {"instinct": {"command": "mine"}}}')
+        self.ok("setup", "cursor", "--remove")
+        self.assertEqual(read(path), '{"mcpServers": {"instinct": {"command": "mine"}}}')
+
+    def test_dangling_link_is_refused_in_one_line(self):
+        link = self.path(".cursor", "mcp.json")
+        os.makedirs(os.path.dirname(link))
+        os.symlink(os.path.join(self.tmp, "dotfiles", "mcp.json"), link)
+        for verb in ("--write", "--remove"):
+            r = self.cli_process("setup", "cursor", verb)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("which does not exist", r.stderr.splitlines()[0])
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "dotfiles")))
+
+    def test_a_change_made_between_read_and_write_is_kept(self):
+        """The file changes after setup read it: the check before the replace sees it, setup
+        reads again and merges into the new text."""
+        path = self.path(".cursor", "mcp.json")
+        write(path, '{"a": 1}')
+        real_prepare, calls = instinct._Setup.prepare, []
+
+        def prepare(*a):
+            got = real_prepare(*a)
+            calls.append(1)
+            if len(calls) == 1:
+                write(path, '{"a": 1, "b": 2}')      # another program, just after the read
+            return got
+        instinct._Setup.prepare = prepare
+        try:
+            self.setup_("cursor")
+        finally:
+            instinct._Setup.prepare = real_prepare
+        self.assertEqual(len(calls), 2)
+        data = json.loads(read(path))
+        self.assertEqual((data["a"], data["b"]), (1, 2))
+        self.assertIn("instinct", data["mcpServers"])
+
+
+class TestDryRunAndLitter(_SetupEnv):
+    """Issue 32: a dry run prints the keys setup owns, never the file, and writes nothing; ten
+    setup/remove cycles leave nothing behind but bounded backups in the store's folder."""
+
+    def test_dry_run_of_a_real_sized_claude_json_shows_no_private_text(self):
+        path = self.path(".claude.json")
+        huge = dict(_hostile("mcpServers"))["huge"]
+        write(path, huge)
+        self.assertGreater(len(huge), 270_000)
+        before = _tree(self.home, self.repo)
+        r = self.ok("setup", "claude-code")
+        lines = r.stdout.splitlines()
+        self.assertLess(len(lines), 40, r.stdout)
+        for planted in ("PLANTED", "hunter2", "planted.person@example.com", "/home/u/p1"):
+            self.assertNotIn(planted, r.stdout + r.stderr)
+        self.assertIn("nothing written; run again with --write", lines)
+        self.assertIn(f"{path}: would change", lines)
+        self.assertTrue(any(x.startswith("  + mcpServers.instinct: {") for x in lines), lines)
+        self.assertEqual(_tree(self.home, self.repo), before)       # no store, no folder
+        r = self.ok("setup", "claude-code", "--json")
+        got = json.loads(r.stdout)
+        self.assertNotIn("PLANTED", r.stdout)
+        self.assertEqual([x["path"] for x in got], [path, self.path(".claude", "settings.json")])
+        self.assertEqual(len(got[1]["changes"]), 6)
+        self.assertEqual(_tree(self.home, self.repo), before)
+        # with a store path set, still nothing: not the store, not its folder's setup record
+        self.ok("setup", "claude-code", env={"INSTINCT_DB": self.db})
+        self.assertFalse(os.path.exists(self.db))
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "setup")))
+
+    def test_ten_cycles_leave_nothing_but_bounded_backups(self):
+        os.makedirs(os.path.join(self.repo, ".claude"))        # the user's own, kept even empty
+        for scope, clients in (("user", instinct._Setup.CLIENTS),
+                               ("project", ("claude-code", "cursor", "vscode", "codex"))):
+            for planted in (False, True):
+                if planted:
+                    for client in clients:
+                        for p in self.paths(client, scope):
+                            write(p, PLANTED[os.path.basename(p)])
+                before = _tree(self.home, self.repo)
+                for _ in range(10):
+                    for client in clients:
+                        self.ok("setup", client, "--scope", scope, "--write")
+                        self.ok("setup", client, "--scope", scope, "--remove")
+                after = _tree(self.home, self.repo)
+                state = self.path(".instinct", "setup")
+                extra = sorted(set(after) - set(before))
+                self.assertTrue(all(p == self.path(".instinct") or p.startswith(state)
+                                    for p in extra), extra)
+                mine = {p: b for p, b in before.items() if not p.startswith(state)}
+                self.assertEqual({p: b for p, b in after.items() if p in mine}, mine)
+                self.assertLessEqual(len(os.listdir(state)), instinct._Setup.BACKUPS)
+                self.assertFalse(os.path.exists(os.path.join(state, "manifest.json")))
+        self.assertTrue(os.path.isdir(os.path.join(self.repo, ".claude")))
+
+
+class TestOneScopeAndPlainWords(_SetupEnv):
+    """Issue 32: hooks in one scope only; a client without hooks says so; a store path in a
+    missing folder is refused; a misspelt client gets a "did you mean"."""
+
+    def test_second_scope_is_refused_naming_the_first(self):
+        self.ok("setup", "claude-code", "--write")
+        before = _tree(self.repo)
+        r = self.cli_process("setup", "claude-code", "--scope", "project", "--write")
+        self.assertEqual(r.returncode, 2)
+        (line,) = r.stderr.splitlines()
+        self.assertIn(self.path(".claude", "settings.json"), line)
+        self.assertIn("instinct setup claude-code --scope user --remove", line)
+        self.assertEqual(_tree(self.repo), before)
+        self.ok("setup", "claude-code", "--scope", "project")          # a dry run still shows
+        self.ok("setup", "cursor", "--scope", "project", "--write")     # no hooks: no conflict
+        self.ok("setup", "claude-code", "--scope", "user", "--remove")
+        self.ok("setup", "claude-code", "--scope", "project", "--write")
+        r = self.cli_process("setup", "claude-code", "--write")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(os.path.join(self.repo, ".claude", "settings.json"), r.stderr)
+        self.assertIn("--scope project --remove", r.stderr)
+
+    def test_clients_without_hooks_say_so(self):
+        for client in instinct._Setup.CLIENTS:
+            with self.subTest(client=client):
+                hooked = any(r["hooks"] for r in self.setup_(client, write=False))
+                for extra in ((), ("--write",)):
+                    r = self.ok("setup", client, *extra)
+                    self.assertEqual("gets no hooks, so nothing is learned" in r.stdout, not hooked)
+        self.assertFalse(any(r["hooks"] for r in self.setup_("cursor", write=False)))
+        self.assertTrue(any(r["hooks"] for r in self.setup_("codex", write=False)))
+
+    def test_store_in_a_missing_folder_is_refused(self):
+        missing = os.path.join(self.tmp, "nope", "x.db")
+        for args, env in ((("--db", missing), {}), ((), {"INSTINCT_DB": missing})):
+            for extra in ((), ("--write",)):
+                r = self.cli_process("setup", "claude-code", *args, *extra, env=env)
+                self.assertEqual(r.returncode, 2)
+                (line,) = r.stderr.splitlines()
+                self.assertIn(os.path.dirname(missing), line)
+                self.assertIn("does not exist", line)
+        self.assertEqual(os.listdir(self.home), [])
+
+    def test_misspelt_client_gets_did_you_mean(self):
+        r = self.cli_process("setup", "claud-code")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr, "instinct: error: unknown client 'claud-code' "
+                                   "(did you mean 'claude-code'?)\n")
+        r = self.cli_process("setup", "zzz")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("choose from: claude-code", r.stderr)
+        self.assertEqual(len(r.stderr.splitlines()), 1)
 
 
 if __name__ == "__main__":
