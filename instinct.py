@@ -350,8 +350,9 @@ def _read_regular(path, limit):
         os.close(fd)
 
 
-def _atomic_write(path, data, private=False):
-    """Write via a temp file and os.replace, keeping the mode (`private`: 0600, folders 0700)."""
+def _atomic_write(path, data, private=False, check=None):
+    """Write via a temp file and os.replace, keeping the mode (`private`: 0600, folders 0700);
+    with `check`, only if check() is still true just before the replace -> whether written."""
     import tempfile
     d = os.path.dirname(path)
     try:
@@ -371,7 +372,11 @@ def _atomic_write(path, data, private=False):
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
+        if check and not check():
+            _drop_temp(tmp)
+            return False
         os.replace(tmp, path)
+        return True
     except OSError as e:
         _drop_temp(tmp)
         raise StoreError(f"cannot write {path}: {e.strerror}") from None
@@ -5828,30 +5833,24 @@ class _Setup:
         import decimal
         import json
 
-        def number(s):
-            f = float(s)               # a JSON literal is never NaN; inf differs from its Decimal
-            if decimal.Decimal(s) != decimal.Decimal(repr(f)):
+        def number(s):                 # a JSON literal is never NaN; inf differs from its Decimal
+            if decimal.Decimal(s) != decimal.Decimal(repr(float(s))):
                 raise ValidationError(f"the number {s[:40]} cannot be written back exactly")
-            return f
+            return float(s)
 
-        def constant(s):
-            raise ValidationError(f"{s} is not valid JSON")
-
-        def pairs(items):
-            d = {}
-            for k, v in items:
-                if k in d:
-                    raise ValidationError(f"the key {k[:40]!r} appears twice in one object")
-                d[k] = v
-            return d
+        def pairs(items, constant=None):
+            if constant or len({k for k, _ in items}) < len(items):
+                raise ValidationError(f"{constant} is not valid JSON" if constant
+                                      else "a key appears twice in one object")
+            return dict(items)
         try:
-            data = json.loads(text, parse_float=number, parse_constant=constant,
-                              object_pairs_hook=pairs)
+            data = json.loads(text, parse_float=number, object_pairs_hook=pairs,
+                              parse_constant=lambda s: pairs((), s))
         except RecursionError:
             raise ValidationError("the JSON is nested too deeply") from None
+        except ValidationError:
+            raise
         except ValueError as e:
-            if isinstance(e, ValidationError):
-                raise
             raise ValidationError(f"not valid JSON: {e}") from None
         try:
             json.dumps(data, ensure_ascii=False).encode("utf-8")
@@ -5878,32 +5877,22 @@ class _Setup:
         return text if text.strip() and json.loads(new) == json.loads(text) else new
 
     def read_config(path):
-        """(text without its BOM, real path, os.stat_result or None when absent, the BOM or '')
-        of a client config: a regular UTF-8 file of at most 64 MiB (a FIFO never hangs)."""
-        import stat
+        """(text without its BOM, real path, os.stat_result or None when absent, the BOM) of a
+        client config: a regular UTF-8 file of at most 64 MiB (a FIFO never hangs)."""
         real = os.path.realpath(path)          # a symlinked config is edited in its target
-        if os.path.islink(path) and not os.path.exists(real):
-            raise ValidationError(f"{path} is a link to {real}, which does not exist; create "
-                                  "it or remove the link")
-        if os.path.isdir(real):
-            raise ValidationError(f"{path} is a directory, not a config file; "
-                                  "move it away and retry")
         try:
-            with open(os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                              | getattr(os, "O_BINARY", 0)), "rb") as f:
-                st = os.fstat(f.fileno())
-                if not stat.S_ISREG(st.st_mode):
-                    raise ValidationError(f"{path} is not a regular file")
-                raw = f.read(64 * 1024 * 1024 + 1)
+            if os.path.islink(path) and not os.path.exists(real):
+                raise ValidationError(f"{path} is a link to {real}, which does not exist; "
+                                      "create it or remove the link")
+            if os.path.isdir(real):
+                raise ValidationError(f"{path} is a directory, not a config file; "
+                                      "move it away and retry")
+            st = os.stat(real)
+            text = _read_regular(real, 64 * 1024 * 1024).decode("utf-8")
         except FileNotFoundError:
             return "", real, None, ""
         except OSError as e:
             raise StoreError(f"cannot read {path}: {e.strerror}") from None
-        if len(raw) > 64 * 1024 * 1024:
-            raise ValidationError(f"{path} is larger than 64 MiB; "
-                                  "not a config file instinct will edit")
-        try:
-            text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise ValidationError(f"{path} is not UTF-8 text (byte {e.start}); "
                                   "fix it and retry") from None
@@ -5913,27 +5902,26 @@ class _Setup:
     BACKUPS = 10                       # setup's backups kept (by number) in the store's folder
 
     def keep(state, path, text):
-        """Save `text`, the version of `path` setup replaces, as STATE/N-NAME.bak (0600, N one
-        past the newest, never an existing name) and prune to the newest BACKUPS -> its path."""
-        import re
-        os.makedirs(state, mode=0o700, exist_ok=True)
-        found = sorted((int(m.group(1)), f) for f in os.listdir(state)
-                       for m in [re.fullmatch(r"([0-9]+)-.*\.bak", f)] if m)
-        n = found[-1][0] if found else 0
-        while True:
-            n += 1
-            backup = os.path.join(state, f"{n}-{os.path.basename(path).lstrip('.')}.bak")
-            try:
-                with os.fdopen(os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL
-                                       | getattr(os, "O_BINARY", 0), 0o600), "wb") as f:
-                    f.write(text.encode("utf-8"))
-                    f.flush()
-                    os.fsync(f.fileno())
-                break
-            except FileExistsError:    # a link or a folder in the way is skipped, never followed
-                continue
-            except OSError as e:
-                raise StoreError(f"cannot write {backup}: {e.strerror}") from None
+        """Save `text`, what `path` held, as STATE/N-NAME.bak (0600, N past the newest; a name in
+        use, even by a link, is skipped) and keep the newest BACKUPS by N -> its path."""
+        try:
+            os.makedirs(state, mode=0o700, exist_ok=True)
+            found = sorted((int(f.split("-")[0]), f) for f in os.listdir(state)
+                           if f.split("-")[0].isdigit() and f.endswith(".bak"))
+            n = found[-1][0] if found else 0
+            while True:
+                n += 1
+                backup = os.path.join(state, f"{n}-{os.path.basename(path).lstrip('.')}.bak")
+                try:
+                    fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                                 | getattr(os, "O_BINARY", 0), 0o600)
+                    break
+                except FileExistsError:
+                    pass
+            with os.fdopen(fd, "wb") as f:
+                f.write(text.encode("utf-8"))
+        except OSError as e:
+            raise StoreError(f"cannot keep a backup in {state}: {e.strerror}") from None
         for _, f in found[:max(0, len(found) + 1 - _Setup.BACKUPS)]:
             _drop_temp(os.path.join(state, f))
         return backup
@@ -5943,13 +5931,11 @@ class _Setup:
         STATE/manifest.json: read it, or (records given) write it, or remove it when empty."""
         path = os.path.join(state, "manifest.json")
         if records is None:
+            text = _Setup.read_config(path)[0]
             try:
-                return _Setup.strict_json(_read_regular(path, 1 << 30).decode("utf-8"))
-            except FileNotFoundError:
-                return {}
-            except (ValidationError, UnicodeDecodeError, OSError) as e:
-                raise ValidationError(f"cannot read setup's record {path} ({e}); "
-                                      "move it away and retry") from None
+                return _Setup.strict_json(text) if text else {}
+            except ValidationError as e:
+                raise ValidationError(f"{path}: {e}; move it away and retry") from None
         if records:
             _atomic_write(path, (_dumps(records, indent=1) + "\n").encode("utf-8"), private=True)
         elif os.path.exists(path):
@@ -6158,12 +6144,6 @@ class _Setup:
         return new
 
 
-    def holds(kind, text, rec):
-        """True when `text` still holds what setup's record `rec` says it wrote there."""
-        got = _Setup.owned(kind, text)
-        return bool(got) and (kind in ("toml", "yaml", ("hooks",))
-                              or list(got.values()) == [rec.get("entry")])
-
     def prepare(path, kind, entry, remove, rec, write):
         """(read_config(path), the text setup leaves there, None: delete the file); a change it
         cannot make exactly is refused with the lines to add (or delete) by hand."""
@@ -6185,53 +6165,34 @@ class _Setup:
                                   "by hand" + add)
         return read, "" if new is None and os.path.islink(path) else new   # a link stays
 
+    def lock(real):
+        """Take Claude Code's own lock on a config, the folder `REAL.lock` (waiting up to 2 s for
+        its holder, then going on without) -> its path, or None."""
+        for _ in range(200 if os.path.isdir(os.path.dirname(real)) else 0):
+            try:
+                os.mkdir(real + ".lock")
+                return real + ".lock"
+            except FileExistsError:
+                time.sleep(0.01)
+            except OSError:
+                break
+        return None
+
     def commit(path, real, st, text, bom, new):
         """Replace the config `real` by `new` (None: delete it) if it still holds `text` as read
-        (same bytes, inode, size and mtime) -> False when another program wrote it meanwhile. The
-        last check and the replace run under Claude Code's own lock (the folder `REAL.lock`)."""
-        import tempfile
-        folder, tmp, lock = os.path.dirname(real), None, real + ".lock"
-        sig = (lambda s: s and (s.st_ino, s.st_size, s.st_mtime_ns))
+        (same bytes, inode, size, mtime) -> False when another program wrote it meanwhile."""
+        sig = (lambda s: s and (s.st_ino, s.st_size, s.st_mtime_ns) or None)
+        same = (lambda: _Setup.read_config(path)[::3] == (text, bom)
+                and sig(os.path.lexists(real) and os.stat(real)) == sig(st))
+        if new is not None:
+            return _atomic_write(real, (bom + new).encode("utf-8"), check=same)
+        if not same():
+            return False
         try:
-            os.makedirs(folder, exist_ok=True)
-            for _ in range(200):           # a save holds it for milliseconds; a stale one: go on
-                try:
-                    os.mkdir(lock)
-                    break
-                except FileExistsError:
-                    time.sleep(0.01)
-            else:
-                lock = None
-            if new is not None:
-                fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(real)}.",
-                                           suffix=".tmp")
-                with os.fdopen(fd, "wb") as f:
-                    f.write((bom + new).encode("utf-8"))
-                    f.flush()
-                    os.fsync(f.fileno())
-                mask = os.umask(0o022)
-                os.umask(mask)
-                os.chmod(tmp, st.st_mode & 0o7777 if st else 0o666 & ~mask)
-            again = _Setup.read_config(path)
-            try:
-                now = os.stat(real)
-            except FileNotFoundError:
-                now = None
-            if again[0] != text or again[3] != bom or sig(now) != sig(st):
-                return False
-            if new is None:
-                os.remove(real)
-            else:
-                os.replace(tmp, real)
-                tmp = None
-            return True
+            os.remove(real)
         except OSError as e:
-            raise StoreError(f"cannot write {path}: {e.strerror}") from None
-        finally:
-            if tmp:
-                _drop_temp(tmp)
-            if lock:
-                os.rmdir(lock)
+            raise StoreError(f"cannot delete {path}: {e.strerror}") from None
+        return True
 
     def one_scope(client, scope, home, project_dir, python, here, plan):
         """Refuse hooks in a second scope: with both, every call would be recorded twice."""
@@ -6240,28 +6201,24 @@ class _Setup:
             theirs = _Setup.plan(client, other, home, project_dir, python, here)
         except ValidationError:
             return
-        for path, kind, _ in theirs:
+        for path in [p for p, kind, _ in theirs
+                     if kind == ("hooks",) and p not in [q for q, _, _ in plan]]:
             try:
-                found = (kind == ("hooks",) and path not in [p for p, _, _ in plan]
-                         and _Setup.owned(kind, _Setup.read_config(path)[0]))
+                found = _Setup.owned(("hooks",), _Setup.read_config(path)[0])
             except InstinctError:
-                continue
+                found = None
             if found:
                 raise ValidationError(f"instinct's hooks are already in {path} ({other} scope), "
                                       "and hooks in both scopes record every call twice: run "
                                       f"`instinct setup {client} --scope {other} --remove` first")
 
-
 def setup(client, write=False, scope="user", home=None, project_dir=None, python=None, db=None,
           all_tools=False, remove=False):
     """Show (or with write=True merge) the MCP and hook config for `client`; `remove` takes out
-    what setup wrote there and nothing else (written at once), putting back an entry of the user's
-    it replaced. Every file is checked before any is written: a change instinct cannot make
-    exactly is refused with the lines to add (or delete) by hand; a file is replaced only if no
-    other program wrote it since it was read (else it is read again). The store's folder keeps
-    setup's record of what it added and its newest backups (`setup/`). -> [{"path", "target" (the
-    file a link leads to), "content" (None: deleted), "changed", "changes" (its keys added or
-    removed), "hooks", "backup"}]; running it twice changes nothing."""
+    what setup wrote and puts back what it replaced (setup's record and backups are in the
+    store's folder). Every file is checked before any is written; a change it cannot make exactly
+    is refused with the lines to add by hand. -> [{"path", "target", "content" (None: deleted),
+    "changed", "changes" (the keys setup owns), "hooks", "backup"}]; twice changes nothing."""
     home = home or os.path.expanduser("~")
     project_dir = project_dir or project_root()
     here = os.path.dirname(os.path.abspath(__file__))
@@ -6278,27 +6235,35 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
     ready = [_Setup.prepare(p, k, e, remove, records.get(p), write) for p, k, e in plan]
     results, made = [], []
     for (path, kind, entry), ((text, real, st, bom), new) in zip(plan, ready):
-        backup = None
-        for _ in range(5):
-            if not write or new == text:
-                break
-            rec = records.get(path)
-            if not remove and not (rec and _Setup.holds(kind, text, rec)):
-                folders, d = [], os.path.dirname(path)
-                while not os.path.exists(d):      # the folders setup makes, deepest first
-                    folders, d = folders + [d], os.path.dirname(d)
-                rec = records[path] = {"original": text if st else None, "dirs": folders}
-            if not remove:                 # recorded before the write: a crash leaves the record
-                rec["entry"] = entry
-                _Setup.manifest(state, records)
-            backup = backup or (_Setup.keep(state, path, text) if st else None)
-            if _Setup.commit(path, real, st, text, bom, new):
-                break
-            (text, real, st, bom), new = _Setup.prepare(path, kind, entry, remove,
-                                                        records.get(path), write)
-        else:
-            raise StoreError(f"{path} changed each time setup read it (another program keeps "
-                             "rewriting it); it was left as it is: run setup again")
+        backup, lock = None, None
+        try:                           # after a change meanwhile: read again, under the lock
+            for _ in range(5):
+                if not write or new == text:
+                    break
+                if not remove:             # recorded before the write: a crash leaves the record
+                    rec, got = records.get(path), _Setup.owned(kind, text)
+                    if not (rec and got and (kind in ("toml", "yaml", ("hooks",))   # it stands
+                                             or list(got.values()) == [rec["entry"]])):
+                        folders, d = [], os.path.dirname(path)    # while it holds what it says
+                        while not os.path.exists(d):   # the folders setup makes, deepest first
+                            folders, d = folders + [d], os.path.dirname(d)
+                        rec = records[path] = {"original": text if st else None, "dirs": folders}
+                    rec["entry"] = entry
+                    _Setup.manifest(state, records)
+                backup = backup or (_Setup.keep(state, path, text) if st else None)
+                lock = lock or _Setup.lock(real)
+                if _Setup.commit(path, real, st, text, bom, new):
+                    break
+                (text, real, st, bom), new = _Setup.prepare(path, kind, entry, remove,
+                                                            records.get(path), write)
+            else:
+                raise StoreError(f"{path} changed each time setup read it (another program "
+                                 "keeps rewriting it); it was left as it is: run setup again")
+        finally:
+            try:
+                os.rmdir(lock) if lock else None
+            except OSError:
+                pass
         made += records.pop(path, {}).get("dirs", []) if remove else []
         was, now = _Setup.owned(kind, text), _Setup.owned(kind, new or "")
         results.append({"path": path, "target": real, "content": new, "changed": new != text,
@@ -6306,7 +6271,7 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
                         + [{"op": "add", "key": k, "value": v} for k, v in now.items()
                            if v != was.get(k)],
                         "hooks": kind == ("hooks",), "backup": backup})
-    for d in sorted(made, key=len, reverse=True):     # the folders setup made, if empty now
+    for d in sorted(made, key=len, reverse=True):     # the folders setup made (if empty now)
         try:
             os.rmdir(d)
         except OSError:
@@ -7904,37 +7869,32 @@ class _CLI:
         if args.client not in _Setup.CLIENTS:
             return _CLI.usage_error(f"unknown client {args.client!r}", args.client,
                                     _Setup.CLIENTS, f"(choose from: {', '.join(_Setup.CLIENTS)})")
-        as_json, out = getattr(args, "json", False), sys.stdout.write
-        dry = not (args.write or args.remove)
+        as_json, dry = getattr(args, "json", False), not (args.write or args.remove)
         results = setup(args.client, write=args.write, scope=args.scope, all_tools=args.all_tools,
                         remove=args.remove, db=db or os.environ.get("INSTINCT_DB"))
-        if as_json:
-            out(_dumps([{k: v for k, v in r.items() if k != "content"} for r in results],
-                       indent=2) + "\n")
+        out = [_dumps([{k: v for k, v in r.items() if k != "content"} for r in results],
+                      indent=2)] if as_json else []
         for r in [] if as_json else results:
+            done = (("deleted" if r["content"] is None else "took instinct out of" if r["changed"]
+                     else "nothing of instinct's in") if args.remove
+                    else "wrote" if r["changed"] else "unchanged")
             via = f" (a link: edited {r['target']})" if os.path.islink(r["path"]) else ""
-            kept = f" (previous version in {r['backup']})" if r["backup"] else ""
-            if args.remove:
-                done = ("deleted" if r["content"] is None else
-                        "took instinct out of" if r["changed"] else "nothing of instinct's in")
-            else:
-                done = "wrote" if r["changed"] else "unchanged"
-            out(f"{r['path']}{via}: " + ("would change" if r["changed"] else "nothing to change")
-                if dry else f"{done} {r['path']}{via}{kept}")
+            out.append(f"{r['path']}{via}: " + ("would change" if r["changed"] else
+                                                 "nothing to change") if dry else
+                       f"{done} {r['path']}{via}"
+                       + (f" (previous version in {r['backup']})" if r["backup"] else ""))
             for c in r["changes"]:                    # a value shown is always setup's own
-                v = c.get("value")
-                v = "" if not dry or v is None else ": " + (
-                    v.rstrip("\n").replace("\n", "\n    ") if isinstance(v, str) else _dumps(v))
-                out(f"\n  {'-+'[c['op'] == 'add']} {c['key']}{v}")
-            out("\n")
-        if not as_json and dry and any(r["changed"] for r in results):
-            out("nothing written; run again with --write\n")
+                v = c.get("value") if dry else None
+                out.append(f"  {'-+'[c['op'] == 'add']} {c['key']}" + ("" if v is None else ": " + (
+                    v.rstrip("\n").replace("\n", "\n    ") if isinstance(v, str) else _dumps(v))))
+        if dry and not as_json and any(r["changed"] for r in results):
+            out.append("nothing written; run again with --write")
         notes = [] if args.remove else _Setup.notes(args.client, args.scope, project_root())
         if not args.remove and not any(r["hooks"] for r in results):
             notes.insert(0, "this client gets no hooks, so nothing is learned from its sessions; "
                             "use instinct's MCP tools (observe, suggest) in them")
-        for note in notes:
-            (sys.stderr if as_json else sys.stdout).write(f"note: {note}\n")
+        sys.stdout.write("".join(x + "\n" for x in out))
+        (sys.stderr if as_json else sys.stdout).write("".join(f"note: {n}\n" for n in notes))
         return 0
 
     def run_op(op, kwargs, db, as_json, close):
