@@ -5902,26 +5902,15 @@ class _Setup:
     BACKUPS = 10                       # setup's backups kept (by number) in the store's folder
 
     def keep(state, path, text):
-        """Save `text`, what `path` held, as STATE/N-NAME.bak (0600, N past the newest; a name in
-        use, even by a link, is skipped) and keep the newest BACKUPS by N -> its path."""
-        try:
-            os.makedirs(state, mode=0o700, exist_ok=True)
-            found = sorted((int(f.split("-")[0]), f) for f in os.listdir(state)
-                           if f.split("-")[0].isdigit() and f.endswith(".bak"))
-            n = found[-1][0] if found else 0
-            while True:
-                n += 1
-                backup = os.path.join(state, f"{n}-{os.path.basename(path).lstrip('.')}.bak")
-                try:
-                    fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL
-                                 | getattr(os, "O_BINARY", 0), 0o600)
-                    break
-                except FileExistsError:
-                    pass
-            with os.fdopen(fd, "wb") as f:
-                f.write(text.encode("utf-8"))
-        except OSError as e:
-            raise StoreError(f"cannot keep a backup in {state}: {e.strerror}") from None
+        """Save `text`, what `path` held, as STATE/N-NAME.bak (0600, N one past the newest) and
+        keep the newest BACKUPS by N (never by time) -> its path."""
+        found = sorted((int(f.split("-")[0]), f) for f in
+                       (os.listdir(state) if os.path.isdir(state) else [])
+                       if f.split("-")[0].isdigit() and f.endswith(".bak"))
+        backup = os.path.join(state, f"{found[-1][0] + 1 if found else 1}-"
+                                     f"{os.path.basename(path).lstrip('.')}.bak")
+        os.makedirs(os.path.dirname(state), mode=0o700, exist_ok=True)   # the store's, 0700
+        _atomic_write(backup, text.encode("utf-8"), private=True)
         for _, f in found[:max(0, len(found) + 1 - _Setup.BACKUPS)]:
             _drop_temp(os.path.join(state, f))
         return backup
@@ -5937,6 +5926,7 @@ class _Setup:
             except ValidationError as e:
                 raise ValidationError(f"{path}: {e}; move it away and retry") from None
         if records:
+            os.makedirs(os.path.dirname(state), mode=0o700, exist_ok=True)
             _atomic_write(path, (_dumps(records, indent=1) + "\n").encode("utf-8"), private=True)
         elif os.path.exists(path):
             os.remove(path)
@@ -5964,10 +5954,9 @@ class _Setup:
         return {k: v for k, v in ours.items() if v}
 
     def unmerge(kind, text, rec, entry):
-        """`text` without what setup wrote, putting back the user's own entry it replaced (from
-        its record `rec`) -> the new text, or None: setup created the file and nothing else is
-        in it. Data equal to the original's comes back as the original bytes. No record: only an
-        entry equal to `entry` (what setup writes) counts as setup's."""
+        """`text` without what setup wrote, the user's entry it replaced put back (its record
+        `rec`; none: only an entry equal to `entry` is setup's) -> the new text (the original's
+        bytes when its data is back), or None: setup created the file and nothing else is left."""
         import json
         original = rec.get("original") if rec else None
         if kind in ("toml", "yaml"):
@@ -6037,8 +6026,7 @@ class _Setup:
     MARK_BEGIN, MARK_END = "# instinct:begin (written by `instinct setup`)", "# instinct:end"
 
     def marked_block(kind, entry, top=True, pad="  "):
-        """Codex's [mcp_servers.instinct] or Goose's extension (`top`: with `extensions:`, else
-        indented by `pad` as the map it goes into)."""
+        """Codex's [mcp_servers.instinct] or Goose's extension (`top`: with `extensions:`)."""
         if kind == "toml":             # plan's env keys are bare TOML keys
             env = ", ".join(f"{k} = {_Setup.quoted(v)}" for k, v in entry["env"].items())
             body = ("[mcp_servers.instinct]\n"
@@ -6090,9 +6078,8 @@ class _Setup:
         return isinstance(servers, dict) and "instinct" in servers
 
     def merge_text(kind, text, entry):
-        """Codex's TOML or Goose's YAML with our marked block replaced, or added: at the end of a
-        file with no instinct entry, or first in Goose's block `extensions:` map; else
-        ValidationError."""
+        """Codex's TOML or Goose's YAML with our marked block replaced or added (at the end, or
+        first in Goose's block `extensions:` map) if no other instinct entry; else refused."""
         import re
         nl = "\r\n" if "\r\n" in text else "\n"
         span = _Setup.marked_span(text)
@@ -6166,8 +6153,8 @@ class _Setup:
         return read, "" if new is None and os.path.islink(path) else new   # a link stays
 
     def lock(real):
-        """Take Claude Code's own lock on a config, the folder `REAL.lock` (waiting up to 2 s for
-        its holder, then going on without) -> its path, or None."""
+        """Take Claude Code's lock on a config, the folder `REAL.lock` (a holder is waited for up
+        to 2 s, then setup goes on without) -> its path, or None."""
         for _ in range(200 if os.path.isdir(os.path.dirname(real)) else 0):
             try:
                 os.mkdir(real + ".lock")

@@ -318,6 +318,7 @@ class TestUsersFiles(_SetupEnv):
         first = os.path.join(state, "1-claude.json.bak")
         self.assertEqual(stat.S_IMODE(os.stat(first).st_mode), 0o600)
         self.assertEqual(stat.S_IMODE(os.stat(state).st_mode), 0o700)
+        self.assertEqual(stat.S_IMODE(os.stat(os.path.dirname(state)).st_mode), 0o700)
         self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
         lines = r.stdout.splitlines()
         self.assertIn(f"wrote {path} (previous version in {first})", lines)
