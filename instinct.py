@@ -7690,9 +7690,9 @@ class _CLI:
                  [(("event",), {"help": " or ".join(", ".join(_Capture.HOOK_EVENTS.values())
                                                      .rsplit(", ", 1))})]),
         "setup": ("print (or --write) the MCP server and hook config for an agent",
-                  [(("client",), {"help": "one of: " + ", ".join(_Setup.CLIENTS)}),
+                  [(("client",), {"metavar": "|".join(_Setup.CLIENTS)}),     # checked by setup_cli
                    (("--write",), {"action": "store_true",
-                                   "help": "merge into the config files (a .bak is kept)"}),
+                                   "help": "merge into the config files (backups: the store's folder)"}),
                    (("--scope",), {"choices": ("user", "project"), "default": "user",
                                    "help": "user-wide config or this project's (default: user)"}),
                    (("--all-tools",), {"action": "store_true",
