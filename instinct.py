@@ -7692,7 +7692,7 @@ class _CLI:
         "setup": ("print (or --write) the MCP server and hook config for an agent",
                   [(("client",), {"metavar": "|".join(_Setup.CLIENTS)}),     # checked by setup_cli
                    (("--write",), {"action": "store_true",
-                                   "help": "merge into the config files (backups: the store's folder)"}),
+                                   "help": "merge into the config files (backup: store folder)"}),
                    (("--scope",), {"choices": ("user", "project"), "default": "user",
                                    "help": "user-wide config or this project's (default: user)"}),
                    (("--all-tools",), {"action": "store_true",
@@ -7876,12 +7876,11 @@ class _CLI:
                     v.rstrip("\n").replace("\n", "\n    ") if isinstance(v, str) else _dumps(v))))
         if dry and not as_json and any(r["changed"] for r in results):
             out.append("nothing written; run again with --write")
-        notes = [] if args.remove else _Setup.notes(args.client, args.scope, project_root())
-        if not args.remove and not any(r["hooks"] for r in results):
-            notes.insert(0, "this client gets no hooks, so nothing is learned from its sessions; "
-                            "use instinct's MCP tools (observe, suggest) in them")
-        sys.stdout.write("".join(x + "\n" for x in out))
-        (sys.stderr if as_json else sys.stdout).write("".join(f"note: {n}\n" for n in notes))
+        notes = [] if args.remove or as_json else (        # --json: the JSON alone
+            ["this client gets no hooks, so nothing is learned from its sessions; use instinct's "
+             "MCP tools (observe, suggest) in them"] * (not any(r["hooks"] for r in results))
+            + _Setup.notes(args.client, args.scope, project_root()))
+        sys.stdout.write("".join(x + "\n" for x in out + [f"note: {n}" for n in notes]))
         return 0
 
     def run_op(op, kwargs, db, as_json, close):
