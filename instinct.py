@@ -5922,7 +5922,11 @@ class _Setup:
         if records is None:
             text = _Setup.read_config(path)[0]
             try:
-                return _Setup.strict_json(text) if text else {}
+                records = _Setup.strict_json(text) if text else {}
+                if isinstance(records, dict) and all(isinstance(r, dict)
+                                                     for r in records.values()):
+                    return records
+                raise ValidationError("not setup's record")
             except ValidationError as e:
                 raise ValidationError(f"{path}: {e}; move it away and retry") from None
         if records:
@@ -5981,7 +5985,7 @@ class _Setup:
         theirs = old.get(key) if isinstance(old, dict) else None
         if kind == ("hooks",):
             _Setup.merge_hooks(node, {})
-        elif "instinct" in node and node["instinct"] == (rec["entry"] if rec else entry):
+        elif "instinct" in node and node["instinct"] == (rec.get("entry") if rec else entry):
             if isinstance(theirs, dict) and "instinct" in theirs:
                 node["instinct"] = theirs["instinct"]          # the user's own, put back
             else:
@@ -6186,7 +6190,7 @@ class _Setup:
         other = "project" if scope == "user" else "user"
         try:
             theirs = _Setup.plan(client, other, home, project_dir, python, here)
-        except ValidationError:
+        except ValidationError:                 # a client with one scope only
             return
         for path in [p for p, kind, _ in theirs
                      if kind == ("hooks",) and p not in [q for q, _, _ in plan]]:
@@ -6215,7 +6219,7 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
                               "hook would store nothing; create it or choose another --db")
     python = python or sys.executable
     plan = _Setup.plan(client, scope, home, project_dir, python, here, db, all_tools)
-    if write and not remove:
+    if write and not remove and any(kind == ("hooks",) for _, kind, _ in plan):
         _Setup.one_scope(client, scope, home, project_dir, python, here, plan)
     state = os.path.join(os.path.dirname(db) if db else os.path.join(home, ".instinct"), "setup")
     records, write = _Setup.manifest(state), write or remove
@@ -6230,7 +6234,7 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
                 if not remove:             # recorded before the write: a crash leaves the record
                     rec, got = records.get(path), _Setup.owned(kind, text)
                     if not (rec and got and (kind in ("toml", "yaml", ("hooks",))   # it stands
-                                             or list(got.values()) == [rec["entry"]])):
+                                             or list(got.values()) == [rec.get("entry")])):
                         folders, d = [], os.path.dirname(path)    # while it holds what it says
                         while not os.path.exists(d):   # the folders setup makes, deepest first
                             folders, d = folders + [d], os.path.dirname(d)

@@ -1009,6 +1009,17 @@ class TestWhatSetupOwns(_SetupEnv):
         self.ok("setup", "cursor", "--remove")
         self.assertEqual(read(path), '{"mcpServers": {"instinct": {"command": "mine"}}}')
 
+    def test_a_damaged_record_is_named_in_one_line(self):
+        record = self.path(".instinct", "setup", "manifest.json")
+        for text in ("{", "[1]", '{"/x": 3}'):
+            write(record, text)
+            r = self.cli_process("setup", "cursor", "--write")
+            self.assertEqual(r.returncode, 2)
+            (line,) = r.stderr.splitlines()
+            self.assertIn(record, line)
+            self.assertIn("move it away", line)
+        self.assertFalse(os.path.exists(self.path(".cursor")))
+
     def test_dangling_link_is_refused_in_one_line(self):
         link = self.path(".cursor", "mcp.json")
         os.makedirs(os.path.dirname(link))
