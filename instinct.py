@@ -368,8 +368,9 @@ def _read_regular(path, limit, tail=False):
     return data[:limit]
 
 
-def _atomic_write(path, data, private=False):
-    """Write via a temp file and os.replace, keeping the mode (`private`: 0600, folders 0700)."""
+def _atomic_write(path, data, private=False, check=None):
+    """Write via a temp file and os.replace, keeping the mode (`private`: 0600, folders 0700);
+    with `check`, only if check() is still true just before the replace -> whether written."""
     import tempfile
     d = os.path.dirname(path)
     try:
@@ -389,7 +390,11 @@ def _atomic_write(path, data, private=False):
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
+        if check and not check():
+            _drop_temp(tmp)
+            return False
         os.replace(tmp, path)
+        return True
     except OSError as e:
         _drop_temp(tmp)
         raise StoreError(f"cannot write {path}: {e.strerror}") from None
@@ -5990,7 +5995,7 @@ class _Setup:
                         out.append(dict(g, hooks=rest))
             if event in wanted and not placed:
                 out.append(wanted[event])
-            if out or event in wanted:
+            if out or event in wanted or not groups:      # a user's empty list stays
                 node[event] = out
             else:
                 del node[event]
@@ -6003,30 +6008,24 @@ class _Setup:
         import decimal
         import json
 
-        def number(s):
-            f = float(s)               # a JSON literal is never NaN; inf differs from its Decimal
-            if decimal.Decimal(s) != decimal.Decimal(repr(f)):
+        def number(s):                 # a JSON literal is never NaN; inf differs from its Decimal
+            if decimal.Decimal(s) != decimal.Decimal(repr(float(s))):
                 raise ValidationError(f"the number {s[:40]} cannot be written back exactly")
-            return f
+            return float(s)
 
-        def constant(s):
-            raise ValidationError(f"{s} is not valid JSON")
-
-        def pairs(items):
-            d = {}
-            for k, v in items:
-                if k in d:
-                    raise ValidationError(f"the key {k[:40]!r} appears twice in one object")
-                d[k] = v
-            return d
+        def pairs(items, constant=None):
+            if constant or len({k for k, _ in items}) < len(items):
+                raise ValidationError(f"{constant} is not valid JSON" if constant
+                                      else "a key appears twice in one object")
+            return dict(items)
         try:
-            data = json.loads(text, parse_float=number, parse_constant=constant,
-                              object_pairs_hook=pairs)
+            data = json.loads(text, parse_float=number, object_pairs_hook=pairs,
+                              parse_constant=lambda s: pairs((), s))
         except RecursionError:
             raise ValidationError("the JSON is nested too deeply") from None
+        except ValidationError:
+            raise
         except ValueError as e:
-            if isinstance(e, ValidationError):
-                raise
             raise ValidationError(f"not valid JSON: {e}") from None
         try:
             json.dumps(data, ensure_ascii=False).encode("utf-8")
@@ -6053,71 +6052,92 @@ class _Setup:
         return text if text.strip() and json.loads(new) == json.loads(text) else new
 
     def read_config(path):
-        """(text, real path, mode or None) of a client config; one-line errors for what is none."""
-        import stat
-        real = os.path.realpath(path)          # a symlinked config is written through its link
+        """(text without its BOM, real path, os.stat_result or None when absent, the BOM) of a
+        client config: a regular UTF-8 file of at most 64 MiB (a FIFO never hangs)."""
+        real = os.path.realpath(path)          # a symlinked config is edited in its target
         try:
-            st = os.stat(real)
-            if stat.S_ISDIR(st.st_mode):
+            if os.path.islink(path) and not os.path.exists(real):
+                raise ValidationError(f"{path} is a link to {real}, which does not exist; "
+                                      "create it or remove the link")
+            if os.path.isdir(real):
                 raise ValidationError(f"{path} is a directory, not a config file; "
                                       "move it away and retry")
-            if not stat.S_ISREG(st.st_mode):
-                raise ValidationError(f"{path} is not a regular file")
-            raw = _read_regular(real, 64 * 1024 * 1024 + 1)
+            st = os.stat(real)
+            text = _read_regular(real, 64 * 1024 * 1024).decode("utf-8")
         except FileNotFoundError:
-            return "", real, None
+            return "", real, None, ""
         except OSError as e:
             raise StoreError(f"cannot read {path}: {e.strerror}") from None
-        if len(raw) > 64 * 1024 * 1024:
-            raise ValidationError(f"{path} is larger than 64 MiB; "
-                                  "not a config file instinct will edit")
-        try:
-            return raw.decode("utf-8"), real, stat.S_IMODE(st.st_mode)
         except UnicodeDecodeError as e:
             raise ValidationError(f"{path} is not UTF-8 text (byte {e.start}); "
                                   "fix it and retry") from None
+        bom = text[:1] if text[:1] == "\ufeff" else ""
+        return text[len(bom):], real, st, bom
 
-    def backups(path):
-        """The texts of setup's backups of `path` (PATH.bak, PATH.bak.2, ...), newest first."""
-        import re
-        folder, name = os.path.split(path)
+    BACKUPS = 10                       # setup's backups kept (by number) in the store's folder
+
+    def keep(state, path, text):
+        """Save `text`, what `path` held, as STATE/N-NAME.bak (0600, N one past the newest) and
+        keep the newest BACKUPS by N (never by time) -> its path."""
+        found = sorted((int(f.split("-")[0]), f) for f in
+                       (os.listdir(state) if os.path.isdir(state) else [])
+                       if f.split("-")[0].isdigit() and f.endswith(".bak"))
+        backup = os.path.join(state, f"{found[-1][0] + 1 if found else 1}-"
+                                     f"{os.path.basename(path).lstrip('.')}.bak")
+        os.makedirs(os.path.dirname(state), mode=0o700, exist_ok=True)   # the store's, 0700
+        _atomic_write(backup, text.encode("utf-8"), private=True)
+        for _, f in found[:max(0, len(found) + 1 - _Setup.BACKUPS)]:
+            _drop_temp(os.path.join(state, f))
+        return backup
+
+    def manifest(state, records=None):
+        """Setup's record of what it added ({config path: {original, entry, dirs}}) in
+        STATE/manifest.json: read it, or (records given) write it, or remove it when empty."""
+        path = os.path.join(state, "manifest.json")
+        if records is None:
+            text = _Setup.read_config(path)[0]
+            try:
+                records = _Setup.strict_json(text) if text else {}
+                if isinstance(records, dict) and all(isinstance(r, dict)
+                                                     for r in records.values()):
+                    return records
+                raise ValidationError("not setup's record")
+            except ValidationError as e:
+                raise ValidationError(f"{path}: {e}; move it away and retry") from None
+        if records:
+            os.makedirs(os.path.dirname(state), mode=0o700, exist_ok=True)
+            _atomic_write(path, (_dumps(records, indent=1) + "\n").encode("utf-8"), private=True)
+        elif os.path.exists(path):
+            os.remove(path)
+
+    def owned(kind, text):
+        """What setup owns in a config text, by key: `KEY.instinct` (whoever wrote it), `hooks.
+        EVENT` (instinct's own handlers), or the marked block of a TOML or YAML file."""
+        if kind in ("toml", "yaml"):
+            span = _Setup.marked_span(text)
+            key = "mcp_servers" if kind == "toml" else "extensions"
+            return {key + ".instinct": text[span[0]:span[1]]} if span else {}
         try:
-            found = [(int(m.group(1) or 1), f) for f in os.listdir(folder)
-                     for m in [re.fullmatch(re.escape(name) + r"\.bak(?:\.([0-9]+))?", f)] if m]
-        except OSError:
-            return []
-        out = []
-        for _, f in sorted(found, reverse=True):
-            try:
-                with open(os.path.join(folder, f), encoding="utf-8", newline="") as fh:
-                    out.append(fh.read())
-            except (OSError, UnicodeDecodeError):
-                pass
-        return out
+            data = _Setup.strict_json(text) if text.strip() else {}
+        except ValidationError:
+            return {}
+        node = data.get(kind[0]) if isinstance(data, dict) else None
+        if not isinstance(node, dict):
+            return {}
+        if kind != ("hooks",):
+            return {f"{kind[0]}.instinct": node["instinct"]} if "instinct" in node else {}
+        ours = {f"hooks.{e}": [h for g in gs if isinstance(g, dict)
+                               and isinstance(g.get("hooks"), list)
+                               for h in g["hooks"] if _Setup.is_ours(h)]
+                for e, gs in node.items() if isinstance(gs, list)}
+        return {k: v for k, v in ours.items() if v}
 
-    def new_backup(path, data, mode):
-        """Keep `data` in the first free PATH.bak, PATH.bak.2, ... (none overwritten), created 0600
-        and given the original's mode before the data goes in (~/.claude.json holds keys)."""
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-        n = 1
-        while True:
-            backup = path + (".bak" if n == 1 else f".bak.{n}")
-            try:
-                with os.fdopen(os.open(backup, flags, 0o600), "wb") as f:
-                    os.chmod(backup, mode)
-                    f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
-                return backup
-            except FileExistsError:
-                n += 1
-            except OSError as e:
-                raise StoreError(f"cannot write {backup}: {e.strerror}") from None
-
-    def unmerge(kind, text, backups):
-        """`text` without what setup wrote -> the new text, or None when nothing else is left. A
-        backup holding the same data comes back as it is (a JSON merge re-indents)."""
+    def unmerge(kind, text, rec, entry):
+        """`text` without what setup wrote, the user's entry it replaced put back (its record
+        `rec`; none: only an entry equal to `entry` is setup's) -> the new text (the original's
+        bytes when its data is back), or None: setup created the file and nothing else is left."""
         import json
+        original = rec.get("original") if rec else None
         if kind in ("toml", "yaml"):
             span = _Setup.marked_span(text)
             if span is None:
@@ -6128,28 +6148,32 @@ class _Setup:
                 return text
             head, nl = text[:span[0]], "\r\n" if "\r\n" in text else "\n"
             new = (head[:-len(nl)] if head.endswith(nl + nl) else head) + text[span[1]:]
-            return next((b for b in backups if b.rstrip("\r\n") == new.rstrip("\r\n")),
-                        new if new.strip() else None)
+            if original is not None and original.rstrip("\r\n") == new.rstrip("\r\n"):
+                return original
+            return None if rec and original is None and not new.strip() else new
         data = _Setup.strict_json(text) if text.strip() else {}
         key = kind[0]
         if not isinstance(data, dict) or not isinstance(data.get(key), dict):
             return text                        # nothing of ours there
+        node = data[key]
+        old = _Setup.strict_json(original) if original and original.strip() else {}
+        theirs = old.get(key) if isinstance(old, dict) else None
         if kind == ("hooks",):
-            _Setup.merge_hooks(data[key], {})
-        else:
-            data[key].pop("instinct", None)
+            _Setup.merge_hooks(node, {})
+        elif "instinct" in node and node["instinct"] == (rec.get("entry") if rec else entry):
+            if isinstance(theirs, dict) and "instinct" in theirs:
+                node["instinct"] = theirs["instinct"]          # the user's own, put back
+            else:
+                del node["instinct"]
         if data == _Setup.strict_json(text):
             return text
-        as_is = dict(data)
-        if not data[key]:                      # the object setup added, if it is empty now
+        if not node and rec and theirs is None:  # the object setup added, if it is empty now
             del data[key]
-        for b in backups:
-            try:
-                if _Setup.strict_json(b) in (as_is, data):
-                    return b
-            except ValidationError:
-                pass
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else None
+        if original is not None and data == old:
+            return original
+        if not data and rec and original is None:
+            return None
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
     def paste_text(kind, entry):
         import json
@@ -6180,7 +6204,7 @@ class _Setup:
     # entry between these lines, later replaces or (--remove) deletes exactly them; else: paste.
     MARK_BEGIN, MARK_END = "# instinct:begin (written by `instinct setup`)", "# instinct:end"
 
-    def marked_block(kind, entry, top=True):
+    def marked_block(kind, entry, top=True, pad="  "):
         """Codex's [mcp_servers.instinct] or Goose's extension (`top`: with `extensions:`)."""
         if kind == "toml":             # plan's env keys are bare TOML keys
             env = ", ".join(f"{k} = {_Setup.quoted(v)}" for k, v in entry["env"].items())
@@ -6192,11 +6216,12 @@ class _Setup:
         else:
             envs = ", ".join(f"{_Setup.quoted(k)}: {_Setup.quoted(v)}"
                              for k, v in entry["env"].items())
-            body = ("extensions:\n" if top else "") + (
-                "  instinct:\n    type: stdio\n    name: instinct\n    enabled: true\n"
-                f"    cmd: {_Setup.quoted(entry['command'])}\n"
-                "    args: [" + ", ".join(_Setup.quoted(x) for x in entry["args"]) + "]\n"
-                f"    envs: {{{envs}}}\n    timeout: 300\n")
+            body = ("extensions:\n" if top else "") + "".join(
+                pad + "  " * (i > 0) + line + "\n" for i, line in enumerate((
+                    "instinct:", "type: stdio", "name: instinct", "enabled: true",
+                    f"cmd: {_Setup.quoted(entry['command'])}",
+                    "args: [" + ", ".join(_Setup.quoted(x) for x in entry["args"]) + "]",
+                    f"envs: {{{envs}}}", "timeout: 300")))
         return f"{_Setup.MARK_BEGIN}\n{body}{_Setup.MARK_END}\n"
 
     def marked_span(text):
@@ -6232,25 +6257,39 @@ class _Setup:
         return isinstance(servers, dict) and "instinct" in servers
 
     def merge_text(kind, text, entry):
-        """Codex's TOML or Goose's YAML with our marked block replaced, or appended to a file with
-        no instinct entry (Goose: no `extensions:` map); ValidationError for anything else."""
+        """Codex's TOML or Goose's YAML with our marked block replaced or added (at the end, or
+        first in Goose's block `extensions:` map) if no other instinct entry; else refused."""
         import re
         nl = "\r\n" if "\r\n" in text else "\n"
         span = _Setup.marked_span(text)
+        ext = list(re.finditer(r"""^["']?extensions["']?[ \t]*:(.*)$""", text, re.M))
         if span is None and not text.strip():
             return _Setup.marked_block(kind, entry)
         if span is not None:
+            inner = re.search(r"^( +)instinct:", text[span[0]:span[1]], re.M)
             top = kind == "toml" or "\nextensions:" in text[span[0]:span[1]]
-            new = text[:span[0]] + _Setup.marked_block(kind, entry, top).replace("\n", nl) \
+            new = text[:span[0]] + _Setup.marked_block(
+                kind, entry, top, inner.group(1) if inner else "  ").replace("\n", nl) \
                 + text[span[1]:]
-        elif kind == "yaml" and (re.search(r"""^(?:["']?extensions["']?[ \t]*:|[{\[%]|---|"""
-                                           r"""\.\.\.)""", text, re.M)
-                                 # a line at column 0 that is no `key:`:
-                                 or re.search(r"^(?![ \t#\r]|$)(?!.*:(?:[ \t\r]|$)).", text, re.M)):
-            raise ValidationError("it has an extensions map (or is not plain block YAML), and "
-                                  "instinct does not edit YAML in place")
-        elif kind == "toml" and (_Setup.unmarked_entry(kind, text)
-                                 or (_Setup.toml_data(text) is None and "mcp_servers" in text)):
+        elif kind == "yaml":
+            at = ext[0].end() if ext else 0
+            eol = at + (at < len(text))
+            child = re.compile(r"(?:[ \t\r]*(?:#[^\n]*)?\n)*([ \t]*)(-?)").match(text, eol)
+            if (_Setup.unmarked_entry(kind, text) or len(ext) > 1 or re.search(
+                    r"^(?:[{\[%]|---|\.\.\.)", text, re.M)     # no flow, documents, directives
+                    or ext and (ext[0].group(1).strip()[:1] not in ("", "#")
+                                or child.group(2) or "\t" in child.group(1))
+                    # a line at column 0 that is no `key:`:
+                    or re.search(r"^(?![ \t#\r]|$)(?!.*:(?:[ \t\r]|$)).", text, re.M)):
+                raise ValidationError("it has an instinct entry setup did not write, or is not "
+                                      "plain block YAML with a block `extensions:` map, and "
+                                      "instinct does not edit that in place")
+            new = (text[:eol] + nl * (at == len(text)) + _Setup.marked_block(
+                kind, entry, False, child.group(1) or "  ").replace("\n", nl) + text[eol:]
+                if ext else text + ("" if text.endswith("\n") else nl) + nl
+                + _Setup.marked_block(kind, entry).replace("\n", nl))
+        elif _Setup.unmarked_entry(kind, text) or (_Setup.toml_data(text) is None
+                                                   and "mcp_servers" in text):
             raise ValidationError("it has mcp_servers already (an instinct entry setup did not "
                                   "mark, or on Python 3.10 no TOML parser to check it), and "
                                   "instinct does not edit TOML in place")
@@ -6271,29 +6310,14 @@ class _Setup:
         return new
 
 
-def setup(client, write=False, scope="user", home=None, project_dir=None, python=None, db=None,
-          all_tools=False, remove=False):
-    """Print (or with write=True merge, keeping a backup) the MCP and hook config for `client`;
-    `remove` takes out what setup wrote there and nothing else (written at once). Every file is
-    checked before any is written: a change instinct cannot make exactly is refused with the lines
-    to add (or delete) by hand. -> [{"path", "content" (None: deleted), "changed", "backup"}];
-    running it twice changes nothing."""
-    home = home or os.path.expanduser("~")
-    project_dir = project_dir or project_root()
-    here = os.path.dirname(os.path.abspath(__file__))
-    db = db and os.path.abspath(os.path.expanduser(db))
-    plan = _Setup.plan(client, scope, home, project_dir, python or sys.executable, here, db,
-                       all_tools)
-    write, merged = write or remove, []
-    for path, kind, entry in plan:
+    def prepare(path, kind, entry, remove, rec, write):
+        """(read_config(path), the text setup leaves there, None: delete the file); a change it
+        cannot make exactly is refused with the lines to add (or delete) by hand."""
         try:
-            old, real, mode = _Setup.read_config(path)
-            if remove:
-                new = _Setup.unmerge(kind, old, _Setup.backups(path))
-            elif kind in ("toml", "yaml"):
-                new = _Setup.merge_text(kind, old, entry)
-            else:
-                new = _Setup.merge_json(old, kind, entry)
+            read = _Setup.read_config(path)
+            new = (_Setup.unmerge(kind, read[0], rec, entry) if remove
+                   else _Setup.merge_text(kind, read[0], entry) if kind in ("toml", "yaml")
+                   else _Setup.merge_json(read[0], kind, entry))
         except ValidationError as e:
             if remove:
                 raise ValidationError(f"cannot take instinct out of {path} ({e}); nothing was "
@@ -6301,23 +6325,125 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
             raise ValidationError(f"cannot merge into {path} ({e}); nothing was written. Add this "
                                   "by hand, then run setup again:\n"
                                   + _Setup.paste_text(kind, entry)) from None
-        if write and new != old and mode is not None and not mode & 0o200:
+        if write and new != read[0] and read[2] and not read[2].st_mode & 0o200:
             add = "" if remove else ", adding:\n" + _Setup.paste_text(kind, entry)
             raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
                                   "by hand" + add)
-        merged.append((path, real, old, new, mode))
-    results = []
-    for path, real, old, new, mode in merged:
-        changed, backup = new != old, None
-        if write and changed and new is None:      # nothing of the user's left: deleted
+        return read, "" if new is None and os.path.islink(path) else new   # a link stays
+
+    def lock(real):
+        """Take Claude Code's lock on a config, the folder `REAL.lock` (a holder is waited for up
+        to 2 s, then setup goes on without) -> its path, or None."""
+        for _ in range(200 if os.path.isdir(os.path.dirname(real)) else 0):
             try:
-                os.remove(real)
-            except OSError as e:
-                raise StoreError(f"cannot delete {path}: {e.strerror}") from None
-        elif write and changed:        # the real file replaced atomically: a symlink stays a link
-            backup = _Setup.new_backup(path, old.encode("utf-8"), mode) if old else None
-            _atomic_write(real, new.encode("utf-8"))
-        results.append({"path": path, "content": new, "changed": changed, "backup": backup})
+                os.mkdir(real + ".lock")
+                return real + ".lock"
+            except FileExistsError:
+                time.sleep(0.01)
+            except OSError:
+                break
+        return None
+
+    def commit(path, real, st, text, bom, new):
+        """Replace the config `real` by `new` (None: delete it) if it still holds `text` as read
+        (same bytes, inode, size, mtime) -> False when another program wrote it meanwhile."""
+        sig = (lambda s: s and (s.st_ino, s.st_size, s.st_mtime_ns) or None)
+        same = (lambda: _Setup.read_config(path)[::3] == (text, bom)
+                and sig(os.path.lexists(real) and os.stat(real)) == sig(st))
+        if new is not None:
+            return _atomic_write(real, (bom + new).encode("utf-8"), check=same)
+        if not same():
+            return False
+        try:
+            os.remove(real)
+        except OSError as e:
+            raise StoreError(f"cannot delete {path}: {e.strerror}") from None
+        return True
+
+    def one_scope(client, scope, home, project_dir, python, here, plan):
+        """Refuse hooks in a second scope: with both, every call would be recorded twice."""
+        other = "project" if scope == "user" else "user"
+        try:
+            theirs = _Setup.plan(client, other, home, project_dir, python, here)
+        except ValidationError:                 # a client with one scope only
+            return
+        for path in [p for p, kind, _ in theirs
+                     if kind == ("hooks",) and p not in [q for q, _, _ in plan]]:
+            try:
+                found = _Setup.owned(("hooks",), _Setup.read_config(path)[0])
+            except InstinctError:
+                found = None
+            if found:
+                raise ValidationError(f"instinct's hooks are already in {path} ({other} scope), "
+                                      "and hooks in both scopes record every call twice: run "
+                                      f"`instinct setup {client} --scope {other} --remove` first")
+
+def setup(client, write=False, scope="user", home=None, project_dir=None, python=None, db=None,
+          all_tools=False, remove=False):
+    """Show (or with write=True merge) the MCP and hook config for `client`; `remove` takes out
+    what setup wrote and puts back what it replaced (setup's record and backups are in the
+    store's folder). Every file is checked before any is written; a change it cannot make exactly
+    is refused with the lines to add by hand. -> [{"path", "target", "content" (None: deleted),
+    "changed", "changes" (the keys setup owns), "hooks", "backup"}]; twice changes nothing."""
+    home = home or os.path.expanduser("~")
+    project_dir = project_dir or project_root()
+    here = os.path.dirname(os.path.abspath(__file__))
+    db = db and os.path.abspath(os.path.expanduser(db))
+    if db and not remove and not os.path.isdir(os.path.dirname(db)):
+        raise ValidationError(f"the store's folder {os.path.dirname(db)} does not exist, so every "
+                              "hook would store nothing; create it or choose another --db")
+    python = python or sys.executable
+    plan = _Setup.plan(client, scope, home, project_dir, python, here, db, all_tools)
+    if write and not remove and any(kind == ("hooks",) for _, kind, _ in plan):
+        _Setup.one_scope(client, scope, home, project_dir, python, here, plan)
+    state = os.path.join(os.path.dirname(db) if db else os.path.join(home, ".instinct"), "setup")
+    records, write = _Setup.manifest(state), write or remove
+    ready = [_Setup.prepare(p, k, e, remove, records.get(p), write) for p, k, e in plan]
+    results, made = [], []
+    for (path, kind, entry), ((text, real, st, bom), new) in zip(plan, ready):
+        backup, lock = None, None
+        try:                           # after a change meanwhile: read again, under the lock
+            for _ in range(5):
+                if not write or new == text:
+                    break
+                if not remove:             # recorded before the write: a crash leaves the record
+                    rec, got = records.get(path), _Setup.owned(kind, text)
+                    if not (rec and got and (kind in ("toml", "yaml", ("hooks",))   # it stands
+                                             or list(got.values()) == [rec.get("entry")])):
+                        folders, d = [], os.path.dirname(path)    # while it holds what it says
+                        while not os.path.exists(d):   # the folders setup makes, deepest first
+                            folders, d = folders + [d], os.path.dirname(d)
+                        rec = records[path] = {"original": text if st else None, "dirs": folders}
+                    rec["entry"] = entry
+                    _Setup.manifest(state, records)
+                backup = backup or (_Setup.keep(state, path, text) if st else None)
+                lock = lock or _Setup.lock(real)
+                if _Setup.commit(path, real, st, text, bom, new):
+                    break
+                (text, real, st, bom), new = _Setup.prepare(path, kind, entry, remove,
+                                                            records.get(path), write)
+            else:
+                raise StoreError(f"{path} changed each time setup read it (another program "
+                                 "keeps rewriting it); it was left as it is: run setup again")
+        finally:
+            try:
+                os.rmdir(lock) if lock else None
+            except OSError:
+                pass
+        made += records.pop(path, {}).get("dirs", []) if remove else []
+        was, now = _Setup.owned(kind, text), _Setup.owned(kind, new or "")
+        results.append({"path": path, "target": real, "content": new, "changed": new != text,
+                        "changes": [{"op": "remove", "key": k} for k in was if was[k] != now.get(k)]
+                        + [{"op": "add", "key": k, "value": v} for k, v in now.items()
+                           if v != was.get(k)],
+                        "hooks": kind == ("hooks",), "backup": backup})
+    for d in sorted(made, key=len, reverse=True):     # the folders setup made (if empty now)
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+    if remove:
+        _Setup.manifest(state, records)
     return results
 
 
@@ -7794,9 +7920,9 @@ class _CLI:
                  [(("event",), {"help": " or ".join(", ".join(_Capture.HOOK_EVENTS.values())
                                                      .rsplit(", ", 1))})]),
         "setup": ("print (or --write) the MCP server and hook config for an agent",
-                  [(("client",), {"choices": _Setup.CLIENTS}),
+                  [(("client",), {"metavar": "|".join(_Setup.CLIENTS)}),     # checked by setup_cli
                    (("--write",), {"action": "store_true",
-                                   "help": "merge into the config files (a .bak is kept)"}),
+                                   "help": "merge into the config files (backup: store folder)"}),
                    (("--scope",), {"choices": ("user", "project"), "default": "user",
                                    "help": "user-wide config or this project's (default: user)"}),
                    (("--all-tools",), {"action": "store_true",
@@ -7958,25 +8084,36 @@ class _CLI:
         return 2
 
     def setup_cli(args, db):
-        """`instinct setup CLIENT [--write | --remove]`: the entries or what was done, on stdout."""
-        as_json = getattr(args, "json", False)
+        """`instinct setup CLIENT [--write | --remove]`: what would change, or what was done (the
+        keys setup owns, never the rest of a file), on stdout."""
+        if args.client not in _Setup.CLIENTS:
+            return _CLI.usage_error(f"unknown client {args.client!r}", args.client,
+                                    _Setup.CLIENTS, f"(choose from: {', '.join(_Setup.CLIENTS)})")
+        as_json, dry = getattr(args, "json", False), not (args.write or args.remove)
         results = setup(args.client, write=args.write, scope=args.scope, all_tools=args.all_tools,
                         remove=args.remove, db=db or os.environ.get("INSTINCT_DB"))
-        if as_json:
-            sys.stdout.write(_dumps(results, indent=2) + "\n")
+        out = [_dumps([{k: v for k, v in r.items() if k != "content"} for r in results],
+                      indent=2)] if as_json else []
         for r in [] if as_json else results:
-            kept = f" (previous version in {r['backup']})" if r["backup"] else ""
-            if args.remove:
-                done = ("deleted" if r["content"] is None else
-                        "took instinct out of" if r["changed"] else "nothing of instinct's in")
-                sys.stdout.write(f"{done} {r['path']}{kept}\n")
-            elif args.write:
-                sys.stdout.write(f"{'wrote' if r['changed'] else 'unchanged'} {r['path']}{kept}\n")
-            else:
-                sys.stdout.write(f"# {r['path']}\n{r['content']}\n")
-        for note in [] if args.remove or as_json else _Setup.notes(args.client, args.scope,
-                                                                   project_root()):
-            sys.stdout.write(f"note: {note}\n")
+            done = (("deleted" if r["content"] is None else "took instinct out of" if r["changed"]
+                     else "nothing of instinct's in") if args.remove
+                    else "wrote" if r["changed"] else "unchanged")
+            via = f" (a link: edited {r['target']})" if os.path.islink(r["path"]) else ""
+            out.append(f"{r['path']}{via}: " + ("would change" if r["changed"] else
+                                                 "nothing to change") if dry else
+                       f"{done} {r['path']}{via}"
+                       + (f" (previous version in {r['backup']})" if r["backup"] else ""))
+            for c in r["changes"]:                    # a value shown is always setup's own
+                v = c.get("value") if dry else None
+                out.append(f"  {'-+'[c['op'] == 'add']} {c['key']}" + ("" if v is None else ": " + (
+                    v.rstrip("\n").replace("\n", "\n    ") if isinstance(v, str) else _dumps(v))))
+        if dry and not as_json and any(r["changed"] for r in results):
+            out.append("nothing written; run again with --write")
+        notes = [] if args.remove or as_json else (        # --json: the JSON alone
+            ["this client gets no hooks, so nothing is learned from its sessions; use instinct's "
+             "MCP tools (observe, suggest) in them"] * (not any(r["hooks"] for r in results))
+            + _Setup.notes(args.client, args.scope, project_root()))
+        sys.stdout.write("".join(x + "\n" for x in out + [f"note: {n}" for n in notes]))
         return 0
 
     def run_op(op, kwargs, db, as_json, close):
