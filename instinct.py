@@ -1479,7 +1479,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         "forget": (False, "a pattern deleted (no copy of its name); delta = -its confidence"),
         "unforget": (False, "a tombstone lifted (no copy of the name)"),
         "surface": (False, "suggestions shown; data = 'pattern<TAB>project' lines"),
-        "tool": (False, "one tool call's shape (data), for mining"),
+        "tool": (False, "one tool call's shape (data), for mining; delta = a hash of its"
+                        " tool-use id (0: none), so a call two hooks report is stored once"),
         "tool_fail": (False, "one failed tool call's shape (data), for mining"),
         "remember": (False, "a memory stored; data = {memory, type, title}"),
         "reinforce": (False, "a memory stored again; data = {memory, type, title}"),
@@ -3929,6 +3930,68 @@ _Shell.VALUE_OPTIONS.update({alias: _Shell.VALUE_OPTIONS[same] for alias, same i
 # =============================================================================
 # 15. Capture (what a hook call and a tool call become)
 # =============================================================================
+class _Client:
+    """One agent client: one row of CLIENTS. `hooks`: its hook files (user, project; under HOME or
+    the project) and how a handler is written; `events`: (its event name, `instinct hook` event,
+    matcher, timeout s); `answer`: how context goes back; `history`: (folder env var, folder
+    under HOME, globs, reader); `rules`: the export format of the rules file it reads."""
+    __slots__ = ("hooks", "events", "answer", "history", "rules")
+
+    def __init__(self, hooks, events, answer, history, rules):
+        self.hooks, self.events, self.answer, self.history, self.rules = (
+            hooks, events, answer, history, rules)
+
+    # The calls a hint can be about (a shell command, an edit): PreToolUse runs for these only.
+    HINT_MATCHER = ("Bash|PowerShell|shell|exec_command|Edit|Write|MultiEdit|NotebookEdit|"
+                    "apply_patch")
+    # Every entry is synchronous (an async capture stores calls out of order). No Stop for Claude
+    # Code: `claude -p` cancels it; SessionEnd mines, and SessionStart mines what was left unmined.
+    CLAUDE_EVENTS = (("SessionStart", "session-start", None, 30),
+                     ("UserPromptSubmit", "user-prompt-submit", None, 10),
+                     ("PreToolUse", "pre-tool-use", HINT_MATCHER, 5),
+                     ("PostToolUse", "post-tool-use", "*", 10),
+                     ("PostToolUseFailure", "post-tool-use-failure", "*", 10),
+                     ("SessionEnd", "session-end", None, 30))
+
+
+# Hook styles: "groups" (Claude Code's matcher groups), "groups-ms" (the same, timeouts in ms),
+# "flat" ({"version": 1, "hooks": {event: [handler]}}, Cursor), "bash" (flat, Copilot CLI).
+# Answers: "hso" (hookSpecificOutput.additionalContext), "camel" (additionalContext), "snake"
+# (additional_context). No hint before a call where the client's pre-tool answer carries none.
+CLIENTS = {
+    "claude-code": _Client(
+        (".claude/settings.json", ".claude/settings.json", "groups"), _Client.CLAUDE_EVENTS, "hso",
+        ("CLAUDE_CONFIG_DIR", ".claude", ("projects/*/*.jsonl",), "claude_session"), "claude"),
+    # No PostToolUseFailure (failures come in PostToolUse); its SessionEnd (root threads, 0.146
+    # and later) caps timeouts at 3 s - a session it misses is mined at the next start.
+    "codex": _Client(
+        (".codex/hooks.json", ".codex/hooks.json", "groups"),
+        _Client.CLAUDE_EVENTS[:4] + (("SessionEnd", "session-end", None, 3),), "hso",
+        ("CODEX_HOME", ".codex", ("sessions/**/rollout-*.jsonl",
+                                  "archived_sessions/**/rollout-*.jsonl"), "codex_session"),
+        "agents"),
+    "gemini-cli": _Client(
+        (".gemini/settings.json", ".gemini/settings.json", "groups-ms"),
+        (("SessionStart", "session-start", None, 30), ("AfterTool", "post-tool-use", "*", 10),
+         ("SessionEnd", "session-end", None, 30)), "hso",
+        ("GEMINI_CLI_HOME", ".gemini", ("tmp/*/chats/*.json", "tmp/*/chats/*.jsonl"),
+         "gemini_session"), "gemini"),
+    "copilot-cli": _Client(
+        (".copilot/hooks/instinct.json", ".github/hooks/instinct.json", "bash"),
+        (("sessionStart", "session-start", None, 30), ("postToolUse", "post-tool-use", None, 10),
+         ("postToolUseFailure", "post-tool-use-failure", None, 10),
+         ("sessionEnd", "session-end", None, 30)), "camel",
+        ("COPILOT_HOME", ".copilot", ("session-state/*/events.jsonl",), "copilot_session"),
+        "copilot"),
+    "cursor": _Client(
+        (".cursor/hooks.json", ".cursor/hooks.json", "flat"),
+        (("sessionStart", "session-start", None, 30), ("postToolUse", "post-tool-use", None, 10),
+         ("postToolUseFailure", "post-tool-use-failure", None, 10), ("stop", "stop", None, 30)),
+        "snake", (None, ".cursor", ("projects/*/agent-transcripts/*/*.jsonl",), "cursor_session"),
+        "cursor"),
+}
+
+
 class _Capture:
     """What one hook call becomes: it imports nothing heavy, stores a short safe summary (never
     contents, prompts or output) and exits 0 whatever happens, never blocking the agent."""
@@ -3956,9 +4019,20 @@ class _Capture:
         def answer(event_name, text):
             if text:
                 import json
-                stdout.write(json.dumps({"hookSpecificOutput": {
-                    "hookEventName": event_name, "additionalContext": text}}) + "\n")
+                row = CLIENTS[client]
+                name = next((n for n, e, _, _ in row.events if e == event), event_name)
+                key = "additional_context" if row.answer == "snake" else "additionalContext"
+                out = {"hookSpecificOutput": {"hookEventName": name, key: text}}
+                stdout.write(json.dumps(out if row.answer == "hso" else {key: text}) + "\n")
         db, args = _CLI.take_db(list(argv))
+        client = "claude-code"
+        if args[:1] == ["--client"] or args[1:2] == ["--client"]:
+            at = args.index("--client")
+            client = args[at + 1] if at + 1 < len(args) else ""
+            del args[at:at + 2]
+            if client not in CLIENTS:
+                say(f"unknown client {client!r}; expected one of: {', '.join(CLIENTS)}", True)
+                client = "claude-code"
         event = args[0] if args else None
         for a in args[1:]:
             say(f"ignoring unexpected argument {a!r}", True)
@@ -3975,6 +4049,7 @@ class _Capture:
             payload = _loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
             if not isinstance(payload, dict):
                 raise ValueError("the payload is not a JSON object")
+            payload = _Capture.normal(payload, client)
         except (ValueError, OSError, RecursionError) as e:
             say(f"unreadable hook input ({type(e).__name__}: {str(e)[:200]});"
                 " nothing recorded", True)
@@ -4008,14 +4083,14 @@ class _Capture:
             elif event == "pre-tool-use":      # nothing kept: maybe a hint about the call
                 answer("PreToolUse", _Hints.hint(store, event, payload, cwd))
             elif event in ("post-tool-use", "post-tool-use-failure"):
-                failed = event.endswith("failure")
+                failed = event.endswith("failure") or (payload["client"] == "codex" and (
+                    _Transcripts.codex_code(payload) or 0) != 0)
                 say(f"{event}: {store.record_tool(payload, failed=failed)}")
                 if failed or _Call.response_failed(payload.get("tool_response")):
                     answer("PostToolUseFailure" if failed else "PostToolUse",
                            _Hints.hint(store, event, payload, cwd))     # Codex: PostToolUse
             elif event in ("stop", "session-end") and session:
-                if "turn_id" in payload or os.path.basename(
-                        str(payload.get("transcript_path", ""))).startswith("rollout-"):
+                if payload["client"] == "codex":
                     say(f"{event}: {store.codex_outcomes(session, payload.get('transcript_path'))}"
                         " failed calls read from the Codex rollout")
                 say(f"{event}: mined {len(store.mine(session)['observed'])} observations")
@@ -4038,6 +4113,51 @@ class _Capture:
         "post-tool-use-failure", "stop", "session-end")}
     HOOK_TIMEOUT_S = 3.0                       # a hook gives up on a locked database after this
     INJECT_MAX_ITEMS, INJECT_MAX_CHARS = 10, 2000
+
+    GEMINI_EVENTS = frozenset("BeforeTool AfterTool BeforeAgent AfterAgent BeforeModel AfterModel"
+                              " BeforeToolSelection PreCompress Notification".split())
+
+    def normal(p, client="claude-code"):
+        """A payload in its client's shape -> Claude Code's shape, plus `client` (who sent it,
+        told from the payload: a client may run Claude Code's hooks; else the hook's --client)."""
+        def parsed(v):
+            try:
+                return _loads(v) if isinstance(v, str) and v.lstrip()[:1] == "{" else v
+            except (ValueError, RecursionError):
+                return {}
+        q = dict(p)
+        if "sessionId" in p or "toolName" in p:                       # Copilot CLI, camelCase
+            res = p.get("toolResult")
+            q = {"client": "copilot-cli", "session_id": p.get("sessionId"), "cwd": p.get("cwd"),
+                 "tool_name": p.get("toolName"), "tool_input": parsed(p.get("toolArgs")),
+                 "tool_use_id": p.get("toolCallId", p.get("toolUseId")),
+                 "tool_response": {"is_error": isinstance(res, dict) and res.get(
+                     "resultType") in ("failure", "error") or bool(p.get("error"))}}
+        elif "conversation_id" in p or "workspace_roots" in p:        # Cursor
+            roots = p.get("workspace_roots")
+            q.update(client="cursor", session_id=p.get("session_id", p.get("conversation_id")))
+            if "cwd" not in p and isinstance(roots, list) and roots:
+                q["cwd"] = roots[0]
+            if "tool_name" not in p and isinstance(p.get("command"), str):    # a shell event
+                q.update(tool_name="Bash", tool_input={"command": p["command"]})
+            elif "tool_name" not in p and isinstance(p.get("file_path"), str):
+                q.update(tool_name="Edit", tool_input={"file_path": p["file_path"]})
+            if p.get("error_message") or p.get("exit_code") not in (None, 0):
+                q["tool_response"] = {"is_error": True}
+        elif "turn_id" in p or os.path.basename(
+                str(p.get("transcript_path", ""))).startswith("rollout-"):
+            q["client"] = "codex"
+        elif (p.get("hook_event_name") in _Capture.GEMINI_EVENTS or client == "gemini-cli"
+              or "/.gemini/" in str(p.get("transcript_path", "")).replace("\\", "/")):
+            res, q["client"] = p.get("tool_response"), "gemini-cli"
+            text = res.get("llmContent") if isinstance(res, dict) else None
+            if isinstance(res, dict) and (res.get("error") or isinstance(text, str) and any(
+                    _whole(line[10:].strip()) not in (None, 0) for line in text.splitlines()
+                    if line.startswith("Exit Code:"))):
+                q["tool_response"] = {"is_error": True}
+        q.setdefault("client", client)
+        q["tool_input"] = parsed(q.get("tool_input"))
+        return q
 
     def disabled_reason(payload, cwd):
         if os.environ.get("INSTINCT_DISABLE", "") not in ("", "0"):
@@ -4101,18 +4221,20 @@ class _Call:
     extension, command shapes; `encode`, `read`). `name` identifies the call beyond its tool: a
     skill's name, a subagent's type. Never an argument value."""
     SHELL_TOOLS = {"Bash": "Bash", "PowerShell": "PowerShell", "shell": "Bash",
-                   "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash"}
+                   "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash",
+                   "bash": "Bash", "powershell": "PowerShell", "Shell": "Bash"}
     EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file",
-                  "replace"}
+                  "replace", "edit", "create", "StrReplace"}
     # Client plumbing is not a habit: loading tools, task lists, plan mode, questions.
     PLUMBING_TOOLS = frozenset(
         "ToolSearch TodoWrite TodoRead TaskCreate TaskUpdate TaskList TaskGet TaskOutput TaskStop "
         "EnterPlanMode ExitPlanMode AskUserQuestion StructuredOutput SendMessage TeamCreate "
         "TeamDelete BashOutput KillShell KillBash ListMcpResourcesTool ReadMcpResourceTool "
-        "update_plan view_image request_user_input".split())
+        "update_plan view_image request_user_input write_todos report_intent update_todo".split())
     # Looking around (every session of every project does it): captured, never a habit step.
     LOOK_TOOLS = frozenset("Read Grep Glob LS NotebookRead read_file list_dir grep_search "
-                           "file_search glob search_files".split())
+                           "file_search glob search_files view list_directory read_many_files "
+                           "search_file_content".split())
     # Shell utilities every project uses the same way: never a habit step either.
     GENERIC_PROGRAMS = frozenset(
         "? ls cat head tail grep egrep fgrep rg ag find fd wc sort uniq tee echo printf pwd which "
@@ -4128,7 +4250,8 @@ class _Call:
     SEEN_MAX = 20000                  # unlearned program-word and prompt hashes kept (the newest)
     __slots__ = ("tool", "name", "ext", "cmds")
     SHELLS = frozenset(SHELL_TOOLS.values())
-    NAMED = {"Skill": "skill", "Task": "subagent_type", "Agent": "subagent_type"}
+    NAMED = {"Skill": "skill", "Task": "subagent_type", "Agent": "subagent_type",
+             "task": "agent_type"}
 
     def __init__(self, tool, name="", ext="", cmds=()):
         self.tool, self.name, self.ext, self.cmds = tool, name, ext, tuple(cmds)
@@ -4703,8 +4826,8 @@ class _Corpus:
         return all(step in steps for step in small)
 
     def mined_source(src):
-        """Whether mining found it: 'hooks' (live) or 'import:<client>' (import-history)."""
-        return src == "hooks" or str(src).startswith("import:")
+        """Whether mining found it: 'hooks[:<client>]' (live) or 'import:<client>' (history)."""
+        return src == "hooks" or str(src).startswith(("import:", "hooks:"))
 
 
 class _Miner:
@@ -4750,7 +4873,8 @@ class _Miner:
             if sess not in self.when:                   # the session's own time and source
                 ts, src = conn.execute("SELECT max(ts), max(source)" + _Miner.SQL_CALLS,
                                        (sess,)).fetchone()
-                self.when[sess] = (ts or self.now, src if _Corpus.mined_source(src) else "hooks")
+                self.when[sess] = (ts or self.now, src if _Corpus.mined_source(src)
+                                   else f"hooks:{src}"[:40] if src else "hooks")
             ts, src = self.when[sess]
             if self.store._reinforce(conn, p, proj, source=src, session=sess, ts=ts) is None:
                 conn.execute("DELETE FROM mined WHERE session = ? AND pattern = ? AND project = ?",
@@ -4865,25 +4989,30 @@ class _Learning(_Memory):
     def record_tool(self, payload, failed=False, ts=None, roots=None):
         """Store one tool call of a hook payload -> its summary or the skip reason. `ts` (epoch
         seconds) dates a replayed call; `roots`, a dict the caller keeps, resolves folders once."""
+        payload = payload if "client" in payload else _Capture.normal(payload)
         call, reason = _Call.of(payload)
         if call is None:
             return "skipped: " + reason
         session = _Capture.safe_session(payload.get("session_id"))
         if not session:
             return "skipped: no session_id"
+        uid = payload.get("tool_use_id")         # a call two hooks report (same id): stored once
+        uid = int(_sha256_hex(uid)[:15], 16) if isinstance(uid, str) and uid and ts is None else 0
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
         roots = {} if roots is None else roots
         if cwd not in roots:
             roots[cwd] = project_root(cwd)
         proj = _sha256_hex(roots[cwd])[:12]
         failed = failed or _Call.response_failed(payload.get("tool_response"))
-        source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload
-                                                       else "claude-code")
+        source = os.environ.get("INSTINCT_SOURCE") or payload["client"]
         with self._write() as conn:
+            if uid and conn.execute("SELECT 1" + _Miner.SQL_CALLS + " AND delta = ?",
+                                    (session, uid)).fetchone():
+                return "skipped: reported twice (same tool-use id)"
             call = call.private(conn, session)
             when = self._now() if ts is None else _iso(ts)
             conn.execute(_Core._SQL_EVENT, (when, "tool_fail" if failed else "tool", "", proj,
-                                            source[:40], session, 0, call.encode()))
+                                            source[:40], session, uid, call.encode()))
             conn.execute(_Core._SQL_PROJECT, (proj, roots[cwd], when))
         return call.label()
 
@@ -5313,6 +5442,32 @@ class _Transcripts:
                     return _whole(num)
         return None
 
+    def codex_code(payload):
+        """The exit code of a live Codex call from the rollout its payload names (Codex 0.171's
+        PostToolUse holds the output only), or None: the lines naming its call id, newest first."""
+        path, uid = payload.get("transcript_path"), payload.get("tool_use_id")
+        if not (isinstance(path, str) and isinstance(uid, str) and uid and path.endswith(".jsonl")
+                and os.path.basename(path).startswith("rollout-")):
+            return None
+        try:
+            data = _read_regular(path, 256 * 1024 * 1024)
+        except (OSError, ValidationError):
+            return None
+        key = _dumps(uid).encode()
+        for line in reversed([x for x in data.split(b"\n") if key in x]):
+            try:
+                item = _loads(line.decode("utf-8", "replace")).get("payload")
+            except (ValueError, AttributeError, RecursionError):
+                continue
+            if not isinstance(item, dict) or item.get("call_id") != uid:
+                continue
+            code = item.get("exit_code") if item.get("type") == "exec_command_end" else (
+                _Transcripts.codex_exit(item.get("output"))
+                if item.get("type") in ("function_call_output", "custom_tool_call_output") else None)
+            if isinstance(code, int):
+                return code
+        return None
+
     def codex_shell_text(command):
         if isinstance(command, list):
             parts = [str(t) for t in command]
@@ -5634,23 +5789,8 @@ class _History(_Learning):
 class _Setup:
     """`instinct setup`: each client's MCP and hook entries, merged with a backup, or removed."""
 
-    CLIENTS = ("claude-code", "cursor", "codex", "vscode", "windsurf", "goose")
-    # The calls a hint can be about (a shell command, an edit): PreToolUse runs for these only.
-    HINT_MATCHER = ("Bash|PowerShell|shell|exec_command|Edit|Write|MultiEdit|NotebookEdit|"
-                    "apply_patch")
-    # (event, `instinct hook` argument, matcher, timeout s). Every entry is synchronous (an async
-    # capture stores calls out of order) and in the shell form: one `command` string, no `args`
-    # (Claude Code before 2.1.139 ignores `args`). No Stop: `claude -p` cancels it; SessionEnd
-    # mines, and SessionStart mines any session left unmined.
-    HOOK_EVENTS_CLAUDE = (("SessionStart", "session-start", None, 30),
-                           ("UserPromptSubmit", "user-prompt-submit", None, 10),
-                           ("PreToolUse", "pre-tool-use", HINT_MATCHER, 5),
-                           ("PostToolUse", "post-tool-use", "*", 10),
-                           ("PostToolUseFailure", "post-tool-use-failure", "*", 10),
-                           ("SessionEnd", "session-end", None, 30))
-    # Codex has no PostToolUseFailure (failures come in PostToolUse); its SessionEnd (root threads,
-    # Codex 0.146 and later) caps timeouts at 3 s - a session it misses is mined at the next start.
-    HOOK_EVENTS_CODEX = HOOK_EVENTS_CLAUDE[:4] + (("SessionEnd", "session-end", None, 3),)
+    CLIENTS = (*CLIENTS, "vscode", "windsurf", "goose")
+    HINT_MATCHER = _Client.HINT_MATCHER
     # The hook command runs instinct with -S from cached bytecode, this file's folder on the path (a
     # project's shared config names no path: there `python3` finds an installed instinct). When the
     # import fails (uninstalled, moved, another Python) it exits 0 silently: a hook never breaks.
@@ -5665,13 +5805,21 @@ class _Setup:
             return [python, "-c", _Setup.LAUNCHER_SHARED, *cli]
         return [python, "-S", "-c", _Setup.LAUNCHER.format(here), *cli]
 
-    def hook_groups(events, python, here, db):
+    def hook_groups(client, python, here, db):
+        """{event: our group (or handler, a flat style)} of CLIENTS[client]'s hooks; the command
+        names the client where its payload may not (Claude Code's and Codex's do)."""
         import shlex
-        groups = {}
-        for name, event, matcher, timeout in events:
-            argv = _Setup.launch_args(python, here, "hook", event, *(("--db", db) if db else ()))
-            hook = {"type": "command", "command": shlex.join(argv), "timeout": timeout}
-            groups[name] = {"matcher": matcher, "hooks": [hook]} if matcher else {"hooks": [hook]}
+        groups, style = {}, CLIENTS[client].hooks[2]
+        for name, event, matcher, timeout in CLIENTS[client].events:
+            argv = _Setup.launch_args(python, here, "hook", event, *(("--db", db) if db else ()),
+                                      *(("--client", client) if style != "groups" else ()))
+            cmd = shlex.join(argv)
+            hook = ({"type": "command", "bash": cmd, "timeoutSec": timeout} if style == "bash"
+                    else {"command": cmd, "timeout": timeout} if style == "flat" else
+                    {"type": "command", "command": cmd,
+                     "timeout": timeout * (1000 if style == "groups-ms" else 1)})
+            groups[name] = (hook if style in ("bash", "flat") else {"matcher": matcher,
+                            "hooks": [hook]} if matcher else {"hooks": [hook]})
         return groups
 
     def console_script(here):
@@ -5712,13 +5860,19 @@ class _Setup:
         server["env"] = env
         j = os.path.join
         base = home if user else project_dir
+        hooks = [(j(base, *CLIENTS[client].hooks[not user].split("/")),
+                  ("hooks", "version") if CLIENTS[client].hooks[2] in ("bash", "flat")
+                  else ("hooks",), _Setup.hook_groups(client, python, here, db))
+                 ] if client in CLIENTS else []
         if client == "claude-code":
             return [(j(home, ".claude.json") if user else j(project_dir, ".mcp.json"),
-                     ("mcpServers",), dict(server, type="stdio")),
-                    (j(base, ".claude", "settings.json"), ("hooks",),
-                     _Setup.hook_groups(_Setup.HOOK_EVENTS_CLAUDE, python, here, db))]
-        if client == "cursor":
-            return [(j(base, ".cursor", "mcp.json"), ("mcpServers",), server)]
+                     ("mcpServers",), dict(server, type="stdio"))] + hooks
+        if client in ("cursor", "gemini-cli"):
+            return [(j(base, ".cursor", "mcp.json") if client == "cursor" else hooks[0][0],
+                     ("mcpServers",), server)] + hooks
+        if client == "copilot-cli":          # its project MCP file: .mcp.json, as Claude Code's
+            return [(j(home, ".copilot", "mcp-config.json") if user
+                     else j(project_dir, ".mcp.json"), ("mcpServers",), server)] + hooks
         if client == "vscode":
             if not user:
                 folder = j(project_dir, ".vscode")
@@ -5731,17 +5885,19 @@ class _Setup:
         if client == "windsurf":
             return [(j(home, ".codeium", "windsurf", "mcp_config.json"), ("mcpServers",), server)]
         if client == "codex":
-            return [(j(base, ".codex", "config.toml"), "toml", server),
-                    (j(base, ".codex", "hooks.json"), ("hooks",),
-                     _Setup.hook_groups(_Setup.HOOK_EVENTS_CODEX, python, here, db))]
+            return [(j(base, ".codex", "config.toml"), "toml", server)] + hooks
         return [(j(home, ".config", "goose", "config.yaml"), "yaml", server)]
 
     def notes(client, scope, project_dir):
         """What the user must still do by hand after `setup client` (printed with the entries)."""
-        history = ("To learn from the sessions you already had, run `instinct import-history` "
-                   "once: it replays Claude Code transcripts and Codex rollouts through the same "
-                   "capture (shapes only) and mining.")
-        notes = [history] if client in ("claude-code", "codex") else []
+        history = (f"To learn from the sessions you already had, run `instinct import-history "
+                   f"--client {client}` once: it replays its transcripts through the same capture "
+                   "(shapes only) and mining.")
+        notes = [history] if client in CLIENTS else []
+        if client == "cursor":
+            notes.append("Cursor may not hand a session-start briefing to the model: `instinct "
+                         "export --format cursor --write` keeps .cursor/rules/instinct.mdc, the "
+                         "rules file it reads, up to date (run it again as habits mature).")
         if scope == "project":
             notes.append("These files are for the whole team and name no path of this machine: "
                          "they run `python3 -m instinct`, so each machine needs instinct installed "
@@ -5768,7 +5924,7 @@ class _Setup:
         import shlex
         if not isinstance(handler, dict) or handler.get("type", "command") != "command":
             return False
-        cmd, args = handler.get("command"), handler.get("args")
+        cmd, args = handler.get("command", handler.get("bash")), handler.get("args")
         if not isinstance(cmd, str):
             return False
         try:
@@ -5780,6 +5936,8 @@ class _Setup:
             return False
         if argv[1:2] == ["-S"]:
             argv = argv[:1] + argv[2:]
+        if argv[-2:-1] == ["--client"] and argv[-1] in CLIENTS:
+            argv = argv[:-2]
         if (len(argv) not in (5, 7) or argv[1] != "-c" or argv[3] != "hook"
                 or argv[4] not in _Capture.HOOK_EVENTS.values() or argv[5:6] not in ([], ["--db"])):
             return False
@@ -5803,7 +5961,7 @@ class _Setup:
                 continue
             out, placed = [], False
             for g in groups:
-                hs = g.get("hooks") if isinstance(g, dict) else None
+                hs = g.get("hooks", [g]) if isinstance(g, dict) else None     # [g]: flat
                 if not isinstance(hs, list) or not any(_Setup.is_ours(h) for h in hs):
                     out.append(g)
                 elif not placed and g == wanted.get(event):
@@ -5863,13 +6021,13 @@ class _Setup:
     def merge_json(text, keypath, entry):
         """Merge our entry into a JSON config text, keeping every other key."""
         import json
-        data = _Setup.strict_json(text) if text.strip() else {}
+        data = _Setup.strict_json(text) if text.strip() else dict.fromkeys(keypath[1:], 1)
         if not isinstance(data, dict):
             raise ValidationError("the file does not hold a JSON object")
         node = data.setdefault(keypath[0], {})
         if not isinstance(node, dict):
             raise ValidationError(f"'{keypath[0]}' is not an object")
-        if keypath == ("hooks",):
+        if keypath[0] == "hooks":
             _Setup.merge_hooks(node, entry)
         else:
             node["instinct"] = entry
@@ -5960,7 +6118,7 @@ class _Setup:
         key = kind[0]
         if not isinstance(data, dict) or not isinstance(data.get(key), dict):
             return text                        # nothing of ours there
-        if kind == ("hooks",):
+        if key == "hooks":
             _Setup.merge_hooks(data[key], {})
         else:
             data[key].pop("instinct", None)
@@ -5969,6 +6127,8 @@ class _Setup:
         as_is = dict(data)
         if not data[key]:                      # the object setup added, if it is empty now
             del data[key]
+        if data == dict.fromkeys(kind[1:], 1):          # and the {"version": 1} beside it
+            data = {}
         for b in backups:
             try:
                 if _Setup.strict_json(b) in (as_is, data):
@@ -5982,7 +6142,7 @@ class _Setup:
         if kind in ("toml", "yaml"):
             return ("extensions:  # add the marked lines under it\n" if kind == "yaml" else "") \
                 + _Setup.marked_block(kind, entry, top=kind == "toml")
-        if kind == ("hooks",):
+        if kind[0] == "hooks":
             return json.dumps({"hooks": {e: [g] for e, g in entry.items()}}, indent=2)
         return json.dumps({kind[0]: {"instinct": entry}}, indent=2)
 
@@ -6114,6 +6274,10 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
     for path, kind, entry in plan:
         try:
             old, real, mode = _Setup.read_config(path)
+            prior = next((m for m in merged if m[1] == real), None)    # a second entry, one file
+            if prior:
+                merged.remove(prior)
+                old = prior[3] or ""
             if remove:
                 new = _Setup.unmerge(kind, old, _Setup.backups(path))
             elif kind in ("toml", "yaml"):
@@ -6131,7 +6295,7 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
             add = "" if remove else ", adding:\n" + _Setup.paste_text(kind, entry)
             raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
                                   "by hand" + add)
-        merged.append((path, real, old, new, mode))
+        merged.append((path, real, prior[2] if prior else old, new, mode))
     results = []
     for path, real, old, new, mode in merged:
         changed, backup = new != old, None

@@ -366,6 +366,8 @@ PLANTED = {
     "mcp_config.json": '{"mcpServers":{}}',
     "config.yaml": "GOOSE_MODEL: gpt\nGOOSE_PROVIDER: openai  # mine\n",
     "hooks.json": '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send"}]}]}}',
+    "mcp-config.json": '{"mcpServers": {"gh": {"type": "http", "url": "https://x"}}}',
+    "instinct.json": '{"version": 1, "hooks": {"sessionEnd": [{"type": "command", "bash": "log"}]}}',
 }
 
 
@@ -391,7 +393,7 @@ class TestRemove(_SetupEnv):
                     self.round_trip(client, "user", planted)
 
     def test_project_scope_round_trip(self):
-        for client in ("claude-code", "cursor", "vscode", "codex"):
+        for client in ("claude-code", "cursor", "vscode", "codex", "gemini-cli", "copilot-cli"):
             for planted in (True, False):
                 with self.subTest(client=client, planted=planted):
                     self.round_trip(client, "project", planted)
@@ -418,7 +420,7 @@ class TestRemove(_SetupEnv):
             "Stop": [{"hooks": [{"type": "command", "command": "bell"}]}]}})
 
     def test_backups_get_unique_names_and_are_never_overwritten(self):
-        (path,) = self.paths("cursor")
+        path, _ = self.paths("cursor")              # (and .cursor/hooks.json)
         write(path, '{"mcpServers": {"a": {"command": "1"}}}')
         self.ok("setup", "cursor", "--write")
         write(path, '{"mcpServers": {"b": {"command": "2"}}}')
