@@ -1432,6 +1432,8 @@ class _Core:
         "markdown": ("instinct-rules.md", None, False),
         "claude": ("CLAUDE.md", 4000, False),
         "agents": ("AGENTS.md", 32 * 1024, False),
+        "gemini": ("GEMINI.md", 32 * 1024, False),
+        "copilot": (os.path.join(".github", "copilot-instructions.md"), 32 * 1024, False),
         "cursor": (os.path.join(".cursor", "rules", "instinct.mdc"), 12000, True),
         "windsurf": (os.path.join(".windsurf", "rules", "instinct.md"), 6000, True),
         "skill": (os.path.join(".claude", "skills", "instinct-rules", "SKILL.md"), 20000, True),
@@ -2276,8 +2278,9 @@ class _Patterns(_Core):
         Param("min_confidence", int, "only patterns with at least this confidence (default: 10 for "
               "json/markdown; the rules files hold what the session briefing shows)", minimum=0),
         Param("format", str, "json (records), markdown, or a file agents read: claude (CLAUDE.md "
-              "block), agents (AGENTS.md block), cursor (.mdc rule), windsurf (rule), skill "
-              "(SKILL.md)", default="json", choices=tuple(_Core._EXPORT_FORMATS)),
+              "block), agents (AGENTS.md), gemini (GEMINI.md), copilot (.github/copilot-"
+              "instructions.md), cursor (.mdc rule), windsurf (rule), skill (SKILL.md)",
+              default="json", choices=tuple(_Core._EXPORT_FORMATS)),
         Param("project", str, "rules of this project plus global and universal ones ('' = global; "
               "default: every project for json/markdown, the working directory's project "
               "otherwise)"),
@@ -5273,7 +5276,7 @@ class _Hints:
 class _Transcripts:
     """Readers of Claude Code transcripts and Codex rollouts: calls as the live hook's payloads."""
 
-    CLIENTS = ("all", "claude-code", "codex")
+    CLIENTS = ("all", *CLIENTS)
     MAX_LINE = 32 * 1024 * 1024        # a longer transcript line is skipped (counted)
     BRIEFINGS = 3                      # projects whose briefing the summary shows
     MINE_BATCH = 25                    # imported sessions per mining pass (one short write each)
@@ -5327,17 +5330,12 @@ class _Transcripts:
             files, links = _inside(p, glob.glob(os.path.join(glob.escape(p), "**", "*.jsonl"),
                                                 recursive=True))
             return [(None, f) for f in sorted(files) if keep(f)], links
-        if client in ("all", "claude-code"):
-            base = (os.environ.get("CLAUDE_CONFIG_DIR")
-                    or os.path.join(os.path.expanduser("~"), ".claude"))
-            files = glob.glob(os.path.join(glob.escape(base), "projects", "*", "*.jsonl"))
-            out += [("claude-code", f) for f in sorted(files) if keep(f)]
-        if client in ("all", "codex"):
-            base = os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
-            for sub in ("sessions", "archived_sessions"):
-                files = glob.glob(os.path.join(glob.escape(base), sub, "**", "rollout-*.jsonl"),
-                                  recursive=True)
-                out += [("codex", f) for f in sorted(files)]
+        for name, row in CLIENTS.items():
+            env, folder, globs, _ = row.history
+            base = os.environ.get(env or "-") or os.path.join(os.path.expanduser("~"), folder)
+            if client in ("all", name):
+                out += [(name, f) for g in globs for f in sorted(glob.glob(
+                    os.path.join(glob.escape(base), g), recursive=True)) if keep(f)]
         return out, 0
 
     def sniff(path):
@@ -5345,6 +5343,12 @@ class _Transcripts:
         import itertools
         probe = {"bad_lines": 0}
         for obj in itertools.islice(_Transcripts.lines(path, probe), 20):
+            if "projectHash" in obj:
+                return "gemini-cli", _Transcripts.ts(obj.get("startTime"))
+            if str(obj.get("type")).startswith("session.") and isinstance(obj.get("data"), dict):
+                return "copilot-cli", _Transcripts.ts(obj.get("timestamp"))
+            if "role" in obj and isinstance(obj.get("message"), dict):
+                return "cursor", _Transcripts.ts(obj.get("timestamp"))
             if obj.get("type") in ("session_meta", "response_item", "turn_context", "event_msg") \
                     and isinstance(obj.get("payload"), dict):
                 return "codex", _Transcripts.ts(obj.get("timestamp"))
@@ -5453,8 +5457,14 @@ class _Transcripts:
             data = _read_regular(path, 256 * 1024 * 1024)
         except (OSError, ValidationError):
             return None
-        key = _dumps(uid).encode()
-        for line in reversed([x for x in data.split(b"\n") if key in x]):
+        key, lines = _dumps(uid).encode(), data.split(b"\n")
+        try:                                     # the rollout of this very session
+            meta = _loads(lines[0].decode("utf-8", "replace")).get("payload")
+            if meta.get("id") != payload.get("session_id"):
+                return None
+        except (ValueError, AttributeError, RecursionError):
+            return None
+        for line in reversed([x for x in lines if key in x]):
             try:
                 item = _loads(line.decode("utf-8", "replace")).get("payload")
             except (ValueError, AttributeError, RecursionError):
@@ -5561,6 +5571,109 @@ class _Transcripts:
         return session, [(p, codes.get(p["tool_use_id"], code) not in (None, 0), ts)
                          for p, code, ts in calls]
 
+    def call(client, session, cwd, tool, tinput, uid, path):
+        """A replayed call as its live hook's payload (Claude Code's shape, as capture reads)."""
+        return {"client": client, "session_id": session, "cwd": cwd, "tool_name": tool,
+                "tool_input": tinput if isinstance(tinput, dict) else {}, "tool_use_id": uid,
+                "hook_event_name": "PostToolUse", "transcript_path": path}
+
+    def slug_root(slug):
+        """The folder a client's slug names ('home-me-work-shop'), found on disk, else None."""
+        def norm(x):
+            return "".join(c if c.isalnum() else "-" for c in x).strip("-")
+        d, rest = os.path.abspath(os.sep), norm(slug)
+        while rest:
+            try:
+                step = next(n for n in sorted(os.listdir(d), key=len, reverse=True) if norm(n)
+                            and (rest == norm(n) or rest.startswith(norm(n) + "-")))
+            except (OSError, StopIteration):
+                return None
+            d, rest = os.path.join(d, step), rest[len(norm(step)) + 1:]
+        return d
+
+    def gemini_session(path, stats):
+        """A Gemini CLI chat (JSON, or JSONL records) -> (session id, [(payload, failed, ts)]):
+        its tool calls, failed by status; its folder from .project_root or the project hash."""
+        try:
+            whole = _loads(_read_regular(path, _Transcripts.MAX_LINE).decode("utf-8", "replace"))
+            objs = [whole] if isinstance(whole, dict) else []
+        except (ValueError, RecursionError):
+            objs = list(_Transcripts.lines(path, stats))
+        meta, msgs = {}, {}
+        for obj in objs:
+            meta = meta or (obj if "projectHash" in obj else {})
+            for m in obj.get("messages", [obj]):
+                if isinstance(m, dict) and isinstance(m.get("toolCalls"), list):
+                    msgs[m.get("id", len(msgs))] = m
+        tmp = os.path.dirname(os.path.dirname(path))
+        try:
+            root = _read_regular(os.path.join(tmp, ".project_root"), 4096).decode().strip()
+        except (OSError, ValidationError, UnicodeDecodeError):
+            root, want = None, meta.get("projectHash", os.path.basename(tmp))
+            paths = [a.get(k) for m in msgs.values() for c in m["toolCalls"] if isinstance(c, dict)
+                     for a in [c.get("args")] if isinstance(a, dict)
+                     for k in ("dir_path", "directory", "absolute_path", "file_path")]
+            for p in stats.get("roots", []) + [project_root(os.path.dirname(p)) for p in paths
+                                                if isinstance(p, str) and os.path.isabs(p)]:
+                if _sha256_hex(p) == want:
+                    root = p
+                    break
+        sid, calls = meta.get("sessionId", ""), []
+        for m in msgs.values():
+            for c in m["toolCalls"]:
+                if isinstance(c, dict) and isinstance(c.get("name"), str) \
+                        and c.get("status") in ("success", "error"):
+                    name = c["name"] if "__" not in c["name"].strip("_") or c["name"].startswith(
+                        "mcp__") else "mcp__" + c["name"]
+                    calls.append((_Transcripts.call("gemini-cli", sid, root, name, c.get("args"),
+                                                    c.get("id"), path), c["status"] == "error",
+                                  _Transcripts.ts(c.get("timestamp") or m.get("timestamp"))))
+        return sid, calls
+
+    def copilot_session(path, stats):
+        """A Copilot CLI events.jsonl -> (session id, [(payload, failed, ts)]): each tool
+        execution of the main agent (a subagent's have a parent call), failed unless success."""
+        sid, cwd, started, calls = "", None, {}, []
+        for obj in _Transcripts.lines(path, stats):
+            d, kind = obj.get("data"), obj.get("type")
+            if not isinstance(d, dict):
+                continue
+            if kind == "session.start":
+                ctx = d.get("context") if isinstance(d.get("context"), dict) else {}
+                sid, cwd = d.get("sessionId", sid), ctx.get("cwd", cwd)
+            elif kind == "tool.execution_start" and isinstance(d.get("toolName"), str):
+                started[d.get("toolCallId")] = d
+            elif kind == "tool.execution_complete" and d.get("toolCallId") in started:
+                s = started.pop(d["toolCallId"])
+                if s.get("parentToolCallId") or d.get("parentToolCallId"):
+                    stats["sidechain_calls"] += 1
+                    continue
+                calls.append((_Transcripts.call("copilot-cli", sid, cwd, s["toolName"],
+                                                s.get("arguments"), d["toolCallId"], path),
+                              d.get("success") is not True, _Transcripts.ts(obj.get("timestamp"))))
+        return sid, calls
+
+    def cursor_session(path, stats):
+        """A Cursor agent transcript -> (session id (its file), [(payload, failed, ts)]): the
+        tool_use blocks, failed by their tool_result; its folder from the project's slug."""
+        sid = os.path.splitext(os.path.basename(path))[0]
+        cwd = _Transcripts.slug_root(os.path.basename(os.path.dirname(os.path.dirname(
+            os.path.dirname(path)))))
+        when, calls, at = os.path.getmtime(path), [], {}
+        for obj in _Transcripts.lines(path, stats, b'"tool_'):
+            msg = obj.get("message")
+            for b in msg.get("content", []) if isinstance(msg, dict) else []:
+                if isinstance(b, dict) and b.get("type") == "tool_use":
+                    at[b.get("id")] = len(calls)
+                    calls.append((_Transcripts.call("cursor", sid, cwd, b.get("name"),
+                                                    b.get("input"), b.get("id"), path), False,
+                                  _Transcripts.ts(obj.get("timestamp")) or when))
+                elif isinstance(b, dict) and b.get("type") == "tool_result" \
+                        and b.get("is_error") is True and b.get("tool_use_id") in at:
+                    i = at[b["tool_use_id"]]
+                    calls[i] = (calls[i][0], True, calls[i][2])
+        return sid, calls
+
     def render_import(r):
         verb = "would import" if r["dry_run"] else "imported"
         calls = f"Tool calls replayed: {r['tool_calls']} ({r['failed_calls']} failed)"
@@ -5585,8 +5698,8 @@ class _Transcripts:
                 out += ["  session-start briefing:"] + ["    " + line
                                                         for line in p["briefing"].splitlines()]
         if not r["projects"] and not r["sessions"]:
-            out.append("No Claude Code or Codex sessions found (looked in ~/.claude/projects and "
-                       "~/.codex/sessions; see --path)")
+            out.append("No agent sessions found (looked in ~/.claude, ~/.codex, ~/.gemini, "
+                       "~/.copilot and ~/.cursor; see --path)")
         return "\n".join(out)
 
     def tty_progress(stream=None):
@@ -5615,7 +5728,7 @@ class _History(_Learning):
     @operation(
         Param("client", str, "whose history to read", default="all", choices=_Transcripts.CLIENTS),
         Param("path", str, "read this transcript file or folder instead of the clients' "
-                           "default folders (~/.claude/projects, ~/.codex/sessions)"),
+                           "default folders (~/.claude, ~/.codex, ~/.gemini, ~/.copilot ...)"),
         Param("since", int, "only sessions active in the last N days", minimum=1),
         Param("dry_run", bool, "only count what would be imported; store nothing", default=False),
         title="Import past agent sessions", idempotent=True,
@@ -5630,15 +5743,16 @@ class _History(_Learning):
                         ("sessions", "imported", "skipped", "tool_calls", "projects")),
         render=_Transcripts.render_import)
     def import_history(self, client="all", path=None, since=None, dry_run=False):
-        """Replay existing Claude Code transcripts and Codex rollouts through capture and mining.
+        """Replay the agent clients' past sessions through capture and mining.
 
-        Reads ~/.claude/projects ($CLAUDE_CONFIG_DIR) and ~/.codex/sessions ($CODEX_HOME), no
-        subagent side-chains. Each call is stored as the live hook stores it (its shape only),
+        Reads each client's transcripts (Claude Code, Codex, Gemini CLI, Copilot CLI, Cursor:
+        CLIENTS' `history`), no subagent side-chains. Each call is stored as the live hook stores it (its shape only),
         each session mined and dated with its own time. A session already in the store is
         skipped: running it again changes nothing."""
         if path is not None:
             _check_text(path, "path", 4096, empty_ok=False)
-        stats = {"bad_lines": 0, "sidechain_calls": 0}
+        stats = {"bad_lines": 0, "sidechain_calls": 0,     # roots: known folders (Gemini's hash)
+                 "roots": [r for r, in self._read("SELECT root FROM projects")]}
         now = self._clock()
         cutoffs = (now - 86400 * since if since else float("-inf"),        # --since, retention
                    now - 86400 * self._settings()["events_max_days"])
@@ -5661,8 +5775,7 @@ class _History(_Learning):
         self._keep_events, self._corpus = True, _Corpus()
         try:
             for n, (_, f, who) in enumerate(files, 1):
-                reader = (_Transcripts.claude_session if who == "claude-code"
-                          else _Transcripts.codex_session)
+                reader = getattr(_Transcripts, CLIENTS[who].history[3])
                 try:
                     session, calls = reader(f, stats)
                 except OSError:
@@ -5691,6 +5804,7 @@ class _History(_Learning):
         for sess, proj in imported.items():        # what mining credited to the imported sessions
             for pattern, in self._read("SELECT pattern FROM mined WHERE session = ?", (sess,)):
                 projects[proj]["seen"][pattern] += 1
+        del stats["roots"]
         res.update(stats)
         ranked = sorted(projects.values(), key=lambda p: -p["tool_calls"])
         for i, p in enumerate(ranked):
