@@ -5471,9 +5471,10 @@ class _Transcripts:
                 continue
             if not isinstance(item, dict) or item.get("call_id") != uid:
                 continue
-            code = item.get("exit_code") if item.get("type") == "exec_command_end" else (
+            kind = item.get("type")
+            code = item.get("exit_code") if kind == "exec_command_end" else (
                 _Transcripts.codex_exit(item.get("output"))
-                if item.get("type") in ("function_call_output", "custom_tool_call_output") else None)
+                if kind in ("function_call_output", "custom_tool_call_output") else None)
             if isinstance(code, int):
                 return code
         return None
@@ -5746,9 +5747,9 @@ class _History(_Learning):
         """Replay the agent clients' past sessions through capture and mining.
 
         Reads each client's transcripts (Claude Code, Codex, Gemini CLI, Copilot CLI, Cursor:
-        CLIENTS' `history`), no subagent side-chains. Each call is stored as the live hook stores it (its shape only),
-        each session mined and dated with its own time. A session already in the store is
-        skipped: running it again changes nothing."""
+        CLIENTS' `history`), no subagent side-chains. Each call is stored as the live hook
+        stores it (its shape only), each session mined and dated with its own time. A session
+        already in the store is skipped: running it again changes nothing."""
         if path is not None:
             _check_text(path, "path", 4096, empty_ok=False)
         stats = {"bad_lines": 0, "sidechain_calls": 0,     # roots: known folders (Gemini's hash)
