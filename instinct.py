@@ -5618,6 +5618,7 @@ class _Transcripts:
                                                 if isinstance(p, str) and os.path.isabs(p)]:
                 if _sha256_hex(p) == want:
                     root = p
+                    stats.setdefault("roots", []).append(p)     # the folder's other sessions
                     break
         sid, calls = meta.get("sessionId", ""), []
         for m in msgs.values():
