@@ -69,7 +69,7 @@ MIT License.
 # =============================================================================
 # Only cheap modules at import time (a hook or CLI process pays for each); the rest where needed.
 import functools                 # already loaded by the interpreter's start-up
-from collections import Counter  # (so are these: functools imports them)
+from collections import Counter, namedtuple  # (so are these: functools imports them)
 from itertools import groupby
 import os
 import sqlite3
@@ -3933,17 +3933,11 @@ _Shell.VALUE_OPTIONS.update({alias: _Shell.VALUE_OPTIONS[same] for alias, same i
 # =============================================================================
 # 15. Capture (what a hook call and a tool call become)
 # =============================================================================
-class _Client:
-    """One agent client: one row of CLIENTS. `hooks`: its hook files (user, project; under HOME or
-    the project) and how a handler is written; `events`: (its event name, `instinct hook` event,
-    matcher, timeout s); `answer`: how context goes back; `history`: (folder env var, folder
-    under HOME, globs, reader); `rules`: the export format of the rules file it reads."""
-    __slots__ = ("hooks", "events", "answer", "history", "rules")
-
-    def __init__(self, hooks, events, answer, history, rules):
-        self.hooks, self.events, self.answer, self.history, self.rules = (
-            hooks, events, answer, history, rules)
-
+# One agent client, one row of CLIENTS. `hooks`: its hook files (user, project; under HOME or the
+# project) and how a handler is written; `events`: (its event name, `instinct hook` event, matcher,
+# timeout s); `answer`: how context goes back; `history`: (folder env var, folder under HOME, globs,
+# reader); `rules`: the export format of the rules file it reads.
+class _Client(namedtuple("_Client", "hooks events answer history rules")):
     # The calls a hint can be about (a shell command, an edit): PreToolUse runs for these only.
     HINT_MATCHER = ("Bash|PowerShell|shell|exec_command|Edit|Write|MultiEdit|NotebookEdit|"
                     "apply_patch")
@@ -4028,14 +4022,11 @@ class _Capture:
                 out = {"hookSpecificOutput": {"hookEventName": name, key: text}}
                 stdout.write(json.dumps(out if row.answer == "hso" else {key: text}) + "\n")
         db, args = _CLI.take_db(list(argv))
-        client = "claude-code"
-        if args[:1] == ["--client"] or args[1:2] == ["--client"]:
-            at = args.index("--client")
-            client = args[at + 1] if at + 1 < len(args) else ""
-            del args[at:at + 2]
-            if client not in CLIENTS:
-                say(f"unknown client {client!r}; expected one of: {', '.join(CLIENTS)}", True)
-                client = "claude-code"
+        client = args.pop(args.index("--client") + 1) if "--client" in args[:-1] else ""
+        args = [a for a in args if a != "--client"]
+        if client not in CLIENTS:
+            say(f"unknown client {client!r}; expected one of: {', '.join(CLIENTS)}", client)
+            client = "claude-code"
         event = args[0] if args else None
         for a in args[1:]:
             say(f"ignoring unexpected argument {a!r}", True)
@@ -4396,6 +4387,10 @@ class _Call:
         if rowid % 256 == 0:
             conn.execute("DELETE FROM seen WHERE word IS NULL AND rowid < ?",
                          (rowid - _Call.SEEN_MAX,))
+
+    def use_id(uid):
+        """A tool-use id as the number a tool event keeps in `delta` (0: none)."""
+        return int(_sha256_hex(uid)[:15], 16) if isinstance(uid, str) and uid else 0
 
     def response_failed(resp):
         """Did a tool response report failure? Claude Code: a dict with `exit_code`/`interrupted`;
@@ -4999,8 +4994,7 @@ class _Learning(_Memory):
         session = _Capture.safe_session(payload.get("session_id"))
         if not session:
             return "skipped: no session_id"
-        uid = payload.get("tool_use_id")         # a call two hooks report (same id): stored once
-        uid = int(_sha256_hex(uid)[:15], 16) if isinstance(uid, str) and uid and ts is None else 0
+        uid = _Call.use_id(payload.get("tool_use_id")) if ts is None else 0    # live: stored once
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
         roots = {} if roots is None else roots
         if cwd not in roots:
@@ -5820,35 +5814,22 @@ class _History(_Learning):
         return res
 
     def codex_outcomes(self, session, transcript_path):
-        """Codex hooks see no exit code: at the session's end, mark as failed the stored calls its
-        rollout (`transcript_path`) records as failed, matched in order by summary -> how many."""
-        if not (isinstance(transcript_path, str)
+        """At a Codex session's end, mark as failed the stored calls its rollout records as failed
+        (by tool-use id: an exit code the rollout had not yet at PostToolUse) -> how many."""
+        if not (isinstance(transcript_path, str) and transcript_path.endswith(".jsonl")
                 and os.path.basename(transcript_path).startswith("rollout-")
-                and transcript_path.endswith(".jsonl") and os.path.isfile(transcript_path)):
+                and os.path.isfile(transcript_path)):
             return 0
-        stats = {"bad_lines": 0, "sidechain_calls": 0}
         try:
-            sid, calls = _Transcripts.codex_session(transcript_path, stats)
+            sid, calls = _Transcripts.codex_session(transcript_path, {"bad_lines": 0,
+                                                                      "sidechain_calls": 0})
         except OSError:
             return 0
-        if sid != session:
-            return 0
         with self._write() as conn:
-            outcomes = [(call.private(conn, session).encode(), failed) for call, failed in
-                        ((_Call.of(p)[0], f) for p, f, _ in calls) if call is not None]
-            rows = conn.execute("SELECT id, kind, data" + _Miner.SQL_CALLS + " ORDER BY id",
-                                (session,)).fetchall()
-            marked, j = 0, 0
-            for row_id, kind, data in rows:
-                k = next((k for k in range(j, min(j + 8, len(outcomes)))
-                          if outcomes[k][0] == data), None)
-                if k is None:
-                    continue
-                if outcomes[k][1] and kind == "tool":
-                    conn.execute("UPDATE events SET kind = 'tool_fail' WHERE id = ?", (row_id,))
-                    marked += 1
-                j = k + 1
-            return marked
+            return sum(conn.execute("UPDATE events SET kind = 'tool_fail' WHERE session = ? AND"
+                                    " session != '' AND kind = 'tool' AND delta = ?",
+                                    (session, _Call.use_id(p["tool_use_id"]))).rowcount
+                       for p, failed, _ in calls if failed and sid == session)
 
     def _history_one(self, session, calls, cutoffs, dry_run, res, projects, disabled):
         """Import one session's calls in one transaction; its project key, None if skipped."""
