@@ -1249,10 +1249,15 @@ class Operation:
         return s
 
     def output_schema(self):
+        """The declared output: a list tool's page, and its nextCursor and note (so typed clients
+        reach page 2)."""
+        s = self.output
         if self.list_key and self.list_key not in self.output.get("properties", {}):
-            return _Out.obj({self.list_key: {"type": "array", "items": self.output},
-                             "count": _Out.INT}, (self.list_key, "count"))
-        return self.output
+            s = _Out.obj({self.list_key: {"type": "array", "items": self.output},
+                          "count": _Out.INT}, (self.list_key, "count"))
+        if self.paged:
+            s = dict(s, properties={**s["properties"], "nextCursor": _Out.STR, "note": _Out.STR})
+        return s
 
     def structured(self, result):
         """API result -> the MCP structuredContent object."""
@@ -1892,7 +1897,8 @@ class _Patterns(_Core):
         Param("source", str, "who observed it, e.g. claude-code", default=""),
         Param("project", str, "'' for global (default), a 12-hex fingerprint or a project path",
               default=""),
-        Param("metadata", dict, "a JSON object merged into the pattern's metadata", flag="--meta"),
+        Param("metadata", dict, "a JSON object merged into the pattern's metadata (free keys: "
+              "OpenAI strict mode cannot type it; omit it there)", flag="--meta"),
         title="Observe a pattern", learns=True,
         output=_Out.obj({**_Out.RECORD["properties"], "forgotten": _Out.BOOL},
                         _Out.RECORD["required"]),
@@ -2911,7 +2917,8 @@ class _Memory(_Patterns):
         Param("supersedes", int, "id of an older memory this one replaces", minimum=1,
               maximum=2**63 - 1),
         Param("metadata", dict, "a JSON object kept with the memory; an episode keeps task, steps, "
-              "failures and outcome here", flag="--meta"),
+              "failures and outcome here (free keys: OpenAI strict mode cannot type it; omit it "
+              "there)", flag="--meta"),
         Param("about", str, "comma-separated files of this project the memory is about: when one "
               "changes or goes, it is briefed as maybe stale (remembering it again re-anchors it)",
               default=""),
