@@ -3978,7 +3978,7 @@ CLIENTS = {
         (".gemini/settings.json", ".gemini/settings.json", "groups-ms"),
         (("SessionStart", "session-start", None, 30), ("AfterTool", "post-tool-use", "*", 10),
          ("SessionEnd", "session-end", None, 30)), "hso",
-        ("GEMINI_CLI_HOME", ".gemini", ("tmp/*/chats/*.json", "tmp/*/chats/*.jsonl"),
+        (None, ".gemini", ("tmp/*/chats/*.json", "tmp/*/chats/*.jsonl"),
          "gemini_session"), "gemini"),
     "copilot-cli": _Client(
         (".copilot/hooks/instinct.json", ".github/hooks/instinct.json", "bash"),
@@ -5975,8 +5975,10 @@ class _Setup:
             return [(j(base, ".cursor", "mcp.json") if client == "cursor" else hooks[0][0],
                      ("mcpServers",), server)] + hooks
         if client == "copilot-cli":          # its project MCP file: .mcp.json, as Claude Code's
-            return [(j(home, ".copilot", "mcp-config.json") if user
-                     else j(project_dir, ".mcp.json"), ("mcpServers",), server)] + hooks
+            return [(j(home, ".copilot", "mcp-config.json"), ("mcpServers",),
+                     dict(server, type="stdio", tools=["*"])) if user else
+                    (j(project_dir, ".mcp.json"), ("mcpServers",), dict(server, type="stdio"))
+                    ] + hooks
         if client == "vscode":
             if not user:
                 folder = j(project_dir, ".vscode")

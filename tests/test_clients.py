@@ -409,6 +409,28 @@ class TestCodexFailureHint(HomeCase):
         self.assertEqual([k for k, in self.sql("SELECT kind FROM events WHERE session = ?"
                                                " AND kind LIKE 'tool%' ORDER BY id", (sid,))],
                          ["tool", "tool_fail"])
+        # an exit code the rollout gets only after the hook ran: SessionEnd marks it, by its id
+        late = [{"timestamp": "2026-09-20T10:00:05Z", "type": "response_item", "payload": {
+            "type": "function_call", "name": "exec_command", "call_id": "call_late",
+            "arguments": json.dumps({"cmd": "cargo test"})}}]
+        with open(rollout, "a") as f:
+            f.write("".join(json.dumps(x) + "\n" for x in late))
+        self.assertEqual(post("call_late"), b"")
+        with open(rollout, "a") as f:
+            f.write(json.dumps({"timestamp": "2026-09-20T10:00:06Z", "type": "event_msg",
+                                "payload": {"type": "exec_command_end", "call_id": "call_late",
+                                            "exit_code": 2}}) + "\n")
+            f.write(json.dumps({"timestamp": "2026-09-20T10:00:06Z", "type": "response_item",
+                                "payload": {"type": "function_call_output", "call_id": "call_late",
+                                            "output": "Wall time: 1.2 seconds\nOutput:\nerror"}})
+                    + "\n")
+        r = cli_process("hook", "session-end", input=json.dumps({
+            "session_id": sid, "cwd": self.repo, "transcript_path": rollout, "turn_id": "t1",
+            "hook_event_name": "SessionEnd"}).encode(), text=False, env=self.env())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual([k for k, in self.sql("SELECT kind FROM events WHERE session = ?"
+                                               " AND kind LIKE 'tool%' ORDER BY id", (sid,))],
+                         ["tool", "tool_fail", "tool_fail"])
 
 
 class TestSetupRows(HomeCase):
