@@ -1486,8 +1486,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         "forget": (False, "a pattern deleted (no copy of its name); delta = -its confidence"),
         "unforget": (False, "a tombstone lifted (no copy of the name)"),
         "surface": (False, "suggestions shown; data = 'pattern<TAB>project' lines"),
-        "tool": (False, "one tool call's shape (data), for mining; delta = a hash of its"
-                        " tool-use id (0: none), so a call two hooks report is stored once"),
+        "tool": (False, "one tool call's shape (data), for mining; delta: its tool-use id hashed"),
         "tool_fail": (False, "one failed tool call's shape (data), for mining"),
         "remember": (False, "a memory stored; data = {memory, type, title}"),
         "reinforce": (False, "a memory stored again; data = {memory, type, title}"),
@@ -4115,9 +4114,6 @@ class _Capture:
     HOOK_TIMEOUT_S = 3.0                       # a hook gives up on a locked database after this
     INJECT_MAX_ITEMS, INJECT_MAX_CHARS = 10, 2000
 
-    GEMINI_EVENTS = frozenset("BeforeTool AfterTool BeforeAgent AfterAgent BeforeModel AfterModel"
-                              " BeforeToolSelection PreCompress Notification".split())
-
     def normal(p, client="claude-code"):
         """A payload in its client's shape -> Claude Code's shape, plus `client` (who sent it,
         told from the payload: a client may run Claude Code's hooks; else the hook's --client)."""
@@ -4148,8 +4144,8 @@ class _Capture:
         elif "turn_id" in p or os.path.basename(
                 str(p.get("transcript_path", ""))).startswith("rollout-"):
             q["client"] = "codex"
-        elif (p.get("hook_event_name") in _Capture.GEMINI_EVENTS or client == "gemini-cli"
-              or "/.gemini/" in str(p.get("transcript_path", "")).replace("\\", "/")):
+        elif (p.get("hook_event_name") in ("BeforeTool", "AfterTool", "BeforeAgent")
+              or client == "gemini-cli" or "/.gemini/" in str(p.get("transcript_path", ""))):
             res, q["client"] = p.get("tool_response"), "gemini-cli"
             text = res.get("llmContent") if isinstance(res, dict) else None
             if isinstance(res, dict) and (res.get("error") or isinstance(text, str) and any(
@@ -5971,6 +5967,9 @@ class _Setup:
         if client == "claude-code":
             return [(j(home, ".claude.json") if user else j(project_dir, ".mcp.json"),
                      ("mcpServers",), dict(server, type="stdio"))] + hooks
+        if client == "gemini-cli" and "PYTHONPATH" in env:     # Gemini refuses to pass it on
+            server = dict(server, command=python, args=_Setup.launch_args(python, here, "serve")[1:],
+                          env={k: v for k, v in env.items() if k != "PYTHONPATH"})
         if client in ("cursor", "gemini-cli"):
             return [(j(base, ".cursor", "mcp.json") if client == "cursor" else hooks[0][0],
                      ("mcpServers",), server)] + hooks

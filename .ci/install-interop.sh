@@ -10,6 +10,7 @@
 #                      the Claude Code CLI (latest, and the last release that ignores a hook's
 #                      `args`) for tests/test_e2e_clients.py: the native binary its npm package ships
 #   $DIR/codex-latest/codex   the Codex CLI (native binary of @openai/codex) for the same tests
+#   $DIR/gemini-latest/gemini the Gemini CLI (@google/gemini-cli, a node script) for the same tests
 # DIR defaults to $HOME/.cache/instinct-interop; override with INSTINCT_INTEROP_DIR.
 # instinct.py itself never needs any of this.
 set -euo pipefail
@@ -83,6 +84,19 @@ install_codex() {  # $1 = target dir
 }
 install_codex "$DIR/codex-latest"
 
+# Gemini CLI from npm (a node script; node >= 20 on PATH, or $NM/.bin/node): linked as gemini.
+install_gemini() {  # $1 = target dir
+    local dir=$1
+    if [ -x "$dir/gemini" ] && [ -z "$(find "$dir/gemini" -mmin +1440)" ]; then
+        return 0
+    fi
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    (cd "$dir" && npm init -y >/dev/null && npm install -q --no-audit --no-fund @google/gemini-cli@latest >/dev/null)
+    ln -sf "$dir/node_modules/.bin/gemini" "$dir/gemini"
+}
+install_gemini "$DIR/gemini-latest"
+
 "$DIR/venv/bin/python" -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))'
 DIR="$DIR" node -p '"inspector " + require(process.env.DIR + "/node/node_modules/@modelcontextprotocol/inspector/package.json").version'
 "$NM/.bin/node" -p '"node " + process.version'
@@ -93,3 +107,4 @@ echo "INSTINCT_CONFORMANCE=$NM/.bin/conformance"
 echo "INSTINCT_CLAUDE=$DIR/claude-latest/claude ($("$DIR/claude-latest/claude" --version))"
 echo "INSTINCT_CLAUDE_OLD=$DIR/claude-$CLAUDE_OLD_VERSION/claude ($("$DIR/claude-$CLAUDE_OLD_VERSION/claude" --version))"
 echo "INSTINCT_CODEX=$DIR/codex-latest/codex ($("$DIR/codex-latest/codex" --version))"
+echo "INSTINCT_GEMINI=$DIR/gemini-latest/gemini ($(PATH="$NM/.bin:$PATH" "$DIR/gemini-latest/gemini" --version))"

@@ -1,4 +1,4 @@
-"""End to end with the real Claude Code and Codex CLIs (issue 11): hooks exactly as
+"""End to end with the real Claude Code, Codex and Gemini CLIs (issues 11, 31): hooks exactly as
 `instinct setup <client> --write` writes them.
 
 Each CLI runs 6 non-interactive sessions (`claude -p`, `codex exec`) in a temp git project with
@@ -210,6 +210,39 @@ class CodexEndToEnd(_EndToEnd):
             self.assertIn(FINAL_TEXT, p.stdout, f"{label} {name}")
             self.check_ran(fake, label, name, plan)
         self.check_store(ws, fake, label, ids, briefings, client="codex", kinds=False)
+
+
+class GeminiEndToEnd(_EndToEnd):
+    """Gemini CLI (`gemini -p`, API-key login) against the fake Gemini API on 127.0.0.1
+    (GOOGLE_GEMINI_BASE_URL), hooks as `setup gemini-cli --write` writes them (issue 31). Its
+    AfterTool payload carries the shell's "Exit Code: N", so outcomes are compared too. Gemini's
+    BeforeTool answer carries no context: the hint it gets is the one after a failure."""
+
+    def test_latest(self):
+        gemini = self.require("Gemini CLI", "INSTINCT_GEMINI", "gemini-latest", "gemini")
+        label = f"gemini {_version(gemini)}"
+        ws = self.workspace()
+        hooks = ws.setup_gemini()["hooks"]
+        self.assertEqual(sorted(hooks), ["AfterTool", "SessionEnd", "SessionStart"])
+        ws.instinct("config", "holdout_percent", "0")
+        fake = self.fake()
+        briefings, ids = {}, []
+        for name, plan in zip(self.names, PLANS):
+            briefings[name] = ws.briefing_now()
+            p = ws.run_gemini(gemini, fake, name)
+            self.assertEqual(p.returncode, 0, f"{label} {name}: {p.stderr[-2000:]}")
+            out = json.loads(p.stdout[p.stdout.index("{"):])
+            ids.append(out["session_id"])
+            self.assertIn(FINAL_TEXT, out.get("response", ""), f"{label} {name}")
+            self.check_ran(fake, label, name, plan)
+        self.check_store(ws, fake, label, ids, briefings, client="gemini-cli")
+        ws.instinct("remember", "project", "Broken test file", HINT_MEMORY)
+        p = ws.run_gemini(gemini, fake, "hinted")
+        self.assertEqual(p.returncode, 0, f"{label} hinted: {p.stderr[-2000:]}")
+        texts = [fake.request_text(r) for r in fake.agent_requests("hinted")]
+        self.assertEqual([t.count("instinct: ") for t in texts][:5], [0, 0, 0, 1, 1],
+                         f"{label}: hints per request (only after the failure)")
+        self.assertIn("Memory about `uv run pytest`: Broken test file", texts[3])
 
 
 def _stats(ms):
