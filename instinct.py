@@ -3981,7 +3981,8 @@ CLIENTS = {
          "gemini_session"), "gemini"),
     "copilot-cli": _Client(
         (".copilot/hooks/instinct.json", ".github/hooks/instinct.json", "bash"),
-        (("sessionStart", "session-start", None, 30), ("postToolUse", "post-tool-use", None, 10),
+        (("sessionStart", "session-start", None, 30), ("preToolUse", "pre-tool-use", None, 5),
+         ("postToolUse", "post-tool-use", None, 10),
          ("postToolUseFailure", "post-tool-use-failure", None, 10),
          ("sessionEnd", "session-end", None, 30)), "camel",
         ("COPILOT_HOME", ".copilot", ("session-state/*/events.jsonl",), "copilot_session"),
@@ -4123,13 +4124,16 @@ class _Capture:
             except (ValueError, RecursionError):
                 return {}
         q = dict(p)
-        if "sessionId" in p or "toolName" in p:                       # Copilot CLI, camelCase
-            res = p.get("toolResult")
+        if "sessionId" in p or "toolName" in p:     # Copilot CLI: a shell's '... exit code N>'
+            res = p.get("toolResult") if isinstance(p.get("toolResult"), dict) else {}
+            text = str(res.get("textResultForLlm", "")).rstrip()[-60:]
             q = {"client": "copilot-cli", "session_id": p.get("sessionId"), "cwd": p.get("cwd"),
                  "tool_name": p.get("toolName"), "tool_input": parsed(p.get("toolArgs")),
                  "tool_use_id": p.get("toolCallId", p.get("toolUseId")),
-                 "tool_response": {"is_error": isinstance(res, dict) and res.get(
-                     "resultType") in ("failure", "error") or bool(p.get("error"))}}
+                 "tool_response": {"is_error": res.get("resultType") in ("failure", "error")
+                                   or bool(p.get("error")) or "exit code " in text and _whole(
+                                       text.rpartition("exit code ")[2].rstrip(">")) not in (None,
+                                                                                          0)}}
         elif "conversation_id" in p or "workspace_roots" in p:        # Cursor
             roots = p.get("workspace_roots")
             q.update(client="cursor", session_id=p.get("session_id", p.get("conversation_id")))
@@ -7836,7 +7840,9 @@ class _CLI:
         "serve": ("run the MCP stdio server (newline-delimited JSON-RPC 2.0)", []),
         "hook": ("record an agent hook event read as JSON on stdin (always exits 0)",
                  [(("event",), {"help": " or ".join(", ".join(_Capture.HOOK_EVENTS.values())
-                                                     .rsplit(", ", 1))})]),
+                                                     .rsplit(", ", 1))}),
+                  (("--client",), {"choices": tuple(CLIENTS), "help": "who runs the hook (default: "
+                                   "told by the payload, else claude-code)"})]),
         "setup": ("print (or --write) the MCP server and hook config for an agent",
                   [(("client",), {"choices": _Setup.CLIENTS}),
                    (("--write",), {"action": "store_true",

@@ -11,6 +11,7 @@
 #                      `args`) for tests/test_e2e_clients.py: the native binary its npm package ships
 #   $DIR/codex-latest/codex   the Codex CLI (native binary of @openai/codex) for the same tests
 #   $DIR/gemini-latest/gemini the Gemini CLI (@google/gemini-cli, a node script) for the same tests
+#   $DIR/copilot-latest/copilot the Copilot CLI (native binary of @github/copilot) for the same tests
 # DIR defaults to $HOME/.cache/instinct-interop; override with INSTINCT_INTEROP_DIR.
 # instinct.py itself never needs any of this.
 set -euo pipefail
@@ -97,6 +98,27 @@ install_gemini() {  # $1 = target dir
 }
 install_gemini "$DIR/gemini-latest"
 
+# Copilot CLI from npm: the platform package holds the native binary (run against the fake model
+# in its own-provider mode: no GitHub login).
+install_copilot() {  # $1 = target dir
+    local dir=$1 bin
+    if [ -x "$dir/copilot" ] && [ -z "$(find "$dir/copilot" -mmin +1440)" ]; then
+        return 0
+    fi
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    (cd "$dir" && npm init -y >/dev/null && npm install -q --no-audit --no-fund @github/copilot@latest >/dev/null)
+    for bin in "$dir"/node_modules/@github/copilot-*/copilot; do
+        if [ -x "$bin" ]; then
+            ln -sf "$bin" "$dir/copilot"
+            return 0
+        fi
+    done
+    echo "no native copilot binary in @github/copilot" >&2
+    return 1
+}
+install_copilot "$DIR/copilot-latest"
+
 "$DIR/venv/bin/python" -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))'
 DIR="$DIR" node -p '"inspector " + require(process.env.DIR + "/node/node_modules/@modelcontextprotocol/inspector/package.json").version'
 "$NM/.bin/node" -p '"node " + process.version'
@@ -107,4 +129,5 @@ echo "INSTINCT_CONFORMANCE=$NM/.bin/conformance"
 echo "INSTINCT_CLAUDE=$DIR/claude-latest/claude ($("$DIR/claude-latest/claude" --version))"
 echo "INSTINCT_CLAUDE_OLD=$DIR/claude-$CLAUDE_OLD_VERSION/claude ($("$DIR/claude-$CLAUDE_OLD_VERSION/claude" --version))"
 echo "INSTINCT_CODEX=$DIR/codex-latest/codex ($("$DIR/codex-latest/codex" --version))"
+echo "INSTINCT_COPILOT=$DIR/copilot-latest/copilot ($("$DIR/copilot-latest/copilot" --version | head -1))"
 echo "INSTINCT_GEMINI=$DIR/gemini-latest/gemini ($(PATH="$NM/.bin:$PATH" "$DIR/gemini-latest/gemini" --version))"

@@ -67,11 +67,14 @@ def hook_payload(client, event, sid, repo, step=None, uid=None, ts="2026-09-20T1
     if client == "copilot-cli":
         p = {"sessionId": sid, "cwd": repo, "timestamp": 1_790_000_000_000}
         if step is not None:
-            p.update(toolName=tool, toolArgs=json.dumps(args), toolCallId=uid,
-                     toolResult={"resultType": "success" if ok else "failure",
-                                 "textResultForLlm": "output"})
-            if not ok:
-                p["error"] = "Command failed with exit code 1"
+            p.update(toolName=tool, toolArgs=args if kind == "sh" else json.dumps(args),
+                     toolResult={"resultType": "success", "textResultForLlm": "output"})
+            if kind == "sh":            # as 1.0.102 sends it: a failed command is a success
+                p["toolResult"]["textResultForLlm"] += (
+                    f"\n<shellId: 3 completed with exit code {0 if ok else 1}>")
+            elif not ok:
+                p.update(toolResult={"resultType": "failure", "textResultForLlm": "denied"},
+                         error="Tool failed")
         else:
             p["source"] = "new"
         return p
@@ -114,12 +117,12 @@ class _Clients(HomeCase):
         """Replay `sessions` [(sid, plan)] through the client's hooks -> the start answers."""
         answers = []
         end = "stop" if client == "cursor" else "session-end"
-        fail = "post-tool-use" if client == "gemini-cli" else "post-tool-use-failure"
         for sid, plan in sessions:
             answers.append(self.hook(client, "session-start", hook_payload(
                 client, "session-start", sid, self.repo)))
             for i, step in enumerate(plan):
-                event = "post-tool-use" if step[2] else fail
+                event = "post-tool-use" if step[2] or client == "gemini-cli" or (
+                    client == "copilot-cli" and step[0] == "sh") else "post-tool-use-failure"
                 self.hook(client, event, hook_payload(client, event, sid, self.repo, step,
                                                       uid=f"call_{sid}_{i}"))
             self.hook(client, end, hook_payload(client, end, sid, self.repo))
@@ -136,7 +139,19 @@ class _Clients(HomeCase):
         return data["additionalContext" if client == "copilot-cli" else "additional_context"]
 
 
-class TestLiveReplay(_Clients):
+class _EachClient:
+    """One test per new client, each running `check_client`."""
+    def test_gemini_cli(self):
+        self.check_client("gemini-cli")
+
+    def test_copilot_cli(self):
+        self.check_client("copilot-cli")
+
+    def test_cursor(self):
+        self.check_client("cursor")
+
+
+class TestLiveReplay(_EachClient, _Clients):
     """Six sessions of each client's own hook payloads: every call stored in order with its
     outcome, each session mined once, the test command matured and briefed at the 7th start."""
 
@@ -174,15 +189,6 @@ class TestLiveReplay(_Clients):
                                          "--project", self.repo, env=self.env()).stdout)
         self.assertEqual(explain["sources"], [{"name": f"hooks:{client}", "count": 6}])
         return sessions
-
-    def test_gemini_cli(self):
-        self.check_client("gemini-cli")
-
-    def test_copilot_cli(self):
-        self.check_client("copilot-cli")
-
-    def test_cursor(self):
-        self.check_client("cursor")
 
     def test_claude_code_in_the_morning_gemini_in_the_afternoon_is_one_project(self):
         claude = [("cc-" + uuid.uuid4().hex[:6], plan) for plan in PLANS[:3]]
@@ -259,7 +265,7 @@ class TestOtherPayloadsInClaudeCodesHooks(_Clients):
         self.assertEqual(len(self.stored("conv-8")), 1)
 
 
-class TestHistoryImport(_Clients):
+class TestHistoryImport(_EachClient, _Clients):
     """The same six sessions as each client's transcripts: import-history learns the same
     habits as the live hooks did."""
 
@@ -355,15 +361,6 @@ class TestHistoryImport(_Clients):
         again = json.loads(cli_process("import-history", "--client", client, "--json",
                                        env=child_env(home, db)).stdout)
         self.assertEqual((again["imported"], again["skipped"]), (0, 6))
-
-    def test_gemini_cli(self):
-        self.check_client("gemini-cli")
-
-    def test_copilot_cli(self):
-        self.check_client("copilot-cli")
-
-    def test_cursor(self):
-        self.check_client("cursor")
 
 
 class TestCodexFailureHint(HomeCase):

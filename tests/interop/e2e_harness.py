@@ -211,6 +211,21 @@ class Workspace:
                               cwd=self.repo, env=env, capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL)
 
+    # --- Copilot CLI --------------------------------------------------------------------
+    def run_copilot(self, copilot, fake, name, timeout=180):
+        """One `copilot -p` session playing plan `name`, its model the fake Anthropic API through
+        Copilot's own-provider mode (BYOK, offline: no GitHub login); -> (process, session id)."""
+        env = self.base_env()
+        env.update(_QUIET, COPILOT_PROVIDER_BASE_URL=fake.url, COPILOT_PROVIDER_TYPE="anthropic",
+                   COPILOT_PROVIDER_API_KEY="e2e-dummy-key", COPILOT_MODEL="claude-sonnet-4.5",
+                   COPILOT_OFFLINE="true", COPILOT_ALLOW_ALL="true", COPILOT_AUTO_UPDATE="false",
+                   NO_COLOR="1")
+        p = subprocess.run([copilot, "-p", f"E2E-SESSION {name}\nRun the project's checks.",
+                            "--allow-all-tools"], cwd=self.repo, env=env, capture_output=True,
+                           text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        m = re.search(r"--resume=([0-9a-f-]{36})", p.stdout + p.stderr)
+        return p, m.group(1) if m else None
+
     # --- what instinct stored -----------------------------------------------------------
     def _query(self, sql, args=()):
         conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=30)

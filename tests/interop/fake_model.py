@@ -83,8 +83,9 @@ class Messages:
                 for b in msg["content"]:
                     if isinstance(b, dict) and b.get("type") == "tool_result":
                         st = _step_of(b.get("tool_use_id"), session)
-                        if st is not None:
-                            out[st] = bool(b.get("is_error"))
+                        if st is not None:      # Copilot CLI: '<shellId: N completed with exit code 1>'
+                            out[st] = bool(b.get("is_error") or re.search(
+                                r"with exit code [1-9][0-9]*>", "\n".join(strings(b.get("content")))))
         return out
 
     @staticmethod
@@ -95,7 +96,7 @@ class Messages:
     def reply(msg_id, body, call, text, stream):
         model = str(body.get("model") or "claude-fake")
         if call:
-            block = {"type": "tool_use", "id": call[0], "name": "Bash",
+            block = {"type": "tool_use", "id": call[0], "name": call[3],
                      "input": {"command": call[1], "description": call[2]}}
             stop = "tool_use"
         else:
@@ -331,7 +332,9 @@ class FakeModel:
         api = (Messages if route.endswith("/messages") else Responses if route.endswith("/responses")
                else Gemini if route.lower().endswith("generatecontent") else None)
         session = self._session(api, body) if api else None
-        agent = api is not None and session in self.plans and api.shell_tool in api.tools(body)
+        offered = api.tools(body) if api else set()        # Copilot CLI names its shell `bash`
+        shell = next((t for t in (getattr(api, "shell_tool", ""), "bash") if t in offered), None)
+        agent = api is not None and session in self.plans and shell is not None
         with self.lock:
             self.requests.append({"path": path, "api": api, "session": session, "agent": agent, "body": body})
             self.counter += 1
@@ -346,7 +349,7 @@ class FakeModel:
             step = len(api.calls_made(body, session))
             plan = self.plans[session]
             if step < len(plan):
-                call = (tool_id(session, step), plan[step], f"planned step {step + 1}")
+                call = (tool_id(session, step), plan[step], f"planned step {step + 1}", shell)
                 with self.lock:
                     self.served.append((session, step))
             else:
