@@ -5470,10 +5470,12 @@ class _Transcripts:
                 item = _loads(line.decode("utf-8", "replace")).get("payload")
             except (ValueError, AttributeError, RecursionError):
                 continue
-            if not isinstance(item, dict) or item.get("call_id") != uid:
+            kind = item.get("type") if isinstance(item, dict) else None
+            if kind == "item_completed" and isinstance(item.get("item"), dict):     # 0.171
+                item = dict(item["item"], call_id=item["item"].get("id"))
+            if kind is None or item.get("call_id") != uid:
                 continue
-            kind = item.get("type")
-            code = item.get("exit_code") if kind == "exec_command_end" else (
+            code = item.get("exit_code") if kind in ("exec_command_end", "item_completed") else (
                 _Transcripts.codex_exit(item.get("output"))
                 if kind in ("function_call_output", "custom_tool_call_output") else None)
             if isinstance(code, int):

@@ -365,7 +365,8 @@ class TestHistoryImport(_EachClient, _Clients):
 
 class TestCodexFailureHint(HomeCase):
     """Codex 0.171's PostToolUse holds the output only: the exit code comes from the rollout the
-    payload names, so the hint after a failed command fires at that call."""
+    payload names (its item_completed event, written before the hook runs), so the hint after a
+    failed command fires at that call."""
 
     def test_hint_after_a_failed_command_read_from_the_rollout(self):
         sid = "0199cccc-0000-7000-8000-000000000001"
@@ -386,7 +387,10 @@ class TestCodexFailureHint(HomeCase):
                      "type": "function_call", "name": "exec_command", "call_id": "call_bad",
                      "arguments": json.dumps({"cmd": "cargo test"})}},
                  {"timestamp": "2026-09-20T10:00:04Z", "type": "event_msg", "payload": {
-                     "type": "exec_command_end", "call_id": "call_bad", "exit_code": 101}}]
+                     "type": "item_completed", "thread_id": sid, "turn_id": "t1", "item": {
+                         "type": "CommandExecution", "id": "call_bad", "command": [
+                             "/bin/bash", "-c", "cargo test"], "status": "completed",
+                         "aggregated_output": "test result: FAILED", "exit_code": 101}}}]
         write(rollout, "".join(json.dumps(x) + "\n" for x in lines))
 
         def post(uid):

@@ -194,7 +194,8 @@ class CodexEndToEnd(_EndToEnd):
     writes them. Codex silently runs no hook the user has not reviewed: the test trusts them once
     the way the review does (stored hashes, through Codex's app-server), and they stay trusted for
     every session. Its PostToolUse payload carries no exit code (0.171: `tool_response` is the
-    command's output alone), so only the calls and their order are compared, not their outcome."""
+    command's output alone), so only the calls and their order are compared, not their outcome;
+    the hint after a failure reads the exit code from the rollout (issue 31)."""
 
     def test_latest(self):
         codex = self.require("Codex CLI", "INSTINCT_CODEX", "codex-latest", "codex")
@@ -218,6 +219,11 @@ class CodexEndToEnd(_EndToEnd):
             self.assertIn(FINAL_TEXT, p.stdout, f"{label} {name}")
             self.check_ran(fake, label, name, plan)
         self.check_store(ws, fake, label, ids, briefings, client="codex", kinds=False)
+        # issue 31: the hint after a failure too (the exit code read from the rollout)
+        ws.instinct("remember", "project", "Broken test file", HINT_MEMORY)
+        p = ws.run_codex(codex, fake, "hinted")
+        self.assertEqual(p.returncode, 0, f"{label} hinted: {p.stderr[-2000:]}")
+        self.check_hints(fake, label, before=True)
 
 
 class GeminiEndToEnd(_EndToEnd):
