@@ -3947,8 +3947,9 @@ class _Client(namedtuple("_Client", "hooks events answer history rules")):
     # The calls a hint can be about (a shell command, an edit): PreToolUse runs for these only.
     HINT_MATCHER = ("Bash|PowerShell|shell|exec_command|Edit|Write|MultiEdit|NotebookEdit|"
                     "apply_patch")
-    # Every entry is synchronous (an async capture stores calls out of order). No Stop for Claude
-    # Code: `claude -p` cancels it; SessionEnd mines, and SessionStart mines what was left unmined.
+    # Every entry is synchronous (an async capture stores calls out of order) and one `command`
+    # string, no `args` (Claude Code before 2.1.139 ignores `args`). No Stop for Claude Code:
+    # `claude -p` cancels it; SessionEnd mines, and SessionStart mines what was left unmined.
     CLAUDE_EVENTS = (("SessionStart", "session-start", None, 30),
                      ("UserPromptSubmit", "user-prompt-submit", None, 10),
                      ("PreToolUse", "pre-tool-use", HINT_MATCHER, 5),
