@@ -64,60 +64,32 @@ install_claude() {  # $1 = npm version spec, $2 = target dir
 install_claude latest "$DIR/claude-latest"
 install_claude "$CLAUDE_OLD_VERSION" "$DIR/claude-$CLAUDE_OLD_VERSION"
 
-# Codex from npm: the platform package (an alias of @openai/codex@<version>-<platform>) holds the
-# native binary under vendor/<target triple>/bin.
-install_codex() {  # $1 = target dir
-    local dir=$1 bin
-    if [ -x "$dir/codex" ] && [ -z "$(find "$dir/codex" -mmin +1440)" ]; then
+# A CLI from npm, re-resolved when the cached copy is older than a day, linked as $dir/$name: the
+# first executable matching the glob (the platform package's native binary, or the node script).
+#   Codex: the platform package (an alias of @openai/codex@<version>-<platform>) holds the native
+#   binary under vendor/<target triple>/bin. Copilot CLI: its platform package holds the binary
+#   (run against the fake model in its own-provider mode: no GitHub login). Gemini CLI: a node
+#   script (node >= 20 on PATH, or $NM/.bin/node).
+install_npm_cli() {  # $1 = package, $2 = glob under node_modules, $3 = target dir, $4 = name
+    local pkg=$1 pattern=$2 dir=$3 name=$4 bin
+    if [ -x "$dir/$name" ] && [ -z "$(find "$dir/$name" -mmin +1440)" ]; then
         return 0
     fi
     rm -rf "$dir"
     mkdir -p "$dir"
-    (cd "$dir" && npm init -y >/dev/null && npm install -q --no-audit --no-fund @openai/codex@latest >/dev/null)
-    for bin in "$dir"/node_modules/@openai/codex-*/vendor/*/bin/codex; do
+    (cd "$dir" && npm init -y >/dev/null && npm install -q --no-audit --no-fund "$pkg@latest" >/dev/null)
+    for bin in "$dir"/node_modules/$pattern; do
         if [ -x "$bin" ]; then
-            ln -sf "$bin" "$dir/codex"
+            ln -sf "$bin" "$dir/$name"
             return 0
         fi
     done
-    echo "no native codex binary in @openai/codex" >&2
+    echo "no $name binary in $pkg" >&2
     return 1
 }
-install_codex "$DIR/codex-latest"
-
-# Gemini CLI from npm (a node script; node >= 20 on PATH, or $NM/.bin/node): linked as gemini.
-install_gemini() {  # $1 = target dir
-    local dir=$1
-    if [ -x "$dir/gemini" ] && [ -z "$(find "$dir/gemini" -mmin +1440)" ]; then
-        return 0
-    fi
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    (cd "$dir" && npm init -y >/dev/null && npm install -q --no-audit --no-fund @google/gemini-cli@latest >/dev/null)
-    ln -sf "$dir/node_modules/.bin/gemini" "$dir/gemini"
-}
-install_gemini "$DIR/gemini-latest"
-
-# Copilot CLI from npm: the platform package holds the native binary (run against the fake model
-# in its own-provider mode: no GitHub login).
-install_copilot() {  # $1 = target dir
-    local dir=$1 bin
-    if [ -x "$dir/copilot" ] && [ -z "$(find "$dir/copilot" -mmin +1440)" ]; then
-        return 0
-    fi
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    (cd "$dir" && npm init -y >/dev/null && npm install -q --no-audit --no-fund @github/copilot@latest >/dev/null)
-    for bin in "$dir"/node_modules/@github/copilot-*/copilot; do
-        if [ -x "$bin" ]; then
-            ln -sf "$bin" "$dir/copilot"
-            return 0
-        fi
-    done
-    echo "no native copilot binary in @github/copilot" >&2
-    return 1
-}
-install_copilot "$DIR/copilot-latest"
+install_npm_cli @openai/codex '@openai/codex-*/vendor/*/bin/codex' "$DIR/codex-latest" codex
+install_npm_cli @google/gemini-cli '.bin/gemini' "$DIR/gemini-latest" gemini
+install_npm_cli @github/copilot '@github/copilot-*/copilot' "$DIR/copilot-latest" copilot
 
 "$DIR/venv/bin/python" -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))'
 DIR="$DIR" node -p '"inspector " + require(process.env.DIR + "/node/node_modules/@modelcontextprotocol/inspector/package.json").version'
