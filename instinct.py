@@ -5582,19 +5582,20 @@ class _Transcripts:
                 "tool_input": tinput if isinstance(tinput, dict) else {}, "tool_use_id": uid,
                 "hook_event_name": "PostToolUse", "transcript_path": path}
 
-    def slug_root(slug):
-        """The folder a client's slug names ('home-me-work-shop'), found on disk, else None."""
+    def slug_root(slug, d=os.sep):
+        """The folder under `d` a client's slug names ('home-me-work-shop'), else None."""
         def norm(x):
             return "".join(c if c.isalnum() else "-" for c in x).strip("-")
-        d, rest = os.path.abspath(os.sep), norm(slug)
-        while rest:
-            try:
-                step = next(n for n in sorted(os.listdir(d), key=len, reverse=True) if norm(n)
-                            and (rest == norm(n) or rest.startswith(norm(n) + "-")))
-            except (OSError, StopIteration):
-                return None
-            d, rest = os.path.join(d, step), rest[len(norm(step)) + 1:]
-        return d
+        rest = norm(slug)
+        try:
+            names = [] if not rest else sorted(os.listdir(d), key=len, reverse=True)
+        except OSError:
+            return None
+        for n in (n for n in names if norm(n) and (rest + "-").startswith(norm(n) + "-")):
+            found = _Transcripts.slug_root(rest[len(norm(n)) + 1:], os.path.join(d, n))
+            if found:
+                return found
+        return d if not rest and d != os.sep and os.path.isdir(d) else None
 
     def gemini_session(path, stats):
         """A Gemini CLI chat (JSON, or JSONL records) -> (session id, [(payload, failed, ts)]):

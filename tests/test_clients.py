@@ -188,6 +188,16 @@ class TestLiveReplay(_EachClient, _Clients):
         explain = json.loads(cli_process("explain", "pref:test=uv run pytest", "--json",
                                          "--project", self.repo, env=self.env()).stdout)
         self.assertEqual(explain["sources"], [{"name": f"hooks:{client}", "count": 6}])
+        # the hint before a conflicting command, where the client's pre-tool answer carries one
+        events = [e for _, e, _, _ in instinct.CLIENTS[client].events]
+        self.assertEqual("pre-tool-use" in events, client == "copilot-cli")
+        if client == "copilot-cli":
+            pre = hook_payload(client, "post-tool-use", f"{client}-s7", self.repo,
+                               ("sh", "pytest -q tests", True))
+            del pre["toolResult"]
+            hint = self.context(client, self.hook(client, "pre-tool-use", pre))
+            self.assertEqual(hint, "instinct: Tests here: `uv run pytest` (6 sessions), not "
+                                   "`pytest`.")
         return sessions
 
     def test_claude_code_in_the_morning_gemini_in_the_afternoon_is_one_project(self):
