@@ -5976,7 +5976,8 @@ class _Setup:
             return [(j(home, ".claude.json") if user else j(project_dir, ".mcp.json"),
                      ("mcpServers",), dict(server, type="stdio"))] + hooks
         if client == "gemini-cli" and "PYTHONPATH" in env:     # Gemini refuses to pass it on
-            server = dict(server, command=python, args=_Setup.launch_args(python, here, "serve")[1:],
+            server = dict(server, command=python,
+                          args=_Setup.launch_args(python, here, "serve")[1:],
                           env={k: v for k, v in env.items() if k != "PYTHONPATH"})
         if client in ("cursor", "gemini-cli"):
             return [(j(base, ".cursor", "mcp.json") if client == "cursor" else hooks[0][0],

@@ -473,6 +473,9 @@ class TestSetupRows(HomeCase):
         self.assertTrue(cur[".cursor/hooks.json"]["hooks"]["stop"][0]["command"].endswith(
             "hook stop --client cursor"))
         self.assertIn("instinct", cur[".cursor/mcp.json"]["mcpServers"])
+        server = self.plan("gemini-cli", "user")[".gemini/settings.json"]["mcpServers"]["instinct"]
+        self.assertNotIn("PYTHONPATH", server["env"])     # Gemini CLI refuses to pass it on
+        self.assertEqual((server["args"][0], server["args"][-1]), ("-S", "serve"))
         for client in ("gemini-cli", "copilot-cli", "cursor"):       # all read back as ours
             for path, data in self.plan(client, "user").items():
                 for groups in data.get("hooks", {}).values():
