@@ -218,8 +218,13 @@ def _dumps(obj, indent=None):
 
 def _shown(text):
     """`text` as it may reach an agent, a terminal or a file: control, bidi and zero-width
-    characters (of a stored name) as visible escapes, `\\u202e`; JSON text keeps its values."""
+    characters (of a stored name) as visible escapes, `\\u202e`; JSON text keeps its values.
+    JSON data (MCP's structuredContent): each text in it, the escape then literal."""
     import re
+    if isinstance(text, dict):
+        return {_shown(k): _shown(v) for k, v in text.items()}
+    if not isinstance(text, str) or text.isprintable():       # (none of them is printable)
+        return [_shown(v) for v in text] if isinstance(text, list) else text
     return re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e"
                   "\u2060-\u206f\ufeff]", lambda m: "\\u%04x" % ord(m.group()), text)
 
@@ -7492,7 +7497,7 @@ class _Insight(_Patterns):
                                ("mature", "rule", "universal_projects")),
         "next_promotion": _Out.obj({"level": _Out.STR, "observations_needed": _Out.INT,
                                     "projects_needed": _Out.INT}),
-        "next_decay": _Out.obj({"date": _Out.STR, "confidence_after": _Out.INT,
+        "next_decay": _Out.obj({"date": _Out.STR, "due": _Out.BOOL, "confidence_after": _Out.INT,
                                 "deletes": _Out.BOOL}),
         "observations": _Out.INT, "sources": _NAMED, "sessions": _NAMED, "session_count": _Out.INT,
         "projects": _listof(_Out.obj(
@@ -7548,8 +7553,9 @@ class _Insight(_Patterns):
                        " more project(s)")
         d = e.get("next_decay")
         if d:
-            out.append(f"  next decay: {d['date'][:10]} if not observed"
-                       f" (to conf={d['confidence_after']}{', deleted' if d['deletes'] else ''})")
+            when = "due now" if d["due"] else d["date"][:10] + " if not observed"
+            out.append(f"  next decay: {when} (to conf={d['confidence_after']}"
+                       f"{', deleted' if d['deletes'] else ''})")
         out.append(f"  suggested: {'yes' if e['suggested'] else 'no'}"
                    + (f" (quiet for {e['quiet']} more observation(s) after bad feedback)"
                       if e["quiet"] else ""))
@@ -7689,8 +7695,9 @@ class _Insight(_Patterns):
                                    "projects_needed": need - len(at_rule)}
         last = _parse_iso(max(e["last_seen"], e["decayed_at"]))
         if last is not None:
-            e["next_decay"] = {"date": _iso(last + 90 * 86400), "confidence_after": conf - 1,
-                               "deletes": conf <= 1}
+            at, now = last + 90 * 86400, self._clock()          # past: the next decay charges it
+            e["next_decay"] = {"date": _iso(max(at, now)), "due": at <= now,
+                               "confidence_after": conf - 1, "deletes": conf <= 1}
         where = " FROM events WHERE pattern = :p AND project = :proj AND pattern != ''"
         obs = self._read("SELECT session, source, count(*)" + where + " AND " + _Core._SQL_OBSERVED
                          + " GROUP BY session, source", {"p": p, "proj": proj})
@@ -8447,12 +8454,14 @@ class _Server:
             structured["note"] = ("More results: call again with the same arguments and "
                                   "cursor=nextCursor for the next page.")
         text = _dumps(structured)
+        if not text.isprintable():         # a hidden character (in a name): shown in both
+            structured = _shown(structured)
+            text = _dumps(structured)
         if len(text) * 13 + 200 > _MCP.max_reply():     # could a reply outgrow the budget?
             text, structured = _MCP.fit_reply(op, structured, text,
                                               page if more is not None else None)
             if text is None:
                 return {"content": [{"type": "text", "text": _shown(structured)}], "isError": True}
-        text = _shown(text)
         if self.version < "2025-06-18":       # structuredContent exists from 2025-06-18
             return {"content": [{"type": "text", "text": text}], "isError": False}
         return _ToolReply(text, structured)

@@ -83,8 +83,8 @@ class ExplainTest(InsightCase):
         self.assertEqual(e["first_seen"], first)
         self.assertEqual(e["aliases"], ["seq:a->c"])
         last = instinct._parse_iso(e["last_seen"])
-        self.assertEqual(e["next_decay"], {"date": instinct._iso(last + 90 * DAY), "confidence_after": 4,
-                                           "deletes": False})
+        self.assertEqual(e["next_decay"], {"date": instinct._iso(last + 90 * DAY), "due": False,
+                                           "confidence_after": 4, "deletes": False})
         # a decay charge moves the next decay date on from the charge, not from last_seen
         self.clock.advance(days=100)
         self.store.decay()
