@@ -218,13 +218,8 @@ def _dumps(obj, indent=None):
 
 def _shown(text):
     """`text` as it may reach an agent, a terminal or a file: control, bidi and zero-width
-    characters (of a stored name) as visible escapes, `\\u202e`; JSON text keeps its values.
-    JSON data (MCP's structuredContent): each text in it, the escape then literal."""
+    characters (of a stored name) as visible escapes, `\\u202e`; JSON text keeps its values."""
     import re
-    if isinstance(text, dict):
-        return {_shown(k): _shown(v) for k, v in text.items()}
-    if not isinstance(text, str) or text.isprintable():       # (none of them is printable)
-        return [_shown(v) for v in text] if isinstance(text, list) else text
     return re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e"
                   "\u2060-\u206f\ufeff]", lambda m: "\\u%04x" % ord(m.group()), text)
 
@@ -8454,14 +8449,12 @@ class _Server:
             structured["note"] = ("More results: call again with the same arguments and "
                                   "cursor=nextCursor for the next page.")
         text = _dumps(structured)
-        if not text.isprintable():         # a hidden character (in a name): shown in both
-            structured = _shown(structured)
-            text = _dumps(structured)
         if len(text) * 13 + 200 > _MCP.max_reply():     # could a reply outgrow the budget?
             text, structured = _MCP.fit_reply(op, structured, text,
                                               page if more is not None else None)
             if text is None:
                 return {"content": [{"type": "text", "text": _shown(structured)}], "isError": True}
+        text = _shown(text)
         if self.version < "2025-06-18":       # structuredContent exists from 2025-06-18
             return {"content": [{"type": "text", "text": text}], "isError": False}
         return _ToolReply(text, structured)
