@@ -7776,7 +7776,7 @@ class _Insight(_Patterns):
                                ("mature", "rule", "universal_projects")),
         "next_promotion": _Out.obj({"level": _Out.STR, "observations_needed": _Out.INT,
                                     "projects_needed": _Out.INT}),
-        "next_decay": _Out.obj({"date": _Out.STR, "confidence_after": _Out.INT,
+        "next_decay": _Out.obj({"date": _Out.STR, "due": _Out.BOOL, "confidence_after": _Out.INT,
                                 "deletes": _Out.BOOL}),
         "observations": _Out.INT, "sources": _NAMED, "sessions": _NAMED, "session_count": _Out.INT,
         "projects": _listof(_Out.obj(
@@ -7832,8 +7832,9 @@ class _Insight(_Patterns):
                        " more project(s)")
         d = e.get("next_decay")
         if d:
-            out.append(f"  next decay: {d['date'][:10]} if not observed"
-                       f" (to conf={d['confidence_after']}{', deleted' if d['deletes'] else ''})")
+            when = "due now" if d["due"] else d["date"][:10] + " if not observed"
+            out.append(f"  next decay: {when} (to conf={d['confidence_after']}"
+                       f"{', deleted' if d['deletes'] else ''})")
         out.append(f"  suggested: {'yes' if e['suggested'] else 'no'}"
                    + (f" (quiet for {e['quiet']} more observation(s) after bad feedback)"
                       if e["quiet"] else ""))
@@ -7973,8 +7974,9 @@ class _Insight(_Patterns):
                                    "projects_needed": need - len(at_rule)}
         last = _parse_iso(max(e["last_seen"], e["decayed_at"]))
         if last is not None:
-            e["next_decay"] = {"date": _iso(last + 90 * 86400), "confidence_after": conf - 1,
-                               "deletes": conf <= 1}
+            at, now = last + 90 * 86400, self._clock()          # past: the next decay charges it
+            e["next_decay"] = {"date": _iso(max(at, now)), "due": at <= now,
+                               "confidence_after": conf - 1, "deletes": conf <= 1}
         where = " FROM events WHERE pattern = :p AND project = :proj AND pattern != ''"
         obs = self._read("SELECT session, source, count(*)" + where + " AND " + _Core._SQL_OBSERVED
                          + " GROUP BY session, source", {"p": p, "proj": proj})
