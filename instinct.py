@@ -489,6 +489,24 @@ def project_fingerprint(path=None):
     return _sha256_hex(project_root(path))[:12]
 
 
+def _repo_id(root):
+    """A project's id on every machine (a shared file's): 12 hex of sha256 of its `origin` URL
+    in the git config as host/path (no scheme, user, port or .git), else its fingerprint."""
+    import re
+    for config in (os.path.join(root, ".git", "config"), os.path.join(root, "config")):
+        try:
+            text = _read_regular(config, 1 << 20).decode("utf-8", "replace")
+        except (OSError, ValidationError):
+            continue
+        m = re.search(r'^\s*\[remote\s+"origin"\]\s*$((?:\n(?!\s*\[).*)*)', text, re.M)
+        url = m and re.search(r"^\s*url\s*=\s*(\S+)", m.group(1), re.M)
+        if url:
+            u = re.sub(r"^([a-z][a-z0-9+.-]*://)?([^@/]*@)?", "", url.group(1).lower())
+            u = re.sub(r"^([^/:]+):(\d+/)?", r"\1/", u)
+            return _sha256_hex(re.sub(r"(\.git)?/*$", "", u))[:12]
+    return _sha256_hex(root)[:12]
+
+
 def _forgotten_key(pattern, project):
     """A tombstone's key (section 10): a hash, so no copy of a forgotten pattern is kept."""
     return "p" + _sha256_hex(f"{pattern}\x1f{project}")[:31]
@@ -6231,6 +6249,11 @@ class _Export:
             for r in map(_Core._record, rows):
                 best.setdefault(r["pattern"], r)
             rules = sorted(best.values(), key=lambda r: (-r["confidence"], r["pattern"]))
+        if fmt == "json":              # a shared file: the repository's id, no folder of this host
+            ids = {f: _repo_id(root) for f, root in store._roots(r["project"] for r in rules).items()}
+            rules = [{k: v for k, v in r.items() if k != "root"}
+                     | ({"repo": ids.get(r["project"], r["project"])} if r["project"] else {})
+                     for r in rules]
         if write is None:
             if fmt == "json":
                 return rules
@@ -6294,8 +6317,8 @@ class _Export:
         return {"path": path, "format": fmt, "included": kept, "dropped": dropped,
                 "changed": changed, "bytes": len(data), "lint": lint}
 
-    def nothing_to_export(store, min_confidence, proj, cat, path):
-        """Why `export --write` writes no file of no rules, and what would export the mature ones
+    def nothing_to_export(store, min_confidence, proj, cat, path=None):
+        """Why `export` (`--write`: to `path`) has no rules, and what would export the mature ones
         (those the session-start briefing shows: below the rule threshold, above the mature one)."""
         where = "" if proj is None else " AND (project IN ('', ?) OR promoted = 3)"
         n, low = store._read("SELECT count(*), min(confidence) FROM instincts WHERE promoted >= 1"
@@ -6303,10 +6326,11 @@ class _Export:
                              tuple(x for x in (proj, cat) if x is not None))[0]
         hint = (f"{n} mature pattern{'s' if n != 1 else ''} (confidence {low} and up, the ones the "
                 f"briefing shows): add --min-confidence {low} to export them" if n else
-                "no pattern is mature yet (instinct import-history learns from past sessions)")
+                "no pattern is mature yet (instinct import-history learns from past sessions"
+                + ("" if path else "; --min-confidence 1 exports raw ones too") + ")")
         what = ("nothing the session briefing shows here" if min_confidence is None
                 else f"nothing at confidence >= {min_confidence}")
-        return f"{what} to export, {path} not written; {hint}"
+        return f"{what} to export" + (f", {path} not written" if path else "") + f"; {hint}"
 
     SIGNATURE = "written by `instinct export`"
 
@@ -6643,9 +6667,11 @@ class _Sharing(_Memory):
 
         Per (pattern, project): confidence, last_seen and level = max, first_seen = min; local
         category, source and metadata keys are kept. Patterns are normalised and local aliases
-        applied; a pattern forgotten here stays out (`forgotten`); importing twice = once. One
-        bad record refuses the whole file. Written 2,000 records per transaction, so hooks never
-        wait long; importing it again after an interruption finishes the rest.
+        applied; a pattern forgotten here stays out (`forgotten`); importing twice = once. A
+        project's record goes to the local clone of its repository (`repo`: the working
+        directory's first), else to its fingerprint. One bad record refuses the whole file.
+        Written 2,000 records per transaction, so hooks never wait long; importing it again after
+        an interruption finishes the rest.
         """
         import json
         _check_text(file, "file", 4096, empty_ok=False)
@@ -6662,10 +6688,13 @@ class _Sharing(_Memory):
             raise ValidationError(f"{path} is not an instinct export: expected a list of rule "
                                   "records or {\"rules\": [...]}")
         remap = None if project is None else _resolve_project(project, self.cwd)
+        here = project_root(self.cwd)
+        local = {_repo_id(r): f for f, r in self._read("SELECT fingerprint, root FROM projects")}
+        local[_repo_id(here)] = _sha256_hex(here)[:12]        # the working directory's first
         merged = {}
         for i, rec in enumerate(data):
             try:
-                key, row = self._import_record(rec, remap)
+                key, row = self._import_record(rec, remap, local)
             except ValidationError as e:
                 raise ValidationError(f"{path}: record {i + 1}: {e}") from None
             cur = merged.get(key)
@@ -6714,7 +6743,7 @@ class _Sharing(_Memory):
         return "updated"
 
     @staticmethod
-    def _import_record(rec, remap):
+    def _import_record(rec, remap, local):
         if not isinstance(rec, dict):
             raise ValidationError("expected an object with at least pattern and confidence")
         pattern = normalize_pattern(rec.get("pattern"))
@@ -6727,6 +6756,8 @@ class _Sharing(_Memory):
         proj = rec.get("project", "")
         if not isinstance(proj, str) or not (proj == "" or _is_fingerprint(proj)):
             raise ValidationError(f"project of {pattern!r} must be '' or a 12-hex fingerprint")
+        if remap is None and proj and isinstance(rec.get("repo"), str):
+            proj = local.get(rec["repo"], proj)       # this machine's clone of its repository
         level = rec.get("level", LEVELS[0])
         promoted = rec.get("promoted", LEVELS.index(level) if level in LEVELS else None)
         if isinstance(promoted, bool) or promoted not in range(len(LEVELS)):
@@ -7769,6 +7800,11 @@ class _CLI:
             text = _dumps(result, indent=2) if as_json else op.render(result)
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
+            if op.name == "export_rules" and result in ([], _Out.render_markdown([])):
+                proj, low = kwargs.get("project"), kwargs.get("min_confidence")  # say why
+                sys.stderr.write("instinct: " + _Export.nothing_to_export(
+                    store, 10 if low is None else low, proj and _resolve_project(proj, store.cwd),
+                    kwargs.get("category")) + "\n")
             return op.exit_code(result) if op.exit_code else 0
         except InstinctError as e:
             sys.stderr.write(f"instinct: error: {e}\n")
