@@ -5,6 +5,7 @@ one line that name the CLI's own flags; what the package and README promise, and
 import `from instinct.store import InstinctStore` from the one copied file.
 Run: python3 -m unittest -v tests.test_cli
 """
+import json
 import os
 import re
 import shutil
@@ -178,6 +179,89 @@ class TestClosedPipe(StoreCase):
                 got = closed_pipe_run([sys.executable, "-c", code, ROOT, *argv],
                                       child_env(self.tmp, self.db))
                 self.assertEqual(got, (0, ""))
+
+
+class TestClosedPipeInAUserShell(StoreCase):
+    """Issue 32 item 7: a user's shell sets no PYTHON* variable (stdout is block-buffered):
+    --version, --help and a command's --help into a closed pipe, as the file and as the
+    console script, exit 0 with nothing on stderr; `setup claude-code --json` adds no note."""
+
+    def env(self):
+        return {k: v for k, v in child_env(self.tmp, self.db).items() if not k.startswith("PYTHON")}
+
+    def test_version_and_help_into_a_closed_pipe(self):
+        script = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import instinct; "
+                  "sys.exit(instinct.main())")
+        for argv in (["--version"], ["--help"], ["decay", "--help"], ["list"], ["setup", "codex"]):
+            for how in ([INSTINCT_PY], ["-c", script, ROOT]):
+                with self.subTest(argv=argv, how=how[0]):
+                    self.assertEqual(closed_pipe_run([sys.executable, *how, *argv], self.env()), (0, ""))
+        r = subprocess.run([sys.executable, INSTINCT_PY, "--version"], capture_output=True, text=True,
+                           env=self.env(), timeout=60)
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, f"instinct {instinct.__version__}\n", ""))
+
+    def test_setup_json_says_nothing_on_stderr(self):
+        for client in ("claude-code", "codex"):
+            with self.subTest(client=client):
+                r = subprocess.run([sys.executable, INSTINCT_PY, "setup", client, "--json"], capture_output=True,
+                                   text=True, env=self.env(), timeout=60, cwd=self.tmp)
+                self.assertEqual((r.returncode, r.stderr), (0, ""))
+                self.assertIsInstance(json.loads(r.stdout), list)
+
+
+class TestRoughEdges(StoreCase):
+    """Issue 32 item 8, each as a process: --db "" is an error, an unknown hook event is echoed
+    as typed (exit 0), import-history --path names the folder it looked in, non-UTF-8 bytes in
+    a payload never reach the store, history is in time order (event id breaking ties)."""
+
+    def test_empty_db_is_an_error(self):
+        for args in (["--db", "", "list"], ["list", "--db="], ["--db=", "stats"]):
+            with self.subTest(args=args):
+                r = cli_process(*args, env=child_env(self.tmp), cwd=self.tmp)
+                self.assertEqual((r.returncode, r.stdout), (2, ""))
+                self.assertEqual(r.stderr, "instinct: error: --db needs a path, not an empty value\n")
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, ".instinct")))
+
+    def test_unknown_hook_event_is_echoed_as_typed(self):
+        r = subprocess.run([sys.executable, str(INSTINCT_PY), "hook", "bogus-event"], input="{}",
+                           capture_output=True, text=True, env=child_env(self.tmp, self.db), timeout=60)
+        self.assertEqual((r.returncode, r.stdout), (0, ""))
+        self.assertIn("unknown hook event bogus-event;", r.stderr)
+
+    def test_import_history_path_names_its_folder(self):
+        empty = os.path.join(self.tmp, "empty")
+        os.mkdir(empty)
+        r = self.cli_process("import-history", "--path", empty)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"(looked in {empty})", r.stdout)
+        self.assertNotIn("~/.claude", r.stdout)
+
+    def test_non_utf8_bytes_in_a_payload(self):
+        for command, label in ((b"pytest \xff\xfe -q", "Bash(pytest)"), (b"py\xfftest -q", None)):
+            payload = (b'{"session_id":"s1","cwd":"%s","hook_event_name":"PostToolUse","tool_name":"Bash",'
+                       b'"tool_input":{"command":"%s"},"tool_response":{}}' % (str(self.tmp).encode(), command))
+            r = subprocess.run([sys.executable, str(INSTINCT_PY), "hook", "post-tool-use"], input=payload,
+                               capture_output=True, env=child_env(self.tmp, self.db), timeout=60)
+            self.assertEqual((r.returncode, r.stdout), (0, b""))
+        data = [d for d, in self.sql("SELECT data FROM events ORDER BY id")]
+        self.assertEqual(instinct._Call.read(data[0]).label(), "Bash(pytest)")   # read past the bytes
+        self.assertEqual(len(data), 2)
+        for d in data:                                  # no bad byte, no stand-in for one
+            self.assertFalse({"\ufffd", "\udcff", "\xff"} & set(d), ascii(d))
+
+    def test_history_is_in_time_order(self):
+        self.clock.advance(days=10)
+        self.store.observe("pref:x=y")
+        self.clock.t -= 20 * 86400                      # an older event stored later (an import)
+        self.store.observe("pref:x=y")
+        self.clock.advance(days=30)
+        self.store.observe("pref:x=y")
+        self.store.close()
+        r = self.cli_process("--json", "history", "pref:x=y")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        events = json.loads(r.stdout)["events"]
+        self.assertEqual([e["ts"] for e in events], sorted(e["ts"] for e in events))
+        self.assertEqual([e["confidence"] for e in events], [1, 2, 3])
 
 
 class TestOldPython(unittest.TestCase):
