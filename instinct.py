@@ -523,8 +523,8 @@ def _repo_id(root):
         m = re.search(r'^\s*\[remote\s+"origin"\]\s*$((?:\n(?!\s*\[).*)*)', text, re.M)
         url = m and re.search(r"^\s*url\s*=\s*(\S+)", m.group(1), re.M)
         if url:
-            u = re.sub(r"^([a-z][a-z0-9+.-]*://)?([^@/]*@)?", "", url.group(1).lower())
-            u = re.sub(r"^([^/:]+):(\d+/)?", r"\1/", u)
+            u = re.sub(r"^([a-z][a-z0-9+.-]*://)?([^@/]*@)?([^/:]+)(:(\d+/)?)?/?", r"\3/",
+                       url.group(1).lower())
             return _sha256_hex(re.sub(r"(\.git)?/*$", "", u))[:12]
     return _sha256_hex(root)[:12]
 
@@ -6550,11 +6550,10 @@ class _Export:
             for r in map(_Core._record, rows):
                 best.setdefault(r["pattern"], r)
             rules = sorted(best.values(), key=lambda r: (-r["confidence"], r["pattern"]))
-        if fmt == "json":              # a shared file: the repository's id, no folder of this host
-            ids = {f: _repo_id(root) for f, root in store._roots(r["project"] for r in rules).items()}
-            rules = [{k: v for k, v in r.items() if k != "root"}
-                     | ({"repo": ids.get(r["project"], r["project"])} if r["project"] else {})
-                     for r in rules]
+        roots = store._roots(r["project"] for r in rules) if fmt == "json" else {}
+        for r in rules if fmt == "json" else ():     # a shared file: no folder of this machine
+            if r.pop("root", None) is not None or r["project"]:    # but its repository's id
+                r["repo"] = _repo_id(roots[r["project"]]) if r["project"] in roots else r["project"]
         if write is None:
             if fmt == "json":
                 return rules
@@ -7005,11 +7004,10 @@ class _Sharing(_Memory):
 
         Per (pattern, project): confidence, last_seen and level = max, first_seen = min; local
         category, source and metadata keys are kept. Patterns are normalised and local aliases
-        applied; a pattern forgotten here stays out (`forgotten`); importing twice = once. A
-        project's record goes to the local clone of its repository (`repo`: the working
-        directory's first), else to its fingerprint. One bad record refuses the whole file.
-        Written 2,000 records per transaction, so hooks never wait long; importing it again after
-        an interruption finishes the rest.
+        applied; a pattern forgotten here stays out (`forgotten`); importing twice = once; a
+        project's goes to the clone of its `repo` here (the working directory's first). One bad
+        record refuses the whole file. Written 2,000 records per transaction, so hooks never wait
+        long; importing it again after an interruption finishes the rest.
         """
         import json
         _check_text(file, "file", 4096, empty_ok=False)
@@ -7026,9 +7024,8 @@ class _Sharing(_Memory):
             raise ValidationError(f"{path} is not an instinct export: expected a list of rule "
                                   "records or {\"rules\": [...]}")
         remap = None if project is None else _resolve_project(project, self.cwd)
-        here = project_root(self.cwd)
-        local = {_repo_id(r): f for f, r in self._read("SELECT fingerprint, root FROM projects")}
-        local[_repo_id(here)] = _sha256_hex(here)[:12]        # the working directory's first
+        local = {_repo_id(r): f for f, r in self._read("SELECT fingerprint, root FROM projects")
+                 + [(project_fingerprint(self.cwd), project_root(self.cwd))]}   # the cwd's wins
         merged = {}
         for i, rec in enumerate(data):
             try:
@@ -7063,12 +7060,7 @@ class _Sharing(_Memory):
             conn.execute("UPDATE instincts SET promoted = ? WHERE pattern = ? AND project = ?",
                          (row["promoted"], p, proj))
             return "added"
-        new = {"confidence": max(old["confidence"], row["confidence"]),
-               "promoted": max(old["promoted"], row["promoted"]),
-               "source": old["source"] or row["source"],
-               "first_seen": min(old["first_seen"], row["first_seen"] or old["first_seen"]),
-               "last_seen": max(old["last_seen"], row["last_seen"] or old["last_seen"]),
-               "metadata": {**row["metadata"], **old["metadata"]}}
+        new = dict(_Sharing._fold(old, row), category=old["category"])     # the rule, local first
         if all(old[k] == v for k, v in new.items()):
             return "unchanged"
         self._reinforce(conn, p, proj, source=row["source"], session=self.session, ts=now,
