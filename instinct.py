@@ -1471,7 +1471,7 @@ class _Out:
     RECORD = obj({
         "pattern": STR, "category": STR, "confidence": INT, "level": STR, "promoted": INT,
         "project": STR, "source": STR, "first_seen": STR, "last_seen": STR,
-        "metadata": {"type": "object"}, "root": STR},
+        "metadata": {"type": "object"}, "root": STR, "repo": STR},
         ("pattern", "category", "confidence", "level", "project", "first_seen", "last_seen"))
 
     def lines(records, noun):
@@ -7005,9 +7005,9 @@ class _Sharing(_Memory):
         Per (pattern, project): confidence, last_seen and level = max, first_seen = min; local
         category, source and metadata keys are kept. Patterns are normalised and local aliases
         applied; a pattern forgotten here stays out (`forgotten`); importing twice = once; a
-        project's goes to the clone of its `repo` here (the working directory's first). One bad
-        record refuses the whole file. Written 2,000 records per transaction, so hooks never wait
-        long; importing it again after an interruption finishes the rest.
+        project's record goes to this machine's clone of its `repo` (the working directory's
+        first). One bad record refuses the whole file. Written 2,000 records per transaction, so
+        hooks never wait long; importing it again after an interruption finishes the rest.
         """
         import json
         _check_text(file, "file", 4096, empty_ok=False)

@@ -446,7 +446,8 @@ class TestTeammate(unittest.TestCase):
               f'rigin"]\n\turl = ssh://{self.USER}@{self.HOST}:2222/Team/shop.git\n')
         clone = os.path.join(self.home_b, "code", "elsewhere", "shop-copy")
         write(os.path.join(clone, ".git", "config"),
-              f'[remote "origin"]\n\tfetch = +refs/heads/*\n\turl = https://{self.HOST}/team/shop\n')
+              f'[remote "origin"]\n\tfetch = +refs/heads/*\n\turl = https://{self.HOST}/team/shop'
+              '\n')
         write(os.path.join(clone, ".git", "worktrees", "wt", "commondir"), "../..\n")
         self.wt_b = os.path.join(self.home_b, "wt")                 # bob works in a worktree
         write(os.path.join(self.wt_b, ".git"), f"gitdir: {clone}/.git/worktrees/wt\n")
@@ -492,8 +493,8 @@ class TestTeammate(unittest.TestCase):
 
     def test_the_readme_recipe_gives_a_clone_at_another_path_the_habits(self):
         with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-            m = re.search(r"`instinct export([^`]*) > team\.json` then `instinct import team\.json`",
-                          f.read())
+            m = re.search(r"`instinct export([^`]*) > team\.json` then "
+                          r"`instinct import team\.json`", f.read())
         self.assertIsNotNone(m, "the README's Sharing recipe")
         team = self.run_in(self.home_a, self.repo_a, "export", *m.group(1).split()).stdout
         write(os.path.join(self.wt_b, "team.json"), team)           # sent to bob
@@ -509,7 +510,7 @@ class TestTeammate(unittest.TestCase):
         self.assertIn("lint", briefing)
         # in another project of bob's, the project's habit stays out
         other = os.path.join(self.home_b, "other")
-        write(os.path.join(other, ".git", "config"), '[remote "origin"]\n\turl = https://x.example/o\n')
+        write(os.path.join(other, ".git", "config"), '[remote "origin"]\n\turl = https://x.test\n')
         self.assertNotIn("quuxmake", self.run_in(self.home_b, other, "suggest").stdout)
 
     def test_an_empty_export_says_why_on_stderr(self):
@@ -520,7 +521,8 @@ class TestTeammate(unittest.TestCase):
         r = self.run_in(self.home_a, self.repo_a, "export", "--min-confidence", "50", "--format",
                         "markdown")
         self.assertRegex(r.stderr, r"^instinct: nothing at confidence >= 50 to export; 2 mature "
-                         r"patterns \(confidence 12 and up.*add --min-confidence 12 to export them\n$")
+                         r"patterns \(confidence 12 and up.*add --min-confidence 12 to export "
+                         r"them\n$")
 
 
 # --- merge -----------------------------------------------------------------------
