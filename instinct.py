@@ -511,6 +511,24 @@ def project_fingerprint(path=None):
     return _sha256_hex(project_root(path))[:12]
 
 
+def _repo_id(root):
+    """A project's id on every machine (a shared file's): 12 hex of sha256 of its `origin` URL
+    in the git config as host/path (no scheme, user, port or .git), else its fingerprint."""
+    import re
+    for config in (os.path.join(root, ".git", "config"), os.path.join(root, "config")):
+        try:
+            text = _read_regular(config, 1 << 20).decode("utf-8", "replace")
+        except (OSError, ValidationError):
+            continue
+        m = re.search(r'^\s*\[remote\s+"origin"\]\s*$((?:\n(?!\s*\[).*)*)', text, re.M)
+        url = m and re.search(r"^\s*url\s*=\s*(\S+)", m.group(1), re.M)
+        if url:
+            u = re.sub(r"^([a-z][a-z0-9+.-]*://)?([^@/]*@)?([^/:]+)(:(\d+/)?)?/?", r"\3/",
+                       url.group(1).lower())
+            return _sha256_hex(re.sub(r"(\.git)?/*$", "", u))[:12]
+    return _sha256_hex(root)[:12]
+
+
 def _forgotten_key(pattern, project, key=None):
     """A tombstone's key (section 10): a hash keyed with the store's key file, so no copy of a
     forgotten pattern is kept and a backup alone gives none back; no key: the unkeyed form that
@@ -1458,7 +1476,7 @@ class _Out:
     RECORD = obj({
         "pattern": STR, "category": STR, "confidence": INT, "level": STR, "promoted": INT,
         "project": STR, "source": STR, "first_seen": STR, "last_seen": STR,
-        "metadata": {"type": "object"}, "root": STR},
+        "metadata": {"type": "object"}, "root": STR, "repo": STR},
         ("pattern", "category", "confidence", "level", "project", "first_seen", "last_seen"))
 
     def lines(records, noun):
@@ -6816,6 +6834,10 @@ class _Export:
             for r in map(_Core._record, rows):
                 best.setdefault(r["pattern"], r)
             rules = sorted(best.values(), key=lambda r: (-r["confidence"], r["pattern"]))
+        roots = store._roots(r["project"] for r in rules) if fmt == "json" else {}
+        for r in rules if fmt == "json" else ():     # a shared file: no folder of this machine
+            if r.pop("root", None) is not None or r["project"]:    # but its repository's id
+                r["repo"] = _repo_id(roots[r["project"]]) if r["project"] in roots else r["project"]
         if write is None:
             if fmt == "json":
                 return rules
@@ -6916,8 +6938,8 @@ class _Export:
                 missed.append(path)
         return changed, missed
 
-    def nothing_to_export(store, min_confidence, proj, cat, path):
-        """Why `export --write` writes no file of no rules, and what would export the mature ones
+    def nothing_to_export(store, min_confidence, proj, cat, path=None):
+        """Why `export` (`--write`: to `path`) has no rules, and what would export the mature ones
         (those the session-start briefing shows: below the rule threshold, above the mature one)."""
         where = "" if proj is None else " AND (project IN ('', ?) OR promoted = 3)"
         n, low = store._read("SELECT count(*), min(confidence) FROM instincts WHERE promoted >= 1"
@@ -6925,10 +6947,11 @@ class _Export:
                              tuple(x for x in (proj, cat) if x is not None))[0]
         hint = (f"{n} mature pattern{'s' if n != 1 else ''} (confidence {low} and up, the ones the "
                 f"briefing shows): add --min-confidence {low} to export them" if n else
-                "no pattern is mature yet (instinct import-history learns from past sessions)")
+                "no pattern is mature yet (instinct import-history learns from past sessions"
+                + ("" if path else "; --min-confidence 1 exports raw ones too") + ")")
         what = ("nothing the session briefing shows here" if min_confidence is None
                 else f"nothing at confidence >= {min_confidence}")
-        return f"{what} to export, {path} not written; {hint}"
+        return f"{what} to export" + (f", {path} not written" if path else "") + f"; {hint}"
 
     SIGNATURE = "written by `instinct export`"
 
@@ -7265,9 +7288,10 @@ class _Sharing(_Memory):
 
         Per (pattern, project): confidence, last_seen and level = max, first_seen = min; local
         category, source and metadata keys are kept. Patterns are normalised and local aliases
-        applied; a pattern forgotten here stays out (`forgotten`); importing twice = once. One
-        bad record refuses the whole file. Written 2,000 records per transaction, so hooks never
-        wait long; importing it again after an interruption finishes the rest.
+        applied; a pattern forgotten here stays out (`forgotten`); importing twice = once; a
+        project's record goes to this machine's clone of its `repo` (the working directory's
+        first). One bad record refuses the whole file. Written 2,000 records per transaction, so
+        hooks never wait long; importing it again after an interruption finishes the rest.
         """
         import json
         _check_text(file, "file", 4096, empty_ok=False)
@@ -7284,10 +7308,12 @@ class _Sharing(_Memory):
             raise ValidationError(f"{path} is not an instinct export: expected a list of rule "
                                   "records or {\"rules\": [...]}")
         remap = None if project is None else _resolve_project(project, self.cwd)
+        local = {_repo_id(r): f for f, r in self._read("SELECT fingerprint, root FROM projects")
+                 + [(project_fingerprint(self.cwd), project_root(self.cwd))]}   # the cwd's wins
         merged = {}
         for i, rec in enumerate(data):
             try:
-                key, row = self._import_record(rec, remap)
+                key, row = self._import_record(rec, remap, local)
             except ValidationError as e:
                 raise ValidationError(f"{path}: record {i + 1}: {e}") from None
             cur = merged.get(key)
@@ -7318,12 +7344,7 @@ class _Sharing(_Memory):
             conn.execute("UPDATE instincts SET promoted = ? WHERE pattern = ? AND project = ?",
                          (row["promoted"], p, proj))
             return "added"
-        new = {"confidence": max(old["confidence"], row["confidence"]),
-               "promoted": max(old["promoted"], row["promoted"]),
-               "source": old["source"] or row["source"],
-               "first_seen": min(old["first_seen"], row["first_seen"] or old["first_seen"]),
-               "last_seen": max(old["last_seen"], row["last_seen"] or old["last_seen"]),
-               "metadata": {**row["metadata"], **old["metadata"]}}
+        new = dict(_Sharing._fold(old, row), category=old["category"])     # the rule, local first
         if all(old[k] == v for k, v in new.items()):
             return "unchanged"
         self._reinforce(conn, p, proj, source=row["source"], session=self.session, ts=now,
@@ -7336,7 +7357,7 @@ class _Sharing(_Memory):
         return "updated"
 
     @staticmethod
-    def _import_record(rec, remap):
+    def _import_record(rec, remap, local):
         if not isinstance(rec, dict):
             raise ValidationError("expected an object with at least pattern and confidence")
         pattern = normalize_pattern(rec.get("pattern"))
@@ -7349,6 +7370,8 @@ class _Sharing(_Memory):
         proj = rec.get("project", "")
         if not isinstance(proj, str) or not (proj == "" or _is_fingerprint(proj)):
             raise ValidationError(f"project of {pattern!r} must be '' or a 12-hex fingerprint")
+        if remap is None and proj and isinstance(rec.get("repo"), str):
+            proj = local.get(rec["repo"], proj)       # this machine's clone of its repository
         level = rec.get("level", LEVELS[0])
         promoted = rec.get("promoted", LEVELS.index(level) if level in LEVELS else None)
         if isinstance(promoted, bool) or promoted not in range(len(LEVELS)):
@@ -8423,6 +8446,11 @@ class _CLI:
             text = _dumps(result, indent=2) if as_json else op.render(result)
             sys.stdout.write(_shown(text) + "\n")
             sys.stdout.flush()
+            if op.name == "export_rules" and result in ([], _Out.render_markdown([])):
+                proj, low = kwargs.get("project"), kwargs.get("min_confidence")  # say why
+                sys.stderr.write("instinct: " + _Export.nothing_to_export(
+                    store, 10 if low is None else low, proj and _resolve_project(proj, store.cwd),
+                    kwargs.get("category")) + "\n")
             return op.exit_code(result) if op.exit_code else 0
         except InstinctError as e:
             sys.stderr.write(f"instinct: error: {e}\n")
