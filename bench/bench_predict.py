@@ -722,7 +722,9 @@ def main(argv=None):
         os.environ.pop(k, None)
     t0 = time.perf_counter()
     mod = load(a.instinct)
-    registered = any(e[1] == "pre-tool-use" for e in mod._Setup.HOOK_EVENTS_CLAUDE)
+    events = (mod.CLIENTS["claude-code"].events if hasattr(mod, "CLIENTS")   # the client table
+              else mod._Setup.HOOK_EVENTS_CLAUDE)                           # an older copy
+    registered = any(e[1] == "pre-tool-use" for e in events)
     pre = a.pre_tool_use == "on" or a.pre_tool_use == "auto" and registered
     report, everything = {"instinct": os.path.abspath(a.instinct), "data": os.path.abspath(a.data),
                           "pre_tool_use": pre, "join_worktrees": a.join_worktrees, "sources": {}}, []
