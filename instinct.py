@@ -2313,16 +2313,28 @@ class _Patterns(_Core):
         render=lambda r: (f"Decayed: {r['decayed']}\nDeleted: {r['deleted']}\n"
                           f"Total instincts: {r['total']}"))
     def decay(self, days_inactive=90):
-        """Patterns unseen for N days (default 90) lose 1 confidence; at 0 they are deleted.
+        """Patterns unseen for N active days (default 90) lose 1 confidence; at 0 deleted.
 
-        A pattern is charged once per inactive period however often decay runs; run again, an
-        interrupted decay finishes without charging anything twice."""
-        now, cutoff = self._now(), _iso(self._clock() - days_inactive * 86400)
-        stale = "id > ? AND id <= ? AND max(last_seen, decayed_at) < ?"
-        (top,), = self._read("SELECT coalesce(max(id), 0) FROM instincts")
+        A project's days are those on which it had sessions; a global pattern's, those on which
+        any project had one (calendar days in a store that never saw a project: the seeds' API).
+        So imported history and dormant projects keep their habits. A pattern is charged once per
+        inactive period however often decay runs; an interrupted decay finishes without charging
+        anything twice."""
+        now, clock = self._now(), self._active_days()
+        cutoffs = [(k, _iso(self._clock() - days_inactive * 86400) if d is None else
+                    d[days_inactive - 1]) for k, d in clock.items()
+                   if d is None or len(d) >= days_inactive]
+        stale = ("id > ? AND id <= ? AND max(last_seen, decayed_at) <"
+                 " (SELECT cutoff FROM temp._clock c WHERE c.project = instincts.project)")
+        with self._write() as conn:      # each scope's cutoff: its N-th newest active day
+            conn.execute("CREATE TEMP TABLE IF NOT EXISTS _clock (project TEXT PRIMARY KEY,"
+                         " cutoff TEXT)")
+            conn.execute("DELETE FROM temp._clock")
+            conn.executemany("INSERT INTO temp._clock VALUES (?, ?)", cutoffs)
+        top = self._read("SELECT coalesce(max(id), 0) FROM instincts")[0][0] if cutoffs else 0
         decayed = deleted = 0
         for lo in range(0, top, _Core._DECAY_BATCH):
-            rng = (lo, lo + _Core._DECAY_BATCH, cutoff)
+            rng = (lo, lo + _Core._DECAY_BATCH)
             with self._write() as conn:     # events in ix_events_pattern order: each leaf once
                 conn.execute(f"INSERT INTO events (ts, kind, pattern, project, session, delta)"
                              f" SELECT ?, 'decay', pattern, project, ?, -1 FROM instincts"
@@ -2330,9 +2342,21 @@ class _Patterns(_Core):
                 decayed += conn.execute(f"UPDATE instincts SET confidence = confidence - 1,"
                                         f" decayed_at = ? WHERE {stale}", (now,) + rng).rowcount
                 deleted += conn.execute("DELETE FROM instincts WHERE id > ? AND id <= ?"
-                                        " AND confidence <= 0", rng[:2]).rowcount
+                                        " AND confidence <= 0", rng).rowcount
         (total,), = self._read("SELECT count(*) FROM instincts")
         return {"decayed": decayed, "deleted": deleted, "total": total}
+
+    def _active_days(self):
+        """Decay's clock: {project: its days with sessions, newest first}, '' for every project's
+        days, or '': None (the calendar) in a store that never saw a project."""
+        days = {}
+        for proj, day in self._read("SELECT DISTINCT m.project, substr(e.ts, 1, 10) FROM"
+                                    " mined_sessions m JOIN events e ON e.id = m.last_id"):
+            for scope in {proj, ""}:
+                days.setdefault(scope, set()).add(day)
+        if not days and not self._read("SELECT 1 FROM projects LIMIT 1"):
+            return {"": None}
+        return {k: sorted(v, reverse=True) for k, v in days.items()}
 
     def _db_bytes(self):
         """The database file's size with its write-ahead log (stats, gc)."""
@@ -7799,7 +7823,8 @@ class _Insight(_Patterns):
                                ("mature", "rule", "universal_projects")),
         "next_promotion": _Out.obj({"level": _Out.STR, "observations_needed": _Out.INT,
                                     "projects_needed": _Out.INT}),
-        "next_decay": _Out.obj({"date": _Out.STR, "due": _Out.BOOL, "confidence_after": _Out.INT,
+        "next_decay": _Out.obj({"clock": _Out.STR, "date": _Out.STR, "days_left": _Out.INT,
+                                "due": _Out.BOOL, "confidence_after": _Out.INT,
                                 "deletes": _Out.BOOL}),
         "observations": _Out.INT, "sources": _NAMED, "sessions": _NAMED, "session_count": _Out.INT,
         "projects": _listof(_Out.obj(
@@ -7855,9 +7880,10 @@ class _Insight(_Patterns):
                        " more project(s)")
         d = e.get("next_decay")
         if d:
-            when = "due now" if d["due"] else d["date"][:10] + " if not observed"
+            when = ("due now" if d["due"] else d["date"][:10] + " if not observed" if "date" in d
+                    else f"after {d['days_left']} more such day(s) without it")
             out.append(f"  next decay: {when} (to conf={d['confidence_after']}"
-                       f"{', deleted' if d['deletes'] else ''})")
+                       f"{', deleted' if d['deletes'] else ''}; clock: {d['clock']})")
         out.append(f"  suggested: {'yes' if e['suggested'] else 'no'}"
                    + (f" (quiet for {e['quiet']} more observation(s) after bad feedback)"
                       if e["quiet"] else ""))
@@ -7995,11 +8021,19 @@ class _Insight(_Patterns):
         elif due == 2:
             e["next_promotion"] = {"level": "universal", "observations_needed": 0,
                                    "projects_needed": need - len(at_rule)}
-        last = _parse_iso(max(e["last_seen"], e["decayed_at"]))
-        if last is not None:
+        stamp = max(e["last_seen"], e["decayed_at"])
+        days, last = self._active_days().get(proj, []), _parse_iso(stamp)
+        if last is not None and days is None:                       # the calendar (default 90)
             at, now = last + 90 * 86400, self._clock()          # past: the next decay charges it
-            e["next_decay"] = {"date": _iso(max(at, now)), "due": at <= now,
-                               "confidence_after": conf - 1, "deletes": conf <= 1}
+            e["next_decay"] = {"clock": "calendar days", "date": _iso(max(at, now)),
+                               "due": at <= now}
+        elif last is not None:                      # active days after the day it was last seen
+            idle = sum(d > stamp[:10] for d in days)
+            e["next_decay"] = {"clock": "days with sessions in " + ("this project" if proj else
+                                                                    "any project"),
+                               "days_left": max(0, 90 - idle), "due": idle >= 90}
+        if last is not None:
+            e["next_decay"].update(confidence_after=conf - 1, deletes=conf <= 1)
         where = " FROM events WHERE pattern = :p AND project = :proj AND pattern != ''"
         obs = self._read("SELECT session, source, count(*)" + where + " AND " + _Core._SQL_OBSERVED
                          + " GROUP BY session, source", {"p": p, "proj": proj})

@@ -1592,21 +1592,29 @@ class TestBoundedWork(StoreCase):
         self.assertTrue(self.store.doctor()["ok"])
 
     def test_decay_runs_in_batches_with_the_same_result(self):
+        repo = str(self.tmp)                 # a project folder: its sessions are its clock
+        os.makedirs(os.path.join(repo, ".git"))
+        fp = instinct.project_fingerprint(repo)
         with mock.patch.object(instinct._Core, "_DECAY_BATCH", 7):
             for i in range(40):
-                self.store.observe(f"seq:p{i}", project=FP_A if i % 2 else "")
-            self.observe_n("seq:p3", 2, project=FP_A)
-            self.clock.advance(days=91)
-            self.store.observe("seq:p5", project=FP_A)      # fresh: not charged
+                self.store.observe(f"seq:p{i}", project=fp if i % 2 else "")
+            self.observe_n("seq:p3", 2, project=fp)
+            for day in range(91):            # busy for 90 days (decay counts active days)
+                self.clock.advance(days=1)
+                self.store.record_tool({"session_id": f"d{day}", "cwd": repo, "tool_name": "Bash",
+                                        "tool_input": {"command": "ls"}})
+            self.store.mine()
+            self.store.observe("seq:p5", project=fp)      # fresh: not charged
+            mined = self.sql("SELECT count(*) FROM instincts")[0][0] - 40
             r = self.store.decay(days_inactive=90)
-        self.assertEqual(r, {"decayed": 39, "deleted": 38, "total": 2})
-        self.assertEqual(self.conf("seq:p3", FP_A), 2)
+        self.assertEqual(r, {"decayed": 39, "deleted": 38, "total": 2 + mined})
+        self.assertEqual(self.conf("seq:p3", fp), 2)
         # one 'decay' event (-1, no data) per charged pattern, whatever order a batch writes them
         # in (ids run p0, p1, ..., p10, ...: not the (pattern, project) order of the events index)
-        charged = {(f"seq:p{i}", FP_A if i % 2 else "", -1, "") for i in range(40) if i != 5}
+        charged = {(f"seq:p{i}", fp if i % 2 else "", -1, "") for i in range(40) if i != 5}
         rows = self.sql("SELECT pattern, project, delta, data FROM events WHERE kind = 'decay'")
         self.assertEqual((len(rows), set(rows)), (39, charged))
-        hist = self.store.history("seq:p3", project=FP_A)["events"]
+        hist = self.store.history("seq:p3", project=fp)["events"]
         self.assertEqual([(e["kind"], e["delta"]) for e in hist if e["kind"] == "decay"],
                          [("decay", -1)])
 
@@ -1969,3 +1977,62 @@ class TestVendoring(StoreCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+from tests.helpers import make_repo  # noqa: E402
+
+
+class TestActivityClock(StoreCase):
+    """Decay counts a project's days with sessions, not the calendar (issue 30 item 5)."""
+
+    def sessions(self, repo, days, commands):
+        """One session a day for `days` days in `repo`, each running `commands`, mined."""
+        for _ in range(days):
+            self.clock.advance(days=1)
+            sid = f"d{self.clock.t:.0f}"
+            for cmd in commands:
+                self.store.record_tool({"session_id": sid, "cwd": repo, "tool_name": "Bash",
+                                        "tool_input": {"command": cmd}})
+            self.store.mine(sid)
+
+    def test_a_busy_project_loses_a_command_it_stopped_using_a_dormant_one_keeps_it(self):
+        busy, idle = make_repo(str(self.tmp / "busy")), make_repo(str(self.tmp / "idle"))
+        fb, fi = instinct.project_fingerprint(busy), instinct.project_fingerprint(idle)
+        self.sessions(idle, 6, ["make test", "make lint"])
+        self.sessions(busy, 6, ["make test", "make lint"])
+        self.store.consolidate()
+        lint, test = "pref:lint=make lint", "pref:test=make test"
+        before = {(p, f): self.store.get(p, project=f)["confidence"]
+                  for p in (lint, test) for f in (fb, fi)}
+        self.assertEqual(set(before.values()), {6})
+        self.sessions(busy, 89, ["make test"])             # lint unused for 89 of its days
+        self.assertEqual(self.store.decay(90)["decayed"], 0)
+        e = self.store.explain(lint, project=fb)["next_decay"]
+        self.assertEqual((e["clock"], e["days_left"], e["due"]),
+                         ("days with sessions in this project", 1, False))
+        self.assertNotIn("date", e)
+        self.clock.advance(days=200)                       # the calendar alone charges nothing
+        self.assertEqual(self.store.decay(90)["decayed"], 0)
+        self.sessions(busy, 1, ["make test"])              # the 90th such day
+        self.assertTrue(self.store.explain(lint, project=fb)["next_decay"]["due"])
+        self.assertEqual(self.store.decay(90)["decayed"], 1)
+        self.assertEqual(self.store.decay(90)["decayed"], 0)          # once per period
+        self.assertEqual(self.store.get(lint, project=fb)["confidence"], 5)
+        self.assertEqual(self.store.get(test, project=fb)["confidence"], 96)
+        for p in (lint, test):                             # the dormant project keeps its habits
+            self.assertEqual(self.store.get(p, project=fi)["confidence"], 6)
+        code, text, err = self.cli_in_process("explain", lint, "--project", fb)
+        self.assertEqual(code, 0, err)
+        self.assertIn("after 90 more such day(s) without it", text)
+        self.assertIn("clock: days with sessions in this project", text)
+
+    def test_global_patterns_count_days_with_sessions_in_any_project(self):
+        self.store.observe("seq:g", project="")
+        repo = make_repo(str(self.tmp / "r"))
+        self.sessions(repo, 89, ["make test"])
+        self.clock.advance(days=200)
+        self.assertEqual(self.store.decay(90)["decayed"], 0)
+        self.assertEqual(self.store.explain("seq:g", project="")["next_decay"]["clock"],
+                         "days with sessions in any project")
+        self.sessions(repo, 1, ["make test"])
+        self.assertEqual(self.store.decay(90)["decayed"], 1)

@@ -188,6 +188,10 @@ def build(path, n, m, now):
         "INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
         " VALUES (?,?,?,?,?,?,?,?)", events())
     conn.execute(index_sql)
+    # decay's clock: the 100 biggest projects had a session every day of the year
+    conn.executemany("INSERT INTO mined_sessions (session, last_id, project) VALUES (?,?,?)",
+                     ((f"b{k}-{d}", 1 + m * d // 365, p) for d in range(365)
+                      for k, p in enumerate(model.projects[:100])))
     conn.execute("COMMIT")
     t2 = time.perf_counter()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -713,6 +713,23 @@ class TestOldHistory(_Home):
                               ("pref:test=make test",)), [(5,)])
 
 
+class TestImportedHistoryKeepsItsHabits(_Home):
+    def test_gc_after_importing_400_day_old_sessions_demotes_and_deletes_nothing(self):
+        sessions.old_history(self.home, n=5, days=400)
+        self.cli_process_stdout("import-history")
+        self.cli_process_stdout("consolidate")
+        q = "SELECT pattern, project, confidence, promoted FROM instincts ORDER BY pattern, project"
+        before = rows(self.db, q)
+        self.assertIn("pref:test=make test", [r[0] for r in before])
+        self.assertTrue(any(r[3] >= 1 for r in before), before)          # habits were learned
+        r = json.loads(self.cli_process_stdout("--json", "gc"))
+        self.assertEqual((r["decayed"], r["deleted"]), (0, 0))
+        self.cli_process_stdout("consolidate")
+        self.assertEqual(rows(self.db, q), before)
+        self.assertEqual(rows(self.db, "SELECT count(*) FROM events WHERE kind IN ('decay',"
+                                       " 'demote')"), [(0,)])
+
+
 # --- hints at the point of action (issue 20) -----------------------------------------------
 NOISE = ["cargo build", "docker ps", "make docs", "gh pr view", "just lint-docs", "node x.js",
          "terraform plan", "kubectl get", "helm list", "gh run list"]

@@ -84,6 +84,7 @@ class ExplainTest(InsightCase):
         self.assertEqual(e["aliases"], ["seq:a->c"])
         last = instinct._parse_iso(e["last_seen"])
         self.assertEqual(e["next_decay"], {"date": instinct._iso(last + 90 * DAY), "due": False,
+                                           "clock": "calendar days",
                                            "confidence_after": 4, "deletes": False})
         # a decay charge moves the next decay date on from the charge, not from last_seen
         self.clock.advance(days=100)
@@ -404,14 +405,15 @@ class TestExplainNextDecay(unittest.TestCase):
         env = child_env(tmp, db)
         r = cli_process("explain", "seq:a->b", "--project", "", env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("  next decay: due now (to conf=0, deleted)\n", r.stdout)
+        self.assertIn("  next decay: due now (to conf=0, deleted; clock: calendar days)\n", r.stdout)
         d = json.loads(cli_process("--json", "explain", "seq:a->b", "--project", "",
                                    env=env).stdout)["next_decay"]
         self.assertTrue(d["due"])
         self.assertGreaterEqual(instinct._parse_iso(d["date"]), time.time() - 60)
         r = cli_process("explain", "seq:c->d", "--project", "", env=env)
         day = time.strftime("%Y-%m-%d", time.gmtime(now + 90 * DAY))
-        self.assertIn(f"  next decay: {day} if not observed (to conf=0, deleted)\n", r.stdout)
+        self.assertIn(f"  next decay: {day} if not observed (to conf=0, deleted;"
+                      " clock: calendar days)\n", r.stdout)
         # the due one is what decay really charges now (conf 1 -> deleted); the other stays
         self.assertEqual(cli_process("decay", env=env).returncode, 0)
         kept = [r["pattern"] for r in json.loads(cli_process("--json", "list", env=env).stdout)]

@@ -679,6 +679,8 @@ class TestHookWithoutInstinct(_SetupEnv):
         _run_hooks(self, commands, n=6)
 
     def test_pip_install_then_uninstall(self):
+        if os.environ.get("INSTINCT_FULL") != "1":      # minutes (pip builds in isolation)
+            self.skipTest("pip install/uninstall runs with INSTINCT_FULL=1 (CI's python3 pass)")
         venv = os.path.join(self.tmp, "venv")
         made = subprocess.run([sys.executable, "-m", "venv", venv], capture_output=True, timeout=300)
         if made.returncode != 0:
