@@ -1376,20 +1376,27 @@ class _Out:
         "metadata": {"type": "object"}, "root": STR},
         ("pattern", "category", "confidence", "level", "project", "first_seen", "last_seen"))
 
+    def count(n, noun):
+        """`1 session`, `2 sessions`, `3 memories`: a number and its noun in agreement."""
+        if n != 1:
+            noun = (noun[:-1] + "ies" if noun[-1:] == "y" and noun[-2:-1] not in "aeiou" else
+                    noun + ("es" if noun.endswith(("s", "ch", "sh", "x")) else "s"))
+        return f"{n} {noun}"
+
     def lines(records, noun):
-        nouns = noun + ("es" if noun.endswith(("s", "ch", "sh", "x")) else "s")
-        w = max([22] + [len(r["pattern"]) for r in records])
+        """One row a record, patterns padded to the longest up to 36 columns (a longer one
+        takes its own line), as the seeds': `  seq:test->fix->test    conf=5  [mature]  sequence`."""
+        w = max([22] + [len(r["pattern"]) for r in records if len(r["pattern"]) <= 36])
         lw = max((len(r["level"]) for r in records), default=0) + 4
-        out = [f"  {r['pattern']:<{w}} conf={r['confidence']:<3}"
+        out = [(f"  {r['pattern']}\n  {'':<{w}}" if len(r["pattern"]) > w else
+                f"  {r['pattern']:<{w}}") + f" {'conf=' + str(r['confidence']):<7} "
                f"{'[' + r['level'] + ']':<{lw}}{r['category']}"
                + (f"  {r['root'] or r['project']}" if r.get("project") and "root" in r else "")
                for r in records]
-        n = len(records)
-        out.append(f"{n} {noun if n == 1 else nouns}")
-        return "\n".join(out)
+        return "\n".join(out + [_Out.count(len(records), noun)])
 
     def render_record(r):
-        return _Out.lines([r], "instinct").splitlines()[0].strip()
+        return " ".join(x.strip() for x in _Out.lines([r], "instinct").splitlines()[:-1])
 
     def render_stats(s):
         out = [f"Database: {s['db_path']} ({s['db_bytes']} bytes, schema v{s['schema_version']})",
@@ -1938,7 +1945,8 @@ class _Patterns(_Core):
               " setting, 50)", minimum=1, maximum=MAX_LIMIT, setting="suggest_limit"),
         title="Suggest learned habits", idempotent=True,       # it logs what it showed (surface)
         output=_Out.RECORD, list_key="suggestions",
-        render=lambda rs: _Out.lines(rs, "suggestion"))
+        render=lambda rs: _Out.lines(rs, "suggestion") if rs else
+        "0 suggestions: nothing mature here yet (`instinct init` learns from past sessions)")
     def suggest(self, project=None, limit=None):
         """Mature, rule and universal patterns for a project (plus global ones), strongest first.
 
@@ -2253,7 +2261,8 @@ class _Patterns(_Core):
         output=_Out.obj({"fingerprint": _Out.STR, "root": _Out.STR, "sessions": _Out.INT,
                          "patterns": _Out.INT}, ("fingerprint", "root", "sessions", "patterns")),
         render=lambda rs: "\n".join([f"  {r['fingerprint']}  {r['root'] or '(folder unknown)'}  "
-                                     f"{r['sessions']} sessions, {r['patterns']} patterns"
+                                     f"{_Out.count(r['sessions'], 'session')}, "
+                                     f"{_Out.count(r['patterns'], 'pattern')}"
                                      for r in rs]
                                     + [f"{len(rs)} project{'' if len(rs) == 1 else 's'}"]))
     def projects(self):
@@ -4317,8 +4326,9 @@ class _Presenter:
         if colon and head == "pref":
             kind, _, used = body.partition(":")
             if kind in ("command", "tool") and mined:
-                what = "Project command: " if kind == "command" else "Often used here: "
-                return what + code(used)
+                return {"command": ("Project command: ", "Common command: "),   # universal: any
+                        "tool": ("Often used here: ", "Often used: ")}[kind][
+                    r.get("level") == "universal"] + code(used)
             key, eq, value = body.partition("=")
             if eq and key in _Corpus.ROLE_TITLES:
                 return f"{_Corpus.ROLE_TITLES[key]}: {code(value)}"
@@ -4914,7 +4924,7 @@ class _Learning(_Memory):
         lines = [_Presenter.briefing_line(r) for r in items]
         try:
             if root:
-                lines += self.memory_briefing(cwd or os.getcwd(), max_chars)
+                lines += ["- " + m for m in self.memory_briefing(cwd or os.getcwd(), max_chars)]
         except InstinctError:
             pass
         text = ("What instinct learned from this user's past sessions here"
@@ -6767,11 +6777,13 @@ class _Sharing(_Memory):
                                                "backup")}
                         | {"dry_run": _Out.BOOL, "backup_file": _Out.STR},
                         ("instincts", "memories", "events", "other", "backup")),
-        render=lambda r: (f"{'Would purge' if r.get('dry_run') else 'Purged'}: {r['instincts']}"
-                          f" instincts, {r['memories']} memories, {r['events']} events,"
-                          f" {r['other']} other rows"
-                          + (f"; {r['backup']} rows from older backups" if r["backup"] else "")
-                          + _Core._backup_note(r)))
+        render=lambda r: (f"{'Would purge' if r.get('dry_run') else 'Purged'}: " + ", ".join(
+            _Out.count(r[k], n) for k, n in (("instincts", "instinct"), ("memories", "memory"),
+                                             ("events", "event"), ("other", "other row")))
+            + (f"; {_Out.count(r['backup'], 'row')} from older backups" if r["backup"] else "")
+            + (f"\nBackup: {r['backup_file']} still holds the purged text (`instinct restore` it"
+               " to undo; delete that file once sure)" if r.get("backup_file")
+               else _Core._backup_note(r))))
     def purge(self, text, dry_run=False):
         """Delete every record holding a text (a leaked secret, a name), here and in the backups.
 

@@ -1647,7 +1647,8 @@ class TestCLI(StoreCase):
             self.assertRegex(out, rf"conf={i}\s+\[raw\]")
         self.assertEqual(self.cli_in_process("consolidate"),
                          (0, "Promoted to mature: 0\nPromoted to rule: 0\nTotal instincts: 1\n", ""))
-        self.assertEqual(self.cli_in_process("suggest", "--project", ""), (0, "0 suggestions\n", ""))
+        self.assertEqual(self.cli_in_process("suggest", "--project", ""), (0, "0 suggestions: nothing mature "
+                         "here yet (`instinct init` learns from past sessions)\n", ""))
         self.cli_in_process("observe", "seq:test->fix->test")
         self.assertIn("conf=5", self.cli_in_process("observe", "seq:test->fix->test")[1])
         code, out, _ = self.cli_in_process("consolidate")
