@@ -7591,7 +7591,23 @@ class _CLI:
                    (("--remove",), {"action": "store_true",
                                     "help": "take out what setup wrote, only that"
                                             " (keeps a backup)"})]),
+        "init": ("wire an agent (setup --write) and learn from its past sessions (import-history)",
+                 [(("client",), {"choices": _Setup.CLIENTS, "nargs": "?", "help": "default: "
+                                 "Claude Code and Codex, each whose folder (~/.claude, ~/.codex)"
+                                 " exists"})]),
     }
+    GROUPS = (("start", "init setup import-history"),   # `instinct --help`, a new user's order
+              ("see what was learned", "suggest list search get explain history stats projects "
+               "effectiveness conflicts recall memories get-memory"),
+              ("correct it", "observe feedback forget unforget merge config remember "
+               "forget-memory restore-memory"),
+              ("share it", "export import export-memories import-memories"),
+              ("maintain", "consolidate decay mine memory-decay gc doctor lint backup restore purge"),
+              ("agent plumbing", "hook serve"))
+    START = ("Self-learning memory for AI coding agents. Start here:\n"
+             "  instinct init          wire Claude Code / Codex and learn from their past sessions\n"
+             "  instinct suggest       what was learned for the project you are in\n"
+             "  instinct --help        every command, by task\n")
 
     def json_object_arg(text):
         import argparse
@@ -7717,8 +7733,8 @@ class _CLI:
                                     extra[0].partition("=")[0], flags + ["--db", "--json"],
                                     f"(see instinct {args.command or ''} --help)")
         if not args.command:
-            build_parser().print_help(sys.stderr)
-            return 2
+            sys.stdout.write(_CLI.START)
+            return 0
         db = getattr(args, "db", None)
         try:
             if args.command == "serve":
@@ -7727,6 +7743,8 @@ class _CLI:
                 return _Capture.run_hook([args.event] + (["--db", db] if db else []), close=close)
             if args.command == "setup":
                 return _CLI.setup_cli(args, db)
+            if args.command == "init":
+                return _CLI.init_cli(args, db, close)
         except InstinctError as e:
             sys.stderr.write(f"instinct: error: {e}\n")
             return e.exit_code
@@ -7759,8 +7777,50 @@ class _CLI:
             else:
                 sys.stdout.write(f"# {r['path']}\n{r['content']}\n")
         for note in [] if args.remove else _Setup.notes(args.client, args.scope, project_root()):
+            if getattr(args, "init", False) and "import-history" in note:
+                continue                                   # init runs it next
             (sys.stderr if as_json else sys.stdout).write(f"note: {note}\n")
         return 0
+
+    def init_cli(args, db, close):
+        """`instinct init [CLIENT]`: setup --write for the client (default: Claude Code and Codex,
+        each whose folder exists), then import-history of their past sessions, with its bar."""
+        import argparse
+        if getattr(args, "json", False):
+            return _CLI.usage_error("init prints text; setup and import-history take --json",
+                                    "", [], "")
+        home = os.path.expanduser("~")
+        clients = [args.client] if args.client else [
+            c for c, d in (("claude-code", ".claude"), ("codex", ".codex"))
+            if os.path.isdir(os.path.join(home, d))]
+        if not clients:
+            return _CLI.usage_error("no ~/.claude or ~/.codex folder here; name your agent: "
+                                    f"instinct init {{{','.join(_Setup.CLIENTS)}}}", "", [], "")
+        for c in clients:
+            _CLI.setup_cli(argparse.Namespace(client=c, write=True, scope="user", all_tools=False,
+                                              remove=False, init=True), db)
+        read = [c for c in clients if c in _Transcripts.CLIENTS]
+        if not read:
+            sys.stdout.write(f"{clients[0]} keeps no transcripts instinct reads: it learns from "
+                             "the next sessions on (`instinct suggest` shows what)\n")
+            return 0
+        op = OPERATIONS["import_history"]
+        code = _CLI.run_op(op, {p.name: p.default for p in op.params} | {
+            "client": read[0] if len(read) == 1 else "all"}, db, False, close)
+        if code == 0:
+            sys.stdout.write("Each new session in these projects starts with its briefing; "
+                             "`instinct suggest` in a project lists what was learned there.\n")
+        return code
+
+    def help_text(parser, sub):
+        """The commands of `instinct --help` by task (GROUPS; one missing there: the last)."""
+        import textwrap
+        names = {a.dest: a.help for a in sub._choices_actions}
+        groups = [(t, w.split()) for t, w in _CLI.GROUPS]
+        groups[-1][1].extend(n for n in names if not any(n in g for _, g in groups))
+        return "\n\n".join(f"{title}:\n" + "\n".join(textwrap.fill(
+            names[n], 79, initial_indent=f"  {n:<15} ", subsequent_indent=" " * 18)
+            for n in group if n in names) for title, group in groups)
 
     def run_op(op, kwargs, db, as_json, close):
         """Run one operation for the CLI: print its JSON or text, map errors to exit codes.
@@ -7811,10 +7871,11 @@ def build_parser(argv=None):
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print the result as JSON (the same JSON the API returns)")
     common.add_argument("--version", action="version", version=f"instinct {__version__}")
-    parser = Parser(prog="instinct", parents=[common],
-                    description="Self-learning memory for AI coding agents: observe patterns, "
-                                "consolidate them into habits, suggest them back.")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser = Parser(prog="instinct", parents=[common], description=_CLI.START,
+                    usage="instinct [--db PATH] [--json] COMMAND ...",
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", help=argparse.SUPPRESS,
+                                prog="instinct")
     wanted = next((a for a in _CLI.take_db(argv or [])[1]
                    if a in _CLI.COMMANDS or a in _CLI.EXTRAS), None)
     for cli, op in _CLI.COMMANDS.items():
@@ -7846,6 +7907,7 @@ def build_parser(argv=None):
             for a, kw in extra:
                 sp.add_argument(*a, **kw)
             sp.set_defaults(_op=None)
+    parser.epilog = None if wanted else _CLI.help_text(parser, sub)
     return parser
 
 
