@@ -489,6 +489,22 @@ def project_fingerprint(path=None):
     return _sha256_hex(project_root(path))[:12]
 
 
+def repo_identity(root):
+    """A project's name that travels (what an export carries instead of its folder): 12 hex of
+    sha256 of its git remote's URL (origin first), read from .git/config, normalised so that a
+    clone by https or ssh agrees (`git@host:o/r.git` = `https://u@host/o/r`); '' without one."""
+    import re
+    try:
+        with open(os.path.join(root, ".git", "config"), encoding="utf-8") as f:
+            text = f.read(1 << 20)
+    except (OSError, ValueError):
+        return ""
+    urls = dict(re.findall(r'^\s*\[remote\s+"([^"]+)"\][^\[]*?^\s*url\s*=\s*(\S+)', text, re.M))
+    url = urls.get("origin") or next(iter(urls.values()), "")
+    url = re.sub(r"^[a-z+]+://|^[^/@:]+@|(\.git)?/*$", "", re.sub(r"^[a-z+]+://[^/@]+@", "", url))
+    return _sha256_hex(url.replace(":", "/", 1).lower())[:12] if url else ""
+
+
 def _forgotten_key(pattern, project):
     """A tombstone's key (section 10): a hash, so no copy of a forgotten pattern is kept."""
     return "p" + _sha256_hex(f"{pattern}\x1f{project}")[:31]
@@ -1384,8 +1400,8 @@ class _Out:
         return f"{n} {noun}"
 
     def lines(records, noun):
-        """One row a record, patterns padded to the longest up to 36 columns (a longer one
-        takes its own line), as the seeds': `  seq:test->fix->test    conf=5  [mature]  sequence`."""
+        """One row a record, patterns padded to the longest up to 36 columns (a longer one takes
+        its own line), as the seeds': `  seq:test->fix->test    conf=5  [mature]  sequence`."""
         w = max([22] + [len(r["pattern"]) for r in records if len(r["pattern"]) <= 36])
         lw = max((len(r["level"]) for r in records), default=0) + 4
         out = [(f"  {r['pattern']}\n  {'':<{w}}" if len(r["pattern"]) > w else
@@ -6241,6 +6257,12 @@ class _Export:
             for r in map(_Core._record, rows):
                 best.setdefault(r["pattern"], r)
             rules = sorted(best.values(), key=lambda r: (-r["confidence"], r["pattern"]))
+        if fmt in ("json", "markdown"):    # what is shared: no folder; a repository's portable id
+            ids = {fp: repo_identity(root)
+                   for fp, root in store._roots(r["project"] for r in rules).items()}
+            rules = [{k: v for k, v in r.items() if k != "root"} | (
+                {"project": ids[r["project"]], "repo": True} if ids.get(r["project"]) else {})
+                for r in rules]
         if write is None:
             if fmt == "json":
                 return rules
@@ -6316,7 +6338,7 @@ class _Export:
                 "no pattern is mature yet (instinct import-history learns from past sessions)")
         what = ("nothing the session briefing shows here" if min_confidence is None
                 else f"nothing at confidence >= {min_confidence}")
-        return f"{what} to export, {path} not written; {hint}"
+        return f"{what} to export" + (f", {path} not written" if path else "") + f"; {hint}"
 
     SIGNATURE = "written by `instinct export`"
 
@@ -6672,8 +6694,15 @@ class _Sharing(_Memory):
             raise ValidationError(f"{path} is not an instinct export: expected a list of rule "
                                   "records or {\"rules\": [...]}")
         remap = None if project is None else _resolve_project(project, self.cwd)
+        here = {repo_identity(root): fp for fp, root in self._read(
+            "SELECT fingerprint, root FROM projects") + [(project_fingerprint(self.cwd),
+                                                          project_root(self.cwd))]}
+        here.pop("", None)
         merged = {}
         for i, rec in enumerate(data):
+            if isinstance(rec, dict) and rec.get("repo") is True and str(rec.get("project")) \
+                    in here:
+                rec = dict(rec, project=here[rec["project"]])    # that repository's clone here
             try:
                 key, row = self._import_record(rec, remap)
             except ValidationError as e:
@@ -7602,10 +7631,11 @@ class _CLI:
               ("correct it", "observe feedback forget unforget merge config remember "
                "forget-memory restore-memory"),
               ("share it", "export import export-memories import-memories"),
-              ("maintain", "consolidate decay mine memory-decay gc doctor lint backup restore purge"),
+              ("maintain", "consolidate decay mine memory-decay gc doctor lint backup restore "
+               "purge"),
               ("agent plumbing", "hook serve"))
     START = ("Self-learning memory for AI coding agents. Start here:\n"
-             "  instinct init          wire Claude Code / Codex and learn from their past sessions\n"
+             "  instinct init          wire Claude Code / Codex, learn from their past sessions\n"
              "  instinct suggest       what was learned for the project you are in\n"
              "  instinct --help        every command, by task\n")
 
@@ -7839,6 +7869,10 @@ class _CLI:
             kwargs = op.coerce(kwargs, _CLI.name)                  # errors name the flags
             result = op.run(store, kwargs)                          # checked once, above
             text = _dumps(result, indent=2) if as_json else op.render(result)
+            if op.name == "export_rules" and result in ([], _Out.render_markdown([])):
+                sys.stderr.write("instinct: " + _Export.nothing_to_export(   # why it is empty
+                    store, kwargs.get("min_confidence") or 10, None, kwargs.get("category"),
+                    None) + "\n")
             sys.stdout.write(text + "\n")
             sys.stdout.flush()
             return op.exit_code(result) if op.exit_code else 0

@@ -21,7 +21,7 @@ import instinct
 from instinct import InstinctStore, ValidationError
 from tests.helpers import (DAY, INITIALIZED, ROOT, Clock, ProjectCase, child_env, init_msg,
                            mcp_in_process, read, req, rows, seeds_db, serve_once, setUpModule,
-                           tool_result, validate, write)
+                           temp_dir, tool_result, validate, write)
 
 
 T0 = ProjectCase.T0           # the fixed "now" (2026-09) of the stores' injected clock
@@ -994,3 +994,79 @@ class TestProse(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestTeammateClone(unittest.TestCase):
+    """Alice learns from her sessions in her clone; Bob's clone of the same repository sits at
+    another path under another HOME: `instinct export --min-confidence 5 > team.json` there,
+    `instinct import team.json` here (the README's recipe) gives Bob the items in `suggest` and
+    the briefing, and nothing of Alice's machine (home, user name, host) travels."""
+
+    def clone(self, home, url):
+        repo = os.path.join(home, "code", "shop")
+        os.makedirs(os.path.join(repo, ".git"))
+        with open(os.path.join(repo, ".git", "config"), "w", encoding="utf-8") as f:
+            f.write('[core]\n\tbare = false\n[remote "origin"]\n'
+                    f'\turl = {url}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n')
+        return repo
+
+    def run_in(self, home, cwd, *args, stdin=None):
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "instinct.py"), *args], cwd=cwd,
+                           env=child_env(home, os.path.join(home, "i.db")), input=stdin,
+                           capture_output=True, text=True, timeout=300)
+        self.assertNotIn("Traceback", r.stderr)
+        return r
+
+    def test_a_clone_elsewhere_gets_the_items_and_no_export_carries_the_machine(self):
+        from tests.test_history import claude_dir_name, make_history
+        import socket
+        user = "zaphodbeeblebrox"
+        alice = os.path.join(temp_dir(self), user, "home")
+        bob = os.path.join(temp_dir(self), "bob")
+        mine = self.clone(alice, "git@github.com:acme/shop.git")
+        theirs = self.clone(bob, "https://github.com/Acme/shop")
+        sessions = os.path.join(alice, ".claude", "projects", claude_dir_name(mine))
+        os.makedirs(sessions)
+        for sid, tr, _ in make_history(cwd=mine, n=8):
+            with open(os.path.join(sessions, sid + ".jsonl"), "w", encoding="utf-8") as f:
+                f.write(tr.text())
+        self.assertIn("Tests here: `uv run pytest`", self.run_in(alice, mine, "init").stdout)
+        young = self.run_in(alice, mine, "export")               # nothing at rule level yet
+        self.assertEqual((young.returncode, young.stdout), (0, "[]\n"))
+        self.assertRegex(young.stderr, r"^instinct: nothing at confidence >= 10 to export; "
+                                       r"\d+ mature patterns .*add --min-confidence \d+")
+        share = self.run_in(alice, mine, "export", "--min-confidence", "5")
+        records = json.loads(share.stdout)
+        self.assertTrue(any(r["pattern"] == "pref:test=uv run pytest" for r in records))
+        self.assertTrue(all(r["repo"] is True for r in records if r["project"]))
+        planted = [alice, user, socket.gethostname(), os.path.realpath(alice)]
+        outputs = {"json": share.stdout}
+        for fmt in ("json", "markdown", "claude", "agents", "cursor", "windsurf", "skill"):
+            outputs[fmt + " out"] = self.run_in(alice, mine, "export", "--format", fmt,
+                                                "--min-confidence", "5").stdout
+            out = os.path.join(temp_dir(self), "share")
+            os.makedirs(out)
+            w = self.run_in(alice, mine, "export", "--format", fmt, "--min-confidence", "5",
+                            "--write", out, "--force")
+            self.assertEqual(w.returncode, 0, w.stderr)
+            for folder, _, files in os.walk(out):
+                for name in files:
+                    with open(os.path.join(folder, name), encoding="utf-8") as f:
+                        outputs[f"{fmt} file {name}"] = f.read()
+        for name, text in outputs.items():
+            for secret in planted:
+                with self.subTest(output=name, secret=secret):
+                    self.assertGreater(len(text), 40)
+                    self.assertNotIn(secret, text)
+        team = os.path.join(bob, "team.json")
+        with open(team, "w", encoding="utf-8") as f:
+            f.write(share.stdout)
+        self.assertEqual(self.run_in(bob, theirs, "import", team).returncode, 0)
+        suggest = self.run_in(bob, os.path.join(theirs), "suggest").stdout
+        self.assertRegex(suggest, r"  pref:test=uv run pytest\s+conf=\d+\s+\[mature\]")
+        brief = self.run_in(bob, theirs, "hook", "session-start", stdin=json.dumps(
+            {"session_id": "b1", "cwd": theirs, "hook_event_name": "SessionStart"})).stdout
+        self.assertIn("uv run pytest", brief)
+        elsewhere = self.clone(os.path.join(bob, "other"), "https://github.com/acme/other")
+        self.run_in(bob, elsewhere, "import", team)     # not that repository: its own items
+        self.assertNotIn("uv run pytest", self.run_in(bob, elsewhere, "suggest").stdout)
