@@ -7635,7 +7635,7 @@ class _CLI:
                "purge"),
               ("agent plumbing", "hook serve"))
     START = ("Self-learning memory for AI coding agents. Start here:\n"
-             "  instinct init          wire Claude Code / Codex, learn from their past sessions\n"
+             "  instinct init          wire Claude Code / Codex, learn from past sessions\n"
              "  instinct suggest       what was learned for the project you are in\n"
              "  instinct --help        every command, by task\n")
 
@@ -7816,16 +7816,17 @@ class _CLI:
         """`instinct init [CLIENT]`: setup --write for the client (default: Claude Code and Codex,
         each whose folder exists), then import-history of their past sessions, with its bar."""
         import argparse
-        if getattr(args, "json", False):
-            return _CLI.usage_error("init prints text; setup and import-history take --json",
-                                    "", [], "")
+        why = ("init prints text; setup and import-history take --json"
+               if getattr(args, "json", False) else None)
         home = os.path.expanduser("~")
         clients = [args.client] if args.client else [
             c for c, d in (("claude-code", ".claude"), ("codex", ".codex"))
             if os.path.isdir(os.path.join(home, d))]
-        if not clients:
-            return _CLI.usage_error("no ~/.claude or ~/.codex folder here; name your agent: "
-                                    f"instinct init {{{','.join(_Setup.CLIENTS)}}}", "", [], "")
+        if why or not clients:
+            sys.stderr.write("instinct: error: " + (why or "no ~/.claude or ~/.codex folder here;"
+                             f" name your agent: instinct init {{{','.join(_Setup.CLIENTS)}}}")
+                             + "\n")
+            return 2
         for c in clients:
             _CLI.setup_cli(argparse.Namespace(client=c, write=True, scope="user", all_tools=False,
                                               remove=False, init=True), db)
