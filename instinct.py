@@ -6735,12 +6735,7 @@ class _Sharing(_Memory):
             conn.execute("UPDATE instincts SET promoted = ? WHERE pattern = ? AND project = ?",
                          (row["promoted"], p, proj))
             return "added"
-        new = {"confidence": max(old["confidence"], row["confidence"]),
-               "promoted": max(old["promoted"], row["promoted"]),
-               "source": old["source"] or row["source"],
-               "first_seen": min(old["first_seen"], row["first_seen"] or old["first_seen"]),
-               "last_seen": max(old["last_seen"], row["last_seen"] or old["last_seen"]),
-               "metadata": {**row["metadata"], **old["metadata"]}}
+        new = _Sharing._fold(old, row)                     # the import merge rule, local first
         if all(old[k] == v for k, v in new.items()):
             return "unchanged"
         self._reinforce(conn, p, proj, source=row["source"], session=self.session, ts=now,

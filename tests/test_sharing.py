@@ -70,7 +70,10 @@ class TestExportFormats(_Base):
     def test_no_argument_export_is_the_seed_contract(self):
         rules = self.store.export_rules()
         self.assertIsInstance(rules, list)
-        self.assertEqual(rules, self.store.list(min_confidence=10))
+        # list's records less the folder (issue 32: an export carries no path of this machine)
+        self.assertEqual(rules, [{k: v for k, v in r.items() if k != "root"}
+                                 for r in self.store.list(min_confidence=10)])
+        self.assertTrue(any("root" in r for r in self.store.list(min_confidence=10)))
         self.assertEqual({r["pattern"] for r in rules},
                          {"seq:test->fix->test", "combo:pytest+coverage", "pref:stdlib-first"})
         self.assertEqual(self.store.export_rules(min_confidence=3, category="fix_pattern")[0]["pattern"],
