@@ -96,7 +96,7 @@ __all__ = [
 ENV_DB = "INSTINCT_DB"
 ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 BUSY_TIMEOUT_S = 30.0
 # Hooks and CLI: a commit past ~4 MB of WAL checkpoints (PASSIVE), a restarting WAL is cut to 4 MB.
 # The MCP server checkpoints every 10,000 pages (~14 % faster observe); the next hook trims it.
@@ -216,6 +216,14 @@ def _dumps(obj, indent=None):
     return _encoder(indent).encode(obj)
 
 
+def _shown(text):
+    """`text` as it may reach an agent, a terminal or a file: control, bidi and zero-width
+    characters (of a stored name) as visible escapes, `\\u202e`; JSON text keeps its values."""
+    import re
+    return re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e"
+                  "\u2060-\u206f\ufeff]", lambda m: "\\u%04x" % ord(m.group()), text)
+
+
 class _JSONDefaults:
     """What the json module's C scanner reads from its decoder: json.loads' defaults."""
     strict = True
@@ -333,25 +341,36 @@ def _inside(folder, paths):
     return kept, out
 
 
-def _read_regular(path, limit):
-    """The bytes of regular file `path` (at most `limit`) or ValidationError; FIFOs never hang."""
+def _open_regular(path):
+    """(binary file, os.stat) of regular file `path`, checked, then opened without blocking: a
+    FIFO, a device (a link to /dev/zero) or a folder in its place is a ValidationError."""
     import stat
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise ValidationError(f"{path} is not a regular file")
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ValidationError(f"{path} is not a regular file")
-        with open(fd, "rb", closefd=False) as f:     # one that grew since fstat ends here too
-            data = f.read(limit + 1) if st.st_size <= limit else None
-        if data is None or len(data) > limit:
-            raise ValidationError(f"{path} is larger than {limit // (1024 * 1024)} MiB")
-        return data
-    finally:
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):                # swapped since the check
         os.close(fd)
+        raise ValidationError(f"{path} is not a regular file")
+    return open(fd, "rb"), st
 
 
-def _atomic_write(path, data, private=False):
-    """Write via a temp file and os.replace, keeping the mode (`private`: 0600, folders 0700)."""
+def _read_regular(path, limit, tail=False):
+    """The bytes of regular file `path` (at most `limit`; `tail`: the last `limit` of a longer
+    one) or ValidationError; FIFOs and devices never hang. The one reader of files not ours."""
+    f, st = _open_regular(path)
+    with f:                                          # one that grew since fstat ends here too
+        if tail:
+            f.seek(max(0, st.st_size - limit))
+        data = f.read(limit + 1) if tail or st.st_size <= limit else None
+    if data is None or len(data) > limit and not tail:
+        raise ValidationError(f"{path} is larger than {limit // (1024 * 1024)} MiB")
+    return data[:limit]
+
+
+def _atomic_write(path, data, private=False, check=None):
+    """Write via a temp file and os.replace, keeping the mode (`private`: 0600, folders 0700);
+    with `check`, only if check() is still true just before the replace -> whether written."""
     import tempfile
     d = os.path.dirname(path)
     try:
@@ -371,7 +390,11 @@ def _atomic_write(path, data, private=False):
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode)
+        if check and not check():
+            _drop_temp(tmp)
+            return False
         os.replace(tmp, path)
+        return True
     except OSError as e:
         _drop_temp(tmp)
         raise StoreError(f"cannot write {path}: {e.strerror}") from None
@@ -452,13 +475,12 @@ def _worktree_main(root):
     if not os.path.isfile(dotgit):
         return root
     try:
-        with open(dotgit, encoding="utf-8") as f:
-            line = f.read(4096).strip()
+        line = _read_regular(dotgit, 4096).decode("utf-8").strip()
         if not line.startswith("gitdir:"):
             return root
         gitdir = os.path.join(root, line[7:].strip())
-        with open(os.path.join(gitdir, "commondir"), encoding="utf-8") as f:
-            common = os.path.realpath(os.path.join(gitdir, f.read(4096).strip()))
+        common = _read_regular(os.path.join(gitdir, "commondir"), 4096).decode("utf-8")
+        common = os.path.realpath(os.path.join(gitdir, common.strip()))
     except (OSError, ValueError):
         return root
     if os.path.basename(common) == ".git" and os.path.isdir(common):
@@ -505,9 +527,19 @@ def repo_identity(root):
     return _sha256_hex(url.replace(":", "/", 1).lower())[:12] if url else ""
 
 
-def _forgotten_key(pattern, project):
-    """A tombstone's key (section 10): a hash, so no copy of a forgotten pattern is kept."""
-    return "p" + _sha256_hex(f"{pattern}\x1f{project}")[:31]
+def _forgotten_key(pattern, project, key=None):
+    """A tombstone's key (section 10): a hash keyed with the store's key file, so no copy of a
+    forgotten pattern is kept and a backup alone gives none back; no key: the unkeyed form that
+    stores before schema v16 wrote (still honoured)."""
+    if key is None:
+        return "p" + _sha256_hex(f"{pattern}\x1f{project}")[:31]
+    return "k" + _keyed(key, f"{pattern}\x1f{project}", 16)
+
+
+def _keyed(key, text, size=5):
+    import hashlib
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), key=key,
+                           digest_size=size).hexdigest()
 
 
 def _is_fingerprint(s):
@@ -851,7 +883,21 @@ END;
         first session; `word` names a program a second session used; row 'key': the store's key."""
         conn.execute("CREATE TABLE seen (hash TEXT PRIMARY KEY, session TEXT NOT NULL, word TEXT)")
 
-    MIGRATIONS = (v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15)
+    def v16(conn):
+        """The key of `seen`'s hashes moves out of the database, into `<database>.key` (0600)."""
+        row = conn.execute("SELECT word FROM seen WHERE hash = 'key'").fetchone()
+        path = conn.execute("PRAGMA database_list").fetchone()[2] + ".key"
+        if row:
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                raise StoreError(f"{path} exists, but this store's key is still inside it: move"
+                                 " the key file away and open the store again") from None
+            with os.fdopen(fd, "w") as f:
+                f.write(row[0] + "\n")
+            conn.execute("DELETE FROM seen WHERE hash = 'key'")
+
+    MIGRATIONS = (v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16)
 
     def has_fts5(conn):
         try:
@@ -870,11 +916,26 @@ def _is_busy(e):
     return "locked" in msg or "busy" in msg
 
 
+def _auto_backups(path, number=False):
+    """The automatic backups beside store `path` (`<db>.N.<time>-<name>.bak`), oldest first by
+    their N, never by the clock (unnumbered older ones first); `number`: the next N."""
+    import glob
+    import re
+    n = {p: int(m.group(1)) if (m := re.match(r"(\d+)\.", p[len(path) + 1:])) else 0
+         for p in glob.glob(glob.escape(path) + ".*-*.bak")}
+    return max(n.values(), default=0) + 1 if number else sorted(n, key=lambda p: (n[p], p))
+
+
 def _db_error(path, e):
     """sqlite3 error -> StoreError with one readable line."""
     msg = str(e)
     low = msg.lower()
-    if "not a database" in low or "malformed" in low or "file is encrypted" in low:
+    if "malformed" in low or "vtable constructor failed" in low:
+        newest = (_auto_backups(path) or ["BACKUP"])[-1]
+        return StoreError(f"{path} is damaged ({msg}); restore the newest automatic backup "
+                          f"(this file is kept as {os.path.basename(path)}.bak): "
+                          f"instinct restore {newest}")
+    if "not a database" in low or "file is encrypted" in low:
         return StoreError(f"{path} is not an instinct database (or it is damaged): {msg}")
     if "readonly" in low or "read-only" in low:
         return StoreError(f"{path} is read-only: {msg}")
@@ -1019,7 +1080,7 @@ class _DB:
         self.path = path
         self.create_dir = create_dir
         self.timeout = timeout
-        self._conn = None
+        self._conn = self._key = None
         self.checkpoint_pages = WAL_AUTOCHECKPOINT_PAGES
         self.read_only = False             # set when the store could only be opened read-only
 
@@ -1087,7 +1148,9 @@ class _DB:
         conn = sqlite3.connect(target, uri=uri, timeout=self.timeout, isolation_level=None,
                                check_same_thread=False)
         try:
-            conn.create_function("instinct_key", 2, _forgotten_key, deterministic=True)
+            conn.create_function("instinct_key", 3, lambda p, proj, keyed: _forgotten_key(
+                p, proj, self.key() if keyed else None), deterministic=True)
+            conn.create_function("instinct_hash", 1, lambda t: _keyed(self.key(), t))
             version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0],
                                  conn=conn)
             if version > SCHEMA_VERSION:
@@ -1116,6 +1179,23 @@ class _DB:
                 f"has schema v{version}; open it once writable to upgrade it to v{SCHEMA_VERSION}"
                 if version else "holds no instinct store yet"))
         return conn
+
+    def key(self):
+        """The store's secret key, in the 0600 file `<database>.key` beside it: never in the
+        database, a backup or an export. Made on first use; schema v16 moved an older one there."""
+        if self._key is None:
+            path = self.path + ".key"
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "w") as f:
+                    f.write(os.urandom(16).hex() + "\n")
+            except OSError:           # there already (or a read-only folder: read, else refuse)
+                pass
+            try:
+                self._key = bytes.fromhex(_read_regular(path, 200).decode("ascii").strip())
+            except (OSError, ValueError, UnicodeError) as e:
+                raise StoreError(f"cannot read the store's key file {path}: {e}") from None
+        return self._key
 
     def _migrate(self, conn):
         self.retry(conn.execute, "BEGIN IMMEDIATE", conn=conn)
@@ -1468,7 +1548,8 @@ INSERT INTO instincts
     (pattern, category, confidence, first_seen, last_seen, source, project, metadata)
 SELECT p, :category, :delta, :first, :last, :source, :project, :meta
 FROM (SELECT coalesce((SELECT pattern FROM aliases WHERE alias = :pattern), :pattern) AS p)
-WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE key = instinct_key(p, :project))
+WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE key IN (instinct_key(p, :project, 1),
+                                                        instinct_key(p, :project, 0)))
 ON CONFLICT (pattern, project) DO UPDATE SET
     confidence = confidence + :delta,
     first_seen = min(first_seen, :first),
@@ -1486,6 +1567,9 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     # busy-handler sleep (100 ms), so a hook gets the lock instead of waiting for the whole job
     _YIELD_S = 0.11
     _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
+    # A pattern forgotten in a project is shown there from no scope (a global or universal row)
+    _SQL_UNFORGOTTEN = (" AND NOT EXISTS (SELECT 1 FROM forgotten WHERE key IN"
+                        " (instinct_key(pattern, {0}, 1), instinct_key(pattern, {0}, 0)))")
     _SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
                   " VALUES (?,?,?,?,?,?,?,?)")
     # Every kind of event: kind -> (counts as an observation of its pattern, what it records).
@@ -1510,6 +1594,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         "restore_memory": (False, "an archived memory restored; data = {memory, type, title}"),
         "forget_memory": (False, "a memory deleted; data = {memory, type}"),
         "memory_decay": (False, "memories aged; delta = -how many, data = {archived}"),
+        "written": (False, "a file instinct wrote; data = 'f:' (export) or 'm:' (a memory) + path"),
     }
     # The condition every reader counts observations by (explain, effectiveness)
     _SQL_OBSERVED = "kind IN (%s)" % ", ".join(f"'{k}'"
@@ -1616,6 +1701,13 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     def _event(self, conn, kind, pattern="", project="", source="", delta=0, data=""):
         conn.execute(_Core._SQL_EVENT, (self._now(), kind, pattern, project, source, self.session,
                                         delta, data))
+
+    def _wrote(self, path, memory=False):
+        """Note a file instinct wrote (once), so that `purge` reaches it too ('m:' a memory's)."""
+        data = ("m:" if memory else "f:") + path
+        with self._write() as conn:
+            conn.execute("DELETE FROM events WHERE kind = 'written' AND data = ?", (data,))
+            self._event(conn, "written", data=data)
 
     def _reinforce(self, conn, pattern, project, *, source, session, ts, delta=None,
                    kind="observe", category=None, metadata=None, seen=None, data=""):
@@ -1772,7 +1864,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
                 conn.execute("DELETE FROM settings WHERE substr(key, 1, ?) = ?",
                              (len(p) + 9, f"pattern.{p}."))
             conn.execute("INSERT OR REPLACE INTO forgotten (key, ts) VALUES (?, ?)",
-                         (_forgotten_key(p, proj), self._now()))
+                         (_forgotten_key(p, proj, self._db.key()), self._now()))
             self._event(conn, "forget", "", proj, delta=-rec["confidence"])  # no copy of the name
         self._scrub()
         return {**rec, "scope": scope, "events": events, "root": self._roots([proj]).get(proj, "")}
@@ -1781,6 +1873,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         """A destructive operation `fn(store)`: with dry_run on a private copy of the store (this
         one is left as it is), else here after an automatic backup -> fn's result, saying which."""
         if not dry_run:
+            if self._db.read_only or not os.access(os.path.dirname(self.path), os.W_OK):
+                raise StoreError(f"{self.path} is read-only: nothing was changed")
             backup = self._auto_backup(name)
             return {**fn(self), "backup_file": backup}
         tmp = _temp_file(os.path.dirname(self.path))
@@ -1795,16 +1889,11 @@ ON CONFLICT (pattern, project) DO UPDATE SET
             _drop_temp(tmp)
             _drop_temp(tmp + ".bak")
 
-    def _auto_backups(self):
-        """The automatic backups beside the store, oldest first."""
-        import glob
-        return sorted(glob.glob(glob.escape(self.path) + ".*-*.bak"))
-
     def _auto_backup(self, name):
-        """Save the store as `<db>.<UTC time>-<name>.bak` (0600), keep AUTO_BACKUPS -> its path."""
-        t = time.time()                             # real time: the names sort as made
+        """Save the store in `<db>.N.<UTC time>-<name>.bak` (0600), keep AUTO_BACKUPS: its path."""
+        t = time.time()                             # real time: for the reader only
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(t)) + ".%06dZ" % (t % 1 * 1e6)
-        dest = f"{self.path}.{stamp}-{name}.bak"
+        dest = f"{self.path}.{_auto_backups(self.path, number=True)}.{stamp}-{name}.bak"
         if os.path.lexists(dest):
             raise StoreError(f"cannot write the automatic backup {dest}: it exists")
         try:
@@ -1813,8 +1902,9 @@ ON CONFLICT (pattern, project) DO UPDATE SET
             raise _db_error(self.path, e) from None
         except OSError as e:
             raise StoreError(f"cannot write the automatic backup {dest}: {e.strerror}") from None
-        for old in self._auto_backups()[:-AUTO_BACKUPS]:
-            _drop_temp(old)                         # with its -wal and -shm, if opened
+        for old in _auto_backups(self.path)[:-AUTO_BACKUPS]:
+            if old != dest:                         # (the one just written: never)
+                _drop_temp(old)                     # with its -wal and -shm, if opened
         return dest
 
     def _snapshot(self, conn, dest):
@@ -1926,7 +2016,7 @@ class _Patterns(_Core):
         change when consolidate runs. A forgotten pattern is not recorded (`forgotten` true)."""
         given = normalize_pattern(pattern)
         cat = _check_category(category) if category is not None else None
-        _check_text(source, "source")
+        source = _Corpus.note_source(_check_text(source, "source"))
         proj = _resolve_project(project, self.cwd)
         meta = _check_metadata(metadata)
         with self._write() as conn:
@@ -1971,9 +2061,10 @@ class _Patterns(_Core):
         # Candidates strongest first from the covering index, one per pattern (this project's
         # row, else the strongest); the window of k grows until it provably holds the answer.
         narrow = "id, pattern, project, promoted, confidence FROM instincts WHERE promoted > 0"
-        ranked = (f"SELECT {narrow} AND project = '' AND quiet = 0 UNION ALL SELECT {narrow}"
+        here = _Core._SQL_UNFORGOTTEN.format(":p")      # forgotten here: in no scope
+        ranked = (f"SELECT {narrow} AND project = '' AND quiet = 0{here} UNION ALL SELECT {narrow}"
                   f" AND project = :p AND :p != '' AND quiet = 0 UNION ALL SELECT {narrow}"
-                  f" AND promoted = 3 AND project NOT IN ('', :p) AND quiet = 0"
+                  f" AND promoted = 3 AND project NOT IN ('', :p) AND quiet = 0{here}"
                   f" ORDER BY promoted DESC, confidence DESC, pattern LIMIT :k")
         k = limit * 2 + 16
         while True:
@@ -2116,8 +2207,8 @@ class _Patterns(_Core):
         with self._write() as conn:
             p = self._canonical(p, conn)
             for proj in projs:
-                key = _forgotten_key(p, proj)
-                if conn.execute("DELETE FROM forgotten WHERE key = ?", (key,)).rowcount:
+                keys = _forgotten_key(p, proj, self._db.key()), _forgotten_key(p, proj)
+                if conn.execute("DELETE FROM forgotten WHERE key IN (?, ?)", keys).rowcount:
                     self._event(conn, "unforget", "", proj)
                     return {"pattern": p, "project": proj}
         where = f"in project {projs[0]}" if projs[0] else "globally"
@@ -2400,10 +2491,14 @@ class _Mem:
         from zlib import crc32
         return crc32(f"{kind}\x1f{mtype}\x1f{project}\x1f{text}".encode())
 
-    def tombstones(mtype, project, title, name):
-        """A forgotten memory's tombstones (table `forgotten`): hashes of its title and name."""
-        return ["m%d" % _Mem.key("t", mtype, project, " ".join(_Mem.words(title))),
-                "m%d" % _Mem.key("n", mtype, project, name or _Mem.slug(mtype, title))]
+    def tombstones(mtype, project, title, name, key=None):
+        """A forgotten memory's tombstones (table `forgotten`): hashes of its title and name keyed
+        with `key`, then the unkeyed ones stores before schema v16 wrote (still honoured)."""
+        texts = (f"t\x1f{mtype}\x1f{project}\x1f{' '.join(_Mem.words(title))}",
+                 f"n\x1f{mtype}\x1f{project}\x1f{name or _Mem.slug(mtype, title)}")
+        from zlib import crc32
+        return ["n" + _keyed(key, t, 16) for t in texts] + ["m%d" % crc32(t.encode())
+                                                            for t in texts]
 
     def keys(mtype, project, title, content, name=""):
         """Keys finding a memory's repeats in its scope: title, name, 4 bands of 2 min-hashes of
@@ -2521,18 +2616,15 @@ class _Mem:
         git = os.path.join(root, ".git")
         try:
             if os.path.isfile(git):
-                with open(git, encoding="utf-8", errors="replace") as f:
-                    head = f.readline().strip()
+                head = _read_regular(git, 4096).decode("utf-8", "replace").split("\n")[0]
                 if not head.startswith("gitdir:"):
                     return []
                 git = os.path.join(root, head[7:].strip())
-            with open(os.path.join(git, "logs", "HEAD"), "rb") as f:
-                size = f.seek(0, 2)
-                f.seek(max(0, size - 65536))
-                lines = f.read().decode("utf-8", "replace").split("\n")
-        except OSError:
+            tail = _read_regular(os.path.join(git, "logs", "HEAD"), 65536, tail=True)
+            lines = tail.decode("utf-8", "replace").split("\n")
+        except (OSError, ValueError):
             return []
-        if size > 65536:
+        if len(tail) == 65536:
             lines = lines[1:]                    # the first one was cut by the seek
         out = []
         for line in reversed(lines):
@@ -2772,12 +2864,10 @@ class _Anchors:
     def git_blob(path):
         """(git blob id, size, mtime in ns) of a file, as `git hash-object` (no git process)."""
         import hashlib
-        with open(path, "rb") as f:
-            st = os.fstat(f.fileno())
-            h = hashlib.sha1(b"blob %d\0" % st.st_size)
-            while chunk := f.read(1 << 20):
-                h.update(chunk)
-        return h.hexdigest(), st.st_size, st.st_mtime_ns
+        st = os.stat(path)                         # before the read: a later change shows
+        data = _read_regular(path, MAX_IMPORT_BYTES)
+        return hashlib.sha1(b"blob %d\0%s" % (len(data), data)).hexdigest(), st.st_size, \
+            st.st_mtime_ns
 
     def path(root, path, cwd=None):
         """A file the user named (from `cwd`, else from `root`) -> its '/' path relative to root."""
@@ -2793,22 +2883,33 @@ class _Anchors:
         ref = (0, item["pattern"], item["project"]) if "pattern" in item else (item["id"], "", "")
         return (_sha256_hex(root)[:12], *ref)
 
-    def reanchor(conn, root, item, paths=()):
-        """Confirm `item` (an instinct or memory record) in the caller's write: its anchors in
-        `root`, and `paths` (relative to it), take the files as they are now; gone ones drop."""
-        key = _Anchors.key(root, item)
-        where = " WHERE root = ? AND memory = ? AND pattern = ? AND project = ?"
-        known = {p: st for p, *st in conn.execute("SELECT path, size, mtime FROM anchors" + where,
-                                                  key)}
+    WHERE = " WHERE root = ? AND memory = ? AND pattern = ? AND project = ?"
+
+    def look(conn, root, item, paths=()):
+        """`item`'s anchors in `root`, and `paths` (relative to it), as the files are now: {path:
+        (blob, size, mtime), None if gone or not a regular file}, unmoved ones (size, mtime) out."""
+        known = {p: st for p, *st in conn.execute("SELECT path, size, mtime FROM anchors"
+                                                  + _Anchors.WHERE, _Anchors.key(root, item))}
+        out = {}
         for path in dict.fromkeys([*known, *paths]):
             try:
                 st = os.stat(os.path.join(root, path))
                 if known.get(path) != [st.st_size, st.st_mtime_ns]:
-                    conn.execute("INSERT OR REPLACE INTO anchors (root, memory, pattern, project,"
-                                 " path, blob, size, mtime) VALUES (?,?,?,?,?,?,?,?)",
-                                 (*key, path, *_Anchors.git_blob(os.path.join(root, path))))
-            except OSError:
-                conn.execute("DELETE FROM anchors" + where + " AND path = ?", (*key, path))
+                    out[path] = _Anchors.git_blob(os.path.join(root, path))
+            except (OSError, ValueError):
+                out[path] = None
+        return out
+
+    def reanchor(conn, root, item, paths=(), looked=None):
+        """Confirm `item` in the caller's write: its anchors take the files as `look` finds them
+        now (or found them before the write: `looked`)."""
+        key = _Anchors.key(root, item)
+        looked = _Anchors.look(conn, root, item, paths) if looked is None else looked
+        conn.executemany("INSERT OR REPLACE INTO anchors (root, memory, pattern, project, path,"
+                         " blob, size, mtime) VALUES (?,?,?,?,?,?,?,?)",
+                         [(*key, path, *got) for path, got in looked.items() if got])
+        conn.executemany("DELETE FROM anchors" + _Anchors.WHERE + " AND path = ?",
+                         [(*key, path) for path, got in looked.items() if not got])
 
     def staleness(conn, root, items):
         """Per item (instinct or memory record) None or why it may be stale by its anchors in `root`
@@ -2830,7 +2931,7 @@ class _Anchors:
                         same = (st.st_size, st.st_mtime_ns) == (size, mtime) or (
                             stat.S_ISREG(st.st_mode) and _Anchors.git_blob(full)[0] == blob)
                         seen[k] = None if same else f"{path} changed"
-                    except OSError:
+                    except (OSError, ValueError):
                         seen[k] = f"{path} is gone"
                 out[i] = out[i] or seen[k]
         return out
@@ -2953,8 +3054,12 @@ class _Memory(_Patterns):
         paths = [_Anchors.path(root, p.strip(), self.cwd)
                  for p in _check_text(about, "about", 4096).split(",") if p.strip()]
         with self._write() as conn:
-            conn.executemany("DELETE FROM forgotten WHERE key = ?",       # stored again on purpose
-                             [(k,) for k in _Mem.tombstones(f["type"], proj, f["title"], "")])
+            if conn.execute("SELECT 1 FROM forgotten WHERE key IN (?, ?, ?, ?)",  # none lifts it
+                            _Mem.tombstones(f["type"], proj, f["title"], "",
+                                            self._db.key())).fetchone():
+                raise ValidationError(
+                    f"a {f['type']} memory titled {f['title']!r} was forgotten here; not stored"
+                    f" (`instinct unforget-memory {f['type']} TITLE` lets it be stored again)")
             if supersedes is not None:
                 old = self._mem_get(conn, supersedes)
                 if "superseded_by" in old:
@@ -3111,20 +3216,41 @@ class _Memory(_Patterns):
     def forget_memory(self, id):
         """Delete a memory for good (for one that is wrong); returns the deleted record.
 
-        Importing its Markdown file again leaves it out; storing it again with `remember` brings it
-        back. Stale memories need no forgetting: they fade and are archived."""
+        Importing or storing it again leaves it out until `unforget-memory`. Stale memories need
+        no forgetting: they fade and are archived."""
         with self._write() as conn:
             rec = self._mem_get(conn, id)
             conn.execute("DELETE FROM memories WHERE id = ?", (id,))
             conn.executemany("INSERT OR REPLACE INTO forgotten (key, ts) VALUES (?, ?)", [
-                (k, self._now()) for k in _Mem.tombstones(rec["type"], rec["project"], rec["title"],
-                                                          _Mem.md(rec["metadata"]).get("name"))])
+                (k, self._now()) for k in _Mem.tombstones(
+                    rec["type"], rec["project"], rec["title"], _Mem.md(rec["metadata"]).get("name"),
+                    self._db.key())[:2]])
             conn.execute("DELETE FROM events WHERE substr(data, 1, ?) IN (?, ?)",
                          (len(str(id)) + 11, f'{{"memory":{id},', f'{{"memory":{id}}}'))
             self._event(conn, "forget_memory", project=rec["project"], delta=-rec["confidence"],
                         data=_dumps({"memory": id, "type": rec["type"]}))    # no copy of its text
         self._scrub()
         return rec
+
+    @operation(
+        Param("type", str, "the forgotten memory's type", required=True, positional=True,
+              choices=tuple(_Mem.MEMORY_TYPES)),
+        Param("title", str, "its title", required=True, positional=True),
+        Param("project", str, "'' global, a fingerprint or a project path (default: this one)"),
+        mcp="memory_unforget", title="Unforget a memory", idempotent=True,
+        output=_Out.obj({"type": _Out.STR, "title": _Out.STR, "project": _Out.STR},
+                        ("type", "title", "project")),
+        render=lambda r: f"[{r['type']}] {r['title']} may be stored again")
+    def unforget_memory(self, type, title, project=None):
+        """Lift a forgotten memory's tombstone, so that `remember` may store it again."""
+        proj = _resolve_project(project, self.cwd)
+        with self._write() as conn:
+            keys = _Mem.tombstones(type, proj, title, "", self._db.key())
+            if not conn.execute("DELETE FROM forgotten WHERE key IN (?, ?, ?, ?)",
+                                keys).rowcount:
+                raise NotFoundError(f"no forgotten {type} memory titled {title!r} here")
+            self._event(conn, "unforget", "", proj)
+        return {"type": type, "title": title, "project": proj}
 
     @operation(
         _Mem.TYPE, _Mem.SCOPE,
@@ -3306,8 +3432,8 @@ class _Memory(_Patterns):
 
     def _mem_import_one(self, conn, f, proj, name, confidence):
         mtype, title = f["type"], f["title"]
-        if conn.execute("SELECT 1 FROM forgotten WHERE key IN (?, ?)",
-                        _Mem.tombstones(mtype, proj, title, name)).fetchone():
+        if conn.execute("SELECT 1 FROM forgotten WHERE key IN (?, ?, ?, ?)",
+                        _Mem.tombstones(mtype, proj, title, name, self._db.key())).fetchone():
             return "forgotten"
         keys = _Mem.keys(mtype, proj, title, f["content"], name)
         rows = conn.execute(
@@ -3381,16 +3507,16 @@ class _Memory(_Patterns):
             used.add(stem.lower())
             prose = {k: r[k] for k in ("title", "content", "why", "how_to_apply", "metadata")}
             r.update(_Mem.redact_value(prose)[0])               # stored before redaction existed
-            data = _Mem.memory_md(r, name).encode("utf-8")
+            data = _shown(_Mem.memory_md(r, name)).encode("utf-8")
             path = os.path.join(d, stem + ".md")
             try:
-                with open(path, "rb") as fh:
-                    if fh.read(len(data) + 1) == data and not os.fstat(fh.fileno()).st_mode & 0o077:
-                        same += 1
-                        continue
-            except OSError:
+                if not os.stat(path).st_mode & 0o077 and _read_regular(path, len(data)) == data:
+                    same += 1
+                    continue
+            except (OSError, ValidationError):
                 pass
             _atomic_write(path, data, private=True)
+            self._wrote(path, memory=True)
             written += 1
         return {"dir": d, "files": len(items), "written": written, "unchanged": same}
 
@@ -3982,7 +4108,7 @@ class _Capture:
             if text:
                 import json
                 stdout.write(json.dumps({"hookSpecificOutput": {
-                    "hookEventName": event_name, "additionalContext": text}}) + "\n")
+                    "hookEventName": event_name, "additionalContext": _shown(text)}}) + "\n")
         db, args = _CLI.take_db(list(argv))
         event = args[0] if args else None
         for a in args[1:]:
@@ -4005,11 +4131,10 @@ class _Capture:
                 " nothing recorded", True)
             return
         named = payload.get("hook_event_name")
-        key = (event or (named if isinstance(named, str) else "") or "")[:64]
-        key = key.replace("-", "").replace("_", "").lower()
-        event = _Capture.HOOK_EVENTS.get(key)
+        typed = (event or (named if isinstance(named, str) else "") or "")[:64]
+        event = _Capture.HOOK_EVENTS.get(typed.replace("-", "").replace("_", "").lower())
         if event is None:
-            say(f"unknown hook event {key or '(none)'}; expected one of:"
+            say(f"unknown hook event {_shown(typed) or '(none)'}; expected one of:"
                 f" {', '.join(_Capture.HOOK_EVENTS.values())}", True)
             return
         cwd = _Capture.hook_cwd(payload)
@@ -4166,13 +4291,17 @@ class _Call:
         f = data.split("\t") + ["", ""]
         return cls(f[0], f[1], f[2], f[3:len(f) - 2])
 
-    def private(self, conn, session):
+    def private(self, conn, session, cwd=None, ran=None):
         """This call with each program word not in `known_words` as a keyed hash ('#' + 10 hex)
-        until a second session uses it (a pasted password is no program): then the word is learned
-        (table `seen`) and the stored steps holding its hash are rewritten to it."""
+        until a second session uses it and it names something real (`real`), or ran: `ran` is
+        (a plain command that succeeded, the response's text) of a call that did not fail. Then
+        the word is learned (table `seen`) and the stored steps holding its hash are rewritten to
+        it. A pasted password (command not found) stays a hash however often it recurs."""
         if self.tool not in self.SHELLS:
             return self
         shapes = list(map(_Call.program_words, self.cmds))
+        plain, said = ran or (False, "")
+        last = shapes[-1][0][shapes[-1][1][-1]] if plain and shapes else None
         known = _Call.known_words()
         found = {words[i]: "" for words, at in shapes for i in at
                  if words[i] not in known and not words[i].startswith("#")}
@@ -4186,7 +4315,9 @@ class _Call:
             first, word = rows.get(h, (None, None))
             if first is None:
                 _Call.seen_add(conn, h, session)
-            if word is None and first not in (None, session):     # a second session: learned
+            if (word is None and first not in (None, session)   # a second session, a real name
+                    and (w == last or _Call.real(w, cwd) or said and not (
+                        w in said and any(m in said for m in _Call.MISSING)))):
                 conn.execute("UPDATE seen SET word = ? WHERE hash = ?", (w, h))
                 conn.execute("UPDATE events SET data = replace(data, ?, ?) WHERE instr(data, ?)"
                              " AND kind IN ('tool', 'tool_fail')", ("#" + h, w, "#" + h))
@@ -4279,14 +4410,33 @@ class _Call:
                 break
         return words, at
 
+    def plain(payload):
+        """Whether a shell call is one plain command, whose success says its program exists (no
+        pipe, list, background job or substitution to succeed for it: `X || true`)."""
+        tinput = payload.get("tool_input")
+        cmd = tinput.get("command") if isinstance(tinput, dict) else None
+        return isinstance(cmd, str) and not any(c in cmd for c in "|;&\n`$()")
+
+    # What a shell says of a word that names no program (bash, zsh, npx, uv, python -m, nohup)
+    MISSING = ("not found", "No such file", "not recognized", "No module named", "Failed to spawn",
+               "could not determine executable", "404", "Unknown command", "failed to run")
+
+    def said(payload):
+        """A call's response as text (its first 4,000 characters), to tell a run program."""
+        resp = payload.get("tool_response")
+        return (resp if isinstance(resp, str) else _dumps(resp) if resp else "")[:4000]
+
+    def real(word, cwd):
+        """Whether a program word names something real: a program on the PATH, a file in `cwd`."""
+        if not word or os.sep in word or word in (".", ".."):
+            return False
+        return any(os.access(os.path.join(d, word), os.X_OK) and not os.path.isdir(
+            os.path.join(d, word)) for d in os.environ.get("PATH", "").split(os.pathsep) if d) \
+            or bool(cwd) and os.path.isfile(os.path.join(cwd, word))
+
     def keyed(conn, text):
-        """A keyed hash of `text` (10 hex), with the store's random key (made on first use)."""
-        import hashlib
-        row = conn.execute("SELECT word FROM seen WHERE hash = 'key'").fetchone()
-        if row is None:
-            row = (os.urandom(16).hex(),)
-            conn.execute("INSERT INTO seen (hash, session, word) VALUES ('key', '', ?)", row)
-        return hashlib.blake2b(text.encode(), key=bytes.fromhex(row[0]), digest_size=5).hexdigest()
+        """A keyed hash of `text` (10 hex), with the store's key (`_DB.key`)."""
+        return conn.execute("SELECT instinct_hash(?)", (text,)).fetchone()[0]
 
     def seen_add(conn, h, session):
         """Note hash `h` first seen in `session`; the oldest unlearned beyond SEEN_MAX go."""
@@ -4377,8 +4527,10 @@ class _Presenter:
         stale = f"; may be stale: {r['stale']}" if r.get("stale") else ""
         n, use = r["confidence"], r.get("use")
         evidence = f"{n} sessions" + (f", used in {use[0]} of the last {use[1]}" if use else "")
-        if not _Corpus.mined_source(r.get("source")):
-            evidence = f"seen {n}x"
+        if not _Corpus.mined_source(r.get("source")):   # a note: counted as observed, said where
+            src = r.get("source") or ""
+            evidence = f"observed {n}\u00d7, " + ("imported" if src.startswith("shared:")
+                                                else f"noted by {src}" if src else "noted")
         return f"- {_Presenter.rule_text(r)} ({r['level']}, {evidence}, {scope}{stale})"
 
     def generic_habit(pattern):
@@ -4432,6 +4584,8 @@ class _Presenter:
                 continue
             seen.add(p)
             steps = _Presenter.item_steps(p) if _Corpus.mined_source(r.get("source")) else []
+            if any(w.startswith("#") for st in steps for w in st.split()):
+                continue                          # a hashed (unnamed) program tells nothing
             if steps:
                 if p.startswith("combo:"):
                     k = sum(set(steps) <= set(x) for x in recent)
@@ -4446,7 +4600,8 @@ class _Presenter:
             key = p[5:].split("=", 1)[0] if p.startswith("pref:") else None
             if key in _Corpus.ROLE_TITLES and key in roles:
                 continue
-            roles.add(key)
+            if steps:                             # a note never takes the role of what was run
+                roles.add(key)
             if not _Presenter.generic_habit(p):
                 out.append(r)
         best = _Corpus.families({tuple(r["pattern"][4:].split("->")): r["confidence"]
@@ -4457,7 +4612,8 @@ class _Presenter:
             why = _Anchors.staleness(store._db.conn, root, out)
             out = _Lint.duplicates(root, [dict(r, stale=w) if w else r for r, w in zip(out, why)
                                           if not (w and w.endswith(" is gone"))])
-        out.sort(key=lambda r: -(r["use"][0] / r["use"][1]) if r.get("use") else -0.5)   # stable
+        out.sort(key=lambda r: (not _Corpus.mined_source(r["source"]),   # evidence, then notes
+                                -(r["use"][0] / r["use"][1]) if r.get("use") else -0.5))
         return out[:limit]
 
 
@@ -4729,8 +4885,20 @@ class _Corpus:
         return all(step in steps for step in small)
 
     def mined_source(src):
-        """Whether mining found it: 'hooks' (live) or 'import:<client>' (import-history)."""
+        """Whether mining found it: 'hooks' (live) or 'import:<client>' (import-history). Only
+        that is evidence (what the project ran, in sessions) that may instruct: a hint, a "follow
+        it" line; an observe, an MCP call or an import of a share file is a note."""
         return src == "hooks" or str(src).startswith("import:")
+
+    def note_source(src, imported=False):
+        """The source a note is stored with: an import's evidence becomes 'shared:<source>'; an
+        observe may not claim to be evidence."""
+        if not _Corpus.mined_source(src):
+            return src
+        if imported:
+            return "shared:" + src
+        raise ValidationError(f"source {src!r} is kept for what instinct's hooks captured; name"
+                              " who observed it instead (e.g. claude-code)")
 
 
 class _Miner:
@@ -4906,7 +5074,8 @@ class _Learning(_Memory):
         source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload
                                                        else "claude-code")
         with self._write() as conn:
-            call = call.private(conn, session)
+            call = call.private(conn, session, cwd, None if failed else (
+                source != "codex" and _Call.plain(payload), _Call.said(payload)))
             when = self._now() if ts is None else _iso(ts)
             conn.execute(_Core._SQL_EVENT, (when, "tool_fail" if failed else "tool", "", proj,
                                             source[:40], session, 0, call.encode()))
@@ -4937,14 +5106,20 @@ class _Learning(_Memory):
                 items = [r for r in items if r["pattern"] in show]
             except StoreError:                 # a read-only store: everything, unmeasured
                 pass
-        lines = [_Presenter.briefing_line(r) for r in items]
+        lines = [_Presenter.briefing_line(r) for r in items if _Corpus.mined_source(r["source"])]
         try:
             if root:
                 lines += ["- " + m for m in self.memory_briefing(cwd or os.getcwd(), max_chars)]
         except InstinctError:
             pass
+        notes = [_Presenter.briefing_line(r) for r in items
+                 if not _Corpus.mined_source(r["source"])]
         text = ("What instinct learned from this user's past sessions here"
-                " (follow it unless told otherwise):")
+                " (follow it unless told otherwise):") if lines else ""
+        if notes:                      # not seen in sessions: said as notes, never as instructions
+            lines += ["Noted by hand or shared, not seen in this project's sessions (check before"
+                      " relying on it):"] + notes
+            text = text or lines.pop(-len(notes) - 1)
         for line in lines:
             if len(text) + 1 + len(line) > max_chars:
                 break
@@ -4962,8 +5137,10 @@ class _Hints:
     LIFT_MIN = 10                    # decided hints of each arm (shown, held) before a lift is told
     NO_LIFT = 0.05                   # a lift whose interval ends below this is none (hint_demote)
     SQL_MATURE = ("SELECT pattern, confidence FROM instincts WHERE promoted > 0 AND quiet = 0"
-                  " AND project IN (?, '') AND pattern >= ? AND pattern < ?"
-                  " ORDER BY project = '', confidence DESC, pattern")
+                  " AND project IN (:p, '') AND pattern >= :lo AND pattern < :hi"  # evidence only:
+                  " AND (source = 'hooks' OR source LIKE 'import:%')"          # see mined_source
+                  + _Core._SQL_UNFORGOTTEN.format(":p")
+                  + " ORDER BY project = '', confidence DESC, pattern")
 
     def purpose(shape):
         """What a shape is for: its role ('test'), 'packages' (a package manager's), else None."""
@@ -5003,8 +5180,8 @@ class _Hints:
             purpose = _Hints.purpose(shape)
             if purpose is None:
                 continue
-            rows = (store._read(_Hints.SQL_MATURE, (project, "pref:", "pref;")) if rows is None
-                    else rows)
+            rows = (store._read(_Hints.SQL_MATURE, {"p": project, "lo": "pref:", "hi": "pref;"})
+                    if rows is None else rows)
             learned = _Hints.learned_for(rows, purpose, shape)
             if learned and not any(_Hints.agrees(shape, v, purpose) for _, v, _ in learned):
                 p, v, n = learned[0]
@@ -5017,7 +5194,8 @@ class _Hints:
 
     def fix_hint(store, project, step):
         """A failed command's learned fix, and a memory about the command -> ('fix', key, text)."""
-        fix = store._read(_Hints.SQL_MATURE, (project, f"fix:{step} by ", f"fix:{step} by!"))
+        fix = store._read(_Hints.SQL_MATURE, {"p": project, "lo": f"fix:{step} by ",
+                                                "hi": f"fix:{step} by!"})
         # `make`, not make (nor `make db`)
         names = (f"`{step}`",) + ((step,) if " " in step else ())
         mem = [(i, t) for i, t, c in store._read(
@@ -5186,7 +5364,7 @@ class _Transcripts:
         """The JSON objects of a JSONL file; bad or oversized lines are counted in
         stats['bad_lines'] and skipped, lines without `needle` (bytes) not even parsed."""
         import json
-        with open(path, "rb") as f:
+        with _open_regular(path)[0] as f:
             for line in iter(lambda: f.readline(_Transcripts.MAX_LINE), b""):
                 if len(line) >= _Transcripts.MAX_LINE and not line.endswith(b"\n"):
                     while line and not line.endswith(b"\n"):
@@ -5456,8 +5634,8 @@ class _Transcripts:
                 out += ["  session-start briefing:"] + ["    " + line
                                                         for line in p["briefing"].splitlines()]
         if not r["projects"] and not r["sessions"]:
-            out.append("No Claude Code or Codex sessions found (looked in ~/.claude/projects and "
-                       "~/.codex/sessions; see --path)")
+            out.append("No Claude Code or Codex sessions found (looked in " + (r.get("path") or
+                       "~/.claude/projects and ~/.codex/sessions; see --path") + ")")
         return "\n".join(out)
 
     def tty_progress(stream=None):
@@ -5494,6 +5672,7 @@ class _History(_Learning):
                          "empty": _Out.INT, "too_old": _Out.INT, "old": _Out.INT,
                          "tool_calls": _Out.INT, "failed_calls": _Out.INT, "bad_lines": _Out.INT,
                      "sidechain_calls": _Out.INT, "dry_run": _Out.BOOL, "links_skipped": _Out.INT,
+                     "path": _Out.STR,
                      "projects": {"type": "array", "items": _Out.obj({
                          "project": _Out.STR, "cwd": _Out.STR, "sessions": _Out.INT,
                          "tool_calls": _Out.INT, "learned": {"type": "array", "items": _Out.STR},
@@ -5518,7 +5697,7 @@ class _History(_Learning):
         for who, f in found:
             try:
                 sniffed, first = _Transcripts.sniff(f)
-            except OSError:
+            except (OSError, ValidationError):
                 stats["bad_lines"] += 1
                 continue
             who = who or sniffed
@@ -5527,7 +5706,8 @@ class _History(_Learning):
             files.append((first or 0.0, f, who))
         files.sort()
         res = {"sessions": 0, "imported": 0, "skipped": 0, "empty": 0, "too_old": 0, "old": 0,
-               "tool_calls": 0, "failed_calls": 0, "dry_run": bool(dry_run), "links_skipped": links}
+               "tool_calls": 0, "failed_calls": 0, "dry_run": bool(dry_run), "links_skipped": links,
+               **({"path": path} if path else {})}
         projects, disabled, done, imported, pending = {}, {}, set(), {}, 0
         self._keep_events, self._corpus = True, _Corpus()
         try:
@@ -5536,7 +5716,7 @@ class _History(_Learning):
                           else _Transcripts.codex_session)
                 try:
                     session, calls = reader(f, stats)
-                except OSError:
+                except (OSError, ValidationError):
                     stats["bad_lines"] += 1
                     calls, session = [], ""
                 session = _Capture.safe_session(session)
@@ -5584,7 +5764,7 @@ class _History(_Learning):
         stats = {"bad_lines": 0, "sidechain_calls": 0}
         try:
             sid, calls = _Transcripts.codex_session(transcript_path, stats)
-        except OSError:
+        except (OSError, ValidationError):
             return 0
         if sid != session:
             return 0
@@ -5841,7 +6021,7 @@ class _Setup:
                         out.append(dict(g, hooks=rest))
             if event in wanted and not placed:
                 out.append(wanted[event])
-            if out or event in wanted:
+            if out or event in wanted or not groups:      # a user's empty list stays
                 node[event] = out
             else:
                 del node[event]
@@ -5854,30 +6034,24 @@ class _Setup:
         import decimal
         import json
 
-        def number(s):
-            f = float(s)               # a JSON literal is never NaN; inf differs from its Decimal
-            if decimal.Decimal(s) != decimal.Decimal(repr(f)):
+        def number(s):                 # a JSON literal is never NaN; inf differs from its Decimal
+            if decimal.Decimal(s) != decimal.Decimal(repr(float(s))):
                 raise ValidationError(f"the number {s[:40]} cannot be written back exactly")
-            return f
+            return float(s)
 
-        def constant(s):
-            raise ValidationError(f"{s} is not valid JSON")
-
-        def pairs(items):
-            d = {}
-            for k, v in items:
-                if k in d:
-                    raise ValidationError(f"the key {k[:40]!r} appears twice in one object")
-                d[k] = v
-            return d
+        def pairs(items, constant=None):
+            if constant or len({k for k, _ in items}) < len(items):
+                raise ValidationError(f"{constant} is not valid JSON" if constant
+                                      else "a key appears twice in one object")
+            return dict(items)
         try:
-            data = json.loads(text, parse_float=number, parse_constant=constant,
-                              object_pairs_hook=pairs)
+            data = json.loads(text, parse_float=number, object_pairs_hook=pairs,
+                              parse_constant=lambda s: pairs((), s))
         except RecursionError:
             raise ValidationError("the JSON is nested too deeply") from None
+        except ValidationError:
+            raise
         except ValueError as e:
-            if isinstance(e, ValidationError):
-                raise
             raise ValidationError(f"not valid JSON: {e}") from None
         try:
             json.dumps(data, ensure_ascii=False).encode("utf-8")
@@ -5904,72 +6078,92 @@ class _Setup:
         return text if text.strip() and json.loads(new) == json.loads(text) else new
 
     def read_config(path):
-        """(text, real path, mode or None) of a client config; one-line errors for what is none."""
-        import stat
-        real = os.path.realpath(path)          # a symlinked config is written through its link
+        """(text without its BOM, real path, os.stat_result or None when absent, the BOM) of a
+        client config: a regular UTF-8 file of at most 64 MiB (a FIFO never hangs)."""
+        real = os.path.realpath(path)          # a symlinked config is edited in its target
         try:
-            st = os.stat(real)
-            if stat.S_ISDIR(st.st_mode):
+            if os.path.islink(path) and not os.path.exists(real):
+                raise ValidationError(f"{path} is a link to {real}, which does not exist; "
+                                      "create it or remove the link")
+            if os.path.isdir(real):
                 raise ValidationError(f"{path} is a directory, not a config file; "
                                       "move it away and retry")
-            if not stat.S_ISREG(st.st_mode):
-                raise ValidationError(f"{path} is not a regular file")
-            with open(real, "rb") as f:
-                raw = f.read(64 * 1024 * 1024 + 1)
+            st = os.stat(real)
+            text = _read_regular(real, 64 * 1024 * 1024).decode("utf-8")
         except FileNotFoundError:
-            return "", real, None
+            return "", real, None, ""
         except OSError as e:
             raise StoreError(f"cannot read {path}: {e.strerror}") from None
-        if len(raw) > 64 * 1024 * 1024:
-            raise ValidationError(f"{path} is larger than 64 MiB; "
-                                  "not a config file instinct will edit")
-        try:
-            return raw.decode("utf-8"), real, stat.S_IMODE(st.st_mode)
         except UnicodeDecodeError as e:
             raise ValidationError(f"{path} is not UTF-8 text (byte {e.start}); "
                                   "fix it and retry") from None
+        bom = text[:1] if text[:1] == "\ufeff" else ""
+        return text[len(bom):], real, st, bom
 
-    def backups(path):
-        """The texts of setup's backups of `path` (PATH.bak, PATH.bak.2, ...), newest first."""
-        import re
-        folder, name = os.path.split(path)
+    BACKUPS = 10                       # setup's backups kept (by number) in the store's folder
+
+    def keep(state, path, text):
+        """Save `text`, what `path` held, as STATE/N-NAME.bak (0600, N one past the newest) and
+        keep the newest BACKUPS by N (never by time) -> its path."""
+        found = sorted((int(f.split("-")[0]), f) for f in
+                       (os.listdir(state) if os.path.isdir(state) else [])
+                       if f.split("-")[0].isdigit() and f.endswith(".bak"))
+        backup = os.path.join(state, f"{found[-1][0] + 1 if found else 1}-"
+                                     f"{os.path.basename(path).lstrip('.')}.bak")
+        os.makedirs(os.path.dirname(state), mode=0o700, exist_ok=True)   # the store's, 0700
+        _atomic_write(backup, text.encode("utf-8"), private=True)
+        for _, f in found[:max(0, len(found) + 1 - _Setup.BACKUPS)]:
+            _drop_temp(os.path.join(state, f))
+        return backup
+
+    def manifest(state, records=None):
+        """Setup's record of what it added ({config path: {original, entry, dirs}}) in
+        STATE/manifest.json: read it, or (records given) write it, or remove it when empty."""
+        path = os.path.join(state, "manifest.json")
+        if records is None:
+            text = _Setup.read_config(path)[0]
+            try:
+                records = _Setup.strict_json(text) if text else {}
+                if isinstance(records, dict) and all(isinstance(r, dict)
+                                                     for r in records.values()):
+                    return records
+                raise ValidationError("not setup's record")
+            except ValidationError as e:
+                raise ValidationError(f"{path}: {e}; move it away and retry") from None
+        if records:
+            os.makedirs(os.path.dirname(state), mode=0o700, exist_ok=True)
+            _atomic_write(path, (_dumps(records, indent=1) + "\n").encode("utf-8"), private=True)
+        elif os.path.exists(path):
+            os.remove(path)
+
+    def owned(kind, text):
+        """What setup owns in a config text, by key: `KEY.instinct` (whoever wrote it), `hooks.
+        EVENT` (instinct's own handlers), or the marked block of a TOML or YAML file."""
+        if kind in ("toml", "yaml"):
+            span = _Setup.marked_span(text)
+            key = "mcp_servers" if kind == "toml" else "extensions"
+            return {key + ".instinct": text[span[0]:span[1]]} if span else {}
         try:
-            found = [(int(m.group(1) or 1), f) for f in os.listdir(folder)
-                     for m in [re.fullmatch(re.escape(name) + r"\.bak(?:\.([0-9]+))?", f)] if m]
-        except OSError:
-            return []
-        out = []
-        for _, f in sorted(found, reverse=True):
-            try:
-                with open(os.path.join(folder, f), encoding="utf-8", newline="") as fh:
-                    out.append(fh.read())
-            except (OSError, UnicodeDecodeError):
-                pass
-        return out
+            data = _Setup.strict_json(text) if text.strip() else {}
+        except ValidationError:
+            return {}
+        node = data.get(kind[0]) if isinstance(data, dict) else None
+        if not isinstance(node, dict):
+            return {}
+        if kind != ("hooks",):
+            return {f"{kind[0]}.instinct": node["instinct"]} if "instinct" in node else {}
+        ours = {f"hooks.{e}": [h for g in gs if isinstance(g, dict)
+                               and isinstance(g.get("hooks"), list)
+                               for h in g["hooks"] if _Setup.is_ours(h)]
+                for e, gs in node.items() if isinstance(gs, list)}
+        return {k: v for k, v in ours.items() if v}
 
-    def new_backup(path, data, mode):
-        """Keep `data` in the first free PATH.bak, PATH.bak.2, ... (none overwritten), created 0600
-        and given the original's mode before the data goes in (~/.claude.json holds keys)."""
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-        n = 1
-        while True:
-            backup = path + (".bak" if n == 1 else f".bak.{n}")
-            try:
-                with os.fdopen(os.open(backup, flags, 0o600), "wb") as f:
-                    os.chmod(backup, mode)
-                    f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
-                return backup
-            except FileExistsError:
-                n += 1
-            except OSError as e:
-                raise StoreError(f"cannot write {backup}: {e.strerror}") from None
-
-    def unmerge(kind, text, backups):
-        """`text` without what setup wrote -> the new text, or None when nothing else is left. A
-        backup holding the same data comes back as it is (a JSON merge re-indents)."""
+    def unmerge(kind, text, rec, entry):
+        """`text` without what setup wrote, the user's entry it replaced put back (its record
+        `rec`; none: only an entry equal to `entry` is setup's) -> the new text (the original's
+        bytes when its data is back), or None: setup created the file and nothing else is left."""
         import json
+        original = rec.get("original") if rec else None
         if kind in ("toml", "yaml"):
             span = _Setup.marked_span(text)
             if span is None:
@@ -5980,28 +6174,32 @@ class _Setup:
                 return text
             head, nl = text[:span[0]], "\r\n" if "\r\n" in text else "\n"
             new = (head[:-len(nl)] if head.endswith(nl + nl) else head) + text[span[1]:]
-            return next((b for b in backups if b.rstrip("\r\n") == new.rstrip("\r\n")),
-                        new if new.strip() else None)
+            if original is not None and original.rstrip("\r\n") == new.rstrip("\r\n"):
+                return original
+            return None if rec and original is None and not new.strip() else new
         data = _Setup.strict_json(text) if text.strip() else {}
         key = kind[0]
         if not isinstance(data, dict) or not isinstance(data.get(key), dict):
             return text                        # nothing of ours there
+        node = data[key]
+        old = _Setup.strict_json(original) if original and original.strip() else {}
+        theirs = old.get(key) if isinstance(old, dict) else None
         if kind == ("hooks",):
-            _Setup.merge_hooks(data[key], {})
-        else:
-            data[key].pop("instinct", None)
+            _Setup.merge_hooks(node, {})
+        elif "instinct" in node and node["instinct"] == (rec.get("entry") if rec else entry):
+            if isinstance(theirs, dict) and "instinct" in theirs:
+                node["instinct"] = theirs["instinct"]          # the user's own, put back
+            else:
+                del node["instinct"]
         if data == _Setup.strict_json(text):
             return text
-        as_is = dict(data)
-        if not data[key]:                      # the object setup added, if it is empty now
+        if not node and rec and theirs is None:  # the object setup added, if it is empty now
             del data[key]
-        for b in backups:
-            try:
-                if _Setup.strict_json(b) in (as_is, data):
-                    return b
-            except ValidationError:
-                pass
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n" if data else None
+        if original is not None and data == old:
+            return original
+        if not data and rec and original is None:
+            return None
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
     def paste_text(kind, entry):
         import json
@@ -6032,7 +6230,7 @@ class _Setup:
     # entry between these lines, later replaces or (--remove) deletes exactly them; else: paste.
     MARK_BEGIN, MARK_END = "# instinct:begin (written by `instinct setup`)", "# instinct:end"
 
-    def marked_block(kind, entry, top=True):
+    def marked_block(kind, entry, top=True, pad="  "):
         """Codex's [mcp_servers.instinct] or Goose's extension (`top`: with `extensions:`)."""
         if kind == "toml":             # plan's env keys are bare TOML keys
             env = ", ".join(f"{k} = {_Setup.quoted(v)}" for k, v in entry["env"].items())
@@ -6044,11 +6242,12 @@ class _Setup:
         else:
             envs = ", ".join(f"{_Setup.quoted(k)}: {_Setup.quoted(v)}"
                              for k, v in entry["env"].items())
-            body = ("extensions:\n" if top else "") + (
-                "  instinct:\n    type: stdio\n    name: instinct\n    enabled: true\n"
-                f"    cmd: {_Setup.quoted(entry['command'])}\n"
-                "    args: [" + ", ".join(_Setup.quoted(x) for x in entry["args"]) + "]\n"
-                f"    envs: {{{envs}}}\n    timeout: 300\n")
+            body = ("extensions:\n" if top else "") + "".join(
+                pad + "  " * (i > 0) + line + "\n" for i, line in enumerate((
+                    "instinct:", "type: stdio", "name: instinct", "enabled: true",
+                    f"cmd: {_Setup.quoted(entry['command'])}",
+                    "args: [" + ", ".join(_Setup.quoted(x) for x in entry["args"]) + "]",
+                    f"envs: {{{envs}}}", "timeout: 300")))
         return f"{_Setup.MARK_BEGIN}\n{body}{_Setup.MARK_END}\n"
 
     def marked_span(text):
@@ -6084,25 +6283,39 @@ class _Setup:
         return isinstance(servers, dict) and "instinct" in servers
 
     def merge_text(kind, text, entry):
-        """Codex's TOML or Goose's YAML with our marked block replaced, or appended to a file with
-        no instinct entry (Goose: no `extensions:` map); ValidationError for anything else."""
+        """Codex's TOML or Goose's YAML with our marked block replaced or added (at the end, or
+        first in Goose's block `extensions:` map) if no other instinct entry; else refused."""
         import re
         nl = "\r\n" if "\r\n" in text else "\n"
         span = _Setup.marked_span(text)
+        ext = list(re.finditer(r"""^["']?extensions["']?[ \t]*:(.*)$""", text, re.M))
         if span is None and not text.strip():
             return _Setup.marked_block(kind, entry)
         if span is not None:
+            inner = re.search(r"^( +)instinct:", text[span[0]:span[1]], re.M)
             top = kind == "toml" or "\nextensions:" in text[span[0]:span[1]]
-            new = text[:span[0]] + _Setup.marked_block(kind, entry, top).replace("\n", nl) \
+            new = text[:span[0]] + _Setup.marked_block(
+                kind, entry, top, inner.group(1) if inner else "  ").replace("\n", nl) \
                 + text[span[1]:]
-        elif kind == "yaml" and (re.search(r"""^(?:["']?extensions["']?[ \t]*:|[{\[%]|---|"""
-                                           r"""\.\.\.)""", text, re.M)
-                                 # a line at column 0 that is no `key:`:
-                                 or re.search(r"^(?![ \t#\r]|$)(?!.*:(?:[ \t\r]|$)).", text, re.M)):
-            raise ValidationError("it has an extensions map (or is not plain block YAML), and "
-                                  "instinct does not edit YAML in place")
-        elif kind == "toml" and (_Setup.unmarked_entry(kind, text)
-                                 or (_Setup.toml_data(text) is None and "mcp_servers" in text)):
+        elif kind == "yaml":
+            at = ext[0].end() if ext else 0
+            eol = at + (at < len(text))
+            child = re.compile(r"(?:[ \t\r]*(?:#[^\n]*)?\n)*([ \t]*)(-?)").match(text, eol)
+            if (_Setup.unmarked_entry(kind, text) or len(ext) > 1 or re.search(
+                    r"^(?:[{\[%]|---|\.\.\.)", text, re.M)     # no flow, documents, directives
+                    or ext and (ext[0].group(1).strip()[:1] not in ("", "#")
+                                or child.group(2) or "\t" in child.group(1))
+                    # a line at column 0 that is no `key:`:
+                    or re.search(r"^(?![ \t#\r]|$)(?!.*:(?:[ \t\r]|$)).", text, re.M)):
+                raise ValidationError("it has an instinct entry setup did not write, or is not "
+                                      "plain block YAML with a block `extensions:` map, and "
+                                      "instinct does not edit that in place")
+            new = (text[:eol] + nl * (at == len(text)) + _Setup.marked_block(
+                kind, entry, False, child.group(1) or "  ").replace("\n", nl) + text[eol:]
+                if ext else text + ("" if text.endswith("\n") else nl) + nl
+                + _Setup.marked_block(kind, entry).replace("\n", nl))
+        elif _Setup.unmarked_entry(kind, text) or (_Setup.toml_data(text) is None
+                                                   and "mcp_servers" in text):
             raise ValidationError("it has mcp_servers already (an instinct entry setup did not "
                                   "mark, or on Python 3.10 no TOML parser to check it), and "
                                   "instinct does not edit TOML in place")
@@ -6123,29 +6336,14 @@ class _Setup:
         return new
 
 
-def setup(client, write=False, scope="user", home=None, project_dir=None, python=None, db=None,
-          all_tools=False, remove=False):
-    """Print (or with write=True merge, keeping a backup) the MCP and hook config for `client`;
-    `remove` takes out what setup wrote there and nothing else (written at once). Every file is
-    checked before any is written: a change instinct cannot make exactly is refused with the lines
-    to add (or delete) by hand. -> [{"path", "content" (None: deleted), "changed", "backup"}];
-    running it twice changes nothing."""
-    home = home or os.path.expanduser("~")
-    project_dir = project_dir or project_root()
-    here = os.path.dirname(os.path.abspath(__file__))
-    db = db and os.path.abspath(os.path.expanduser(db))
-    plan = _Setup.plan(client, scope, home, project_dir, python or sys.executable, here, db,
-                       all_tools)
-    write, merged = write or remove, []
-    for path, kind, entry in plan:
+    def prepare(path, kind, entry, remove, rec, write):
+        """(read_config(path), the text setup leaves there, None: delete the file); a change it
+        cannot make exactly is refused with the lines to add (or delete) by hand."""
         try:
-            old, real, mode = _Setup.read_config(path)
-            if remove:
-                new = _Setup.unmerge(kind, old, _Setup.backups(path))
-            elif kind in ("toml", "yaml"):
-                new = _Setup.merge_text(kind, old, entry)
-            else:
-                new = _Setup.merge_json(old, kind, entry)
+            read = _Setup.read_config(path)
+            new = (_Setup.unmerge(kind, read[0], rec, entry) if remove
+                   else _Setup.merge_text(kind, read[0], entry) if kind in ("toml", "yaml")
+                   else _Setup.merge_json(read[0], kind, entry))
         except ValidationError as e:
             if remove:
                 raise ValidationError(f"cannot take instinct out of {path} ({e}); nothing was "
@@ -6153,23 +6351,125 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
             raise ValidationError(f"cannot merge into {path} ({e}); nothing was written. Add this "
                                   "by hand, then run setup again:\n"
                                   + _Setup.paste_text(kind, entry)) from None
-        if write and new != old and mode is not None and not mode & 0o200:
+        if write and new != read[0] and read[2] and not read[2].st_mode & 0o200:
             add = "" if remove else ", adding:\n" + _Setup.paste_text(kind, entry)
             raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
                                   "by hand" + add)
-        merged.append((path, real, old, new, mode))
-    results = []
-    for path, real, old, new, mode in merged:
-        changed, backup = new != old, None
-        if write and changed and new is None:      # nothing of the user's left: deleted
+        return read, "" if new is None and os.path.islink(path) else new   # a link stays
+
+    def lock(real):
+        """Take Claude Code's lock on a config, the folder `REAL.lock` (a holder is waited for up
+        to 2 s, then setup goes on without) -> its path, or None."""
+        for _ in range(200 if os.path.isdir(os.path.dirname(real)) else 0):
             try:
-                os.remove(real)
-            except OSError as e:
-                raise StoreError(f"cannot delete {path}: {e.strerror}") from None
-        elif write and changed:        # the real file replaced atomically: a symlink stays a link
-            backup = _Setup.new_backup(path, old.encode("utf-8"), mode) if old else None
-            _atomic_write(real, new.encode("utf-8"))
-        results.append({"path": path, "content": new, "changed": changed, "backup": backup})
+                os.mkdir(real + ".lock")
+                return real + ".lock"
+            except FileExistsError:
+                time.sleep(0.01)
+            except OSError:
+                break
+        return None
+
+    def commit(path, real, st, text, bom, new):
+        """Replace the config `real` by `new` (None: delete it) if it still holds `text` as read
+        (same bytes, inode, size, mtime) -> False when another program wrote it meanwhile."""
+        sig = (lambda s: s and (s.st_ino, s.st_size, s.st_mtime_ns) or None)
+        same = (lambda: _Setup.read_config(path)[::3] == (text, bom)
+                and sig(os.path.lexists(real) and os.stat(real)) == sig(st))
+        if new is not None:
+            return _atomic_write(real, (bom + new).encode("utf-8"), check=same)
+        if not same():
+            return False
+        try:
+            os.remove(real)
+        except OSError as e:
+            raise StoreError(f"cannot delete {path}: {e.strerror}") from None
+        return True
+
+    def one_scope(client, scope, home, project_dir, python, here, plan):
+        """Refuse hooks in a second scope: with both, every call would be recorded twice."""
+        other = "project" if scope == "user" else "user"
+        try:
+            theirs = _Setup.plan(client, other, home, project_dir, python, here)
+        except ValidationError:                 # a client with one scope only
+            return
+        for path in [p for p, kind, _ in theirs
+                     if kind == ("hooks",) and p not in [q for q, _, _ in plan]]:
+            try:
+                found = _Setup.owned(("hooks",), _Setup.read_config(path)[0])
+            except InstinctError:
+                found = None
+            if found:
+                raise ValidationError(f"instinct's hooks are already in {path} ({other} scope), "
+                                      "and hooks in both scopes record every call twice: run "
+                                      f"`instinct setup {client} --scope {other} --remove` first")
+
+def setup(client, write=False, scope="user", home=None, project_dir=None, python=None, db=None,
+          all_tools=False, remove=False):
+    """Show (or with write=True merge) the MCP and hook config for `client`; `remove` takes out
+    what setup wrote and puts back what it replaced (setup's record and backups are in the
+    store's folder). Every file is checked before any is written; a change it cannot make exactly
+    is refused with the lines to add by hand. -> [{"path", "target", "content" (None: deleted),
+    "changed", "changes" (the keys setup owns), "hooks", "backup"}]; twice changes nothing."""
+    home = home or os.path.expanduser("~")
+    project_dir = project_dir or project_root()
+    here = os.path.dirname(os.path.abspath(__file__))
+    db = db and os.path.abspath(os.path.expanduser(db))
+    if db and not remove and not os.path.isdir(os.path.dirname(db)):
+        raise ValidationError(f"the store's folder {os.path.dirname(db)} does not exist, so every "
+                              "hook would store nothing; create it or choose another --db")
+    python = python or sys.executable
+    plan = _Setup.plan(client, scope, home, project_dir, python, here, db, all_tools)
+    if write and not remove and any(kind == ("hooks",) for _, kind, _ in plan):
+        _Setup.one_scope(client, scope, home, project_dir, python, here, plan)
+    state = os.path.join(os.path.dirname(db) if db else os.path.join(home, ".instinct"), "setup")
+    records, write = _Setup.manifest(state), write or remove
+    ready = [_Setup.prepare(p, k, e, remove, records.get(p), write) for p, k, e in plan]
+    results, made = [], []
+    for (path, kind, entry), ((text, real, st, bom), new) in zip(plan, ready):
+        backup, lock = None, None
+        try:                           # after a change meanwhile: read again, under the lock
+            for _ in range(5):
+                if not write or new == text:
+                    break
+                if not remove:             # recorded before the write: a crash leaves the record
+                    rec, got = records.get(path), _Setup.owned(kind, text)
+                    if not (rec and got and (kind in ("toml", "yaml", ("hooks",))   # it stands
+                                             or list(got.values()) == [rec.get("entry")])):
+                        folders, d = [], os.path.dirname(path)    # while it holds what it says
+                        while not os.path.exists(d):   # the folders setup makes, deepest first
+                            folders, d = folders + [d], os.path.dirname(d)
+                        rec = records[path] = {"original": text if st else None, "dirs": folders}
+                    rec["entry"] = entry
+                    _Setup.manifest(state, records)
+                backup = backup or (_Setup.keep(state, path, text) if st else None)
+                lock = lock or _Setup.lock(real)
+                if _Setup.commit(path, real, st, text, bom, new):
+                    break
+                (text, real, st, bom), new = _Setup.prepare(path, kind, entry, remove,
+                                                            records.get(path), write)
+            else:
+                raise StoreError(f"{path} changed each time setup read it (another program "
+                                 "keeps rewriting it); it was left as it is: run setup again")
+        finally:
+            try:
+                os.rmdir(lock) if lock else None
+            except OSError:
+                pass
+        made += records.pop(path, {}).get("dirs", []) if remove else []
+        was, now = _Setup.owned(kind, text), _Setup.owned(kind, new or "")
+        results.append({"path": path, "target": real, "content": new, "changed": new != text,
+                        "changes": [{"op": "remove", "key": k} for k in was if was[k] != now.get(k)]
+                        + [{"op": "add", "key": k, "value": v} for k, v in now.items()
+                           if v != was.get(k)],
+                        "hooks": kind == ("hooks",), "backup": backup})
+    for d in sorted(made, key=len, reverse=True):     # the folders setup made (if empty now)
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+    if remove:
+        _Setup.manifest(state, records)
     return results
 
 
@@ -6251,6 +6551,7 @@ class _Export:
             rows = store._read(
                 f"SELECT {_Core._COLS} FROM instincts WHERE confidence >= :c AND (project IN"
                 " ('', :p) OR promoted = 3)" + (" AND category = :cat" if cat else "")
+                + _Core._SQL_UNFORGOTTEN.format(":p")
                 + " ORDER BY project = :p DESC, confidence DESC, pattern, project",  # its row first
                 {"c": 10 if min_confidence is None else min_confidence, "p": proj, "cat": cat})
             best = {}
@@ -6283,8 +6584,7 @@ class _Export:
         old = b""
         if os.path.exists(path):
             try:
-                with open(path, "rb") as f:
-                    old = f.read()
+                old = _read_regular(path, MAX_IMPORT_BYTES)
             except OSError as e:
                 raise StoreError(f"cannot read {path}: {e.strerror}") from None
         text = old.decode("utf-8", "surrogateescape")
@@ -6319,12 +6619,50 @@ class _Export:
             block, kept, dropped = _dumps(rules, indent=2) + "\n", len(rules), 0
         else:
             block, kept, dropped = _Export.agent_text(fmt, rules, budget, name)
-        data = (before + block.replace("\n", nl) + after).encode("utf-8", "surrogateescape")
+        data = (before + _shown(block).replace("\n", nl) + after).encode("utf-8", "surrogateescape")
         changed = data != old
         if changed:
             _atomic_write(path, data)
+            store._wrote(path)
         return {"path": path, "format": fmt, "included": kept, "dropped": dropped,
                 "changed": changed, "bytes": len(data), "lint": lint}
+
+    def purge_files(paths, text, dry_run):
+        """Drop the lines holding `text` from what instinct wrote in `paths` (its block, or the
+        whole file it owns; a memory file: the file) -> (files changed, files where the text stands
+        outside instinct's part, which purge cannot reach)."""
+        changed, missed = 0, []
+        for kind, _, path in (p.partition(":") for p in paths):
+            try:
+                raw = _read_regular(path, 8 * 1024 * 1024)
+            except (OSError, ValueError):
+                continue
+            data = raw.decode("utf-8", "surrogateescape")
+            if text not in data:
+                continue
+            begin, end = data.find(_Export.BLOCK_BEGIN), data.rfind(_Export.BLOCK_END)
+            if kind == "m":
+                new = None                     # an exported memory: the file goes
+            else:
+                lo, hi = (begin, end) if 0 <= begin < end else (0, len(data))
+                keep = [ln for ln in data[lo:hi].splitlines(True) if text not in ln]
+                new = data[:lo] + "".join(keep) + data[hi:]
+                if text in new:
+                    missed.append(path)
+                    new = None if new == data else new
+                    if new is None:
+                        continue
+            changed += 1
+            try:
+                if dry_run:
+                    pass
+                elif new is None:
+                    os.remove(path)
+                else:
+                    _atomic_write(path, new.encode("utf-8", "surrogateescape"))
+            except (OSError, StoreError):
+                missed.append(path)
+        return changed, missed
 
     def nothing_to_export(store, min_confidence, proj, cat, path):
         """Why `export --write` writes no file of no rules, and what would export the mature ones
@@ -6774,7 +7112,7 @@ class _Sharing(_Memory):
             stamps.append(_iso(t) if t is not None else "")
         meta = rec.get("metadata") or {}
         _check_metadata(meta)
-        source = _check_text(rec.get("source") or "", "source")
+        source = _Corpus.note_source(_check_text(rec.get("source") or "", "source"), True)
         return ((pattern, proj if remap is None else remap),
                 {"confidence": conf, "category": cat, "promoted": promoted, "first_seen": stamps[0],
                  "last_seen": stamps[1], "source": source, "metadata": meta})
@@ -6798,13 +7136,17 @@ class _Sharing(_Memory):
         _Core._DRY_RUN,
         title="Purge a text from the store", destructive=True, idempotent=True,
         output=_Out.obj({k: _Out.INT for k in ("instincts", "memories", "events", "other",
-                                               "backup")}
-                        | {"dry_run": _Out.BOOL, "backup_file": _Out.STR},
+                                               "backup", "files")}
+                        | {"dry_run": _Out.BOOL, "backup_file": _Out.STR,
+                           "not_reached": {"type": "array", "items": _Out.STR}},
                         ("instincts", "memories", "events", "other", "backup")),
         render=lambda r: (f"{'Would purge' if r.get('dry_run') else 'Purged'}: " + ", ".join(
             _Out.count(r[k], n) for k, n in (("instincts", "instinct"), ("memories", "memory"),
                                              ("events", "event"), ("other", "other row")))
             + (f"; {_Out.count(r['backup'], 'row')} from older backups" if r["backup"] else "")
+            + (f"; {_Out.count(r['files'], 'file')} instinct wrote" if r.get("files") else "")
+            + "".join(f"\nnot reached (the text stands outside what instinct wrote): {p}"
+                      for p in r.get("not_reached", ()))
             + (f"\nBackup: {r['backup_file']} still holds the purged text (`instinct restore` it"
                " to undo; delete that file once sure)" if r.get("backup_file")
                else _Core._backup_note(r))))
@@ -6821,13 +7163,18 @@ class _Sharing(_Memory):
             raise ValidationError("text must hold at least 4 characters (a shorter one would match "
                                   "too much)")
         from contextlib import suppress
-        older = [p for p in [self.path + ".bak"] + self._auto_backups() if os.path.isfile(p)]
+        older = [p for p in [self.path + ".bak"] + _auto_backups(self.path) if os.path.isfile(p)]
+
+        written = [p for p, in self._read("SELECT DISTINCT data FROM events"
+                                          " WHERE kind = 'written'")]
 
         def run(store):
             counts = dict(store._purge(text), backup=0)
             for bak in older if store is self else ():
                 with suppress(InstinctError), type(self)(bak, timeout=self._db.timeout) as old:
                     counts["backup"] += sum(old._purge(text).values())
+            counts["files"], counts["not_reached"] = _Export.purge_files(
+                written, text, dry_run or store is not self)
             return counts
         return self._guarded("purge", dry_run, run)
 
@@ -7014,8 +7361,9 @@ class _Sharing(_Memory):
                 "SELECT count(*), coalesce(sum(id > ?), 0),"
                 " (SELECT count(*) FROM instincts_fts_docsize) FROM instincts", (mark,)).fetchone()
             # against the table only when every row is indexed; else the index's own structure
-            self._db.retry(conn.execute, "INSERT INTO instincts_fts(instincts_fts, rank)"
-                                         f" VALUES ('integrity-check', {0 if new else 1})")
+            if not self._db.read_only and os.access(self.path, os.W_OK):  # (a command, a write)
+                self._db.retry(conn.execute, "INSERT INTO instincts_fts(instincts_fts, rank)"
+                                             f" VALUES ('integrity-check', {0 if new else 1})")
             if rows - new != docs:
                 return "error", (f"index holds {docs} entries for {rows - new} patterns;"
                                  " run: instinct gc")
@@ -7446,7 +7794,7 @@ class _Insight(_Patterns):
         cur = self._read("SELECT confidence, promoted FROM instincts WHERE pattern = ?"
                          " AND project = ?", (p, proj))
         ev = self._read("SELECT ts, kind, delta, session, source, data FROM events"
-                        " WHERE pattern = :p AND project = :proj AND pattern != '' ORDER BY id",
+                        " WHERE pattern = :p AND project = :proj AND pattern != '' ORDER BY ts, id",
                         {"p": p, "proj": proj})
         if not cur and not ev:
             raise NotFoundError(f"no instinct or history for {p!r}"
@@ -7554,9 +7902,12 @@ class _Insight(_Patterns):
                          (quiet, p, proj))
             root = conn.execute("SELECT root FROM projects WHERE fingerprint = ?",
                                 (proj,)).fetchone()
-            if verdict == "good" and root:          # confirmed: its files as they are now
-                _Anchors.reanchor(conn, root[0], {"pattern": p, "project": proj})
             rec = self._get_record(conn, p, proj)
+        if verdict == "good" and root:              # confirmed: its files as they are now, read
+            item = {"pattern": p, "project": proj}  # outside a write (a FIFO never holds one)
+            looked = _Anchors.look(self._db.conn, root[0], item)
+            with self._write() as conn:
+                _Anchors.reanchor(conn, root[0], item, looked=looked)
         return {**rec, "scope": scope, "verdict": verdict, "delta": delta, "quiet": quiet,
                 "note": note}
 
@@ -7605,9 +7956,9 @@ class _CLI:
                  [(("event",), {"help": " or ".join(", ".join(_Capture.HOOK_EVENTS.values())
                                                      .rsplit(", ", 1))})]),
         "setup": ("print (or --write) the MCP server and hook config for an agent",
-                  [(("client",), {"choices": _Setup.CLIENTS}),
+                  [(("client",), {"metavar": "|".join(_Setup.CLIENTS)}),     # checked by setup_cli
                    (("--write",), {"action": "store_true",
-                                   "help": "merge into the config files (a .bak is kept)"}),
+                                   "help": "merge into the config files (backup: store folder)"}),
                    (("--scope",), {"choices": ("user", "project"), "default": "user",
                                    "help": "user-wide config or this project's (default: user)"}),
                    (("--all-tools",), {"action": "store_true",
@@ -7736,8 +8087,11 @@ class _CLI:
     def cli(argv, close=True):
         if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
             return _Capture.run_hook(argv[1:], close=close)      # hot path: no argparse
+        db, rest = _CLI.take_db(argv)
+        if db == "":
+            sys.stderr.write("instinct: error: --db needs a path, not an empty value\n")
+            return 2
         if "serve" in argv[:3] and not {"-h", "--help"} & set(argv):   # clients spawn it per window
-            db, rest = _CLI.take_db(argv)
             if rest == ["serve"]:
                 return serve(InstinctStore(db))
         fast = _CLI.fast_args(argv)
@@ -7785,58 +8139,64 @@ class _CLI:
         return 2
 
     def setup_cli(args, db):
-        """`instinct setup CLIENT [--write | --remove]`: the entries or what was done, on stdout."""
-        as_json = getattr(args, "json", False)
+        """`instinct setup CLIENT [--write | --remove]`: what would change, or what was done (the
+        keys setup owns, never the rest of a file), on stdout."""
+        if args.client not in _Setup.CLIENTS:
+            return _CLI.usage_error(f"unknown client {args.client!r}", args.client,
+                                    _Setup.CLIENTS, f"(choose from: {', '.join(_Setup.CLIENTS)})")
+        as_json, dry = getattr(args, "json", False), not (args.write or args.remove)
         results = setup(args.client, write=args.write, scope=args.scope, all_tools=args.all_tools,
                         remove=args.remove, db=db or os.environ.get("INSTINCT_DB"))
-        if as_json:
-            sys.stdout.write(_dumps(results, indent=2) + "\n")
+        out = [_dumps([{k: v for k, v in r.items() if k != "content"} for r in results],
+                      indent=2)] if as_json else []
         for r in [] if as_json else results:
-            kept = f" (previous version in {r['backup']})" if r["backup"] else ""
-            if args.remove:
-                done = ("deleted" if r["content"] is None else
-                        "took instinct out of" if r["changed"] else "nothing of instinct's in")
-                sys.stdout.write(f"{done} {r['path']}{kept}\n")
-            elif args.write:
-                sys.stdout.write(f"{'wrote' if r['changed'] else 'unchanged'} {r['path']}{kept}\n")
-            else:
-                sys.stdout.write(f"# {r['path']}\n{r['content']}\n")
-        for note in [] if args.remove else _Setup.notes(args.client, args.scope, project_root()):
-            if getattr(args, "init", False) and "import-history" in note:
-                continue                                   # init runs it next
-            (sys.stderr if as_json else sys.stdout).write(f"note: {note}\n")
+            done = (("deleted" if r["content"] is None else "took instinct out of" if r["changed"]
+                     else "nothing of instinct's in") if args.remove
+                    else "wrote" if r["changed"] else "unchanged")
+            via = f" (a link: edited {r['target']})" if os.path.islink(r["path"]) else ""
+            out.append(f"{r['path']}{via}: " + ("would change" if r["changed"] else
+                                                 "nothing to change") if dry else
+                       f"{done} {r['path']}{via}"
+                       + (f" (previous version in {r['backup']})" if r["backup"] else ""))
+            for c in r["changes"]:                    # a value shown is always setup's own
+                v = c.get("value") if dry else None
+                out.append(f"  {'-+'[c['op'] == 'add']} {c['key']}" + ("" if v is None else ": " + (
+                    v.rstrip("\n").replace("\n", "\n    ") if isinstance(v, str) else _dumps(v))))
+        if dry and not as_json and any(r["changed"] for r in results):
+            out.append("nothing written; run again with --write")
+        notes = [] if args.remove or as_json else (        # --json: the JSON alone
+            ["this client gets no hooks, so nothing is learned from its sessions; use instinct's "
+             "MCP tools (observe, suggest) in them"] * (not any(r["hooks"] for r in results))
+            + [n for n in _Setup.notes(args.client, args.scope, project_root())
+               if not (getattr(args, "init", False) and "import-history" in n)])  # init runs it
+        sys.stdout.write("".join(x + "\n" for x in out + [f"note: {n}" for n in notes]))
         return 0
 
     def init_cli(args, db, close):
         """`instinct init [CLIENT]`: setup --write for the client (default: Claude Code and Codex,
         each whose folder exists), then import-history of their past sessions, with its bar."""
         import argparse
-        why = ("init prints text; setup and import-history take --json"
-               if getattr(args, "json", False) else None)
-        home = os.path.expanduser("~")
-        clients = [args.client] if args.client else [
-            c for c, d in (("claude-code", ".claude"), ("codex", ".codex"))
-            if os.path.isdir(os.path.join(home, d))]
-        if why or not clients:
-            sys.stderr.write("instinct: error: " + (why or "no ~/.claude or ~/.codex folder here;"
-                             f" name your agent: instinct init {{{','.join(_Setup.CLIENTS)}}}")
-                             + "\n")
+        clients = [args.client] if args.client else [c for c, v, d in (
+            ("claude-code", "CLAUDE_CONFIG_DIR", "~/.claude"), ("codex", "CODEX_HOME", "~/.codex"))
+            if os.path.isdir(os.environ.get(v) or os.path.expanduser(d))]
+        if getattr(args, "json", False) or not clients:
+            sys.stderr.write("instinct: error: " + ("no ~/.claude or ~/.codex folder here; name "
+                             f"your agent: instinct init {{{','.join(_Setup.CLIENTS)}}}"
+                             if clients == [] else "init prints text; setup and import-history "
+                             "take --json") + "\n")
             return 2
         for c in clients:
             _CLI.setup_cli(argparse.Namespace(client=c, write=True, scope="user", all_tools=False,
                                               remove=False, init=True), db)
         read = [c for c in clients if c in _Transcripts.CLIENTS]
-        if not read:
-            sys.stdout.write(f"{clients[0]} keeps no transcripts instinct reads: it learns from "
-                             "the next sessions on (`instinct suggest` shows what)\n")
-            return 0
         op = OPERATIONS["import_history"]
-        code = _CLI.run_op(op, {p.name: p.default for p in op.params} | {
+        code = read and _CLI.run_op(op, {p.name: p.default for p in op.params} | {
             "client": read[0] if len(read) == 1 else "all"}, db, False, close)
-        if code == 0:
+        if not code:
             sys.stdout.write("Each new session in these projects starts with its briefing; "
-                             "`instinct suggest` in a project lists what was learned there.\n")
-        return code
+                             * bool(read) + "`instinct suggest` in a project lists what was "
+                             "learned there.\n")
+        return code or 0
 
     def help_text(parser, sub):
         """The commands of `instinct --help` by task (GROUPS; one missing there: the last)."""
@@ -7869,7 +8229,7 @@ class _CLI:
                 sys.stderr.write("instinct: " + _Export.nothing_to_export(   # why it is empty
                     store, kwargs.get("min_confidence") or 10, None, kwargs.get("category"),
                     None) + "\n")
-            sys.stdout.write(text + "\n")
+            sys.stdout.write(_shown(text) + "\n")
             sys.stdout.flush()
             return op.exit_code(result) if op.exit_code else 0
         except InstinctError as e:
@@ -7949,7 +8309,12 @@ def main(argv=None):
     ending = argv is None
     args = list(sys.argv[1:] if ending else argv)
     try:
-        code = _CLI.cli(args, close=not ending)
+        try:
+            code = _CLI.cli(args, close=not ending)
+        except SystemExit as e:       # --help, --version, bad usage: flushed here like the rest
+            if not ending:
+                raise
+            code = e.code if isinstance(e.code, int) else int(e.code is not None)
         if ending:
             sys.stdout.flush()
     except BrokenPipeError:          # the reader left (`instinct setup codex | head -1`): quietly
@@ -8162,7 +8527,7 @@ class _Server:
             kwargs, page, size = op.page(self.store, args) if op.paged else (op.coerce(args), 0, 0)
             result = op.run(self.store, kwargs)         # checked once, above
         except InstinctError as e:
-            return {"content": [{"type": "text", "text": f"Error: {e}"}], "isError": True}
+            return {"content": [{"type": "text", "text": _shown(f"Error: {e}")}], "isError": True}
         except Exception as e:            # a tool failure must not kill the session
             import traceback
             _MCP.log(f"tool {name} failed:\n" + traceback.format_exc())
@@ -8184,7 +8549,8 @@ class _Server:
             text, structured = _MCP.fit_reply(op, structured, text,
                                               page if more is not None else None)
             if text is None:
-                return {"content": [{"type": "text", "text": structured}], "isError": True}
+                return {"content": [{"type": "text", "text": _shown(structured)}], "isError": True}
+        text = _shown(text)
         if self.version < "2025-06-18":       # structuredContent exists from 2025-06-18
             return {"content": [{"type": "text", "text": text}], "isError": False}
         return _ToolReply(text, structured)
@@ -8226,8 +8592,9 @@ class _Server:
                 raise _RpcError(code, f"Resource not found: {uri}", {"uri": uri})
         except InstinctError as e:
             raise _RpcError(_MCP.INTERNAL_ERROR, f"could not read {uri}: {e}") from None
-        return {"contents": [{"uri": uri, "mimeType": "application/json", "text": _dumps(data)},
-                             {"uri": uri, "mimeType": "text/markdown", "text": md}]}
+        return {"contents": [{"uri": uri, "mimeType": "application/json",
+                              "text": _shown(_dumps(data))},
+                             {"uri": uri, "mimeType": "text/markdown", "text": _shown(md)}]}
 
     def prompts_list(self, params):
         self._check_cursor(params)
@@ -8252,7 +8619,7 @@ class _Server:
         return {"description": _MCP.PROMPT["description"],
                 "messages": [{"role": "user", "content": {
                     "type": "text", "text": "# Session briefing\n\n"
-                    + (text or "No learned habits for this project yet.")}}]}
+                    + _shown(text or "No learned habits for this project yet.")}}]}
 
 
 class _Input:

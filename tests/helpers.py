@@ -84,6 +84,16 @@ def make_repo(path, *subdirs):
     return path
 
 
+def mined(store, pattern, project="", n=1):
+    """Credit `pattern` as mining does (evidence: source 'hooks'), once for each of n sessions;
+    `project` a folder or a fingerprint. A plain observe is a note and may not claim 'hooks'."""
+    proj = instinct._resolve_project(project, store.cwd)
+    with store._write() as conn:
+        for _ in range(n):
+            store._reinforce(conn, instinct.normalize_pattern(pattern), proj, source="hooks",
+                             session="", ts=store._now())
+
+
 def read(path, mode="r"):
     with open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
         return f.read()

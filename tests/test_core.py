@@ -611,7 +611,7 @@ class TestForgetSticks(_Project):
         self.assertEqual(self.json("get", SEQ)["confidence"], 4 + 3 + 1 + 1)
         self.assertIn("is not forgotten", self.cli_process("unforget", SEQ, code=1).stderr)
 
-    def test_a_forgotten_memory_stays_out_of_a_reimport_until_remembered(self):
+    def test_a_forgotten_memory_stays_out_of_a_reimport_and_remember_until_unforgotten(self):
         s = instinct.InstinctStore(self.db)
         self.addCleanup(s.close)
         m = s.remember("feedback", "Never run the deploy script", "It pushes to production.")
@@ -623,6 +623,9 @@ class TestForgetSticks(_Project):
         self.assertEqual((r["added"], r["unchanged"], r["forgotten"]), (0, 1, 1))
         self.assertIn("forgotten 1", self.cli_process("import-memories", md).stdout)
         self.assertEqual([x["title"] for x in s.memories()], ["Prefers short answers"])
+        with self.assertRaises(instinct.ValidationError):     # no writer lifts it (issue 28)
+            s.remember("feedback", "Never run the deploy script", "It pushes to production.")
+        s.unforget_memory("feedback", "Never run the deploy script", project="")
         s.remember("feedback", "Never run the deploy script", "It pushes to production.")
         self.assertNotIn("forgotten", self.json("import-memories", md))
 
@@ -720,7 +723,7 @@ class TestPreviewAndUndo(_Project):
         for i in range(instinct.AUTO_BACKUPS + 3):
             s.observe(f"seq:p{i}")
             s.forget(f"seq:p{i}", project="")
-        kept = s._auto_backups()
+        kept = instinct._auto_backups(s.path)
         self.assertEqual(len(kept), instinct.AUTO_BACKUPS)
         self.assertTrue(kept[-1].endswith("-forget.bak"))
         newest = instinct.InstinctStore(kept[-1])
@@ -897,3 +900,28 @@ class TestStructure(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestBackupOrder(_Project):
+    """Issue 28 item 4: automatic backups are kept by their own number, not by the clock: with the
+    clock stepped back the one just written (the undo `forget` prints) is never pruned."""
+
+    def test_clock_stepped_back_keeps_the_fresh_backup(self):
+        s = instinct.InstinctStore(self.db)
+        self.addCleanup(s.close)
+        old = self.db + ".20991231T000000.000000Z-forget.bak"       # an unnumbered one, "from 2099"
+        with open(old, "wb") as f:
+            f.write(b"")
+        for i in range(instinct.AUTO_BACKUPS + 2):
+            s.observe(f"seq:p{i}")
+            with mock.patch.object(instinct.time, "time", return_value=time.time() - (i % 3) * 400 * DAY):
+                path = s.forget(f"seq:p{i}", project="")["backup_file"]
+            kept = instinct._auto_backups(s.path)
+            self.assertEqual(kept[-1], path)                       # the undo just printed is there
+            self.assertTrue(os.path.isfile(path))
+            self.assertLessEqual(len(kept), instinct.AUTO_BACKUPS)
+        self.assertFalse(os.path.exists(old))                    # pruned first, whatever its time
+        with instinct.InstinctStore(kept[-1]) as newest:
+            self.assertEqual([r["pattern"] for r in newest.list()], [f"seq:p{instinct.AUTO_BACKUPS + 1}"])
+        self.assertEqual([int(os.path.basename(p).split(".")[2]) for p in kept],
+                         list(range(3, instinct.AUTO_BACKUPS + 3)))

@@ -837,3 +837,35 @@ class TestFolderImports(ProjectCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipUnless(hasattr(os, "mkfifo") and os.path.exists("/dev/zero"), "needs FIFOs and /dev/zero")
+class TestTranscriptsNeverHang(_Home):
+    """Issue 28 item 1: a FIFO, a /dev/zero link or a folder where a transcript or rollout is
+    expected (the default ~/.claude and ~/.codex folders, --path, the rollout read at
+    SessionEnd) is skipped in < 5 s, the real sessions beside it still imported."""
+
+    def test_default_folders_path_and_session_end(self):
+        (sid, tr, _), = self.history(n=1)
+        self.write_session(sid, tr)
+        codex = os.path.join(self.home, ".codex", "sessions", "2026", "09", "20")
+        os.makedirs(codex)
+        odd = [os.path.join(self.projdir, "odd.jsonl"), os.path.join(codex, "rollout-2026-09-20T10-00-00-x.jsonl")]
+        env = child_env(self.home, self.db)
+        for kind in ("fifo", "/dev/zero link", "folder"):
+            for path in odd:
+                {"fifo": os.mkfifo, "folder": os.mkdir}.get(kind, lambda p: os.symlink("/dev/zero", p))(path)
+            for args in (("import-history", "--json", "--dry-run"), ("import-history", "--json"),
+                         ("import-history", "--json", "--path", self.projdir)):
+                with self.subTest(kind=kind, args=args):
+                    r = cli_process(*args, env=env, cwd=self.repo, timeout=5)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    self.assertGreaterEqual(json.loads(r.stdout)["sessions"], 1)
+            with self.subTest(kind=kind, hook="session-end"):
+                r = cli_process("hook", "session-end", env=env, cwd=self.repo, timeout=5, input=json.dumps(
+                    {"session_id": "s", "cwd": self.repo, "hook_event_name": "SessionEnd", "transcript_path": odd[1]}))
+                self.assertEqual((r.returncode, r.stderr), (0, ""))
+                with self.assertRaises(instinct.ValidationError):
+                    list(instinct._Transcripts.lines(odd[1], {"bad_lines": 0}))
+            for path in odd:
+                (os.rmdir if kind == "folder" else os.remove)(path)

@@ -17,7 +17,7 @@ import unittest
 from unittest import mock
 
 import instinct
-from tests.helpers import (ROOT, HookCase, child_env, cli_process, label, make_repo,  # noqa: F401
+from tests.helpers import (ROOT, HookCase, mined, child_env, cli_process, label, make_repo,  # noqa: F401
                            mcp_in_process, raw_bytes, req, rows, setUpModule)
 
 
@@ -130,10 +130,10 @@ class TestOneSelection(unittest.TestCase):
         store = instinct.InstinctStore(os.path.join(tmp.name, "i.db"), cwd=repo)
         self.addCleanup(store.close)
         for n in range(12):
-            store.observe("seq:Read->Edit", project=repo, source="hooks")      # generic pair
-            store.observe("pref:test=uv run pytest", project=repo, source="hooks")
-            store.observe("seq:ruff check->uv run pytest->git commit", project=repo, source="hooks")
-            store.observe("seq:ruff check->uv run pytest", project=repo, source="hooks")  # family
+            mined(store, "seq:Read->Edit", repo)      # generic pair
+            mined(store, "pref:test=uv run pytest", repo)
+            mined(store, "seq:ruff check->uv run pytest->git commit", repo)
+            mined(store, "seq:ruff check->uv run pytest", repo)  # family
             for p in (repo, other):
                 store.observe("pref:stdlib-first", project=p)                   # -> universal
             if n < 6:
@@ -332,14 +332,14 @@ class TestMining(HookCase):
     def test_a_longer_weaker_workflow_does_not_hide_a_stronger_one_in_the_briefing(self):
         short, long_ = "seq:cargo fmt->cargo clippy", "seq:cargo fmt->cargo test->cargo clippy->git push"
         for _ in range(9):
-            self.store.observe(short, project=self.repo, source="hooks")
+            mined(self.store, short, self.repo)
         for _ in range(5):
-            self.store.observe(long_, project=self.repo, source="hooks")
+            mined(self.store, long_, self.repo)
         self.store.consolidate()
         text = self.store.briefing(self.repo)
         self.assertIn("`cargo fmt`, then `cargo clippy` (mature, 9 sessions", text)
         for _ in range(4):                     # as strong: the longer one says it all
-            self.store.observe(long_, project=self.repo, source="hooks")
+            mined(self.store, long_, self.repo)
         self.store.consolidate()
         text = self.store.briefing(self.repo)
         self.assertNotIn("`cargo fmt`, then `cargo clippy` (", text)
@@ -398,7 +398,7 @@ class TestMining(HookCase):
         other = make_repo(os.path.join(self.tmp, "other"))
         for _ in range(6):
             for repo in (self.repo, other):
-                self.store.observe("seq:git add->git commit->git push", project=repo, source="hooks")
+                mined(self.store, "seq:git add->git commit->git push", repo)
         self.store.consolidate()
         self.assertIn("Before committing: `git add` (then `git push`)", self.store.briefing(other))
         self.assertEqual(self.store.briefing(self.repo), "")

@@ -839,3 +839,69 @@ class TestLeanList(ServerCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestNamesShownSafely(unittest.TestCase):
+    """Issue 28 item 8: bidi overrides and isolates, zero-width and other invisible or control
+    characters in a stored name never reach an agent or a file as they are: the briefing, a
+    hint, MCP tool text, prompts and resources, the CLI, rules files and exports show them
+    escaped (`\\u202e`); JSON keeps the value (the escape is JSON's own)."""
+
+    BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e"
+                     "\u2060-\u206f\ufeff]")
+    NAMES = ["pref:test=py\u202etest", "pref:lint=ru\u200bff check", "pref:build=ma\u2066ke\u2069",
+             "pref:fmt=bl\ufeffack", "pref:docs=mk\u2060docs", "pref:pkg=np\u200fm"]
+
+    def test_no_raw_character_in_any_agent_facing_text_or_file(self):
+        from tests.helpers import temp_dir, tool_result
+        home = temp_dir(self)
+        repo = make_repo(os.path.join(home, "shop"))
+        db = os.path.join(home, "i.db")
+        store = instinct.InstinctStore(db, cwd=repo)
+        self.addCleanup(store.close)
+        for name in self.NAMES:
+            for _ in range(12):
+                store.observe(name, project=repo)
+        store.consolidate()
+        store.remember("project", "Deploy with \u202emake ship\u202c", "run \u200bmake ship\u2028 first",
+                       project=repo)
+        env = child_env(home, db)
+        texts = {}
+
+        def cli(*args, stdin=None):
+            r = cli_process(*args, env=env, cwd=repo, input=stdin, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            texts[" ".join(args)] = r.stdout + r.stderr
+            return r.stdout
+        for args in (("suggest",), ("list",), ("--json", "list"), ("memories",), ("export",),
+                     ("export", "--format", "json"), ("recall", "deploy")):
+            cli(*args)
+        for fmt, name in (("markdown", "rules.md"), ("json", "rules.json")):
+            cli("export", "--format", fmt, "--write", name, "--min-confidence", "1")
+            texts[name] = read(os.path.join(repo, name))
+        cli("export-memories", os.path.join(home, "mem"))
+        for f in os.listdir(os.path.join(home, "mem")):
+            texts[f] = read(os.path.join(home, "mem", f))
+        hook = {"session_id": "s1", "cwd": repo, "hook_event_name": "SessionStart"}
+        texts["briefing"] = json.loads(cli("hook", "session-start", stdin=json.dumps(hook)))[
+            "hookSpecificOutput"]["additionalContext"]
+        hook.update(hook_event_name="PreToolUse", tool_name="Bash", tool_input={"command": "pytest -q"})
+        out = cli("hook", "pre-tool-use", stdin=json.dumps(hook))
+        texts["hint"] = json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
+        srv, _ = mcp_in_process(store)
+        for tool, args in (("suggest", {}), ("list_instincts", {}), ("memory_recall", {"query": "deploy"}),
+                           ("memory_list", {}), ("explain", {"pattern": self.NAMES[0]}),
+                           ("get_instinct", {"pattern": "pref:nope=x\u202e"})):
+            res = tool_result(srv, tool, args)
+            texts["mcp " + tool] = "".join(c["text"] for c in res["content"])
+        for n, (method, params) in enumerate((("prompts/get", {"name": "briefing", "arguments": {}}),
+                                              ("resources/read", {"uri": "instinct://rules"}))):
+            reply = srv.handle_message(req(10 + n, method, params))
+            texts[method] = json.dumps(reply.get("result") or reply, ensure_ascii=False)
+        for what, text in texts.items():
+            with self.subTest(what=what):
+                self.assertIsNone(self.BAD.search(text), ascii(text[:2000]))
+        self.assertIn("py\\u202etest", texts["rules.md"])              # shown, escaped
+        self.assertIn("py\\u202etest", texts["briefing"])
+        self.assertIn("\\u202emake ship\\u202c", texts["mcp memory_list"] + texts["memories"])
+        self.assertEqual({r["pattern"] for r in json.loads(texts["rules.json"])} >= set(self.NAMES[:1]), True)

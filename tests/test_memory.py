@@ -820,8 +820,8 @@ class TestInstinctAnchors(_AnchorCase):
         r = self.store.export_rules(format="claude", write="CLAUDE.md")
         self.assertEqual(r["included"], 2)             # marked, as on every channel
         text = read(os.path.join(self.proj, "CLAUDE.md"))
-        self.assertIn("Tests here: uv run pytest (rule, seen 10x, this project)", text)
-        self.assertIn("Lint here: npm run lint (rule, seen 10x, this project; may be stale: "
+        self.assertIn("Tests here: uv run pytest (rule, observed 10×, noted, this project)", text)
+        self.assertIn("Lint here: npm run lint (rule, observed 10×, noted, this project; may be stale: "
                       "package.json changed)", text)
         self.assertEqual(text.count("may be stale"), 1)
         os.remove(os.path.join(self.proj, "package.json"))       # gone: left out
@@ -861,3 +861,67 @@ class TestInstinctAnchors(_AnchorCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def put_in_place(path):
+    """Put a FIFO, a symlink to /dev/zero and a folder in `path`'s place in turn -> their names."""
+    for kind in ("fifo", "/dev/zero link", "folder"):
+        if os.path.islink(path) or os.path.isfile(path) or os.path.exists(path) and not os.path.isdir(path):
+            os.remove(path)
+        elif os.path.isdir(path):
+            shutil.rmtree(path)
+        {"fifo": os.mkfifo, "folder": os.mkdir}.get(kind, lambda p: os.symlink("/dev/zero", p))(path)
+        yield kind
+
+
+@unittest.skipUnless(hasattr(os, "mkfifo") and os.path.exists("/dev/zero"), "needs FIFOs and /dev/zero")
+class TestNoBlockingReads(_AnchorCase):
+    """Issue 28 item 1: a FIFO, a /dev/zero link or a folder in the place of a file instinct reads
+    but did not write never hangs a command (each returns in < 5 s) and is never read unbounded."""
+
+    def quick(self, *args, stdin=None):
+        r = self.cli_process(*args, stdin=stdin, timeout=5)        # a hang fails here
+        self.assertNotIn("Traceback", r.stderr)
+        return r
+
+    def test_anchored_file_feedback_explain_and_briefing(self):
+        p = self.learned()
+        m = self.remember()
+        self.anchor(p, ["pyproject.toml"])
+        for kind in put_in_place(self.pyproject):
+            with self.subTest(kind=kind):
+                self.assertEqual(self.quick("feedback", p, "good").returncode, 0)
+                self.assertEqual(self.quick("explain", p).returncode, 0)
+                self.quick("hook", "session-start", stdin=json.dumps({"session_id": "s", "cwd": self.proj}))
+                self.assertEqual(instinct._Anchors.look(self.store._db.conn, self.proj, m), {"pyproject.toml": None})
+                self.assertNotIn(m["title"] + "\n", "\n".join(self.brief()) + "\n")   # marked or left out
+                with self.assertRaises(ValidationError):
+                    instinct._read_regular(self.pyproject, 1024)
+
+    def test_git_files_memory_files_rules_files_and_configs(self):
+        home = os.path.join(self.tmp, "home")
+        os.makedirs(os.path.join(home, ".codex"))
+        env = child_env(home=home, db=self.db)
+        targets = [(os.path.join(self.proj, "CLAUDE.md"), [("lint",), ("export", "--format", "claude",
+                                                                       "--write", "CLAUDE.md")]),
+                   (os.path.join(self.tmp, "m.md"), [("import-memories", os.path.join(self.tmp, "m.md"))]),
+                   (os.path.join(self.tmp, "rules.json"), [("import", os.path.join(self.tmp, "rules.json"))]),
+                   (os.path.join(home, ".claude.json"), [("setup", "claude-code")]),
+                   (os.path.join(home, ".codex", "config.toml"), [("setup", "codex")]),
+                   (os.path.join(self.proj, ".git", "logs", "HEAD"), [("hook", "session-start")])]
+        self.learned(n=10)
+        os.makedirs(os.path.join(self.proj, ".git", "logs"), exist_ok=True)
+        for path, commands in targets:
+            for kind in put_in_place(path):
+                for args in commands:
+                    with self.subTest(path=os.path.basename(path), kind=kind, args=args):
+                        r = subprocess.run([sys.executable, instinct.__file__, *args], cwd=self.proj, env=env,
+                                           input="{}", capture_output=True, text=True, timeout=5)
+                        self.assertNotIn("Traceback", r.stderr)
+                        if kind != "folder" and args[0] not in ("hook", "lint"):    # one line, refused
+                            self.assertNotEqual(r.returncode, 0)
+                            self.assertTrue(r.stderr.startswith("instinct: error:"), r.stderr)
+        os.mkdir(os.path.join(self.tmp, "out"))
+        for kind in put_in_place(os.path.join(self.tmp, "out", "feedback-x.md")):
+            with self.subTest(kind=kind):                      # a Markdown memory file to compare
+                self.assertIn(self.quick("export-memories", os.path.join(self.tmp, "out")).returncode, (0, 1))

@@ -16,6 +16,8 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 import unittest
 
 import instinct
@@ -215,7 +217,9 @@ class TestCaptureEntries(_SetupEnv):
         for flag, want in ((("--all-tools",), "all"), ((), None)):
             r = self.cli_process("setup", "cursor", "--json", *flag)
             self.assertEqual(r.returncode, 0, r.stderr)
-            env = json.loads(json.loads(r.stdout)[0]["content"])["mcpServers"]["instinct"]["env"]
+            (change,) = json.loads(r.stdout)[0]["changes"]          # the entry, not the file
+            self.assertEqual((change["op"], change["key"]), ("add", "mcpServers.instinct"))
+            env = change["value"]["env"]
             self.assertEqual(env.get("INSTINCT_MCP_TOOLS"), want)
             # the server started with that entry's env lists all tools, or the lean set
             e = {k: v for k, v in os.environ.items() if k != "INSTINCT_MCP_TOOLS"}
@@ -259,9 +263,19 @@ class TestUsersFiles(_SetupEnv):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(os.path.islink(link))
         self.assertEqual(os.readlink(link), real)
+        self.assertIn(f"wrote {link} (a link: edited {real}) (previous version in ", r.stdout)
         data = json.loads(read(real))
         self.assertEqual(set(data["mcpServers"]), {"x", "instinct"})
-        self.assertEqual(json.loads(read(link + ".bak")), {"mcpServers": {"x": {"command": "y"}}})
+        self.assertEqual(os.listdir(os.path.dirname(real)), ["mcp.json"])     # no backup there
+        self.assertEqual(json.loads(read(self.path(".instinct", "setup", "1-mcp.json.bak"))),
+                         {"mcpServers": {"x": {"command": "y"}}})
+        # removed: the target gets its bytes back, the link stays (a lone entry too: never deleted)
+        self.ok("setup", "cursor", "--remove")
+        self.assertEqual(read(real), json.dumps({"mcpServers": {"x": {"command": "y"}}}))
+        write(real, "")
+        self.ok("setup", "cursor", "--write")
+        self.ok("setup", "cursor", "--remove")
+        self.assertEqual((os.readlink(link), read(real)), (real, ""))
 
     def test_read_only_config_is_refused(self):
         path = self.path(".cursor", "mcp.json")
@@ -295,28 +309,33 @@ class TestUsersFiles(_SetupEnv):
         self.assertIn("is a directory", r.stderr)
         self.assertTrue(os.path.isdir(path))
 
-    def test_backup_keeps_mode_and_is_only_announced_when_made(self):
-        path = self.path(".claude.json")
+    def test_backup_is_private_in_the_store_folder_and_only_announced_when_made(self):
+        path, state = self.path(".claude.json"), self.path(".instinct", "setup")
         write(path, json.dumps({"primaryApiKey": "sk-secret", "projects": {}}))
         os.chmod(path, 0o600)
         r = self.cli_process("setup", "claude-code", "--write")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(stat.S_IMODE(os.stat(path + ".bak").st_mode), 0o600)
+        first = os.path.join(state, "1-claude.json.bak")
+        self.assertEqual(stat.S_IMODE(os.stat(first).st_mode), 0o600)
+        self.assertEqual(stat.S_IMODE(os.stat(state).st_mode), 0o700)
+        self.assertEqual(stat.S_IMODE(os.stat(os.path.dirname(state)).st_mode), 0o700)
         self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
         lines = r.stdout.splitlines()
-        self.assertIn(f"wrote {path} (previous version in {path}.bak)", lines)
+        self.assertIn(f"wrote {path} (previous version in {first})", lines)
         settings = self.path(".claude", "settings.json")
         self.assertIn(f"wrote {settings}", lines)          # a new file: no backup, none announced
-        self.assertFalse(os.path.exists(settings + ".bak"))
+        self.assertEqual(sorted(os.listdir(state)), ["1-claude.json.bak", "manifest.json"])
+        self.assertEqual(sorted(os.listdir(self.home)), [".claude", ".claude.json", ".instinct"])
         # issue 21: a second backup gets its own name; the first is never overwritten
-        first = read(path + ".bak")
+        before = read(first)
         write(path, json.dumps({"primaryApiKey": "sk-other"}))
         os.chmod(path, 0o600)
         r = self.cli_process("setup", "claude-code", "--write")
-        self.assertIn(f"wrote {path} (previous version in {path}.bak.2)", r.stdout.splitlines())
-        self.assertEqual(read(path + ".bak"), first)
-        self.assertEqual(stat.S_IMODE(os.stat(path + ".bak.2").st_mode), 0o600)
-        self.assertIn("sk-other", read(path + ".bak.2"))
+        second = os.path.join(state, "2-claude.json.bak")
+        self.assertIn(f"wrote {path} (previous version in {second})", r.stdout.splitlines())
+        self.assertEqual(read(first), before)
+        self.assertEqual(stat.S_IMODE(os.stat(second).st_mode), 0o600)
+        self.assertIn("sk-other", read(second))
 
     def test_unchanged_json_keeps_users_layout(self):
         path = self.path(".cursor", "mcp.json")
@@ -419,24 +438,42 @@ class TestRemove(_SetupEnv):
 
     def test_backups_get_unique_names_and_are_never_overwritten(self):
         (path,) = self.paths("cursor")
+        state = self.path(".instinct", "setup")
+        bak = lambda n: os.path.join(state, f"{n}-mcp.json.bak")        # noqa: E731
         write(path, '{"mcpServers": {"a": {"command": "1"}}}')
         self.ok("setup", "cursor", "--write")
         write(path, '{"mcpServers": {"b": {"command": "2"}}}')
         r = self.ok("setup", "cursor", "--write")
-        self.assertIn(f"(previous version in {path}.bak.2)", r.stdout)
+        self.assertIn(f"(previous version in {bak(2)})", r.stdout)
         r = self.ok("setup", "cursor", "--remove")
-        self.assertIn(f"(previous version in {path}.bak.3)", r.stdout)
-        self.assertEqual(read(path + ".bak"), '{"mcpServers": {"a": {"command": "1"}}}')
-        self.assertEqual(read(path + ".bak.2"), '{"mcpServers": {"b": {"command": "2"}}}')
-        self.assertIn('"instinct"', read(path + ".bak.3"))
+        self.assertIn(f"(previous version in {bak(3)})", r.stdout)
+        self.assertEqual(read(bak(1)), '{"mcpServers": {"a": {"command": "1"}}}')
+        self.assertEqual(read(bak(2)), '{"mcpServers": {"b": {"command": "2"}}}')
+        self.assertIn('"instinct"', read(bak(3)))
         self.assertEqual(read(path), '{"mcpServers": {"b": {"command": "2"}}}')
         # a link or a folder in the way of a name is skipped, never written through
-        os.remove(path + ".bak.3")
-        os.symlink(os.path.join(self.tmp, "elsewhere"), path + ".bak.3")
-        os.mkdir(path + ".bak.4")
+        os.remove(bak(3))
+        os.symlink(os.path.join(self.tmp, "elsewhere"), bak(3))
+        os.mkdir(bak(4))
         r = self.ok("setup", "cursor", "--write")
-        self.assertIn(f"(previous version in {path}.bak.5)", r.stdout)
+        self.assertIn(f"(previous version in {bak(5)})", r.stdout)
         self.assertFalse(os.path.exists(os.path.join(self.tmp, "elsewhere")))
+
+    def test_backups_are_bounded_by_their_own_order_not_the_clock(self):
+        """Issue 32: the newest BACKUPS are kept by number; an old-looking (or future) mtime on
+        a file changes nothing, and the one just written is never pruned."""
+        (path,) = self.paths("cursor")
+        state = self.path(".instinct", "setup")
+        n = instinct._Setup.BACKUPS
+        for i in range(n + 5):
+            write(path, json.dumps({"mcpServers": {"a": {"command": str(i)}}}))
+            r = self.ok("setup", "cursor", "--write")
+            made = r.stdout.split("(previous version in ", 1)[1].split(")", 1)[0]
+            self.assertTrue(os.path.isfile(made), made)
+            os.utime(made, (1e9, 1e9) if i % 2 else (4e9, 4e9))      # the clock says nothing
+        kept = sorted(int(f.split("-")[0]) for f in os.listdir(state) if f.endswith(".bak"))
+        self.assertEqual(kept, list(range(6, n + 6)))
+        self.assertIn('"command": "14"', read(os.path.join(state, f"{n + 5}-mcp.json.bak")))
 
     def test_earlier_unmarked_toml_entry_is_left_with_a_one_line_error(self):
         (toml, hooks) = self.paths("codex")
@@ -452,29 +489,39 @@ class TestRemove(_SetupEnv):
 class TestTextConfigs(_SetupEnv):
     """Issue 19: Codex's TOML and Goose's YAML: a marked block appended, or pasted by hand."""
 
-    def test_goose_block_pasted_under_extensions_is_kept_and_removed_exactly(self):
+    def test_goose_extensions_map_is_merged_and_removed_exactly(self):
+        """Issue 28: an existing `extensions:` map gets the marked block as its first entry, at
+        its own indentation (a BOM, CRLF, comments, a null map too); --remove gives the bytes
+        back; a re-run changes nothing."""
         (path,) = self.paths("goose")
-        original = "extensions:\n  developer:\n    enabled: true\nGOOSE_MODEL: gpt\n"
-        write(path, original)
-        r = self.cli_process("setup", "goose", "--write")
-        self.assertEqual(r.returncode, 2)
-        self.assertEqual(read(path), original)
-        paste = r.stderr.split("run setup again:\n", 1)[1]
-        block = paste.split("\n", 1)[1].rstrip("\n") + "\n"    # the marked lines, for extensions:
-        self.assertTrue(block.startswith("# instinct:begin"), paste)
-        write(path, original.replace("GOOSE_MODEL", block + "GOOSE_MODEL"))
-        r = self.ok("setup", "goose", "--write")
-        self.assertEqual(r.stdout.splitlines()[0], f"unchanged {path}")
         try:
             import yaml                    # dev-only: a second opinion when present
         except ImportError:
             yaml = None
-        if yaml is not None:
-            ext = yaml.safe_load(read(path))["extensions"]
-            self.assertEqual(set(ext), {"developer", "instinct"})
-            self.assertEqual(ext["instinct"]["args"], ["-m", "instinct", "serve"])
-        self.ok("setup", "goose", "--remove")
-        self.assertEqual(read(path), original)
+        for original in ("extensions:\n  developer:\n    enabled: true\nGOOSE_MODEL: gpt\n",
+                         "\ufeffGOOSE_MODEL: gpt\nextensions:  # mine\n\n    # c\n    dev:\n"
+                         "        enabled: true\n",
+                         "A: 1\r\nextensions:\r\n   dev:\r\n      x: 1\r\nB: 2\r\n",
+                         "'extensions':\n  a: 1\n", "extensions:\nGOOSE_MODEL: gpt\n",
+                         "GOOSE_MODEL: gpt\nextensions:"):
+            with self.subTest(original=original):
+                write(path, original.encode())
+                self.ok("setup", "goose", "--write")
+                text = read(path, "rb").decode()
+                self.assertEqual(text.count("extensions"), 1, text)
+                self.assertEqual(text.startswith("\ufeff"), original.startswith("\ufeff"))
+                self.assertIn("# instinct:begin", text)
+                if "\r\n" in original:
+                    self.assertNotIn("\n", text.replace("\r\n", ""))
+                if yaml is not None:
+                    ext = yaml.safe_load(text.lstrip("\ufeff"))["extensions"]
+                    self.assertEqual(ext["instinct"]["args"], ["-m", "instinct", "serve"])
+                    theirs = yaml.safe_load(original.lstrip("\ufeff"))["extensions"] or {}
+                    self.assertEqual({k: v for k, v in ext.items() if k != "instinct"}, theirs)
+                r = self.ok("setup", "goose", "--write")
+                self.assertEqual(r.stdout.splitlines()[0], f"unchanged {path}")
+                self.ok("setup", "goose", "--remove")
+                self.assertEqual(read(path, "rb"), original.encode())
 
     def test_changed_entry_is_replaced_between_the_markers(self):
         (toml, _) = self.paths("codex")
@@ -525,8 +572,10 @@ class TestTextConfigs(_SetupEnv):
 
     def test_yaml_outside_a_plain_top_level_map_is_refused(self):
         (path,) = self.paths("goose")
-        for text in ("extensions: {}\n", "'extensions':\n  a: 1\n", "{a: 1}\n", "a: 1\n---\nb: 2\n",
-                     "just some words\n"):
+        for text in ("extensions: {}\n", "{a: 1}\n", "a: 1\n---\nb: 2\n", "just some words\n",
+                     "extensions:\n- a\n", "extensions:\n  - a\n",      # a list, not a map
+                     "extensions:\n  mine:\n    a: 1\n  instinct:\n    a: 1\n",   # the user's own
+                     "extensions:\n  a: 1\nextensions:\n  b: 2\n"):
             with self.subTest(text=text):
                 write(path, text)
                 r = self.cli_process("setup", "goose", "--write")
@@ -563,7 +612,8 @@ class TestScope(_SetupEnv):
                 text = data.decode()
                 for local in (self.tmp, ROOT, sys.executable, os.path.dirname(sys.executable)):
                     self.assertNotIn(local, text, path)
-        self.assertEqual(os.listdir(self.home), [])
+        self.assertEqual(os.listdir(self.home), [".instinct"])          # setup's record only
+        self.assertEqual(os.listdir(os.path.join(self.home, ".instinct")), ["setup"])
         hooks = json.loads(read(os.path.join(self.repo, ".claude", "settings.json")))["hooks"]
         server = json.loads(read(os.path.join(self.repo, ".mcp.json")))["mcpServers"]["instinct"]
         self.assertEqual((server["command"], server["args"]), ("python3", ["-m", "instinct", "serve"]))
@@ -688,12 +738,13 @@ class TestSetup(HookCase):
     def test_merge_keeps_other_keys_and_writes_backup(self):
         original = json.dumps({"mcpServers": {"other": {"command": "x"}}, "theme": "dark"})
         mcp = self.existing_config(".cursor", "mcp.json", text=original)
-        self.run_setup("cursor", write=True)
+        (r,) = self.run_setup("cursor", write=True)
         data = json.loads(read(mcp))
         self.assertEqual(data["theme"], "dark")
         self.assertEqual(data["mcpServers"]["other"], {"command": "x"})
         self.assertEqual(data["mcpServers"]["instinct"]["args"], ["-m", "instinct", "serve"])
-        self.assertEqual(read(mcp + ".bak"), original)
+        self.assertEqual(r["backup"], os.path.join(self.tmp, ".instinct", "setup", "1-mcp.json.bak"))
+        self.assertEqual(read(r["backup"]), original)
 
     def test_claude_hooks_merge_replaces_only_ours(self):
         mine = {"matcher": "Bash", "hooks": [{"type": "command", "command": "my-linter"}]}
@@ -724,15 +775,15 @@ class TestSetup(HookCase):
         """Issue 19: no in-place TOML/YAML editing; an entry setup did not mark is left to the user."""
         toml = self.existing_config(".codex", "config.toml", text=(
             'model = "o3"\n\n[mcp_servers.other]\ncommand = "x"\n\n[mcp_servers.instinct]\ncommand = "old"\n'))
-        yaml = self.existing_config(".config", "goose", "config.yaml", text=(
-            "GOOSE_MODEL: gpt\nextensions:\n  developer:\n    enabled: true\n    type: builtin\n"))
+        yaml = self.existing_config(".config", "goose", "config.yaml", text=(    # the user's own
+            "GOOSE_MODEL: gpt\nextensions:\n  instinct:\n    enabled: true\n    cmd: old\n"))
         for client, path in (("codex", toml), ("goose", yaml)):
             before = read(path)
             with self.assertRaises(instinct.ValidationError) as cm:
                 self.run_setup(client, write=True)
             self.assertIn("# instinct:begin", str(cm.exception))          # the block to paste
             self.assertEqual(read(path), before)
-            self.assertFalse(os.path.exists(path + ".bak"))
+            self.assertFalse(os.path.exists(os.path.join(self.tmp, ".instinct")))   # no backup
 
     def test_written_hook_command_really_runs(self):
         r = self.run_setup("claude-code", write=False, python=sys.executable)
@@ -755,6 +806,362 @@ class TestSetup(HookCase):
         self.assertTrue(r.stdout.startswith("unchanged "), r.stdout)
         r = cli_process("setup", "nope", env=e)
         self.assertEqual(r.returncode, 2)
+
+
+# --- issues 28 and 32: setup edits what it wrote and nothing else, shows only that, no litter ---
+def _tree(*tops):
+    """{path: bytes, folder: None} of everything under `tops` (not .git)."""
+    out = {}
+    for top in tops:
+        for d, dirs, files in os.walk(top):
+            dirs[:] = [x for x in dirs if x != ".git"]
+            out.update({os.path.join(d, x): None for x in dirs})
+            out.update({os.path.join(d, f): read(os.path.join(d, f), "rb") for f in files})
+    return out
+
+
+class _Writer(threading.Thread):
+    """Another program saving a JSON config the way Claude Code does: take `REAL.lock` (a
+    folder; wait while it is held), read, add a key, write a temp file, rename it over, release;
+    again every few milliseconds. Keeps the file's BOM and mode."""
+
+    def __init__(self, path):
+        super().__init__(daemon=True)
+        self.path, self.keys, self.stop = path, [], threading.Event()
+
+    def run(self):
+        real = os.path.realpath(self.path)
+        while not self.stop.is_set():
+            try:
+                os.mkdir(real + ".lock")
+            except FileExistsError:
+                time.sleep(0.0005)
+                continue
+            try:
+                raw = read(real, "rb") if os.path.exists(real) else b""
+                text = raw.decode("utf-8-sig")
+                data = json.loads(text) if text.strip() else {}
+                key = f"writer-{len(self.keys)}"
+                data[key] = len(self.keys)
+                with open(real + ".w.tmp", "wb") as f:
+                    f.write(raw[:3] * raw.startswith(b"\xef\xbb\xbf")
+                            + json.dumps(data, indent=2, ensure_ascii=False).encode())
+                if os.path.exists(real):
+                    os.chmod(real + ".w.tmp", stat.S_IMODE(os.stat(real).st_mode))
+                os.replace(real + ".w.tmp", real)
+                self.keys.append(key)
+            finally:
+                os.rmdir(real + ".lock")
+            time.sleep(0.005 + 0.01 * (len(self.keys) % 3))
+
+
+def _hostile(key):
+    """15 hostile texts for a JSON config whose servers sit under `key` -> [(name, text)]."""
+    huge = json.dumps({"projects": {f"/home/u/p{i}": {"history": [
+        {"display": f"PLANTED prompt {i}: deploy with token hunter2 " * 3}]} for i in range(1200)},
+        "oauthAccount": {"emailAddress": "planted.person@example.com"}}, indent=2)
+    return [("empty object", "{}"), ("empty file", ""), ("bom", '\ufeff{"a": 1}\n'),
+            ("odd whitespace", '{\r\n\t"a" :\t[1 ,2] ,\r\n\t"b":{ }\r\n}\r\n'),
+            ("unicode", '{"ключ": "значение 🚀", "rtl": "\u202eabc", "ls": "a\u2028b", '
+                        '"esc": "\\u00e9\\ud83d\\ude80"}'),
+            ("huge", huge),
+            ("own entry", json.dumps({key: {"instinct": {"command": "my-instinct", "args": ["x"]}}})),
+            ("only key", json.dumps({key: {"instinct": {"command": "mine"}}}, indent=4)),
+            ("string entry", json.dumps({key: {"instinct": "disabled"}, "z": 1})),
+            ("null entry", json.dumps({key: {"instinct": None}, "x": [1]})),
+            ("list entry", json.dumps({key: {"instinct": [], "other": {"command": "o"}}})),
+            ("empty servers", json.dumps({key: {}, "z": 1, "a": 2})),
+            ("numbers", '{"n": 1.5e10, "i": 12345678901234567890, "f": 0.1, "neg": -0.0}'),
+            ("symlink", json.dumps({key: {"o": {"command": "o"}}, "linked": True})),
+            ("read-only", json.dumps({key: {"o": {"command": "o"}}}))]
+
+
+class TestUsersEntriesUnderAConcurrentWriter(_SetupEnv):
+    """Issue 28: 60 hostile configs x `setup --write` then `--remove` (real processes) while
+    another program keeps adding keys to the same file: no key of that program is lost, every
+    entry of the user's comes back (a hand-made `instinct` entry too); without the other program
+    the file comes back byte for byte. A read-only file is refused in one line and left as is."""
+
+    CLIENTS = ("claude-code", "cursor", "vscode", "windsurf")
+
+    def configs(self):
+        for client in self.CLIENTS:
+            key = "servers" if client == "vscode" else "mcpServers"
+            for name, text in _hostile(key):
+                yield client, name, text
+
+    def plant(self, home, client, name, text):
+        path = instinct._Setup.plan(client, "user", home, self.repo, "python3", ROOT)[0][0]
+        if name == "symlink":                          # a dotfiles link out of the folder
+            real = os.path.join(home, "dotfiles", os.path.basename(path))
+            write(real, text.encode())
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.symlink(real, path)
+        else:
+            write(path, text.encode())
+        if name == "read-only":
+            os.chmod(path, 0o444)
+        if client == "claude-code":               # and hooks of the user's beside it
+            write(os.path.join(home, ".claude", "settings.json"), '{"hooks": {"Stop": [], '
+                  '"PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", '
+                  '"command": "my-lint"}]}]}, "model": "opus"}')
+        return path
+
+    def test_sixty_hostile_configs_byte_identical_without_a_writer(self):
+        for i, (client, name, text) in enumerate(self.configs()):
+            with self.subTest(client=client, config=name):
+                home = os.path.join(self.tmp, f"b{i}")
+                path = self.plant(home, client, name, text)
+                before = _tree(home)
+                try:
+                    instinct.setup(client, write=True, home=home, project_dir=self.repo)
+                except instinct.ValidationError as e:
+                    self.assertEqual(name, "read-only", e)
+                    self.assertEqual(_tree(home), before)
+                    continue
+                self.assertIn("instinct", json.loads(read(path).lstrip("\ufeff"))[
+                    "servers" if client == "vscode" else "mcpServers"])
+                instinct.setup(client, remove=True, home=home, project_dir=self.repo)
+                after = _tree(home)
+                for p in list(after):                  # setup's own folder: record gone
+                    if p.startswith(os.path.join(home, ".instinct")):
+                        self.assertNotEqual(os.path.basename(p), "manifest.json")
+                        del after[p]
+                self.assertEqual(after, before)
+                self.assertEqual(os.path.islink(path), name == "symlink")
+
+    def test_sixty_hostile_configs_with_a_concurrent_writer(self):
+        lost = refused = 0
+        for i, (client, name, text) in enumerate(self.configs()):
+            with self.subTest(client=client, config=name):
+                home = os.path.join(self.tmp, f"w{i}")
+                path = self.plant(home, client, name, text)
+                theirs = json.loads(text.lstrip("\ufeff")) if text.strip() else {}
+                writer = _Writer(path)
+                if name != "read-only":            # nothing rewrites that one
+                    writer.start()
+                try:
+                    for verb in ("--write", "--remove"):
+                        r = cli_process("setup", client, verb, cwd=self.repo,
+                                        env=child_env(home))
+                        self.assertNotIn("Traceback", r.stderr)
+                        if r.returncode:
+                            self.assertEqual(len(r.stderr.splitlines()) if name != "read-only"
+                                             else 1, 1, r.stderr)
+                            refused += 1
+                finally:
+                    writer.stop.set()
+                    writer.join() if writer.is_alive() else None
+                final = json.loads(read(path).lstrip("\ufeff"))
+                lost += sum(k not in final for k in writer.keys)
+                self.assertEqual([k for k in writer.keys if k not in final], [])
+                for k, v in theirs.items():            # the user's own, back as they were
+                    self.assertEqual(json.dumps(final.get(k)), json.dumps(v), k)
+                key = "servers" if client == "vscode" else "mcpServers"
+                self.assertEqual(key in final, key in theirs)
+                if name == "read-only":
+                    self.assertEqual(read(path, "rb"), text.encode())
+                self.assertEqual(os.path.islink(path), name == "symlink")
+                self.assertTrue(writer.keys or name == "read-only")
+        self.assertEqual(lost, 0)
+        self.assertLessEqual(refused, 8, "the writer leaves setup time to write")
+
+
+class TestWhatSetupOwns(_SetupEnv):
+    """Issue 28: a user's own `instinct` entry is put back, a file setup did not create is
+    never deleted, a link is edited in place (and said so), a dangling one is refused."""
+
+    def test_users_own_entry_that_was_the_only_key_comes_back(self):
+        path = self.path(".claude.json")
+        mine = '{\n  "mcpServers": {"instinct": {"command": "/opt/mine/instinct", "args": ["serve"]}}\n}'
+        write(path, mine)
+        r = self.ok("setup", "claude-code", "--write")
+        self.assertIn("  - mcpServers.instinct", r.stdout.splitlines())
+        self.assertIn("  + mcpServers.instinct", r.stdout.splitlines())
+        self.assertNotEqual(read(path), mine)
+        self.ok("setup", "claude-code", "--remove")
+        self.assertEqual(read(path), mine)
+        # Claude Code rewrote the file meanwhile: the user's entry still comes back, theirs stays
+        self.ok("setup", "claude-code", "--write")
+        data = json.loads(read(path))
+        data["numStartups"] = 7
+        write(path, json.dumps(data))
+        self.ok("setup", "claude-code", "--remove")
+        self.assertEqual(json.loads(read(path)), dict(json.loads(mine), numStartups=7))
+
+    def test_an_entry_changed_by_hand_after_setup_is_left(self):
+        path = self.path(".cursor", "mcp.json")
+        self.ok("setup", "cursor", "--write")
+        data = json.loads(read(path))
+        data["mcpServers"]["instinct"]["args"].append("--mine")
+        write(path, json.dumps(data))
+        r = self.ok("setup", "cursor", "--remove")
+        self.assertEqual(json.loads(read(path)), data)          # not setup's any more: kept
+        self.assertIn("nothing of instinct's in", r.stdout)
+
+    def test_without_a_record_only_setups_own_entry_goes_and_no_file_is_deleted(self):
+        path = self.path(".cursor", "mcp.json")
+        self.ok("setup", "cursor", "--write")
+        shutil.rmtree(self.path(".instinct"))                  # an older setup: no record
+        self.ok("setup", "cursor", "--remove")
+        self.assertEqual(json.loads(read(path)), {"mcpServers": {}})       # kept, not deleted
+        write(path, '{"mcpServers": {"instinct": {"command": "mine"}}}')
+        self.ok("setup", "cursor", "--remove")
+        self.assertEqual(read(path), '{"mcpServers": {"instinct": {"command": "mine"}}}')
+
+    def test_a_damaged_record_is_named_in_one_line(self):
+        record = self.path(".instinct", "setup", "manifest.json")
+        for text in ("{", "[1]", '{"/x": 3}'):
+            write(record, text)
+            r = self.cli_process("setup", "cursor", "--write")
+            self.assertEqual(r.returncode, 2)
+            (line,) = r.stderr.splitlines()
+            self.assertIn(record, line)
+            self.assertIn("move it away", line)
+        self.assertFalse(os.path.exists(self.path(".cursor")))
+
+    def test_dangling_link_is_refused_in_one_line(self):
+        link = self.path(".cursor", "mcp.json")
+        os.makedirs(os.path.dirname(link))
+        os.symlink(os.path.join(self.tmp, "dotfiles", "mcp.json"), link)
+        for verb in ("--write", "--remove"):
+            r = self.cli_process("setup", "cursor", verb)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("which does not exist", r.stderr.splitlines()[0])
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "dotfiles")))
+
+    def test_a_change_made_between_read_and_write_is_kept(self):
+        """The file changes after setup read it: the check before the replace sees it, setup
+        reads again and merges into the new text."""
+        path = self.path(".cursor", "mcp.json")
+        write(path, '{"a": 1}')
+        real_prepare, calls = instinct._Setup.prepare, []
+
+        def prepare(*a):
+            got = real_prepare(*a)
+            calls.append(1)
+            if len(calls) == 1:
+                write(path, '{"a": 1, "b": 2}')      # another program, just after the read
+            return got
+        instinct._Setup.prepare = prepare
+        try:
+            self.setup_("cursor")
+        finally:
+            instinct._Setup.prepare = real_prepare
+        self.assertEqual(len(calls), 2)
+        data = json.loads(read(path))
+        self.assertEqual((data["a"], data["b"]), (1, 2))
+        self.assertIn("instinct", data["mcpServers"])
+
+
+class TestDryRunAndLitter(_SetupEnv):
+    """Issue 32: a dry run prints the keys setup owns, never the file, and writes nothing; ten
+    setup/remove cycles leave nothing behind but bounded backups in the store's folder."""
+
+    def test_dry_run_of_a_real_sized_claude_json_shows_no_private_text(self):
+        path = self.path(".claude.json")
+        huge = dict(_hostile("mcpServers"))["huge"]
+        write(path, huge)
+        self.assertGreater(len(huge), 270_000)
+        before = _tree(self.home, self.repo)
+        r = self.ok("setup", "claude-code")
+        lines = r.stdout.splitlines()
+        self.assertLess(len(lines), 40, r.stdout)
+        for planted in ("PLANTED", "hunter2", "planted.person@example.com", "/home/u/p1"):
+            self.assertNotIn(planted, r.stdout + r.stderr)
+        self.assertIn("nothing written; run again with --write", lines)
+        self.assertIn(f"{path}: would change", lines)
+        self.assertTrue(any(x.startswith("  + mcpServers.instinct: {") for x in lines), lines)
+        self.assertEqual(_tree(self.home, self.repo), before)       # no store, no folder
+        r = self.ok("setup", "claude-code", "--json")
+        got = json.loads(r.stdout)
+        self.assertNotIn("PLANTED", r.stdout)
+        self.assertEqual([x["path"] for x in got], [path, self.path(".claude", "settings.json")])
+        self.assertEqual(len(got[1]["changes"]), 6)
+        self.assertEqual(_tree(self.home, self.repo), before)
+        # with a store path set, still nothing: not the store, not its folder's setup record
+        self.ok("setup", "claude-code", env={"INSTINCT_DB": self.db})
+        self.assertFalse(os.path.exists(self.db))
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "setup")))
+
+    def test_ten_cycles_leave_nothing_but_bounded_backups(self):
+        os.makedirs(os.path.join(self.repo, ".claude"))        # the user's own, kept even empty
+        for scope, clients in (("user", instinct._Setup.CLIENTS),
+                               ("project", ("claude-code", "cursor", "vscode", "codex"))):
+            for planted in (False, True):
+                if planted:
+                    for client in clients:
+                        for p in self.paths(client, scope):
+                            write(p, PLANTED[os.path.basename(p)])
+                before = _tree(self.home, self.repo)
+                for _ in range(10):
+                    for client in clients:
+                        self.ok("setup", client, "--scope", scope, "--write")
+                        self.ok("setup", client, "--scope", scope, "--remove")
+                after = _tree(self.home, self.repo)
+                state = self.path(".instinct", "setup")
+                extra = sorted(set(after) - set(before))
+                self.assertTrue(all(p == self.path(".instinct") or p.startswith(state)
+                                    for p in extra), extra)
+                mine = {p: b for p, b in before.items() if not p.startswith(state)}
+                self.assertEqual({p: b for p, b in after.items() if p in mine}, mine)
+                self.assertLessEqual(len(os.listdir(state)), instinct._Setup.BACKUPS)
+                self.assertFalse(os.path.exists(os.path.join(state, "manifest.json")))
+        self.assertTrue(os.path.isdir(os.path.join(self.repo, ".claude")))
+
+
+class TestOneScopeAndPlainWords(_SetupEnv):
+    """Issue 32: hooks in one scope only; a client without hooks says so; a store path in a
+    missing folder is refused; a misspelt client gets a "did you mean"."""
+
+    def test_second_scope_is_refused_naming_the_first(self):
+        self.ok("setup", "claude-code", "--write")
+        before = _tree(self.repo)
+        r = self.cli_process("setup", "claude-code", "--scope", "project", "--write")
+        self.assertEqual(r.returncode, 2)
+        (line,) = r.stderr.splitlines()
+        self.assertIn(self.path(".claude", "settings.json"), line)
+        self.assertIn("instinct setup claude-code --scope user --remove", line)
+        self.assertEqual(_tree(self.repo), before)
+        self.ok("setup", "claude-code", "--scope", "project")          # a dry run still shows
+        self.ok("setup", "cursor", "--scope", "project", "--write")     # no hooks: no conflict
+        self.ok("setup", "claude-code", "--scope", "user", "--remove")
+        self.ok("setup", "claude-code", "--scope", "project", "--write")
+        r = self.cli_process("setup", "claude-code", "--write")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(os.path.join(self.repo, ".claude", "settings.json"), r.stderr)
+        self.assertIn("--scope project --remove", r.stderr)
+
+    def test_clients_without_hooks_say_so(self):
+        for client in instinct._Setup.CLIENTS:
+            with self.subTest(client=client):
+                hooked = any(r["hooks"] for r in self.setup_(client, write=False))
+                for extra in ((), ("--write",)):
+                    r = self.ok("setup", client, *extra)
+                    self.assertEqual("gets no hooks, so nothing is learned" in r.stdout, not hooked)
+        self.assertFalse(any(r["hooks"] for r in self.setup_("cursor", write=False)))
+        self.assertTrue(any(r["hooks"] for r in self.setup_("codex", write=False)))
+
+    def test_store_in_a_missing_folder_is_refused(self):
+        missing = os.path.join(self.tmp, "nope", "x.db")
+        for args, env in ((("--db", missing), {}), ((), {"INSTINCT_DB": missing})):
+            for extra in ((), ("--write",)):
+                r = self.cli_process("setup", "claude-code", *args, *extra, env=env)
+                self.assertEqual(r.returncode, 2)
+                (line,) = r.stderr.splitlines()
+                self.assertIn(os.path.dirname(missing), line)
+                self.assertIn("does not exist", line)
+        self.assertEqual(os.listdir(self.home), [])
+
+    def test_misspelt_client_gets_did_you_mean(self):
+        r = self.cli_process("setup", "claud-code")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr, "instinct: error: unknown client 'claud-code' "
+                                   "(did you mean 'claude-code'?)\n")
+        r = self.cli_process("setup", "zzz")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("choose from: claude-code", r.stderr)
+        self.assertEqual(len(r.stderr.splitlines()), 1)
 
 
 if __name__ == "__main__":

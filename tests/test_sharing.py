@@ -19,7 +19,7 @@ from datetime import datetime
 
 import instinct
 from instinct import InstinctStore, ValidationError
-from tests.helpers import (DAY, INITIALIZED, ROOT, Clock, ProjectCase, child_env, init_msg,
+from tests.helpers import (DAY, INITIALIZED, mined, ROOT, Clock, ProjectCase, child_env, init_msg,
                            mcp_in_process, read, req, rows, seeds_db, serve_once, setUpModule,
                            temp_dir, tool_result, validate, write)
 
@@ -82,9 +82,9 @@ class TestExportFormats(_Base):
     def test_one_factual_line_per_rule(self):
         text = self.store.export_rules(format="claude")
         lines = [ln for ln in text.splitlines() if ln.startswith("- ")]
-        self.assertEqual(lines, ["- Usual workflow: test, then fix, then test (rule, seen 12x, this project)",
-                                 "- Used together: pytest + coverage (rule, seen 11x, this project)",
-                                 "- Preference: stdlib-first (rule, seen 10x, all projects)"])
+        self.assertEqual(lines, ["- Usual workflow: test, then fix, then test (rule, observed 12×, noted, this project)",
+                                 "- Used together: pytest + coverage (rule, observed 11×, noted, this project)",
+                                 "- Preference: stdlib-first (rule, observed 10×, noted, all projects)"])
         self.assertTrue(text.startswith("<!-- instinct:begin -->\n"))
         self.assertTrue(text.endswith("<!-- instinct:end -->"))
         self.assertNotIn("missing-import", text)
@@ -95,7 +95,7 @@ class TestExportFormats(_Base):
         self.assertEqual(set(fm), {"description", "alwaysApply"})
         self.assertEqual(fm["alwaysApply"], "true")          # the YAML boolean, not "true" quoted
         self.assertTrue(fm["description"].strip() and ":" not in fm["description"])
-        self.assertIn("- Usual workflow: test, then fix, then test (rule, seen 12x, this project)", body)
+        self.assertIn("- Usual workflow: test, then fix, then test (rule, observed 12×, noted, this project)", body)
 
     def test_windsurf_front_matter(self):
         text = self.store.export_rules(format="windsurf")
@@ -235,7 +235,7 @@ class TestWrite(_Base):
         self.assertTrue(data.startswith(before))
         self.assertTrue(data.endswith(after))
         block = data[len(before):len(data) - len(after)]
-        self.assertIn(b"Used together: make + test (rule, seen 10x, this project)\r\n", block)
+        self.assertIn("Used together: make + test (rule, observed 10×, noted, this project)\r\n".encode(), block)
         self.assertNotIn(b"\n", block.replace(b"\r\n", b""))       # the file's CRLF style is kept
         # writing again changes nothing and does not even rewrite the file
         st = os.stat(self.path)
@@ -830,6 +830,9 @@ class _LintCase(ProjectCase):
     def learn(self, *patterns, n=6, source=""):
         fp = instinct.project_fingerprint(self.proj)
         for p in patterns:
+            if source == "hooks":             # evidence: what mining credits
+                mined(self.store, p, fp, n)
+                continue
             for _ in range(n):
                 self.store.observe(p, project=fp, source=source)
         self.store.consolidate()

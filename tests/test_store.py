@@ -18,7 +18,7 @@ import unittest
 import instinct  # noqa: E402
 from instinct import InstinctStore, ValidationError  # noqa: E402
 from tests.helpers import (INITIALIZED, INSTINCT_PY, ProjectCase, init_msg, python_child,  # noqa: E402,F401
-                           raw_bytes, req, serve_once, setUpModule)
+                           raw_bytes, read, req, serve_once, setUpModule, write)
 
 T0 = ProjectCase.T0
 
@@ -418,6 +418,36 @@ class TestPurge(_Base):
         self.assertGone(b"zqxgcsecret")
         self.assertGone(b"zqxdecay")
 
+    def test_purge_rewrites_what_instinct_wrote_and_names_what_it_cannot_reach(self):
+        claude = os.path.join(self.proj, "CLAUDE.md")
+        write(claude, "# Notes\nOur token prefix is zqxsecret, see the wiki.\n")
+        for _ in range(6):
+            self.store.observe("pref:zqxsecret-token-77", project=self.proj)
+        self.store.consolidate()
+        self.store.export_rules(format="claude", project=self.proj, min_confidence=1,
+                                write=claude)
+        cursor = self.store.export_rules(format="cursor", project=self.proj, min_confidence=1,
+                                         write=os.path.join(self.proj, "x.mdc"))["path"]
+        self.store.remember("reference", "API zqxsecret", "Call it with the zqxsecret token.")
+        self.store.remember("user", "Prefers short answers", "Keep replies short.")
+        mems = os.path.join(self.proj, "mem")
+        self.store.export_memories(mems)
+        self.assertEqual(len(os.listdir(mems)), 2)
+        self.store.close()
+        r = self.cli_process("purge", "zqxsecret")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"not reached (the text stands outside what instinct wrote): {claude}",
+                      r.stdout)
+        text = read(claude)
+        self.assertIn("Our token prefix is zqxsecret", text)          # the user's own line
+        block = text[text.index("<!-- instinct:begin -->"):]
+        self.assertNotIn("zqxsecret", block)
+        self.assertIn("keep-this", block)
+        self.assertNotIn("zqxsecret", read(cursor))
+        self.assertIn("keep-this", read(cursor))
+        self.assertEqual(os.listdir(mems), [m for m in os.listdir(mems) if "short" in m])
+        self.assertEqual(len(os.listdir(mems)), 1)
+
     def test_purge_removes_a_text_everywhere_and_from_the_bak(self):
         self.store.remember("reference", "API endpoint", "Call it with token zqxsecret-abc.")
         self.store.remember("user", "Prefers short answers", "Keep replies short.")
@@ -634,3 +664,51 @@ class TestMemorySecrets(_Base):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestReadOnlyAndDamagedSay(_Base):
+    """Issue 32 item 8: on a healthy read-only store doctor finds no error and forget, purge and gc
+    say the store is read-only (not that the backup failed); a damaged store names the newest
+    automatic backup and the restore command."""
+
+    run_ro, script = TestReadOnly.run_ro, INSTINCT_PY
+
+    def setUp(self):
+        super().setUp()
+        for _ in range(6):
+            self.store.observe("pref:tabs", project=self.proj)
+        self.store.close()
+
+    def test_doctor_forget_and_gc_on_a_read_only_file_system(self):
+        prefix = _ro_prefix(self.dbdir)
+        if prefix is None:
+            self.skipTest("cannot mount a read-only folder here")
+        r = self.run_ro(prefix, "doctor")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertNotIn("ERROR", r.stdout)
+        for args in (("forget", "pref:tabs"), ("gc",), ("purge", "tabs")):
+            with self.subTest(args=args):
+                r = self.run_ro(prefix, *args)
+                self.assertEqual((r.returncode, r.stderr), (1, f"instinct: error: {self.db} is read-only:"
+                                                               " nothing was changed\n"))
+        self.assertEqual([n for n in os.listdir(self.dbdir) if n.endswith(".bak")], [])
+
+    def test_a_damaged_store_names_its_newest_backup(self):
+        self.assertEqual(self.cli_process("forget", "pref:tabs").returncode, 0)
+        self.assertEqual(self.cli_process("gc").returncode, 0)
+        newest = instinct._auto_backups(self.db)[-1]
+        self.assertTrue(newest.endswith("-gc.bak"))
+        c = sqlite3.connect(self.db)
+        page = c.execute("SELECT rootpage FROM sqlite_master WHERE name = 'instincts_fts_config'").fetchone()[0]
+        size = c.execute("PRAGMA page_size").fetchone()[0]
+        c.close()
+        with open(self.db, "r+b") as f:                 # the search index's config page: garbage
+            f.seek((page - 1) * size)
+            f.write(b"\xff" * size)
+        r = self.cli_process("search", "tabs")
+        self.assertEqual(r.returncode, 1)
+        self.assertIn(f"{self.db} is damaged", r.stderr)
+        self.assertIn(f"instinct restore {newest}", r.stderr)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.assertEqual(self.cli_process("restore", newest).returncode, 0)
+        self.assertEqual(self.cli_process("search", "tabs").returncode, 0)
