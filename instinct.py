@@ -2371,7 +2371,7 @@ class _Patterns(_Core):
                                      f"{_Out.count(r['sessions'], 'session')}, "
                                      f"{_Out.count(r['patterns'], 'pattern')}"
                                      for r in rs]
-                                    + [f"{len(rs)} project{'' if len(rs) == 1 else 's'}"]))
+                                    + [_Out.count(len(rs), "project")]))
     def projects(self):
         """Which folder each project fingerprint stands for, with its sessions and patterns.
 
@@ -2835,7 +2835,7 @@ class _Mem:
             line += "  [archived]" if r["archived"] else ""
             line += f"  [superseded by #{r['superseded_by']}]" if "superseded_by" in r else ""
             out.append(line)
-        out.append(f"{len(rs)} memor{'y' if len(rs) == 1 else 'ies'}")
+        out.append(_Out.count(len(rs), "memory"))
         return "\n".join(out)
 
     ID = Param("id", int, "the memory's id", required=True, positional=True, minimum=1,
@@ -6518,7 +6518,7 @@ class _Export:
         limit = _Core._EXPORT_FORMATS[fmt][1]
 
         def omitted(n):
-            return (f"\n{n} lower-confidence rule{'' if n == 1 else 's'} omitted to stay under "
+            return (f"\n{_Out.count(n, 'lower-confidence rule')} omitted to stay under "
                     f"{limit} bytes.\n") if n else ""
         keep = len(rules)
         total = len((head + title + note + tail).encode()) + sum(len(i.encode()) for i in items)
@@ -6671,7 +6671,7 @@ class _Export:
         n, low = store._read("SELECT count(*), min(confidence) FROM instincts WHERE promoted >= 1"
                              " AND quiet = 0" + where + (" AND category = ?" if cat else ""),
                              tuple(x for x in (proj, cat) if x is not None))[0]
-        hint = (f"{n} mature pattern{'s' if n != 1 else ''} (confidence {low} and up, the ones the "
+        hint = (f"{_Out.count(n, 'mature pattern')} (confidence {low} and up, the ones the "
                 f"briefing shows): add --min-confidence {low} to export them" if n else
                 "no pattern is mature yet (instinct import-history learns from past sessions)")
         what = ("nothing the session briefing shows here" if min_confidence is None
@@ -6736,9 +6736,9 @@ class _Export:
     def render_write(r):
         where = (os.path.relpath(r["path"]) if not os.path.relpath(r["path"]).startswith("..")
                  else r["path"])
-        drop = (f" ({r['dropped']} lower-confidence rule{'' if r['dropped'] == 1 else 's'}"
+        drop = (f" ({_Out.count(r['dropped'], 'lower-confidence rule')}"
                 " dropped to fit the size limit)" if r["dropped"] else "")
-        n = f"{r['included']} rule{'' if r['included'] == 1 else 's'}"
+        n = _Out.count(r["included"], "rule")
         lint = "\n" + _Lint.render_lint(r["lint"]) if r.get("lint") else ""
         if not r["changed"]:
             return f"{where} is up to date ({n}){drop}{lint}"
@@ -7627,7 +7627,7 @@ class _Insight(_Patterns):
                 + (f" {x['detail']}" if x["detail"] else "")
                 + (f" [{x['source']}]" if x["source"] else "")
                 for x in h["events"]]
-        out.append(f"{h['count']} event{'' if h['count'] == 1 else 's'}")
+        out.append(_Out.count(h["count"], "event"))
         return "\n".join(out)
 
     def _render_effectiveness(e):
@@ -7656,7 +7656,7 @@ class _Insight(_Patterns):
             out += [f"  {'*' if v['winner'] else ' '} {v['pattern']:<30} conf={v['confidence']:<3}"
                     f" [{v['level']}] last seen {v['last_seen'][:19]}"
                     + ("" if v["winner"] else "  superseded") for v in c["values"]]
-        return "\n".join(out + [f"{len(rows)} conflict{'' if len(rows) == 1 else 's'}"])
+        return "\n".join(out + [_Out.count(len(rows), "conflict")])
 
     def _thresholds(self, pattern, category):
         """Each threshold of one row and where it comes from, in consolidate's order:
