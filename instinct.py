@@ -7147,9 +7147,8 @@ class _Sharing(_Memory):
             + (f"; {_Out.count(r['files'], 'file')} instinct wrote" if r.get("files") else "")
             + "".join(f"\nnot reached (the text stands outside what instinct wrote): {p}"
                       for p in r.get("not_reached", ()))
-            + (f"\nBackup: {r['backup_file']} still holds the purged text (`instinct restore` it"
-               " to undo; delete that file once sure)" if r.get("backup_file")
-               else _Core._backup_note(r))))
+            + _Core._backup_note(r) + ("; it still holds the purged text: delete it once sure"
+                                       if r.get("backup_file") else "")))
     def purge(self, text, dry_run=False):
         """Delete every record holding a text (a leaked secret, a name), here and in the backups.
 

@@ -564,8 +564,8 @@ class TestCosmetics(StoreCase):
         self.cli_process("observe", "pref:leaked-token-xyz")
         out = self.cli_process("purge", "leaked-token-xyz").stdout.splitlines()
         self.assertEqual(out[0], "Purged: 1 instinct, 0 memories, 1 event, 0 other rows")
-        self.assertRegex(out[1], r"^Backup: \S+-purge\.bak still holds the purged text "
-                                 r"\(`instinct restore` it to undo; delete that file once sure\)$")
+        self.assertRegex(out[1], r"^Backup: \S+-purge\.bak \(`instinct restore` it to undo\); "
+                                 r"it still holds the purged text: delete it once sure$")
         self.assertEqual(instinct._Out.count(1, "memory"), "1 memory")
         self.assertEqual(instinct._Out.count(2, "match"), "2 matches")
 
