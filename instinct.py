@@ -512,9 +512,8 @@ def project_fingerprint(path=None):
 
 
 def repo_identity(root):
-    """A project's name that travels (what an export carries instead of its folder): 12 hex of
-    sha256 of its git remote's URL (origin first), read from .git/config, normalised so that a
-    clone by https or ssh agrees (`git@host:o/r.git` = `https://u@host/o/r`); '' without one."""
+    """A project's name that travels in exports: 12 hex of sha256 of its git remote's URL (origin
+    first) in .git/config, normalised (`git@host:o/r.git` = `https://u@host/o/r`); '' if none."""
     import re
     try:
         with open(os.path.join(root, ".git", "config"), encoding="utf-8") as f:
@@ -7966,9 +7965,8 @@ class _CLI:
                                     "help": "take out what setup wrote, only that"
                                             " (keeps a backup)"})]),
         "init": ("wire an agent (setup --write) and learn from its past sessions (import-history)",
-                 [(("client",), {"choices": _Setup.CLIENTS, "nargs": "?", "help": "default: "
-                                 "Claude Code and Codex, each whose folder (~/.claude, ~/.codex)"
-                                 " exists"})]),
+                 [(("client",), {"choices": _Setup.CLIENTS, "nargs": "?",
+                                 "help": "default: each of claude-code, codex found here"})]),
     }
     GROUPS = (("start", "init setup import-history"),   # `instinct --help`, a new user's order
               ("see what was learned", "suggest list search get explain history stats projects "

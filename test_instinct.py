@@ -1630,10 +1630,8 @@ class TestCLI(StoreCase):
         for op in instinct.OPERATIONS.values():
             self.assertIn(op.cli, out.getvalue())
 
-    def test_no_command_prints_help_and_returns_2(self):
-        code, _, err = cli_in_process()
-        self.assertEqual(code, 2)
-        self.assertIn("usage:", err)
+    def test_no_command_prints_the_start_text_and_returns_0(self):      # issue 32 changed it
+        self.assertEqual(cli_in_process(), (0, instinct._CLI.START, ""))
 
     def test_usage_error_raises_system_exit_2(self):
         with self.assertRaises(SystemExit) as cm:
