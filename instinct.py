@@ -69,7 +69,7 @@ MIT License.
 # =============================================================================
 # Only cheap modules at import time (a hook or CLI process pays for each); the rest where needed.
 import functools                 # already loaded by the interpreter's start-up
-from collections import Counter  # (so are these: functools imports them)
+from collections import Counter, namedtuple  # (so are these: functools imports them)
 from itertools import groupby
 import os
 import sqlite3
@@ -511,19 +511,22 @@ def project_fingerprint(path=None):
     return _sha256_hex(project_root(path))[:12]
 
 
-def repo_identity(root):
-    """A project's name that travels in exports: 12 hex of sha256 of its git remote's URL (origin
-    first) in .git/config, normalised (`git@host:o/r.git` = `https://u@host/o/r`); '' if none."""
+def _repo_id(root):
+    """A project's id on every machine (a shared file's): 12 hex of sha256 of its `origin` URL
+    in the git config as host/path (no scheme, user, port or .git), else its fingerprint."""
     import re
-    try:
-        with open(os.path.join(root, ".git", "config"), encoding="utf-8") as f:
-            text = f.read(1 << 20)
-    except (OSError, ValueError):
-        return ""
-    urls = dict(re.findall(r'^\s*\[remote\s+"([^"]+)"\][^\[]*?^\s*url\s*=\s*(\S+)', text, re.M))
-    url = urls.get("origin") or next(iter(urls.values()), "")
-    url = re.sub(r"^[a-z+]+://|^[^/@:]+@|(\.git)?/*$", "", re.sub(r"^[a-z+]+://[^/@]+@", "", url))
-    return _sha256_hex(url.replace(":", "/", 1).lower())[:12] if url else ""
+    for config in (os.path.join(root, ".git", "config"), os.path.join(root, "config")):
+        try:
+            text = _read_regular(config, 1 << 20).decode("utf-8", "replace")
+        except (OSError, ValidationError):
+            continue
+        m = re.search(r'^\s*\[remote\s+"origin"\]\s*$((?:\n(?!\s*\[).*)*)', text, re.M)
+        url = m and re.search(r"^\s*url\s*=\s*(\S+)", m.group(1), re.M)
+        if url:
+            u = re.sub(r"^([a-z][a-z0-9+.-]*://)?([^@/]*@)?([^/:]+)(:(\d+/)?)?/?", r"\3/",
+                       url.group(1).lower())
+            return _sha256_hex(re.sub(r"(\.git)?/*$", "", u))[:12]
+    return _sha256_hex(root)[:12]
 
 
 def _forgotten_key(pattern, project, key=None):
@@ -1344,10 +1347,15 @@ class Operation:
         return s
 
     def output_schema(self):
+        """The declared output: a list tool's page, and its nextCursor and note (so typed clients
+        reach page 2)."""
+        s = self.output
         if self.list_key and self.list_key not in self.output.get("properties", {}):
-            return _Out.obj({self.list_key: {"type": "array", "items": self.output},
-                             "count": _Out.INT}, (self.list_key, "count"))
-        return self.output
+            s = _Out.obj({self.list_key: {"type": "array", "items": self.output},
+                          "count": _Out.INT}, (self.list_key, "count"))
+        if self.paged:
+            s = dict(s, properties={**s["properties"], "nextCursor": _Out.STR, "note": _Out.STR})
+        return s
 
     def structured(self, result):
         """API result -> the MCP structuredContent object."""
@@ -1468,7 +1476,7 @@ class _Out:
     RECORD = obj({
         "pattern": STR, "category": STR, "confidence": INT, "level": STR, "promoted": INT,
         "project": STR, "source": STR, "first_seen": STR, "last_seen": STR,
-        "metadata": {"type": "object"}, "root": STR},
+        "metadata": {"type": "object"}, "root": STR, "repo": STR},
         ("pattern", "category", "confidence", "level", "project", "first_seen", "last_seen"))
 
     def count(n, noun):
@@ -1534,6 +1542,8 @@ class _Core:
         "markdown": ("instinct-rules.md", None, False),
         "claude": ("CLAUDE.md", 4000, False),
         "agents": ("AGENTS.md", 32 * 1024, False),
+        "gemini": ("GEMINI.md", 32 * 1024, False),
+        "copilot": (os.path.join(".github", "copilot-instructions.md"), 32 * 1024, False),
         "cursor": (os.path.join(".cursor", "rules", "instinct.mdc"), 12000, True),
         "windsurf": (os.path.join(".windsurf", "rules", "instinct.md"), 6000, True),
         "skill": (os.path.join(".claude", "skills", "instinct-rules", "SKILL.md"), 20000, True),
@@ -1585,7 +1595,7 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         "forget": (False, "a pattern deleted (no copy of its name); delta = -its confidence"),
         "unforget": (False, "a tombstone lifted (no copy of the name)"),
         "surface": (False, "suggestions shown; data = 'pattern<TAB>project' lines"),
-        "tool": (False, "one tool call's shape (data), for mining"),
+        "tool": (False, "one tool call's shape (data), for mining; delta: its tool-use id hashed"),
         "tool_fail": (False, "one failed tool call's shape (data), for mining"),
         "remember": (False, "a memory stored; data = {memory, type, title}"),
         "reinforce": (False, "a memory stored again; data = {memory, type, title}"),
@@ -2001,7 +2011,8 @@ class _Patterns(_Core):
         Param("source", str, "who observed it, e.g. claude-code", default=""),
         Param("project", str, "'' for global (default), a 12-hex fingerprint or a project path",
               default=""),
-        Param("metadata", dict, "a JSON object merged into the pattern's metadata", flag="--meta"),
+        Param("metadata", dict, "a JSON object merged into the pattern's metadata (free keys: "
+              "OpenAI strict mode cannot type it; omit it there)", flag="--meta"),
         title="Observe a pattern", learns=True,
         output=_Out.obj({**_Out.RECORD["properties"], "forgotten": _Out.BOOL},
                         _Out.RECORD["required"]),
@@ -2390,8 +2401,9 @@ class _Patterns(_Core):
         Param("min_confidence", int, "only patterns with at least this confidence (default: 10 for "
               "json/markdown; the rules files hold what the session briefing shows)", minimum=0),
         Param("format", str, "json (records), markdown, or a file agents read: claude (CLAUDE.md "
-              "block), agents (AGENTS.md block), cursor (.mdc rule), windsurf (rule), skill "
-              "(SKILL.md)", default="json", choices=tuple(_Core._EXPORT_FORMATS)),
+              "block), agents (AGENTS.md), gemini (GEMINI.md), copilot (.github/copilot-"
+              "instructions.md), cursor (.mdc rule), windsurf (rule), skill (SKILL.md)",
+              default="json", choices=tuple(_Core._EXPORT_FORMATS)),
         Param("project", str, "rules of this project plus global and universal ones ('' = global; "
               "default: every project for json/markdown, the working directory's project "
               "otherwise)"),
@@ -3032,7 +3044,8 @@ class _Memory(_Patterns):
         Param("supersedes", int, "id of an older memory this one replaces", minimum=1,
               maximum=2**63 - 1),
         Param("metadata", dict, "a JSON object kept with the memory; an episode keeps task, steps, "
-              "failures and outcome here", flag="--meta"),
+              "failures and outcome here (free keys: OpenAI strict mode cannot type it; omit it "
+              "there)", flag="--meta"),
         Param("about", str, "comma-separated files of this project the memory is about: when one "
               "changes or goes, it is briefed as maybe stale (remembering it again re-anchors it)",
               default=""),
@@ -4079,6 +4092,64 @@ _Shell.VALUE_OPTIONS.update({alias: _Shell.VALUE_OPTIONS[same] for alias, same i
 # =============================================================================
 # 15. Capture (what a hook call and a tool call become)
 # =============================================================================
+# One agent client, one row of CLIENTS. `hooks`: its hook files (user, project; under HOME or the
+# project) and how a handler is written; `events`: (its event name, `instinct hook` event, matcher,
+# timeout s); `answer`: how context goes back; `history`: (folder env var, folder under HOME, globs,
+# reader); `rules`: the export format of the rules file it reads.
+class _Client(namedtuple("_Client", "hooks events answer history rules")):
+    # The calls a hint can be about (a shell command, an edit): PreToolUse runs for these only.
+    HINT_MATCHER = ("Bash|PowerShell|shell|exec_command|Edit|Write|MultiEdit|NotebookEdit|"
+                    "apply_patch")
+    # Every entry is synchronous (an async capture stores calls out of order) and one `command`
+    # string, no `args` (Claude Code before 2.1.139 ignores `args`). No Stop for Claude Code:
+    # `claude -p` cancels it; SessionEnd mines, and SessionStart mines what was left unmined.
+    CLAUDE_EVENTS = (("SessionStart", "session-start", None, 30),
+                     ("UserPromptSubmit", "user-prompt-submit", None, 10),
+                     ("PreToolUse", "pre-tool-use", HINT_MATCHER, 5),
+                     ("PostToolUse", "post-tool-use", "*", 10),
+                     ("PostToolUseFailure", "post-tool-use-failure", "*", 10),
+                     ("SessionEnd", "session-end", None, 30))
+
+
+# Hook styles: "groups" (Claude Code's matcher groups), "groups-ms" (the same, timeouts in ms),
+# "flat" ({"version": 1, "hooks": {event: [handler]}}, Cursor), "bash" (flat, Copilot CLI).
+# Answers: "hso" (hookSpecificOutput.additionalContext), "camel" (additionalContext), "snake"
+# (additional_context). No hint before a call where the client's pre-tool answer carries none.
+CLIENTS = {
+    "claude-code": _Client(
+        (".claude/settings.json", ".claude/settings.json", "groups"), _Client.CLAUDE_EVENTS, "hso",
+        ("CLAUDE_CONFIG_DIR", ".claude", ("projects/*/*.jsonl",), "claude_session"), "claude"),
+    # No PostToolUseFailure (failures come in PostToolUse); its SessionEnd (root threads, 0.146
+    # and later) caps timeouts at 3 s - a session it misses is mined at the next start.
+    "codex": _Client(
+        (".codex/hooks.json", ".codex/hooks.json", "groups"),
+        _Client.CLAUDE_EVENTS[:4] + (("SessionEnd", "session-end", None, 3),), "hso",
+        ("CODEX_HOME", ".codex", ("sessions/**/rollout-*.jsonl",
+                                  "archived_sessions/**/rollout-*.jsonl"), "codex_session"),
+        "agents"),
+    "gemini-cli": _Client(
+        (".gemini/settings.json", ".gemini/settings.json", "groups-ms"),
+        (("SessionStart", "session-start", None, 30), ("AfterTool", "post-tool-use", "*", 10),
+         ("SessionEnd", "session-end", None, 30)), "hso",
+        (None, ".gemini", ("tmp/*/chats/*.json", "tmp/*/chats/*.jsonl"),
+         "gemini_session"), "gemini"),
+    "copilot-cli": _Client(
+        (".copilot/hooks/instinct.json", ".github/hooks/instinct.json", "bash"),
+        (("sessionStart", "session-start", None, 30), ("preToolUse", "pre-tool-use", None, 5),
+         ("postToolUse", "post-tool-use", None, 10),
+         ("postToolUseFailure", "post-tool-use-failure", None, 10),
+         ("sessionEnd", "session-end", None, 30)), "camel",
+        ("COPILOT_HOME", ".copilot", ("session-state/*/events.jsonl",), "copilot_session"),
+        "copilot"),
+    "cursor": _Client(
+        (".cursor/hooks.json", ".cursor/hooks.json", "flat"),
+        (("sessionStart", "session-start", None, 30), ("postToolUse", "post-tool-use", None, 10),
+         ("postToolUseFailure", "post-tool-use-failure", None, 10), ("stop", "stop", None, 30)),
+        "snake", (None, ".cursor", ("projects/*/agent-transcripts/*/*.jsonl",), "cursor_session"),
+        "cursor"),
+}
+
+
 class _Capture:
     """What one hook call becomes: it imports nothing heavy, stores a short safe summary (never
     contents, prompts or output) and exits 0 whatever happens, never blocking the agent."""
@@ -4106,9 +4177,17 @@ class _Capture:
         def answer(event_name, text):
             if text:
                 import json
-                stdout.write(json.dumps({"hookSpecificOutput": {
-                    "hookEventName": event_name, "additionalContext": _shown(text)}}) + "\n")
+                row = CLIENTS[client]
+                name = next((n for n, e, _, _ in row.events if e == event), event_name)
+                key = "additional_context" if row.answer == "snake" else "additionalContext"
+                out = {"hookSpecificOutput": {"hookEventName": name, key: _shown(text)}}
+                stdout.write(json.dumps(out if row.answer == "hso" else {key: _shown(text)}) + "\n")
         db, args = _CLI.take_db(list(argv))
+        client = args.pop(args.index("--client") + 1) if "--client" in args[:-1] else ""
+        args = [a for a in args if a != "--client"]
+        if client not in CLIENTS:
+            say(f"unknown client {client!r}; expected one of: {', '.join(CLIENTS)}", client)
+            client = "claude-code"
         event = args[0] if args else None
         for a in args[1:]:
             say(f"ignoring unexpected argument {a!r}", True)
@@ -4125,6 +4204,7 @@ class _Capture:
             payload = _loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
             if not isinstance(payload, dict):
                 raise ValueError("the payload is not a JSON object")
+            payload = _Capture.normal(payload, client)
         except (ValueError, OSError, RecursionError) as e:
             say(f"unreadable hook input ({type(e).__name__}: {str(e)[:200]});"
                 " nothing recorded", True)
@@ -4157,14 +4237,14 @@ class _Capture:
             elif event == "pre-tool-use":      # nothing kept: maybe a hint about the call
                 answer("PreToolUse", _Hints.hint(store, event, payload, cwd))
             elif event in ("post-tool-use", "post-tool-use-failure"):
-                failed = event.endswith("failure")
+                failed = event.endswith("failure") or (payload["client"] == "codex" and (
+                    _Transcripts.codex_code(payload) or 0) != 0)
                 say(f"{event}: {store.record_tool(payload, failed=failed)}")
                 if failed or _Call.response_failed(payload.get("tool_response")):
                     answer("PostToolUseFailure" if failed else "PostToolUse",
                            _Hints.hint(store, event, payload, cwd))     # Codex: PostToolUse
             elif event in ("stop", "session-end") and session:
-                if "turn_id" in payload or os.path.basename(
-                        str(payload.get("transcript_path", ""))).startswith("rollout-"):
+                if payload["client"] == "codex":
                     say(f"{event}: {store.codex_outcomes(session, payload.get('transcript_path'))}"
                         " failed calls read from the Codex rollout")
                 say(f"{event}: mined {len(store.mine(session)['observed'])} observations")
@@ -4187,6 +4267,51 @@ class _Capture:
         "post-tool-use-failure", "stop", "session-end")}
     HOOK_TIMEOUT_S = 3.0                       # a hook gives up on a locked database after this
     INJECT_MAX_ITEMS, INJECT_MAX_CHARS = 10, 2000
+
+    def normal(p, client="claude-code"):
+        """A payload in its client's shape -> Claude Code's shape, plus `client` (who sent it,
+        told from the payload: a client may run Claude Code's hooks; else the hook's --client)."""
+        def parsed(v):
+            try:
+                return _loads(v) if isinstance(v, str) and v.lstrip()[:1] == "{" else v
+            except (ValueError, RecursionError):
+                return {}
+        q = dict(p)
+        if "sessionId" in p or "toolName" in p:     # Copilot CLI: a shell's '... exit code N>'
+            res = p.get("toolResult") if isinstance(p.get("toolResult"), dict) else {}
+            text = str(res.get("textResultForLlm", "")).rstrip()[-60:]
+            q = {"client": "copilot-cli", "session_id": p.get("sessionId"), "cwd": p.get("cwd"),
+                 "tool_name": p.get("toolName"), "tool_input": parsed(p.get("toolArgs")),
+                 "tool_use_id": p.get("toolCallId", p.get("toolUseId")),
+                 "tool_response": {"is_error": res.get("resultType") in ("failure", "error")
+                                   or bool(p.get("error")) or "exit code " in text and _whole(
+                                       text.rpartition("exit code ")[2].rstrip(">")) not in (None,
+                                                                                          0)}}
+        elif "conversation_id" in p or "workspace_roots" in p:        # Cursor
+            roots = p.get("workspace_roots")
+            q.update(client="cursor", session_id=p.get("session_id", p.get("conversation_id")))
+            if "cwd" not in p and isinstance(roots, list) and roots:
+                q["cwd"] = roots[0]
+            if "tool_name" not in p and isinstance(p.get("command"), str):    # a shell event
+                q.update(tool_name="Bash", tool_input={"command": p["command"]})
+            elif "tool_name" not in p and isinstance(p.get("file_path"), str):
+                q.update(tool_name="Edit", tool_input={"file_path": p["file_path"]})
+            if p.get("error_message") or p.get("exit_code") not in (None, 0):
+                q["tool_response"] = {"is_error": True}
+        elif "turn_id" in p or os.path.basename(
+                str(p.get("transcript_path", ""))).startswith("rollout-"):
+            q["client"] = "codex"
+        elif (p.get("hook_event_name") in ("BeforeTool", "AfterTool", "BeforeAgent")
+              or client == "gemini-cli" or "/.gemini/" in str(p.get("transcript_path", ""))):
+            res, q["client"] = p.get("tool_response"), "gemini-cli"
+            text = res.get("llmContent") if isinstance(res, dict) else None
+            if isinstance(res, dict) and (res.get("error") or isinstance(text, str) and any(
+                    _whole(line[10:].strip()) not in (None, 0) for line in text.splitlines()
+                    if line.startswith("Exit Code:"))):
+                q["tool_response"] = {"is_error": True}
+        q.setdefault("client", client)
+        q["tool_input"] = parsed(q.get("tool_input"))
+        return q
 
     def disabled_reason(payload, cwd):
         if os.environ.get("INSTINCT_DISABLE", "") not in ("", "0"):
@@ -4250,18 +4375,20 @@ class _Call:
     extension, command shapes; `encode`, `read`). `name` identifies the call beyond its tool: a
     skill's name, a subagent's type. Never an argument value."""
     SHELL_TOOLS = {"Bash": "Bash", "PowerShell": "PowerShell", "shell": "Bash",
-                   "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash"}
+                   "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash",
+                   "bash": "Bash", "powershell": "PowerShell", "Shell": "Bash"}
     EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file",
-                  "replace"}
+                  "replace", "edit", "create", "StrReplace"}
     # Client plumbing is not a habit: loading tools, task lists, plan mode, questions.
     PLUMBING_TOOLS = frozenset(
         "ToolSearch TodoWrite TodoRead TaskCreate TaskUpdate TaskList TaskGet TaskOutput TaskStop "
         "EnterPlanMode ExitPlanMode AskUserQuestion StructuredOutput SendMessage TeamCreate "
         "TeamDelete BashOutput KillShell KillBash ListMcpResourcesTool ReadMcpResourceTool "
-        "update_plan view_image request_user_input".split())
+        "update_plan view_image request_user_input write_todos report_intent update_todo".split())
     # Looking around (every session of every project does it): captured, never a habit step.
     LOOK_TOOLS = frozenset("Read Grep Glob LS NotebookRead read_file list_dir grep_search "
-                           "file_search glob search_files".split())
+                           "file_search glob search_files view list_directory read_many_files "
+                           "search_file_content".split())
     # Shell utilities every project uses the same way: never a habit step either.
     GENERIC_PROGRAMS = frozenset(
         "? ls cat head tail grep egrep fgrep rg ag find fd wc sort uniq tee echo printf pwd which "
@@ -4277,7 +4404,8 @@ class _Call:
     SEEN_MAX = 20000                  # unlearned program-word and prompt hashes kept (the newest)
     __slots__ = ("tool", "name", "ext", "cmds")
     SHELLS = frozenset(SHELL_TOOLS.values())
-    NAMED = {"Skill": "skill", "Task": "subagent_type", "Agent": "subagent_type"}
+    NAMED = {"Skill": "skill", "Task": "subagent_type", "Agent": "subagent_type",
+             "task": "agent_type"}
 
     def __init__(self, tool, name="", ext="", cmds=()):
         self.tool, self.name, self.ext, self.cmds = tool, name, ext, tuple(cmds)
@@ -4444,6 +4572,10 @@ class _Call:
         if rowid % 256 == 0:
             conn.execute("DELETE FROM seen WHERE word IS NULL AND rowid < ?",
                          (rowid - _Call.SEEN_MAX,))
+
+    def use_id(uid):
+        """A tool-use id as the number a tool event keeps in `delta` (0: none)."""
+        return int(_sha256_hex(uid)[:15], 16) if isinstance(uid, str) and uid else 0
 
     def response_failed(resp):
         """Did a tool response report failure? Claude Code: a dict with `exit_code`/`interrupted`;
@@ -4884,10 +5016,10 @@ class _Corpus:
         return all(step in steps for step in small)
 
     def mined_source(src):
-        """Whether mining found it: 'hooks' (live) or 'import:<client>' (import-history). Only
-        that is evidence (what the project ran, in sessions) that may instruct: a hint, a "follow
-        it" line; an observe, an MCP call or an import of a share file is a note."""
-        return src == "hooks" or str(src).startswith("import:")
+        """Whether mining found it: 'hooks[:<client>]' (live) or 'import:<client>' (history).
+        Only that is evidence (what the project ran, in sessions) that may instruct: a hint, a
+        "follow it" line; an observe, an MCP call or an import of a share file is a note."""
+        return src == "hooks" or str(src).startswith(("import:", "hooks:"))
 
     def note_source(src, imported=False):
         """The source a note is stored with: an import's evidence becomes 'shared:<source>'; an
@@ -4943,7 +5075,8 @@ class _Miner:
             if sess not in self.when:                   # the session's own time and source
                 ts, src = conn.execute("SELECT max(ts), max(source)" + _Miner.SQL_CALLS,
                                        (sess,)).fetchone()
-                self.when[sess] = (ts or self.now, src if _Corpus.mined_source(src) else "hooks")
+                self.when[sess] = (ts or self.now, src if _Corpus.mined_source(src)
+                                   else f"hooks:{src}"[:40] if src else "hooks")
             ts, src = self.when[sess]
             if self.store._reinforce(conn, p, proj, source=src, session=sess, ts=ts) is None:
                 conn.execute("DELETE FROM mined WHERE session = ? AND pattern = ? AND project = ?",
@@ -5058,26 +5191,30 @@ class _Learning(_Memory):
     def record_tool(self, payload, failed=False, ts=None, roots=None):
         """Store one tool call of a hook payload -> its summary or the skip reason. `ts` (epoch
         seconds) dates a replayed call; `roots`, a dict the caller keeps, resolves folders once."""
+        payload = payload if "client" in payload else _Capture.normal(payload)
         call, reason = _Call.of(payload)
         if call is None:
             return "skipped: " + reason
         session = _Capture.safe_session(payload.get("session_id"))
         if not session:
             return "skipped: no session_id"
+        uid = _Call.use_id(payload.get("tool_use_id")) if ts is None else 0    # live: stored once
         cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
         roots = {} if roots is None else roots
         if cwd not in roots:
             roots[cwd] = project_root(cwd)
         proj = _sha256_hex(roots[cwd])[:12]
         failed = failed or _Call.response_failed(payload.get("tool_response"))
-        source = os.environ.get("INSTINCT_SOURCE") or ("codex" if "turn_id" in payload
-                                                       else "claude-code")
+        source = os.environ.get("INSTINCT_SOURCE") or payload["client"]
         with self._write() as conn:
+            if uid and conn.execute("SELECT 1" + _Miner.SQL_CALLS + " AND delta = ?",
+                                    (session, uid)).fetchone():
+                return "skipped: reported twice (same tool-use id)"
             call = call.private(conn, session, cwd, None if failed else (
                 source != "codex" and _Call.plain(payload), _Call.said(payload)))
             when = self._now() if ts is None else _iso(ts)
             conn.execute(_Core._SQL_EVENT, (when, "tool_fail" if failed else "tool", "", proj,
-                                            source[:40], session, 0, call.encode()))
+                                            source[:40], session, uid, call.encode()))
             conn.execute(_Core._SQL_PROJECT, (proj, roots[cwd], when))
         return call.label()
 
@@ -5137,7 +5274,7 @@ class _Hints:
     NO_LIFT = 0.05                   # a lift whose interval ends below this is none (hint_demote)
     SQL_MATURE = ("SELECT pattern, confidence FROM instincts WHERE promoted > 0 AND quiet = 0"
                   " AND project IN (:p, '') AND pattern >= :lo AND pattern < :hi"  # evidence only:
-                  " AND (source = 'hooks' OR source LIKE 'import:%')"          # see mined_source
+                  " AND (source = 'hooks' OR source GLOB 'hooks:*' OR source GLOB 'import:*')"
                   + _Core._SQL_UNFORGOTTEN.format(":p")
                   + " ORDER BY project = '', confidence DESC, pattern")
 
@@ -5347,7 +5484,7 @@ class _Hints:
 class _Transcripts:
     """Readers of Claude Code transcripts and Codex rollouts: calls as the live hook's payloads."""
 
-    CLIENTS = ("all", "claude-code", "codex")
+    CLIENTS = ("all", *CLIENTS)
     MAX_LINE = 32 * 1024 * 1024        # a longer transcript line is skipped (counted)
     BRIEFINGS = 3                      # projects whose briefing the summary shows
     MINE_BATCH = 25                    # imported sessions per mining pass (one short write each)
@@ -5401,17 +5538,12 @@ class _Transcripts:
             files, links = _inside(p, glob.glob(os.path.join(glob.escape(p), "**", "*.jsonl"),
                                                 recursive=True))
             return [(None, f) for f in sorted(files) if keep(f)], links
-        if client in ("all", "claude-code"):
-            base = (os.environ.get("CLAUDE_CONFIG_DIR")
-                    or os.path.join(os.path.expanduser("~"), ".claude"))
-            files = glob.glob(os.path.join(glob.escape(base), "projects", "*", "*.jsonl"))
-            out += [("claude-code", f) for f in sorted(files) if keep(f)]
-        if client in ("all", "codex"):
-            base = os.environ.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
-            for sub in ("sessions", "archived_sessions"):
-                files = glob.glob(os.path.join(glob.escape(base), sub, "**", "rollout-*.jsonl"),
-                                  recursive=True)
-                out += [("codex", f) for f in sorted(files)]
+        for name, row in CLIENTS.items():
+            env, folder, globs, _ = row.history
+            base = os.environ.get(env or "-") or os.path.join(os.path.expanduser("~"), folder)
+            if client in ("all", name):
+                out += [(name, f) for g in globs for f in sorted(glob.glob(
+                    os.path.join(glob.escape(base), g), recursive=True)) if keep(f)]
         return out, 0
 
     def sniff(path):
@@ -5419,6 +5551,12 @@ class _Transcripts:
         import itertools
         probe = {"bad_lines": 0}
         for obj in itertools.islice(_Transcripts.lines(path, probe), 20):
+            if "projectHash" in obj:
+                return "gemini-cli", _Transcripts.ts(obj.get("startTime"))
+            if str(obj.get("type")).startswith("session.") and isinstance(obj.get("data"), dict):
+                return "copilot-cli", _Transcripts.ts(obj.get("timestamp"))
+            if "role" in obj and isinstance(obj.get("message"), dict):
+                return "cursor", _Transcripts.ts(obj.get("timestamp"))
             if obj.get("type") in ("session_meta", "response_item", "turn_context", "event_msg") \
                     and isinstance(obj.get("payload"), dict):
                 return "codex", _Transcripts.ts(obj.get("timestamp"))
@@ -5516,6 +5654,41 @@ class _Transcripts:
                     return _whole(num)
         return None
 
+    def codex_code(payload):
+        """The exit code of a live Codex call from the rollout its payload names (Codex 0.171's
+        PostToolUse holds the output only), or None: the lines naming its call id, newest first."""
+        path, uid = payload.get("transcript_path"), payload.get("tool_use_id")
+        if not (isinstance(path, str) and isinstance(uid, str) and uid and path.endswith(".jsonl")
+                and os.path.basename(path).startswith("rollout-")):
+            return None
+        try:
+            data = _read_regular(path, 256 * 1024 * 1024)
+        except (OSError, ValidationError):
+            return None
+        key, lines = _dumps(uid).encode(), data.split(b"\n")
+        try:                                     # the rollout of this very session
+            meta = _loads(lines[0].decode("utf-8", "replace")).get("payload")
+            if meta.get("id") != payload.get("session_id"):
+                return None
+        except (ValueError, AttributeError, RecursionError):
+            return None
+        for line in reversed([x for x in lines if key in x]):
+            try:
+                item = _loads(line.decode("utf-8", "replace")).get("payload")
+            except (ValueError, AttributeError, RecursionError):
+                continue
+            kind = item.get("type") if isinstance(item, dict) else None
+            if kind == "item_completed" and isinstance(item.get("item"), dict):     # 0.171
+                item = dict(item["item"], call_id=item["item"].get("id"))
+            if kind is None or item.get("call_id") != uid:
+                continue
+            code = item.get("exit_code") if kind in ("exec_command_end", "item_completed") else (
+                _Transcripts.codex_exit(item.get("output"))
+                if kind in ("function_call_output", "custom_tool_call_output") else None)
+            if isinstance(code, int):
+                return code
+        return None
+
     def codex_shell_text(command):
         if isinstance(command, list):
             parts = [str(t) for t in command]
@@ -5609,6 +5782,111 @@ class _Transcripts:
         return session, [(p, codes.get(p["tool_use_id"], code) not in (None, 0), ts)
                          for p, code, ts in calls]
 
+    def call(client, session, cwd, tool, tinput, uid, path):
+        """A replayed call as its live hook's payload (Claude Code's shape, as capture reads)."""
+        return {"client": client, "session_id": session, "cwd": cwd, "tool_name": tool,
+                "tool_input": tinput if isinstance(tinput, dict) else {}, "tool_use_id": uid,
+                "hook_event_name": "PostToolUse", "transcript_path": path}
+
+    def slug_root(slug, d=os.sep):
+        """The folder under `d` a client's slug names ('home-me-work-shop'), else None."""
+        def norm(x):
+            return "".join(c if c.isalnum() else "-" for c in x).strip("-")
+        rest = norm(slug)
+        try:
+            names = [] if not rest else sorted(os.listdir(d), key=len, reverse=True)
+        except OSError:
+            return None
+        for n in (n for n in names if norm(n) and (rest + "-").startswith(norm(n) + "-")):
+            found = _Transcripts.slug_root(rest[len(norm(n)) + 1:], os.path.join(d, n))
+            if found:
+                return found
+        return d if not rest and d != os.sep and os.path.isdir(d) else None
+
+    def gemini_session(path, stats):
+        """A Gemini CLI chat (JSON, or JSONL records) -> (session id, [(payload, failed, ts)]):
+        its tool calls, failed by status; its folder from .project_root or the project hash."""
+        try:
+            whole = _loads(_read_regular(path, _Transcripts.MAX_LINE).decode("utf-8", "replace"))
+            objs = [whole] if isinstance(whole, dict) else []
+        except (ValueError, RecursionError):
+            objs = list(_Transcripts.lines(path, stats))
+        meta, msgs = {}, {}
+        for obj in objs:
+            meta = meta or (obj if "projectHash" in obj else {})
+            for m in obj.get("messages", [obj]):
+                if isinstance(m, dict) and isinstance(m.get("toolCalls"), list):
+                    msgs[m.get("id", len(msgs))] = m
+        tmp = os.path.dirname(os.path.dirname(path))
+        try:
+            root = _read_regular(os.path.join(tmp, ".project_root"), 4096).decode().strip()
+        except (OSError, ValidationError, UnicodeDecodeError):
+            root, want = None, meta.get("projectHash", os.path.basename(tmp))
+            paths = [a.get(k) for m in msgs.values() for c in m["toolCalls"] if isinstance(c, dict)
+                     for a in [c.get("args")] if isinstance(a, dict)
+                     for k in ("dir_path", "directory", "absolute_path", "file_path")]
+            for p in stats.get("roots", []) + [project_root(os.path.dirname(p)) for p in paths
+                                                if isinstance(p, str) and os.path.isabs(p)]:
+                if _sha256_hex(p) == want:
+                    root = p
+                    stats.setdefault("roots", []).append(p)     # the folder's other sessions
+                    break
+        sid, calls = meta.get("sessionId", ""), []
+        for m in msgs.values():
+            for c in m["toolCalls"]:
+                if isinstance(c, dict) and isinstance(c.get("name"), str) \
+                        and c.get("status") in ("success", "error"):
+                    name = c["name"] if "__" not in c["name"].strip("_") or c["name"].startswith(
+                        "mcp__") else "mcp__" + c["name"]
+                    calls.append((_Transcripts.call("gemini-cli", sid, root, name, c.get("args"),
+                                                    c.get("id"), path), c["status"] == "error",
+                                  _Transcripts.ts(c.get("timestamp") or m.get("timestamp"))))
+        return sid, calls
+
+    def copilot_session(path, stats):
+        """A Copilot CLI events.jsonl -> (session id, [(payload, failed, ts)]): each tool
+        execution of the main agent (a subagent's have a parent call), failed unless success."""
+        sid, cwd, started, calls = "", None, {}, []
+        for obj in _Transcripts.lines(path, stats):
+            d, kind = obj.get("data"), obj.get("type")
+            if not isinstance(d, dict):
+                continue
+            if kind == "session.start":
+                ctx = d.get("context") if isinstance(d.get("context"), dict) else {}
+                sid, cwd = d.get("sessionId", sid), ctx.get("cwd", cwd)
+            elif kind == "tool.execution_start" and isinstance(d.get("toolName"), str):
+                started[d.get("toolCallId")] = d
+            elif kind == "tool.execution_complete" and d.get("toolCallId") in started:
+                s = started.pop(d["toolCallId"])
+                if s.get("parentToolCallId") or d.get("parentToolCallId"):
+                    stats["sidechain_calls"] += 1
+                    continue
+                calls.append((_Transcripts.call("copilot-cli", sid, cwd, s["toolName"],
+                                                s.get("arguments"), d["toolCallId"], path),
+                              d.get("success") is not True, _Transcripts.ts(obj.get("timestamp"))))
+        return sid, calls
+
+    def cursor_session(path, stats):
+        """A Cursor agent transcript -> (session id (its file), [(payload, failed, ts)]): the
+        tool_use blocks, failed by their tool_result; its folder from the project's slug."""
+        sid = os.path.splitext(os.path.basename(path))[0]
+        cwd = _Transcripts.slug_root(os.path.basename(os.path.dirname(os.path.dirname(
+            os.path.dirname(path)))))
+        when, calls, at = os.path.getmtime(path), [], {}
+        for obj in _Transcripts.lines(path, stats, b'"tool_'):
+            msg = obj.get("message")
+            for b in msg.get("content", []) if isinstance(msg, dict) else []:
+                if isinstance(b, dict) and b.get("type") == "tool_use":
+                    at[b.get("id")] = len(calls)
+                    calls.append((_Transcripts.call("cursor", sid, cwd, b.get("name"),
+                                                    b.get("input"), b.get("id"), path), False,
+                                  _Transcripts.ts(obj.get("timestamp")) or when))
+                elif isinstance(b, dict) and b.get("type") == "tool_result" \
+                        and b.get("is_error") is True and b.get("tool_use_id") in at:
+                    i = at[b["tool_use_id"]]
+                    calls[i] = (calls[i][0], True, calls[i][2])
+        return sid, calls
+
     def render_import(r):
         verb = "would import" if r["dry_run"] else "imported"
         calls = f"Tool calls replayed: {r['tool_calls']} ({r['failed_calls']} failed)"
@@ -5633,8 +5911,8 @@ class _Transcripts:
                 out += ["  session-start briefing:"] + ["    " + line
                                                         for line in p["briefing"].splitlines()]
         if not r["projects"] and not r["sessions"]:
-            out.append("No Claude Code or Codex sessions found (looked in " + (r.get("path") or
-                       "~/.claude/projects and ~/.codex/sessions; see --path") + ")")
+            out.append("No agent sessions found (looked in " + (r.get("path") or (
+                "~/.claude, ~/.codex, ~/.gemini, ~/.copilot and ~/.cursor; see --path")) + ")")
         return "\n".join(out)
 
     def tty_progress(stream=None):
@@ -5663,7 +5941,7 @@ class _History(_Learning):
     @operation(
         Param("client", str, "whose history to read", default="all", choices=_Transcripts.CLIENTS),
         Param("path", str, "read this transcript file or folder instead of the clients' "
-                           "default folders (~/.claude/projects, ~/.codex/sessions)"),
+                           "default folders (~/.claude, ~/.codex, ~/.gemini, ~/.copilot ...)"),
         Param("since", int, "only sessions active in the last N days", minimum=1),
         Param("dry_run", bool, "only count what would be imported; store nothing", default=False),
         title="Import past agent sessions", idempotent=True,
@@ -5679,15 +5957,16 @@ class _History(_Learning):
                         ("sessions", "imported", "skipped", "tool_calls", "projects")),
         render=_Transcripts.render_import)
     def import_history(self, client="all", path=None, since=None, dry_run=False):
-        """Replay existing Claude Code transcripts and Codex rollouts through capture and mining.
+        """Replay the agent clients' past sessions through capture and mining.
 
-        Reads ~/.claude/projects ($CLAUDE_CONFIG_DIR) and ~/.codex/sessions ($CODEX_HOME), no
-        subagent side-chains. Each call is stored as the live hook stores it (its shape only),
-        each session mined and dated with its own time. A session already in the store is
-        skipped: running it again changes nothing."""
+        Reads each client's transcripts (Claude Code, Codex, Gemini CLI, Copilot CLI, Cursor:
+        CLIENTS' `history`), no subagent side-chains. Each call is stored as the live hook
+        stores it (its shape only), each session mined and dated with its own time. A session
+        already in the store is skipped: running it again changes nothing."""
         if path is not None:
             _check_text(path, "path", 4096, empty_ok=False)
-        stats = {"bad_lines": 0, "sidechain_calls": 0}
+        stats = {"bad_lines": 0, "sidechain_calls": 0,     # roots: known folders (Gemini's hash)
+                 "roots": [r for r, in self._read("SELECT root FROM projects")]}
         now = self._clock()
         cutoffs = (now - 86400 * since if since else float("-inf"),        # --since, retention
                    now - 86400 * self._settings()["events_max_days"])
@@ -5711,8 +5990,7 @@ class _History(_Learning):
         self._keep_events, self._corpus = True, _Corpus()
         try:
             for n, (_, f, who) in enumerate(files, 1):
-                reader = (_Transcripts.claude_session if who == "claude-code"
-                          else _Transcripts.codex_session)
+                reader = getattr(_Transcripts, CLIENTS[who].history[3])
                 try:
                     session, calls = reader(f, stats)
                 except (OSError, ValidationError):
@@ -5741,6 +6019,7 @@ class _History(_Learning):
         for sess, proj in imported.items():        # what mining credited to the imported sessions
             for pattern, in self._read("SELECT pattern FROM mined WHERE session = ?", (sess,)):
                 projects[proj]["seen"][pattern] += 1
+        del stats["roots"]
         res.update(stats)
         ranked = sorted(projects.values(), key=lambda p: -p["tool_calls"])
         for i, p in enumerate(ranked):
@@ -5754,35 +6033,22 @@ class _History(_Learning):
         return res
 
     def codex_outcomes(self, session, transcript_path):
-        """Codex hooks see no exit code: at the session's end, mark as failed the stored calls its
-        rollout (`transcript_path`) records as failed, matched in order by summary -> how many."""
-        if not (isinstance(transcript_path, str)
+        """At a Codex session's end, mark as failed the stored calls its rollout records as failed
+        (by tool-use id: an exit code the rollout had not yet at PostToolUse) -> how many."""
+        if not (isinstance(transcript_path, str) and transcript_path.endswith(".jsonl")
                 and os.path.basename(transcript_path).startswith("rollout-")
-                and transcript_path.endswith(".jsonl") and os.path.isfile(transcript_path)):
+                and os.path.isfile(transcript_path)):
             return 0
-        stats = {"bad_lines": 0, "sidechain_calls": 0}
         try:
-            sid, calls = _Transcripts.codex_session(transcript_path, stats)
+            sid, calls = _Transcripts.codex_session(transcript_path, {"bad_lines": 0,
+                                                                      "sidechain_calls": 0})
         except (OSError, ValidationError):
             return 0
-        if sid != session:
-            return 0
         with self._write() as conn:
-            outcomes = [(call.private(conn, session).encode(), failed) for call, failed in
-                        ((_Call.of(p)[0], f) for p, f, _ in calls) if call is not None]
-            rows = conn.execute("SELECT id, kind, data" + _Miner.SQL_CALLS + " ORDER BY id",
-                                (session,)).fetchall()
-            marked, j = 0, 0
-            for row_id, kind, data in rows:
-                k = next((k for k in range(j, min(j + 8, len(outcomes)))
-                          if outcomes[k][0] == data), None)
-                if k is None:
-                    continue
-                if outcomes[k][1] and kind == "tool":
-                    conn.execute("UPDATE events SET kind = 'tool_fail' WHERE id = ?", (row_id,))
-                    marked += 1
-                j = k + 1
-            return marked
+            return sum(conn.execute("UPDATE events SET kind = 'tool_fail' WHERE session = ? AND"
+                                    " session != '' AND kind = 'tool' AND delta = ?",
+                                    (session, _Call.use_id(p["tool_use_id"]))).rowcount
+                       for p, failed, _ in calls if failed and sid == session)
 
     def _history_one(self, session, calls, cutoffs, dry_run, res, projects, disabled):
         """Import one session's calls in one transaction; its project key, None if skipped."""
@@ -5839,23 +6105,8 @@ class _History(_Learning):
 class _Setup:
     """`instinct setup`: each client's MCP and hook entries, merged with a backup, or removed."""
 
-    CLIENTS = ("claude-code", "cursor", "codex", "vscode", "windsurf", "goose")
-    # The calls a hint can be about (a shell command, an edit): PreToolUse runs for these only.
-    HINT_MATCHER = ("Bash|PowerShell|shell|exec_command|Edit|Write|MultiEdit|NotebookEdit|"
-                    "apply_patch")
-    # (event, `instinct hook` argument, matcher, timeout s). Every entry is synchronous (an async
-    # capture stores calls out of order) and in the shell form: one `command` string, no `args`
-    # (Claude Code before 2.1.139 ignores `args`). No Stop: `claude -p` cancels it; SessionEnd
-    # mines, and SessionStart mines any session left unmined.
-    HOOK_EVENTS_CLAUDE = (("SessionStart", "session-start", None, 30),
-                           ("UserPromptSubmit", "user-prompt-submit", None, 10),
-                           ("PreToolUse", "pre-tool-use", HINT_MATCHER, 5),
-                           ("PostToolUse", "post-tool-use", "*", 10),
-                           ("PostToolUseFailure", "post-tool-use-failure", "*", 10),
-                           ("SessionEnd", "session-end", None, 30))
-    # Codex has no PostToolUseFailure (failures come in PostToolUse); its SessionEnd (root threads,
-    # Codex 0.146 and later) caps timeouts at 3 s - a session it misses is mined at the next start.
-    HOOK_EVENTS_CODEX = HOOK_EVENTS_CLAUDE[:4] + (("SessionEnd", "session-end", None, 3),)
+    CLIENTS = (*CLIENTS, "vscode", "windsurf", "goose")
+    HINT_MATCHER = _Client.HINT_MATCHER
     # The hook command runs instinct with -S from cached bytecode, this file's folder on the path (a
     # project's shared config names no path: there `python3` finds an installed instinct). When the
     # import fails (uninstalled, moved, another Python) it exits 0 silently: a hook never breaks.
@@ -5870,13 +6121,21 @@ class _Setup:
             return [python, "-c", _Setup.LAUNCHER_SHARED, *cli]
         return [python, "-S", "-c", _Setup.LAUNCHER.format(here), *cli]
 
-    def hook_groups(events, python, here, db):
+    def hook_groups(client, python, here, db):
+        """{event: our group (or handler, a flat style)} of CLIENTS[client]'s hooks; the command
+        names the client where its payload may not (Claude Code's and Codex's do)."""
         import shlex
-        groups = {}
-        for name, event, matcher, timeout in events:
-            argv = _Setup.launch_args(python, here, "hook", event, *(("--db", db) if db else ()))
-            hook = {"type": "command", "command": shlex.join(argv), "timeout": timeout}
-            groups[name] = {"matcher": matcher, "hooks": [hook]} if matcher else {"hooks": [hook]}
+        groups, style = {}, CLIENTS[client].hooks[2]
+        for name, event, matcher, timeout in CLIENTS[client].events:
+            argv = _Setup.launch_args(python, here, "hook", event, *(("--db", db) if db else ()),
+                                      *(("--client", client) if style != "groups" else ()))
+            cmd = shlex.join(argv)
+            hook = ({"type": "command", "bash": cmd, "timeoutSec": timeout} if style == "bash"
+                    else {"command": cmd, "timeout": timeout} if style == "flat" else
+                    {"type": "command", "command": cmd,
+                     "timeout": timeout * (1000 if style == "groups-ms" else 1)})
+            groups[name] = (hook if style in ("bash", "flat") else {"matcher": matcher,
+                            "hooks": [hook]} if matcher else {"hooks": [hook]})
         return groups
 
     def console_script(here):
@@ -5917,13 +6176,25 @@ class _Setup:
         server["env"] = env
         j = os.path.join
         base = home if user else project_dir
+        hooks = [(j(base, *CLIENTS[client].hooks[not user].split("/")),
+                  ("hooks", "version") if CLIENTS[client].hooks[2] in ("bash", "flat")
+                  else ("hooks",), _Setup.hook_groups(client, python, here, db))
+                 ] if client in CLIENTS else []
         if client == "claude-code":
             return [(j(home, ".claude.json") if user else j(project_dir, ".mcp.json"),
-                     ("mcpServers",), dict(server, type="stdio")),
-                    (j(base, ".claude", "settings.json"), ("hooks",),
-                     _Setup.hook_groups(_Setup.HOOK_EVENTS_CLAUDE, python, here, db))]
-        if client == "cursor":
-            return [(j(base, ".cursor", "mcp.json"), ("mcpServers",), server)]
+                     ("mcpServers",), dict(server, type="stdio"))] + hooks
+        if client == "gemini-cli" and "PYTHONPATH" in env:     # Gemini refuses to pass it on
+            server = dict(server, command=python,
+                          args=_Setup.launch_args(python, here, "serve")[1:],
+                          env={k: v for k, v in env.items() if k != "PYTHONPATH"})
+        if client in ("cursor", "gemini-cli"):
+            return [(j(base, ".cursor", "mcp.json") if client == "cursor" else hooks[0][0],
+                     ("mcpServers",), server)] + hooks
+        if client == "copilot-cli":          # its project MCP file: .mcp.json, as Claude Code's
+            return [(j(home, ".copilot", "mcp-config.json"), ("mcpServers",),
+                     dict(server, type="stdio", tools=["*"])) if user else
+                    (j(project_dir, ".mcp.json"), ("mcpServers",), dict(server, type="stdio"))
+                    ] + hooks
         if client == "vscode":
             if not user:
                 folder = j(project_dir, ".vscode")
@@ -5936,17 +6207,19 @@ class _Setup:
         if client == "windsurf":
             return [(j(home, ".codeium", "windsurf", "mcp_config.json"), ("mcpServers",), server)]
         if client == "codex":
-            return [(j(base, ".codex", "config.toml"), "toml", server),
-                    (j(base, ".codex", "hooks.json"), ("hooks",),
-                     _Setup.hook_groups(_Setup.HOOK_EVENTS_CODEX, python, here, db))]
+            return [(j(base, ".codex", "config.toml"), "toml", server)] + hooks
         return [(j(home, ".config", "goose", "config.yaml"), "yaml", server)]
 
     def notes(client, scope, project_dir):
         """What the user must still do by hand after `setup client` (printed with the entries)."""
-        history = ("To learn from the sessions you already had, run `instinct import-history` "
-                   "once: it replays Claude Code transcripts and Codex rollouts through the same "
-                   "capture (shapes only) and mining.")
-        notes = [history] if client in ("claude-code", "codex") else []
+        history = (f"To learn from the sessions you already had, run `instinct import-history "
+                   f"--client {client}` once: it replays its transcripts through the same capture "
+                   "(shapes only) and mining.")
+        notes = [history] if client in CLIENTS else []
+        if client == "cursor":
+            notes.append("Cursor may not hand a session-start briefing to the model: `instinct "
+                         "export --format cursor --write` keeps .cursor/rules/instinct.mdc, the "
+                         "rules file it reads, up to date (run it again as habits mature).")
         if scope == "project":
             notes.append("These files are for the whole team and name no path of this machine: "
                          "they run `python3 -m instinct`, so each machine needs instinct installed "
@@ -5973,7 +6246,7 @@ class _Setup:
         import shlex
         if not isinstance(handler, dict) or handler.get("type", "command") != "command":
             return False
-        cmd, args = handler.get("command"), handler.get("args")
+        cmd, args = handler.get("command", handler.get("bash")), handler.get("args")
         if not isinstance(cmd, str):
             return False
         try:
@@ -5985,6 +6258,8 @@ class _Setup:
             return False
         if argv[1:2] == ["-S"]:
             argv = argv[:1] + argv[2:]
+        if argv[-2:-1] == ["--client"] and argv[-1] in CLIENTS:
+            argv = argv[:-2]
         if (len(argv) not in (5, 7) or argv[1] != "-c" or argv[3] != "hook"
                 or argv[4] not in _Capture.HOOK_EVENTS.values() or argv[5:6] not in ([], ["--db"])):
             return False
@@ -6008,7 +6283,7 @@ class _Setup:
                 continue
             out, placed = [], False
             for g in groups:
-                hs = g.get("hooks") if isinstance(g, dict) else None
+                hs = g.get("hooks", [g]) if isinstance(g, dict) else None     # [g]: flat
                 if not isinstance(hs, list) or not any(_Setup.is_ours(h) for h in hs):
                     out.append(g)
                 elif not placed and g == wanted.get(event):
@@ -6062,13 +6337,13 @@ class _Setup:
     def merge_json(text, keypath, entry):
         """Merge our entry into a JSON config text, keeping every other key."""
         import json
-        data = _Setup.strict_json(text) if text.strip() else {}
+        data = _Setup.strict_json(text) if text.strip() else dict.fromkeys(keypath[1:], 1)
         if not isinstance(data, dict):
             raise ValidationError("the file does not hold a JSON object")
         node = data.setdefault(keypath[0], {})
         if not isinstance(node, dict):
             raise ValidationError(f"'{keypath[0]}' is not an object")
-        if keypath == ("hooks",):
+        if keypath[0] == "hooks":
             _Setup.merge_hooks(node, entry)
         else:
             node["instinct"] = entry
@@ -6149,11 +6424,11 @@ class _Setup:
         node = data.get(kind[0]) if isinstance(data, dict) else None
         if not isinstance(node, dict):
             return {}
-        if kind != ("hooks",):
+        if kind[0] != "hooks":
             return {f"{kind[0]}.instinct": node["instinct"]} if "instinct" in node else {}
-        ours = {f"hooks.{e}": [h for g in gs if isinstance(g, dict)
-                               and isinstance(g.get("hooks"), list)
-                               for h in g["hooks"] if _Setup.is_ours(h)]
+        ours = {f"hooks.{e}": [h for g in gs if isinstance(g, dict)            # [g]: flat
+                               and isinstance(g.get("hooks", [g]), list)
+                               for h in g.get("hooks", [g]) if _Setup.is_ours(h)]
                 for e, gs in node.items() if isinstance(gs, list)}
         return {k: v for k, v in ours.items() if v}
 
@@ -6183,7 +6458,7 @@ class _Setup:
         node = data[key]
         old = _Setup.strict_json(original) if original and original.strip() else {}
         theirs = old.get(key) if isinstance(old, dict) else None
-        if kind == ("hooks",):
+        if key == "hooks":
             _Setup.merge_hooks(node, {})
         elif "instinct" in node and node["instinct"] == (rec.get("entry") if rec else entry):
             if isinstance(theirs, dict) and "instinct" in theirs:
@@ -6194,6 +6469,8 @@ class _Setup:
             return text
         if not node and rec and theirs is None:  # the object setup added, if it is empty now
             del data[key]
+        if data == dict.fromkeys(kind[1:], 1) and not old:   # the {"version": 1} setup added
+            data = {}
         if original is not None and data == old:
             return original
         if not data and rec and original is None:
@@ -6205,7 +6482,7 @@ class _Setup:
         if kind in ("toml", "yaml"):
             return ("extensions:  # add the marked lines under it\n" if kind == "yaml" else "") \
                 + _Setup.marked_block(kind, entry, top=kind == "toml")
-        if kind == ("hooks",):
+        if kind[0] == "hooks":
             return json.dumps({"hooks": {e: [g] for e, g in entry.items()}}, indent=2)
         return json.dumps({kind[0]: {"instinct": entry}}, indent=2)
 
@@ -6335,14 +6612,18 @@ class _Setup:
         return new
 
 
-    def prepare(path, kind, entry, remove, rec, write):
-        """(read_config(path), the text setup leaves there, None: delete the file); a change it
-        cannot make exactly is refused with the lines to add (or delete) by hand."""
+    def prepare(path, items, remove, rec, write):
+        """(read_config(path), the text setup leaves there after each (kind, entry) of `items`,
+        None: delete the file); a change it cannot make exactly is refused with the lines to add
+        (or delete) by hand."""
+        kind, entry = items[0]
         try:
             read = _Setup.read_config(path)
-            new = (_Setup.unmerge(kind, read[0], rec, entry) if remove
-                   else _Setup.merge_text(kind, read[0], entry) if kind in ("toml", "yaml")
-                   else _Setup.merge_json(read[0], kind, entry))
+            new = read[0]
+            for kind, entry in items:              # each entry of this file in turn
+                new = new if new is None else (_Setup.unmerge(kind, new, rec, entry) if remove
+                       else _Setup.merge_text(kind, new, entry) if kind in ("toml", "yaml")
+                       else _Setup.merge_json(new, kind, entry))
         except ValidationError as e:
             if remove:
                 raise ValidationError(f"cannot take instinct out of {path} ({e}); nothing was "
@@ -6393,7 +6674,7 @@ class _Setup:
         except ValidationError:                 # a client with one scope only
             return
         for path in [p for p, kind, _ in theirs
-                     if kind == ("hooks",) and p not in [q for q, _, _ in plan]]:
+                     if kind[:1] == ("hooks",) and p not in [q for q, _, _ in plan]]:
             try:
                 found = _Setup.owned(("hooks",), _Setup.read_config(path)[0])
             except InstinctError:
@@ -6419,21 +6700,26 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
                               "hook would store nothing; create it or choose another --db")
     python = python or sys.executable
     plan = _Setup.plan(client, scope, home, project_dir, python, here, db, all_tools)
-    if write and not remove and any(kind == ("hooks",) for _, kind, _ in plan):
+    if write and not remove and any(kind[:1] == ("hooks",) for _, kind, _ in plan):
         _Setup.one_scope(client, scope, home, project_dir, python, here, plan)
     state = os.path.join(os.path.dirname(db) if db else os.path.join(home, ".instinct"), "setup")
     records, write = _Setup.manifest(state), write or remove
-    ready = [_Setup.prepare(p, k, e, remove, records.get(p), write) for p, k, e in plan]
+    files = {}                                  # path -> its entries in turn: one write a file
+    for path, kind, entry in plan:
+        files.setdefault(path, []).append((kind, entry))
+    ready = [_Setup.prepare(p, items, remove, records.get(p), write) for p, items in files.items()]
     results, made = [], []
-    for (path, kind, entry), ((text, real, st, bom), new) in zip(plan, ready):
+    for (path, items), ((text, real, st, bom), new) in zip(files.items(), ready):
+        entry = next((e for k, e in items if k[:1] != ("hooks",)), items[0][1])   # the recorded
         backup, lock = None, None
         try:                           # after a change meanwhile: read again, under the lock
             for _ in range(5):
                 if not write or new == text:
                     break
                 if not remove:             # recorded before the write: a crash leaves the record
-                    rec, got = records.get(path), _Setup.owned(kind, text)
-                    if not (rec and got and (kind in ("toml", "yaml", ("hooks",))   # it stands
+                    rec, got = records.get(path), _Setup.owned(items[0][0], text)
+                    if not (rec and got and (items[0][0] in ("toml", "yaml")    # it stands
+                                             or items[0][0][:1] == ("hooks",)
                                              or list(got.values()) == [rec.get("entry")])):
                         folders, d = [], os.path.dirname(path)    # while it holds what it says
                         while not os.path.exists(d):   # the folders setup makes, deepest first
@@ -6445,7 +6731,7 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
                 lock = lock or _Setup.lock(real)
                 if _Setup.commit(path, real, st, text, bom, new):
                     break
-                (text, real, st, bom), new = _Setup.prepare(path, kind, entry, remove,
+                (text, real, st, bom), new = _Setup.prepare(path, items, remove,
                                                             records.get(path), write)
             else:
                 raise StoreError(f"{path} changed each time setup read it (another program "
@@ -6456,12 +6742,13 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
             except OSError:
                 pass
         made += records.pop(path, {}).get("dirs", []) if remove else []
-        was, now = _Setup.owned(kind, text), _Setup.owned(kind, new or "")
+        was, now = ({k: v for kind, _ in items for k, v in _Setup.owned(kind, t).items()}
+                    for t in (text, new or ""))
         results.append({"path": path, "target": real, "content": new, "changed": new != text,
                         "changes": [{"op": "remove", "key": k} for k in was if was[k] != now.get(k)]
                         + [{"op": "add", "key": k, "value": v} for k, v in now.items()
                            if v != was.get(k)],
-                        "hooks": kind == ("hooks",), "backup": backup})
+                        "hooks": any(k[:1] == ("hooks",) for k, _ in items), "backup": backup})
     for d in sorted(made, key=len, reverse=True):     # the folders setup made (if empty now)
         try:
             os.rmdir(d)
@@ -6557,12 +6844,10 @@ class _Export:
             for r in map(_Core._record, rows):
                 best.setdefault(r["pattern"], r)
             rules = sorted(best.values(), key=lambda r: (-r["confidence"], r["pattern"]))
-        if fmt in ("json", "markdown"):    # what is shared: no folder; a repository's portable id
-            ids = {fp: repo_identity(root)
-                   for fp, root in store._roots(r["project"] for r in rules).items()}
-            rules = [{k: v for k, v in r.items() if k != "root"} | (
-                {"project": ids[r["project"]], "repo": True} if ids.get(r["project"]) else {})
-                for r in rules]
+        roots = store._roots(r["project"] for r in rules) if fmt == "json" else {}
+        for r in rules if fmt == "json" else ():     # a shared file: no folder of this machine
+            if r.pop("root", None) is not None or r["project"]:    # but its repository's id
+                r["repo"] = _repo_id(roots[r["project"]]) if r["project"] in roots else r["project"]
         if write is None:
             if fmt == "json":
                 return rules
@@ -6663,8 +6948,8 @@ class _Export:
                 missed.append(path)
         return changed, missed
 
-    def nothing_to_export(store, min_confidence, proj, cat, path):
-        """Why `export --write` writes no file of no rules, and what would export the mature ones
+    def nothing_to_export(store, min_confidence, proj, cat, path=None):
+        """Why `export` (`--write`: to `path`) has no rules, and what would export the mature ones
         (those the session-start briefing shows: below the rule threshold, above the mature one)."""
         where = "" if proj is None else " AND (project IN ('', ?) OR promoted = 3)"
         n, low = store._read("SELECT count(*), min(confidence) FROM instincts WHERE promoted >= 1"
@@ -6672,7 +6957,8 @@ class _Export:
                              tuple(x for x in (proj, cat) if x is not None))[0]
         hint = (f"{_Out.count(n, 'mature pattern')} (confidence {low} and up, the ones the "
                 f"briefing shows): add --min-confidence {low} to export them" if n else
-                "no pattern is mature yet (instinct import-history learns from past sessions)")
+                "no pattern is mature yet (instinct import-history learns from past sessions"
+                + ("" if path else "; --min-confidence 1 exports raw ones too") + ")")
         what = ("nothing the session briefing shows here" if min_confidence is None
                 else f"nothing at confidence >= {min_confidence}")
         return f"{what} to export" + (f", {path} not written" if path else "") + f"; {hint}"
@@ -7012,9 +7298,10 @@ class _Sharing(_Memory):
 
         Per (pattern, project): confidence, last_seen and level = max, first_seen = min; local
         category, source and metadata keys are kept. Patterns are normalised and local aliases
-        applied; a pattern forgotten here stays out (`forgotten`); importing twice = once. One
-        bad record refuses the whole file. Written 2,000 records per transaction, so hooks never
-        wait long; importing it again after an interruption finishes the rest.
+        applied; a pattern forgotten here stays out (`forgotten`); importing twice = once; a
+        project's record goes to this machine's clone of its `repo` (the working directory's
+        first). One bad record refuses the whole file. Written 2,000 records per transaction, so
+        hooks never wait long; importing it again after an interruption finishes the rest.
         """
         import json
         _check_text(file, "file", 4096, empty_ok=False)
@@ -7031,17 +7318,12 @@ class _Sharing(_Memory):
             raise ValidationError(f"{path} is not an instinct export: expected a list of rule "
                                   "records or {\"rules\": [...]}")
         remap = None if project is None else _resolve_project(project, self.cwd)
-        here = {repo_identity(root): fp for fp, root in self._read(
-            "SELECT fingerprint, root FROM projects") + [(project_fingerprint(self.cwd),
-                                                          project_root(self.cwd))]}
-        here.pop("", None)
+        local = {_repo_id(r): f for f, r in self._read("SELECT fingerprint, root FROM projects")
+                 + [(project_fingerprint(self.cwd), project_root(self.cwd))]}   # the cwd's wins
         merged = {}
         for i, rec in enumerate(data):
-            if isinstance(rec, dict) and rec.get("repo") is True and str(rec.get("project")) \
-                    in here:
-                rec = dict(rec, project=here[rec["project"]])    # that repository's clone here
             try:
-                key, row = self._import_record(rec, remap)
+                key, row = self._import_record(rec, remap, local)
             except ValidationError as e:
                 raise ValidationError(f"{path}: record {i + 1}: {e}") from None
             cur = merged.get(key)
@@ -7072,7 +7354,7 @@ class _Sharing(_Memory):
             conn.execute("UPDATE instincts SET promoted = ? WHERE pattern = ? AND project = ?",
                          (row["promoted"], p, proj))
             return "added"
-        new = _Sharing._fold(old, row)                     # the import merge rule, local first
+        new = dict(_Sharing._fold(old, row), category=old["category"])     # the rule, local first
         if all(old[k] == v for k, v in new.items()):
             return "unchanged"
         self._reinforce(conn, p, proj, source=row["source"], session=self.session, ts=now,
@@ -7085,7 +7367,7 @@ class _Sharing(_Memory):
         return "updated"
 
     @staticmethod
-    def _import_record(rec, remap):
+    def _import_record(rec, remap, local):
         if not isinstance(rec, dict):
             raise ValidationError("expected an object with at least pattern and confidence")
         pattern = normalize_pattern(rec.get("pattern"))
@@ -7098,6 +7380,8 @@ class _Sharing(_Memory):
         proj = rec.get("project", "")
         if not isinstance(proj, str) or not (proj == "" or _is_fingerprint(proj)):
             raise ValidationError(f"project of {pattern!r} must be '' or a 12-hex fingerprint")
+        if remap is None and proj and isinstance(rec.get("repo"), str):
+            proj = local.get(rec["repo"], proj)       # this machine's clone of its repository
         level = rec.get("level", LEVELS[0])
         promoted = rec.get("promoted", LEVELS.index(level) if level in LEVELS else None)
         if isinstance(promoted, bool) or promoted not in range(len(LEVELS)):
@@ -7526,7 +7810,7 @@ class _Insight(_Patterns):
                                ("mature", "rule", "universal_projects")),
         "next_promotion": _Out.obj({"level": _Out.STR, "observations_needed": _Out.INT,
                                     "projects_needed": _Out.INT}),
-        "next_decay": _Out.obj({"date": _Out.STR, "confidence_after": _Out.INT,
+        "next_decay": _Out.obj({"date": _Out.STR, "due": _Out.BOOL, "confidence_after": _Out.INT,
                                 "deletes": _Out.BOOL}),
         "observations": _Out.INT, "sources": _NAMED, "sessions": _NAMED, "session_count": _Out.INT,
         "projects": _listof(_Out.obj(
@@ -7582,8 +7866,9 @@ class _Insight(_Patterns):
                        " more project(s)")
         d = e.get("next_decay")
         if d:
-            out.append(f"  next decay: {d['date'][:10]} if not observed"
-                       f" (to conf={d['confidence_after']}{', deleted' if d['deletes'] else ''})")
+            when = "due now" if d["due"] else d["date"][:10] + " if not observed"
+            out.append(f"  next decay: {when} (to conf={d['confidence_after']}"
+                       f"{', deleted' if d['deletes'] else ''})")
         out.append(f"  suggested: {'yes' if e['suggested'] else 'no'}"
                    + (f" (quiet for {e['quiet']} more observation(s) after bad feedback)"
                       if e["quiet"] else ""))
@@ -7723,8 +8008,9 @@ class _Insight(_Patterns):
                                    "projects_needed": need - len(at_rule)}
         last = _parse_iso(max(e["last_seen"], e["decayed_at"]))
         if last is not None:
-            e["next_decay"] = {"date": _iso(last + 90 * 86400), "confidence_after": conf - 1,
-                               "deletes": conf <= 1}
+            at, now = last + 90 * 86400, self._clock()          # past: the next decay charges it
+            e["next_decay"] = {"date": _iso(max(at, now)), "due": at <= now,
+                               "confidence_after": conf - 1, "deletes": conf <= 1}
         where = " FROM events WHERE pattern = :p AND project = :proj AND pattern != ''"
         obs = self._read("SELECT session, source, count(*)" + where + " AND " + _Core._SQL_OBSERVED
                          + " GROUP BY session, source", {"p": p, "proj": proj})
@@ -7952,7 +8238,9 @@ class _CLI:
         "serve": ("run the MCP stdio server (newline-delimited JSON-RPC 2.0)", []),
         "hook": ("record an agent hook event read as JSON on stdin (always exits 0)",
                  [(("event",), {"help": " or ".join(", ".join(_Capture.HOOK_EVENTS.values())
-                                                     .rsplit(", ", 1))})]),
+                                                     .rsplit(", ", 1))}),
+                  (("--client",), {"choices": tuple(CLIENTS), "help": "who runs the hook (default: "
+                                   "told by the payload, else claude-code)"})]),
         "setup": ("print (or --write) the MCP server and hook config for an agent",
                   [(("client",), {"metavar": "|".join(_Setup.CLIENTS)}),     # checked by setup_cli
                    (("--write",), {"action": "store_true",
@@ -8222,12 +8510,13 @@ class _CLI:
             kwargs = op.coerce(kwargs, _CLI.name)                  # errors name the flags
             result = op.run(store, kwargs)                          # checked once, above
             text = _dumps(result, indent=2) if as_json else op.render(result)
-            if op.name == "export_rules" and result in ([], _Out.render_markdown([])):
-                sys.stderr.write("instinct: " + _Export.nothing_to_export(   # why it is empty
-                    store, kwargs.get("min_confidence") or 10, None, kwargs.get("category"),
-                    None) + "\n")
             sys.stdout.write(_shown(text) + "\n")
             sys.stdout.flush()
+            if op.name == "export_rules" and result in ([], _Out.render_markdown([])):
+                proj, low = kwargs.get("project"), kwargs.get("min_confidence")  # say why
+                sys.stderr.write("instinct: " + _Export.nothing_to_export(
+                    store, 10 if low is None else low, proj and _resolve_project(proj, store.cwd),
+                    kwargs.get("category")) + "\n")
             return op.exit_code(result) if op.exit_code else 0
         except InstinctError as e:
             sys.stderr.write(f"instinct: error: {e}\n")

@@ -10,6 +10,8 @@
 #                      the Claude Code CLI (latest, and the last release that ignores a hook's
 #                      `args`) for tests/test_e2e_clients.py: the native binary its npm package ships
 #   $DIR/codex-latest/codex   the Codex CLI (native binary of @openai/codex) for the same tests
+#   $DIR/gemini-latest/gemini the Gemini CLI (@google/gemini-cli, a node script) for the same tests
+#   $DIR/copilot-latest/copilot the Copilot CLI (native binary of @github/copilot) for the same tests
 # DIR defaults to $HOME/.cache/instinct-interop; override with INSTINCT_INTEROP_DIR.
 # instinct.py itself never needs any of this.
 set -euo pipefail
@@ -62,26 +64,32 @@ install_claude() {  # $1 = npm version spec, $2 = target dir
 install_claude latest "$DIR/claude-latest"
 install_claude "$CLAUDE_OLD_VERSION" "$DIR/claude-$CLAUDE_OLD_VERSION"
 
-# Codex from npm: the platform package (an alias of @openai/codex@<version>-<platform>) holds the
-# native binary under vendor/<target triple>/bin.
-install_codex() {  # $1 = target dir
-    local dir=$1 bin
-    if [ -x "$dir/codex" ] && [ -z "$(find "$dir/codex" -mmin +1440)" ]; then
+# A CLI from npm, re-resolved when the cached copy is older than a day, linked as $dir/$name: the
+# first executable matching the glob (the platform package's native binary, or the node script).
+#   Codex: the platform package (an alias of @openai/codex@<version>-<platform>) holds the native
+#   binary under vendor/<target triple>/bin. Copilot CLI: its platform package holds the binary
+#   (run against the fake model in its own-provider mode: no GitHub login). Gemini CLI: a node
+#   script (node >= 20 on PATH, or $NM/.bin/node).
+install_npm_cli() {  # $1 = package, $2 = glob under node_modules, $3 = target dir, $4 = name
+    local pkg=$1 pattern=$2 dir=$3 name=$4 bin
+    if [ -x "$dir/$name" ] && [ -z "$(find "$dir/$name" -mmin +1440)" ]; then
         return 0
     fi
     rm -rf "$dir"
     mkdir -p "$dir"
-    (cd "$dir" && npm init -y >/dev/null && npm install -q --no-audit --no-fund @openai/codex@latest >/dev/null)
-    for bin in "$dir"/node_modules/@openai/codex-*/vendor/*/bin/codex; do
+    (cd "$dir" && npm init -y >/dev/null && npm install -q --no-audit --no-fund "$pkg@latest" >/dev/null)
+    for bin in "$dir"/node_modules/$pattern; do
         if [ -x "$bin" ]; then
-            ln -sf "$bin" "$dir/codex"
+            ln -sf "$bin" "$dir/$name"
             return 0
         fi
     done
-    echo "no native codex binary in @openai/codex" >&2
+    echo "no $name binary in $pkg" >&2
     return 1
 }
-install_codex "$DIR/codex-latest"
+install_npm_cli @openai/codex '@openai/codex-*/vendor/*/bin/codex' "$DIR/codex-latest" codex
+install_npm_cli @google/gemini-cli '.bin/gemini' "$DIR/gemini-latest" gemini
+install_npm_cli @github/copilot '@github/copilot-*/copilot' "$DIR/copilot-latest" copilot
 
 "$DIR/venv/bin/python" -c 'import importlib.metadata as m; print("mcp", m.version("mcp"))'
 DIR="$DIR" node -p '"inspector " + require(process.env.DIR + "/node/node_modules/@modelcontextprotocol/inspector/package.json").version'
@@ -93,3 +101,5 @@ echo "INSTINCT_CONFORMANCE=$NM/.bin/conformance"
 echo "INSTINCT_CLAUDE=$DIR/claude-latest/claude ($("$DIR/claude-latest/claude" --version))"
 echo "INSTINCT_CLAUDE_OLD=$DIR/claude-$CLAUDE_OLD_VERSION/claude ($("$DIR/claude-$CLAUDE_OLD_VERSION/claude" --version))"
 echo "INSTINCT_CODEX=$DIR/codex-latest/codex ($("$DIR/codex-latest/codex" --version))"
+echo "INSTINCT_COPILOT=$DIR/copilot-latest/copilot ($("$DIR/copilot-latest/copilot" --version | head -1))"
+echo "INSTINCT_GEMINI=$DIR/gemini-latest/gemini ($(PATH="$NM/.bin:$PATH" "$DIR/gemini-latest/gemini" --version))"

@@ -1,4 +1,4 @@
-"""End to end with the real Claude Code and Codex CLIs (issue 11): hooks exactly as
+"""End to end with the real Claude Code, Codex, Gemini and Copilot CLIs (issues 11, 31): hooks exactly as
 `instinct setup <client> --write` writes them.
 
 Each CLI runs 6 non-interactive sessions (`claude -p`, `codex exec`) in a temp git project with
@@ -132,6 +132,21 @@ class _EndToEnd(unittest.TestCase):
                     self.assertIn(line, text, f"{label} {name}: briefing line missing from the model's request")
 
 
+    def check_hints(self, fake, label, before):
+        """The hints of the `hinted` session reached the model's next request: before `pytest`
+        (the project runs `uv run pytest`; where the client's pre-tool answer carries context),
+        none after the call that agrees, the memory after the failure of `uv run pytest`."""
+        self.check_ran(fake, label, "hinted", HINTED)
+        texts = [fake.request_text(r) for r in fake.agent_requests("hinted")]
+        self.assertGreaterEqual(len(texts), len(HINTED) + 1, f"{label}: requests of the hinted session")
+        hints = [t.count("instinct: ") for t in texts]
+        self.assertEqual(hints[:4], [0, 1, 1, 2] if before else [0, 0, 0, 1],
+                         f"{label}: hints per request")
+        if before:
+            self.assertRegex(texts[1], r"Tests here: `uv run pytest` \(\d+ sessions\), not `pytest`\.")
+        self.assertIn("Memory about `uv run pytest`: Broken test file", texts[3])
+
+
 class ClaudeCodeEndToEnd(_EndToEnd):
     def test_latest(self):
         self.six_sessions(self.require("Claude Code CLI", "INSTINCT_CLAUDE", "claude-latest", "claude"), None)
@@ -171,14 +186,7 @@ class ClaudeCodeEndToEnd(_EndToEnd):
         ws.instinct("remember", "project", "Broken test file", HINT_MEMORY)
         p, _ = ws.run_claude(claude, fake, "hinted", str(uuid.UUID(int=0xE2E9, version=4)))
         self.assertEqual(p.returncode, 0, f"{label} hinted: {p.stderr[-2000:]}")
-        self.check_ran(fake, label, "hinted", HINTED)
-        texts = [fake.request_text(r) for r in fake.agent_requests("hinted")]
-        self.assertGreaterEqual(len(texts), len(HINTED) + 1, f"{label}: requests of the hinted session")
-        hints = [t.count("instinct: ") for t in texts]
-        self.assertEqual(hints[:4], [0, 1, 1, 2], f"{label}: hints per request (1 after pytest, "
-                                                  "none after uv run pytest, 1 after its failure)")
-        self.assertRegex(texts[1], r"Tests here: `uv run pytest` \(\d+ sessions\), not `pytest`\.")
-        self.assertIn("Memory about `uv run pytest`: Broken test file", texts[3])
+        self.check_hints(fake, label, before=True)
 
 
 class CodexEndToEnd(_EndToEnd):
@@ -186,7 +194,8 @@ class CodexEndToEnd(_EndToEnd):
     writes them. Codex silently runs no hook the user has not reviewed: the test trusts them once
     the way the review does (stored hashes, through Codex's app-server), and they stay trusted for
     every session. Its PostToolUse payload carries no exit code (0.171: `tool_response` is the
-    command's output alone), so only the calls and their order are compared, not their outcome."""
+    command's output alone), so only the calls and their order are compared, not their outcome;
+    the hint after a failure reads the exit code from the rollout (issue 31)."""
 
     def test_latest(self):
         codex = self.require("Codex CLI", "INSTINCT_CODEX", "codex-latest", "codex")
@@ -210,6 +219,70 @@ class CodexEndToEnd(_EndToEnd):
             self.assertIn(FINAL_TEXT, p.stdout, f"{label} {name}")
             self.check_ran(fake, label, name, plan)
         self.check_store(ws, fake, label, ids, briefings, client="codex", kinds=False)
+        # issue 31: the hint after a failure too (the exit code read from the rollout)
+        ws.instinct("remember", "project", "Broken test file", HINT_MEMORY)
+        p = ws.run_codex(codex, fake, "hinted")
+        self.assertEqual(p.returncode, 0, f"{label} hinted: {p.stderr[-2000:]}")
+        self.check_hints(fake, label, before=True)
+
+
+class GeminiEndToEnd(_EndToEnd):
+    """Gemini CLI (`gemini -p`, API-key login) against the fake Gemini API on 127.0.0.1
+    (GOOGLE_GEMINI_BASE_URL), hooks as `setup gemini-cli --write` writes them (issue 31). Its
+    AfterTool payload carries the shell's "Exit Code: N", so outcomes are compared too. Gemini's
+    BeforeTool answer carries no context: the hint it gets is the one after a failure."""
+
+    def test_latest(self):
+        gemini = self.require("Gemini CLI", "INSTINCT_GEMINI", "gemini-latest", "gemini")
+        label = f"gemini {_version(gemini)}"
+        ws = self.workspace()
+        hooks = ws.setup_gemini()["hooks"]
+        self.assertEqual(sorted(hooks), ["AfterTool", "SessionEnd", "SessionStart"])
+        ws.instinct("config", "holdout_percent", "0")
+        fake = self.fake()
+        briefings, ids = {}, []
+        for name, plan in zip(self.names, PLANS):
+            briefings[name] = ws.briefing_now()
+            p = ws.run_gemini(gemini, fake, name)
+            self.assertEqual(p.returncode, 0, f"{label} {name}: {p.stderr[-2000:]}")
+            out = json.loads(p.stdout[p.stdout.index("{"):])
+            ids.append(out["session_id"])
+            self.assertIn(FINAL_TEXT, out.get("response", ""), f"{label} {name}")
+            self.check_ran(fake, label, name, plan)
+        self.check_store(ws, fake, label, ids, briefings, client="gemini-cli")
+        ws.instinct("remember", "project", "Broken test file", HINT_MEMORY)
+        p = ws.run_gemini(gemini, fake, "hinted")
+        self.assertEqual(p.returncode, 0, f"{label} hinted: {p.stderr[-2000:]}")
+        self.check_hints(fake, label, before=False)     # BeforeTool carries no context
+
+
+class CopilotEndToEnd(_EndToEnd):
+    """Copilot CLI (`copilot -p`) in its own-provider mode (COPILOT_PROVIDER_BASE_URL, offline:
+    no GitHub account) against the fake Anthropic API, hooks as `setup copilot-cli --write`
+    writes them (~/.copilot/hooks/instinct.json). A failed shell call comes as postToolUse with
+    '... exit code N>' at the end of its result (1.0.102 fires no postToolUseFailure for it)."""
+
+    def test_latest(self):
+        copilot = self.require("Copilot CLI", "INSTINCT_COPILOT", "copilot-latest", "copilot")
+        label = f"copilot {_version(copilot)}"
+        ws = self.workspace()
+        ws.instinct("setup", "copilot-cli", "--write")
+        ws.instinct("config", "holdout_percent", "0")
+        fake = self.fake()
+        briefings, ids = {}, []
+        for name, plan in zip(self.names, PLANS):
+            briefings[name] = ws.briefing_now()
+            p, sid = ws.run_copilot(copilot, fake, name)
+            self.assertEqual(p.returncode, 0, f"{label} {name}: {p.stderr[-2000:]}")
+            self.assertTrue(sid, f"{label} {name}: no session id in {p.stdout[-500:]}")
+            ids.append(sid)
+            self.assertIn(FINAL_TEXT, p.stdout, f"{label} {name}")
+            self.check_ran(fake, label, name, plan)
+        self.check_store(ws, fake, label, ids, briefings, client="copilot-cli")
+        ws.instinct("remember", "project", "Broken test file", HINT_MEMORY)
+        p, _ = ws.run_copilot(copilot, fake, "hinted")
+        self.assertEqual(p.returncode, 0, f"{label} hinted: {p.stderr[-2000:]}")
+        self.check_hints(fake, label, before=True)
 
 
 def _stats(ms):

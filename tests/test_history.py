@@ -621,9 +621,11 @@ class TestCodexLiveOutcomes(_Home):
             f.write(codex_rollout(sid, self.repo, 1_790_000_000.0))
         stats = {"bad_lines": 0, "sidechain_calls": 0, "copied_calls": 0, "no_hook": 0}
         _, calls = instinct._Transcripts.codex_session(path, stats)
+        fails = ["tool_fail", "tool", "tool", "tool_fail", "tool", "tool", "tool_fail"]
         for payload, _, _ in calls:                 # what Codex 0.171 sends: output, no exit code
             self.hook("post-tool-use", dict(payload, tool_response="test result: FAILED", transcript_path=path))
-        self.assertEqual([k for k, *_ in self.stored()], ["tool"] * 7)
+        # issue 31: the exit code is read from the rollout at PostToolUse (the failure hint's turn)
+        self.assertEqual([k for k, *_ in self.stored()], fails)
         self.hook("session-end", {"session_id": sid, "cwd": self.repo, "hook_event_name": "SessionEnd",
                                   "transcript_path": path, "reason": "other"})
         kinds = [k for k, *_ in self.stored()]

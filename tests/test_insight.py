@@ -8,7 +8,7 @@ import unittest
 
 import instinct
 from instinct import InstinctStore, NotFoundError, ValidationError
-from tests.helpers import (DAY, Clock, cli_in_process, cli_process, mcp_in_process,  # noqa: F401
+from tests.helpers import (DAY, Clock, child_env, cli_in_process, cli_process, mcp_in_process,  # noqa: F401
                            schema_problems, setUpModule, temp_dir, tool_result, validate)
 
 T0 = 1_780_000_000.0          # 2026-05-28
@@ -83,8 +83,8 @@ class ExplainTest(InsightCase):
         self.assertEqual(e["first_seen"], first)
         self.assertEqual(e["aliases"], ["seq:a->c"])
         last = instinct._parse_iso(e["last_seen"])
-        self.assertEqual(e["next_decay"], {"date": instinct._iso(last + 90 * DAY), "confidence_after": 4,
-                                           "deletes": False})
+        self.assertEqual(e["next_decay"], {"date": instinct._iso(last + 90 * DAY), "due": False,
+                                           "confidence_after": 4, "deletes": False})
         # a decay charge moves the next decay date on from the charge, not from last_seen
         self.clock.advance(days=100)
         self.store.decay()
@@ -388,6 +388,34 @@ class SurfacesTest(InsightCase):
         bad = server.handle_message({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {
             "name": "feedback", "arguments": {"pattern": "pref:tz=UTC", "verdict": "maybe"}}})
         self.assertIn("must be one of: good, bad", json.dumps(bad))
+
+
+class TestExplainNextDecay(unittest.TestCase):
+    """Issue 32 item 8: `explain` never dates the next decay in the past."""
+
+    def test_a_decay_already_due_says_due_now(self):
+        tmp = temp_dir(self)
+        db = os.path.join(tmp, "i.db")
+        with instinct.InstinctStore(db, clock=Clock(time.time() - 200 * DAY)) as old:
+            old.observe("seq:a->b", project="")
+        now = time.time()
+        with instinct.InstinctStore(db, clock=Clock(now)) as recent:
+            recent.observe("seq:c->d", project="")
+        env = child_env(tmp, db)
+        r = cli_process("explain", "seq:a->b", "--project", "", env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("  next decay: due now (to conf=0, deleted)\n", r.stdout)
+        d = json.loads(cli_process("--json", "explain", "seq:a->b", "--project", "",
+                                   env=env).stdout)["next_decay"]
+        self.assertTrue(d["due"])
+        self.assertGreaterEqual(instinct._parse_iso(d["date"]), time.time() - 60)
+        r = cli_process("explain", "seq:c->d", "--project", "", env=env)
+        day = time.strftime("%Y-%m-%d", time.gmtime(now + 90 * DAY))
+        self.assertIn(f"  next decay: {day} if not observed (to conf=0, deleted)\n", r.stdout)
+        # the due one is what decay really charges now (conf 1 -> deleted); the other stays
+        self.assertEqual(cli_process("decay", env=env).returncode, 0)
+        kept = [r["pattern"] for r in json.loads(cli_process("--json", "list", env=env).stdout)]
+        self.assertEqual(kept, ["seq:c->d"])
 
 
 if __name__ == "__main__":

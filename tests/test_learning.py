@@ -375,7 +375,7 @@ class TestMining(HookCase):
         self.assertNotIn("fix:cargo clippy by cargo clippy", observed)   # a plain retry fixes nothing
         self.assertIn("combo:cargo clippy+cargo fmt", observed)
         rec = self.store.get("fix:cargo build by cargo update", project=self.repo)
-        self.assertEqual((rec["category"], rec["source"]), ("fix_pattern", "hooks"))
+        self.assertEqual((rec["category"], rec["source"]), ("fix_pattern", "hooks:claude-code"))
         self.assertEqual(instinct._Presenter.rule_text(rec), "When `cargo build` fails: run `cargo update`, then rerun it")
         # a workflow that starts with a commit and commits again: what comes before the second
         rec = {"pattern": "seq:git commit->cargo fmt->git commit", "source": "hooks"}

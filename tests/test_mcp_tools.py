@@ -905,3 +905,32 @@ class TestNamesShownSafely(unittest.TestCase):
         self.assertIn("py\\u202etest", texts["briefing"])
         self.assertIn("\\u202emake ship\\u202c", texts["mcp memory_list"] + texts["memories"])
         self.assertEqual({r["pattern"] for r in json.loads(texts["rules.json"])} >= set(self.NAMES[:1]), True)
+
+
+class TestPagedOutputSchemas(ServerCase):
+    """Issue 31: a typed client (fastmcp) reads structuredContent through the tool's outputSchema,
+    so page 1's nextCursor and note must be declared there or page 2 is out of reach."""
+    fill = TestPaging.fill
+
+    def test_every_paged_tool_declares_next_cursor_and_page_one_validates_closed(self):
+        paged = {op.mcp for op in instinct.OPERATIONS.values() if op.paged}
+        self.assertIn("list_instincts", paged)
+        self.fill(120)
+        s = self.server(env={"INSTINCT_MCP_TOOLS": "all"})
+        tools = {t["name"]: t for t in s.result("tools/list")["tools"]}
+        for name in sorted(paged & set(tools)):
+            with self.subTest(tool=name):
+                props = tools[name]["outputSchema"]["properties"]
+                self.assertEqual((props["nextCursor"], props["note"]),
+                                 ({"type": "string"}, {"type": "string"}))
+        schema = dict(tools["list_instincts"]["outputSchema"], additionalProperties=False)
+        sc = s.tool("list_instincts", {"limit": 50})["structuredContent"]
+        self.assertIn("nextCursor", sc)
+        self.assertEqual(validate(sc, schema), [])                 # nothing undeclared on page 1
+        sc2 = s.tool("list_instincts", {"limit": 50, "cursor": sc["nextCursor"]})["structuredContent"]
+        self.assertEqual(validate(sc2, schema), [])
+        self.assertEqual(sc2["count"], 50)
+        self.assertNotEqual(sc2["instincts"][0], sc["instincts"][0])
+        for name in ("observe", "memory_store"):                # why metadata is not strict-typed
+            self.assertIn("OpenAI strict mode cannot type it",
+                          tools[name]["inputSchema"]["properties"]["metadata"]["description"])

@@ -385,6 +385,8 @@ PLANTED = {
     "mcp_config.json": '{"mcpServers":{}}',
     "config.yaml": "GOOSE_MODEL: gpt\nGOOSE_PROVIDER: openai  # mine\n",
     "hooks.json": '{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send"}]}]}}',
+    "mcp-config.json": '{"mcpServers": {"gh": {"type": "http", "url": "https://x"}}}',
+    "instinct.json": '{"version": 1, "hooks": {"sessionEnd": [{"type": "command", "bash": "log"}]}}',
 }
 
 
@@ -410,7 +412,7 @@ class TestRemove(_SetupEnv):
                     self.round_trip(client, "user", planted)
 
     def test_project_scope_round_trip(self):
-        for client in ("claude-code", "cursor", "vscode", "codex"):
+        for client in ("claude-code", "cursor", "vscode", "codex", "gemini-cli", "copilot-cli"):
             for planted in (True, False):
                 with self.subTest(client=client, planted=planted):
                     self.round_trip(client, "project", planted)
@@ -437,7 +439,7 @@ class TestRemove(_SetupEnv):
             "Stop": [{"hooks": [{"type": "command", "command": "bell"}]}]}})
 
     def test_backups_get_unique_names_and_are_never_overwritten(self):
-        (path,) = self.paths("cursor")
+        path, _ = self.paths("cursor")              # (and .cursor/hooks.json)
         state = self.path(".instinct", "setup")
         bak = lambda n: os.path.join(state, f"{n}-mcp.json.bak")        # noqa: E731
         write(path, '{"mcpServers": {"a": {"command": "1"}}}')
@@ -462,7 +464,7 @@ class TestRemove(_SetupEnv):
     def test_backups_are_bounded_by_their_own_order_not_the_clock(self):
         """Issue 32: the newest BACKUPS are kept by number; an old-looking (or future) mtime on
         a file changes nothing, and the one just written is never pruned."""
-        (path,) = self.paths("cursor")
+        path = self.paths("cursor")[0]              # (and .cursor/hooks.json)
         state = self.path(".instinct", "setup")
         n = instinct._Setup.BACKUPS
         for i in range(n + 5):
@@ -738,7 +740,7 @@ class TestSetup(HookCase):
     def test_merge_keeps_other_keys_and_writes_backup(self):
         original = json.dumps({"mcpServers": {"other": {"command": "x"}}, "theme": "dark"})
         mcp = self.existing_config(".cursor", "mcp.json", text=original)
-        (r,) = self.run_setup("cursor", write=True)
+        r = self.run_setup("cursor", write=True)[0]          # (and .cursor/hooks.json)
         data = json.loads(read(mcp))
         self.assertEqual(data["theme"], "dark")
         self.assertEqual(data["mcpServers"]["other"], {"command": "x"})
@@ -1048,7 +1050,7 @@ class TestWhatSetupOwns(_SetupEnv):
             self.setup_("cursor")
         finally:
             instinct._Setup.prepare = real_prepare
-        self.assertEqual(len(calls), 2)
+        self.assertEqual(len(calls), 3)          # cursor's two files, then this one again
         data = json.loads(read(path))
         self.assertEqual((data["a"], data["b"]), (1, 2))
         self.assertIn("instinct", data["mcpServers"])
@@ -1139,7 +1141,7 @@ class TestOneScopeAndPlainWords(_SetupEnv):
                 for extra in ((), ("--write",)):
                     r = self.ok("setup", client, *extra)
                     self.assertEqual("gets no hooks, so nothing is learned" in r.stdout, not hooked)
-        self.assertFalse(any(r["hooks"] for r in self.setup_("cursor", write=False)))
+        self.assertFalse(any(r["hooks"] for r in self.setup_("vscode", write=False)))
         self.assertTrue(any(r["hooks"] for r in self.setup_("codex", write=False)))
 
     def test_store_in_a_missing_folder_is_refused(self):

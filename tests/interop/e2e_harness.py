@@ -186,6 +186,46 @@ class Workspace:
                               cwd=self.repo, env=self.codex_env(), capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL)
 
+    # --- Gemini CLI ---------------------------------------------------------------------
+    def setup_gemini(self):
+        """`instinct setup gemini-cli --write` (user scope), then the API-key login Gemini CLI
+        needs to talk to GOOGLE_GEMINI_BASE_URL: returns the settings setup wrote."""
+        self.instinct("setup", "gemini-cli", "--write")
+        path = os.path.join(self.home, ".gemini", "settings.json")
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(dict(data, security={"auth": {"selectedType": "gemini-api-key"}}), f, indent=2)
+        return data
+
+    def run_gemini(self, gemini, fake, name, timeout=180):
+        """One `gemini -p` session (JSON output, every tool approved) playing plan `name`."""
+        env = self.base_env()
+        node = os.environ.get("INSTINCT_NODE")
+        if node:
+            env["PATH"] = os.path.dirname(node) + os.pathsep + env["PATH"]
+        env.update(_QUIET, GOOGLE_GEMINI_BASE_URL=fake.url, GEMINI_API_KEY="e2e-dummy-key",
+                   GEMINI_CLI_TRUST_WORKSPACE="true", GEMINI_CLI_NO_RELAUNCH="1", NO_COLOR="1")
+        return subprocess.run([gemini, "-p", f"E2E-SESSION {name}\nRun the project's checks.",
+                               "-m", "gemini-2.5-flash", "--yolo", "--output-format", "json"],
+                              cwd=self.repo, env=env, capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL)
+
+    # --- Copilot CLI --------------------------------------------------------------------
+    def run_copilot(self, copilot, fake, name, timeout=180):
+        """One `copilot -p` session playing plan `name`, its model the fake Anthropic API through
+        Copilot's own-provider mode (BYOK, offline: no GitHub login); -> (process, session id)."""
+        env = self.base_env()
+        env.update(_QUIET, COPILOT_PROVIDER_BASE_URL=fake.url, COPILOT_PROVIDER_TYPE="anthropic",
+                   COPILOT_PROVIDER_API_KEY="e2e-dummy-key", COPILOT_MODEL="claude-sonnet-4.5",
+                   COPILOT_OFFLINE="true", COPILOT_ALLOW_ALL="true", COPILOT_AUTO_UPDATE="false",
+                   NO_COLOR="1")
+        p = subprocess.run([copilot, "-p", f"E2E-SESSION {name}\nRun the project's checks.",
+                            "--allow-all-tools"], cwd=self.repo, env=env, capture_output=True,
+                           text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        m = re.search(r"--resume=([0-9a-f-]{36})", p.stdout + p.stderr)
+        return p, m.group(1) if m else None
+
     # --- what instinct stored -----------------------------------------------------------
     def _query(self, sql, args=()):
         conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=30)
@@ -211,7 +251,7 @@ class Workspace:
     def mining_observations(self):
         """[(session, pattern)] of every +1 that mining gave a pattern (observe events from hooks)."""
         return [tuple(r) for r in self._query(
-            "SELECT session, pattern FROM events WHERE kind = 'observe' AND source = 'hooks'"
+            "SELECT session, pattern FROM events WHERE kind = 'observe' AND source LIKE 'hooks%'"
             " AND session != '' ORDER BY id")]
 
     def expected_calls(self, plan, session_id, client="claude-code"):

@@ -83,8 +83,9 @@ class Messages:
                 for b in msg["content"]:
                     if isinstance(b, dict) and b.get("type") == "tool_result":
                         st = _step_of(b.get("tool_use_id"), session)
-                        if st is not None:
-                            out[st] = bool(b.get("is_error"))
+                        if st is not None:      # Copilot CLI: '<shellId: N completed with exit code 1>'
+                            out[st] = bool(b.get("is_error") or re.search(
+                                r"with exit code [1-9][0-9]*>", "\n".join(strings(b.get("content")))))
         return out
 
     @staticmethod
@@ -95,7 +96,7 @@ class Messages:
     def reply(msg_id, body, call, text, stream):
         model = str(body.get("model") or "claude-fake")
         if call:
-            block = {"type": "tool_use", "id": call[0], "name": "Bash",
+            block = {"type": "tool_use", "id": call[0], "name": call[3],
                      "input": {"command": call[1], "description": call[2]}}
             stop = "tool_use"
         else:
@@ -193,6 +194,67 @@ class Responses:
                          {"type": "response.completed", "response": resp}]
 
 
+class Gemini:
+    """Gemini API (Gemini CLI: POST /v1beta/models/M:streamGenerateContent?alt=sse): `contents`
+    of role/parts; functionCall / functionResponse (its shell tool is `run_shell_command`, whose
+    output says "Exit Code: N"). A call's id is the plan step, kept in the call's description."""
+    shell_tool = "run_shell_command"
+    _EXIT = re.compile(r"Exit Code: (-?\d+)")
+
+    @staticmethod
+    def user_texts(body):
+        for c in body.get("contents") or []:
+            if isinstance(c, dict) and c.get("role") == "user":
+                yield from (p["text"] for p in c.get("parts") or []
+                            if isinstance(p, dict) and isinstance(p.get("text"), str))
+
+    @staticmethod
+    def tools(body):
+        return {f.get("name") for t in body.get("tools") or [] if isinstance(t, dict)
+                for f in t.get("functionDeclarations") or [] if isinstance(f, dict)}
+
+    @staticmethod
+    def _parts(body, role, key):
+        return [p[key] for c in body.get("contents") or [] if isinstance(c, dict)
+                and c.get("role") == role for p in c.get("parts") or []
+                if isinstance(p, dict) and isinstance(p.get(key), dict)]
+
+    @classmethod
+    def calls_made(cls, body, session):
+        return [st for fc in cls._parts(body, "model", "functionCall")
+                if (st := _step_of(fc.get("id"), session)) is not None]
+
+    @classmethod
+    def results(cls, body, session):
+        out = {}
+        for fr in cls._parts(body, "user", "functionResponse"):
+            st = _step_of(fr.get("id"), session)
+            if st is not None:
+                m = cls._EXIT.search("\n".join(strings(fr.get("response"))))
+                out[st] = m is not None and int(m.group(1)) != 0
+        return out
+
+    @staticmethod
+    def text(body):
+        return "\n".join(strings({"system": body.get("systemInstruction"),
+                                  "contents": body.get("contents")}))
+
+    @staticmethod
+    def reply(msg_id, body, call, text, stream):
+        cfg = body.get("generationConfig") or {}
+        if not call and cfg.get("responseMimeType") == "application/json":     # a side question
+            text = json.dumps({"reasoning": "done", "next_speaker": "user"})
+        part = ({"functionCall": {"id": call[0], "name": "run_shell_command",
+                                  "args": {"command": call[1], "description": call[2]}}}
+                if call else {"text": text})
+        resp = {"candidates": [{"content": {"role": "model", "parts": [part]},
+                                "finishReason": "STOP", "index": 0}],
+                "usageMetadata": {"promptTokenCount": 50, "candidatesTokenCount": 20,
+                                  "totalTokenCount": 70},
+                "modelVersion": "gemini-2.5-flash", "responseId": msg_id}
+        return [resp] if stream else resp
+
+
 class FakeModel:
     """plans: {session name: [shell command, ...]}; answers on http://127.0.0.1:<port>."""
 
@@ -267,15 +329,18 @@ class FakeModel:
     def answer(self, path, body):
         """(status, bytes, content type) for one POST."""
         route = path.split("?", 1)[0]
-        api = Messages if route.endswith("/messages") else Responses if route.endswith("/responses") else None
+        api = (Messages if route.endswith("/messages") else Responses if route.endswith("/responses")
+               else Gemini if route.lower().endswith("generatecontent") else None)
         session = self._session(api, body) if api else None
-        agent = api is not None and session in self.plans and api.shell_tool in api.tools(body)
+        offered = api.tools(body) if api else set()        # Copilot CLI names its shell `bash`
+        shell = next((t for t in (getattr(api, "shell_tool", ""), "bash") if t in offered), None)
+        agent = api is not None and session in self.plans and shell is not None
         with self.lock:
             self.requests.append({"path": path, "api": api, "session": session, "agent": agent, "body": body})
             self.counter += 1
             msg_id = f"e2e_{self.counter:05d}"
-        if route.endswith("/count_tokens"):
-            return 200, json.dumps({"input_tokens": 100}).encode(), "application/json"
+        if route.endswith("/count_tokens") or route.endswith(":countTokens"):
+            return 200, json.dumps({"input_tokens": 100, "totalTokens": 100}).encode(), "application/json"
         if api is None:
             return 404, json.dumps({"type": "error", "error": {
                 "type": "not_found_error", "message": "fake: no such endpoint"}}).encode(), "application/json"
@@ -284,12 +349,14 @@ class FakeModel:
             step = len(api.calls_made(body, session))
             plan = self.plans[session]
             if step < len(plan):
-                call = (tool_id(session, step), plan[step], f"planned step {step + 1}")
+                call = (tool_id(session, step), plan[step], f"planned step {step + 1}", shell)
                 with self.lock:
                     self.served.append((session, step))
             else:
                 text = FINAL_TEXT
-        out = api.reply(msg_id, body, call, text, bool(body.get("stream")))
+        out = api.reply(msg_id, body, call, text, bool(body.get("stream")) or "alt=sse" in path)
+        if isinstance(out, list) and api is Gemini:      # SSE without event names
+            return 200, "".join(f"data: {json.dumps(e)}\n\n" for e in out).encode(), "text/event-stream"
         if isinstance(out, list):
             return 200, _sse(out), "text/event-stream"
         return 200, json.dumps(out).encode(), "application/json"
