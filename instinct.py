@@ -1479,20 +1479,27 @@ class _Out:
         "metadata": {"type": "object"}, "root": STR, "repo": STR},
         ("pattern", "category", "confidence", "level", "project", "first_seen", "last_seen"))
 
+    def count(n, noun):
+        """`1 session`, `2 sessions`, `3 memories`: a number and its noun in agreement."""
+        if n != 1:
+            noun = (noun[:-1] + "ies" if noun[-1:] == "y" and noun[-2:-1] not in "aeiou" else
+                    noun + ("es" if noun.endswith(("s", "ch", "sh", "x")) else "s"))
+        return f"{n} {noun}"
+
     def lines(records, noun):
-        nouns = noun + ("es" if noun.endswith(("s", "ch", "sh", "x")) else "s")
-        w = max([22] + [len(r["pattern"]) for r in records])
+        """One row a record, patterns padded to the longest up to 36 columns (a longer one takes
+        its own line), as the seeds': `  seq:test->fix->test    conf=5  [mature]  sequence`."""
+        w = max([22] + [len(r["pattern"]) for r in records if len(r["pattern"]) <= 36])
         lw = max((len(r["level"]) for r in records), default=0) + 4
-        out = [f"  {r['pattern']:<{w}} conf={r['confidence']:<3}"
+        out = [(f"  {r['pattern']}\n  {'':<{w}}" if len(r["pattern"]) > w else
+                f"  {r['pattern']:<{w}}") + f" {'conf=' + str(r['confidence']):<7} "
                f"{'[' + r['level'] + ']':<{lw}}{r['category']}"
                + (f"  {r['root'] or r['project']}" if r.get("project") and "root" in r else "")
                for r in records]
-        n = len(records)
-        out.append(f"{n} {noun if n == 1 else nouns}")
-        return "\n".join(out)
+        return "\n".join(out + [_Out.count(len(records), noun)])
 
     def render_record(r):
-        return _Out.lines([r], "instinct").splitlines()[0].strip()
+        return " ".join(x.strip() for x in _Out.lines([r], "instinct").splitlines()[:-1])
 
     def render_stats(s):
         out = [f"Database: {s['db_path']} ({s['db_bytes']} bytes, schema v{s['schema_version']})",
@@ -2054,7 +2061,8 @@ class _Patterns(_Core):
               " setting, 50)", minimum=1, maximum=MAX_LIMIT, setting="suggest_limit"),
         title="Suggest learned habits", idempotent=True,       # it logs what it showed (surface)
         output=_Out.RECORD, list_key="suggestions",
-        render=lambda rs: _Out.lines(rs, "suggestion"))
+        render=lambda rs: _Out.lines(rs, "suggestion") if rs else
+        "0 suggestions: nothing mature here yet (`instinct init` learns from past sessions)")
     def suggest(self, project=None, limit=None):
         """Mature, rule and universal patterns for a project (plus global ones), strongest first.
 
@@ -2394,9 +2402,10 @@ class _Patterns(_Core):
         output=_Out.obj({"fingerprint": _Out.STR, "root": _Out.STR, "sessions": _Out.INT,
                          "patterns": _Out.INT}, ("fingerprint", "root", "sessions", "patterns")),
         render=lambda rs: "\n".join([f"  {r['fingerprint']}  {r['root'] or '(folder unknown)'}  "
-                                     f"{r['sessions']} sessions, {r['patterns']} patterns"
+                                     f"{_Out.count(r['sessions'], 'session')}, "
+                                     f"{_Out.count(r['patterns'], 'pattern')}"
                                      for r in rs]
-                                    + [f"{len(rs)} project{'' if len(rs) == 1 else 's'}"]))
+                                    + [_Out.count(len(rs), "project")]))
     def projects(self):
         """Which folder each project fingerprint stands for, with its sessions and patterns.
 
@@ -2861,7 +2870,7 @@ class _Mem:
             line += "  [archived]" if r["archived"] else ""
             line += f"  [superseded by #{r['superseded_by']}]" if "superseded_by" in r else ""
             out.append(line)
-        out.append(f"{len(rs)} memor{'y' if len(rs) == 1 else 'ies'}")
+        out.append(_Out.count(len(rs), "memory"))
         return "\n".join(out)
 
     ID = Param("id", int, "the memory's id", required=True, positional=True, minimum=1,
@@ -4638,8 +4647,9 @@ class _Presenter:
         if colon and head == "pref":
             kind, _, used = body.partition(":")
             if kind in ("command", "tool") and mined:
-                what = "Project command: " if kind == "command" else "Often used here: "
-                return what + code(used)
+                return {"command": ("Project command: ", "Common command: "),   # universal: any
+                        "tool": ("Often used here: ", "Often used: ")}[kind][
+                    r.get("level") == "universal"] + code(used)
             key, eq, value = body.partition("=")
             if eq and key in _Corpus.ROLE_TITLES:
                 return f"{_Corpus.ROLE_TITLES[key]}: {code(value)}"
@@ -5259,7 +5269,7 @@ class _Learning(_Memory):
         lines = [_Presenter.briefing_line(r) for r in items if _Corpus.mined_source(r["source"])]
         try:
             if root:
-                lines += self.memory_briefing(cwd or os.getcwd(), max_chars)
+                lines += ["- " + m for m in self.memory_briefing(cwd or os.getcwd(), max_chars)]
         except InstinctError:
             pass
         notes = [_Presenter.briefing_line(r) for r in items
@@ -6818,7 +6828,7 @@ class _Export:
         limit = _Core._EXPORT_FORMATS[fmt][1]
 
         def omitted(n):
-            return (f"\n{n} lower-confidence rule{'' if n == 1 else 's'} omitted to stay under "
+            return (f"\n{_Out.count(n, 'lower-confidence rule')} omitted to stay under "
                     f"{limit} bytes.\n") if n else ""
         keep = len(rules)
         total = len((head + title + note + tail).encode()) + sum(len(i.encode()) for i in items)
@@ -6969,7 +6979,7 @@ class _Export:
         n, low = store._read("SELECT count(*), min(confidence) FROM instincts WHERE promoted >= 1"
                              " AND quiet = 0" + where + (" AND category = ?" if cat else ""),
                              tuple(x for x in (proj, cat) if x is not None))[0]
-        hint = (f"{n} mature pattern{'s' if n != 1 else ''} (confidence {low} and up, the ones the "
+        hint = (f"{_Out.count(n, 'mature pattern')} (confidence {low} and up, the ones the "
                 f"briefing shows): add --min-confidence {low} to export them" if n else
                 "no pattern is mature yet (instinct import-history learns from past sessions"
                 + ("" if path else "; --min-confidence 1 exports raw ones too") + ")")
@@ -7035,9 +7045,9 @@ class _Export:
     def render_write(r):
         where = (os.path.relpath(r["path"]) if not os.path.relpath(r["path"]).startswith("..")
                  else r["path"])
-        drop = (f" ({r['dropped']} lower-confidence rule{'' if r['dropped'] == 1 else 's'}"
+        drop = (f" ({_Out.count(r['dropped'], 'lower-confidence rule')}"
                 " dropped to fit the size limit)" if r["dropped"] else "")
-        n = f"{r['included']} rule{'' if r['included'] == 1 else 's'}"
+        n = _Out.count(r["included"], "rule")
         lint = "\n" + _Lint.render_lint(r["lint"]) if r.get("lint") else ""
         if not r["changed"]:
             return f"{where} is up to date ({n}){drop}{lint}"
@@ -7437,14 +7447,15 @@ class _Sharing(_Memory):
                         | {"dry_run": _Out.BOOL, "backup_file": _Out.STR,
                            "not_reached": {"type": "array", "items": _Out.STR}},
                         ("instincts", "memories", "events", "other", "backup")),
-        render=lambda r: (f"{'Would purge' if r.get('dry_run') else 'Purged'}: {r['instincts']}"
-                          f" instincts, {r['memories']} memories, {r['events']} events,"
-                          f" {r['other']} other rows"
-                          + (f"; {r['backup']} rows from older backups" if r["backup"] else "")
-                          + (f"; {r['files']} files instinct wrote" if r.get("files") else "")
-                          + "".join(f"\nnot reached (the text stands outside what instinct"
-                                    f" wrote): {p}" for p in r.get("not_reached", ()))
-                          + _Core._backup_note(r)))
+        render=lambda r: (f"{'Would purge' if r.get('dry_run') else 'Purged'}: " + ", ".join(
+            _Out.count(r[k], n) for k, n in (("instincts", "instinct"), ("memories", "memory"),
+                                             ("events", "event"), ("other", "other row")))
+            + (f"; {_Out.count(r['backup'], 'row')} from older backups" if r["backup"] else "")
+            + (f"; {_Out.count(r['files'], 'file')} instinct wrote" if r.get("files") else "")
+            + "".join(f"\nnot reached (the text stands outside what instinct wrote): {p}"
+                      for p in r.get("not_reached", ()))
+            + _Core._backup_note(r) + ("; it still holds the purged text: delete it once sure"
+                                       if r.get("backup_file") else "")))
     def purge(self, text, dry_run=False):
         """Delete every record holding a text (a leaked secret, a name), here and in the backups.
 
@@ -7925,7 +7936,7 @@ class _Insight(_Patterns):
                 + (f" {x['detail']}" if x["detail"] else "")
                 + (f" [{x['source']}]" if x["source"] else "")
                 for x in h["events"]]
-        out.append(f"{h['count']} event{'' if h['count'] == 1 else 's'}")
+        out.append(_Out.count(h["count"], "event"))
         return "\n".join(out)
 
     def _render_effectiveness(e):
@@ -7954,7 +7965,7 @@ class _Insight(_Patterns):
             out += [f"  {'*' if v['winner'] else ' '} {v['pattern']:<30} conf={v['confidence']:<3}"
                     f" [{v['level']}] last seen {v['last_seen'][:19]}"
                     + ("" if v["winner"] else "  superseded") for v in c["values"]]
-        return "\n".join(out + [f"{len(rows)} conflict{'' if len(rows) == 1 else 's'}"])
+        return "\n".join(out + [_Out.count(len(rows), "conflict")])
 
     def _thresholds(self, pattern, category):
         """Each threshold of one row and where it comes from, in consolidate's order:
@@ -8275,7 +8286,23 @@ class _CLI:
                    (("--remove",), {"action": "store_true",
                                     "help": "take out what setup wrote, only that"
                                             " (keeps a backup)"})]),
+        "init": ("wire an agent (setup --write) and learn from its past sessions (import-history)",
+                 [(("client",), {"choices": _Setup.CLIENTS, "nargs": "?",
+                                 "help": "default: each of claude-code, codex found here"})]),
     }
+    GROUPS = (("start", "init setup import-history"),   # `instinct --help`, a new user's order
+              ("see what was learned", "suggest list search get explain history stats projects "
+               "effectiveness conflicts recall memories get-memory"),
+              ("correct it", "observe feedback forget unforget merge config remember "
+               "forget-memory restore-memory"),
+              ("share it", "export import export-memories import-memories"),
+              ("maintain", "consolidate decay mine memory-decay gc doctor lint backup restore "
+               "purge"),
+              ("agent plumbing", "hook serve"))
+    START = ("Self-learning memory for AI coding agents. Start here:\n"
+             "  instinct init          wire Claude Code / Codex, learn from past sessions\n"
+             "  instinct suggest       what was learned for the project you are in\n"
+             "  instinct --help        every command, by task\n")
 
     def json_object_arg(text):
         import argparse
@@ -8404,8 +8431,8 @@ class _CLI:
                                     extra[0].partition("=")[0], flags + ["--db", "--json"],
                                     f"(see instinct {args.command or ''} --help)")
         if not args.command:
-            build_parser().print_help(sys.stderr)
-            return 2
+            sys.stdout.write(_CLI.START)
+            return 0
         db = getattr(args, "db", None)
         try:
             if args.command == "serve":
@@ -8414,6 +8441,8 @@ class _CLI:
                 return _Capture.run_hook([args.event] + (["--db", db] if db else []), close=close)
             if args.command == "setup":
                 return _CLI.setup_cli(args, db)
+            if args.command == "init":
+                return _CLI.init_cli(args, db, close)
         except InstinctError as e:
             sys.stderr.write(f"instinct: error: {e}\n")
             return e.exit_code
@@ -8457,9 +8486,46 @@ class _CLI:
         notes = [] if args.remove or as_json else (        # --json: the JSON alone
             ["this client gets no hooks, so nothing is learned from its sessions; use instinct's "
              "MCP tools (observe, suggest) in them"] * (not any(r["hooks"] for r in results))
-            + _Setup.notes(args.client, args.scope, project_root()))
+            + [n for n in _Setup.notes(args.client, args.scope, project_root())
+               if not (getattr(args, "init", False) and "import-history" in n)])  # init runs it
         sys.stdout.write("".join(x + "\n" for x in out + [f"note: {n}" for n in notes]))
         return 0
+
+    def init_cli(args, db, close):
+        """`instinct init [CLIENT]`: setup --write for the client (default: Claude Code and Codex,
+        each whose folder exists), then import-history of their past sessions, with its bar."""
+        import argparse
+        clients = [args.client] if args.client else [c for c, v, d in (
+            ("claude-code", "CLAUDE_CONFIG_DIR", "~/.claude"), ("codex", "CODEX_HOME", "~/.codex"))
+            if os.path.isdir(os.environ.get(v) or os.path.expanduser(d))]
+        if getattr(args, "json", False) or not clients:
+            sys.stderr.write("instinct: error: " + ("no ~/.claude or ~/.codex folder here; name "
+                             f"your agent: instinct init {{{','.join(_Setup.CLIENTS)}}}"
+                             if clients == [] else "init prints text; setup and import-history "
+                             "take --json") + "\n")
+            return 2
+        for c in clients:
+            _CLI.setup_cli(argparse.Namespace(client=c, write=True, scope="user", all_tools=False,
+                                              remove=False, init=True), db)
+        read = [c for c in clients if c in _Transcripts.CLIENTS]
+        op = OPERATIONS["import_history"]
+        code = read and _CLI.run_op(op, {p.name: p.default for p in op.params} | {
+            "client": read[0] if len(read) == 1 else "all"}, db, False, close)
+        if not code:
+            sys.stdout.write("Each new session in these projects starts with its briefing; "
+                             * bool(read) + "`instinct suggest` in a project lists what was "
+                             "learned there.\n")
+        return code or 0
+
+    def help_text(parser, sub):
+        """The commands of `instinct --help` by task (GROUPS; one missing there: the last)."""
+        import textwrap
+        names = {a.dest: a.help for a in sub._choices_actions}
+        groups = [(t, w.split()) for t, w in _CLI.GROUPS]
+        groups[-1][1].extend(n for n in names if not any(n in g for _, g in groups))
+        return "\n\n".join(f"{title}:\n" + "\n".join(textwrap.fill(
+            names[n], 79, initial_indent=f"  {n:<15} ", subsequent_indent=" " * 18)
+            for n in group if n in names) for title, group in groups)
 
     def run_op(op, kwargs, db, as_json, close):
         """Run one operation for the CLI: print its JSON or text, map errors to exit codes.
@@ -8515,10 +8581,11 @@ def build_parser(argv=None):
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                         help="print the result as JSON (the same JSON the API returns)")
     common.add_argument("--version", action="version", version=f"instinct {__version__}")
-    parser = Parser(prog="instinct", parents=[common],
-                    description="Self-learning memory for AI coding agents: observe patterns, "
-                                "consolidate them into habits, suggest them back.")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser = Parser(prog="instinct", parents=[common], description=_CLI.START,
+                    usage="instinct [--db PATH] [--json] COMMAND ...",
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", help=argparse.SUPPRESS,
+                                prog="instinct")
     wanted = next((a for a in _CLI.take_db(argv or [])[1]
                    if a in _CLI.COMMANDS or a in _CLI.EXTRAS), None)
     for cli, op in _CLI.COMMANDS.items():
@@ -8550,6 +8617,7 @@ def build_parser(argv=None):
             for a, kw in extra:
                 sp.add_argument(*a, **kw)
             sp.set_defaults(_op=None)
+    parser.epilog = None if wanted else _CLI.help_text(parser, sub)
     return parser
 
 

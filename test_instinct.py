@@ -1638,10 +1638,8 @@ class TestCLI(StoreCase):
         for op in instinct.OPERATIONS.values():
             self.assertIn(op.cli, out.getvalue())
 
-    def test_no_command_prints_help_and_returns_2(self):
-        code, _, err = cli_in_process()
-        self.assertEqual(code, 2)
-        self.assertIn("usage:", err)
+    def test_no_command_prints_the_start_text_and_returns_0(self):      # issue 32 changed it
+        self.assertEqual(cli_in_process(), (0, instinct._CLI.START, ""))
 
     def test_usage_error_raises_system_exit_2(self):
         with self.assertRaises(SystemExit) as cm:
@@ -1655,7 +1653,8 @@ class TestCLI(StoreCase):
             self.assertRegex(out, rf"conf={i}\s+\[raw\]")
         self.assertEqual(self.cli_in_process("consolidate"),
                          (0, "Promoted to mature: 0\nPromoted to rule: 0\nTotal instincts: 1\n", ""))
-        self.assertEqual(self.cli_in_process("suggest", "--project", ""), (0, "0 suggestions\n", ""))
+        self.assertEqual(self.cli_in_process("suggest", "--project", ""), (0, "0 suggestions: nothing mature "
+                         "here yet (`instinct init` learns from past sessions)\n", ""))
         self.cli_in_process("observe", "seq:test->fix->test")
         self.assertIn("conf=5", self.cli_in_process("observe", "seq:test->fix->test")[1])
         code, out, _ = self.cli_in_process("consolidate")

@@ -479,3 +479,108 @@ class TestStoreImport(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestOnePathIn(StoreCase):
+    """Issue 32: `instinct` alone says where to start; --help groups the commands by task with
+    init first; `instinct init` wires the agent and learns from its history; an empty suggest
+    says what to run."""
+
+    def test_bare_instinct_prints_the_start_text_and_exits_0(self):
+        r = self.cli_process()
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertEqual(r.stdout, instinct._CLI.START)
+        self.assertTrue(r.stdout.splitlines()[1].split()[:2] == ["instinct", "init"])
+        self.assertLess(len(r.stdout.splitlines()), 8)
+
+    def test_help_groups_every_command_by_task_with_init_first(self):
+        r = self.cli_process("--help")
+        self.assertEqual(r.returncode, 0)
+        titles = [t for t, _ in instinct._CLI.GROUPS]
+        self.assertEqual(titles[0], "start")
+        found = re.findall(r"^([a-z][a-z ]+):\n((?:  .*\n?)+)", r.stdout.split("\n\n", 3)[-1],
+                           re.M)
+        self.assertEqual([t for t, _ in found], titles)
+        listed = [re.match(r"  (\S+)", line).group(1) for _, block in found
+                  for line in block.splitlines() if not line.startswith("   ")]
+        self.assertEqual(listed[0], "init")
+        self.assertEqual(sorted(listed), sorted(subcommands(instinct.build_parser())))
+        self.assertTrue(all(len(line) <= 80 for line in r.stdout.splitlines()))
+
+    def test_empty_suggest_says_what_to_run(self):
+        r = self.cli_process("suggest")
+        self.assertEqual((r.returncode, r.stdout), (0, "0 suggestions: nothing mature here yet "
+                                                       "(`instinct init` learns from past sessions)\n"))
+
+    def test_init_wires_the_agent_and_says_what_it_learned(self):
+        from tests.test_history import claude_dir_name, make_history
+        repo = os.path.join(self.tmp, "work", "shop")
+        os.makedirs(os.path.join(repo, ".git"))
+        no_agent = self.cli_process("init")
+        self.assertEqual(self.assertOneLineError(no_agent, 2),
+                         "instinct: error: no ~/.claude or ~/.codex folder here; name your agent: "
+                         f"instinct init {{{','.join(instinct._Setup.CLIENTS)}}}")
+        folder = os.path.join(self.tmp, ".claude", "projects", claude_dir_name(repo))
+        os.makedirs(folder)
+        for sid, tr, _ in make_history(cwd=repo, n=8):
+            with open(os.path.join(folder, sid + ".jsonl"), "w", encoding="utf-8") as f:
+                f.write(tr.text())
+        r = self.cli_process("init", cwd=repo, timeout=300)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        lines = r.stdout.splitlines()
+        for name in (".claude.json", os.path.join(".claude", "settings.json")):
+            self.assertIn(f"wrote {os.path.join(self.tmp, name)}", lines)
+        self.assertNotIn("import-history", r.stdout)          # setup's hint: init just ran it
+        self.assertIn("Sessions: 8 found, 8 imported, 0 already in the store", r.stdout)
+        self.assertIn(f"Project {repo} [", r.stdout)
+        self.assertIn("    - Tests here: `uv run pytest` (mature, 6 sessions", r.stdout)
+        self.assertTrue(lines[-1].startswith("Each new session in these projects starts with"))
+        again = self.cli_process("init", "claude-code", cwd=repo, timeout=300)
+        self.assertIn("unchanged", again.stdout)
+        self.assertIn("0 imported, 8 already in the store", again.stdout)
+        r = self.cli_process("suggest", cwd=repo)
+        self.assertIn("pref:test=uv run pytest", r.stdout, r.stderr)
+        self.assertOneLineError(self.cli_process("init", "--json"), 2)
+
+
+class TestCosmetics(StoreCase):
+    """Issue 32 item 9, as the CLI prints it."""
+
+    def test_rows_keep_the_seeds_format_and_a_long_pattern_takes_its_own_line(self):
+        long = "seq:" + "->".join(f"step-number-{i}" for i in range(6))
+        with self.open() as s:
+            for pattern, n in (("seq:test->fix->test", 5), ("pref:stdlib-first", 292), (long, 12)):
+                for _ in range(n):
+                    s.observe(pattern)
+        self.cli_process("consolidate")
+        out = self.cli_process("suggest", "--project", "").stdout
+        self.assertEqual(out.splitlines(), [
+            "  pref:stdlib-first      conf=292 [rule]    preference",
+            f"  {long}", " " * 24 + " conf=12 [rule]    sequence",
+            "  seq:test->fix->test    conf=5  [mature]  sequence", "3 suggestions"])
+        self.assertTrue(all(len(line) <= 80 for line in out.splitlines() if long not in line))
+
+    def test_plural_agreement_and_purge_says_its_backup_holds_the_text(self):
+        self.cli_process("observe", "pref:leaked-token-xyz")
+        out = self.cli_process("purge", "leaked-token-xyz").stdout.splitlines()
+        self.assertEqual(out[0], "Purged: 1 instinct, 0 memories, 1 event, 0 other rows")
+        self.assertRegex(out[1], r"^Backup: \S+-purge\.bak \(`instinct restore` it to undo\); "
+                                 r"it still holds the purged text: delete it once sure$")
+        self.assertEqual(instinct._Out.count(1, "memory"), "1 memory")
+        self.assertEqual(instinct._Out.count(2, "match"), "2 matches")
+
+    def test_a_universal_command_is_not_a_project_command(self):
+        from tests.test_history import claude_dir_name, make_history
+        for name in ("a", "b"):               # the same commands, 10 sessions in each project
+            repo = os.path.join(self.tmp, name)
+            os.makedirs(os.path.join(repo, ".git"))
+            folder = os.path.join(self.tmp, "t", claude_dir_name(repo))
+            os.makedirs(folder)
+            for sid, tr, _ in make_history(cwd=repo, n=12, seed=len(name) + ord(name)):
+                with open(os.path.join(folder, sid + ".jsonl"), "w", encoding="utf-8") as f:
+                    f.write(tr.text())
+        self.cli_process("import-history", "--path", os.path.join(self.tmp, "t"), timeout=300)
+        self.assertIn("[universal]", self.cli_process("list", "--level", "universal").stdout)
+        text = self.cli_process("export", "--format", "agents", cwd=repo).stdout
+        self.assertRegex(text, r"- Common command: `git \w+` \(universal")
+        self.assertNotRegex(text, r"Project command: .*universal")
