@@ -576,9 +576,9 @@ class TestStorage(StoreCase):
                      ["suggest", "--limit", "many"], ["observe", "x", "--bogus"]):
             with self.subTest(args=args):          # one line (issue 21), no usage block
                 self.assertOneLineError(self.cli_process(*args), 2)
-        proc = self.cli_process()                       # no command at all: the help, on stderr
-        self.assertEqual((proc.returncode, proc.stdout), (2, ""))
-        self.assertIn("usage:", proc.stderr)
+        proc = self.cli_process()          # no command at all: where to start (issue 32), exit 0
+        self.assertEqual((proc.returncode, proc.stderr), (0, ""))
+        self.assertIn("instinct init", proc.stdout)
 
     def test_validation_errors_exit_2_one_line(self):
         for args in (["observe", ""], ["observe", "a\x01b"], ["decay", "--days", "0"],
