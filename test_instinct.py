@@ -1346,7 +1346,7 @@ class TestAPI(StoreCase):
 
     def test_event_log(self):
         s = self.open(session="sess-1")
-        s.observe("seq:a", source="claude-code", project=FP_A)
+        s.observe("seq:a", source="claude-code", project="")    # global, no project: calendar
         self.clock.advance(days=100)
         s.observe("seq:b")
         s.decay(days_inactive=90)
@@ -1354,8 +1354,8 @@ class TestAPI(StoreCase):
         rows = self.sql("SELECT ts, kind, pattern, project, source, session, delta FROM events ORDER BY id")
         # forget removes the pattern's events and logs no copy of it (issue 14)
         self.assertEqual(rows, [
-            (instinct._iso(T0), "observe", "seq:a", FP_A, "claude-code", "sess-1", 1),
-            (instinct._iso(T0 + 100 * DAY), "decay", "seq:a", FP_A, "", "sess-1", -1),
+            (instinct._iso(T0), "observe", "seq:a", "", "claude-code", "sess-1", 1),
+            (instinct._iso(T0 + 100 * DAY), "decay", "seq:a", "", "", "sess-1", -1),
             (instinct._iso(T0 + 100 * DAY), "forget", "", "", "", "sess-1", -1),
         ])
 

@@ -411,6 +411,11 @@ class TestPurge(_Base):
             self.clock.advance(days=50)
         self.assertEqual(self.store.get_memory(m["id"])["archived"], True)
         self.clock.advance(days=200)
+        for day in range(30):                             # 30 days of the project's sessions
+            self.clock.advance(days=1)
+            self.store.record_tool({"session_id": f"d{day}", "cwd": self.proj,
+                                    "tool_name": "Bash", "tool_input": {"command": "ls"}})
+        self.store.mine()
         r = self.store.gc(days_inactive=30)
         self.assertEqual(r["memories_deleted"], 1)
         with self.assertRaises(instinct.NotFoundError):
