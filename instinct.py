@@ -1184,19 +1184,31 @@ class _DB:
 
     def key(self):
         """The store's secret key, in the 0600 file `<database>.key` beside it: never in the
-        database, a backup or an export. Made on first use; schema v16 moved an older one there."""
+        database, a backup or an export. Made on first use, whole or not at all (linked into
+        place); schema v16 moved an older one there. A folder it cannot write: this process's own
+        key (a read-only store writes no hash)."""
         if self._key is None:
-            path = self.path + ".key"
+            path, tmp = self.path + ".key", f"{self.path}.key.{os.getpid()}.tmp"
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
                 with os.fdopen(fd, "w") as f:
                     f.write(os.urandom(16).hex() + "\n")
-            except OSError:           # there already (or a read-only folder: read, else refuse)
+                try:
+                    os.link(tmp, path)         # never over another process's key
+                finally:
+                    os.remove(tmp)
+            except OSError:                     # there already, or a folder it cannot write
                 pass
             try:
-                self._key = bytes.fromhex(_read_regular(path, 200).decode("ascii").strip())
+                key = bytes.fromhex(_read_regular(path, 200).decode("ascii").strip())
+            except FileNotFoundError:
+                key = os.urandom(16)
             except (OSError, ValueError, UnicodeError) as e:
                 raise StoreError(f"cannot read the store's key file {path}: {e}") from None
+            if len(key) != 16:
+                raise StoreError(f"the store's key file {path} is damaged; move it away (hashes "
+                                 "made with it will no longer match)")
+            self._key = key
         return self._key
 
     def _migrate(self, conn):

@@ -62,6 +62,7 @@ def call_plan(tools, tmp):
         ("memory_export", {"dir": mem}), ("memory_import", {"path": mem}), ("memory_decay", {}),
         ("memory_restore", {"id": 1}), ("doctor", {}), ("backup", {"path": backup, "force": True}),
         ("restore", {"path": backup}), ("gc", {}), ("memory_forget", {"id": 1}),
+        ("memory_unforget", {"type": "project", "title": "Tests use pytest", "project": ""}),
         ("observe", {"pattern": "pref:gone"}), ("forget", {"pattern": "pref:gone"}),
         ("unforget", {"pattern": "pref:gone"})]
     calls += [(n, a, True) for n, a in later if n in tools]
