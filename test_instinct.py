@@ -2040,6 +2040,20 @@ class TestActivityClock(StoreCase):
         self.sessions(repo, 1, ["make test"])
         self.assertEqual(self.store.decay(90)["decayed"], 1)
 
+    def test_a_v16_store_gets_its_days_from_the_sessions_it_mined(self):
+        repo = make_repo(str(self.tmp / "r"))
+        self.sessions(repo, 3, ["make test"])
+        days = self.store._active_days()
+        self.store.close()
+        con = sqlite3.connect(self.db)
+        con.execute("DROP TABLE active_days")
+        con.execute("PRAGMA user_version = 16")
+        con.commit()
+        con.close()
+        self.store = self.open()
+        self.assertEqual(self.store._active_days(), days)
+        self.assertEqual(len(days[instinct.project_fingerprint(repo)]), 3)
+
     def test_global_patterns_count_days_with_sessions_in_any_project(self):
         self.store.observe("seq:g", project="")
         repo = make_repo(str(self.tmp / "r"))
