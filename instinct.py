@@ -96,7 +96,7 @@ __all__ = [
 ENV_DB = "INSTINCT_DB"
 ENV_SESSION = "INSTINCT_SESSION"
 DEFAULT_DB = os.path.join("~", ".instinct", "instinct.db")
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 BUSY_TIMEOUT_S = 30.0
 # Hooks and CLI: a commit past ~4 MB of WAL checkpoints (PASSIVE), a restarting WAL is cut to 4 MB.
 # The MCP server checkpoints every 10,000 pages (~14 % faster observe); the next hook trims it.
@@ -899,7 +899,15 @@ END;
                 f.write(row[0] + "\n")
             conn.execute("DELETE FROM seen WHERE hash = 'key'")
 
-    MIGRATIONS = (v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16)
+    def v17(conn):
+        """Decay's clock (section 11): each project's days with sessions, past event pruning."""
+        conn.execute("CREATE TABLE active_days (project TEXT NOT NULL, day TEXT NOT NULL,"
+                     " PRIMARY KEY (project, day)) WITHOUT ROWID")
+        conn.execute("INSERT OR IGNORE INTO active_days SELECT m.project, substr(e.ts, 1, 10)"
+                     " FROM mined_sessions m JOIN events e ON e.id = m.last_id")
+
+    MIGRATIONS = (v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16,
+                  v17)
 
     def has_fts5(conn):
         try:
@@ -2370,8 +2378,7 @@ class _Patterns(_Core):
         """Decay's clock: {project: its days with sessions, newest first}, '' for every project's
         days, or '': None (the calendar) in a store that never saw a project."""
         days = {}
-        for proj, day in self._read("SELECT DISTINCT m.project, substr(e.ts, 1, 10) FROM"
-                                    " mined_sessions m JOIN events e ON e.id = m.last_id"):
+        for proj, day in self._read("SELECT project, day FROM active_days"):
             for scope in {proj, ""}:
                 days.setdefault(scope, set()).add(day)
         if not days and not self._read("SELECT 1 FROM projects LIMIT 1"):
@@ -5151,6 +5158,8 @@ class _Miner:
                      " VALUES (?, ?, ?, ?) ON CONFLICT (session) DO UPDATE SET"
                      " last_id = excluded.last_id, project = excluded.project,"
                      " steps = excluded.steps", (sess, last_id, proj, steps))
+        conn.execute("INSERT OR IGNORE INTO active_days SELECT ?, substr(ts, 1, 10) FROM events"
+                     " WHERE id = ?", (proj, last_id))          # decay's clock (section 11)
         same = [s for s, in conn.execute("SELECT session FROM mined_sessions WHERE project = ?"
                                           " ORDER BY last_id DESC LIMIT ?",
                                           (proj, _Corpus.SESSIONS_COMPARED))]

@@ -2025,6 +2025,35 @@ class TestActivityClock(StoreCase):
         self.assertIn("after 90 more such day(s) without it", text)
         self.assertIn("clock: days with sessions in this project", text)
 
+    def test_the_clock_survives_event_log_pruning(self):
+        repo = make_repo(str(self.tmp / "r"))
+        fp, lint = instinct.project_fingerprint(repo), "pref:lint=make lint"
+        self.sessions(repo, 6, ["make test", "make lint"])
+        self.sessions(repo, 60, ["make test"])
+        self.store.config("events_max_rows", "100")
+        self.store.gc()
+        self.store.mine()                                   # drops the pruned sessions' rows
+        self.assertLess(self.sql("SELECT count(*) FROM mined_sessions")[0][0], 60)
+        self.sessions(repo, 29, ["make test"])             # lint unused for 89 of its days
+        self.assertEqual(self.store.explain(lint, project=fp)["next_decay"]["days_left"], 1)
+        self.assertEqual(self.store.decay(90)["decayed"], 0)
+        self.sessions(repo, 1, ["make test"])
+        self.assertEqual(self.store.decay(90)["decayed"], 1)
+
+    def test_a_v16_store_gets_its_days_from_the_sessions_it_mined(self):
+        repo = make_repo(str(self.tmp / "r"))
+        self.sessions(repo, 3, ["make test"])
+        days = self.store._active_days()
+        self.store.close()
+        con = sqlite3.connect(self.db)
+        con.execute("DROP TABLE active_days")
+        con.execute("PRAGMA user_version = 16")
+        con.commit()
+        con.close()
+        self.store = self.open()
+        self.assertEqual(self.store._active_days(), days)
+        self.assertEqual(len(days[instinct.project_fingerprint(repo)]), 3)
+
     def test_global_patterns_count_days_with_sessions_in_any_project(self):
         self.store.observe("seq:g", project="")
         repo = make_repo(str(self.tmp / "r"))

@@ -192,6 +192,9 @@ def build(path, n, m, now):
     conn.executemany("INSERT INTO mined_sessions (session, last_id, project) VALUES (?,?,?)",
                      ((f"b{k}-{d}", 1 + m * d // 365, p) for d in range(365)
                       for k, p in enumerate(model.projects[:100])))
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'active_days'").fetchone():
+        conn.execute("INSERT OR IGNORE INTO active_days SELECT m.project, substr(e.ts, 1, 10)"
+                     " FROM mined_sessions m JOIN events e ON e.id = m.last_id")
     conn.execute("COMMIT")
     t2 = time.perf_counter()
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
