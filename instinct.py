@@ -5586,8 +5586,6 @@ class _Transcripts:
                 return "codex", _Transcripts.ts(obj.get("timestamp"))
             if "sessionId" in obj or obj.get("type") in ("user", "assistant"):
                 return "claude-code", _Transcripts.ts(obj.get("timestamp"))
-            if "instructions" in obj and "id" in obj and "timestamp" in obj:     # early Codex
-                return "codex", _Transcripts.ts(obj.get("timestamp"))
         return None, None
 
     def block_text(content):
@@ -5731,12 +5729,7 @@ class _Transcripts:
         for obj in _Transcripts.lines(path, stats):
             kind, item = obj.get("type"), obj.get("payload")
             if not isinstance(item, dict):
-                if kind not in ("function_call", "function_call_output", "local_shell_call",
-                                "custom_tool_call", "custom_tool_call_output"):
-                    if not meta and "id" in obj and "timestamp" in obj:
-                        meta = obj
-                    continue
-                kind, item = "response_item", obj              # early rollouts: items at top level
+                continue
             if kind == "session_meta":
                 if not meta:
                     meta = item
@@ -7181,8 +7174,8 @@ class _Lint:
         out = [f"  {f['kind']:<14}learned: {f['learned']} ({f['pattern']})\n{'':16}written: "
                f"{f['file']}:{f['line']}: {f['written']}" for f in found]
         c = sum(f["kind"] == "contradiction" for f in found)
-        return "\n".join(out + [f"{c} contradiction{'s' * (c != 1)}, {len(found) - c} duplicate"
-                                f"{'s' * (len(found) - c != 1)} of the rules written here"])
+        return "\n".join(out + [f"{_Out.count(c, 'contradiction')}, "
+                                f"{_Out.count(len(found) - c, 'duplicate')} of the rules written here"])
 
 
 class _Backup:
@@ -7279,11 +7272,10 @@ class _Backup:
     def render_doctor(r):
         out = [f"  {'ok' if c['level'] == 'ok' else c['level'].upper():<6}{c['name']:<12}"
                f"{c['detail']}" for c in r["checks"]]
-        bad = sum(c["level"] == "error" for c in r["checks"])
-        warn = sum(c["level"] == "warn" for c in r["checks"])
+        bad, warn = (sum(c["level"] == lv for c in r["checks"]) for lv in ("error", "warn"))
         out.append(f"{r['db_path']}: " + ("healthy" if not bad and not warn else
-                                          f"{bad} problem{'s' * (bad != 1)}, "
-                                          f"{warn} warning{'s' * (warn != 1)}"))
+                                          f"{_Out.count(bad, 'problem')}, "
+                                          f"{_Out.count(warn, 'warning')}"))
         return "\n".join(out)
 
     DOCTOR_CHECK = _Out.obj({"name": _Out.STR, "ok": _Out.BOOL, "level": _Out.STR,
@@ -8737,15 +8729,13 @@ class _Server:
         if not isinstance(method, str):
             return self._error(mid, _MCP.INVALID_REQUEST,
                                "Invalid Request: method must be a string")
-        params = msg.get("params", {})
+        params = {} if msg.get("params") is None else msg["params"]
         if not has_id:                     # notification: never answered
             if self.cancelled and method == "notifications/cancelled" and type(params) is dict:
                 self.cancelled.discard(_MCP.id_key(params.get("requestId")))   # later ids are new
             return None
         if self.cancelled and _MCP.id_key(mid) in self.cancelled:
             return None                    # cancelled before it was reached: no work, no reply
-        if params is None:
-            params = {}
         if not isinstance(params, dict):
             return self._error(mid, _MCP.INVALID_PARAMS, "Invalid params: params must be an object")
         try:
@@ -8838,9 +8828,7 @@ class _Server:
         op = _MCP.TOOLS.get(name)
         if op is None:
             raise _RpcError(_MCP.INVALID_PARAMS, f"Unknown tool: {name}")
-        args = params.get("arguments")
-        if args is None:
-            args = {}
+        args = {} if params.get("arguments") is None else params["arguments"]
         if not isinstance(args, dict):
             raise _RpcError(_MCP.INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
         try:
