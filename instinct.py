@@ -6505,19 +6505,11 @@ class _Setup:
 
     def quoted(v):
         """A double-quoted string valid in both TOML and YAML (control characters as \\uXXXX)."""
-        out = []
-        for ch in v:
-            o = ord(ch)
-            if ch in '"\\':
-                out.append("\\" + ch)
-            elif o < 0x20 or 0x7f <= o <= 0x9f or o in (0xfffe, 0xffff):
-                out.append(f"\\u{o:04x}")
-            elif 0xd800 <= o <= 0xdfff:
-                raise ValidationError("a path holds a lone surrogate, which no config file can "
-                                      "store")
-            else:
-                out.append(ch)
-        return '"' + "".join(out) + '"'
+        if any(0xd800 <= ord(ch) <= 0xdfff for ch in v):
+            raise ValidationError("a path holds a lone surrogate, which no config file can store")
+        return '"' + "".join("\\" + ch if ch in '"\\' else f"\\u{ord(ch):04x}"
+                             if ord(ch) < 0x20 or 0x7f <= ord(ch) <= 0x9f or ch in "\ufffe\uffff"
+                             else ch for ch in v) + '"'
 
     # Codex's config.toml and Goose's config.yaml are never edited in place: setup appends its
     # entry between these lines, later replaces or (--remove) deletes exactly them; else: paste.
@@ -6708,6 +6700,7 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
     store's folder). Every file is checked before any is written; a change it cannot make exactly
     is refused with the lines to add by hand. -> [{"path", "target", "content" (None: deleted),
     "changed", "changes" (the keys setup owns), "hooks", "backup"}]; twice changes nothing."""
+    from contextlib import suppress
     home = home or os.path.expanduser("~")
     project_dir = project_dir or project_root()
     here = os.path.dirname(os.path.abspath(__file__))
@@ -6754,10 +6747,8 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
                 raise StoreError(f"{path} changed each time setup read it (another program "
                                  "keeps rewriting it); it was left as it is: run setup again")
         finally:
-            try:
+            with suppress(OSError):
                 os.rmdir(lock) if lock else None
-            except OSError:
-                pass
         made += records.pop(path, {}).get("dirs", []) if remove else []
         was, now = ({k: v for kind, _ in items for k, v in _Setup.owned(kind, t).items()}
                     for t in (text, new or ""))
@@ -6767,10 +6758,8 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
                            if v != was.get(k)],
                         "hooks": any(k[:1] == ("hooks",) for k, _ in items), "backup": backup})
     for d in sorted(made, key=len, reverse=True):     # the folders setup made (if empty now)
-        try:
+        with suppress(OSError):
             os.rmdir(d)
-        except OSError:
-            pass
     if remove:
         _Setup.manifest(state, records)
     return results
@@ -6955,11 +6944,9 @@ class _Export:
                         continue
             changed += 1
             try:
-                if dry_run:
-                    pass
-                elif new is None:
+                if not dry_run and new is None:
                     os.remove(path)
-                else:
+                elif not dry_run:
                     _atomic_write(path, new.encode("utf-8", "surrogateescape"))
             except (OSError, StoreError):
                 missed.append(path)
@@ -8402,13 +8389,12 @@ class _CLI:
         if db == "":
             sys.stderr.write("instinct: error: --db needs a path, not an empty value\n")
             return 2
-        if "serve" in argv[:3] and not {"-h", "--help"} & set(argv):   # clients spawn it per window
-            if rest == ["serve"]:
-                return serve(InstinctStore(db))
+        if rest == ["serve"]:                         # clients spawn it per window
+            return serve(InstinctStore(db))
         fast = _CLI.fast_args(argv)
         if fast is not None:                          # (op, kwargs, db, as_json)
             return _CLI.run_op(*fast, close)
-        word = next((a for a in _CLI.take_db(argv)[1] if a[:1] != "-"), None)
+        word = next((a for a in rest if a[:1] != "-"), None)
         known = list(_CLI.COMMANDS) + list(_CLI.EXTRAS)
         if word is not None and word not in known:
             return _CLI.usage_error(f"unknown command {word!r}", word, known,
