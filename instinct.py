@@ -7161,8 +7161,8 @@ class _Lint:
         out = [f"  {f['kind']:<14}learned: {f['learned']} ({f['pattern']})\n{'':16}written: "
                f"{f['file']}:{f['line']}: {f['written']}" for f in found]
         c = sum(f["kind"] == "contradiction" for f in found)
-        return "\n".join(out + [f"{_Out.count(c, 'contradiction')}, "
-                                f"{_Out.count(len(found) - c, 'duplicate')} of the rules written here"])
+        counts = f"{_Out.count(c, 'contradiction')}, {_Out.count(len(found) - c, 'duplicate')}"
+        return "\n".join(out + [counts + " of the rules written here"])
 
 
 class _Backup:
@@ -8851,13 +8851,11 @@ class _Server:
 
     def resources_list(self, params):
         self._check_cursor(params)
-        out = []
-        for uri, name, title, desc in _MCP.RESOURCES:
-            r = {"uri": uri, "name": name, "description": desc, "mimeType": "application/json"}
-            if self.version >= "2025-06-18":
-                r["title"] = title
-            out.append(r)
-        return {"resources": out}
+        titled = self.version >= "2025-06-18"
+        return {"resources": [dict({"uri": uri, "name": name, "description": desc,
+                                    "mimeType": "application/json"},
+                                   **({"title": title} if titled else {}))
+                              for uri, name, title, desc in _MCP.RESOURCES]}
 
     def templates_list(self, params):
         self._check_cursor(params)
