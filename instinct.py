@@ -8676,16 +8676,11 @@ class _Server:
                                    "supported in this protocol version")
             if not msg:
                 return self._error(None, _MCP.INVALID_REQUEST, "Invalid Request: empty batch")
-            replies = []
-            for m in msg:
-                if isinstance(m, dict) and m.get("method") == "initialize":
-                    r = self._error(m.get("id") if _MCP.valid_id(m.get("id")) else None,
-                                    _MCP.INVALID_REQUEST, "initialize must not be batched")
-                else:
-                    r = self.handle_message(m)
-                if r is not None:
-                    replies.append(r)
-            return replies or None
+            replies = [self._error(m.get("id") if _MCP.valid_id(m.get("id")) else None,
+                                   _MCP.INVALID_REQUEST, "initialize must not be batched")
+                       if isinstance(m, dict) and m.get("method") == "initialize"
+                       else self.handle_message(m) for m in msg]
+            return [r for r in replies if r is not None] or None
         return self.handle_message(msg)
 
     def _error(self, mid, code, message, data=None):
