@@ -5607,8 +5607,6 @@ class _Transcripts:
                 return "codex", _Transcripts.ts(obj.get("timestamp"))
             if "sessionId" in obj or obj.get("type") in ("user", "assistant"):
                 return "claude-code", _Transcripts.ts(obj.get("timestamp"))
-            if "instructions" in obj and "id" in obj and "timestamp" in obj:     # early Codex
-                return "codex", _Transcripts.ts(obj.get("timestamp"))
         return None, None
 
     def block_text(content):
@@ -5752,12 +5750,7 @@ class _Transcripts:
         for obj in _Transcripts.lines(path, stats):
             kind, item = obj.get("type"), obj.get("payload")
             if not isinstance(item, dict):
-                if kind not in ("function_call", "function_call_output", "local_shell_call",
-                                "custom_tool_call", "custom_tool_call_output"):
-                    if not meta and "id" in obj and "timestamp" in obj:
-                        meta = obj
-                    continue
-                kind, item = "response_item", obj              # early rollouts: items at top level
+                continue
             if kind == "session_meta":
                 if not meta:
                     meta = item
@@ -6533,19 +6526,11 @@ class _Setup:
 
     def quoted(v):
         """A double-quoted string valid in both TOML and YAML (control characters as \\uXXXX)."""
-        out = []
-        for ch in v:
-            o = ord(ch)
-            if ch in '"\\':
-                out.append("\\" + ch)
-            elif o < 0x20 or 0x7f <= o <= 0x9f or o in (0xfffe, 0xffff):
-                out.append(f"\\u{o:04x}")
-            elif 0xd800 <= o <= 0xdfff:
-                raise ValidationError("a path holds a lone surrogate, which no config file can "
-                                      "store")
-            else:
-                out.append(ch)
-        return '"' + "".join(out) + '"'
+        if any(0xd800 <= ord(ch) <= 0xdfff for ch in v):
+            raise ValidationError("a path holds a lone surrogate, which no config file can store")
+        return '"' + "".join("\\" + ch if ch in '"\\' else f"\\u{ord(ch):04x}"
+                             if ord(ch) < 0x20 or 0x7f <= ord(ch) <= 0x9f or ch in "\ufffe\uffff"
+                             else ch for ch in v) + '"'
 
     # Codex's config.toml and Goose's config.yaml are never edited in place: setup appends its
     # entry between these lines, later replaces or (--remove) deletes exactly them; else: paste.
@@ -6736,6 +6721,7 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
     store's folder). Every file is checked before any is written; a change it cannot make exactly
     is refused with the lines to add by hand. -> [{"path", "target", "content" (None: deleted),
     "changed", "changes" (the keys setup owns), "hooks", "backup"}]; twice changes nothing."""
+    from contextlib import suppress
     home = home or os.path.expanduser("~")
     project_dir = project_dir or project_root()
     here = os.path.dirname(os.path.abspath(__file__))
@@ -6782,10 +6768,8 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
                 raise StoreError(f"{path} changed each time setup read it (another program "
                                  "keeps rewriting it); it was left as it is: run setup again")
         finally:
-            try:
+            with suppress(OSError):
                 os.rmdir(lock) if lock else None
-            except OSError:
-                pass
         made += records.pop(path, {}).get("dirs", []) if remove else []
         was, now = ({k: v for kind, _ in items for k, v in _Setup.owned(kind, t).items()}
                     for t in (text, new or ""))
@@ -6795,10 +6779,8 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
                            if v != was.get(k)],
                         "hooks": any(k[:1] == ("hooks",) for k, _ in items), "backup": backup})
     for d in sorted(made, key=len, reverse=True):     # the folders setup made (if empty now)
-        try:
+        with suppress(OSError):
             os.rmdir(d)
-        except OSError:
-            pass
     if remove:
         _Setup.manifest(state, records)
     return results
@@ -6983,11 +6965,9 @@ class _Export:
                         continue
             changed += 1
             try:
-                if dry_run:
-                    pass
-                elif new is None:
+                if not dry_run and new is None:
                     os.remove(path)
-                else:
+                elif not dry_run:
                     _atomic_write(path, new.encode("utf-8", "surrogateescape"))
             except (OSError, StoreError):
                 missed.append(path)
@@ -7202,8 +7182,8 @@ class _Lint:
         out = [f"  {f['kind']:<14}learned: {f['learned']} ({f['pattern']})\n{'':16}written: "
                f"{f['file']}:{f['line']}: {f['written']}" for f in found]
         c = sum(f["kind"] == "contradiction" for f in found)
-        return "\n".join(out + [f"{c} contradiction{'s' * (c != 1)}, {len(found) - c} duplicate"
-                                f"{'s' * (len(found) - c != 1)} of the rules written here"])
+        counts = f"{_Out.count(c, 'contradiction')}, {_Out.count(len(found) - c, 'duplicate')}"
+        return "\n".join(out + [counts + " of the rules written here"])
 
 
 class _Backup:
@@ -7300,11 +7280,10 @@ class _Backup:
     def render_doctor(r):
         out = [f"  {'ok' if c['level'] == 'ok' else c['level'].upper():<6}{c['name']:<12}"
                f"{c['detail']}" for c in r["checks"]]
-        bad = sum(c["level"] == "error" for c in r["checks"])
-        warn = sum(c["level"] == "warn" for c in r["checks"])
+        bad, warn = (sum(c["level"] == lv for c in r["checks"]) for lv in ("error", "warn"))
         out.append(f"{r['db_path']}: " + ("healthy" if not bad and not warn else
-                                          f"{bad} problem{'s' * (bad != 1)}, "
-                                          f"{warn} warning{'s' * (warn != 1)}"))
+                                          f"{_Out.count(bad, 'problem')}, "
+                                          f"{_Out.count(warn, 'warning')}"))
         return "\n".join(out)
 
     DOCTOR_CHECK = _Out.obj({"name": _Out.STR, "ok": _Out.BOOL, "level": _Out.STR,
@@ -8431,13 +8410,12 @@ class _CLI:
         if db == "":
             sys.stderr.write("instinct: error: --db needs a path, not an empty value\n")
             return 2
-        if "serve" in argv[:3] and not {"-h", "--help"} & set(argv):   # clients spawn it per window
-            if rest == ["serve"]:
-                return serve(InstinctStore(db))
+        if rest == ["serve"]:                         # clients spawn it per window
+            return serve(InstinctStore(db))
         fast = _CLI.fast_args(argv)
         if fast is not None:                          # (op, kwargs, db, as_json)
             return _CLI.run_op(*fast, close)
-        word = next((a for a in _CLI.take_db(argv)[1] if a[:1] != "-"), None)
+        word = next((a for a in rest if a[:1] != "-"), None)
         known = list(_CLI.COMMANDS) + list(_CLI.EXTRAS)
         if word is not None and word not in known:
             return _CLI.usage_error(f"unknown command {word!r}", word, known,
@@ -8719,16 +8697,11 @@ class _Server:
                                    "supported in this protocol version")
             if not msg:
                 return self._error(None, _MCP.INVALID_REQUEST, "Invalid Request: empty batch")
-            replies = []
-            for m in msg:
-                if isinstance(m, dict) and m.get("method") == "initialize":
-                    r = self._error(m.get("id") if _MCP.valid_id(m.get("id")) else None,
-                                    _MCP.INVALID_REQUEST, "initialize must not be batched")
-                else:
-                    r = self.handle_message(m)
-                if r is not None:
-                    replies.append(r)
-            return replies or None
+            replies = [self._error(m.get("id") if _MCP.valid_id(m.get("id")) else None,
+                                   _MCP.INVALID_REQUEST, "initialize must not be batched")
+                       if isinstance(m, dict) and m.get("method") == "initialize"
+                       else self.handle_message(m) for m in msg]
+            return [r for r in replies if r is not None] or None
         return self.handle_message(msg)
 
     def _error(self, mid, code, message, data=None):
@@ -8758,15 +8731,13 @@ class _Server:
         if not isinstance(method, str):
             return self._error(mid, _MCP.INVALID_REQUEST,
                                "Invalid Request: method must be a string")
-        params = msg.get("params", {})
+        params = {} if msg.get("params") is None else msg["params"]
         if not has_id:                     # notification: never answered
             if self.cancelled and method == "notifications/cancelled" and type(params) is dict:
                 self.cancelled.discard(_MCP.id_key(params.get("requestId")))   # later ids are new
             return None
         if self.cancelled and _MCP.id_key(mid) in self.cancelled:
             return None                    # cancelled before it was reached: no work, no reply
-        if params is None:
-            params = {}
         if not isinstance(params, dict):
             return self._error(mid, _MCP.INVALID_PARAMS, "Invalid params: params must be an object")
         try:
@@ -8859,9 +8830,7 @@ class _Server:
         op = _MCP.TOOLS.get(name)
         if op is None:
             raise _RpcError(_MCP.INVALID_PARAMS, f"Unknown tool: {name}")
-        args = params.get("arguments")
-        if args is None:
-            args = {}
+        args = {} if params.get("arguments") is None else params["arguments"]
         if not isinstance(args, dict):
             raise _RpcError(_MCP.INVALID_PARAMS, "Invalid params: 'arguments' must be an object")
         try:
@@ -8898,13 +8867,11 @@ class _Server:
 
     def resources_list(self, params):
         self._check_cursor(params)
-        out = []
-        for uri, name, title, desc in _MCP.RESOURCES:
-            r = {"uri": uri, "name": name, "description": desc, "mimeType": "application/json"}
-            if self.version >= "2025-06-18":
-                r["title"] = title
-            out.append(r)
-        return {"resources": out}
+        titled = self.version >= "2025-06-18"
+        return {"resources": [dict({"uri": uri, "name": name, "description": desc,
+                                    "mimeType": "application/json"},
+                                   **({"title": title} if titled else {}))
+                              for uri, name, title, desc in _MCP.RESOURCES]}
 
     def templates_list(self, params):
         self._check_cursor(params)
