@@ -40,7 +40,7 @@ def main(argv):
             r = subprocess.run([conformance, "server", "--url", url, "--requirements", req, "-o", d],
                                capture_output=True, text=True, timeout=900, env=node_env)
             tail = [ln for ln in r.stdout.splitlines() if ln.startswith("Total")]
-            print(f"== {req}: {tail[-1] if tail else r.stdout[-500:] + r.stderr[-1500:]}")
+            print(f"== {req}: {tail[-1] if tail else r.stdout[-500:] + r.stderr[-1500:]}", flush=True)
         return subprocess.run([sys.executable, os.path.join(HERE, "conformance_summary.py")] + dirs).returncode
     finally:
         front.terminate()
