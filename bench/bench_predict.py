@@ -72,7 +72,7 @@ redis-cli gcc g++ clang clang++ cc javac java strace ltrace gdb lldb valgrind hy
 entr""".split())
 VCS_READS = {f"{v} {s}" for v in ("git", "hg", "jj", "svn") for s in (
     "status", "diff", "log", "show", "blame", "branch", "remote", "rev-parse", "reflog", "ls-files")}
-LOOK_EDIT = set("Read Edit Write Grep Glob TodoWrite ToolSearch".split())
+LOOK_EDIT = set("Read Edit Write Grep Glob TodoWrite ToolSearch apply_patch".split())   # (Codex edits)
 PLUMBING = LOOK_EDIT | set("""MultiEdit NotebookEdit NotebookRead LS TodoRead TaskCreate TaskUpdate
 TaskList TaskGet TaskOutput TaskStop BashOutput KillShell KillBash AskUserQuestion EnterPlanMode
 ExitPlanMode StructuredOutput SendMessage ListMcpResourcesTool ReadMcpResourceTool""".split())
