@@ -4505,7 +4505,7 @@ class _Corpus:
     SESSIONS_COMPARED = 100            # a project's most recent sessions compared when mining
     CHANCE_P = 1e-3                    # a workflow counts when less likely than this by chance
     HABIT_WINDOW = 20                  # a project's recent sessions a command must stand out in
-    STAND_OUT = 2                      # ... held by this many times the sessions of its average item
+    STAND_OUT = 2.5                    # ... held by this many times the sessions of its average item
     BACKFILL = 4                       # a workflow found backfills at most this many recent sessions
     STEPS_KEPT = 400                   # steps of a mined session kept for the briefing's use counts
     # an interpreter alone ('python x.py') runs any script: it names no command of the project
@@ -4665,18 +4665,18 @@ class _Corpus:
 
     def recurring(session, window, corpus):
         """The commands, tools and combos of `session` that stand out in the project's recent
-        sessions (`window`, this one included) -> {pattern: holders}. A habit is held by 2+
-        sessions and by STAND_OUT times as many as the project's average item: sessions drawn
-        evenly from 40 commands hold each about equally often, so none stands out, while a
-        project's own command does however other work interleaves. Where every item is held
-        by nearly every session (a fixed ritual), half of the window is enough."""
+        sessions (`window`, this one included) -> {pattern: holders}: held by 2+ sessions and
+        STAND_OUT times as many as the project's average item, or by nearly every session
+        (a fixed ritual). Sessions drawn evenly from 40 commands hold each about
+        equally often, so none stands out; a project's own command does, however other work
+        interleaves (most of a real project's items are held once)."""
         held, total = {}, Counter()
         for s in window:
             total.update(corpus.items[s])
             for p in corpus.items[session] & corpus.items[s]:
                 held.setdefault(p, []).append(s)
         mean = sum(total.values()) / max(1, len(total))
-        need = max(2, min(_Corpus.STAND_OUT * mean, len(window) / 2))
+        need = max(2, min(_Corpus.STAND_OUT * mean, 0.75 * len(window)))
         return {p: have for p, have in held.items() if len(have) >= need}
 
     def fix_habits(session, window, corpus):
