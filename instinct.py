@@ -4457,16 +4457,20 @@ class _Presenter:
         def use(r):
             return r["use"][0] / r["use"][1] if r.get("use") else 0.5
 
-        def rank(r):     # a role command (or a routine holding one), a routine, the rest
-            p = r["pattern"]
-            if any(_Corpus.command_role(st) for st in _Presenter.item_steps(p)) and (
-                    p.startswith("seq:") or p[5:].split("=", 1)[0] in _Corpus.ROLE_TITLES):
-                return 0
+        def rank(r):     # a role command (test first) or a routine holding one, a routine, the rest
+            p, roles = r["pattern"], [k for k, _ in _Corpus.COMMAND_ROLES]
+            role = [_Corpus.command_role(st) for st in _Presenter.item_steps(p)]
+            if any(role) and (p.startswith("seq:") or p[5:].split("=", 1)[0] in roles):
+                return min(roles.index(k) for k in role if k) / len(roles)
             return 1 if p.startswith(("seq:", "fix:")) else 2
-        items = sorted(items, key=lambda r: (rank(r), -use(r), -r["confidence"], r["pattern"]))
+
+        def order(r):
+            return rank(r), -use(r), -r["confidence"], -len(r["pattern"]), r["pattern"]
+        items = sorted(items, key=order)
         named, out, by_prog = set(), [], {}
-        for routines in (True, False):
-            for r in items:
+        for routines in (True, False):     # routines: a family's best first (most sessions)
+            for r in (sorted(items, key=lambda r: (-r["confidence"], -len(r["pattern"])))
+                      if routines else items):
                 p, steps = r["pattern"], set(_Presenter.item_steps(r["pattern"]))
                 if p.startswith("seq:") != routines or p in why:
                     continue
@@ -4482,7 +4486,7 @@ class _Presenter:
                 if prog:
                     r = by_prog[prog] = dict(r)
                 out.append(r)
-        return sorted(out, key=lambda r: (rank(r), -use(r), -r["confidence"], r["pattern"]))
+        return sorted(out, key=order)
 
 class _Corpus:
     """What mining reads of each session, once per pass: steps, n-grams, habits and fixes."""
