@@ -4030,7 +4030,10 @@ class _Capture:
                     say(f"{event}: mined {store.mine()['sessions']} unmined sessions")
                 except (InstinctError, sqlite3.Error) as e:   # e.g. a read-only store: still brief
                     say(f"{event}: mining skipped: {e}", True)
-                answer("SessionStart", store.briefing(cwd, session=session))
+                why = {}                       # INSTINCT_DEBUG=1: what explain-briefing says
+                answer("SessionStart", store.briefing(cwd, session=session, why=why))
+                for p, w in why.items():
+                    say(f"{event}: {p}: {'not shown: ' + w if w else 'shown'}")
         except InstinctError as e:
             say(f"{event}: {e}", True)
         except sqlite3.Error as e:
@@ -5001,6 +5004,33 @@ class _Learning(_Memory):
             else:
                 max_chars = -1                 # (nothing after the first line that does not fit)
         return text if "\n" in text else ""
+
+
+    @operation(
+        Param("project", str, "a project path or fingerprint (default: the working directory's)"),
+        cli="explain-briefing", title="Explain the session-start briefing", read_only=True,
+        idempotent=True,
+        output=_Out.obj({"project": _Out.STR, "items": {"type": "array", "items": _Out.obj(
+            {"pattern": _Out.STR, "shown": _Out.BOOL, "why": _Out.STR},
+            ("pattern", "shown", "why"))}}, ("project", "items")),
+        render=lambda r: "\n".join(
+            [f"Briefing of {r['project']}: {sum(x['shown'] for x in r['items'])} of"
+             f" {len(r['items'])} mature items shown"]
+            + [f"  {'shown' if x['shown'] else 'not shown'}  {x['pattern']}"
+               + (f": {x['why']}" if x["why"] else "") for x in r["items"]]))
+    def explain_briefing(self, project=None):
+        """Every mature item of a folder: whether the session-start briefing shows it, and why not.
+
+        The reasons come from the briefing's own selection (`INSTINCT_DEBUG=1` prints them at
+        session start too, with the items held back there for the lift measure)."""
+        fp = project is not None and _is_fingerprint(project)
+        where = None if fp else self._user_path(project or ".")
+        proj = project if fp else _resolve_project(where)
+        why, opted = {}, Operation._opted_out(self, project)
+        self.briefing(where, project=proj if fp else None, why=why)
+        items = [{"pattern": p, "shown": not (w or opted), "why": opted and "opted out" or w}
+                 for p, w in why.items()]
+        return {"project": proj, "items": sorted(items, key=lambda x: not x["shown"])}
 
 
 class _Hints:
@@ -7761,6 +7791,8 @@ class _CLI:
         os._exit(code)
 
     def cli(argv, close=True):
+        if "--briefing" in argv and "explain" in argv:       # `explain --briefing`: its operation
+            argv = ["explain-briefing" if a == "explain" else a for a in argv if a != "--briefing"]
         if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
             return _Capture.run_hook(argv[1:], close=close)      # hot path: no argparse
         if "serve" in argv[:3] and not {"-h", "--help"} & set(argv):   # clients spawn it per window
