@@ -4332,7 +4332,7 @@ class _Presenter:
                 return f"{_Corpus.ROLE_TITLES[key]}: {code(value)}"
             return f"Preference: {key} = {value}" if eq else f"Preference: {body}"
         if colon and head == "seq":
-            steps = [s.strip() for s in body.split("->")]
+            steps = _Presenter.line_steps(r)
             shown = ["edit the code" if s == _Call.EDIT_STEP else code(s) for s in steps]
             label = next((label for last, label in (("git commit", "Before committing"),
                                                     ("git push", "Before pushing"))
@@ -4449,13 +4449,14 @@ class _Presenter:
             why.update((r["pattern"], "already in the project's rules file") for r in out
                        if r not in kept)
             out = kept
-        out = _Presenter.arrange(out, why)
+        out = _Presenter.arrange(out, why, recent)
         why.update((r["pattern"], "over the budget") for r in out[limit:])
         return out[:limit]
 
-    def arrange(items, why):
+    def arrange(items, why, recent=()):
         """Items -> lines, most useful first (`select`): a routine claims its steps first (its
-        family's weaker members and any later item naming one of them are left out), then each
+        family's weaker members and any later item naming one of them are left out), and the
+        command the sessions holding it mostly run after it joins its line ('also'); then each
         item in order of rank, use and count."""
         def use(r):
             return r["use"][0] / r["use"][1] if r.get("use") else 0.5
@@ -4469,27 +4470,41 @@ class _Presenter:
 
         def order(r):
             return rank(r), -use(r), -r["confidence"], -len(r["pattern"]), r["pattern"]
+
+        def held(steps):
+            return sum(_Corpus.subsequence(steps, x) for x in recent)
         items = sorted(items, key=order)
         named, out, by_prog = set(), [], {}
         for routines in (True, False):     # routines: a family's best first (most sessions)
             for r in (sorted(items, key=lambda r: (-r["confidence"], -len(r["pattern"])))
                       if routines else items):
-                p, steps = r["pattern"], set(_Presenter.item_steps(r["pattern"]))
+                p = r["pattern"]
+                steps = _Presenter.item_steps(p) if _Corpus.mined_source(r.get("source")) else []
                 if p.startswith("seq:") != routines or p in why:
                     continue
-                if steps & named:
+                if set(steps) & named:
                     why[p] = "superseded by a family line"
                     continue
-                named |= steps
+                named |= set(steps)
+                line = next((x for x in out if x["pattern"].startswith("seq:") and len(steps) == 1
+                             and 2 * held(_Presenter.line_steps(x) + steps)
+                             > held(_Presenter.line_steps(x)) > 0), None)
                 prog = p[13:].split(" ", 1)[0] if p.startswith("pref:command:") and " " in p[13:] \
                     else None
-                if prog in by_prog:               # bd ready, bd show: one line
-                    by_prog[prog]["also"] = by_prog[prog].get("also", []) + [p]
+                line = line or prog and by_prog.get(prog)  # after a routine; bd ready, bd show
+                if line:
+                    line["also"] = line.get("also", []) + [p]
                     continue
-                if prog:
-                    r = by_prog[prog] = dict(r)
+                r = dict(r)
+                by_prog.setdefault(prog or p, r)
                 out.append(r)
         return sorted(out, key=order)
+
+    def line_steps(r):
+        """The steps one line names in order: the item's, then those that joined it ('also')."""
+        return _Presenter.item_steps(r["pattern"]) + [
+            _Presenter.item_steps(x)[0] for x in r.get("also", ())]
+
 
 class _Corpus:
     """What mining reads of each session, once per pass: steps, n-grams, habits and fixes."""
