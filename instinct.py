@@ -4400,11 +4400,8 @@ class _Presenter:
         return progs <= have
 
     def select(store, project, root, limit=_Capture.INJECT_MAX_ITEMS, why=None):
-        """Mature items of `project` and global ones that apply here, most useful first: the
-        project's commands with a role, then its routines, then the tools it relies on (each
-        group the most used first: 'use'). One routine is one line, and no line repeats a step of
-        a line before it; subcommands of one program share a line ('also'). `why` (a dict) gets
-        each mature item left out -> the reason."""
+        """Mature items of `project` and global ones that apply here, most useful first (`arrange`:
+        one routine one line, no step on two lines); `why` (a dict) gets each left out -> why."""
         why = {} if why is None else why
         recent = [tuple(x.split("\t")) for x, in store._read(
             "SELECT steps FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
@@ -4416,9 +4413,8 @@ class _Presenter:
                 continue                          # a habit both here and global: once
             steps = _Presenter.item_steps(p) if _Corpus.mined_source(r.get("source")) else []
             if steps:
-                fits = (lambda x: set(steps) <= set(x)) if p.startswith("combo:") else (
-                    lambda x: _Corpus.subsequence(steps, x))
-                k = sum(map(fits, recent))
+                k = sum(set(steps) <= set(x) if p.startswith("combo:") else
+                        _Corpus.subsequence(steps, x) for x in recent)
                 r = dict(r, use=(k, len(recent)) if recent else None)
                 # standing knowledge stays said: only a long window without it is evidence of
                 # non-use (a few sessions of other work are not)
@@ -4526,9 +4522,9 @@ class _Corpus:
     SEQ_MAX = 5                        # longest workflow mined (steps)
     SESSIONS_COMPARED = 100            # a project's most recent sessions compared when mining
     CHANCE_P = 1e-3                    # a workflow counts when less likely than this by chance
-    HABIT_WINDOW = 20                  # a project's recent sessions a command must stand out in
-    STAND_OUT = 2.5                    # ... held by this many times the sessions of its average item
-    BACKFILL = 4                       # a workflow found backfills at most this many recent sessions
+    HABIT_WINDOW = 20                  # a project's recent sessions a command must stand out in,
+    STAND_OUT = 2.5                    # held by this many times the sessions of the average item
+    BACKFILL = 4                       # a workflow found backfills at most this many recent ones
     STEPS_KEPT = 400                   # steps of a mined session kept for the briefing's use counts
     # an interpreter alone ('python x.py') runs any script: it names no command of the project
     BARE = frozenset("python python3 node bash sh zsh ruby perl".split())
@@ -4686,12 +4682,10 @@ class _Corpus:
         return f"pref:{role}={step}" if role else f"pref:{'command' if shell else 'tool'}:{step}"
 
     def recurring(session, window, corpus):
-        """The commands, tools and combos of `session` that stand out in the project's recent
-        sessions (`window`, this one included) -> {pattern: holders}: held by 2+ sessions and
-        STAND_OUT times as many as the project's average item, or by nearly every session
-        (a fixed ritual). Sessions drawn evenly from 40 commands hold each about
-        equally often, so none stands out; a project's own command does, however other work
-        interleaves (most of a real project's items are held once)."""
+        """The commands, tools and combos of `session` standing out in the project's recent sessions
+        (`window`, this one included) -> {pattern: holders}: held by STAND_OUT times the average
+        item's sessions (2+), or by 3/4 of them (a ritual). Sessions drawn evenly from 40 commands
+        hold each as often: none stands out, whatever how recent sessions went."""
         held, total = {}, Counter()
         for s in window:
             total.update(corpus.items[s])
@@ -4702,10 +4696,9 @@ class _Corpus:
         return {p: have for p, have in held.items() if len(have) >= need}
 
     def fix_habits(session, window, corpus):
-        """Fixes of `session` -> {'fix:A by B': holders}. Judged by where B stands: right before
-        A's passing re-run after A failed, in more of the window's sessions than B runs anywhere
-        else (a fix made every time, however often A fails); or, where B also runs elsewhere,
-        more often there than chance (B as likely there as it is among the steps) explains."""
+        """Fixes of `session` -> {'fix:A by B': holders}, judged by where B stands: before A's
+        passing re-run after A failed in more sessions than B runs anywhere else (a fix made every
+        time), or there more often than chance explains (B as likely there as among the steps)."""
         out = {}
         for a, b in corpus.fixes[session][0]:
             have, expected, elsewhere = [], 0.0, 0
@@ -4772,14 +4765,6 @@ class _Corpus:
                 cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
             prev = cur
         return prev[-1] >= max(2, len(g) - 1)
-
-    def families(found):
-        """{workflow: sessions holding it} -> each family's best [(workflow, n)]: most, longest."""
-        best = []
-        for g, n in sorted(found.items(), key=lambda x: (-x[1], -len(x[0]), x[0])):
-            if not any(_Corpus.same_family(g, h) for h, _ in best):
-                best.append((g, n))
-        return best
 
     def subsequence(small, big):
         """Whether the steps of `small` occur in `big` in the same order."""
@@ -4996,8 +4981,8 @@ class _Learning(_Memory):
             try:
                 show = set(_Hints.hold_out(self, session, proj,
                                            [("brief", r["pattern"]) for r in items], again=True))
-                why.update((r["pattern"], "held back for the lift measure") for r in items
-                           if r["pattern"] not in show)
+                why.update((p, "held back for the lift measure") for r in items
+                           if r["pattern"] not in show for p in [r["pattern"]] + r.get("also", []))
                 items = [r for r in items if r["pattern"] in show]
             except StoreError:                 # a read-only store: everything, unmeasured
                 pass
@@ -5019,7 +5004,6 @@ class _Learning(_Memory):
             else:
                 max_chars = -1                 # (nothing after the first line that does not fit)
         return text if "\n" in text else ""
-
 
     @operation(
         Param("project", str, "a project path or fingerprint (default: the working directory's)"),
