@@ -4459,6 +4459,8 @@ class _Presenter:
 
         def rank(r):     # a role command (test first) or a routine holding one, a routine, the rest
             p, roles = r["pattern"], [k for k, _ in _Corpus.COMMAND_ROLES]
+            if not _Corpus.mined_source(r.get("source")):
+                return 2                   # a note (observed, imported rules): by its count
             role = [_Corpus.command_role(st) for st in _Presenter.item_steps(p)]
             if any(role) and (p.startswith("seq:") or p[5:].split("=", 1)[0] in roles):
                 return min(roles.index(k) for k in role if k) / len(roles)
