@@ -4451,9 +4451,9 @@ class _Presenter:
 
     def arrange(items, why, recent=()):
         """Items -> lines, most useful first (`select`): a routine claims its steps first (its
-        family's weaker members and any later item naming one of them are left out), and the
-        command the sessions holding it mostly run after it joins its line ('also'); then each
-        item in order of rank, use and count."""
+        family's weaker members and any later item naming one of them are left out), and a
+        role-less command the sessions holding it mostly run after it joins its line ('also');
+        then each item in order of rank, use and count."""
         def use(r):
             return r["use"][0] / r["use"][1] if r.get("use") else 0.5
 
@@ -4484,24 +4484,28 @@ class _Presenter:
                     why[p] = "superseded by a family line"
                     continue
                 named |= set(steps)
-                line = next((x for x in out if x["pattern"].startswith("seq:") and len(steps) == 1
-                             and 2 * held(_Presenter.line_steps(x) + steps)
-                             > held(_Presenter.line_steps(x)) > 0), None)
-                prog = p[13:].split(" ", 1)[0] if p.startswith("pref:command:") and " " in p[13:] \
-                    else None
-                line = line or prog and by_prog.get(prog)  # after a routine; bd ready, bd show
-                if line:
-                    line["also"] = line.get("also", []) + [p]
-                    continue
-                r = dict(r)
-                by_prog.setdefault(prog or p, r)
-                out.append(r)
+                for x in [x for x in out if x["pattern"].startswith("seq:")] * (
+                        len(steps) == 1 and rank(r) >= 1):      # where its sessions run it
+                    have = _Presenter.line_steps(x)
+                    k, i = max((held(have[:i] + steps + have[i:]), -i)    # within or after it
+                               for i in range(1, len(have) + 1))  # (ties: the earliest place)
+                    if 2 * k > held(have) > 0:
+                        x.update(line=have[:-i] + steps + have[-i:], also=x.get("also", []) + [p])
+                        break
+                else:
+                    prog = p[13:].split(" ", 1)[0] if p.startswith("pref:command:") and \
+                        " " in p[13:] else None
+                    if prog and prog in by_prog:        # bd ready, bd show: one line
+                        by_prog[prog]["also"] = by_prog[prog].get("also", []) + [p]
+                        continue
+                    r = dict(r)
+                    by_prog.setdefault(prog or p, r)
+                    out.append(r)
         return sorted(out, key=order)
 
     def line_steps(r):
-        """The steps one line names in order: the item's, then those that joined it ('also')."""
-        return _Presenter.item_steps(r["pattern"]) + [
-            _Presenter.item_steps(x)[0] for x in r.get("also", ())]
+        """The steps one line names in order: a routine's with those that joined it ('line')."""
+        return list(r.get("line") or _Presenter.item_steps(r["pattern"]))
 
 
 class _Corpus:
