@@ -1598,6 +1598,12 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     # which folder a project fingerprint stands for, noted the first time it is seen
     _SQL_PROJECT = "INSERT OR IGNORE INTO projects (fingerprint, root, first_seen) VALUES (?,?,?)"
     _OBSERVATION = 1                    # the confidence one observation adds (observe, mining)
+
+    @staticmethod
+    def _sessions(confidence):
+        """The sessions a mined confidence stands for (each adds _OBSERVATION), for 'N sessions'."""
+        return -(-confidence // _Core._OBSERVATION)
+
     _DECAY_BATCH = 50_000               # rows per decay (and event-log pruning) transaction
     _PRUNE_PER_CONSOLIDATE = 500_000    # event rows one consolidate cuts at most (gc: all)
     _IMPORT_BATCH = 2_000               # records per import transaction (~0.2-0.4 s)
@@ -4305,7 +4311,10 @@ class _Capture:
                     say(f"{event}: mined {store.mine()['sessions']} unmined sessions")
                 except (InstinctError, sqlite3.Error) as e:   # e.g. a read-only store: still brief
                     say(f"{event}: mining skipped: {e}", True)
-                answer("SessionStart", store.briefing(cwd, session=session))
+                why = {}                       # INSTINCT_DEBUG=1: what explain-briefing says
+                answer("SessionStart", store.briefing(cwd, session=session, why=why))
+                for p, w in why.items():
+                    say(f"{event}: {p}: {'not shown: ' + w if w else 'shown'}")
         except InstinctError as e:
             say(f"{event}: {e}", True)
         except sqlite3.Error as e:
@@ -4663,9 +4672,6 @@ class _Call:
 class _Presenter:
     """One selection and wording of learned items for every channel (briefing, MCP, rules files)."""
 
-    SESSIONS = 5                # a project's recent sessions whose use decides what is briefed
-    MIN_USE = 0.5                # a mined item used in fewer of them than this is not briefed
-
     def rule_text(r):
         """One learned pattern -> its sentence: mined shapes shown as code, observed words as is."""
         p = r["pattern"]
@@ -4675,23 +4681,23 @@ class _Presenter:
         if colon and head == "pref":
             kind, _, used = body.partition(":")
             if kind in ("command", "tool") and mined:
-                return {"command": ("Project command: ", "Common command: "),   # universal: any
-                        "tool": ("Often used here: ", "Often used: ")}[kind][
-                    r.get("level") == "universal"] + code(used)
+                also = [x.partition(":")[2].partition(":")[2] for x in r.get("also", ())]
+                what = {"command": ("Project command", "Common command"),   # universal: any
+                        "tool": ("Often used here", "Often used")}[kind][
+                    r.get("level") == "universal"]
+                return what + ("s: " if also and kind == "command" else ": ") + ", ".join(
+                    map(code, [used] + also))
             key, eq, value = body.partition("=")
             if eq and key in _Corpus.ROLE_TITLES:
                 return f"{_Corpus.ROLE_TITLES[key]}: {code(value)}"
             return f"Preference: {key} = {value}" if eq else f"Preference: {body}"
         if colon and head == "seq":
-            steps = [s.strip() for s in body.split("->")]
+            steps = _Presenter.line_steps(r)
             shown = ["edit the code" if s == _Call.EDIT_STEP else code(s) for s in steps]
-            for last, label in (("git commit", "Before committing"),
-                                ("git push", "Before pushing")):
-                if last in steps[1:]:
-                    k = steps.index(last, 1)        # a sequence may also start with it
-                    return f"{label}: " + ", then ".join(shown[:k]) + (
-                        f" (then {', '.join(shown[k + 1:])})" if shown[k + 1:] else "")
-            return "Usual workflow: " + ", then ".join(shown)
+            label = next((label for last, label in (("git commit", "Before committing"),
+                                                    ("git push", "Before pushing"))
+                          if last in steps[1:]), "Usual workflow")   # (it may also start one)
+            return f"{label}: " + " \u2192 ".join(shown)
         if colon and head == "fix":
             failed, _, by = body.partition(" by ")
             if by == _Call.EDIT_STEP or by.startswith(_Call.EDIT_STEP + "("):
@@ -4709,7 +4715,8 @@ class _Presenter:
                  else "all projects")
         stale = f"; may be stale: {r['stale']}" if r.get("stale") else ""
         n, use = r["confidence"], r.get("use")
-        evidence = f"{n} sessions" + (f", used in {use[0]} of the last {use[1]}" if use else "")
+        evidence = f"{_Core._sessions(n)} sessions" + (
+            f", used in {use[0]} of the last {use[1]}" if use else "")
         if not _Corpus.mined_source(r.get("source")):   # a note: counted as observed, said where
             src = r.get("source") or ""
             evidence = f"observed {n}\u00d7, " + ("imported" if src.startswith("shared:")
@@ -4747,57 +4754,125 @@ class _Presenter:
         "deno.json": "deno", ".git": "git"}
 
     def applies(steps, root):
-        """Whether the files of `root` show the toolchain of every program among `steps`."""
-        progs = {st.split(" ", 1)[0] for st in steps
-                 if " " in st or st.islower() and not st.startswith("mcp__")}
+        """Whether the files of `root` show the toolchain of every program among `steps` (a tool,
+        skill or subagent step never: no file shows that a new project wants another's)."""
+        progs = {st.split(" ", 1)[0] for st in steps}
         have = {prog for f, progs_ in _Presenter.TOOLCHAIN_FILES.items()
                 if root and os.path.exists(os.path.join(root, f)) for prog in progs_.split()}
         return progs <= have
 
-    def select(store, project, root, limit=_Capture.INJECT_MAX_ITEMS):
-        """Mature items of `project` and global ones that apply here, the most used first ('use');
-        a role's and a ritual family's weaker members and generic habits left out."""
+    def select(store, project, root, limit=_Capture.INJECT_MAX_ITEMS, why=None):
+        """Mature items of `project` and global ones that apply here, most useful first (`arrange`:
+        one routine one line, no step on two lines); `why` (a dict) gets each left out -> why."""
+        why = {} if why is None else why
         recent = [tuple(x.split("\t")) for x, in store._read(
             "SELECT steps FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
-            (project, _Presenter.SESSIONS))]
-        out, seen, roles = [], set(), set()
-        for r in store.suggest(project=project, limit=min(MAX_LIMIT, max(100, limit * 3))):
+            (project, _Corpus.HABIT_WINDOW))]
+        out, roles = [], {}
+        for r in store.suggest(project=project, limit=MAX_LIMIT):
             p = r["pattern"]
-            if p in seen:                         # a habit both here and global: once
-                continue
-            seen.add(p)
+            if p in why or p in roles.values() or any(x["pattern"] == p for x in out):
+                continue                          # a habit both here and global: once
             steps = _Presenter.item_steps(p) if _Corpus.mined_source(r.get("source")) else []
             if any(w.startswith("#") for st in steps for w in st.split()):
-                continue                          # a hashed (unnamed) program tells nothing
+                why[p] = "an unnamed program"     # a hashed program tells nothing
+                continue
             if steps:
-                if p.startswith("combo:"):
-                    k = sum(set(steps) <= set(x) for x in recent)
-                else:
-                    k = sum(_Corpus.subsequence(steps, x) for x in recent)
+                k = sum(set(steps) <= set(x) if p.startswith("combo:") else
+                        _Corpus.subsequence(steps, x) for x in recent)
                 r = dict(r, use=(k, len(recent)) if recent else None)
-                if len(recent) >= 3 and k < _Presenter.MIN_USE * len(recent):
-                    continue                      # not what this project does (any more)
-                if (not k and r["project"] != project
-                        and (recent or not _Presenter.applies(steps, root))):
-                    continue                      # another project's habit this one has not shown
+                # standing knowledge stays said: only a long window without it is evidence of
+                # non-use (a few sessions of other work are not)
+                if not k and len(recent) >= _Corpus.HABIT_WINDOW:
+                    why[p] = f"not used in the last {len(recent)} sessions here"
+                    continue
+                # a habit of all projects is this one's where its sessions hold it as often as
+                # not, or, before its first session, where its files show the toolchain
+                if r["project"] != project and (k < len(recent) / 2 if recent else
+                                                not _Presenter.applies(steps, root)):
+                    why[p] = "not applicable here"
+                    continue
             key = p[5:].split("=", 1)[0] if p.startswith("pref:") else None
             if key in _Corpus.ROLE_TITLES and key in roles:
-                continue
-            if steps:                             # a note never takes the role of what was run
-                roles.add(key)
-            if not _Presenter.generic_habit(p):
+                why[p] = f"superseded by {roles[key]}"
+            elif _Presenter.generic_habit(p):
+                why[p] = "a habit every project has"
+            else:
+                if steps:                         # a note never takes the role of what was run
+                    roles.setdefault(key, p)
                 out.append(r)
-        best = _Corpus.families({tuple(r["pattern"][4:].split("->")): r["confidence"]
-                                 for r in out if r["pattern"].startswith("seq:")})
-        keep = {"seq:" + "->".join(g) for g, _ in best}
-        out = [r for r in out if not r["pattern"].startswith("seq:") or r["pattern"] in keep]
         if root and out:               # the user wrote it already, or its files changed or went
-            why = _Anchors.staleness(store._db.conn, root, out)
-            out = _Lint.duplicates(root, [dict(r, stale=w) if w else r for r, w in zip(out, why)
-                                          if not (w and w.endswith(" is gone"))])
-        out.sort(key=lambda r: (not _Corpus.mined_source(r["source"]),   # evidence, then notes
-                                -(r["use"][0] / r["use"][1]) if r.get("use") else -0.5))
+            stale = _Anchors.staleness(store._db.conn, root, out)
+            why.update((r["pattern"], f"stale anchor: {w}") for r, w in zip(out, stale)
+                       if w and w.endswith(" is gone"))
+            out = [dict(r, stale=w) if w else r for r, w in zip(out, stale)
+                   if r["pattern"] not in why]
+            kept = _Lint.duplicates(root, out)
+            why.update((r["pattern"], "already in the project's rules file") for r in out
+                       if r not in kept)
+            out = kept
+        out = _Presenter.arrange(out, why, recent)
+        why.update((r["pattern"], "over the budget") for r in out[limit:])
         return out[:limit]
+
+    def arrange(items, why, recent=()):
+        """Items -> lines, most useful first (`select`): a routine claims its steps first (its
+        family's weaker members and any later item naming one of them are left out), and a
+        role-less command the sessions holding it mostly run after it joins its line ('also');
+        then each item in order of rank, use and count."""
+        def use(r):
+            return r["use"][0] / r["use"][1] if r.get("use") else 0.5
+
+        def rank(r):     # a role command (test first) or a routine holding one, a routine, the rest
+            p, roles = r["pattern"], [k for k, _ in _Corpus.COMMAND_ROLES]
+            if not _Corpus.mined_source(r.get("source")):
+                return 2                   # a note (observed, imported rules): by its count
+            role = [_Corpus.command_role(st) for st in _Presenter.item_steps(p)]
+            if any(role) and (p.startswith("seq:") or p[5:].split("=", 1)[0] in roles):
+                return min(roles.index(k) for k in role if k) / len(roles)
+            return 1 if p.startswith(("seq:", "fix:")) else 2
+
+        def order(r):
+            return (not _Corpus.mined_source(r.get("source")), rank(r), -use(r), -r["confidence"],
+                    -len(r["pattern"]), r["pattern"])
+
+        def held(steps):
+            return sum(_Corpus.subsequence(steps, x) for x in recent)
+        items = sorted(items, key=order)
+        named, out, by_prog = set(), [], {}
+        for routines in (True, False):     # routines: a family's best first (most sessions)
+            for r in (sorted(items, key=lambda r: (-r["confidence"], -len(r["pattern"])))
+                      if routines else items):
+                p = r["pattern"]
+                steps = _Presenter.item_steps(p) if _Corpus.mined_source(r.get("source")) else []
+                if p.startswith("seq:") != routines or p in why:
+                    continue
+                if set(steps) & named:
+                    why[p] = "superseded by a family line"
+                    continue
+                named |= set(steps)
+                for x in [x for x in out if x["pattern"].startswith("seq:")] * (
+                        len(steps) == 1 and rank(r) >= 1):      # where its sessions run it
+                    have = _Presenter.line_steps(x)
+                    k, i = max((held(have[:i] + steps + have[i:]), -i)    # within or after it
+                               for i in range(1, len(have) + 1))  # (ties: the earliest place)
+                    if 2 * k > held(have) > 0:
+                        x.update(line=have[:-i] + steps + have[-i:], also=x.get("also", []) + [p])
+                        break
+                else:
+                    prog = p[13:].split(" ", 1)[0] if p.startswith("pref:command:") and \
+                        " " in p[13:] else None
+                    if prog and prog in by_prog:        # bd ready, bd show: one line
+                        by_prog[prog]["also"] = by_prog[prog].get("also", []) + [p]
+                        continue
+                    r = dict(r)
+                    by_prog.setdefault(prog or p, r)
+                    out.append(r)
+        return sorted(out, key=order)
+
+    def line_steps(r):
+        """The steps one line names in order: a routine's with those that joined it ('line')."""
+        return list(r.get("line") or _Presenter.item_steps(r["pattern"]))
 
 
 class _Corpus:
@@ -4820,10 +4895,12 @@ class _Corpus:
     SEQ_MAX = 5                        # longest workflow mined (steps)
     SESSIONS_COMPARED = 100            # a project's most recent sessions compared when mining
     CHANCE_P = 1e-3                    # a workflow counts when less likely than this by chance
-    HABIT_WINDOW = 20                  # a project's recent sessions a command must recur in ...
-    HABIT_SHARE = 0.5                  # ... at least half of them (and at least 2)
-    BACKFILL = 4                       # a habit found backfills at most this many recent sessions
+    HABIT_WINDOW = 20                  # a project's recent sessions a command must stand out in,
+    STAND_OUT = 2.5                    # held by this many times the sessions of the average item
+    BACKFILL = 4                       # a workflow found backfills at most this many recent ones
     STEPS_KEPT = 400                   # steps of a mined session kept for the briefing's use counts
+    # an interpreter alone ('python x.py') runs any script: it names no command of the project
+    BARE = frozenset("python python3 node bash sh zsh ruby perl".split())
 
     def __init__(self):
         self.grams, self.stats, self.items, self.fixes, self.calls = {}, {}, {}, {}, {}
@@ -4863,7 +4940,8 @@ class _Corpus:
             shell = {st for c in map(_Call.read, (d for _, d in calls))
                      if c.tool in _Call.SHELLS for st in c.steps()}
             self.items[session] = ({_Corpus.command_pattern(st, st in shell) for st in col
-                                    if st != _Call.EDIT_STEP} | _Corpus.combos(calls))
+                                    if st != _Call.EDIT_STEP and st not in _Corpus.BARE}
+                                   | _Corpus.combos(calls))
             self.fixes[session] = _Corpus.fixes_in(steps)
             for i, grams in ((1, gapped), (0, runs), (1, runs)):
                 for g in grams:
@@ -4977,29 +5055,36 @@ class _Corpus:
         return f"pref:{role}={step}" if role else f"pref:{'command' if shell else 'tool'}:{step}"
 
     def recurring(session, window, corpus):
-        """The commands, tools and combos of `session` used in 2+ and half of the project's recent
-        sessions (`window`, this one included) -> {pattern: holders}."""
-        held = {}
+        """The commands, tools and combos of `session` standing out in the project's recent sessions
+        (`window`, this one included) -> {pattern: holders}: held by STAND_OUT times the average
+        item's sessions (2+), or by 3/4 of them (a ritual). Sessions drawn evenly from 40 commands
+        hold each as often: none stands out, whatever how recent sessions went."""
+        held, total = {}, Counter()
         for s in window:
+            total.update(corpus.items[s])
             for p in corpus.items[session] & corpus.items[s]:
                 held.setdefault(p, []).append(s)
-        need = max(2, len(window) * _Corpus.HABIT_SHARE)
+        mean = sum(total.values()) / max(1, len(total))
+        need = max(2, min(_Corpus.STAND_OUT * mean, 0.75 * len(window)))
         return {p: have for p, have in held.items() if len(have) >= need}
 
     def fix_habits(session, window, corpus):
-        """Fixes of `session` recurring beyond chance -> {'fix:A by B': holders}. Chance: where A
-        failed then passed, B comes before the passing run as often as B is among the steps."""
+        """Fixes of `session` -> {'fix:A by B': holders}, judged by where B stands: before A's
+        passing re-run after A failed in more sessions than B runs anywhere else (a fix made every
+        time), or there more often than chance explains (B as likely there as among the steps)."""
         out = {}
         for a, b in corpus.fixes[session][0]:
-            have, expected = [], 0.0
+            have, expected, elsewhere = [], 0.0, 0
             for s in window:
                 got, passed = corpus.fixes[s]
+                _, n, freq, _, _ = corpus.stats[s]
+                fixed = (a, b) in got
+                elsewhere += freq.get(b, 0) - fixed
                 if a in passed:
-                    _, n, freq, _, _ = corpus.stats[s]
                     expected += min(1.0, freq.get(b, 0) / max(1, n))
-                    if (a, b) in got:
-                        have.append(s)
-            if len(have) >= 2 and expected <= _Corpus.chance_limit(len(have)):
+                    have += [s] * fixed
+            if len(have) >= 2 and (elsewhere < len(have)
+                                   or expected <= _Corpus.chance_limit(len(have))):
                 out[f"fix:{a} by {b}"] = have
         return out
 
@@ -5053,14 +5138,6 @@ class _Corpus:
                 cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
             prev = cur
         return prev[-1] >= max(2, len(g) - 1)
-
-    def families(found):
-        """{workflow: sessions holding it} -> each family's best [(workflow, n)]: most, longest."""
-        best = []
-        for g, n in sorted(found.items(), key=lambda x: (-x[1], -len(x[0]), x[0])):
-            if not any(_Corpus.same_family(g, h) for h, _ in best):
-                best.append((g, n))
-        return best
 
     def subsequence(small, big):
         """Whether the steps of `small` occur in `big` in the same order."""
@@ -5178,10 +5255,12 @@ class _Miner:
         found = _Corpus.recurring(sess, window, corpus)
         found.update(_Corpus.fix_habits(sess, window, corpus))
         found.update(_Corpus.workflows(sess, same, corpus, lambda g: self.known(g, proj)))
-        # a habit first found counts the latest sessions that held it too, not the whole past:
-        # chance makes a command of a random walk pass now and then, once, with many holders
+        # a command or fix first found counts every session of the window that held it, so it
+        # is mature when its 5th holder ends; a workflow first found counts the latest ones:
+        # chance makes a workflow of a random walk pass now and then, once, with many holders
         for pat, have in sorted(found.items()):      # (all of them when nearly every one did)
-            back = len(have) if len(have) >= 0.75 * len(window) else _Corpus.BACKFILL
+            back = (len(have) if not pat.startswith("seq:") or len(have) >= 0.75 * len(window)
+                    else _Corpus.BACKFILL)
             self.credit(reversed(have[:back]), pat, proj)  # oldest first: the log in time order
         self.anchor(sess, proj, found)
         where = dict(conn.execute(      # (picked in the project index: it holds last_id too)
@@ -5283,38 +5362,75 @@ class _Learning(_Memory):
             return True
 
     def briefing(self, cwd=None, max_items=_Capture.INJECT_MAX_ITEMS,
-                 max_chars=_Capture.INJECT_MAX_CHARS, project=None, session=""):
+                 max_chars=_Capture.INJECT_MAX_CHARS, project=None, session="", why=None):
         """The session-start context for the project of `cwd` (or fingerprint `project`), capped;
-        '' if none. With a `session`, items are recorded, `holdout_percent` held back."""
+        '' if none. With a `session`, items are recorded, `holdout_percent` held back. `why` (a
+        dict) gets every mature item: pattern -> '' when shown, else why not (`_Presenter`)."""
+        why = {} if why is None else why
         proj = project_fingerprint(cwd) if project is None else project
         root = project_root(cwd) if cwd or project is None else None
-        items = _Presenter.select(self, proj, root, max_items)
+        items = _Presenter.select(self, proj, root, max_items, why)
         if session and items:
             try:
                 show = set(_Hints.hold_out(self, session, proj,
                                            [("brief", r["pattern"]) for r in items], again=True))
+                why.update((p, "held back for the lift measure") for r in items
+                           if r["pattern"] not in show for p in [r["pattern"]] + r.get("also", []))
                 items = [r for r in items if r["pattern"] in show]
             except StoreError:                 # a read-only store: everything, unmeasured
                 pass
-        lines = [_Presenter.briefing_line(r) for r in items if _Corpus.mined_source(r["source"])]
+        lines = [(r, _Presenter.briefing_line(r)) for r in items
+                 if _Corpus.mined_source(r["source"])]
         try:
             if root:
-                lines += ["- " + m for m in self.memory_briefing(cwd or os.getcwd(), max_chars)]
+                lines += [(None, "- " + m)
+                          for m in self.memory_briefing(cwd or os.getcwd(), max_chars)]
         except InstinctError:
             pass
-        notes = [_Presenter.briefing_line(r) for r in items
+        notes = [(r, _Presenter.briefing_line(r)) for r in items
                  if not _Corpus.mined_source(r["source"])]
         text = ("What instinct learned from this user's past sessions here"
                 " (follow it unless told otherwise):") if lines else ""
         if notes:                      # not seen in sessions: said as notes, never as instructions
-            lines += ["Noted by hand or shared, not seen in this project's sessions (check before"
-                      " relying on it):"] + notes
-            text = text or lines.pop(-len(notes) - 1)
-        for line in lines:
-            if len(text) + 1 + len(line) > max_chars:
-                break
-            text += "\n" + line
+            lines += [(None, "Noted by hand or shared, not seen in this project's sessions (check"
+                       " before relying on it):")] + notes
+            text = text or lines.pop(-len(notes) - 1)[1]
+        for r, line in lines:
+            fits = len(text) + 1 + len(line) <= max_chars
+            if r is not None:
+                why.update((p, "" if fits else "over the budget")
+                           for p in [r["pattern"]] + r.get("also", []))
+            if fits:
+                text += "\n" + line
+            else:
+                max_chars = -1                 # (nothing after the first line that does not fit)
         return text if "\n" in text else ""
+
+    @operation(
+        Param("project", str, "a project path or fingerprint (default: the working directory's)"),
+        cli="explain-briefing", title="Explain the session-start briefing", read_only=True,
+        idempotent=True,
+        output=_Out.obj({"project": _Out.STR, "items": {"type": "array", "items": _Out.obj(
+            {"pattern": _Out.STR, "shown": _Out.BOOL, "why": _Out.STR},
+            ("pattern", "shown", "why"))}}, ("project", "items")),
+        render=lambda r: "\n".join(
+            [f"Briefing of {r['project']}: {sum(x['shown'] for x in r['items'])} of"
+             f" {len(r['items'])} mature items shown"]
+            + [f"  {'shown' if x['shown'] else 'not shown'}  {x['pattern']}"
+               + (f": {x['why']}" if x["why"] else "") for x in r["items"]]))
+    def explain_briefing(self, project=None):
+        """Every mature item of a folder: whether the session-start briefing shows it, and why not.
+
+        The reasons come from the briefing's own selection (`INSTINCT_DEBUG=1` prints them at
+        session start too, with the items held back there for the lift measure)."""
+        fp = project is not None and _is_fingerprint(project)
+        where = None if fp else self._user_path(project or ".")
+        proj = project if fp else _resolve_project(where)
+        why, opted = {}, Operation._opted_out(self, project)
+        self.briefing(where, project=proj if fp else None, why=why)
+        items = [{"pattern": p, "shown": not (w or opted), "why": opted and "opted out" or w}
+                 for p, w in why.items()]
+        return {"project": proj, "items": sorted(items, key=lambda x: not x["shown"])}
 
 
 class _Hints:
@@ -5376,9 +5492,11 @@ class _Hints:
             if learned and not any(_Hints.agrees(shape, v, purpose) for _, v, _ in learned):
                 p, v, n = learned[0]
                 if purpose == "packages":
-                    return purpose, p, (f"This project uses `{v.split()[0]}` (`{v}`, {n} sessions),"
+                    return purpose, p, (f"This project uses `{v.split()[0]}` (`{v}`,"
+                                        f" {_Core._sessions(n)} sessions),"
                                         f" not `{shape.split()[0]}`.")
-                return purpose, p, (f"{_Corpus.ROLE_TITLES[purpose]}: `{v}` ({n} sessions),"
+                return purpose, p, (f"{_Corpus.ROLE_TITLES[purpose]}: `{v}`"
+                                    f" ({_Core._sessions(n)} sessions),"
                                     f" not `{shape}`.")
         return None
 
@@ -5396,7 +5514,8 @@ class _Hints:
         if fix:
             (p, n), by = fix[0], fix[0][0].partition(" by ")[2]
             how = "fixing the code" if by.split("(")[0] == _Call.EDIT_STEP else f"`{by}`"
-            text = f"When `{step}` failed here, {how} then a re-run fixed it ({n} sessions)."
+            text = (f"When `{step}` failed here, {how} then a re-run fixed it"
+                    f" ({_Core._sessions(n)} sessions).")
         if mem:
             text += f" Memory about `{step}`: {mem[0][1]}"
         return ("fix", fix[0][0] if fix else f"memory:{mem[0][0]}", text.strip()) if text else None
@@ -8413,6 +8532,8 @@ class _CLI:
         os._exit(code)
 
     def cli(argv, close=True):
+        if "--briefing" in argv and "explain" in argv:       # `explain --briefing`: its operation
+            argv = ["explain-briefing" if a == "explain" else a for a in argv if a != "--briefing"]
         if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
             return _Capture.run_hook(argv[1:], close=close)      # hot path: no argparse
         db, rest = _CLI.take_db(argv)

@@ -2,7 +2,7 @@
 
     python bench/bench_predict.py [--data DIR] [--source NAME] [--instinct PATH] [--json FILE]
                                   [--show N] [--hints] [--pre-tool-use auto|on|off]
-                                  [--join-worktrees] [--tmp DIR]
+                                  [--join-worktrees] [--tmp DIR] [--min-sessions N]
 
 Each source is replayed in-process as bench_realdata does it (its functions, one store per
 source). Every hook answer is kept with its place in the replay. Then, per project (the git root
@@ -14,13 +14,15 @@ subagent calls are left out.
 
 * precision: of the distinct names the briefing puts in backticks, the share the session used;
 * recall: of the habits a perfect learner could know - a command, tool or 2-3 step run of them
-  seen in >= 3 earlier sessions of the project, before this one started - that the session used,
-  the share the briefing named (a run counts when one briefing line names its steps in order).
+  seen in >= N earlier sessions of the project (--min-sessions, default 5: the contract's
+  maturity; 3 for a cold start), before this one started - that the session used, the share
+  the briefing named (a run counts when one briefing line names its steps in order).
   "all" counts every command and tool but Read/Edit/Write/Grep/Glob/TodoWrite/ToolSearch;
   "spec" also leaves out generic utilities (ls, cat, grep...), VCS reads, bare interpreters
   and client plumbing;
 * test: in sessions that ran a test command, whether the briefing named the first one;
-* empty&known: briefings that were empty although habits were known;
+* empty&known: briefings that were empty although habits were known; empty&used: of those,
+  the sessions that then used a known habit;
 * top5: the same precision and one-step recall for a plain list of the project's 5 known
   commands used in the most earlier sessions (ties: the most recently used).
 
@@ -47,7 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from bench_realdata import build_layout, checked, home_of, load, read_lines, replay  # noqa: E402
 
-MIN_SESSIONS, TOP = 3, 5
+MIN_SESSIONS, TOP = 5, 5
 SHELLS = {"Bash", "PowerShell", "shell", "local_shell", "exec_command", "run_shell_command",
           "shell_command", "container.exec"}
 
@@ -70,7 +72,7 @@ redis-cli gcc g++ clang clang++ cc javac java strace ltrace gdb lldb valgrind hy
 entr""".split())
 VCS_READS = {f"{v} {s}" for v in ("git", "hg", "jj", "svn") for s in (
     "status", "diff", "log", "show", "blame", "branch", "remote", "rev-parse", "reflog", "ls-files")}
-LOOK_EDIT = set("Read Edit Write Grep Glob TodoWrite ToolSearch".split())
+LOOK_EDIT = set("Read Edit Write Grep Glob TodoWrite ToolSearch apply_patch".split())   # (Codex edits)
 PLUMBING = LOOK_EDIT | set("""MultiEdit NotebookEdit NotebookRead LS TodoRead TaskCreate TaskUpdate
 TaskList TaskGet TaskOutput TaskStop BashOutput KillShell KillBash AskUserQuestion EnterPlanMode
 ExitPlanMode StructuredOutput SendMessage ListMcpResourcesTool ReadMcpResourceTool""".split())
@@ -588,8 +590,11 @@ def summary(records):
         out[f"recall_{v}"] = ratio(sum(len(r[f"named_{v}"]) for r in rs),
                                    sum(len(r[f"used_known_{v}"]) for r in rs))
         out[f"empty_though_known_{v}"] = sum(1 for r in rs if not r["briefing"] and r[f"known_{v}"])
+        out[f"empty_though_used_known_{v}"] = sum(1 for r in rs if not r["briefing"] and r[f"used_known_{v}"])
     one = [(h, h in r["named_spec"]) for r in rs for h in r["used_known_spec"] if " -> " not in h]
     out["recall_spec_single"] = ratio(sum(ok for _, ok in one), len(one))
+    runs = [(h, h in r["named_spec"]) for r in rs for h in r["used_known_spec"] if " -> " in h]
+    out["recall_spec_runs"] = ratio(sum(ok for _, ok in runs), len(runs))
     tests = [r["test"] for r in rs if r["test"]]
     out["test_named_first"] = ratio(sum(t["named"] for t in tests), len(tests))
     out["top5_precision"] = ratio(sum(r["top5"]["used"] for r in rs), sum(len(r["top5"]["names"]) for r in rs))
@@ -660,13 +665,14 @@ def cell(d):
 
 
 COLUMNS = ("", "scored", "briefed", "names", "P", "R all", "R spec", "R spec 1-step",
-           "test named", "empty&known", "top5 P", "top5 R 1-step")
+           "R spec 2-3-step", "test named", "empty&known", "empty&used", "top5 P", "top5 R 1-step")
 
 
 def row(name, s):
     return [name, str(s["scored"]), str(s["briefed"]), str(s["names"]), cell(s["precision"]),
             cell(s["recall_all"]), cell(s["recall_spec"]), cell(s["recall_spec_single"]),
-            cell(s["test_named_first"]), str(s["empty_though_known_spec"]),
+            cell(s["recall_spec_runs"]), cell(s["test_named_first"]), str(s["empty_though_known_spec"]),
+            str(s["empty_though_used_known_spec"]),
             cell(s["top5_precision"]), cell(s["top5_recall_single"])]
 
 
@@ -715,7 +721,12 @@ def main(argv=None):
                     help="a worktree's main repository is the one its name starts with")
     ap.add_argument("--tmp", default="/dev/shm" if os.access("/dev/shm", os.W_OK) else None,
                     help="where the replay's temporary tree goes (default: %(default)s)")
+    ap.add_argument("--min-sessions", type=int, default=5, metavar="N",
+                    help="earlier sessions of the project that must hold a habit for it to count as "
+                         "known (default 5: the contract's maturity; 3: a cold start)")
     a = ap.parse_args(argv)
+    global MIN_SESSIONS
+    MIN_SESSIONS = a.min_sessions
     found = checked(a, "bench_predict")
     saved = {k: os.environ.get(k) for k in ("HOME", "INSTINCT_DB")}
     for k in ("INSTINCT_DISABLE", "INSTINCT_DEBUG", "INSTINCT_SOURCE", "INSTINCT_SESSION", "CLAUDE_CONFIG_DIR"):
@@ -727,7 +738,8 @@ def main(argv=None):
     registered = any(e[1] == "pre-tool-use" for e in events)
     pre = a.pre_tool_use == "on" or a.pre_tool_use == "auto" and registered
     report, everything = {"instinct": os.path.abspath(a.instinct), "data": os.path.abspath(a.data),
-                          "pre_tool_use": pre, "join_worktrees": a.join_worktrees, "sources": {}}, []
+                          "pre_tool_use": pre, "join_worktrees": a.join_worktrees,
+                          "min_sessions": MIN_SESSIONS, "sources": {}}, []
     try:
         for source in a.source or found:
             sessions, answers, figures = run_source(mod, a.data, source, pre, not a.join_worktrees, a.tmp)
@@ -757,7 +769,7 @@ def main(argv=None):
         print(f"\n## {source}: {r['sessions']} sessions, {f['hook_calls']} hook calls replayed in "
               f"{f['seconds']} s ({f['hook_stderr']} wrote to stderr)")
         table([row(p, s) for p, s in r["projects"].items()] + [row("TOTAL " + source, r["total"])])
-    print("\n## overall")
+    print(f"\n## overall (a habit is known once {MIN_SESSIONS} earlier sessions held it)")
     table([row("ALL", report["overall"])])
     o = report["overall"]
     print("most missed known habits (spec):", ", ".join(f"{k} x{v}" for k, v in o["most_missed_spec"]) or "-")

@@ -582,5 +582,9 @@ class TestCosmetics(StoreCase):
         self.cli_process("import-history", "--path", os.path.join(self.tmp, "t"), timeout=300)
         self.assertIn("[universal]", self.cli_process("list", "--level", "universal").stdout)
         text = self.cli_process("export", "--format", "agents", cwd=repo).stdout
-        self.assertRegex(text, r"- Common command: `git \w+` \(universal")
+        self.assertRegex(text, r"\(universal, \d+ sessions")
         self.assertNotRegex(text, r"Project command: .*universal")
+        rows = json.loads(self.cli_process("list", "--level", "universal", "--json").stdout)
+        git = [r for r in rows if r["pattern"].startswith("pref:command:git ")]
+        self.assertTrue(git)              # one the commit routine's line holds in the export above
+        self.assertRegex(instinct._Presenter.briefing_line(git[0]), r"- Common command: `git \w+`")

@@ -517,12 +517,11 @@ class TestOneWriter(StoreCase):
                                             "tool_input": tinput})
             self.assertIn("pref:test=pytest", self.store.mine()["observed"])
             self.assertEqual(self.conf("pref:test=pytest", project=repo), 6)
-            for n in range(2):
-                hist = self.tmp / "history" / f"old{n}.jsonl"
-                write(str(hist), _transcript(f"old{n}", repo, time.time() - (3 + n) * DAY,
-                                             [("Bash", {"command": "cargo test"})]))
+            for n in range(2):     # two more sessions of the same commands (issue 30: a command
+                hist = self.tmp / "history" / f"old{n}.jsonl"   # must stand out, not be in half)
+                write(str(hist), _transcript(f"old{n}", repo, time.time() - (3 + n) * DAY, CALLS))
             self.store.import_history(client="claude-code", path=str(self.tmp / "history"))
-            self.assertEqual(self.conf("pref:test=cargo test", project=repo), 6)
+            self.assertEqual(self.conf("pref:test=pytest", project=repo), 12)
         self.assertEqual(self.store.observe("pref:weight")["confidence"], 7)     # back to 1
         deltas = {d for d, in self.sql("SELECT delta FROM events WHERE kind = 'observe'")}
         self.assertEqual(deltas, {1, 3})

@@ -946,11 +946,12 @@ class TestMeasuredLift(_HintCase):
         brief = self.hook("SessionStart", pay)
         self.assertIn("uv run pytest", brief)
         self.assertEqual(self.hook("SessionStart", pay), brief)     # resumed: the same items
-        self.store.record_tool(self.shell("uv run pytest", "b1"))
+        for cmd in ("uv run pytest", "uv sync", "uv run pytest"):     # the routine's line, followed
+            self.store.record_tool(self.shell(cmd, "b1"))
         self.store.config("holdout_percent", "100")
         self.assertIsNone(self.hook("SessionStart", dict(pay, session_id="b2")))
         items = {(r["pattern"], r["kind"]): r for r in self.store.effectiveness()["hints"]["items"]}
-        r = items[("pref:test=uv run pytest", "brief")]
+        r = items[("seq:uv run pytest->uv sync->uv run pytest", "brief")]   # (it holds pref:test)
         self.assertEqual((r["shown"], r["held"], r["followed_shown"], r["decided_held"]), (1, 1, 1, 0))
 
 

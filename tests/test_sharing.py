@@ -84,7 +84,7 @@ class TestExportFormats(_Base):
     def test_one_factual_line_per_rule(self):
         text = self.store.export_rules(format="claude")
         lines = [ln for ln in text.splitlines() if ln.startswith("- ")]
-        self.assertEqual(lines, ["- Usual workflow: test, then fix, then test (rule, observed 12×, noted, this project)",
+        self.assertEqual(lines, ["- Usual workflow: test → fix → test (rule, observed 12×, noted, this project)",
                                  "- Used together: pytest + coverage (rule, observed 11×, noted, this project)",
                                  "- Preference: stdlib-first (rule, observed 10×, noted, all projects)"])
         self.assertTrue(text.startswith("<!-- instinct:begin -->\n"))
@@ -97,7 +97,7 @@ class TestExportFormats(_Base):
         self.assertEqual(set(fm), {"description", "alwaysApply"})
         self.assertEqual(fm["alwaysApply"], "true")          # the YAML boolean, not "true" quoted
         self.assertTrue(fm["description"].strip() and ":" not in fm["description"])
-        self.assertIn("- Usual workflow: test, then fix, then test (rule, observed 12×, noted, this project)", body)
+        self.assertIn("- Usual workflow: test → fix → test (rule, observed 12×, noted, this project)", body)
 
     def test_windsurf_front_matter(self):
         text = self.store.export_rules(format="windsurf")
@@ -136,11 +136,11 @@ class TestExportFormats(_Base):
         self.observe("seq:lint->commit", 10, other)                 # only in `other`
         self.assertEqual(self.store.consolidate()["promoted_universal"], 2)
         text = self.store.export_rules(format="agents", project=third)
-        self.assertIn("test, then fix, then test", text)            # universal: every project
+        self.assertIn("test → fix → test", text)            # universal: every project
         self.assertIn("stdlib-first", text)                         # global
         self.assertNotIn("lint", text)                              # another project's own rule
         self.assertNotIn("pytest", text)
-        self.assertEqual(text.count("test, then fix, then test"), 1)
+        self.assertEqual(text.count("test → fix → test"), 1)
         recs = self.store.export_rules(project=self.proj)
         self.assertEqual(sorted(r["pattern"] for r in recs),
                          ["combo:pytest+coverage", "pref:stdlib-first", "seq:test->fix->test"])
