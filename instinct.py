@@ -4671,6 +4671,8 @@ class _Call:
 # =============================================================================
 class _Presenter:
     """One selection and wording of learned items for every channel (briefing, MCP, rules files)."""
+    UNUSED_RUN = 5          # an item is said through at least this many sessions without it,
+    UNUSED_P = 0.05         # and longer while its own rate of use makes the run this likely
 
     def rule_text(r):
         """One learned pattern -> its sentence: mined shapes shown as code, observed words as is."""
@@ -4765,9 +4767,9 @@ class _Presenter:
         """Mature items of `project` and global ones that apply here, most useful first (`arrange`:
         one routine one line, no step on two lines); `why` (a dict) gets each left out -> why."""
         why = {} if why is None else why
-        recent = [tuple(x.split("\t")) for x, in store._read(
-            "SELECT steps FROM mined_sessions WHERE project = ? ORDER BY last_id DESC LIMIT ?",
-            (project, _Corpus.HABIT_WINDOW))]
+        recent = [tuple(x.split("\t")) for x, in store._read(     # by when first mined: a
+            "SELECT steps FROM mined_sessions WHERE project = ? ORDER BY rowid DESC LIMIT ?",
+            (project, _Corpus.HABIT_WINDOW))]     # resumed session's new calls keep its place
         out, roles = [], {}
         for r in store.suggest(project=project, limit=MAX_LIMIT):
             p = r["pattern"]
@@ -4778,13 +4780,15 @@ class _Presenter:
                 why[p] = "an unnamed program"     # a hashed program tells nothing
                 continue
             if steps:
-                k = sum(set(steps) <= set(x) if p.startswith("combo:") else
-                        _Corpus.subsequence(steps, x) for x in recent)
+                held = [set(steps) <= set(x) if p.startswith("combo:") else
+                        _Corpus.subsequence(steps, x) for x in recent]
+                k, gap = sum(held), held.index(True) if any(held) else len(recent)
                 r = dict(r, use=(k, len(recent)) if recent else None)
-                # standing knowledge stays said: only a long window without it is evidence of
-                # non-use (a few sessions of other work are not)
-                if not k and len(recent) >= _Corpus.HABIT_WINDOW:
-                    why[p] = f"not used in the last {len(recent)} sessions here"
+                # standing knowledge stays said: it leaves after a run of sessions without it
+                # that its own rate of use makes unlikely (5 at least), or a whole window
+                if gap >= len(recent) >= _Corpus.HABIT_WINDOW or gap >= _Presenter.UNUSED_RUN \
+                        and k and (1 - k / (len(recent) - gap)) ** gap < _Presenter.UNUSED_P:
+                    why[p] = f"not used in the last {gap} sessions here"
                     continue
                 # a habit of all projects is this one's where its sessions hold it as often as
                 # not, or, before its first session, where its files show the toolchain
@@ -5054,11 +5058,12 @@ class _Corpus:
         role = _Corpus.command_role(step) if shell else None
         return f"pref:{role}={step}" if role else f"pref:{'command' if shell else 'tool'}:{step}"
 
-    def recurring(session, window, corpus):
+    def recurring(session, window, corpus, compared=()):
         """The commands, tools and combos of `session` standing out in the project's recent sessions
-        (`window`, this one included) -> {pattern: holders}: held by STAND_OUT times the average
-        item's sessions (2+), or by 3/4 of them (a ritual). Sessions drawn evenly from 40 commands
-        hold each as often: none stands out, whatever how recent sessions went."""
+        (`window`, this one included) -> {pattern: holders in the window and `compared`}: held by
+        STAND_OUT times the average item's sessions (2+), or by 3/4 of them (a ritual). Sessions
+        drawn evenly from 40 commands hold each as often: none stands out, whatever how recent
+        sessions went."""
         held, total = {}, Counter()
         for s in window:
             total.update(corpus.items[s])
@@ -5066,7 +5071,8 @@ class _Corpus:
                 held.setdefault(p, []).append(s)
         mean = sum(total.values()) / max(1, len(total))
         need = max(2, min(_Corpus.STAND_OUT * mean, 0.75 * len(window)))
-        return {p: have for p, have in held.items() if len(have) >= need}
+        return {p: have + [s for s in compared if s not in window and p in corpus.items[s]]
+                for p, have in held.items() if len(have) >= need}
 
     def fix_habits(session, window, corpus):
         """Fixes of `session` -> {'fix:A by B': holders}, judged by where B stands: before A's
@@ -5250,9 +5256,9 @@ class _Miner:
                                           " ORDER BY last_id DESC LIMIT ?",
                                           (proj, _Corpus.SESSIONS_COMPARED))]
         window = [sess] + [s for s in same if s != sess][:_Corpus.HABIT_WINDOW - 1]
-        for s in window:
+        for s in same:                           # (the window's and all compared)
             corpus.add(s)
-        found = _Corpus.recurring(sess, window, corpus)
+        found = _Corpus.recurring(sess, [sess] + [s for s in same if s != sess], corpus)
         found.update(_Corpus.fix_habits(sess, window, corpus))
         found.update(_Corpus.workflows(sess, same, corpus, lambda g: self.known(g, proj)))
         # a command or fix first found counts every session of the window that held it, so it

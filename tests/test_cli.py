@@ -374,6 +374,52 @@ def _toml_tables(path):
     return tables
 
 
+class TestReadmeQuickStart(unittest.TestCase):
+    """The README's quick start is what the code prints: its demo block run line by line (the
+    outputs shown after it), and `instinct init`'s sample from the history it describes."""
+
+    def readme(self):
+        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+            text = f.read()
+        return text[text.index("## Quick start"):text.index("Run the tests")]
+
+    def test_the_demo_block_prints_what_the_readme_shows(self):
+        text = self.readme()
+        demo = re.search(r"```sh\nexport INSTINCT_DB=.*?\n(.*?)```", text, re.S).group(1)
+        env = child_env(db=os.path.join(temp_dir(self), "instinct.db"))
+        outs = []
+        for line in demo.strip().splitlines():
+            argv = line.split("#")[0].split()
+            self.assertEqual(argv[:2], ["python3", "instinct.py"], line)
+            args = [a.strip('"') for a in argv[2:]]
+            proc = cli_process(*args, env=env, cwd=ROOT)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            outs.append(proc.stdout)
+        shown = re.findall(r"```\n(.*?)```", text[text.index(demo) + len(demo) + 3:], re.S)
+        self.assertEqual(outs[3], shown[0])                   # the first consolidate
+        self.assertIn("Promoted to mature: 1", outs[6])
+        self.assertEqual(outs[-1], shown[1])                  # suggest
+
+    def test_the_init_sample_is_what_init_prints_for_that_history(self):
+        from tests.test_history import claude_dir_name, make_history
+        home = temp_dir(self)
+        for name, seed in (("shop", 3), ("api", 9)):      # two Python projects, 12 sessions each
+            repo = os.path.join(home, "code", name)
+            os.makedirs(os.path.join(repo, ".git"))
+            folder = os.path.join(home, ".claude", "projects", claude_dir_name(repo))
+            os.makedirs(folder)
+            for sid, tr, _ in make_history(cwd=repo, n=12, seed=seed):
+                with open(os.path.join(folder, sid + ".jsonl"), "w", encoding="utf-8") as f:
+                    f.write(tr.text())
+        proc = cli_process("init", env=child_env(home), cwd=home, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        sample = re.search(r"<!-- init-example: begin -->\n```\n(.*?)```", self.readme(), re.S)
+        printed = proc.stdout.splitlines()
+        for line in sample.group(1).splitlines():          # each line, in the order printed
+            self.assertIn(line, printed)
+            printed = printed[printed.index(line) + 1:]
+
+
 class TestPackageAndDocs(unittest.TestCase):
     def test_distribution_name_is_free_and_the_command_and_module_stay_instinct(self):
         t = _toml_tables(os.path.join(ROOT, "pyproject.toml"))

@@ -554,6 +554,22 @@ class TestSaidInTime(HookCase):
                 self.assertIn("`just verify` (mature, 5 sessions", self.store.briefing(self.repo), n)
         self.assertFalse([p for p in mature if p != "pref:command:just verify"], mature)
 
+    def test_an_item_leaves_after_a_run_its_own_rate_makes_unlikely_and_resuming_keeps_order(self):
+        rng = random.Random(8)
+        for n in range(8):                           # every session: a rate of 1
+            _session(self.other(rng) + ["Bash:just verify"], f"u{n}", self.store, self.repo)
+            self.store.mine(f"u{n}")
+        for n in range(8, 14):                       # then sessions without it
+            _session(self.other(rng), f"u{n}", self.store, self.repo)
+            self.store.mine(f"u{n}")
+            # the first session resumed: its new calls do not make it a recent session
+            _session(["Bash:just verify"], "u0", self.store, self.repo)
+            self.store.mine("u0")
+            said = "`just verify`" in self.store.briefing(self.repo)
+            self.assertEqual(said, n < 12, n)      # said through 4 sessions without it, not 5
+        why = {x["pattern"]: x["why"] for x in self.store.explain_briefing(self.repo)["items"]}
+        self.assertEqual(why["pref:command:just verify"], "not used in the last 6 sessions here")
+
     def routine_sessions(self, n, rng):
         for k in range(n):
             steps = self.other(rng) + ["Bash:bd ready", "Bash:bd show x-1", "Edit",
