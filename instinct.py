@@ -4683,12 +4683,14 @@ class _Presenter:
         if colon and head == "pref":
             kind, _, used = body.partition(":")
             if kind in ("command", "tool") and mined:
-                also = [x.partition(":")[2].partition(":")[2] for x in r.get("also", ())]
+                names = r.get("kinds") or [used]
+                names += [x for x in (x.partition(":")[2].partition(":")[2]
+                                      for x in r.get("also", ())) if x not in names]
                 what = {"command": ("Project command", "Common command"),   # universal: any
                         "tool": ("Often used here", "Often used")}[kind][
                     r.get("level") == "universal"]
-                return what + ("s: " if also and kind == "command" else ": ") + ", ".join(
-                    map(code, [used] + also))
+                return what + ("s: " if names[1:] and kind == "command" else ": ") + ", ".join(
+                    map(code, names))
             key, eq, value = body.partition("=")
             if eq and key in _Corpus.ROLE_TITLES:
                 return f"{_Corpus.ROLE_TITLES[key]}: {code(value)}"
@@ -4779,11 +4781,15 @@ class _Presenter:
             if any(w.startswith("#") for st in steps for w in st.split()):
                 why[p] = "an unnamed program"     # a hashed program tells nothing
                 continue
-            if steps:
-                held = [set(steps) <= set(x) if p.startswith("combo:") else
-                        _Corpus.subsequence(steps, x) for x in recent]
+            if steps:               # (a tool's name holds any of its kinds: Skill, Skill(adr))
+                held = [_Corpus.subsequence(steps, x) if p.startswith("seq:") else set(steps) <=
+                        set(x) | {st.partition("(")[0] for st in x} for x in recent]
                 k, gap = sum(held), held.index(True) if any(held) else len(recent)
                 r = dict(r, use=(k, len(recent)) if recent else None)
+                if p.startswith("pref:tool:") and "(" not in p:     # named by its kinds used
+                    kinds = Counter(st for x in recent for st in set(x)
+                                    if st.startswith(steps[0] + "("))
+                    r["kinds"] = sorted(kinds, key=lambda st: (-kinds[st], st))[:3]
                 # standing knowledge stays said: it leaves after a run of sessions without it
                 # that its own rate of use makes unlikely (5 at least), or a whole window
                 if gap >= len(recent) >= _Corpus.HABIT_WINDOW or gap >= _Presenter.UNUSED_RUN \
@@ -4865,8 +4871,9 @@ class _Presenter:
                         break
                 else:
                     prog = p[13:].split(" ", 1)[0] if p.startswith("pref:command:") and \
-                        " " in p[13:] else None
-                    if prog and prog in by_prog:        # bd ready, bd show: one line
+                        " " in p[13:] else "tool:" + p[10:].partition("(")[0] \
+                        if p.startswith("pref:tool:") else None
+                    if prog and prog in by_prog:        # bd ready, bd show: one line (a tool's too)
                         by_prog[prog]["also"] = by_prog[prog].get("also", []) + [p]
                         continue
                     r = dict(r)
@@ -4945,6 +4952,8 @@ class _Corpus:
                      if c.tool in _Call.SHELLS for st in c.steps()}
             self.items[session] = ({_Corpus.command_pattern(st, st in shell) for st in col
                                     if st != _Call.EDIT_STEP and st not in _Corpus.BARE}
+                                   | {"pref:tool:" + st.partition("(")[0] for st in col
+                                      if "(" in st and st not in shell}   # any skill, subagent
                                    | _Corpus.combos(calls))
             self.fixes[session] = _Corpus.fixes_in(steps)
             for i, grams in ((1, gapped), (0, runs), (1, runs)):
@@ -5065,8 +5074,9 @@ class _Corpus:
         drawn evenly from 40 commands hold each as often: none stands out, whatever how recent
         sessions went."""
         held, total = {}, Counter()
-        for s in window:
-            total.update(corpus.items[s])
+        for s in window:                 # (a tool's name beside its kinds is no other item)
+            named = {p.partition("(")[0] for p in corpus.items[s] if "(" in p}
+            total.update(corpus.items[s] - named)
             for p in corpus.items[session] & corpus.items[s]:
                 held.setdefault(p, []).append(s)
         mean = sum(total.values()) / max(1, len(total))

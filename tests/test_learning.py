@@ -570,6 +570,21 @@ class TestSaidInTime(HookCase):
         why = {x["pattern"]: x["why"] for x in self.store.explain_briefing(self.repo)["items"]}
         self.assertEqual(why["pref:command:just verify"], "not used in the last 6 sessions here")
 
+    def test_a_tool_used_in_every_session_under_changing_names_is_one_habit(self):
+        rng = random.Random(9)
+        skills = ["adr", "adr", "brainstorming", "adr", "dut-console", "writing-plans"]
+        for n, skill in enumerate(skills):            # a skill each session, rarely the same one
+            _session(self.other(rng), f"k{n}", self.store, self.repo)
+            self.store.record_tool({"session_id": f"k{n}", "cwd": self.repo, "tool_name": "Skill",
+                                    "tool_input": {"skill": skill}})
+            self.store.mine(f"k{n}")
+            mature = {r["pattern"] for r in self.store.suggest(project=self.repo)}
+            self.assertEqual("pref:tool:Skill" in mature, n >= 4, n)
+        self.assertNotIn("pref:tool:Skill(adr)", mature)       # 3 sessions: not yet its own
+        brief = self.store.briefing(self.repo)
+        self.assertIn("- Often used here: `Skill(adr)`, `Skill(brainstorming)`, ", brief)
+        self.assertEqual(brief.count("Skill("), 3, brief)     # one line, the 3 most used kinds
+
     def routine_sessions(self, n, rng):
         for k in range(n):
             steps = self.other(rng) + ["Bash:bd ready", "Bash:bd show x-1", "Edit",
