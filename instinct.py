@@ -4906,7 +4906,7 @@ class _Corpus:
     SEQ_MAX = 5                        # longest workflow mined (steps)
     SESSIONS_COMPARED = 100            # a project's most recent sessions compared when mining
     CHANCE_P = 1e-3                    # a workflow counts when less likely than this by chance
-    HABIT_WINDOW = 20                  # a project's recent sessions a command must stand out in,
+    HABIT_WINDOW = 20                  # a project's recent sessions: fixes, an item's use
     STAND_OUT = 2.5                    # held by this many times the sessions of the average item
     BACKFILL = 4                       # a workflow found backfills at most this many recent ones
     STEPS_KEPT = 400                   # steps of a mined session kept for the briefing's use counts
@@ -5067,12 +5067,11 @@ class _Corpus:
         role = _Corpus.command_role(step) if shell else None
         return f"pref:{role}={step}" if role else f"pref:{'command' if shell else 'tool'}:{step}"
 
-    def recurring(session, window, corpus, compared=()):
-        """The commands, tools and combos of `session` standing out in the project's recent sessions
-        (`window`, this one included) -> {pattern: holders in the window and `compared`}: held by
-        STAND_OUT times the average item's sessions (2+), or by 3/4 of them (a ritual). Sessions
-        drawn evenly from 40 commands hold each as often: none stands out, whatever how recent
-        sessions went."""
+    def recurring(session, window, corpus):
+        """The commands, tools and combos of `session` standing out in the project's sessions
+        compared (`window`, this one first) -> {pattern: holders}: held by STAND_OUT times the
+        average item's sessions (2+), or by 3/4 of them (a ritual). Sessions drawn evenly from 40
+        commands hold each as often: none stands out, whatever how recent sessions went."""
         held, total = {}, Counter()
         for s in window:                 # (a tool's name beside its kinds is no other item)
             named = {p.partition("(")[0] for p in corpus.items[s] if "(" in p}
@@ -5081,8 +5080,7 @@ class _Corpus:
                 held.setdefault(p, []).append(s)
         mean = sum(total.values()) / max(1, len(total))
         need = max(2, min(_Corpus.STAND_OUT * mean, 0.75 * len(window)))
-        return {p: have + [s for s in compared if s not in window and p in corpus.items[s]]
-                for p, have in held.items() if len(have) >= need}
+        return {p: have for p, have in held.items() if len(have) >= need}
 
     def fix_habits(session, window, corpus):
         """Fixes of `session` -> {'fix:A by B': holders}, judged by where B stands: before A's
@@ -5265,13 +5263,14 @@ class _Miner:
         same = [s for s, in conn.execute("SELECT session FROM mined_sessions WHERE project = ?"
                                           " ORDER BY last_id DESC LIMIT ?",
                                           (proj, _Corpus.SESSIONS_COMPARED))]
-        window = [sess] + [s for s in same if s != sess][:_Corpus.HABIT_WINDOW - 1]
-        for s in same:                           # (the window's and all compared)
+        compared = [sess] + [s for s in same if s != sess]
+        window = compared[:_Corpus.HABIT_WINDOW]
+        for s in compared:
             corpus.add(s)
-        found = _Corpus.recurring(sess, [sess] + [s for s in same if s != sess], corpus)
+        found = _Corpus.recurring(sess, compared, corpus)
         found.update(_Corpus.fix_habits(sess, window, corpus))
         found.update(_Corpus.workflows(sess, same, corpus, lambda g: self.known(g, proj)))
-        # a command or fix first found counts every session of the window that held it, so it
+        # a command or fix first found counts every session compared that held it, so it
         # is mature when its 5th holder ends; a workflow first found counts the latest ones:
         # chance makes a workflow of a random walk pass now and then, once, with many holders
         for pat, have in sorted(found.items()):      # (all of them when nearly every one did)

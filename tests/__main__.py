@@ -1,6 +1,6 @@
 """`python3 -m tests`: the whole suite, what `python3 -m unittest` finds (test_instinct.py and
 tests/test_*.py), its test classes shared among one process per core (`INSTINCT_TEST_JOBS`
-overrides), each class's report printed whole as it ends. Same tests, same environment variables
+overrides), each class's lines printed when it ends. Same tests, same environment variables
 (INSTINCT_E2E, INSTINCT_FULL, ...), less wall time; exit 1 when anything failed."""
 import io
 import multiprocessing
@@ -46,7 +46,8 @@ def main():
     order = sorted(counts, key=lambda n: -counts[n])  # the biggest classes first
     with multiprocessing.Pool(max(1, jobs)) as pool:
         for name, report, n, bad, skip in pool.imap_unordered(run_class, order):
-            sys.stdout.write(f"== {name}\n{report}")
+            report = report.rpartition("\n" + "-" * 70 + "\nRan ")[0] or report  # (its tally:
+            sys.stdout.write(f"{report.rstrip()}\n")                        # added up below)
             sys.stdout.flush()
             ran, problems, skipped = ran + n, problems + bad, skipped + skip
     took = time.monotonic() - start
