@@ -8431,7 +8431,7 @@ class _CLI:
                                             " (keeps a backup)"})]),
         "init": ("wire an agent (setup --write) and learn from its past sessions (import-history)",
                  [(("client",), {"choices": _Setup.CLIENTS, "nargs": "?",
-                                 "help": "default: each of claude-code, codex found here"})]),
+                                 "help": "default: each agent whose folder is here"})]),
     }
     GROUPS = (("start", "init setup import-history"),   # `instinct --help`, a new user's order
               ("see what was learned", "suggest list search get explain history stats projects "
@@ -8636,15 +8636,17 @@ class _CLI:
         return 0
 
     def init_cli(args, db, close):
-        """`instinct init [CLIENT]`: setup --write for the client (default: Claude Code and Codex,
-        each whose folder exists), then import-history of their past sessions, with its bar."""
+        """`instinct init [CLIENT]`: setup --write for the client (default: each agent whose
+        folder exists: ~/.claude, ~/.codex, ...), then import-history of their past sessions."""
         import argparse
-        clients = [args.client] if args.client else [c for c, v, d in (
-            ("claude-code", "CLAUDE_CONFIG_DIR", "~/.claude"), ("codex", "CODEX_HOME", "~/.codex"))
-            if os.path.isdir(os.environ.get(v) or os.path.expanduser(d))]
+        home = os.path.expanduser("~")
+        clients = [args.client] if args.client else [
+            c for c, (var, folder, _, _) in ((c, row.history) for c, row in CLIENTS.items())
+            if os.path.isdir(var and os.environ.get(var) or os.path.join(home, folder))]
         if getattr(args, "json", False) or not clients:
-            sys.stderr.write("instinct: error: " + ("no ~/.claude or ~/.codex folder here; name "
-                             f"your agent: instinct init {{{','.join(_Setup.CLIENTS)}}}"
+            sys.stderr.write("instinct: error: " + ("no agent's folder here (~/.claude, ~/.codex,"
+                             " ...); name your agent: instinct init "
+                             f"{{{','.join(_Setup.CLIENTS)}}}"
                              if clients == [] else "init prints text; setup and import-history "
                              "take --json") + "\n")
             return 2

@@ -547,7 +547,8 @@ class TestOnePathIn(StoreCase):
         os.makedirs(os.path.join(repo, ".git"))
         no_agent = self.cli_process("init")
         self.assertEqual(self.assertOneLineError(no_agent, 2),
-                         "instinct: error: no ~/.claude or ~/.codex folder here; name your agent: "
+                         "instinct: error: no agent's folder here (~/.claude, ~/.codex, ...);"
+                         " name your agent: "
                          f"instinct init {{{','.join(instinct._Setup.CLIENTS)}}}")
         folder = os.path.join(self.tmp, ".claude", "projects", claude_dir_name(repo))
         os.makedirs(folder)
@@ -570,6 +571,11 @@ class TestOnePathIn(StoreCase):
         r = self.cli_process("suggest", cwd=repo)
         self.assertIn("pref:test=uv run pytest", r.stdout, r.stderr)
         self.assertOneLineError(self.cli_process("init", "--json"), 2)
+        os.makedirs(os.path.join(self.tmp, ".gemini", "tmp"))     # another agent, found as well
+        r = self.cli_process("init", cwd=repo, timeout=300)
+        self.assertIn(f"wrote {os.path.join(self.tmp, '.gemini', 'settings.json')}",
+                      r.stdout.splitlines())
+        self.assertIn("0 imported, 8 already in the store", r.stdout)
 
 
 class TestCosmetics(StoreCase):
