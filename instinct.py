@@ -4850,6 +4850,9 @@ class _Presenter:
             return sum(_Corpus.subsequence(steps, x) for x in recent)
         items = sorted(items, key=order)
         named, out, by_prog = set(), [], {}
+        strong = {st: r["confidence"] for r in items if rank(r) < 1       # a role command's
+                  and not r["pattern"].startswith("seq:") for st in _Presenter.item_steps(
+                      r["pattern"])}                              # own line beats a weaker routine
         for routines in (True, False):     # routines: a family's best first (most sessions)
             for r in (sorted(items, key=lambda r: (-r["confidence"], -len(r["pattern"])))
                       if routines else items):
@@ -4859,6 +4862,9 @@ class _Presenter:
                     continue
                 if set(steps) & named:
                     why[p] = "superseded by a family line"
+                    continue
+                if routines and any(strong.get(st, 0) > r["confidence"] for st in steps):
+                    why[p] = "superseded by a stronger command"
                     continue
                 named |= set(steps)
                 for x in [x for x in out if x["pattern"].startswith("seq:")] * (

@@ -92,6 +92,13 @@ class TestHabits(Replayed):
         items = "\n".join(ln for ln in block.splitlines() if ln.startswith("- "))
         self.assertEqual(items, "\n".join(lines))
 
+    def test_with_8x_the_history_test_lint_and_format_are_still_said_first(self):
+        store, (repo,) = self.replay(sessions.ritual(48, steps=7, seed=1), "ritual8x")
+        lines = [ln for ln in store.briefing(repo).splitlines() if ln.startswith("- ")]
+        self.assertLessEqual(len(lines), 2, lines)            # the ritual, format: no noise line
+        self.assertIn("`mix credo` \u2192 `mix test`", lines[0])
+        self.assertTrue(any(ln.startswith("- Format here: `mix format`") for ln in lines), lines)
+
     def test_random_commands_hold_no_workflow_fix_or_dominant_command(self):
         # 300 sessions (about 100 s) where .ci/run sets INSTINCT_FULL=1; 60 by default
         n = 300 if os.environ.get("INSTINCT_FULL") == "1" else 60
