@@ -8553,8 +8553,10 @@ class _CLI:
         os._exit(code)
 
     def cli(argv, close=True):
-        if "--briefing" in argv and "explain" in argv:       # `explain --briefing`: its operation
-            argv = ["explain-briefing" if a == "explain" else a for a in argv if a != "--briefing"]
+        if "--briefing" in argv and [a for a in _CLI.take_db(argv)[1] if a[:1] != "-"][:1] == [
+                "explain"]:                                 # `explain --briefing`: its operation
+            argv = [a for a in argv if a != "--briefing"]
+            argv[argv.index("explain")] = "explain-briefing"
         if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
             return _Capture.run_hook(argv[1:], close=close)      # hot path: no argparse
         db, rest = _CLI.take_db(argv)

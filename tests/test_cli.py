@@ -541,6 +541,14 @@ class TestOnePathIn(StoreCase):
         self.assertEqual((r.returncode, r.stdout), (0, "0 suggestions: nothing mature here yet "
                                                        "(`instinct init` learns from past sessions)\n"))
 
+    def test_explain_briefing_is_read_only_as_the_command_word(self):
+        r = self.cli_process("--json", "explain", "--briefing")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["items"], [])
+        r = self.cli_process("observe", "explain", "--briefing")     # a value, not the command
+        self.assertIn("unrecognized arguments: --briefing", self.assertOneLineError(r, 2))
+        self.assertEqual(self.cli_process("--json", "list").stdout.strip(), "[]")
+
     def test_init_wires_the_agent_and_says_what_it_learned(self):
         from tests.test_history import claude_dir_name, make_history
         repo = os.path.join(self.tmp, "work", "shop")
