@@ -552,14 +552,16 @@ def _is_fingerprint(s):
 
 
 def _resolve_project(project, default_dir=None):
-    """'' (global), a 12-hex fingerprint, a path, or None (`default_dir`'s) -> project key."""
+    """'' (global), a 12-hex fingerprint, a path (relative: to `default_dir`), or None
+    (`default_dir`'s) -> project key."""
     if project is None:
         return project_fingerprint(default_dir)
     _check_text(project, "project", 4096)
     if project == "" or _is_fingerprint(project):
         return project
-    if os.path.isdir(os.path.expanduser(project)):
-        return project_fingerprint(project)
+    path = os.path.join(default_dir or os.getcwd(), os.path.expanduser(project))
+    if os.path.isdir(path):
+        return project_fingerprint(path)
     raise ValidationError(
         f"project {project!r} is neither '' (global), a 12-hex fingerprint, nor an existing"
         " directory")

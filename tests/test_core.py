@@ -815,6 +815,20 @@ class TestProjects(_Project):
         self.assertTrue(instinct.OPERATIONS["projects"].read_only)
 
 
+class TestRelativeProjectPaths(_Project):
+    def test_a_relative_project_is_the_stores_working_directory_not_the_processes(self):
+        s = instinct.InstinctStore(self.db, cwd=self.repo)
+        self.addCleanup(s.close)
+        before = os.getcwd()
+        os.chdir(self.home)                     # the process elsewhere
+        self.addCleanup(os.chdir, before)
+        self.assertEqual(s.observe("pref:x=1", project=".")["project"], self.fp)
+        os.makedirs(os.path.join(self.repo, "sub"))
+        self.assertEqual(s.observe("pref:x=1", project="sub")["project"], self.fp)
+        with self.assertRaises(instinct.ValidationError):  # relative to the store's, not here
+            s.observe("pref:x=1", project=os.path.relpath(self.home, self.repo) + "/nowhere")
+
+
 class TestMigration(StoreCase):
     def test_a_v10_store_gains_the_tombstones_and_projects_tables(self):
         path = self.tmp / "old.db"
