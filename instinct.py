@@ -292,8 +292,9 @@ def _whole(text):
 
 def _bad_chars(s):
     """True when s holds control characters or lone surrogates."""
-    return not s.isprintable() and any(o < 32 or 127 <= o < 160 or 0xD800 <= o <= 0xDFFF
-                                       for o in map(ord, s))
+    if s.isprintable():
+        return False
+    return any(o < 32 or 127 <= o < 160 or 0xD800 <= o <= 0xDFFF for o in map(ord, s))
 
 
 def _check_text(value, what, limit=MAX_SHORT, empty_ok=True):
@@ -336,8 +337,13 @@ def _check_metadata(metadata):
 def _inside(folder, paths):
     """-> (the regular files of `paths` whose real path stays in `folder`, how many pointed out)."""
     root = os.path.join(os.path.realpath(folder), "")
-    inside = [os.path.realpath(p).startswith(root) for p in paths]
-    return [p for p, ok in zip(paths, inside) if ok and os.path.isfile(p)], inside.count(False)
+    kept, out = [], 0
+    for p in paths:
+        if not os.path.realpath(p).startswith(root):
+            out += 1
+        elif os.path.isfile(p):
+            kept.append(p)
+    return kept, out
 
 
 def _open_regular(path):
@@ -641,15 +647,20 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
     SEED_COLUMNS = {"pattern", "category", "confidence", "first_seen", "last_seen",
                     "source", "project", "promoted", "metadata"}
 
-    def run(conn, script):
-        """Execute a schema script inside the open transaction (executescript would commit),
-        statement by statement (SQLite's own test: a trigger body is one)."""
-        buf = ""
+    def statements(script):
+        """Split a schema script into statements (SQLite's own test: a trigger body is one)."""
+        out, buf = [], ""
         for line in script.strip().splitlines(keepends=True):
             buf += line
             if sqlite3.complete_statement(buf):
-                conn.execute(buf.strip())
+                out.append(buf.strip())
                 buf = ""
+        return out
+
+    def run(conn, script):
+        """Execute a schema script inside the open transaction (executescript would commit)."""
+        for stmt in _Schema.statements(script):
+            conn.execute(stmt)
 
     def v1(conn):
         """Create the tables, upgrading a seeds-era `instincts` table in place."""
@@ -922,7 +933,8 @@ END;
 # 8. Database connection (WAL, busy timeout, atomic writes)
 # =============================================================================
 def _is_busy(e):
-    return any(w in str(e).lower() for w in ("locked", "busy"))
+    msg = str(e).lower()
+    return "locked" in msg or "busy" in msg
 
 
 def _auto_backups(path, number=False):
