@@ -947,10 +947,25 @@ def _auto_backups(path, number=False):
     return max(n.values(), default=0) + 1 if number else sorted(n, key=lambda p: (n[p], p))
 
 
+def _sql_function(fn):
+    """`fn` as a SQL function: a Ctrl-C that lands inside it (Python runs the signal handler at
+    its first line) stays a Ctrl-C, not a function error of the statement (`_db_error`)."""
+    def call(*args):
+        try:
+            return fn(*args)
+        except KeyboardInterrupt:
+            _sql_function.interrupted = True
+            raise
+    return call
+
+
 def _db_error(path, e):
-    """sqlite3 error -> StoreError with one readable line."""
+    """sqlite3 error -> StoreError with one readable line (a Ctrl-C in a SQL function: itself)."""
     msg = str(e)
     low = msg.lower()
+    if "user-defined function raised exception" in low and getattr(
+            _sql_function, "interrupted", False):
+        return KeyboardInterrupt()
     if "malformed" in low or "vtable constructor failed" in low:
         newest = (_auto_backups(path) or ["BACKUP"])[-1]
         return StoreError(f"{path} is damaged ({msg}); restore the newest automatic backup "
@@ -1169,9 +1184,9 @@ class _DB:
         conn = sqlite3.connect(target, uri=uri, timeout=self.timeout, isolation_level=None,
                                check_same_thread=False)
         try:
-            conn.create_function("instinct_key", 3, lambda p, proj, keyed: _forgotten_key(
-                p, proj, self.key() if keyed else None), deterministic=True)
-            conn.create_function("instinct_hash", 1, lambda t: _keyed(self.key(), t))
+            conn.create_function("instinct_key", 3, _sql_function(lambda p, proj, keyed: (
+                _forgotten_key(p, proj, self.key() if keyed else None))), deterministic=True)
+            conn.create_function("instinct_hash", 1, _sql_function(lambda t: _keyed(self.key(), t)))
             version = self.retry(lambda: conn.execute("PRAGMA user_version").fetchone()[0],
                                  conn=conn)
             if version > SCHEMA_VERSION:

@@ -15,6 +15,7 @@ import sys
 import time
 import unittest
 import uuid
+from unittest import mock
 
 import instinct
 from tests.helpers import (DAY, INSTINCT_PY, Clock, ProjectCase, child_env, cli_process, label,
@@ -734,6 +735,20 @@ class TestLearning(_Home):
 
 
 # --- Ctrl-C during an import, folder imports and symlinks (issue 21) ------------------------
+class TestCtrlCInASqlFunction(unittest.TestCase):
+    """A SIGINT is handled at the next Python line: often inside instinct's SQL functions (the
+    keyed hash), where sqlite3 would turn it into 'user-defined function raised exception'."""
+
+    def test_it_stays_a_ctrl_c(self):
+        store = instinct.InstinctStore(os.path.join(temp_dir(self), "i.db"))
+        self.addCleanup(store.close)
+        store.stats()                                         # opened before the Ctrl-C
+        with mock.patch.object(instinct, "_keyed", side_effect=KeyboardInterrupt):
+            with self.assertRaises(KeyboardInterrupt):
+                store.new_prompt("don't do that", temp_dir(self), "s1")
+        self.assertTrue(store.new_prompt("don't do that", temp_dir(self), "s1"))   # still usable
+
+
 class TestInterruptedImport(unittest.TestCase):
     N = 300
 
