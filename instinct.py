@@ -37,28 +37,31 @@ Sections:
      2. Imports and metadata
      3. Constants
      4. Exceptions
-     5. Small helpers (time, JSON, text checks)
-     6. Domain logic (patterns, categories, levels, project fingerprints)
+     5. Small helpers (time, JSON, text checks, files)
+     6. Patterns and projects (pattern grammar, categories, levels, fingerprints, opt-outs)
      7. Schema and migrations
      8. Database connection (WAL, busy timeout, atomic writes)
      9. Operation registry (one table for API, CLI and MCP)
     10. The kernel (connection, the one writer of confidence, event kinds)
-    11. Patterns: the seeds' operations (observe, suggest, forget, merge, consolidate, decay)
-    12. Memory text and staleness anchors (keys, redaction, memory files, anchors)
-    13. Knowledge memories (remember, recall, forget)
-    14. Shell commands (the shape reader: program and subcommand, never arguments)
-    15. Capture (what a hook call and a tool call become)
-    16. Mining and the presenter (habits from sessions, one selection for every channel)
-    17. Learning and hints (mining passes, the briefing, hints at the point of action)
-    18. History import (past Claude Code transcripts and Codex rollouts)
-    19. Client setup (`instinct setup`)
-    20. Rules files, lint and backups
-    21. Sharing (export, import, merge, backup, restore, doctor, gc)
-    22. Insight and feedback (explain, history, effectiveness, feedback, conflicts)
-    23. InstinctStore (the public class)
-    24. CLI
-    25. MCP stdio server
-    26. Entry point
+    11. Memory text and staleness anchors (keys, redaction, memory files, anchors)
+    12. Shell commands (the shape reader: program and subcommand, never arguments)
+    13. Agent clients and tool calls (the client table, a hook payload, the call record)
+    14. Agent transcripts (past Claude Code, Codex, Gemini CLI, Copilot CLI and Cursor sessions)
+    15. Habits in sessions (what mining reads of each session: steps, n-grams, habits, fixes)
+    16. Wording and rules files (one wording of learned items, rules files, lint)
+    17. Client setup (`instinct setup`)
+    18. Patterns: the seeds' operations (observe, suggest, forget, merge, consolidate, decay)
+    19. Knowledge memories (remember, recall, forget)
+    20. Rules (one selection for every channel, export_rules)
+    21. Learning and hints (capture, mining passes, the briefing, hints at the point of action)
+    22. History import (replaying past sessions through capture and mining)
+    23. Sharing (import, merge, backup, restore, doctor, gc, purge)
+    24. Insight and feedback (explain, history, effectiveness, feedback, conflicts)
+    25. InstinctStore (the public class)
+    26. MCP stdio server
+    27. Hooks (`instinct hook EVENT`)
+    28. CLI
+    29. Entry point
 
 MIT License.
 """
@@ -185,7 +188,7 @@ class StoreError(InstinctError):
 
 
 # =============================================================================
-# 5. Small helpers (time, JSON, text checks)
+# 5. Small helpers (time, JSON, text checks, files)
 # =============================================================================
 def _iso(t):
     """Epoch seconds -> '2026-11-29T13:20:09.123456+00:00' (fixed width, sortable)."""
@@ -373,40 +376,8 @@ def _read_regular(path, limit, tail=False):
     return data[:limit]
 
 
-def _atomic_write(path, data, private=False, check=None):
-    """Write via a temp file and os.replace, keeping the mode (`private`: 0600, folders 0700);
-    with `check`, only if check() is still true just before the replace -> whether written."""
-    import tempfile
-    d = os.path.dirname(path)
-    try:
-        os.makedirs(d, mode=0o700 if private else 0o777, exist_ok=True)
-        try:
-            mode = 0o600 if private else os.stat(path).st_mode & 0o7777
-        except FileNotFoundError:
-            mask = os.umask(0o022)
-            os.umask(mask)
-            mode = 0o666 & ~mask
-        fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
-    except OSError as e:
-        raise StoreError(f"cannot write {path}: {e.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        if check and not check():
-            _drop_temp(tmp)
-            return False
-        os.replace(tmp, path)
-        return True
-    except OSError as e:
-        _drop_temp(tmp)
-        raise StoreError(f"cannot write {path}: {e.strerror}") from None
-
-
 # =============================================================================
-# 6. Domain logic (patterns, categories, levels, project fingerprints)
+# 6. Patterns and projects (pattern grammar, categories, levels, fingerprints, opt-outs)
 # =============================================================================
 def normalize_pattern(pattern):
     """Return the canonical spelling of a pattern, or raise ValidationError.
@@ -586,6 +557,19 @@ def _level_sql(confidence, mature, rule):
             " ELSE 0 END")
 
 
+def _disabled_reason(payload, cwd):
+    if os.environ.get("INSTINCT_DISABLE", "") not in ("", "0"):
+        return "INSTINCT_DISABLE is set"
+    if payload.get("agent_id"):
+        return "subagent session"
+    d, below = cwd, None
+    while d and d != below:
+        if os.path.exists(os.path.join(d, ".instinct-disable")):
+            return f"{d}/.instinct-disable opts this project out"
+        d, below = os.path.dirname(d), d
+    return None
+
+
 # =============================================================================
 # 7. Schema and migrations
 # =============================================================================
@@ -647,6 +631,7 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
     SEED_COLUMNS = {"pattern", "category", "confidence", "first_seen", "last_seen",
                     "source", "project", "promoted", "metadata"}
 
+    @staticmethod
     def statements(script):
         """Split a schema script into statements (SQLite's own test: a trigger body is one)."""
         out, buf = [], ""
@@ -657,11 +642,13 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
                 buf = ""
         return out
 
+    @staticmethod
     def run(conn, script):
         """Execute a schema script inside the open transaction (executescript would commit)."""
         for stmt in _Schema.statements(script):
             conn.execute(stmt)
 
+    @staticmethod
     def v1(conn):
         """Create the tables, upgrading a seeds-era `instincts` table in place."""
         cols = {r[1] for r in conn.execute("PRAGMA table_info(instincts)")}
@@ -693,11 +680,13 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
                  for p, c, n, f, l, s, pr, pm, m in rows])
             conn.execute("DROP TABLE _instincts_seed")
 
+    @staticmethod
     def v2(conn):
         """Full-text index over patterns, when this SQLite build has FTS5."""
         if _Schema.has_fts5(conn):
             _Schema.run(conn, _Schema.V2_FTS)
 
+    @staticmethod
     def v3(conn):
         """Insight and feedback (section 22): the bad-feedback quiet count, surfaced suggestions."""
         conn.execute("ALTER TABLE instincts ADD COLUMN quiet INTEGER NOT NULL DEFAULT 0")
@@ -759,12 +748,14 @@ WHEN old.title != new.title OR old.content != new.content OR old.why != new.why
 END;
 """
 
+    @staticmethod
     def v4(conn):
         """Knowledge memories (section 13), their near-duplicate keys, FTS5 when available."""
         _Schema.run(conn, _Schema.V4)
         if _Schema.has_fts5(conn):
             _Schema.run(conn, _Schema.V4_FTS)
 
+    @staticmethod
     def v5(conn):
         """Learning from tool calls (sections 15-17): per-session mining bookkeeping."""
         conn.execute("CREATE INDEX ix_events_session ON events(session, id) WHERE session != ''")
@@ -774,6 +765,7 @@ END;
         conn.execute("CREATE TABLE mined_sessions (session TEXT PRIMARY KEY,"
                      " last_id INTEGER NOT NULL)")
 
+    @staticmethod
     def v6(conn):
         """Sharing (sections 20-21)."""
 
@@ -807,6 +799,7 @@ WHEN (old.pattern != new.pattern OR old.category != new.category)
 END;
 """
 
+    @staticmethod
     def v7(conn):
         """Lazy full-text indexing (`_Core._fts_sync`: an FTS5 insert per new pattern nearly
         doubled the cost of observe); a covering index for suggest's ranking."""
@@ -826,10 +819,12 @@ WHEN new.pending = 1 AND new.id <= (SELECT coalesce(max(indexed_id), 0) FROM eve
 END;
 """
 
+    @staticmethod
     def v8(conn):
         """Lazy pattern index for observe events (pending = 1), undone by v10."""
         _Schema.run(conn, _Schema.V8_LAZY_EVENT_INDEX)
 
+    @staticmethod
     def v9(conn):
         """Mining compares a project's sessions: mined_sessions knows each session's project."""
         conn.execute("ALTER TABLE mined_sessions ADD COLUMN project TEXT NOT NULL DEFAULT ''")
@@ -841,6 +836,7 @@ END;
         conn.execute("CREATE TABLE mining_state (seen_id INTEGER NOT NULL)")
         conn.execute("INSERT INTO mining_state (seen_id) VALUES (0)")
 
+    @staticmethod
     def v10(conn):
         """Undo v8: `pending` is dropped where SQLite can (3.35+), else left unused."""
         conn.execute("DROP TRIGGER IF EXISTS events_pending_ai")
@@ -851,6 +847,7 @@ END;
         conn.execute("CREATE INDEX ix_events_pattern ON events(pattern, project)"
                      " WHERE pattern != ''")
 
+    @staticmethod
     def v11(conn):
         """Captured calls become tab-separated `_Call` records; a mined session keeps its steps."""
         rows = conn.execute("SELECT id, data FROM events"
@@ -866,6 +863,7 @@ END;
                          ("\t".join((tool, "", ext) + cmds), row_id))
         conn.execute("ALTER TABLE mined_sessions ADD COLUMN steps TEXT NOT NULL DEFAULT ''")
 
+    @staticmethod
     def v12(conn):
         """Staleness anchors (section 12): the files an instinct or a memory is about."""
         conn.execute("CREATE TABLE anchors (root TEXT NOT NULL, memory INTEGER NOT NULL DEFAULT 0,"
@@ -876,6 +874,7 @@ END;
         conn.execute("CREATE TRIGGER memories_anchors_ad AFTER DELETE ON memories BEGIN"
                      " DELETE FROM anchors WHERE memory = old.id; END")
 
+    @staticmethod
     def v13(conn):
         """`forgotten`: forget's tombstones (hashes or a memory's key, never text) that learning
         respects; `projects`: the folder of each project fingerprint, noted when first seen."""
@@ -884,6 +883,7 @@ END;
         conn.execute("CREATE TABLE projects (fingerprint TEXT PRIMARY KEY, root TEXT NOT NULL,"
                      " first_seen TEXT NOT NULL) WITHOUT ROWID")
 
+    @staticmethod
     def v14(conn):
         """Hints (section 17): each item hinted or briefed in a session, shown or held back."""
         conn.execute("CREATE TABLE hints (session TEXT NOT NULL, pattern TEXT NOT NULL,"
@@ -891,11 +891,13 @@ END;
                      " after_id INTEGER NOT NULL, shown INTEGER NOT NULL,"
                      " PRIMARY KEY (session, pattern, kind)) WITHOUT ROWID")
 
+    @staticmethod
     def v15(conn):
         """`seen`: keyed hashes of unknown program words and correction-like prompts, with their
         first session; `word` names a program a second session used; row 'key': the store's key."""
         conn.execute("CREATE TABLE seen (hash TEXT PRIMARY KEY, session TEXT NOT NULL, word TEXT)")
 
+    @staticmethod
     def v16(conn):
         """The key of `seen`'s hashes moves out of the database, into `<database>.key` (0600)."""
         row = conn.execute("SELECT word FROM seen WHERE hash = 'key'").fetchone()
@@ -910,6 +912,7 @@ END;
                 f.write(row[0] + "\n")
             conn.execute("DELETE FROM seen WHERE hash = 'key'")
 
+    @staticmethod
     def v17(conn):
         """Decay's clock (section 11): each project's days with sessions, past event pruning."""
         conn.execute("CREATE TABLE active_days (project TEXT NOT NULL, day TEXT NOT NULL,"
@@ -920,6 +923,7 @@ END;
     MIGRATIONS = (v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16,
                   v17)
 
+    @staticmethod
     def has_fts5(conn):
         try:
             conn.execute("CREATE VIRTUAL TABLE temp._fts5_probe USING fts5(x)")
@@ -1107,6 +1111,38 @@ class _Write:
                     conn.execute("RELEASE w")
             except sqlite3.Error:
                 pass                       # the block's own error is the one to report
+
+
+def _atomic_write(path, data, private=False, check=None):
+    """Write via a temp file and os.replace, keeping the mode (`private`: 0600, folders 0700);
+    with `check`, only if check() is still true just before the replace -> whether written."""
+    import tempfile
+    d = os.path.dirname(path)
+    try:
+        os.makedirs(d, mode=0o700 if private else 0o777, exist_ok=True)
+        try:
+            mode = 0o600 if private else os.stat(path).st_mode & 0o7777
+        except FileNotFoundError:
+            mask = os.umask(0o022)
+            os.umask(mask)
+            mode = 0o666 & ~mask
+        fd, tmp = tempfile.mkstemp(dir=d, prefix="." + os.path.basename(path) + ".", suffix=".tmp")
+    except OSError as e:
+        raise StoreError(f"cannot write {path}: {e.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode)
+        if check and not check():
+            _drop_temp(tmp)
+            return False
+        os.replace(tmp, path)
+        return True
+    except OSError as e:
+        _drop_temp(tmp)
+        raise StoreError(f"cannot write {path}: {e.strerror}") from None
 
 
 class _DB:
@@ -1321,6 +1357,100 @@ class Param:
         return s
 
 
+class _Out:
+    """What an operation's answer looks like: JSON shapes (MCP outputSchema), terminal text."""
+
+    @staticmethod
+    def obj(props, required=()):
+        s = {"type": "object", "properties": props}
+        if required:
+            s["required"] = list(required)
+        return s
+
+    STR, INT, BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
+    RECORD = obj({
+        "pattern": STR, "category": STR, "confidence": INT, "level": STR, "promoted": INT,
+        "project": STR, "source": STR, "first_seen": STR, "last_seen": STR,
+        "metadata": {"type": "object"}, "root": STR, "repo": STR},
+        ("pattern", "category", "confidence", "level", "project", "first_seen", "last_seen"))
+
+    @staticmethod
+    def count(n, noun):
+        """`1 session`, `2 sessions`, `3 memories`: a number and its noun in agreement."""
+        if n != 1:
+            noun = (noun[:-1] + "ies" if noun[-1:] == "y" and noun[-2:-1] not in "aeiou" else
+                    noun + ("es" if noun.endswith(("s", "ch", "sh", "x")) else "s"))
+        return f"{n} {noun}"
+
+    @staticmethod
+    def lines(records, noun):
+        """One row a record, patterns padded to the longest up to 36 columns (a longer one takes
+        its own line), as the seeds': `  seq:test->fix->test    conf=5  [mature]  sequence`."""
+        w = max([22] + [len(r["pattern"]) for r in records if len(r["pattern"]) <= 36])
+        lw = max((len(r["level"]) for r in records), default=0) + 4
+        out = [(f"  {r['pattern']}\n  {'':<{w}}" if len(r["pattern"]) > w else
+                f"  {r['pattern']:<{w}}") + f" {'conf=' + str(r['confidence']):<7} "
+               f"{'[' + r['level'] + ']':<{lw}}{r['category']}"
+               + (f"  {r['root'] or r['project']}" if r.get("project") and "root" in r else "")
+               for r in records]
+        return "\n".join(out + [_Out.count(len(records), noun)])
+
+    @staticmethod
+    def render_record(r):
+        return " ".join(x.strip() for x in _Out.lines([r], "instinct").splitlines()[:-1])
+
+    @staticmethod
+    def render_stats(s):
+        out = [f"Database: {s['db_path']} ({s['db_bytes']} bytes, schema v{s['schema_version']})",
+               f"Total instincts: {s['total']}  ("
+               + ", ".join(f"{k} {s['by_level'][k]}" for k in LEVELS) + ")"]
+        if s["by_category"]:
+            out.append("Categories: " + ", ".join(f"{k} {v}" for k, v in s["by_category"].items()))
+        out.append(f"Projects: {s['projects']}  Events: {s['events']}  Full-text search: "
+                   f"{'FTS5' if s['fts'] else 'LIKE fallback'}")
+        out += [f"  project {fp}: {root}" for fp, root in s.get("folders", {}).items()]
+        return "\n".join(out)
+
+    @staticmethod
+    def render_export(result):
+        if isinstance(result, str):
+            return result.rstrip("\n")
+        if isinstance(result, dict):          # --write: what was written where (section 20)
+            return _Out.render_write(result)
+        return _dumps(result, indent=2)
+
+    @staticmethod
+    def render_markdown(rules):
+        out = ["# Learned rules (instinct)", ""]
+        for r in rules:
+            scope = "global" if not r["project"] else f"project {r['project']}"
+            out.append(f"- `{r['pattern']}` ({r['category']}, {r['level']}, "
+                       f"confidence {r['confidence']}, {scope})")
+        if not rules:
+            out.append("_No rules yet._")
+        return "\n".join(out) + "\n"
+
+    @staticmethod
+    def render_write(r):
+        where = (os.path.relpath(r["path"]) if not os.path.relpath(r["path"]).startswith("..")
+                 else r["path"])
+        drop = (f" ({_Out.count(r['dropped'], 'lower-confidence rule')}"
+                " dropped to fit the size limit)" if r["dropped"] else "")
+        n = _Out.count(r["included"], "rule")
+        lint = "\n" + _Out.render_lint(r["lint"]) if r.get("lint") else ""
+        if not r["changed"]:
+            return f"{where} is up to date ({n}){drop}{lint}"
+        return f"Wrote {n} to {where} ({r['format']}){drop}{lint}"
+
+    @staticmethod
+    def render_lint(found):
+        out = [f"  {f['kind']:<14}learned: {f['learned']} ({f['pattern']})\n{'':16}written: "
+               f"{f['file']}:{f['line']}: {f['written']}" for f in found]
+        c = sum(f["kind"] == "contradiction" for f in found)
+        counts = f"{_Out.count(c, 'contradiction')}, {_Out.count(len(found) - c, 'duplicate')}"
+        return "\n".join(out + [counts + " of the rules written here"])
+
+
 class Operation:
     """One operation: an InstinctStore method, a CLI subcommand and an MCP tool."""
     @staticmethod
@@ -1367,7 +1497,7 @@ class Operation:
         for d in dirs:
             hit = Operation._OPT_OUTS.get(d)
             if hit is None or not 0 <= now - hit[0] < 1:
-                hit = Operation._OPT_OUTS[d] = (now, _Capture.disabled_reason({}, d))
+                hit = Operation._OPT_OUTS[d] = (now, _disabled_reason({}, d))
             if hit[1]:
                 return hit[1]
         return None
@@ -1507,73 +1637,6 @@ def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=F
             return run(self, coerce(kwargs))
         return checked
     return deco
-
-
-class _Out:
-    """What an operation's answer looks like: JSON shapes (MCP outputSchema), terminal text."""
-
-    def obj(props, required=()):
-        s = {"type": "object", "properties": props}
-        if required:
-            s["required"] = list(required)
-        return s
-
-    STR, INT, BOOL = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
-    RECORD = obj({
-        "pattern": STR, "category": STR, "confidence": INT, "level": STR, "promoted": INT,
-        "project": STR, "source": STR, "first_seen": STR, "last_seen": STR,
-        "metadata": {"type": "object"}, "root": STR, "repo": STR},
-        ("pattern", "category", "confidence", "level", "project", "first_seen", "last_seen"))
-
-    def count(n, noun):
-        """`1 session`, `2 sessions`, `3 memories`: a number and its noun in agreement."""
-        if n != 1:
-            noun = (noun[:-1] + "ies" if noun[-1:] == "y" and noun[-2:-1] not in "aeiou" else
-                    noun + ("es" if noun.endswith(("s", "ch", "sh", "x")) else "s"))
-        return f"{n} {noun}"
-
-    def lines(records, noun):
-        """One row a record, patterns padded to the longest up to 36 columns (a longer one takes
-        its own line), as the seeds': `  seq:test->fix->test    conf=5  [mature]  sequence`."""
-        w = max([22] + [len(r["pattern"]) for r in records if len(r["pattern"]) <= 36])
-        lw = max((len(r["level"]) for r in records), default=0) + 4
-        out = [(f"  {r['pattern']}\n  {'':<{w}}" if len(r["pattern"]) > w else
-                f"  {r['pattern']:<{w}}") + f" {'conf=' + str(r['confidence']):<7} "
-               f"{'[' + r['level'] + ']':<{lw}}{r['category']}"
-               + (f"  {r['root'] or r['project']}" if r.get("project") and "root" in r else "")
-               for r in records]
-        return "\n".join(out + [_Out.count(len(records), noun)])
-
-    def render_record(r):
-        return " ".join(x.strip() for x in _Out.lines([r], "instinct").splitlines()[:-1])
-
-    def render_stats(s):
-        out = [f"Database: {s['db_path']} ({s['db_bytes']} bytes, schema v{s['schema_version']})",
-               f"Total instincts: {s['total']}  ("
-               + ", ".join(f"{k} {s['by_level'][k]}" for k in LEVELS) + ")"]
-        if s["by_category"]:
-            out.append("Categories: " + ", ".join(f"{k} {v}" for k, v in s["by_category"].items()))
-        out.append(f"Projects: {s['projects']}  Events: {s['events']}  Full-text search: "
-                   f"{'FTS5' if s['fts'] else 'LIKE fallback'}")
-        out += [f"  project {fp}: {root}" for fp, root in s.get("folders", {}).items()]
-        return "\n".join(out)
-
-    def render_export(result):
-        if isinstance(result, str):
-            return result.rstrip("\n")
-        if isinstance(result, dict):          # --write: what was written where (section 20)
-            return _Export.render_write(result)
-        return _dumps(result, indent=2)
-
-    def render_markdown(rules):
-        out = ["# Learned rules (instinct)", ""]
-        for r in rules:
-            scope = "global" if not r["project"] else f"project {r['project']}"
-            out.append(f"- `{r['pattern']}` ({r['category']}, {r['level']}, "
-                       f"confidence {r['confidence']}, {scope})")
-        if not rules:
-            out.append("_No rules yet._")
-        return "\n".join(out) + "\n"
 
 
 # =============================================================================
@@ -2050,7 +2113,3404 @@ ON CONFLICT (pattern, project) DO UPDATE SET
 
 
 # =============================================================================
-# 11. Patterns: the seeds' operations (observe, suggest, forget, merge, consolidate, decay)
+# 11. Memory text and staleness anchors (keys, redaction, memory files, anchors)
+# =============================================================================
+class _Mem:
+    """A knowledge memory's text: keys, redaction, frontmatter files, JSON shapes and rendering."""
+
+    # Seeds 002 (recall by relevance, recency, confidence, usage) and 004 (typed, Why, How to apply,
+    # Markdown). type -> (recency half-life, days unused before it loses 1 confidence; 0: archived).
+    MEMORY_TYPES = {"user": (180, 120), "feedback": (120, 90), "project": (60, 60),
+                    "reference": (120, 90), "episode": (30, 45)}
+    JACCARD = 0.8      # share of words (title + content) at which a memory repeats another
+    COMMON = 500       # query words in more memories are skipped; also recall's most candidates
+    SATURATE = 10      # confidence and recall counts score fully from here on
+    PER_KEY = 200      # remember: newest memories read per key when looking for a repeat
+    CANDIDATES = 64    # ... of which this many (sharing the most keys) are compared
+    STOP = frozenset("a an and are as at be but by do does for from has have how i if in into is "
+                     "it its my no not of on or so than that the then there this to us was we were "
+                     "what when which with you your".split())
+    COLS = ("id, type, title, content, why, how_to_apply, tags, project, source, confidence,"
+            " created, updated, last_recalled, recall_count, archived, archived_at, metadata,"
+            " supersedes, superseded_by")
+    FIELDS = COLS.split(", ")          # a record's keys, in this order
+    MARKERS = (("**why:**", "why"), ("**why**:", "why"),
+               ("**how to apply:**", "how_to_apply"), ("**how to apply**:", "how_to_apply"))
+    HASHES = ((1390851129, 4071050724), (647892279, 1695753998), (2795742289, 207388624),
+              (311111475, 3527346212), (2301595691, 404285457), (1570621945, 2503055453),
+              (249103477, 3907149204), (2179419893, 922121676))    # 4 bands of 2 min-hashes
+    REDACTED = "[REDACTED]"
+    SECRET_KEYS = ("password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key",
+                   "access_key", "private_key", "auth", "credential", "bearer")
+
+    @staticmethod
+    def words(text):
+        """Lower-cased runs of letters and digits: the words FTS5's unicode61 tokenizer indexes."""
+        import re
+        return re.findall(r"[^\W_]+", text.lower())
+
+    @staticmethod
+    def key(kind, mtype, project, text):
+        from zlib import crc32
+        return crc32(f"{kind}\x1f{mtype}\x1f{project}\x1f{text}".encode())
+
+    @staticmethod
+    def tombstones(mtype, project, title, name, key=None):
+        """A forgotten memory's tombstones (table `forgotten`): hashes of its title and name keyed
+        with `key`, then the unkeyed ones stores before schema v16 wrote (still honoured)."""
+        texts = (f"t\x1f{mtype}\x1f{project}\x1f{' '.join(_Mem.words(title))}",
+                 f"n\x1f{mtype}\x1f{project}\x1f{name or _Mem.slug(mtype, title)}")
+        from zlib import crc32
+        return ["n" + _keyed(key, t, 16) for t in texts] + ["m%d" % crc32(t.encode())
+                                                            for t in texts]
+
+    @staticmethod
+    def keys(mtype, project, title, content, name=""):
+        """Keys finding a memory's repeats in its scope: title, name, 4 bands of 2 min-hashes of
+        its non-stop words; Jaccard J shares a band with p = 1 - (1 - J**2)**4 (0.98 at 0.8)."""
+        from zlib import crc32
+        keys = {_Mem.key("t", mtype, project, " ".join(_Mem.words(title)))}
+        if name:
+            keys.add(_Mem.key("n", mtype, project, name))
+        words = set(_Mem.words(title + " " + content))
+        base = [crc32(w.encode()) for w in (words - _Mem.STOP or words)]
+        mins = [min((h * a + b) % 4294967311 for h in base) for a, b in _Mem.HASHES]
+        for i in range(0, len(mins), 2):
+            keys.add(_Mem.key(f"b{i}", mtype, project, f"{mins[i]}.{mins[i + 1]}"))
+        return keys
+
+    @staticmethod
+    def redact_secrets(text):
+        """(text with each secret-looking part replaced by [REDACTED], how many), as capture does
+        (sections 14, 15): known token prefixes (ghp_, sk-, AKIA, eyJ...), PEM private keys, the
+        value of `password=`/`token:` assignments, the password in `scheme://user:pass@host` and
+        24+ character words mixing upper, lower case and digits; git hashes and words pass."""
+        import re
+        n = 0
+
+        def sub(pattern, repl, flags=0):
+            nonlocal text, n
+            text, k = re.subn(pattern, repl, text, flags=flags)
+            n += k
+        sub(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?"
+            r"(-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)", _Mem.REDACTED, re.S)
+        sub(r"([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]{3,}(@)", r"\1" + _Mem.REDACTED + r"\2", re.I)
+        sub(r"((?:%s)[\w.-]*[\"']?\s*[:=]\s*[\"']?)(?!\[REDACTED\])[^\s\"',;]{6,}"
+            % "|".join(map(re.escape, _Mem.SECRET_KEYS)), r"\1" + _Mem.REDACTED, re.I)
+        sub(r"(?<![\w-])(?:%s)[\w.\-/+=]{8,}" % "|".join(map(re.escape, _SECRET_PREFIXES)),
+            _Mem.REDACTED, re.I)
+        w = "[A-Za-z0-9_+/=-]"              # a long word mixing upper, lower case and digits
+        sub(rf"(?<![\w/+=-])(?={w}*[A-Z])(?={w}*[a-z])(?={w}*[0-9]){w}{{24,}}(?![\w/+=-])",
+            _Mem.REDACTED)
+        return text, n
+
+    @staticmethod
+    def redact_value(value):
+        """redact_secrets over every string of a JSON value -> (value, count)."""
+        if isinstance(value, str):
+            return _Mem.redact_secrets(value)
+        if isinstance(value, list):
+            pairs = [_Mem.redact_value(v) for v in value]
+            return [v for v, _ in pairs], sum(k for _, k in pairs)
+        if isinstance(value, dict):
+            pairs = {key: _Mem.redact_value(v) for key, v in value.items()}
+            return {key: v for key, (v, _) in pairs.items()}, sum(k for _, k in pairs.values())
+        return value, 0
+
+    @staticmethod
+    def text(value, what, limit, multiline=False, empty_ok=True):
+        value = value.replace("\r\n", "\n").strip()
+        _check_text(value.replace("\n", " ") if multiline else value, what, limit, empty_ok)
+        if multiline and any(line.lower().startswith(tuple(m for m, _ in _Mem.MARKERS))
+                             for line in value.split("\n")):
+            raise ValidationError(f"{what} must not hold a '**Why:**' or '**How to apply:**' line; "
+                                  "pass those as why and how_to_apply")
+        return value
+
+    @staticmethod
+    def tags(tags):
+        """'a, b' -> 'a,b' (distinct, in order)."""
+        out = [t.strip() for t in tags.split(",") if t.strip()]
+        for t in out:
+            if not (t[0].isalnum() and all(c.isalnum() or c in "-_./+" for c in t)):
+                raise ValidationError(f"tag {t!r} must start with a letter or digit and hold only "
+                                      "letters, digits and - _ . / +")
+        text = ",".join(dict.fromkeys(out))
+        if len(text) > 500:
+            raise ValidationError("tags are longer than 500 characters")
+        return text
+
+    @staticmethod
+    def merge_csv(old, new):
+        parts = [p for p in old.split(",") if p]
+        parts += [p for p in new.split(",") if p and p not in parts]
+        return ",".join(parts)
+
+    @staticmethod
+    def episode(meta):
+        """Check an episode's task, steps, failures and outcome -> a text for its content."""
+        out = []
+        for key in ("task", "steps", "failures", "outcome"):
+            v = meta.get(key)
+            if v is not None and key in ("steps", "failures"):
+                if not isinstance(v, list) or not all(isinstance(s, str) for s in v):
+                    raise ValidationError(f"episode metadata '{key}' must be a list of strings")
+                if v:
+                    out.append(key.capitalize() + ":" + "".join(f"\n- {s}" for s in v))
+            elif v is not None and not isinstance(v, str):
+                raise ValidationError(f"episode metadata '{key}' must be a string")
+            elif v:
+                out.append(f"{key.capitalize()}: {v}")
+        return "\n".join(out)
+
+    @staticmethod
+    def record(row):
+        r = {k: v for k, v in zip(_Mem.FIELDS, row)      # no supersedes keys while unset
+             if v is not None or k not in ("supersedes", "superseded_by")}
+        r["tags"] = [t for t in r["tags"].split(",") if t]
+        r["archived"] = bool(r["archived"])
+        r["metadata"] = _loads_meta(r["metadata"])
+        return r
+
+    @staticmethod
+    def slug(mtype, title):
+        """The default `name` of a memory in Markdown: its type and the ASCII words of its title."""
+        s = "-".join("".join(c if c.isascii() and c.isalnum() else " "
+                             for c in title.lower()).split())
+        s = s[:60].rstrip("-")
+        return f"{mtype}-{s}" if s else f"{mtype}-{_sha256_hex(title)[:8]}"
+
+    @staticmethod
+    def digest(r):
+        return _sha256_hex("\x1f".join((r["project"], r["type"], r["title"], r["content"])))[:8]
+
+    @staticmethod
+    def git_subjects(root, n=3):
+        """The last `n` commit subjects at `root`, newest first, from the reflog .git/logs/HEAD (no
+        git process; a worktree's `.git` file names its git directory); [] when there is none."""
+        git = os.path.join(root, ".git")
+        try:
+            if os.path.isfile(git):
+                head = _read_regular(git, 4096).decode("utf-8", "replace").split("\n")[0]
+                if not head.startswith("gitdir:"):
+                    return []
+                git = os.path.join(root, head[7:].strip())
+            tail = _read_regular(os.path.join(git, "logs", "HEAD"), 65536, tail=True)
+            lines = tail.decode("utf-8", "replace").split("\n")
+        except (OSError, ValueError):
+            return []
+        if len(tail) == 65536:
+            lines = lines[1:]                    # the first one was cut by the seek
+        out = []
+        for line in reversed(lines):
+            kind, colon, subject = line.partition("\t")[2].partition(": ")
+            kind, _, step = kind.partition(" (")
+            if (colon and subject.strip() and subject.strip() not in out
+                    and (kind in ("commit", "cherry-pick", "revert")
+                         or kind.startswith("rebase") and step[:4] in ("pick", "rewo"))):
+                out.append(subject.strip())
+                if len(out) == n:
+                    break
+        return out
+
+    # --- seed 004's Markdown: front matter (name, description, metadata.type) + body --
+    @staticmethod
+    def fm_quote(s):
+        """A front-matter value: plain when YAML reads it back unchanged, else double-quoted."""
+        plain = (s and s == s.strip() and s[0] not in "-?:,[]{}#&*!|>'\"%@`" and ":" not in s
+                 and " #" not in s and s.isprintable()
+                 and s.lower() not in ("true", "false", "yes", "no", "on", "off", "null", "~"))
+        if plain:
+            try:
+                float(s)
+            except ValueError:
+                return s
+        return _dumps(s)
+
+    @staticmethod
+    def fm_unquote(raw, where):
+        s = raw.strip()
+        if s[:1] == '"':
+            try:
+                v = _loads(s)
+            except ValueError:
+                v = None
+            if not isinstance(v, str):
+                raise ValidationError(f"{where}: cannot read the quoted value {s}")
+            return v
+        if len(s) >= 2 and s[0] == s[-1] == "'":
+            return s[1:-1].replace("''", "'")
+        return s.partition(" #")[0].rstrip()
+
+    @staticmethod
+    def fm_entries(lines, where):
+        """Front-matter lines -> [(key, rest of its line, the more-indented lines under it)]."""
+        out, i = [], 0
+        while i < len(lines):
+            line = lines[i]
+            i += 1
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            key, colon, rest = line.strip().partition(":")
+            if not colon or not key.strip() or key.startswith("-"):
+                raise ValidationError(f"{where}: cannot read the front-matter line "
+                                      f"{line.strip()!r}")
+            depth = len(line) - len(line.lstrip())
+            block = []
+            while i < len(lines) and (not lines[i].strip()
+                                      or len(lines[i]) - len(lines[i].lstrip()) > depth):
+                block.append(lines[i])
+                i += 1
+            while block and not block[-1].strip():
+                block.pop()
+            out.append((key.strip(), rest, block))
+        return out
+
+    @staticmethod
+    def parse_memory_md(text, where):
+        """A seed-004 Markdown memory -> dict of its fields; None without front matter."""
+        lines = text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
+        if lines[0].rstrip() != "---":
+            return None
+        end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
+        if end is None:
+            raise ValidationError(f"{where}: the front matter has no closing '---'")
+        m = {"name": "", "title": None, "type": None, "tags": "", "project": None, "source": "",
+             "confidence": None, "data": {}, "extra": {}}
+        top_type = None
+
+        def one_line(key, rest, block):
+            if block:
+                raise ValidationError(f"{where}: '{key}' must be a one-line value")
+            return _Mem.fm_unquote(rest, where)
+        for key, rest, block in _Mem.fm_entries(lines[1:end], where):
+            if key == "metadata" and not rest.strip():
+                for k, r, b in _Mem.fm_entries(block, where):
+                    if k == "tags":
+                        items = r.strip()
+                        items = items[1:-1].split(",") if items[:1] == "[" and items[-1:] == "]" \
+                            else items.split(",") if items \
+                            else [x.strip()[1:] for x in b if x.strip().startswith("-")]
+                        m["tags"] = ",".join(_Mem.fm_unquote(x, where) for x in items if x.strip())
+                    elif k == "data":
+                        try:
+                            m["data"] = _loads(r) if not b else None
+                        except ValueError:
+                            m["data"] = None
+                        if not isinstance(m["data"], dict):
+                            raise ValidationError(f"{where}: metadata.data must be a one-line"
+                                                  " JSON object")
+                    elif k == "confidence":
+                        v = one_line(k, r, b)
+                        if not (v.isascii() and v.isdigit()):
+                            raise ValidationError(f"{where}: metadata.confidence must be a"
+                                                  " whole number")
+                        m["confidence"] = int(v)
+                    elif k in ("type", "project", "source"):
+                        m[k] = one_line(k, r, b)
+                    else:
+                        m["extra"]["metadata." + k] = r + "".join("\n" + x for x in b)
+            elif key in ("name", "description"):
+                m["title" if key == "description" else key] = one_line(key, rest, block)
+            elif key == "type":
+                top_type = one_line(key, rest, block)
+            else:
+                m["extra"][key] = rest + "".join("\n" + x for x in block)
+        m["type"] = m["type"] or top_type
+        if not m["type"]:
+            raise ValidationError(f"{where}: the front matter names no metadata.type")
+        m["title"] = m["title"] or m["name"]
+        if not m["title"]:
+            raise ValidationError(f"{where}: the front matter has no description")
+        parts, cur = {"content": [], "why": [], "how_to_apply": []}, "content"
+        for line in lines[end + 1:]:
+            low = line.lower()
+            for marker, key in _Mem.MARKERS:
+                if low.startswith(marker):
+                    cur, line = key, line[len(marker):].lstrip(" ")
+                    break
+            parts[cur].append(line)
+        m.update((k, "\n".join(v).strip()) for k, v in parts.items())
+        return m
+
+    @staticmethod
+    def md(meta):
+        """metadata["_md"] ({name, extra}) when it is what import-memories writes, else {}."""
+        md = meta.get("_md")
+        if not isinstance(md, dict):
+            return {}
+        out = {}
+        if isinstance(md.get("name"), str) and md["name"]:
+            out["name"] = md["name"]
+        extra = md.get("extra")
+
+        def fits(k, v):                  # written back as `k:v`, its later lines nested under k
+            depth = 2 if k.startswith("metadata.") else 0
+            return (isinstance(k, str) and isinstance(v, str) and k.strip() == k and k
+                    and not any(c in k for c in ":\n#") and not k.startswith("-")
+                    and all(not x.strip() or len(x) - len(x.lstrip()) > depth
+                            for x in v.split("\n")[1:]))
+        if isinstance(extra, dict) and all(fits(k, v) for k, v in extra.items()):
+            out["extra"] = extra
+        return out
+
+    @staticmethod
+    def memory_md(r, name):
+        """A memory record -> seed 004's Markdown (the exact inverse of _parse_memory_md)."""
+        import json
+        md = _Mem.md(r["metadata"])
+        extra = md.get("extra") or {}
+        data = {k: v for k, v in r["metadata"].items() if k != "_md" or not md}
+        out = ["---", f"name: {_Mem.fm_quote(name)}", f"description: {_Mem.fm_quote(r['title'])}"]
+        out += [f"{k}:{v}" for k, v in extra.items() if not k.startswith("metadata.")]
+        out += ["metadata:", f"  type: {r['type']}"]
+        if r["tags"]:
+            out.append(f"  tags: [{', '.join(r['tags'])}]")
+        out += [f"  {k}: {_Mem.fm_quote(r[k])}" for k in ("project", "source") if r[k]]
+        if r["confidence"] != 1:
+            out.append(f"  confidence: {r['confidence']}")
+        if data:
+            out.append("  data: " + json.dumps(data, ensure_ascii=False, separators=(", ", ": ")))
+        out += [f"  {k[9:]}:{v}" for k, v in extra.items() if k.startswith("metadata.")]
+        marks = ([f"**Why:** {r['why']}"] if r["why"] else []) + \
+            ([f"**How to apply:** {r['how_to_apply']}"] if r["how_to_apply"] else [])
+        body = "\n\n".join(x for x in (r["content"], "\n".join(marks)) if x)
+        return "\n".join(out) + "\n---\n" + ("\n" + body + "\n" if body else "")
+
+    # --- output schemas and renderers ------------------------------------------------
+    NUM, STRS = {"type": "number"}, {"type": "array", "items": _Out.STR}
+    MEMORY_PROPS = {
+        "id": _Out.INT, "type": _Out.STR, "title": _Out.STR, "content": _Out.STR, "why": _Out.STR,
+        "how_to_apply": _Out.STR, "tags": STRS, "project": _Out.STR,
+        "source": _Out.STR, "confidence": _Out.INT, "created": _Out.STR, "updated": _Out.STR,
+        "last_recalled": _Out.STR, "recall_count": _Out.INT, "archived": _Out.BOOL,
+        "archived_at": _Out.STR, "supersedes": _Out.INT, "superseded_by": _Out.INT,
+        "metadata": {"type": "object"}}
+    MEMORY_REQ = ("id", "type", "title", "content", "project", "confidence", "created", "updated")
+    MEMORY = _Out.obj(dict(MEMORY_PROPS, status=_Out.STR, warnings=STRS, about=STRS), MEMORY_REQ)
+    IMPORTED = ("files", "added", "updated", "unchanged", "skipped")    # import_memories' counts
+    PARTS = ("relevance", "recency", "confidence", "usage")      # recall's score, in this order
+    MEMORY_HIT = _Out.obj(dict(MEMORY_PROPS, score=NUM, parts=_Out.obj(
+        dict.fromkeys(PARTS, NUM), PARTS)), MEMORY_REQ + ("score", "parts"))
+
+    @staticmethod
+    def render_memory(r):
+        flags = [r.get("status"), f"confidence {r['confidence']}", f"recalled {r['recall_count']}x",
+                 f"project {r['project']}" if r["project"] else "global",
+                 "archived" if r["archived"] else None,
+                 f"supersedes #{r['supersedes']}" if "supersedes" in r else None,
+                 f"superseded by #{r['superseded_by']}" if "superseded_by" in r else None]
+        out = [f"#{r['id']} [{r['type']}] {r['title']}  ({', '.join(filter(None, flags))})",
+               r["content"], f"**Why:** {r['why']}" if r["why"] else None,
+               f"**How to apply:** {r['how_to_apply']}" if r["how_to_apply"] else None,
+               *(f"warning: {w}" for w in r.get("warnings", ())),
+               f"about: {', '.join(r['about'])}" if r.get("about") else None]
+        return "\n".join(filter(None, out))
+
+    @staticmethod
+    def render_memories(rs):
+        out = []
+        for r in rs:
+            line = f"  #{r['id']:<5} [{r['type']}] {r['title']}  conf={r['confidence']}"
+            if "score" in r:
+                parts = " + ".join(f"{k} {r['parts'][k]:.3f}" for k in _Mem.PARTS)
+                line += f"  score={r['score']:.3f} = {parts}"
+            line += "  [archived]" if r["archived"] else ""
+            line += f"  [superseded by #{r['superseded_by']}]" if "superseded_by" in r else ""
+            out.append(line)
+        out.append(_Out.count(len(rs), "memory"))
+        return "\n".join(out)
+
+    ID = Param("id", int, "the memory's id", required=True, positional=True, minimum=1,
+               maximum=2**63 - 1)
+    TYPE = Param("type", str, "only this type", choices=tuple(MEMORY_TYPES))
+    SCOPE = Param("project", str, "only this scope: '' global, a fingerprint or a project path "
+                  "(default: all)")
+
+
+class _Anchors:
+    """Staleness anchors: an item's files by git blob id (changed: 'may be stale', gone: out)."""
+
+    DEFINING_FILES = {
+        **dict.fromkeys("npm pnpm yarn bun npx bunx".split(), ("package.json",)),
+        **dict.fromkeys("uv uvx poetry pdm hatch pytest ruff mypy black pyright python "
+                        "python3".split(), ("pyproject.toml",)),
+        "make": ("Makefile", "makefile", "GNUmakefile"),
+        "just": ("justfile", "Justfile", ".justfile"),
+        "mix": ("mix.exs",), "cargo": ("Cargo.toml",), "go": ("go.mod",), "tox": ("tox.ini",)}
+
+    @staticmethod
+    def defining_file(root, shape):
+        """'npm run lint' -> 'package.json' when root holds it (the first found), else None."""
+        names = _Anchors.DEFINING_FILES.get(shape.split(" ", 1)[0], ())
+        return next((n for n in names if os.path.isfile(os.path.join(root, n))), None)
+
+    @staticmethod
+    def git_blob(path):
+        """(git blob id, size, mtime in ns) of a file, as `git hash-object` (no git process)."""
+        import hashlib
+        st = os.stat(path)                         # before the read: a later change shows
+        data = _read_regular(path, MAX_IMPORT_BYTES)
+        return hashlib.sha1(b"blob %d\0%s" % (len(data), data)).hexdigest(), st.st_size, \
+            st.st_mtime_ns
+
+    @staticmethod
+    def path(root, path, cwd=None):
+        """A file the user named (from `cwd`, else from `root`) -> its '/' path relative to root."""
+        for base in (cwd or root, root):
+            full = os.path.realpath(os.path.join(base, os.path.expanduser(path)))
+            rel = os.path.relpath(full, root)
+            if os.path.isfile(full) and rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+                return rel.replace(os.sep, "/")
+        raise ValidationError(f"{path} is not a file in the project {root}")
+
+    @staticmethod
+    def key(root, item):
+        """(root fingerprint, memory id or 0, pattern, project) of an instinct or memory record."""
+        ref = (0, item["pattern"], item["project"]) if "pattern" in item else (item["id"], "", "")
+        return (_sha256_hex(root)[:12], *ref)
+
+    WHERE = " WHERE root = ? AND memory = ? AND pattern = ? AND project = ?"
+
+    @staticmethod
+    def look(conn, root, item, paths=()):
+        """`item`'s anchors in `root`, and `paths` (relative to it), as the files are now: {path:
+        (blob, size, mtime), None if gone or not a regular file}, unmoved ones (size, mtime) out."""
+        known = {p: st for p, *st in conn.execute("SELECT path, size, mtime FROM anchors"
+                                                  + _Anchors.WHERE, _Anchors.key(root, item))}
+        out = {}
+        for path in dict.fromkeys([*known, *paths]):
+            try:
+                st = os.stat(os.path.join(root, path))
+                if known.get(path) != [st.st_size, st.st_mtime_ns]:
+                    out[path] = _Anchors.git_blob(os.path.join(root, path))
+            except (OSError, ValueError):
+                out[path] = None
+        return out
+
+    @staticmethod
+    def reanchor(conn, root, item, paths=(), looked=None):
+        """Confirm `item` in the caller's write: its anchors take the files as `look` finds them
+        now (or found them before the write: `looked`)."""
+        key = _Anchors.key(root, item)
+        looked = _Anchors.look(conn, root, item, paths) if looked is None else looked
+        conn.executemany("INSERT OR REPLACE INTO anchors (root, memory, pattern, project, path,"
+                         " blob, size, mtime) VALUES (?,?,?,?,?,?,?,?)",
+                         [(*key, path, *got) for path, got in looked.items() if got])
+        conn.executemany("DELETE FROM anchors" + _Anchors.WHERE + " AND path = ?",
+                         [(*key, path) for path, got in looked.items() if not got])
+
+    @staticmethod
+    def staleness(conn, root, items):
+        """Per item (instinct or memory record) None or why it may be stale by its anchors in `root`
+        ('pyproject.toml changed' / 'is gone'); a file is hashed only if its size or mtime moved."""
+        import stat
+        want, seen = {}, {}
+        for i, item in enumerate(items):
+            want.setdefault(_Anchors.key(root, item)[1:], []).append(i)
+        out = [None] * len(items)
+        for *ref, path, blob, size, mtime in conn.execute(
+                "SELECT memory, pattern, project, path, blob, size, mtime FROM anchors"
+                " WHERE root = ?", (_sha256_hex(root)[:12],)):
+            for i in want.get(tuple(ref), ()):
+                k = (path, blob, size, mtime)
+                if k not in seen:
+                    full = os.path.join(root, path)
+                    try:
+                        st = os.stat(full)
+                        same = (st.st_size, st.st_mtime_ns) == (size, mtime) or (
+                            stat.S_ISREG(st.st_mode) and _Anchors.git_blob(full)[0] == blob)
+                        seen[k] = None if same else f"{path} changed"
+                    except (OSError, ValueError):
+                        seen[k] = f"{path} is gone"
+                out[i] = out[i] or seen[k]
+        return out
+
+
+# =============================================================================
+# 12. Shell commands (the shape reader: program and subcommand, never arguments)
+# =============================================================================
+class _Shell:
+    """Reads a command as a shell does (quotes, escapes, heredocs, $( ), lists, compound commands)
+    and keeps only words that pass an allow-list of plain tokens. Not shlex, which knows no
+    heredocs, $( ) or newline lists and imports re. It never raises: unbalanced quotes and
+    parentheses run to the end of the input."""
+    SHAPE_MAX_INPUT, SHAPE_MAX_SHAPES, SHAPE_MAX_DEPTH = 65536, 64, 8
+    # Not commands: builtins that only change the shell's state, no-ops, tests, output, lookups.
+    NOOPS = frozenset(
+        "cd pushd popd dirs export set unset source . alias unalias true false : local declare "
+        "typeset readonly shift return exit read wait test [ eval trap let ulimit umask hash shopt "
+        "setopt break continue echo printf sleep clear pwd jobs fg bg disown type which".split())
+    # Reserved words that open or close a compound command: skipped at command position.
+    KEYWORDS = frozenset("if then else elif fi do done while until { } ! esac coproc".split())
+    SHELLS = frozenset("sh bash zsh dash ksh mksh ash".split())
+    # Prefixes that run the command after them, dropped: name -> (value options, positionals).
+    PREFIXES = {name: (frozenset(opts.split()), npos) for name, opts, npos in (
+        ("sudo", "-u -g -h -p -C -D -r -t -T -U -R --user --group --host --prompt --close-from "
+                 "--chdir --role --type --command-timeout --other-user", 0),
+        ("doas", "-u -C", 0),
+        ("env", "-u -C -S --unset --chdir --split-string", 0),
+        ("timeout", "-s -k --signal --kill-after", 1),
+        ("nice", "-n --adjustment", 0),
+        ("ionice", "-c -n -p -P -u --class --classdata --pid --pgid --uid", 0),
+        ("nohup", "", 0), ("time", "-f -o --format --output", 0), ("exec", "-a", 0),
+        ("command", "", 0), ("builtin", "", 0), ("chronic", "", 0), ("unbuffer", "", 0),
+        ("stdbuf", "-i -o -e --input --output --error", 0),
+        ("xargs", "-a -d -E -I -L -n -P -s --arg-file --delimiter --eof --replace --max-lines "
+                  "--max-args --max-procs --max-chars --process-slot-var", 0))}
+    # Programs whose first plain word is a subcommand worth keeping ('cargo clippy', 'mix test').
+    SUBCOMMAND_PROGRAMS = frozenset((
+        "git gh glab hub jj hg svn sl dolt bd "
+        "npm pnpm yarn bun deno corepack nx turbo lerna vite vitest playwright prisma drizzle-kit "
+        "next nuxt astro ng expo eas wrangler biome "
+        "uv pip pip3 pipx poetry pdm hatch rye pipenv conda mamba micromamba pyenv tox nox "
+        "pre-commit ruff alembic django-admin flask "
+        "cargo rustup go mix rebar3 gleam dune opam cabal stack zig dotnet mvn mvnw gradle gradlew "
+        "sbt lein rails rake bundle gem composer flutter dart swift pod fastlane wasm-pack diesel "
+        "sqlx docker docker-compose podman kubectl helm kind minikube k3d skaffold terraform tofu "
+        "pulumi vagrant aws gcloud az fly flyctl heroku vercel netlify firebase supabase cdk sam "
+        "serverless make just task ninja bazel bazelisk buck2 meson mkdocs hugo jekyll mdbook "
+        "brew apt apt-get dnf yum apk snap flatpak nix nix-env systemctl launchctl adb "
+        "tmux ollama mise asdf openssl manage.py artisan").split())
+    # Other programs keep a first word only from this allow-list (`br sync`): no argument passes.
+    COMMON_SUBCOMMANDS = frozenset(
+        "add apply backup bench blocked build check clean clone close compile config create delete "
+        "dep deploy describe dev devices diff doctor down edit exec export fetch fmt format "
+        "generate get import info init install label lint list login logout logs ls merge migrate "
+        "new plan publish pull push query ready release remove restart restore root run search "
+        "serve set shell show sql start stats status stop sync test uninstall up update upgrade "
+        "version view watch".split())
+    # ... but not programs whose first word is an operand (`rm -rf build`, `grep test f`).
+    OPERAND_PROGRAMS = frozenset(
+        "ls cat head tail less more grep egrep fgrep rg ag ack find fd rm rmdir mkdir cp mv ln "
+        "touch chmod chown chgrp stat file wc sort uniq cut tr sed awk gawk diff cmp comm tee xxd "
+        "od hexdump strings base64 md5sum sha1sum sha256sum shasum du df tree realpath readlink "
+        "basename dirname open xdg-open code cursor vim vi nvim nano emacs bat man kill pkill "
+        "killall pgrep curl wget ssh scp rsync tar zip unzip gzip gunzip jq yq node ruby perl php "
+        "lua python ping dig host nc".split())
+    # Framework scripts run by an interpreter that take a subcommand (`python manage.py migrate`).
+    SCRIPT_TOOLS = frozenset(("manage.py", "artisan"))
+    # Separate-value global options per program, skipped on the way to a subcommand (`git -C x`).
+    VALUE_OPTIONS = {name: frozenset(opts.split()) for name, opts in (
+        ("git", "-C -c --git-dir --work-tree --namespace --config-env --super-prefix"),
+        ("gh", "-R --repo --hostname"), ("glab", "-R --repo"),
+        ("npm", "--prefix -w --workspace --registry --userconfig --cache --loglevel"),
+        ("pnpm", "-C --dir --filter -F --workspace-dir --reporter --loglevel"),
+        ("yarn", "--cwd --registry"), ("bun", "--cwd -c --config"),
+        ("npx", "-p --package -c --call"), ("bunx", "-p --package"),
+        ("cargo", "-C --manifest-path --config -Z --color"), ("go", "-C"),
+        ("uv", "--directory --project -p --python --cache-dir --config-file --color --with "
+               "--with-editable --with-requirements --package --extra --group --only-group "
+               "--env-file --index --default-index --index-url --extra-index-url --find-links -f "
+               "--python-preference --no-group"),
+        ("uvx", "--from --with --python -p --index --index-url"),
+        ("pip", "--python --cache-dir --log --proxy --retries --timeout --exists-action "
+                "--trusted-host --cert --client-cert -i --index-url --extra-index-url"),
+        ("poetry", "-C --directory -P --project"), ("pdm", "-p --project"),
+        ("hatch", "-e --env -p --project --data-dir --cache-dir --config"),
+        ("pipx", "--python --spec"), ("conda", "-n --name -p --prefix"),
+        ("tox", "-e -c"), ("nox", "-s --session -f --noxfile -t --tags"),
+        ("docker", "-H --host -c --context --config -l --log-level --tlscacert --tlscert "
+                   "-f --file -p --project-name --profile --env-file --project-directory"),
+        ("podman", "--url -c --connection"),
+        ("kubectl", "-n --namespace --context --cluster --kubeconfig -s --server --user --as "
+                    "--as-group --request-timeout --client-certificate"),
+        ("helm", "-n --namespace --kube-context --kubeconfig"),
+        ("make", "-C -f --file --makefile -I --include-dir -o --old-file -W --what-if --assume-new "
+                 "--new-file"),
+        ("just", "-f --justfile -d --working-directory --dotenv-path --dotenv-filename --shell "
+                 "--shell-arg"),
+        ("mvn", "-f --file -s --settings -gs -P -pl --projects -rf -T -D -l --log-file -t -b"),
+        ("gradle", "-p --project-dir -b --build-file -c --settings-file -g --gradle-user-home -I "
+                   "--init-script -x --exclude-task --console --warning-mode"),
+        ("rake", "-f --rakefile -C --directory -I --libdir -R --rakelibdir -r --require"),
+        ("bundle", "--gemfile"), ("composer", "-d --working-dir"), ("apt", "-o -c -t"),
+        ("systemctl", "-H --host -M --machine -t --type -p --property --state"),
+        ("stack", "--stack-yaml --resolver"),
+        ("jj", "-R --repository --at-op --config --config-toml"),
+        ("hg", "-R --repository --cwd --config"), ("nix", "--option --extra-experimental-features"),
+        ("aws", "--profile --region --output --endpoint-url"), ("gcloud", "--project --account"),
+        ("adb", "-s -t -H -P -L"))}
+    # Options that take an optional numeric value (`make -j 4 test`).
+    NUMERIC_OPTIONS = frozenset("-j --jobs -l --load-average".split())
+    # Runners kept with the command they run (`uv run pytest`): program -> verbs ('' = itself).
+    RUN_WRAPPERS = {"uv": ("run",), "uvx": ("",), "poetry": ("run",), "pipenv": ("run",),
+                    "pdm": ("run",), "hatch": ("run",), "rye": ("run",), "pipx": ("run",),
+                    "bundle": ("exec",), "npx": ("",), "pnpx": ("",), "bunx": ("",),
+                    "pnpm": ("exec", "dlx"), "yarn": ("dlx", "exec"), "npm": ("exec",),
+                    "bun": ("x",), "conda": ("run",), "mamba": ("run",), "micromamba": ("run",),
+                    "mise": ("exec", "x")}
+    # Subcommands whose next plain word is kept too ('npm run build'); '*' = every subcommand.
+    SECOND_WORDS = {"npm": ("run", "run-script"), "pnpm": ("run",), "yarn": ("run",),
+                    "bun": ("run",), "deno": ("task",), "composer": ("run-script", "run"),
+                    "gh": "*", "glab": "*", "aws": "*", "gcloud": "*", "az": "*",
+                    "uv": ("pip", "tool", "python"),
+                    "docker": ("compose", "buildx", "container", "image", "volume", "network",
+                                "system", "context"),
+                    "podman": ("compose", "container", "image", "volume", "network", "system"),
+                    "dotnet": ("ef", "tool"), "kubectl": ("config", "rollout"),
+                    "git": ("stash", "worktree", "submodule", "remote", "bisect", "lfs")}
+    # A subcommand that ends like a file name is a path, not a subcommand (`bun run index.ts`).
+    FILE_SUFFIXES = frozenset(
+        "py pyc js mjs cjs ts tsx jsx json md txt yml yaml toml ini cfg conf env lock log sh bash "
+        "zsh ex exs rb go rs c h cc cpp hpp java kt swift php sql csv xml html css scss vue svelte "
+        "lua pl r dart zig nix tf out bin exe dll so gz tgz zip tar".split())
+    # Long options whose separate value is a credential (`--token X`), skipped for every program.
+    CREDENTIAL_OPTION_WORDS = ("token", "passw", "secret", "key", "auth", "credential")
+    SPECIAL = frozenset(" \t\r\n\\'\"$`<>&|;()")
+
+    @staticmethod
+    def safe_token(tok, limit=40):
+        """A program/tool/extension token with a plain charset, or '?' (redacted)."""
+        tok = tok.strip("'\"`")
+        if (not tok or len(tok) > limit or tok.lower().startswith(_SECRET_PREFIXES)
+                or not all(c.isalnum() or c in "._+-" for c in tok) or not tok.isascii()
+                or (len(tok) >= 12 and any(c.isdigit() for c in tok)
+                    and any(c.isalpha() for c in tok))):
+            return "?"
+        return tok
+
+    @staticmethod
+    def plain_subword(word):
+        """A subcommand word is kept only when it is a plain lowercase word, not text or a path."""
+        v = word[1]
+        if (word[3] or not 0 < len(v) <= 24 or not ("a" <= v[0] <= "z") or not v.isascii()
+                or sum(c.isdigit() for c in v) > 2 or v.startswith(_SECRET_PREFIXES)
+                or not all(c.islower() or c.isdigit() or c in "._:-" for c in v)):
+            return False
+        return "." not in v or v.rsplit(".", 1)[1] not in _Shell.FILE_SUFFIXES
+
+    @staticmethod
+    def is_assignment(raw):
+        """`NAME=value`, `NAME+=value`, `NAME[i]=value`, judged on the source text (with quotes)."""
+        k = raw.find("=")
+        if k <= 0:
+            return False
+        name = raw[:k].rstrip("+").split("[", 1)[0]
+        return name.isascii() and name.isidentifier()
+
+    @staticmethod
+    def program_name(word):
+        """The basename of a command word, without a Windows .exe/.cmd/.bat suffix."""
+        value, raw = word[1], word[2]
+        # `C:\Tools\node.exe`: a backslash in unquoted source text is a Windows path, not an escape.
+        text = raw if "\\" in raw and not any(q in raw for q in "'\"$`") else value
+        name = text.replace("\\", "/").rsplit("/", 1)[-1]
+        if name[-4:].lower() in (".exe", ".cmd", ".bat"):
+            name = name[:-4]
+        return name
+
+    @staticmethod
+    def skip_parens(s, i):
+        """From the '(' at s[i] to just past its matching ')' (plain counting, as in $(( )))."""
+        depth, n = 0, len(s)
+        while i < n:
+            c = s[i]
+            if c == "(":
+                depth += 1
+            elif c == ")":
+                depth -= 1
+                if depth == 0:
+                    return i + 1
+            i += 1
+        return n
+
+    @staticmethod
+    def quoted(s, i, depth, buf):
+        """The escape, quotes or expansion at s[i] (\\ ' " $ ` <( >( ): returns (end, flags);
+        appends its text to buf, '$' for an expansion."""
+        n, c, nxt = len(s), s[i], s[i + 1:i + 2]
+        if c == "\\":
+            buf.append(nxt)
+            return i + 2, 1
+        if c == "'":
+            j = s.find("'", i + 1)
+            j = n if j < 0 else j
+            buf.append(s[i + 1:j])
+            return j + 1, 1
+        if c == '"':
+            return _Shell.dquote(s, i + 1, depth, buf)
+        if c == "`":
+            j = i + 1
+            while j < n and s[j] != "`":
+                j += 2 if s[j] == "\\" else 1
+            buf.append("$")
+            return j + 1, 2
+        if c in "<>" or nxt == "(":                    # $( ), <( ), >( ); $(( )) is arithmetic
+            buf.append("$")
+            if (c == "$" and s[i + 2:i + 3] == "(") or depth >= _Shell.SHAPE_MAX_DEPTH:
+                return _Shell.skip_parens(s, i + 1), 2
+            return _Shell.lex(s, i + 2, depth + 1, None), 2
+        if nxt == "{":
+            buf.append("$")
+            j = s.find("}", i + 2)
+            return (n if j < 0 else j + 1), 2
+        if nxt == "'":                                 # $'ANSI-C quoting'
+            j = i + 2
+            while j < n and s[j] != "'":
+                j += 2 if s[j] == "\\" else 1
+            buf.append(s[i + 2:j])
+            return j + 1, 1
+        if nxt == '"':                                 # $"locale string"
+            return _Shell.dquote(s, i + 2, depth, buf)
+        buf.append("$")
+        return i + 1, 2
+
+    @staticmethod
+    def dquote(s, i, depth, buf):
+        """A double-quoted string from s[i] (after the opening quote): returns (end, flags)."""
+        n, flags = len(s), 1
+        while i < n:
+            c = s[i]
+            if c == '"':
+                return i + 1, flags
+            if c == "\\":
+                if i + 1 < n and s[i + 1] in '"\\$`':
+                    buf.append(s[i + 1])
+                elif i + 1 < n and s[i + 1] != "\n":
+                    buf.append(s[i:i + 2])
+                i += 2
+            elif c == "$" or c == "`":
+                i, f = _Shell.quoted(s, i, depth, buf)
+                flags |= f
+            else:
+                j = i + 1
+                while j < n and s[j] not in '"\\$`':
+                    j += 1
+                buf.append(s[i:j])
+                i = j
+        return n, flags
+
+    @staticmethod
+    def lex(s, i, depth, out):
+        """Tokens of shell text s from i into out: ('w', value, source, flags) and ('o', operator);
+        flags 1 = quoted or escaped, 2 = holds an expansion. Redirection targets and heredoc bodies
+        are dropped. At depth > 0 (in `$( )`) it returns just past the unmatched ')'."""
+        n = len(s)
+        buf, start, flags = [], -1, 0
+        target, heredocs, parens, cases = 0, [], 0, 0
+        ops = [] if out is None else out               # out=None: operators go nowhere
+
+        def word_end(end):
+            nonlocal buf, start, flags, target, cases
+            if start < 0:
+                return
+            value = "".join(buf)
+            if target >= 2:                            # a heredoc delimiter: body on the next lines
+                heredocs.append((value, target == 3))
+            elif target == 0 and out is not None:
+                out.append(("w", value, s[start:end], flags))
+            elif target == 0 and not flags and value in ("case", "esac"):
+                cases += 1 if value == "case" else -1    # `case x in a)` inside $( ): ')' is no end
+            buf, start, flags, target = [], -1, 0, 0
+
+        while i < n:
+            c = s[i]
+            if c not in _Shell.SPECIAL:                # '#' starting a word: a comment to the \n
+                if start < 0:
+                    if c == "#":
+                        j = s.find("\n", i)
+                        i = n if j < 0 else j
+                        continue
+                    start = i
+                j = i + 1
+                while j < n and s[j] not in _Shell.SPECIAL:
+                    j += 1
+                buf.append(s[i:j])
+                i = j
+            elif c == " " or c == "\t" or c == "\r":     # \r: commands pasted with CRLF line ends
+                word_end(i)
+                i += 1
+            elif c == "\n":
+                word_end(i)
+                i += 1
+                for delim, strip in heredocs:          # skip each pending heredoc body line by line
+                    while i < n:
+                        j = s.find("\n", i)
+                        j = n if j < 0 else j
+                        line = s[i:j].lstrip("\t") if strip else s[i:j]
+                        i = j + 1
+                        if line.rstrip("\r") == delim:
+                            break
+                heredocs.clear()
+                ops.append(("o", "\n"))
+            elif c == "\\" and s[i + 1:i + 2] == "\n":     # line continuation
+                i += 2
+            elif c in "\\'\"$`" or (c in "<>" and s[i + 1:i + 2] == "("):
+                if start < 0:
+                    start = i
+                i, f = _Shell.quoted(s, i, depth, buf)
+                flags |= f
+            elif c in "<>" or s.startswith("&>", i):  # a redirection: its target is no word
+                if c != "&" and start >= 0 and not flags and "".join(buf).isdigit():
+                    buf, start = [], -1                # `2>`: the digits name a file descriptor
+                word_end(i)
+                for op, target in (("<<<", 1), ("<<-", 3), ("<<", 2), ("&>>", 1), (c + ">", 1),
+                                   (c + "&", 1), (c + "|", 1), (c, 1)):
+                    if s.startswith(op, i):
+                        break
+                i += len(op)
+            elif c in "&|;":
+                word_end(i)
+                for op in (";;&", "&&", "||", "|&", ";;", ";&", c):
+                    if s.startswith(op, i):
+                        break
+                ops.append(("o", op))
+                i += len(op)
+            elif c == "(":
+                if start >= 0 and buf and buf[-1][-1:] in ("=", "@", "!", "+", "*", "?"):
+                    j = _Shell.skip_parens(s, i)       # `a=(x y)`, `@(x|y)`: part of a word
+                    buf.append(s[i:j])
+                    i = j
+                    continue
+                word_end(i)
+                if s[i + 1:i + 2] == "(":              # (( arithmetic )), for (( ; ; ))
+                    i = _Shell.skip_parens(s, i)
+                    ops.append(("o", "(("))
+                    continue
+                parens += 1
+                ops.append(("o", "("))
+                i += 1
+            else:                                      # ")"
+                word_end(i)
+                i += 1
+                if depth and parens <= 0 and cases <= 0:
+                    return i
+                parens -= 1
+                ops.append(("o", ")"))
+        word_end(n)
+        return n
+
+    @staticmethod
+    def first_word(words, j, key):
+        """Index of the first word from j that is not an option, an option's value or VAR=value."""
+        opts = _Shell.VALUE_OPTIONS.get(key, ())
+        n = len(words)
+        while j < n:
+            v = words[j][1]
+            if v == "--":
+                return j + 1 if key in _Shell.RUN_WRAPPERS else n
+            if v[:1] == "-" and len(v) > 1:
+                j += 1
+                if v in opts or (v[:2] == "--" and "=" not in v
+                                 and any(w in v for w in _Shell.CREDENTIAL_OPTION_WORDS)):
+                    j += 1
+                elif v in _Shell.NUMERIC_OPTIONS and j < n and words[j][1].isdigit():
+                    j += 1
+            elif (v[:1] == "+" and key in ("cargo", "rustup")) or _Shell.is_assignment(words[j][2]):
+                j += 1                         # `cargo +nightly build`, `make CC=clang test`
+            else:
+                return j
+        return n
+
+    @staticmethod
+    def wrapped(prefix, words, j, depth):
+        """`uv run` + the shape of the command it runs, or the runner alone."""
+        inner = _Shell.words_shapes(words, j, depth + 1) if depth < _Shell.SHAPE_MAX_DEPTH else []
+        shaped = [f"{prefix} {s}" for s in inner if s != "?"]
+        if not shaped and j < len(words) and _Shell.plain_subword(words[j]):
+            shaped = [f"{prefix} {words[j][1]}"]       # a script: `pdm run test`, `hatch run a:b`
+        return shaped or [prefix]
+
+    @staticmethod
+    def program_shape(key, words, j, depth):
+        """The shape of known program `key` whose arguments start at words[j]."""
+        verbs = _Shell.RUN_WRAPPERS.get(key, ())
+        k = _Shell.first_word(words, j, key)
+        if verbs == ("",):
+            return _Shell.wrapped(key, words, k, depth)
+        if k >= len(words) or not _Shell.plain_subword(words[k]):
+            return [key]
+        sub = words[k][1]
+        if sub in verbs:
+            return _Shell.wrapped(f"{key} {sub}", words, _Shell.first_word(words, k + 1, key),
+                                  depth)
+        second = _Shell.SECOND_WORDS.get(key, ())
+        if second == "*" or sub in second:
+            k = _Shell.first_word(words, k + 1, key)
+            if k < len(words) and _Shell.plain_subword(words[k]):
+                return [f"{key} {sub} {words[k][1]}"]
+        return [f"{key} {sub}"]
+
+    @staticmethod
+    def words_shapes(words, i, depth):
+        """The shapes of one simple command (its words from i): [] when it runs nothing."""
+        n = len(words)
+        while i < n:                                   # drop VAR=value and prefixes (sudo, env...)
+            if _Shell.is_assignment(words[i][2]):
+                i += 1
+                continue
+            name = _Shell.program_name(words[i])
+            spec = None if words[i][3] & 2 else _Shell.PREFIXES.get(name)
+            if spec is None:
+                break
+            opts, npos = spec
+            i += 1
+            while i < n and words[i][1][:1] == "-" and len(words[i][1]) > 1:
+                opt = words[i][1]
+                i += 1
+                if opt == "--":
+                    break
+                if opt in ("-v", "-V") and name == "command":
+                    return []                          # `command -v x` looks x up, runs nothing
+                if opt in opts:
+                    i += 1
+            i += npos
+        if i >= n:
+            return []
+        word = words[i]                                # `name` is its program_name (loop above)
+        if word[3] & 2 and ("$" in name or "/" not in word[1]):
+            if i + 1 < n and words[i + 1][1] in ("=", "+=") and word[2][:1] == "$":
+                return []                              # PowerShell's `$env:X = 1` assigns
+            return ["?"]                               # `$EDITOR x`; but `$SDK/bin/tool` is `tool`
+        key = name.lower()
+        if key in _Shell.NOOPS:
+            return []
+        if _Shell.safe_token(name, 32) != name or not (name[0].isalnum() or name[0] in "._"):
+            return ["?"]
+        if key in _Shell.SHELLS:                             # `bash -lc 'script'`: read the script
+            j, script = i + 1, False
+            while j < n and words[j][1][:1] in ("-", "+") and len(words[j][1]) > 1:
+                opt = words[j][1]
+                j += 1
+                if opt in ("-o", "+o"):
+                    j += 1
+                elif opt[1] != "-" and "c" in opt:
+                    script = True
+            if script and j < n and depth < _Shell.SHAPE_MAX_DEPTH:
+                return _Shell.shapes(words[j][1], depth + 1)
+            return [key]
+        if key in ("pwsh", "powershell"):              # `pwsh -NoProfile -Command "script"`
+            j = i + 1
+            while j < n and words[j][1][:1] == "-":
+                opt = words[j][1].lower()
+                j += 1
+                if opt in ("-c", "-command") and j < n and depth < _Shell.SHAPE_MAX_DEPTH:
+                    return _Shell.shapes(words[j][1], depth + 1)
+                if opt in ("-file", "-f"):
+                    break
+                if opt in ("-executionpolicy", "-ep", "-windowstyle", "-outputformat",
+                           "-inputformat", "-workingdirectory", "-wd", "-configurationname"):
+                    j += 1
+            return [key]
+        if key in ("py", "python") or (key[:6] == "python" and key[6:].replace(".", "").isdigit()):
+            j = i + 1                                  # python3.12 -> python; `python -m X` keeps X
+            while j < n and words[j][1][:1] == "-" and len(words[j][1]) > 1:
+                opt = words[j][1]
+                j += 1
+                if opt == "-c":
+                    break
+                if opt in ("-W", "-X"):
+                    j += 1
+                elif opt[:2] == "-m":
+                    module = opt[2:] or (words[j][1] if j < n and not words[j][3] else "")
+                    j += 0 if opt[2:] else 1
+                    if (_Shell.safe_token(module, 32) != module
+                            or not (module[0].isalpha() or module[0] == "_")):
+                        return ["python -m"]
+                    if module.lower() in _Shell.SUBCOMMAND_PROGRAMS:
+                        return ["python -m " + s
+                                for s in _Shell.program_shape(module.lower(), words, j, depth)]
+                    return ["python -m " + module]
+            key, name, i = "python", "python", j - 1
+        if (key in ("python", "php") and i + 1 < n       # `python manage.py test`, `php artisan x`
+                and (tool := _Shell.program_name(words[i + 1])) in _Shell.SCRIPT_TOOLS):
+            return [f"{key} {s}" for s in _Shell.program_shape(tool, words, i + 2, depth)]
+        if key in _Shell.SUBCOMMAND_PROGRAMS or key in _Shell.RUN_WRAPPERS:
+            return _Shell.program_shape(key, words, i + 1, depth)
+        k = n if key in _Shell.OPERAND_PROGRAMS else _Shell.first_word(words, i + 1, key)
+        if k < n and not words[k][3] and (words[k][1] in _Shell.SUBCOMMAND_PROGRAMS
+                                          or words[k][1] in _Shell.RUN_WRAPPERS):
+            return _Shell.wrapped(name, words, k, depth)   # a tool in front of one: `rtk git log`
+        if k < n and _Shell.plain_subword(words[k]) and words[k][1] in _Shell.COMMON_SUBCOMMANDS:
+            return [f"{name} {words[k][1]}"]
+        return [name]
+
+    @staticmethod
+    def parse_shapes(toks, depth):
+        """The shapes of the simple commands in a token list, in order."""
+        out, cur, skip, cases, t, n = [], [], "", 0, 0, len(toks)
+        while t < n and len(out) < _Shell.SHAPE_MAX_SHAPES:
+            tok = toks[t]
+            t += 1
+            if tok[0] == "o":
+                op = tok[1]
+                if skip:        # a case pattern ends at ')', `for x in WORDS;` at ; or newline
+                    if (skip == "pattern" and op == ")") or (skip == "for" and op in (";", "\n")):
+                        skip = ""
+                    continue
+                if op == "(" and len(cur) == 1 and t < n and toks[t] == ("o", ")"):
+                    cur, t = [], t + 1                 # `name() { ...; }` defines a function
+                    continue
+                if cur:
+                    out.extend(_Shell.words_shapes(cur, 0, depth))
+                    cur = []
+                if op in (";;", ";&", ";;&") and cases:
+                    skip = "pattern"
+                continue
+            value, plain = tok[1], not tok[3]
+            if skip:
+                if skip == "function" or (skip == "]]" and plain and value == "]]"):
+                    skip = ""
+                elif skip == "case" and plain and value == "in":
+                    skip = "pattern"
+                elif skip == "pattern" and plain and value == "esac":
+                    skip, cases = "", cases - 1
+                continue
+            if not cur and plain:                      # command position: reserved words
+                if value in _Shell.KEYWORDS:
+                    if value == "esac" and cases:      # the last branch may omit its ';;'
+                        cases -= 1
+                    continue
+                if value in ("for", "select", "case", "[[", "function"):
+                    skip = {"select": "for", "[[": "]]"}.get(value, value)
+                    if value == "case":
+                        cases += 1
+                    continue
+            cur.append(tok)
+        if cur and len(out) < _Shell.SHAPE_MAX_SHAPES:
+            out.extend(_Shell.words_shapes(cur, 0, depth))
+        return out
+
+    @staticmethod
+    def shapes(command, depth):
+        """The shapes of a shell string or of an argv (Codex's ["bash", "-lc", script])."""
+        if isinstance(command, (list, tuple)):
+            return _Shell.words_shapes([("w", str(a), str(a), 0) for a in command[:256]], 0, depth)
+        if not isinstance(command, str):
+            return []
+        toks = []
+        _Shell.lex(command[:_Shell.SHAPE_MAX_INPUT], 0, 0, toks)
+        return _Shell.parse_shapes(toks, depth)
+
+    @staticmethod
+    def command_shapes(command):
+        """Each simple command's shape, in execution order: 'cd a && FOO=1 uv run pytest -q | tee x'
+        -> ['uv run pytest', 'tee']. A shell string or an argv list; never argument values."""
+        try:
+            return _Shell.shapes(command, 0)[:_Shell.SHAPE_MAX_SHAPES]
+        except Exception:                              # a reader bug must never break capture
+            return ["?"]
+
+
+_Shell.VALUE_OPTIONS.update({alias: _Shell.VALUE_OPTIONS[same] for alias, same in (
+    ("pip3", "pip"), ("mvnw", "mvn"), ("gradlew", "gradle"), ("apt-get", "apt"), ("gmake", "make"),
+    ("pnpx", "npx"))})
+
+
+# =============================================================================
+# 13. Agent clients and tool calls (the client table, a hook payload, the call record)
+# =============================================================================
+# One agent client, one row of CLIENTS. `hooks`: its hook files (user, project; under HOME or the
+# project) and how a handler is written; `events`: (its event name, `instinct hook` event, matcher,
+# timeout s); `answer`: how context goes back; `history`: (folder env var, folder under HOME, globs,
+# reader); `rules`: the export format of the rules file it reads.
+class _Client(namedtuple("_Client", "hooks events answer history rules")):
+    # The calls a hint can be about (a shell command, an edit): PreToolUse runs for these only.
+    HINT_MATCHER = ("Bash|PowerShell|shell|exec_command|Edit|Write|MultiEdit|NotebookEdit|"
+                    "apply_patch")
+    # Every entry is synchronous (an async capture stores calls out of order) and one `command`
+    # string, no `args` (Claude Code before 2.1.139 ignores `args`). No Stop for Claude Code:
+    # `claude -p` cancels it; SessionEnd mines, and SessionStart mines what was left unmined.
+    CLAUDE_EVENTS = (("SessionStart", "session-start", None, 30),
+                     ("UserPromptSubmit", "user-prompt-submit", None, 10),
+                     ("PreToolUse", "pre-tool-use", HINT_MATCHER, 5),
+                     ("PostToolUse", "post-tool-use", "*", 10),
+                     ("PostToolUseFailure", "post-tool-use-failure", "*", 10),
+                     ("SessionEnd", "session-end", None, 30))
+
+
+# Hook styles: "groups" (Claude Code's matcher groups), "groups-ms" (the same, timeouts in ms),
+# "flat" ({"version": 1, "hooks": {event: [handler]}}, Cursor), "bash" (flat, Copilot CLI).
+# Answers: "hso" (hookSpecificOutput.additionalContext), "camel" (additionalContext), "snake"
+# (additional_context). No hint before a call where the client's pre-tool answer carries none.
+CLIENTS = {
+    "claude-code": _Client(
+        (".claude/settings.json", ".claude/settings.json", "groups"), _Client.CLAUDE_EVENTS, "hso",
+        ("CLAUDE_CONFIG_DIR", ".claude", ("projects/*/*.jsonl",), "claude_session"), "claude"),
+    # No PostToolUseFailure (failures come in PostToolUse); its SessionEnd (root threads, 0.146
+    # and later) caps timeouts at 3 s - a session it misses is mined at the next start.
+    "codex": _Client(
+        (".codex/hooks.json", ".codex/hooks.json", "groups"),
+        _Client.CLAUDE_EVENTS[:4] + (("SessionEnd", "session-end", None, 3),), "hso",
+        ("CODEX_HOME", ".codex", ("sessions/**/rollout-*.jsonl",
+                                  "archived_sessions/**/rollout-*.jsonl"), "codex_session"),
+        "agents"),
+    "gemini-cli": _Client(
+        (".gemini/settings.json", ".gemini/settings.json", "groups-ms"),
+        (("SessionStart", "session-start", None, 30), ("AfterTool", "post-tool-use", "*", 10),
+         ("SessionEnd", "session-end", None, 30)), "hso",
+        (None, ".gemini", ("tmp/*/chats/*.json", "tmp/*/chats/*.jsonl"),
+         "gemini_session"), "gemini"),
+    "copilot-cli": _Client(
+        (".copilot/hooks/instinct.json", ".github/hooks/instinct.json", "bash"),
+        (("sessionStart", "session-start", None, 30), ("preToolUse", "pre-tool-use", None, 5),
+         ("postToolUse", "post-tool-use", None, 10),
+         ("postToolUseFailure", "post-tool-use-failure", None, 10),
+         ("sessionEnd", "session-end", None, 30)), "camel",
+        ("COPILOT_HOME", ".copilot", ("session-state/*/events.jsonl",), "copilot_session"),
+        "copilot"),
+    "cursor": _Client(
+        (".cursor/hooks.json", ".cursor/hooks.json", "flat"),
+        (("sessionStart", "session-start", None, 30), ("postToolUse", "post-tool-use", None, 10),
+         ("postToolUseFailure", "post-tool-use-failure", None, 10), ("stop", "stop", None, 30)),
+        "snake", (None, ".cursor", ("projects/*/agent-transcripts/*/*.jsonl",), "cursor_session"),
+        "cursor"),
+}
+
+
+class _Capture:
+    """What one hook call becomes: it imports nothing heavy, stores a short safe summary (never
+    contents, prompts or output) and exits 0 whatever happens, never blocking the agent."""
+
+    HOOK_EVENTS = {e.replace("-", ""): e for e in (
+        "session-start", "user-prompt-submit", "pre-tool-use", "post-tool-use",
+        "post-tool-use-failure", "stop", "session-end")}
+    HOOK_TIMEOUT_S = 3.0                       # a hook gives up on a locked database after this
+    INJECT_MAX_ITEMS, INJECT_MAX_CHARS = 10, 2000
+
+    @staticmethod
+    def normal(p, client="claude-code"):
+        """A payload in its client's shape -> Claude Code's shape, plus `client` (who sent it,
+        told from the payload: a client may run Claude Code's hooks; else the hook's --client)."""
+        def parsed(v):
+            try:
+                return _loads(v) if isinstance(v, str) and v.lstrip()[:1] == "{" else v
+            except (ValueError, RecursionError):
+                return {}
+        q = dict(p)
+        if "sessionId" in p or "toolName" in p:     # Copilot CLI: a shell's '... exit code N>'
+            res = p.get("toolResult") if isinstance(p.get("toolResult"), dict) else {}
+            text = str(res.get("textResultForLlm", "")).rstrip()[-60:]
+            q = {"client": "copilot-cli", "session_id": p.get("sessionId"), "cwd": p.get("cwd"),
+                 "tool_name": p.get("toolName"), "tool_input": parsed(p.get("toolArgs")),
+                 "tool_use_id": p.get("toolCallId", p.get("toolUseId")),
+                 "tool_response": {"is_error": res.get("resultType") in ("failure", "error")
+                                   or bool(p.get("error")) or "exit code " in text and _whole(
+                                       text.rpartition("exit code ")[2].rstrip(">")) not in (None,
+                                                                                          0)}}
+        elif "conversation_id" in p or "workspace_roots" in p:        # Cursor
+            roots = p.get("workspace_roots")
+            q.update(client="cursor", session_id=p.get("session_id", p.get("conversation_id")))
+            if "cwd" not in p and isinstance(roots, list) and roots:
+                q["cwd"] = roots[0]
+            if "tool_name" not in p and isinstance(p.get("command"), str):    # a shell event
+                q.update(tool_name="Bash", tool_input={"command": p["command"]})
+            elif "tool_name" not in p and isinstance(p.get("file_path"), str):
+                q.update(tool_name="Edit", tool_input={"file_path": p["file_path"]})
+            if p.get("error_message") or p.get("exit_code") not in (None, 0):
+                q["tool_response"] = {"is_error": True}
+        elif "turn_id" in p or os.path.basename(
+                str(p.get("transcript_path", ""))).startswith("rollout-"):
+            q["client"] = "codex"
+        elif (p.get("hook_event_name") in ("BeforeTool", "AfterTool", "BeforeAgent")
+              or client == "gemini-cli" or "/.gemini/" in str(p.get("transcript_path", ""))):
+            res, q["client"] = p.get("tool_response"), "gemini-cli"
+            text = res.get("llmContent") if isinstance(res, dict) else None
+            if isinstance(res, dict) and (res.get("error") or isinstance(text, str) and any(
+                    _whole(line[10:].strip()) not in (None, 0) for line in text.splitlines()
+                    if line.startswith("Exit Code:"))):
+                q["tool_response"] = {"is_error": True}
+        q.setdefault("client", client)
+        q["tool_input"] = parsed(q.get("tool_input"))
+        return q
+
+    @staticmethod
+    def safe_session(value):
+        if not isinstance(value, str):
+            return ""
+        return "".join(c for c in value[:400] if c.isalnum() or c in "_.:-")[:100]
+
+    # A prompt that corrects the agent or states a rule: nothing stored, the agent saves the lesson.
+    CORRECTION_OPENERS = (
+        "no,", "no ", "nope", "don't", "dont ", "do not", "stop ", "never ", "always ",
+        "please don't", "please do not", "please always", "please never", "did you ", "didn't you",
+        "you forgot", "you didn't", "you did not", "why did you", "why didn't you", "i told you",
+        "i said", "that's wrong", "that is wrong", "wrong", "not like that", "remember to",
+        "from now on", "make sure to", "you should have", "you should not", "you shouldn't",
+        "stop asking")
+    CORRECTION_MARKS = (" instead", "from now on", "every time", "next time", "in the future",
+                        "remember to", "don't forget", "do not forget", "you forgot", "i told you",
+                        "stop asking", "without asking", "as i said", "not what i asked")
+    CORRECTION_CONTEXT = (
+        "instinct: the user's message may correct you or state a standing rule. If it is lasting "
+        "guidance (for this project or this user), save it once with instinct's `memory_store` "
+        "tool (type `feedback`): a short title, the rule in your own words, why, and how to apply "
+        "it. Do not save one-off instructions.")
+
+    @staticmethod
+    def prompt_text(prompt):
+        """A prompt as compared: its first 2,000 characters, lowercase, spaces collapsed."""
+        return " ".join(prompt[:2000].lower().replace("\u2019", "'").split())
+
+    @staticmethod
+    def reads_like_correction(prompt):
+        if not isinstance(prompt, str):
+            return False
+        text = _Capture.prompt_text(prompt)
+        return (text.startswith(_Capture.CORRECTION_OPENERS)
+                or any(m in text for m in _Capture.CORRECTION_MARKS))
+
+    @staticmethod
+    def hook_cwd(payload):
+        """The payload's cwd if it is a sane path (str, no NUL, encodable, bounded), else None."""
+        cwd = payload.get("cwd")
+        if not isinstance(cwd, str) or not cwd or len(cwd) > 4096 or "\x00" in cwd:
+            return None
+        try:
+            cwd.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        return cwd
+
+
+class _Call:
+    """One captured tool call, shape only, kept in events.data as tab-separated fields (tool, name,
+    extension, command shapes; `encode`, `read`). `name` identifies the call beyond its tool: a
+    skill's name, a subagent's type. Never an argument value."""
+    # Files showing a toolchain: another project's habit applies here before this one shows its own
+    TOOLCHAIN_FILES = {
+        "package.json": "npm npx pnpm yarn bun bunx node tsc eslint prettier vitest jest",
+        "Cargo.toml": "cargo rustc rustfmt", "mix.exs": "mix iex elixir", "go.mod": "go gofmt",
+        "pyproject.toml": "uv uvx poetry pytest ruff mypy pyright tox nox hatch pdm black",
+        "setup.py": "pytest tox python", "Makefile": "make", "justfile": "just",
+        "Gemfile": "bundle rake rspec rubocop", "pom.xml": "mvn", "build.gradle": "gradle",
+        "deno.json": "deno", ".git": "git"}
+
+    # Which project command a shape is (`command_role`): 'uv run pytest', 'ruff check', 'mix format'
+    COMMAND_ROLES = (
+        ("test", frozenset("test tests pytest unittest jest vitest mocha rspec phpunit ctest tox "
+                           "nox spec ava karma cypress playwright nextest".split())),
+        ("lint", frozenset("lint credo clippy eslint flake8 pylint rubocop golangci-lint "
+                           "shellcheck stylelint hadolint vet ruff biome oxlint ktlint swiftlint "
+                           "pyflakes markdownlint".split())),
+        ("format", frozenset("format fmt black prettier gofmt rustfmt isort autopep8 yapf "
+                             "clang-format goimports shfmt".split())),
+        ("typecheck", frozenset("typecheck type-check mypy pyright tsc dialyzer pytype pyre "
+                                "check-types".split())),
+        ("build", frozenset("build compile webpack rollup esbuild make".split())),
+    )
+
+    SHELL_TOOLS = {"Bash": "Bash", "PowerShell": "PowerShell", "shell": "Bash",
+                   "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash",
+                   "bash": "Bash", "powershell": "PowerShell", "Shell": "Bash"}
+    EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file",
+                  "replace", "edit", "create", "StrReplace"}
+    # Client plumbing is not a habit: loading tools, task lists, plan mode, questions.
+    PLUMBING_TOOLS = frozenset(
+        "ToolSearch TodoWrite TodoRead TaskCreate TaskUpdate TaskList TaskGet TaskOutput TaskStop "
+        "EnterPlanMode ExitPlanMode AskUserQuestion StructuredOutput SendMessage TeamCreate "
+        "TeamDelete BashOutput KillShell KillBash ListMcpResourcesTool ReadMcpResourceTool "
+        "update_plan view_image request_user_input write_todos report_intent update_todo".split())
+    # Looking around (every session of every project does it): captured, never a habit step.
+    LOOK_TOOLS = frozenset("Read Grep Glob LS NotebookRead read_file list_dir grep_search "
+                           "file_search glob search_files view list_directory read_many_files "
+                           "search_file_content".split())
+    # Shell utilities every project uses the same way: never a habit step either.
+    GENERIC_PROGRAMS = frozenset(
+        "? ls cat head tail grep egrep fgrep rg ag find fd wc sort uniq tee echo printf pwd which "
+        "whereis type mkdir rmdir rm cp mv ln touch chmod chown sed awk gawk cut tr paste xargs "
+        "file stat du df date sleep kill pkill killall ps pgrep top htop clear basename dirname "
+        "realpath readlink less more tree open xdg-open seq nl column bat jq yq diff cmp md5sum "
+        "sha256sum shasum base64 hexdump xxd od strings lsof whoami id hostname uname free nproc "
+        "unzip tar gzip gunzip zip wget curl man help history".split())
+    # VCS reads are looking around, like Read: a ritual's steps stay adjacent across status checks.
+    LOOK_COMMANDS = frozenset(f"{vcs} {sub}" for vcs in ("git", "hg", "jj", "svn") for sub in (
+        "status", "diff", "log", "show", "blame", "branch", "remote", "rev-parse", "reflog"))
+    EDIT_STEP = "Edit"
+    SEEN_MAX = 20000                  # unlearned program-word and prompt hashes kept (the newest)
+    __slots__ = ("tool", "name", "ext", "cmds")
+    SHELLS = frozenset(SHELL_TOOLS.values())
+    NAMED = {"Skill": "skill", "Task": "subagent_type", "Agent": "subagent_type",
+             "task": "agent_type"}
+
+    def __init__(self, tool, name="", ext="", cmds=()):
+        self.tool, self.name, self.ext, self.cmds = tool, name, ext, tuple(cmds)
+
+    def encode(self):
+        return "\t".join((self.tool, self.name, self.ext) + self.cmds)
+
+    @classmethod
+    def read(cls, data):
+        f = data.split("\t") + ["", ""]
+        return cls(f[0], f[1], f[2], f[3:len(f) - 2])
+
+    def private(self, conn, session, cwd=None, ran=None):
+        """This call with each program word not in `known_words` as a keyed hash ('#' + 10 hex)
+        until a second session uses it and it names something real (`real`), or ran: `ran` is
+        (a plain command that succeeded, the response's text) of a call that did not fail. Then
+        the word is learned (table `seen`) and the stored steps holding its hash are rewritten to
+        it. A pasted password (command not found) stays a hash however often it recurs."""
+        if self.tool not in self.SHELLS:
+            return self
+        shapes = list(map(_Call.program_words, self.cmds))
+        plain, said = ran or (False, "")
+        last = shapes[-1][0][shapes[-1][1][-1]] if plain and shapes else None
+        known = _Call.known_words()
+        found = {words[i]: "" for words, at in shapes for i in at
+                 if words[i] not in known and not words[i].startswith("#")}
+        if not found:
+            return self
+        found = {w: _Call.keyed(conn, w) for w in found}
+        rows = {h: (s, word) for h, s, word in conn.execute(
+            "SELECT hash, session, word FROM seen WHERE hash IN (%s)" % ",".join("?" * len(found)),
+            list(found.values()))}
+        for w, h in found.items():
+            first, word = rows.get(h, (None, None))
+            if first is None:
+                _Call.seen_add(conn, h, session)
+            if (word is None and first not in (None, session)   # a second session, a real name
+                    and (w == last or _Call.real(w, cwd) or said and not (
+                        w in said and any(m in said for m in _Call.MISSING)))):
+                conn.execute("UPDATE seen SET word = ? WHERE hash = ?", (w, h))
+                conn.execute("UPDATE events SET data = replace(data, ?, ?) WHERE instr(data, ?)"
+                             " AND kind IN ('tool', 'tool_fail')", ("#" + h, w, "#" + h))
+                conn.execute("UPDATE mined_sessions SET steps = replace(steps, ?, ?)"
+                             " WHERE instr(steps, ?)", ("#" + h, w, "#" + h))
+                word = w
+            found[w] = w if word is not None else "#" + h
+        cmds = [" ".join(found.get(x, x) if i in at else x for i, x in enumerate(words))
+                for words, at in shapes]
+        return _Call(self.tool, self.name, self.ext, cmds)
+
+    def label(self):
+        """How a person reads it: 'Bash(uv run pytest;ruff check)', 'Edit(.py)', 'Skill(x)'."""
+        inner = ";".join(self.cmds) or self.ext or self.name
+        return f"{self.tool}({inner})" if inner else self.tool
+
+    def steps(self):
+        """The habit steps of this call (none for looking around and client plumbing)."""
+        if self.tool in self.SHELLS:
+            return [c for c in self.cmds if c.split(" ", 1)[0] not in _Call.GENERIC_PROGRAMS
+                    and c not in _Call.LOOK_COMMANDS]
+        if self.tool in _Call.EDIT_TOOLS:
+            return [_Call.EDIT_STEP]
+        if self.tool in _Call.LOOK_TOOLS or self.tool in _Call.PLUMBING_TOOLS or self.tool == "?":
+            return []
+        return [f"{self.tool}({self.name})" if self.name else self.tool]
+
+    @classmethod
+    def of(cls, payload):
+        """A hook payload -> (_Call, '') or (None, skip reason)."""
+        tool = payload.get("tool_name")
+        if not isinstance(tool, str) or not tool:
+            return None, "no tool_name"
+        tinput = payload.get("tool_input")
+        tinput = tinput if isinstance(tinput, dict) else {}
+        low = tool.lower()
+        if low.startswith(("mcp__instinct__", "mcp__plugin_instinct")):
+            return None, "instinct's own tool call"
+        if tool in _Call.PLUMBING_TOOLS:
+            return None, "client plumbing, not a habit step"
+        if tool in _Call.SHELL_TOOLS:
+            cmd = tinput.get("command", tinput.get("cmd"))
+            cmd = cmd if isinstance(cmd, (str, list)) else ""
+            text = " ".join(map(str, cmd)) if isinstance(cmd, list) else cmd
+            if ("instinct" in text.split("&&")[0].split()[:3] or " instinct.py " in f" {text} "
+                    or "-m instinct" in text or text.strip().startswith("instinct ")):
+                return None, "instinct's own command"
+            shapes = _Shell.command_shapes(cmd)
+            while len(" ".join(shapes)) >= 400:       # the first shapes, at most 400 characters
+                shapes.pop()
+            return cls(_Call.SHELL_TOOLS[tool], cmds=shapes or ["?"]), ""
+        name = "".join(c for c in tool if c.isalnum() or c in "_.-")[:64] or "?"
+        if low.startswith("mcp__"):
+            return cls(name), ""
+        if tool in _Call.EDIT_TOOLS:
+            path = (tinput.get("file_path") or tinput.get("path") or tinput.get("notebook_path")
+                    or "")
+            ext = os.path.splitext(str(path).replace("\\", "/").rsplit("/", 1)[-1])[1].lower()
+            ok = ext and len(ext) <= 11 and ext[1:].isalnum() and ext.isascii()
+            return cls(_Call.EDIT_STEP if tool == "apply_patch" else name,
+                       ext=ext if ok else ""), ""
+        named = tinput.get(cls.NAMED.get(tool, ""))
+        ok = isinstance(named, str) and len(named) <= 64 and all(
+            _Shell.safe_token(w, 64) == w for w in named.split(":"))
+        return cls(_Shell.safe_token(name, 64), name=named if ok else ""), ""
+
+    @staticmethod
+    @functools.lru_cache(maxsize=1)
+    def known_words():
+        """Program words kept as text at once: those the shape reader or mining knows by name."""
+        return frozenset().union(
+            _Shell.SUBCOMMAND_PROGRAMS, _Shell.RUN_WRAPPERS, _Shell.OPERAND_PROGRAMS, _Shell.SHELLS,
+            _Shell.NOOPS, _Shell.PREFIXES, _Shell.SCRIPT_TOOLS, _Shell.COMMON_SUBCOMMANDS,
+            _Call.GENERIC_PROGRAMS, _Shell.VALUE_OPTIONS, ("python", "-m", "pwsh", "powershell"),
+            *(names for _, names in _Call.COMMAND_ROLES),
+            *(progs.split() for progs in _Call.TOOLCHAIN_FILES.values()))
+
+    @staticmethod
+    def program_words(shape):
+        """A command shape -> (its words, the indexes of those that name a program): the first,
+        the one a runner runs (`uv run X`, `npx X`, `uv run npx X`) and `python -m X`'s module."""
+        words, at, i = shape.split(" "), [], 0
+        while i < len(words):
+            at.append(i)
+            verbs = _Shell.RUN_WRAPPERS.get(words[i], ())
+            nxt = words[i + 1] if i + 1 < len(words) else ""
+            if verbs == ("",):
+                i += 1
+            elif nxt in verbs or (words[i] == "python" and nxt == "-m"):
+                i += 2
+            else:
+                break
+        return words, at
+
+    @staticmethod
+    def plain(payload):
+        """Whether a shell call is one plain command, whose success says its program exists (no
+        pipe, list, background job or substitution to succeed for it: `X || true`)."""
+        tinput = payload.get("tool_input")
+        cmd = tinput.get("command") if isinstance(tinput, dict) else None
+        return isinstance(cmd, str) and not any(c in cmd for c in "|;&\n`$()")
+
+    # What a shell says of a word that names no program (bash, zsh, npx, uv, python -m, nohup)
+    MISSING = ("not found", "No such file", "not recognized", "No module named", "Failed to spawn",
+               "could not determine executable", "404", "Unknown command", "failed to run")
+
+    @staticmethod
+    def said(payload):
+        """A call's response as text (its first 4,000 characters), to tell a run program."""
+        resp = payload.get("tool_response")
+        return (resp if isinstance(resp, str) else _dumps(resp) if resp else "")[:4000]
+
+    @staticmethod
+    def real(word, cwd):
+        """Whether a program word names something real: a program on the PATH, a file in `cwd`."""
+        if not word or os.sep in word or word in (".", ".."):
+            return False
+        return any(os.access(os.path.join(d, word), os.X_OK) and not os.path.isdir(
+            os.path.join(d, word)) for d in os.environ.get("PATH", "").split(os.pathsep) if d) \
+            or bool(cwd) and os.path.isfile(os.path.join(cwd, word))
+
+    @staticmethod
+    def keyed(conn, text):
+        """A keyed hash of `text` (10 hex), with the store's key (`_DB.key`)."""
+        return conn.execute("SELECT instinct_hash(?)", (text,)).fetchone()[0]
+
+    @staticmethod
+    def seen_add(conn, h, session):
+        """Note hash `h` first seen in `session`; the oldest unlearned beyond SEEN_MAX go."""
+        rowid = conn.execute("INSERT INTO seen (hash, session) VALUES (?, ?)",
+                             (h, session)).lastrowid
+        if rowid % 256 == 0:
+            conn.execute("DELETE FROM seen WHERE word IS NULL AND rowid < ?",
+                         (rowid - _Call.SEEN_MAX,))
+
+    @staticmethod
+    def use_id(uid):
+        """A tool-use id as the number a tool event keeps in `delta` (0: none)."""
+        return int(_sha256_hex(uid)[:15], 16) if isinstance(uid, str) and uid else 0
+
+    @staticmethod
+    def response_failed(resp):
+        """Did a tool response report failure? Claude Code: a dict with `exit_code`/`interrupted`;
+        Codex: a first-lines status 'Exit code: N' / 'Process exited with code N', or JSON."""
+        if isinstance(resp, dict):
+            meta = resp.get("metadata")
+            codes = (resp.get("exit_code"), resp.get("exitCode"),
+                     meta.get("exit_code") if isinstance(meta, dict) else None)
+            return (resp.get("interrupted") is True or resp.get("is_error") is True
+                    or any(isinstance(c, int) and not isinstance(c, bool) and c != 0
+                           for c in codes))
+        if not isinstance(resp, str):
+            return False
+        head = resp[:400].lstrip()
+        if head.startswith("{"):
+            try:
+                return _Call.response_failed(_loads(resp[:65536]))
+            except (ValueError, RecursionError):
+                return False
+        for line in head.splitlines()[:6]:
+            if line.startswith(("Output:", "Final output:")):
+                break                                  # the program's own output follows
+            for lead in ("Exit code:", "exit code:", "Process exited with code"):
+                if line.startswith(lead):
+                    code = line[len(lead):].strip().split(" ", 1)[0].rstrip(".")
+                    return _whole(code) not in (None, 0)
+        return False
+
+
+# =============================================================================
+# 14. Agent transcripts (past Claude Code, Codex, Gemini CLI, Copilot CLI and Cursor sessions)
+# =============================================================================
+class _Transcripts:
+    """Readers of Claude Code transcripts and Codex rollouts: calls as the live hook's payloads."""
+
+    CLIENTS = ("all", *CLIENTS)
+    MAX_LINE = 32 * 1024 * 1024        # a longer transcript line is skipped (counted)
+    BRIEFINGS = 3                      # projects whose briefing the summary shows
+    MINE_BATCH = 25                    # imported sessions per mining pass (one short write each)
+    CLAUDE_NO_HOOK = ("The user doesn't want to proceed", "[Request interrupted by user",
+                      "<tool_use_error>")     # rejected, interrupted or invalid: no hook fired
+    CODEX_SHELLS = {"shell", "container.exec", "shell_command", "exec_command", "local_shell"}
+
+    @staticmethod
+    def ts(value):
+        """'2026-02-10T21:11:52.438Z' -> epoch seconds, or None."""
+        return _parse_iso(value) if isinstance(value, str) and len(value) >= 19 else None
+
+    @staticmethod
+    def lines(path, stats, needle=None):
+        """The JSON objects of a JSONL file; bad or oversized lines are counted in
+        stats['bad_lines'] and skipped, lines without `needle` (bytes) not even parsed."""
+        import json
+        with _open_regular(path)[0] as f:
+            for line in iter(lambda: f.readline(_Transcripts.MAX_LINE), b""):
+                if len(line) >= _Transcripts.MAX_LINE and not line.endswith(b"\n"):
+                    while line and not line.endswith(b"\n"):
+                        line = f.readline(1 << 20)
+                    stats["bad_lines"] += 1
+                    continue
+                if needle is not None and needle not in line:
+                    continue
+                try:
+                    obj = json.loads(line)
+                except (ValueError, RecursionError):
+                    if line.strip():
+                        stats["bad_lines"] += 1
+                    continue
+                if isinstance(obj, dict):
+                    yield obj
+                else:
+                    stats["bad_lines"] += 1
+
+    @staticmethod
+    def files(client, path):
+        """([(client or None, file)], symlinks out of `path` skipped): the clients' folders, or
+        `path` (a file or a folder; client sniffed per file). No subagent transcripts."""
+        import glob
+        out = []
+
+        def keep(f):
+            return not (os.path.basename(f).startswith("agent-")
+                        or "subagents" in f.replace("\\", "/").split("/"))
+        if path:
+            p = os.path.abspath(os.path.expanduser(path))
+            if os.path.isfile(p):
+                return [(None, p)], 0
+            if not os.path.isdir(p):
+                raise ValidationError(f"path {path!r} is neither a transcript file nor a folder")
+            files, links = _inside(p, glob.glob(os.path.join(glob.escape(p), "**", "*.jsonl"),
+                                                recursive=True))
+            return [(None, f) for f in sorted(files) if keep(f)], links
+        for name, row in CLIENTS.items():
+            env, folder, globs, _ = row.history
+            base = os.environ.get(env or "-") or os.path.join(os.path.expanduser("~"), folder)
+            if client in ("all", name):
+                out += [(name, f) for g in globs for f in sorted(glob.glob(
+                    os.path.join(glob.escape(base), g), recursive=True)) if keep(f)]
+        return out, 0
+
+    @staticmethod
+    def sniff(path):
+        """(client, first timestamp) of a transcript from its first lines, else (None, None)."""
+        import itertools
+        probe = {"bad_lines": 0}
+        for obj in itertools.islice(_Transcripts.lines(path, probe), 20):
+            if "projectHash" in obj:
+                return "gemini-cli", _Transcripts.ts(obj.get("startTime"))
+            if str(obj.get("type")).startswith("session.") and isinstance(obj.get("data"), dict):
+                return "copilot-cli", _Transcripts.ts(obj.get("timestamp"))
+            if "role" in obj and isinstance(obj.get("message"), dict):
+                return "cursor", _Transcripts.ts(obj.get("timestamp"))
+            if obj.get("type") in ("session_meta", "response_item", "turn_context", "event_msg") \
+                    and isinstance(obj.get("payload"), dict):
+                return "codex", _Transcripts.ts(obj.get("timestamp"))
+            if "sessionId" in obj or obj.get("type") in ("user", "assistant"):
+                return "claude-code", _Transcripts.ts(obj.get("timestamp"))
+        return None, None
+
+    @staticmethod
+    def block_text(content):
+        """First text of a tool_result's content (a string or a list of blocks), capped."""
+        if isinstance(content, list):
+            content = next((b.get("text") for b in content if isinstance(b, dict)
+                            and isinstance(b.get("text"), str)), "")
+        return content[:200] if isinstance(content, str) else ""
+
+    @staticmethod
+    def claude_session(path, stats):
+        """A Claude Code transcript -> (session id, [(payload, failed, ts)]): a tool_use and its
+        tool_result as one PostToolUse(Failure) call, in result order; no side-chains, records
+        copied from a resumed session, or calls that fired no hook."""
+        stem = os.path.splitext(os.path.basename(path))[0]
+        pending, calls, seen_ids = {}, [], {}
+        for obj in _Transcripts.lines(path, stats, b'"tool_use'):
+            msg = obj.get("message")
+            content = msg.get("content") if isinstance(msg, dict) else None
+            if not isinstance(content, list):
+                continue
+            if obj.get("isSidechain") is True:
+                stats["sidechain_calls"] += sum(1 for b in content if isinstance(b, dict)
+                                                and b.get("type") == "tool_use")
+                continue
+            sid = obj.get("sessionId") if isinstance(obj.get("sessionId"), str) else ""
+            seen_ids[sid] = seen_ids.get(sid, 0) + 1
+            kind = obj.get("type")
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                if kind == "assistant" and block.get("type") == "tool_use":
+                    if isinstance(block.get("id"), str) and isinstance(block.get("name"), str):
+                        pending[block["id"]] = (block["name"], block.get("input"), obj, sid)
+                elif kind == "user" and block.get("type") == "tool_result":
+                    use = pending.pop(block.get("tool_use_id"), None)
+                    if use is None:
+                        continue
+                    name, tinput, use_line, use_sid = use
+                    failed = block.get("is_error") is True
+                    text = _Transcripts.block_text(block.get("content")) if failed else ""
+                    if text.startswith(_Transcripts.CLAUDE_NO_HOOK) or "<tool_use_error>" in text:
+                        continue
+                    cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else use_line.get("cwd")
+                    payload = {"session_id": use_sid, "transcript_path": path, "cwd": cwd,
+                               "permission_mode": obj.get("permissionMode", "default"),
+                               "hook_event_name": "PostToolUseFailure" if failed else "PostToolUse",
+                               "tool_name": name,
+                               "tool_input": tinput if isinstance(tinput, dict) else {},
+                               "tool_use_id": block.get("tool_use_id")}
+                    if failed:
+                        first = text.split("\n", 1)[0]
+                        payload["error"] = first if first.startswith("Exit code ") else ""
+                        payload["is_interrupt"] = False
+                    else:
+                        resp = obj.get("toolUseResult")
+                        payload["tool_response"] = resp if isinstance(resp, dict) else {}
+                    calls.append((payload, failed,
+                                  _Transcripts.ts(obj.get("timestamp"))
+                                  or _Transcripts.ts(use_line.get("timestamp"))))
+        session = stem if stem in seen_ids else max(seen_ids, key=seen_ids.get, default="")
+        return session, [c for c in calls if c[0]["session_id"] == session]
+
+    @staticmethod
+    def codex_exit(output):
+        """A Codex tool output -> its exit code (None when it does not say): JSON metadata's
+        exit_code, or the text 'Exit code: N' / 'Process exited with code N'."""
+        if isinstance(output, dict):
+            if output.get("success") is False:
+                return 1
+            output = output.get("content", "")
+        if isinstance(output, list):
+            output = "\n".join(b.get("text", "") for b in output if isinstance(b, dict)
+                               and isinstance(b.get("text"), str))
+        if not isinstance(output, str):
+            return None
+        head = output[:4096]
+        if head.lstrip().startswith("{"):
+            try:
+                meta = _loads(output).get("metadata")
+                code = meta.get("exit_code") if isinstance(meta, dict) else None
+                return code if isinstance(code, int) else None
+            except (ValueError, AttributeError, RecursionError):
+                pass
+        for marker in ("Exit code: ", "Process exited with code "):
+            i = head.find(marker)
+            if i >= 0 and (i == 0 or head[i - 1] == "\n"):
+                num = (head[i + len(marker):].split(None, 1) or [""])[0].rstrip(".")
+                if _whole(num) is not None:
+                    return _whole(num)
+        return None
+
+    @staticmethod
+    def codex_code(payload):
+        """The exit code of a live Codex call from the rollout its payload names (Codex 0.171's
+        PostToolUse holds the output only), or None: the lines naming its call id, newest first."""
+        path, uid = payload.get("transcript_path"), payload.get("tool_use_id")
+        if not (isinstance(path, str) and isinstance(uid, str) and uid and path.endswith(".jsonl")
+                and os.path.basename(path).startswith("rollout-")):
+            return None
+        try:
+            data = _read_regular(path, 256 * 1024 * 1024)
+        except (OSError, ValidationError):
+            return None
+        key, lines = _dumps(uid).encode(), data.split(b"\n")
+        try:                                     # the rollout of this very session
+            meta = _loads(lines[0].decode("utf-8", "replace")).get("payload")
+            if meta.get("id") != payload.get("session_id"):
+                return None
+        except (ValueError, AttributeError, RecursionError):
+            return None
+        for line in reversed([x for x in lines if key in x]):
+            try:
+                item = _loads(line.decode("utf-8", "replace")).get("payload")
+            except (ValueError, AttributeError, RecursionError):
+                continue
+            kind = item.get("type") if isinstance(item, dict) else None
+            if kind == "item_completed" and isinstance(item.get("item"), dict):     # 0.171
+                item = dict(item["item"], call_id=item["item"].get("id"))
+            if kind is None or item.get("call_id") != uid:
+                continue
+            code = item.get("exit_code") if kind in ("exec_command_end", "item_completed") else (
+                _Transcripts.codex_exit(item.get("output"))
+                if kind in ("function_call_output", "custom_tool_call_output") else None)
+            if isinstance(code, int):
+                return code
+        return None
+
+    @staticmethod
+    def codex_shell_text(command):
+        if isinstance(command, list):
+            parts = [str(t) for t in command]
+            if len(parts) >= 3 and parts[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") \
+                    and parts[1] in ("-c", "-lc"):
+                return parts[2]
+            import shlex
+            return shlex.join(parts)
+        return command if isinstance(command, str) else ""
+
+    @staticmethod
+    def codex_session(path, stats):
+        """A Codex rollout -> (session id, [(payload, failed, ts)]): shell calls as Bash,
+        apply_patch and MCP tools with their outputs, failed by exit code (its event or text)."""
+        meta, cwd, model, turn = {}, "", "", ""
+        calls, by_id, codes = [], {}, {}
+        for obj in _Transcripts.lines(path, stats):
+            kind, item = obj.get("type"), obj.get("payload")
+            if not isinstance(item, dict):
+                continue
+            if kind == "session_meta":
+                if not meta:
+                    meta = item
+                    cwd = item.get("cwd") if isinstance(item.get("cwd"), str) else cwd
+                continue
+            if kind == "turn_context":
+                cwd = item.get("cwd") if isinstance(item.get("cwd"), str) else cwd
+                model = item.get("model") if isinstance(item.get("model"), str) else model
+                turn = item.get("turn_id") if isinstance(item.get("turn_id"), str) else turn
+                continue
+            if kind == "event_msg":
+                if (item.get("type") == "exec_command_end"
+                        and isinstance(item.get("exit_code"), int)):
+                    codes[item.get("call_id")] = item["exit_code"]
+                elif item.get("type") == "patch_apply_end" and item.get("success") is False:
+                    codes[item.get("call_id")] = 1
+                continue
+            if kind != "response_item":
+                continue
+            t = item.get("type")
+            call_id = item.get("call_id") or item.get("id")
+            if t in ("function_call", "custom_tool_call", "local_shell_call"):
+                if t == "local_shell_call":                   # a shell: its args are checked
+                    name, args = "local_shell", item.get("action")
+                else:
+                    name, args = item.get("name"), item.get("arguments", item.get("input"))
+                if not isinstance(name, str):
+                    continue
+                if t == "function_call" and isinstance(args, str):
+                    try:
+                        args = _loads(args)
+                    except (ValueError, RecursionError):
+                        args = {"input": args}
+                workdir = None
+                if name in _Transcripts.CODEX_SHELLS:
+                    args = args if isinstance(args, dict) else {}
+                    text = _Transcripts.codex_shell_text(args.get("command", args.get("cmd")))
+                    tool, tinput = "Bash", {"command": text}
+                    workdir = args.get("workdir") or args.get("working_directory")
+                elif name == "apply_patch":
+                    patch = args.get("input", args.get("patch")) if isinstance(args, dict) else args
+                    tool, tinput = "apply_patch", {
+                        "command": patch if isinstance(patch, str) else ""}
+                elif name.startswith("mcp__") or "__" in name.strip("_"):
+                    tool = name if name.startswith("mcp__") else "mcp__" + name
+                    tinput = args if isinstance(args, dict) else {}
+                else:
+                    continue                       # Codex runs hooks for shell, apply_patch, MCP
+                by_id[call_id] = (tool, tinput, workdir if isinstance(workdir, str) else None)
+            elif t in ("function_call_output", "custom_tool_call_output"):
+                call = by_id.pop(call_id, None)
+                if call is None:
+                    continue
+                tool, tinput, workdir = call
+                payload = {"session_id": "", "turn_id": turn or "replayed", "transcript_path": path,
+                           "cwd": workdir or cwd, "hook_event_name": "PostToolUse", "model": model,
+                           "tool_name": tool, "tool_input": tinput, "tool_use_id": call_id}
+                calls.append((payload, _Transcripts.codex_exit(item.get("output")),
+                              _Transcripts.ts(obj.get("timestamp"))))
+        src = meta.get("source")
+        if isinstance(src, dict) and "subagent" in src:
+            stats["sidechain_calls"] += len(calls)
+            return "", []
+        session = meta.get("id") if isinstance(meta.get("id"), str) else ""
+        for payload, _, _ in calls:
+            payload["session_id"] = session
+        return session, [(p, codes.get(p["tool_use_id"], code) not in (None, 0), ts)
+                         for p, code, ts in calls]
+
+    @staticmethod
+    def call(client, session, cwd, tool, tinput, uid, path):
+        """A replayed call as its live hook's payload (Claude Code's shape, as capture reads)."""
+        return {"client": client, "session_id": session, "cwd": cwd, "tool_name": tool,
+                "tool_input": tinput if isinstance(tinput, dict) else {}, "tool_use_id": uid,
+                "hook_event_name": "PostToolUse", "transcript_path": path}
+
+    @staticmethod
+    def slug_root(slug, d=os.sep):
+        """The folder under `d` a client's slug names ('home-me-work-shop'), else None."""
+        def norm(x):
+            return "".join(c if c.isalnum() else "-" for c in x).strip("-")
+        rest = norm(slug)
+        try:
+            names = [] if not rest else sorted(os.listdir(d), key=len, reverse=True)
+        except OSError:
+            return None
+        for n in (n for n in names if norm(n) and (rest + "-").startswith(norm(n) + "-")):
+            found = _Transcripts.slug_root(rest[len(norm(n)) + 1:], os.path.join(d, n))
+            if found:
+                return found
+        return d if not rest and d != os.sep and os.path.isdir(d) else None
+
+    @staticmethod
+    def gemini_session(path, stats):
+        """A Gemini CLI chat (JSON, or JSONL records) -> (session id, [(payload, failed, ts)]):
+        its tool calls, failed by status; its folder from .project_root or the project hash."""
+        try:
+            whole = _loads(_read_regular(path, _Transcripts.MAX_LINE).decode("utf-8", "replace"))
+            objs = [whole] if isinstance(whole, dict) else []
+        except (ValueError, RecursionError):
+            objs = list(_Transcripts.lines(path, stats))
+        meta, msgs = {}, {}
+        for obj in objs:
+            meta = meta or (obj if "projectHash" in obj else {})
+            for m in obj.get("messages", [obj]):
+                if isinstance(m, dict) and isinstance(m.get("toolCalls"), list):
+                    msgs[m.get("id", len(msgs))] = m
+        tmp = os.path.dirname(os.path.dirname(path))
+        try:
+            root = _read_regular(os.path.join(tmp, ".project_root"), 4096).decode().strip()
+        except (OSError, ValidationError, UnicodeDecodeError):
+            root, want = None, meta.get("projectHash", os.path.basename(tmp))
+            paths = [a.get(k) for m in msgs.values() for c in m["toolCalls"] if isinstance(c, dict)
+                     for a in [c.get("args")] if isinstance(a, dict)
+                     for k in ("dir_path", "directory", "absolute_path", "file_path")]
+            for p in stats.get("roots", []) + [project_root(os.path.dirname(p)) for p in paths
+                                                if isinstance(p, str) and os.path.isabs(p)]:
+                if _sha256_hex(p) == want:
+                    root = p
+                    stats.setdefault("roots", []).append(p)     # the folder's other sessions
+                    break
+        sid, calls = meta.get("sessionId", ""), []
+        for m in msgs.values():
+            for c in m["toolCalls"]:
+                if isinstance(c, dict) and isinstance(c.get("name"), str) \
+                        and c.get("status") in ("success", "error"):
+                    name = c["name"] if "__" not in c["name"].strip("_") or c["name"].startswith(
+                        "mcp__") else "mcp__" + c["name"]
+                    calls.append((_Transcripts.call("gemini-cli", sid, root, name, c.get("args"),
+                                                    c.get("id"), path), c["status"] == "error",
+                                  _Transcripts.ts(c.get("timestamp") or m.get("timestamp"))))
+        return sid, calls
+
+    @staticmethod
+    def copilot_session(path, stats):
+        """A Copilot CLI events.jsonl -> (session id, [(payload, failed, ts)]): each tool
+        execution of the main agent (a subagent's have a parent call), failed unless success."""
+        sid, cwd, started, calls = "", None, {}, []
+        for obj in _Transcripts.lines(path, stats):
+            d, kind = obj.get("data"), obj.get("type")
+            if not isinstance(d, dict):
+                continue
+            if kind == "session.start":
+                ctx = d.get("context") if isinstance(d.get("context"), dict) else {}
+                sid, cwd = d.get("sessionId", sid), ctx.get("cwd", cwd)
+            elif kind == "tool.execution_start" and isinstance(d.get("toolName"), str):
+                started[d.get("toolCallId")] = d
+            elif kind == "tool.execution_complete" and d.get("toolCallId") in started:
+                s = started.pop(d["toolCallId"])
+                if s.get("parentToolCallId") or d.get("parentToolCallId"):
+                    stats["sidechain_calls"] += 1
+                    continue
+                calls.append((_Transcripts.call("copilot-cli", sid, cwd, s["toolName"],
+                                                s.get("arguments"), d["toolCallId"], path),
+                              d.get("success") is not True, _Transcripts.ts(obj.get("timestamp"))))
+        return sid, calls
+
+    @staticmethod
+    def cursor_session(path, stats):
+        """A Cursor agent transcript -> (session id (its file), [(payload, failed, ts)]): the
+        tool_use blocks, failed by their tool_result; its folder from the project's slug."""
+        sid = os.path.splitext(os.path.basename(path))[0]
+        cwd = _Transcripts.slug_root(os.path.basename(os.path.dirname(os.path.dirname(
+            os.path.dirname(path)))))
+        when, calls, at = os.path.getmtime(path), [], {}
+        for obj in _Transcripts.lines(path, stats, b'"tool_'):
+            msg = obj.get("message")
+            for b in msg.get("content", []) if isinstance(msg, dict) else []:
+                if isinstance(b, dict) and b.get("type") == "tool_use":
+                    at[b.get("id")] = len(calls)
+                    calls.append((_Transcripts.call("cursor", sid, cwd, b.get("name"),
+                                                    b.get("input"), b.get("id"), path), False,
+                                  _Transcripts.ts(obj.get("timestamp")) or when))
+                elif isinstance(b, dict) and b.get("type") == "tool_result" \
+                        and b.get("is_error") is True and b.get("tool_use_id") in at:
+                    i = at[b["tool_use_id"]]
+                    calls[i] = (calls[i][0], True, calls[i][2])
+        return sid, calls
+
+    @staticmethod
+    def render_import(r):
+        verb = "would import" if r["dry_run"] else "imported"
+        calls = f"Tool calls replayed: {r['tool_calls']} ({r['failed_calls']} failed)"
+        for key, what in (("bad_lines", "unreadable lines"), ("sidechain_calls", "subagent calls"),
+                          ("links_skipped", "symlinks out of the folder")):
+            calls += f"; {what} skipped: {r[key]}" if r[key] else ""
+        out = [f"Sessions: {r['sessions']} found, {r['imported']} {verb}, {r['skipped']} already "
+               f"in the store" + (f", {r['too_old']} older than --since" if r["too_old"] else "")
+               + (f", {r['empty']} without tool calls or opted out" if r["empty"] else ""), calls]
+        if r["old"]:
+            out.append(f"{r['old']} sessions are older than the event retention: learned from, "
+                       "their raw calls go with the log (`instinct config events_max_days N` keeps "
+                       "them)")
+        for p in r["projects"]:
+            out.append(f"Project {p['cwd'] or '(none)'} [{p['project']}]: {p['sessions']} "
+                       f"sessions, {p['tool_calls']} tool calls")
+            if p["learned"]:
+                out.append("  observed: " + ", ".join(p["learned"][:12])
+                           + (f" (+{len(p['learned']) - 12} more)"
+                              if len(p["learned"]) > 12 else ""))
+            if p["briefing"]:
+                out += ["  session-start briefing:"] + ["    " + line
+                                                        for line in p["briefing"].splitlines()]
+        if not r["projects"] and not r["sessions"]:
+            out.append("No agent sessions found (looked in " + (r.get("path") or (
+                "~/.claude, ~/.codex, ~/.gemini, ~/.copilot and ~/.cursor; see --path")) + ")")
+        return "\n".join(out)
+
+    @staticmethod
+    def tty_progress(stream=None):
+        """A progress(done, total) callback drawing a bar on a terminal, or None off a terminal."""
+        stream = stream or sys.stderr
+        try:
+            if not stream.isatty():
+                return None
+        except (AttributeError, ValueError):
+            return None
+
+        def progress(done, total):
+            fill = 30 * done // max(1, total)
+            stream.write(f"\r[{'#' * fill}{'.' * (30 - fill)}] {done}/{total} sessions")
+            if done >= total:
+                stream.write("\n")
+            stream.flush()
+        return progress
+
+
+# =============================================================================
+# 15. Habits in sessions (what mining reads of each session: steps, n-grams, habits, fixes)
+# =============================================================================
+class _Corpus:
+    """What mining reads of each session, once per pass: steps, n-grams, habits and fixes."""
+    ROLE_TITLES = {"test": "Tests here", "lint": "Lint here", "format": "Format here",
+                   "typecheck": "Type-check here", "build": "Build here"}
+    SEQ_MAX = 5                        # longest workflow mined (steps)
+    SESSIONS_COMPARED = 100            # a project's most recent sessions compared when mining
+    CHANCE_P = 1e-3                    # a workflow counts when less likely than this by chance
+    HABIT_WINDOW = 20                  # a project's recent sessions: fixes, an item's use
+    STAND_OUT = 2.5                    # held by this many times the sessions of the average item
+    BACKFILL = 4                       # a workflow found backfills at most this many recent ones
+    STEPS_KEPT = 400                   # steps of a mined session kept for the briefing's use counts
+    # an interpreter alone ('python x.py') runs any script: it names no command of the project
+    BARE = frozenset("python python3 node bash sh zsh ruby perl".split())
+
+    def __init__(self):
+        self.grams, self.stats, self.items, self.fixes, self.calls = {}, {}, {}, {}, {}
+        self.held, self.fresh, self.bit, self.free = {}, set(), {}, []   # (bits: `add`)
+
+    def renew(self, load):
+        """A new pass (import-history's share a corpus): each session read again, others go."""
+        for s in set(self.calls) - self.fresh:
+            self.add(s, ())                                     # its n-grams out of `held`
+            for d in (self.grams, self.stats, self.items, self.fixes, self.calls):
+                del d[s]
+            self.free.append(self.bit.pop(s))                   # its bit for another session
+        self.load, self.fresh = load, set()
+        return self
+
+    def add(self, session, rows=None):
+        """Read a session once a pass (`rows`: read again, with its new calls) -> its collapsed
+        steps, derived again only when its calls differ from what they were derived from."""
+        if rows is not None or session not in self.fresh:
+            self.fresh.add(session)
+            rows = self.load(session) if rows is None else rows
+            calls = tuple(rows)
+            if calls == self.calls.get(session):
+                return self.stats[session][0]
+            bit = self.bit.get(session) or self.bit.setdefault(   # held: n-gram -> [run, any]
+                session, self.free.pop() if self.free else 1 << len(self.bit))  # sessions' bits
+            for g in set().union(*self.grams.get(session, ())):     # what it held before
+                self.held[g] = [have & ~bit for have in self.held[g]]
+                if not self.held[g][1]:
+                    del self.held[g]
+            steps = _Corpus.steps_of(calls)
+            col = tuple(k for k, _ in groupby(st for st, _ in steps))      # repeats collapsed
+            freq, n = Counter(col), len(col)
+            rest = {t: 1.0 / max(1, n - c) for t, c in freq.items()}   # 1 / steps unlike t
+            runs, gapped, _ = self.grams[session] = _Corpus.ngrams(col)
+            self.calls[session], self.stats[session] = calls, (col, n, freq, rest, {})
+            shell = {st for c in map(_Call.read, (d for _, d in calls))
+                     if c.tool in _Call.SHELLS for st in c.steps()}
+            self.items[session] = ({_Corpus.command_pattern(st, st in shell) for st in col
+                                    if st != _Call.EDIT_STEP and st not in _Corpus.BARE}
+                                   | {"pref:tool:" + st.partition("(")[0] for st in col
+                                      if "(" in st and st not in shell}   # any skill, subagent
+                                   | _Corpus.combos(calls))
+            self.fixes[session] = _Corpus.fixes_in(steps)
+            for i, grams in ((1, gapped), (0, runs), (1, runs)):
+                for g in grams:
+                    self.held.setdefault(g, [0, 0])[i] |= bit
+        return self.stats[session][0]
+
+    @staticmethod
+    def command_role(shape):
+        """'mix test' -> 'test', else None: the last word decides ('make docs' is no build), or
+        the tool before a plain verb ('ruff check' is lint)."""
+        words = shape.split()
+        if len(words) > 1 and words[-1] in ("check", "run", "exec", "ci"):
+            words = words[:-1]
+        for w in words[-1:]:
+            for role, names in _Call.COMMAND_ROLES:
+                if w in names or (role == "test" and w.startswith(("test:", "test-", "test."))) \
+                        or (role in ("lint", "format", "build") and w.startswith(role + ":")):
+                    return role
+        return None
+
+    @staticmethod
+    def steps_of(rows):
+        """A session's [(kind, data)] -> [(step, ok)]; a failed call failed at its last step."""
+        out = []
+        for kind, data in rows:
+            steps = _Call.read(data).steps()
+            out += [(st, True) for st in steps[:-1]]
+            if steps:
+                out.append((steps[-1], kind == "tool"))
+        return out
+
+    @staticmethod
+    def periodic(g):
+        """More than one cycle of a shorter loop (a->b->a->b; a->b->a says it)."""
+        return any(all(g[i] == g[i % p] for i in range(len(g))) and len(g) > p + 1
+                   for p in range(1, len(g)))
+
+    @staticmethod
+    def ngrams(col):
+        """The 2-5 step runs of `col` -> (contiguous ones, ones with one extra step inside, the
+        workflow candidates of both: from a command to a command, no loop restated)."""
+        runs, gapped = set(), set()
+        for n in range(2, _Corpus.SEQ_MAX + 1):
+            for i in range(len(col) - n + 1):
+                runs.add(col[i:i + n])
+                w = col[i:i + n + 1]
+                if n > 2 and len(w) > n:                     # a -> (x) -> b alone says little
+                    for j in range(1, n):
+                        g = w[:j] + w[j + 1:]
+                        if g[j - 1] != g[j]:
+                            gapped.add(g)
+        return runs, gapped, {g for g in runs | gapped if g[0] != _Call.EDIT_STEP != g[-1]
+                              and not _Corpus.periodic(g) and len(set(g)) > 1}
+
+    @staticmethod
+    def chance_sessions(g, stats, gapped):
+        """Sessions expected to hold `g` by chance (each one's collapsed steps shuffled), summed in
+        order. `gapped`: as a run or with one step inside (n placements, not 1). Each session's
+        share is kept with its stats (`known`: it does not change)."""
+        n, need, key = len(g), set(g), "\t".join(g) + "+" * gapped   # (a string keeps its hash)
+        shares = [known.get(key) for _, _, _, known in stats]
+        for i in [i for i, e in enumerate(shares) if e is None]:
+            length, freq, rest, known = stats[i]
+            e = 0.0
+            if length >= n and need <= freq.keys():
+                e = (length - n + 1) * freq[g[0]] / length * (n if gapped else 1)
+                for prev, t in zip(g, g[1:]):
+                    e *= freq[t] * rest[prev]
+            shares[i] = known[key] = min(e, 1.0)
+        return functools.reduce(float.__add__, shares, 0.0)
+
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def chance_limit(k):
+        """The largest chance expectation under which k holders still count (bisection): P(at
+        least k sessions hold it by chance), Poisson with that expectation, under CHANCE_P."""
+        import math
+        lo, hi = 0.0, float(k)
+        for _ in range(30):
+            mid = (lo + hi) / 2
+            term = total = math.exp(-mid)
+            for i in range(1, k):
+                term *= mid / i
+                total += term
+            lo, hi = (mid, hi) if 1.0 - total < _Corpus.CHANCE_P else (lo, mid)
+        return lo
+
+    @staticmethod
+    def fixes_in(steps):
+        """One session's fixes -> ({(A, B)}, {A}): A failed, then passed within 10 steps, B the
+        step before that run; the second set: every A that failed then passed (B or not)."""
+        pairs, passed = set(), set()
+        for i, (a, ok) in enumerate(steps):
+            if ok or a == _Call.EDIT_STEP:
+                continue
+            for j in range(i + 1, min(i + 11, len(steps))):
+                if steps[j][0] == a:
+                    if steps[j][1]:
+                        passed.add(a)
+                        if j > i + 1:
+                            pairs.add((a, steps[j - 1][0]))
+                    break
+        return pairs, passed
+
+    @staticmethod
+    def combos(calls):
+        """combo:a+b - two to four different command shapes chained in one shell call."""
+        found = set()
+        for _, data in calls:
+            shapes = sorted(set(_Call.read(data).steps()) - {_Call.EDIT_STEP})
+            if 2 <= len(shapes) <= 4:
+                found.add("combo:" + "+".join(shapes))
+        return found
+
+    @staticmethod
+    def command_pattern(step, shell):
+        """A habit step -> 'pref:test=mix test' (one per role), else 'pref:command:just verify' or
+        'pref:tool:Task(Explore)' (any number)."""
+        role = _Corpus.command_role(step) if shell else None
+        return f"pref:{role}={step}" if role else f"pref:{'command' if shell else 'tool'}:{step}"
+
+    @staticmethod
+    def recurring(session, window, corpus):
+        """The commands, tools and combos of `session` standing out in the project's sessions
+        compared (`window`, this one first) -> {pattern: holders}: held by STAND_OUT times the
+        average item's sessions (2+), or by 3/4 of them (a ritual). Sessions drawn evenly from 40
+        commands hold each as often: none stands out, whatever how recent sessions went."""
+        held, total = {}, Counter()
+        for s in window:                 # (a tool's name beside its kinds is no other item)
+            named = {p.partition("(")[0] for p in corpus.items[s] if "(" in p}
+            total.update(corpus.items[s] - named)
+            for p in corpus.items[session] & corpus.items[s]:
+                held.setdefault(p, []).append(s)
+        mean = sum(total.values()) / max(1, len(total))
+        need = max(2, min(_Corpus.STAND_OUT * mean, 0.75 * len(window)))
+        return {p: have for p, have in held.items() if len(have) >= need}
+
+    @staticmethod
+    def fix_habits(session, window, corpus):
+        """Fixes of `session` -> {'fix:A by B': holders}, judged by where B stands: before A's
+        passing re-run after A failed in more sessions than B runs anywhere else (a fix made every
+        time), or there more often than chance explains (B as likely there as among the steps)."""
+        out = {}
+        for a, b in corpus.fixes[session][0]:
+            have, expected, elsewhere = [], 0.0, 0
+            for s in window:
+                got, passed = corpus.fixes[s]
+                _, n, freq, _, _ = corpus.stats[s]
+                fixed = (a, b) in got
+                elsewhere += freq.get(b, 0) - fixed
+                if a in passed:
+                    expected += min(1.0, freq.get(b, 0) / max(1, n))
+                    have += [s] * fixed
+            if len(have) >= 2 and (elsewhere < len(have)
+                                   or expected <= _Corpus.chance_limit(len(have))):
+                out[f"fix:{a} by {b}"] = have
+        return out
+
+    @staticmethod
+    def workflows(session, others, corpus, known):
+        """Workflows of `session` held by 2+ of `others` beyond chance -> {pattern: holders}, each
+        family's best. Candidates: 2-5 steps from a command to a command (edits may sit between), no
+        loop restated. Held as a run or with one extra step inside (the looser reading, n times
+        likelier by chance, tried first); untried: one restating a longer one as widely held."""
+        corpus.add(session)
+        own = corpus.grams[session][2]
+        if not own:
+            return {}
+        ids = [session] + [s for s in others if s != session]
+        for s in [s for s in ids if s not in corpus.fresh]:
+            corpus.add(s)
+        stats, within = [corpus.stats[s][1:] for s in ids], sum(map(corpus.bit.get, set(ids)))
+        # sessions holding each candidate: as a run, as one or with one step inside
+        n_loose = {g: (corpus.held[g][1] & within).bit_count() for g in own}
+        n_run = {g: (corpus.held[g][0] & within).bit_count() for g, k in n_loose.items() if k > 1}
+        # the loose reading only when it adds holders (else the run's smaller chance decides)
+        tried, best = {g: [(gap, k) for gap, k in ((True, n_loose[g]), (False, k_run))
+                           if k >= 2 and (k > k_run or not gap)] for g, k_run in n_run.items()}, []
+
+        @functools.lru_cache(maxsize=None)
+        def reading(g):           # the reading `g` passes by (True: loose); None: none, or restated
+            if any(len(h) > len(g) and n_run[h] >= n_loose[g] and _Corpus.subsequence(g, h)
+                   and reading(h) is not None for h in n_run):
+                return None
+            return next((gap for gap, k in tried[g] if _Corpus.chance_sessions(g, stats, gap)
+                         <= _Corpus.chance_limit(k)), None)
+        # each family's best: most holders, longest, most learned (equal variants do not take
+        # turns), most held as a run; a candidate a better one's family holds is not tried
+        for _, tie in groupby(sorted((-k, -len(g), g, gap) for g, r in tried.items()
+                                     for gap, k in r), key=lambda t: t[:2]):
+            tie = [t for t in tie if not any(_Corpus.same_family(t[2], h) for h in best)]
+            for _, _, g, gap in sorted(tie, key=lambda t: (-known(t[2]), -n_run[t[2]], t[2])):
+                if not any(_Corpus.same_family(g, h) for h in best) and reading(g) == gap:
+                    best.append(g)
+        return {"seq:" + "->".join(g): [s for s in ids if corpus.bit[s] & mask]
+                for g in best for mask in [corpus.held[g][reading(g)]]}
+
+    @staticmethod
+    @functools.lru_cache(maxsize=1 << 16)
+    def same_family(g, h):
+        """One ritual told twice: in order, they share all steps of the shorter but one (2+)."""
+        if len(g) > len(h):
+            g, h = h, g
+        prev = [0] * (len(h) + 1)                 # longest common subsequence, row by row
+        for x in g:
+            cur = [0]
+            for j, y in enumerate(h):
+                cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+            prev = cur
+        return prev[-1] >= max(2, len(g) - 1)
+
+    @staticmethod
+    def subsequence(small, big):
+        """Whether the steps of `small` occur in `big` in the same order."""
+        steps = iter(big)
+        return all(step in steps for step in small)
+
+    @staticmethod
+    def mined_source(src):
+        """Whether mining found it: 'hooks[:<client>]' (live) or 'import:<client>' (history).
+        Only that is evidence (what the project ran, in sessions) that may instruct: a hint, a
+        "follow it" line; an observe, an MCP call or an import of a share file is a note."""
+        return src == "hooks" or str(src).startswith(("import:", "hooks:"))
+
+    @staticmethod
+    def note_source(src, imported=False):
+        """The source a note is stored with: an import's evidence becomes 'shared:<source>'; an
+        observe may not claim to be evidence."""
+        if not _Corpus.mined_source(src):
+            return src
+        if imported:
+            return "shared:" + src
+        raise ValidationError(f"source {src!r} is kept for what instinct's hooks captured; name"
+                              " who observed it instead (e.g. claude-code)")
+
+
+# =============================================================================
+# 16. Wording and rules files (one wording of learned items, rules files, lint)
+# =============================================================================
+class _Presenter:
+    """One selection and wording of learned items for every channel (briefing, MCP, rules files)."""
+    UNUSED_RUN = 5          # an item is said through at least this many sessions without it,
+    UNUSED_P = 0.05         # and longer while its own rate of use makes the run this likely
+
+    @staticmethod
+    def rule_text(r):
+        """One learned pattern -> its sentence: mined shapes shown as code, observed words as is."""
+        p = r["pattern"]
+        mined = _Corpus.mined_source(r.get("source"))
+        code = (lambda s: f"`{s}`") if mined else (lambda s: s)
+        head, colon, body = p.partition(":")
+        if colon and head == "pref":
+            kind, _, used = body.partition(":")
+            if kind in ("command", "tool") and mined:
+                names = r.get("kinds") or [used]
+                names += [x for x in (x.partition(":")[2].partition(":")[2]
+                                      for x in r.get("also", ())) if x not in names]
+                what = {"command": ("Project command", "Common command"),   # universal: any
+                        "tool": ("Often used here", "Often used")}[kind][
+                    r.get("level") == "universal"]
+                return what + ("s: " if names[1:] and kind == "command" else ": ") + ", ".join(
+                    map(code, names))
+            key, eq, value = body.partition("=")
+            if eq and key in _Corpus.ROLE_TITLES:
+                return f"{_Corpus.ROLE_TITLES[key]}: {code(value)}"
+            return f"Preference: {key} = {value}" if eq else f"Preference: {body}"
+        if colon and head == "seq":
+            steps = _Presenter.line_steps(r)
+            shown = ["edit the code" if s == _Call.EDIT_STEP else code(s) for s in steps]
+            label = next((label for last, label in (("git commit", "Before committing"),
+                                                    ("git push", "Before pushing"))
+                          if last in steps[1:]), "Usual workflow")   # (it may also start one)
+            return f"{label}: " + " \u2192 ".join(shown)
+        if colon and head == "fix":
+            failed, _, by = body.partition(" by ")
+            if by == _Call.EDIT_STEP or by.startswith(_Call.EDIT_STEP + "("):
+                return f"When {code(failed)} fails: fix the code, then rerun it"
+            if by:
+                return f"When {code(failed)} fails: run {code(by)}, then rerun it"
+            return f"Recurring fix: {body}"
+        if colon and head == "combo":
+            return "Used together: " + " + ".join(code(s.strip()) for s in body.split("+"))
+        return f"Habit: {p}"
+
+    @staticmethod
+    def briefing_line(r):
+        """The one wording of a learned item on every channel (briefing, MCP, rules files)."""
+        scope = ("every project" if r["level"] == "universal" else "this project" if r["project"]
+                 else "all projects")
+        stale = f"; may be stale: {r['stale']}" if r.get("stale") else ""
+        n, use = r["confidence"], r.get("use")
+        evidence = f"{_Core._sessions(n)} sessions" + (
+            f", used in {use[0]} of the last {use[1]}" if use else "")
+        if not _Corpus.mined_source(r.get("source")):   # a note: counted as observed, said where
+            src = r.get("source") or ""
+            evidence = f"observed {n}\u00d7, " + ("imported" if src.startswith("shared:")
+                                                else f"noted by {src}" if src else "noted")
+        return f"- {_Presenter.rule_text(r)} ({r['level']}, {evidence}, {scope}{stale})"
+
+    @staticmethod
+    def generic_habit(pattern):
+        """Habits every project has (Read -> Edit, head + ls), which an older store may hold."""
+        head, colon, body = pattern.partition(":")
+        return head in ("seq", "combo") and all(
+            s in _Call.LOOK_TOOLS or s in _Call.EDIT_TOOLS
+            or s.split(" ", 1)[0] in _Call.GENERIC_PROGRAMS
+            or s == _Call.EDIT_STEP for s in body.replace("->", "+").split("+"))
+
+    @staticmethod
+    def item_steps(pattern):
+        """The steps a session takes to use a mined item, in order (a combo's in any order)."""
+        head, _, body = pattern.partition(":")
+        if head == "seq":
+            return body.split("->")
+        if head == "combo":
+            return sorted(body.split("+"))
+        if head == "fix":
+            return [body.partition(" by ")[0]]
+        if head == "pref" and body.startswith(("command:", "tool:")):
+            return [body.partition(":")[2]]
+        return [body.partition("=")[2]] if head == "pref" and "=" in body else []
+
+    @staticmethod
+    def applies(steps, root):
+        """Whether the files of `root` show the toolchain of every program among `steps` (a tool,
+        skill or subagent step never: no file shows that a new project wants another's)."""
+        progs = {st.split(" ", 1)[0] for st in steps}
+        have = {prog for f, progs_ in _Call.TOOLCHAIN_FILES.items()
+                if root and os.path.exists(os.path.join(root, f)) for prog in progs_.split()}
+        return progs <= have
+
+    @staticmethod
+    def arrange(items, why, recent=()):
+        """Items -> lines, most useful first (`select`): a routine claims its steps first (its
+        family's weaker members and any later item naming one of them are left out), and a
+        role-less command the sessions holding it mostly run after it joins its line ('also');
+        then each item in order of rank, use and count."""
+        def use(r):
+            return r["use"][0] / r["use"][1] if r.get("use") else 0.5
+
+        def rank(r):     # a role command (test first) or a routine holding one, a routine, the rest
+            p, roles = r["pattern"], [k for k, _ in _Call.COMMAND_ROLES]
+            if not _Corpus.mined_source(r.get("source")):
+                return 2                   # a note (observed, imported rules): by its count
+            role = [_Corpus.command_role(st) for st in _Presenter.item_steps(p)]
+            if any(role) and (p.startswith("seq:") or p[5:].split("=", 1)[0] in roles):
+                return min(roles.index(k) for k in role if k) / len(roles)
+            return 1 if p.startswith(("seq:", "fix:")) else 2
+
+        def order(r):
+            return (not _Corpus.mined_source(r.get("source")), rank(r), -use(r), -r["confidence"],
+                    -len(r["pattern"]), r["pattern"])
+
+        def held(steps):
+            return sum(_Corpus.subsequence(steps, x) for x in recent)
+        items = sorted(items, key=order)
+        named, out, by_prog = set(), [], {}
+        strong = {st: r["confidence"] for r in items if rank(r) < 1       # a role command's
+                  and not r["pattern"].startswith("seq:") for st in _Presenter.item_steps(
+                      r["pattern"])}                              # own line beats a weaker routine
+        for routines in (True, False):     # routines: a family's best first (most sessions)
+            for r in (sorted(items, key=lambda r: (-r["confidence"], -len(r["pattern"])))
+                      if routines else items):
+                p = r["pattern"]
+                steps = _Presenter.item_steps(p) if _Corpus.mined_source(r.get("source")) else []
+                if p.startswith("seq:") != routines or p in why:
+                    continue
+                if set(steps) & named:
+                    why[p] = "superseded by a family line"
+                    continue
+                if routines and any(strong.get(st, 0) > r["confidence"] for st in steps):
+                    why[p] = "superseded by a stronger command"
+                    continue
+                named |= set(steps)
+                for x in [x for x in out if x["pattern"].startswith("seq:")] * (
+                        len(steps) == 1 and rank(r) >= 1):      # where its sessions run it
+                    have = _Presenter.line_steps(x)
+                    k, i = max((held(have[:i] + steps + have[i:]), -i)    # within or after it
+                               for i in range(1, len(have) + 1))  # (ties: the earliest place)
+                    if 2 * k > held(have) > 0:
+                        x.update(line=have[:-i] + steps + have[-i:], also=x.get("also", []) + [p])
+                        break
+                else:
+                    prog = p[13:].split(" ", 1)[0] if p.startswith("pref:command:") and \
+                        " " in p[13:] else "tool:" + p[10:].partition("(")[0] \
+                        if p.startswith("pref:tool:") else None
+                    if prog and prog in by_prog:        # bd ready, bd show: one line (a tool's too)
+                        by_prog[prog]["also"] = by_prog[prog].get("also", []) + [p]
+                        continue
+                    r = dict(r)
+                    by_prog.setdefault(prog or p, r)
+                    out.append(r)
+        return sorted(out, key=order)
+
+    @staticmethod
+    def line_steps(r):
+        """The steps one line names in order: a routine's with those that joined it ('line')."""
+        return list(r.get("line") or _Presenter.item_steps(r["pattern"]))
+
+
+class _Lint:
+    """lint: contradictions and duplicates between a project's rules files and what was learned."""
+
+    TOOL_FAMILIES = (frozenset("npm pnpm yarn bun".split()),
+                     frozenset("pip uv poetry pipenv pdm conda hatch".split()))
+    NOT = frozenset("not never don't dont avoid instead rather over".split())
+    USE = frozenset("use prefer always using run".split())
+    OTHER = frozenset("docker podman buildah".split())     # their `build` is not the project's
+    SHELL_FENCES = frozenset("sh bash shell console zsh fish terminal".split()) | {""}
+    RUN_PREFIXES = ("uv run ", "poetry run ", "pipenv run ", "pdm run ", "hatch run ", "python -m ",
+                    "python3 -m ", "npx ", "bunx ", "pnpm exec ", "bundle exec ")
+
+    @staticmethod
+    def bare_command(shape):
+        """'uv run pytest' -> 'pytest': the command without a runner in front."""
+        return next((shape[len(p):] for p in _Lint.RUN_PREFIXES if shape.startswith(p)), shape)
+
+    @staticmethod
+    def prose_mentions(line):
+        """Commands (in `code`) and tool names (after use/prefer/always, or negated) of one prose
+        line -> [(shape, negated)]: 'Use `pnpm`, not `npm`' -> [('pnpm', False), ('npm', True)]."""
+        import re
+        neg, comma, prev, out = False, False, "", []
+        for tok in re.findall(r"`[^`]+`|[\w'\u2019-]+|[.;:!?()\u2013\u2014,]", line):
+            w = tok.lower().replace("\u2019", "'")
+            if tok[0] == "`":
+                out += [(s, neg) for s in _Shell.command_shapes(tok[1:-1].lstrip("$ "))]
+            elif w in ".;:!?()\u2013\u2014":
+                neg = False
+            elif w != ",":
+                neg = neg and not (comma and w in _Lint.USE) or w in _Lint.NOT
+                if any(w in f for f in _Lint.TOOL_FAMILIES) and (neg or prev in _Lint.USE):
+                    out.append((w, neg))
+            prev, comma = w, w == ","
+        return out
+
+    @staticmethod
+    def written_lines(root):
+        """The lines of `root`'s rules files outside instinct's block and files -> [(file, line no,
+        text, paragraph no, [(command shape, negated)])]: `code` in prose, lines of shell blocks."""
+        import glob
+        import re
+        out, para = [], 0
+        for pattern in _Export.RULES_FILES:
+            for path in sorted(glob.glob(os.path.join(root, pattern))):
+                try:
+                    text = _read_regular(path, MAX_MEMORY_FILE).decode("utf-8", "replace")
+                except (OSError, ValidationError):
+                    continue
+                found = _Export.block_markers(text)
+                b, e = (min(found.get(m, [-1])) for m in (_Export.BLOCK_BEGIN, _Export.BLOCK_END))
+                if 0 <= b < e:
+                    text = text[:b] + "\n" * text.count("\n", b, e) + text[e:]
+                if _Export.SIGNATURE in text:           # a whole file instinct wrote
+                    continue
+                fence, rel = None, os.path.relpath(path, root).replace(os.sep, "/")
+                for n, line in enumerate(text.splitlines(), 1):
+                    bare = line.strip()
+                    m = re.match(r"(`{3,}|~{3,})\s*([\w-]*)", bare)
+                    if m or not bare or fence is None and bare.startswith("#"):
+                        para += 1
+                        fence = (m.group(2).lower() if fence is None else None) if m else fence
+                    elif fence is None:
+                        out.append((rel, n, bare, para, _Lint.prose_mentions(bare)))
+                    elif fence in _Lint.SHELL_FENCES and not bare.startswith("#"):
+                        shapes = _Shell.command_shapes(re.sub(r"^[$%>]\s+", "", bare))
+                        out.append((rel, n, bare, para, [(s, False) for s in shapes]))
+        return out
+
+    @staticmethod
+    def hit(r, lines):
+        """The first written line contradicting or repeating learned record `r` -> (kind, line)."""
+        head, _, body = r["pattern"].partition(":")
+        key, eq, value = body.partition("=")
+        tool = (value if eq else body).split(" ", 1)[0]
+        family = next((f for f in _Lint.TOOL_FAMILIES if tool in f), ())
+        if head == "pref" and eq and key in _Corpus.ROLE_TITLES:           # a project command
+            said = [(_Lint.bare_command(s) == _Lint.bare_command(value), neg, ln) for ln in lines
+                    for s, neg in ln[4]
+                    if _Corpus.command_role(s) == key and s.split()[0] not in _Lint.OTHER]
+        elif head == "pref" and family:                              # a package manager
+            said = [(s.split()[0] == tool, neg, ln) for ln in lines for s, neg in ln[4]
+                    if s.split()[0] in family]
+        elif head == "pref":                                         # its words, all on one line
+            words = set(_Mem.words(body)) - _Mem.STOP
+            return next((("duplicate", ln) for ln in lines
+                         if len(words) > 1 and words <= set(_Mem.words(ln[2]))), None)
+        elif head in ("seq", "combo"):                               # its steps, in one paragraph
+            steps = [_Lint.bare_command(x.strip()) for x in body.replace("->", "+").split("+")]
+            steps = [x for x in steps if x != _Call.EDIT_STEP]
+            paras = {}
+            for ln in lines:
+                paras.setdefault(ln[3], []).append(ln)
+            for group in paras.values() if len(steps) > 1 else ():
+                said = [_Lint.bare_command(s) for ln in group for s, neg in ln[4] if not neg]
+                words = {w for ln in group for w in _Mem.words(ln[2])}     # "... before committing"
+                said += [f"git {v}" for v in ("commit", "push")
+                         if any(w.startswith(v) for w in words)]
+                if _Corpus.subsequence(steps, said) if head == "seq" else set(steps) <= set(said):
+                    return "duplicate", group[0]
+            return None
+        else:
+            return None
+        return (next((("contradiction", ln) for same, neg, ln in said if neg and same), None)
+                or next((("duplicate", ln) for same, neg, ln in said if same and not neg), None)
+                or next((("contradiction", ln) for same, neg, ln in said if not neg), None))
+
+    @staticmethod
+    def lint(root, rows):
+        """Learned records against project `root`'s rules files -> findings {kind: contradiction |
+        duplicate, pattern, ...}; deterministic: command roles and shapes, tool families, words."""
+        lines = _Lint.written_lines(root) if rows else []
+        hits = [(r, _Lint.hit(r, lines)) for r in rows]
+        return [{"kind": kind, "pattern": r["pattern"], "project": r["project"],
+                 "learned": _Presenter.rule_text(r), "file": f, "line": n, "written": text[:200]}
+                for r, hit in hits if hit for kind, (f, n, text, _, _) in [hit]]
+
+    @staticmethod
+    def duplicates(root, rows):
+        """`rows` (records) without the rules the user already wrote in root's rules files."""
+        dup = {(f["pattern"], f["project"]) for f in _Lint.lint(root, rows)
+               if f["kind"] == "duplicate"}
+        return [r for r in rows if (r["pattern"], r["project"]) not in dup]
+
+    FINDING = _Out.obj({"kind": _Out.STR, "pattern": _Out.STR, "project": _Out.STR,
+                        "learned": _Out.STR, "file": _Out.STR, "line": _Out.INT,
+                        "written": _Out.STR},
+                       ("kind", "pattern", "project", "learned", "file", "line", "written"))
+
+
+class _Export:
+    """Rules files an export writes (CLAUDE.md, AGENTS.md, Cursor and Windsurf rules, SKILL.md)."""
+
+    BLOCK_BEGIN, BLOCK_END = "<!-- instinct:begin -->", "<!-- instinct:end -->"
+    SKILL_NAME = "instinct-rules"
+    ABOUT = "Habits learned by instinct from repeated work in this project"
+    SKILL_DESCRIPTION = (
+        "Habits and rules learned by instinct from repeated work in this project (usual workflows, "
+        "preferences, recurring fixes, tools used together). Use it when starting a coding task "
+        "here, or when choosing how to test, fix or structure a change.")
+
+    @staticmethod
+    def skill_name(folder):
+        import re
+        name = os.path.basename(os.path.normpath(folder))
+        if not (re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name) and len(name) <= 64):
+            raise ValidationError(f"skill folder name {name!r} is not a valid skill name (1-64 "
+                                  "chars a-z, 0-9 and single inner hyphens)")
+        if "claude" in name or "anthropic" in name:
+            raise ValidationError(f"skill name {name!r} must not contain 'claude' or 'anthropic'")
+        return name
+
+    @staticmethod
+    def agent_text(fmt, rules, budget, name=SKILL_NAME):
+        """Rules in an agent format within `budget` bytes -> (text, kept, dropped): the last (the
+        weakest) go first, a line says how many; a block format: the block, no final newline."""
+        if fmt == "markdown":
+            body = _Out.render_markdown(rules)
+            return _Export.BLOCK_BEGIN + "\n" + body + _Export.BLOCK_END, len(rules), 0
+        front = {"cursor": f"description: {_Export.ABOUT}\nalwaysApply: true",
+                 "windsurf": f"trigger: always_on\ndescription: {_Export.ABOUT}",
+                 "skill": f"name: {name}\ndescription: {_Export.SKILL_DESCRIPTION}"}.get(fmt)
+        if front:                      # a whole file, under its front matter
+            head, tail, title = f"---\n{front}\n---\n", "", "# Learned habits (instinct)\n\n"
+        else:                          # claude, agents: a block in the user's file
+            head, tail, title = (_Export.BLOCK_BEGIN + "\n", _Export.BLOCK_END,
+                                 "## Learned habits (instinct)\n\n")
+        note = (f"Learned from repeated work; {_Export.SIGNATURE}, which replaces this "
+                + ("block" if tail else "file") + " on the next export.\n\n")
+        items = [" ".join(_Presenter.briefing_line(r).split()).replace("<!--", "&lt;!--") + "\n"
+                 for r in rules] or ["No rules learned yet.\n"]
+        limit = _Core._EXPORT_FORMATS[fmt][1]
+
+        def omitted(n):
+            return (f"\n{_Out.count(n, 'lower-confidence rule')} omitted to stay under "
+                    f"{limit} bytes.\n") if n else ""
+        keep = len(rules)
+        total = len((head + title + note + tail).encode()) + sum(len(i.encode()) for i in items)
+        while keep and total + len(omitted(len(rules) - keep).encode()) > budget:
+            keep -= 1
+            total -= len(items[keep].encode())
+        kept = items[:keep] if rules else items
+        return (head + title + note + "".join(kept) + omitted(len(rules) - keep) + tail, keep,
+                len(rules) - keep)
+
+    @staticmethod
+    def purge_files(paths, text, dry_run):
+        """Drop the lines holding `text` from what instinct wrote in `paths` (its block, or the
+        whole file it owns; a memory file: the file) -> (files changed, files where the text stands
+        outside instinct's part, which purge cannot reach)."""
+        changed, missed = 0, []
+        for kind, _, path in (p.partition(":") for p in paths):
+            try:
+                raw = _read_regular(path, 8 * 1024 * 1024)
+            except (OSError, ValueError):
+                continue
+            data = raw.decode("utf-8", "surrogateescape")
+            if text not in data:
+                continue
+            begin, end = data.find(_Export.BLOCK_BEGIN), data.rfind(_Export.BLOCK_END)
+            if kind == "m":
+                new = None                     # an exported memory: the file goes
+            else:
+                lo, hi = (begin, end) if 0 <= begin < end else (0, len(data))
+                keep = [ln for ln in data[lo:hi].splitlines(True) if text not in ln]
+                new = data[:lo] + "".join(keep) + data[hi:]
+                if text in new:
+                    missed.append(path)
+                    new = None if new == data else new
+                    if new is None:
+                        continue
+            changed += 1
+            try:
+                if not dry_run and new is None:
+                    os.remove(path)
+                elif not dry_run:
+                    _atomic_write(path, new.encode("utf-8", "surrogateescape"))
+            except (OSError, StoreError):
+                missed.append(path)
+        return changed, missed
+
+    SIGNATURE = "written by `instinct export`"
+
+    @staticmethod
+    def block_markers(text):
+        """{marker: [offsets]} of instinct's block markers that start a line outside fenced code
+        blocks (``` or ~~~, CommonMark rules); one quoted in a fence or mid-line is not ours."""
+        import re
+        found, fence, pos = {}, None, 0
+        for line in text.splitlines(keepends=True):
+            bare = line.rstrip("\r\n")
+            m = re.match(r" {0,3}(`{3,}|~{3,})", bare)
+            if fence is None and m and not (m.group(1)[0] == "`" and "`" in bare[m.end():]):
+                fence, opened = m.group(1), pos + len(line)
+            elif fence is None:
+                for marker in (_Export.BLOCK_BEGIN, _Export.BLOCK_END):
+                    if line.startswith(marker):
+                        found.setdefault(marker, []).append(pos)
+            elif (m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
+                    and not bare[m.end():].strip()):
+                fence = None
+            pos += len(line)
+        if fence is not None:                  # a fence never closed: what follows is read as text
+            for marker, at in _Export.block_markers(text[opened:]).items():
+                found.setdefault(marker, []).extend(opened + p for p in at)
+        return found
+
+    @staticmethod
+    def written_by_us(fmt, path, text):
+        """Whether a whole-file target is instinct's to replace: empty, its own path, an export."""
+        own = os.sep + os.path.normpath(_Core._EXPORT_FORMATS[fmt][0])
+        if not text.strip() or _Export.SIGNATURE in text or os.path.normpath(path).endswith(own):
+            return True
+        if fmt != "json":
+            return False
+        try:
+            data = _loads(text)
+        except ValueError:
+            return False
+        data = data.get("rules") if isinstance(data, dict) else data
+        return isinstance(data, list) and all(isinstance(r, dict) and "pattern" in r for r in data)
+
+    @staticmethod
+    def safe_target(path, root, force):
+        """Refuse symlinks, non-files and paths outside `root` (unless force) -> the path."""
+        if os.path.islink(path):
+            if not force:
+                raise ValidationError(f"{path} is a symlink; "
+                                      "refusing to write through it (use --force)")
+            path = os.path.realpath(path)
+        if os.path.exists(path) and not os.path.isfile(path):
+            raise ValidationError(f"{path} exists and is not a regular file")
+        if not force and os.path.commonpath([os.path.realpath(path), root]) != root:
+            raise ValidationError(f"{path} is outside the project {root}; "
+                                  "refusing to write (use --force)")
+        return path
+
+    RULES_FILES = ("CLAUDE.md", "AGENTS.md", ".cursor/rules/*.mdc", ".windsurf/rules/*.md")
+
+
+# =============================================================================
+# 17. Client setup (`instinct setup`)
+# =============================================================================
+class _Setup:
+    """`instinct setup`: each client's MCP and hook entries, merged with a backup, or removed."""
+
+    CLIENTS = (*CLIENTS, "vscode", "windsurf", "goose")
+    HINT_MATCHER = _Client.HINT_MATCHER
+    # The hook command runs instinct with -S from cached bytecode, this file's folder on the path (a
+    # project's shared config names no path: there `python3` finds an installed instinct). When the
+    # import fails (uninstalled, moved, another Python) it exits 0 silently: a hook never breaks.
+    LAUNCHER = ("import sys;sys.path.insert(0,{!r})\ntry:from instinct import main\n"
+                "except BaseException:sys.exit(0)\nsys.exit(main())")
+    LAUNCHER_SHARED = LAUNCHER.replace(";sys.path.insert(0,{!r})", "")
+    LAUNCHER_OLD = "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())"
+
+    @staticmethod
+    def launch_args(python, here, *cli):
+        """argv running instinct's CLI: from `here` with -S, or (here None) from python's path."""
+        if here is None:
+            return [python, "-c", _Setup.LAUNCHER_SHARED, *cli]
+        return [python, "-S", "-c", _Setup.LAUNCHER.format(here), *cli]
+
+    @staticmethod
+    def hook_groups(client, python, here, db):
+        """{event: our group (or handler, a flat style)} of CLIENTS[client]'s hooks; the command
+        names the client where its payload may not (Claude Code's and Codex's do)."""
+        import shlex
+        groups, style = {}, CLIENTS[client].hooks[2]
+        for name, event, matcher, timeout in CLIENTS[client].events:
+            argv = _Setup.launch_args(python, here, "hook", event, *(("--db", db) if db else ()),
+                                      *(("--client", client) if style != "groups" else ()))
+            cmd = shlex.join(argv)
+            hook = ({"type": "command", "bash": cmd, "timeoutSec": timeout} if style == "bash"
+                    else {"command": cmd, "timeout": timeout} if style == "flat" else
+                    {"type": "command", "command": cmd,
+                     "timeout": timeout * (1000 if style == "groups-ms" else 1)})
+            groups[name] = (hook if style in ("bash", "flat") else {"matcher": matcher,
+                            "hooks": [hook]} if matcher else {"hooks": [hook]})
+        return groups
+
+    @staticmethod
+    def console_script(here):
+        """The `instinct` console script when this very file is pip-installed for this Python."""
+        import sysconfig
+        for kind in ("prefix", "user"):
+            paths = sysconfig.get_paths(sysconfig.get_preferred_scheme(kind))
+            script = os.path.join(paths["scripts"],
+                                  "instinct.exe" if os.name == "nt" else "instinct")
+            libs = {os.path.realpath(paths["purelib"]), os.path.realpath(paths["platlib"])}
+            if os.path.realpath(here) in libs and os.path.isfile(script):
+                return script
+        return None
+
+    @staticmethod
+    def plan(client, scope, home, project_dir, python, here, db=None, all_tools=False):
+        """[(path, kind, entry)]: what setup merges into which file (kind: toml, yaml, (JSON key,)).
+        A project's files are committed and shared: they name no path of this machine."""
+        if client not in _Setup.CLIENTS:
+            raise ValidationError(f"unknown client {client!r}; choose from: "
+                                  f"{', '.join(_Setup.CLIENTS)}")
+        user = scope == "user"
+        if not user and client in ("windsurf", "goose"):
+            raise ValidationError(f"{client} reads MCP servers from a user file only; run it "
+                                  "without --scope project")
+        if not user and db:
+            raise ValidationError("a project's config is shared: --db (or INSTINCT_DB) would put "
+                                  "this machine's path in it; unset it, or use --scope user")
+        script = _Setup.console_script(here) if user else None
+        if not user:
+            python, here = "python3", None
+        server = ({"command": script, "args": ["serve"]} if script    # pip install: no PYTHONPATH
+                  else {"command": python, "args": ["-m", "instinct", "serve"]})
+        env = {"PYTHONPATH": here} if user and not script else {}    # this file, cached bytecode
+        if db:                         # clients start servers in their own env: pin the same store
+            env["INSTINCT_DB"] = db
+        if all_tools:                  # every operation as a tool, not only the lean session set
+            env["INSTINCT_MCP_TOOLS"] = "all"
+        server["env"] = env
+        j = os.path.join
+        base = home if user else project_dir
+        hooks = [(j(base, *CLIENTS[client].hooks[not user].split("/")),
+                  ("hooks", "version") if CLIENTS[client].hooks[2] in ("bash", "flat")
+                  else ("hooks",), _Setup.hook_groups(client, python, here, db))
+                 ] if client in CLIENTS else []
+        if client == "claude-code":
+            return [(j(home, ".claude.json") if user else j(project_dir, ".mcp.json"),
+                     ("mcpServers",), dict(server, type="stdio"))] + hooks
+        if client == "gemini-cli" and "PYTHONPATH" in env:     # Gemini refuses to pass it on
+            server = dict(server, command=python,
+                          args=_Setup.launch_args(python, here, "serve")[1:],
+                          env={k: v for k, v in env.items() if k != "PYTHONPATH"})
+        if client in ("cursor", "gemini-cli"):
+            return [(j(base, ".cursor", "mcp.json") if client == "cursor" else hooks[0][0],
+                     ("mcpServers",), server)] + hooks
+        if client == "copilot-cli":          # its project MCP file: .mcp.json, as Claude Code's
+            return [(j(home, ".copilot", "mcp-config.json"), ("mcpServers",),
+                     dict(server, type="stdio", tools=["*"])) if user else
+                    (j(project_dir, ".mcp.json"), ("mcpServers",), dict(server, type="stdio"))
+                    ] + hooks
+        if client == "vscode":
+            if not user:
+                folder = j(project_dir, ".vscode")
+            elif sys.platform == "darwin":
+                folder = j(home, "Library", "Application Support", "Code", "User")
+            else:
+                folder = j(home, "AppData", "Roaming", "Code", "User") if os.name == "nt" \
+                    else j(home, ".config", "Code", "User")
+            return [(j(folder, "mcp.json"), ("servers",), dict(server, type="stdio"))]
+        if client == "windsurf":
+            return [(j(home, ".codeium", "windsurf", "mcp_config.json"), ("mcpServers",), server)]
+        if client == "codex":
+            return [(j(base, ".codex", "config.toml"), "toml", server)] + hooks
+        return [(j(home, ".config", "goose", "config.yaml"), "yaml", server)]
+
+    @staticmethod
+    def notes(client, scope, project_dir):
+        """What the user must still do by hand after `setup client` (printed with the entries)."""
+        history = (f"To learn from the sessions you already had, run `instinct import-history "
+                   f"--client {client}` once: it replays its transcripts through the same capture "
+                   "(shapes only) and mining.")
+        notes = [history] if client in CLIENTS else []
+        if client == "cursor":
+            notes.append("Cursor may not hand a session-start briefing to the model: `instinct "
+                         "export --format cursor --write` keeps .cursor/rules/instinct.mdc, the "
+                         "rules file it reads, up to date (run it again as habits mature).")
+        if scope == "project":
+            notes.append("These files are for the whole team and name no path of this machine: "
+                         "they run `python3 -m instinct`, so each machine needs instinct installed "
+                         "for python3 (pip install); without it, no server, and hooks do nothing.")
+        if client != "codex":
+            return notes
+        notes.append("Codex skips new or changed hooks until you trust them: start `codex` in a "
+                     "terminal, type /hooks, review instinct's hooks and trust each one (Codex "
+                     "warns at start-up while hooks await review). Trust covers a hook's exact "
+                     "text: trust again whenever `instinct setup codex --write` changes them. For "
+                     "one unattended run, `codex exec --dangerously-bypass-hook-trust` runs them "
+                     "untrusted.")
+        if scope == "project":
+            notes.append("Codex loads a project's .codex/ hooks only in a trusted project: trust "
+                         "the folder when Codex asks, or add to ~/.codex/config.toml:\n"
+                         f"[projects.{_Setup.quoted(project_dir)}]\ntrust_level = \"trusted\"")
+        return notes
+
+    @staticmethod
+    def is_ours(handler):
+        """True only for a hook handler `setup` wrote, now or in an earlier version: a launcher
+        running `hook EVENT [--db P]`, shell or exec form. A user's own command never matches."""
+        import ast
+        import re
+        import shlex
+        if not isinstance(handler, dict) or handler.get("type", "command") != "command":
+            return False
+        cmd, args = handler.get("command", handler.get("bash")), handler.get("args")
+        if not isinstance(cmd, str):
+            return False
+        try:
+            argv = ([cmd, *args] if isinstance(args, list)
+                    else shlex.split(cmd) if args is None else None)
+        except ValueError:
+            return False
+        if not argv or not all(isinstance(a, str) for a in argv):
+            return False
+        if argv[1:2] == ["-S"]:
+            argv = argv[:1] + argv[2:]
+        if argv[-2:-1] == ["--client"] and argv[-1] in CLIENTS:
+            argv = argv[:-2]
+        if (len(argv) not in (5, 7) or argv[1] != "-c" or argv[3] != "hook"
+                or argv[4] not in _Capture.HOOK_EVENTS.values() or argv[5:6] not in ([], ["--db"])):
+            return False
+        for launcher in (_Setup.LAUNCHER, _Setup.LAUNCHER_SHARED, _Setup.LAUNCHER_OLD):
+            m = re.fullmatch(re.escape(launcher).replace(re.escape("{!r}"), "(.+)"), argv[2])
+            try:
+                if m and (not m.groups() or isinstance(ast.literal_eval(m.group(1)), str)):
+                    return True
+            except (ValueError, SyntaxError):
+                return False
+        return False
+
+    @staticmethod
+    def merge_hooks(node, wanted):
+        """Give each event in `node` exactly our group from `wanted` (kept in place when unchanged);
+        remove our handlers from every other event (e.g. the Stop entry of earlier versions)."""
+        for event in list(node):
+            groups = node[event]
+            if not isinstance(groups, list):
+                if event in wanted:
+                    raise ValidationError(f"hooks.{event} is not a list")
+                continue
+            out, placed = [], False
+            for g in groups:
+                hs = g.get("hooks", [g]) if isinstance(g, dict) else None     # [g]: flat
+                if not isinstance(hs, list) or not any(_Setup.is_ours(h) for h in hs):
+                    out.append(g)
+                elif not placed and g == wanted.get(event):
+                    out.append(g)
+                    placed = True
+                else:
+                    rest = [h for h in hs if not _Setup.is_ours(h)]
+                    if rest:                   # the user's handlers in a group with ours stay
+                        out.append(dict(g, hooks=rest))
+            if event in wanted and not placed:
+                out.append(wanted[event])
+            if out or event in wanted or not groups:      # a user's empty list stays
+                node[event] = out
+            else:
+                del node[event]
+        for event, group in wanted.items():
+            node.setdefault(event, [group])
+
+    @staticmethod
+    def strict_json(text):
+        """Parse JSON that can be written back unchanged: no NaN/Infinity, duplicate key, lone
+        surrogate or number that does not survive a round trip (1e400 would become Infinity)."""
+        import decimal
+        import json
+
+        def number(s):                 # a JSON literal is never NaN; inf differs from its Decimal
+            if decimal.Decimal(s) != decimal.Decimal(repr(float(s))):
+                raise ValidationError(f"the number {s[:40]} cannot be written back exactly")
+            return float(s)
+
+        def pairs(items, constant=None):
+            if constant or len({k for k, _ in items}) < len(items):
+                raise ValidationError(f"{constant} is not valid JSON" if constant
+                                      else "a key appears twice in one object")
+            return dict(items)
+        try:
+            data = json.loads(text, parse_float=number, object_pairs_hook=pairs,
+                              parse_constant=lambda s: pairs((), s))
+        except RecursionError:
+            raise ValidationError("the JSON is nested too deeply") from None
+        except ValidationError:
+            raise
+        except ValueError as e:
+            raise ValidationError(f"not valid JSON: {e}") from None
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValidationError("it holds a lone surrogate escape (like \\ud800) that cannot be "
+                                  "written back as UTF-8") from None
+        return data
+
+    @staticmethod
+    def merge_json(text, keypath, entry):
+        """Merge our entry into a JSON config text, keeping every other key."""
+        import json
+        data = _Setup.strict_json(text) if text.strip() else dict.fromkeys(keypath[1:], 1)
+        if not isinstance(data, dict):
+            raise ValidationError("the file does not hold a JSON object")
+        node = data.setdefault(keypath[0], {})
+        if not isinstance(node, dict):
+            raise ValidationError(f"'{keypath[0]}' is not an object")
+        if keypath[0] == "hooks":
+            _Setup.merge_hooks(node, entry)
+        else:
+            node["instinct"] = entry
+        new = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        # already right: the user's own layout is kept
+        return text if text.strip() and json.loads(new) == json.loads(text) else new
+
+    @staticmethod
+    def read_config(path):
+        """(text without its BOM, real path, os.stat_result or None when absent, the BOM) of a
+        client config: a regular UTF-8 file of at most 64 MiB (a FIFO never hangs)."""
+        real = os.path.realpath(path)          # a symlinked config is edited in its target
+        try:
+            if os.path.islink(path) and not os.path.exists(real):
+                raise ValidationError(f"{path} is a link to {real}, which does not exist; "
+                                      "create it or remove the link")
+            if os.path.isdir(real):
+                raise ValidationError(f"{path} is a directory, not a config file; "
+                                      "move it away and retry")
+            st = os.stat(real)
+            text = _read_regular(real, 64 * 1024 * 1024).decode("utf-8")
+        except FileNotFoundError:
+            return "", real, None, ""
+        except OSError as e:
+            raise StoreError(f"cannot read {path}: {e.strerror}") from None
+        except UnicodeDecodeError as e:
+            raise ValidationError(f"{path} is not UTF-8 text (byte {e.start}); "
+                                  "fix it and retry") from None
+        bom = text[:1] if text[:1] == "\ufeff" else ""
+        return text[len(bom):], real, st, bom
+
+    BACKUPS = 10                       # setup's backups kept (by number) in the store's folder
+
+    @staticmethod
+    def keep(state, path, text):
+        """Save `text`, what `path` held, as STATE/N-NAME.bak (0600, N one past the newest) and
+        keep the newest BACKUPS by N (never by time) -> its path."""
+        found = sorted((int(f.split("-")[0]), f) for f in
+                       (os.listdir(state) if os.path.isdir(state) else [])
+                       if f.split("-")[0].isdigit() and f.endswith(".bak"))
+        backup = os.path.join(state, f"{found[-1][0] + 1 if found else 1}-"
+                                     f"{os.path.basename(path).lstrip('.')}.bak")
+        os.makedirs(os.path.dirname(state), mode=0o700, exist_ok=True)   # the store's, 0700
+        _atomic_write(backup, text.encode("utf-8"), private=True)
+        for _, f in found[:max(0, len(found) + 1 - _Setup.BACKUPS)]:
+            _drop_temp(os.path.join(state, f))
+        return backup
+
+    @staticmethod
+    def manifest(state, records=None):
+        """Setup's record of what it added ({config path: {original, entry, dirs}}) in
+        STATE/manifest.json: read it, or (records given) write it, or remove it when empty."""
+        path = os.path.join(state, "manifest.json")
+        if records is None:
+            text = _Setup.read_config(path)[0]
+            try:
+                records = _Setup.strict_json(text) if text else {}
+                if isinstance(records, dict) and all(isinstance(r, dict)
+                                                     for r in records.values()):
+                    return records
+                raise ValidationError("not setup's record")
+            except ValidationError as e:
+                raise ValidationError(f"{path}: {e}; move it away and retry") from None
+        if records:
+            os.makedirs(os.path.dirname(state), mode=0o700, exist_ok=True)
+            _atomic_write(path, (_dumps(records, indent=1) + "\n").encode("utf-8"), private=True)
+        elif os.path.exists(path):
+            os.remove(path)
+
+    @staticmethod
+    def owned(kind, text):
+        """What setup owns in a config text, by key: `KEY.instinct` (whoever wrote it), `hooks.
+        EVENT` (instinct's own handlers), or the marked block of a TOML or YAML file."""
+        if kind in ("toml", "yaml"):
+            span = _Setup.marked_span(text)
+            key = "mcp_servers" if kind == "toml" else "extensions"
+            return {key + ".instinct": text[span[0]:span[1]]} if span else {}
+        try:
+            data = _Setup.strict_json(text) if text.strip() else {}
+        except ValidationError:
+            return {}
+        node = data.get(kind[0]) if isinstance(data, dict) else None
+        if not isinstance(node, dict):
+            return {}
+        if kind[0] != "hooks":
+            return {f"{kind[0]}.instinct": node["instinct"]} if "instinct" in node else {}
+        ours = {f"hooks.{e}": [h for g in gs if isinstance(g, dict)            # [g]: flat
+                               and isinstance(g.get("hooks", [g]), list)
+                               for h in g.get("hooks", [g]) if _Setup.is_ours(h)]
+                for e, gs in node.items() if isinstance(gs, list)}
+        return {k: v for k, v in ours.items() if v}
+
+    @staticmethod
+    def unmerge(kind, text, rec, entry):
+        """`text` without what setup wrote, the user's entry it replaced put back (its record
+        `rec`; none: only an entry equal to `entry` is setup's) -> the new text (the original's
+        bytes when its data is back), or None: setup created the file and nothing else is left."""
+        import json
+        original = rec.get("original") if rec else None
+        if kind in ("toml", "yaml"):
+            span = _Setup.marked_span(text)
+            if span is None:
+                if _Setup.unmarked_entry(kind, text):
+                    raise ValidationError("its instinct entry has no `# instinct:begin` and `# "
+                                          "instinct:end` lines (an earlier setup, or added by "
+                                          "hand); delete it yourself")
+                return text
+            head, nl = text[:span[0]], "\r\n" if "\r\n" in text else "\n"
+            new = (head[:-len(nl)] if head.endswith(nl + nl) else head) + text[span[1]:]
+            if original is not None and original.rstrip("\r\n") == new.rstrip("\r\n"):
+                return original
+            return None if rec and original is None and not new.strip() else new
+        data = _Setup.strict_json(text) if text.strip() else {}
+        key = kind[0]
+        if not isinstance(data, dict) or not isinstance(data.get(key), dict):
+            return text                        # nothing of ours there
+        node = data[key]
+        old = _Setup.strict_json(original) if original and original.strip() else {}
+        theirs = old.get(key) if isinstance(old, dict) else None
+        if key == "hooks":
+            _Setup.merge_hooks(node, {})
+        elif "instinct" in node and node["instinct"] == (rec.get("entry") if rec else entry):
+            if isinstance(theirs, dict) and "instinct" in theirs:
+                node["instinct"] = theirs["instinct"]          # the user's own, put back
+            else:
+                del node["instinct"]
+        if data == _Setup.strict_json(text):
+            return text
+        if not node and rec and theirs is None:  # the object setup added, if it is empty now
+            del data[key]
+        if data == dict.fromkeys(kind[1:], 1) and not old:   # the {"version": 1} setup added
+            data = {}
+        if original is not None and data == old:
+            return original
+        if not data and rec and original is None:
+            return None
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+    @staticmethod
+    def paste_text(kind, entry):
+        import json
+        if kind in ("toml", "yaml"):
+            return ("extensions:  # add the marked lines under it\n" if kind == "yaml" else "") \
+                + _Setup.marked_block(kind, entry, top=kind == "toml")
+        if kind[0] == "hooks":
+            return json.dumps({"hooks": {e: [g] for e, g in entry.items()}}, indent=2)
+        return json.dumps({kind[0]: {"instinct": entry}}, indent=2)
+
+    @staticmethod
+    def quoted(v):
+        """A double-quoted string valid in both TOML and YAML (control characters as \\uXXXX)."""
+        if any(0xd800 <= ord(ch) <= 0xdfff for ch in v):
+            raise ValidationError("a path holds a lone surrogate, which no config file can store")
+        return '"' + "".join("\\" + ch if ch in '"\\' else f"\\u{ord(ch):04x}"
+                             if ord(ch) < 0x20 or 0x7f <= ord(ch) <= 0x9f or ch in "\ufffe\uffff"
+                             else ch for ch in v) + '"'
+
+    # Codex's config.toml and Goose's config.yaml are never edited in place: setup appends its
+    # entry between these lines, later replaces or (--remove) deletes exactly them; else: paste.
+    MARK_BEGIN, MARK_END = "# instinct:begin (written by `instinct setup`)", "# instinct:end"
+
+    @staticmethod
+    def marked_block(kind, entry, top=True, pad="  "):
+        """Codex's [mcp_servers.instinct] or Goose's extension (`top`: with `extensions:`)."""
+        if kind == "toml":             # plan's env keys are bare TOML keys
+            env = ", ".join(f"{k} = {_Setup.quoted(v)}" for k, v in entry["env"].items())
+            body = ("[mcp_servers.instinct]\n"
+                    f"command = {_Setup.quoted(entry['command'])}\n"
+                    "args = [" + ", ".join(_Setup.quoted(a) for a in entry["args"]) + "]\n"
+                    f"env = {{ {env} }}\n"
+                    "startup_timeout_sec = 20\n")
+        else:
+            envs = ", ".join(f"{_Setup.quoted(k)}: {_Setup.quoted(v)}"
+                             for k, v in entry["env"].items())
+            body = ("extensions:\n" if top else "") + "".join(
+                pad + "  " * (i > 0) + line + "\n" for i, line in enumerate((
+                    "instinct:", "type: stdio", "name: instinct", "enabled: true",
+                    f"cmd: {_Setup.quoted(entry['command'])}",
+                    "args: [" + ", ".join(_Setup.quoted(x) for x in entry["args"]) + "]",
+                    f"envs: {{{envs}}}", "timeout: 300")))
+        return f"{_Setup.MARK_BEGIN}\n{body}{_Setup.MARK_END}\n"
+
+    @staticmethod
+    def marked_span(text):
+        """(start, end) of the lines from our begin marker to our end marker in `text`, or None."""
+        t = "\n" + text
+        at = t.find("\n" + _Setup.MARK_BEGIN)
+        end = t.find("\n" + _Setup.MARK_END, at + 1) if at >= 0 else -1
+        if end < 0:
+            return None
+        stop = text.find("\n", end)
+        return at, len(text) if stop < 0 else stop + 1
+
+    @staticmethod
+    def toml_data(text):
+        """The parsed TOML, or None on Python 3.10 (no tomllib); ValidationError when invalid."""
+        try:
+            import tomllib
+        except ImportError:
+            return None
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ValidationError(f"not valid TOML: {e}") from None
+
+    @staticmethod
+    def unmarked_entry(kind, text):
+        """True when `text` may hold an instinct entry outside our marker lines."""
+        import re
+        if kind == "yaml":
+            return re.search(r"""^[ \t]+["']?instinct["']?[ \t]*:""", text, re.M) is not None
+        data = _Setup.toml_data(text)
+        if data is None:
+            return re.search(r"^[^#\n]*instinct", text, re.M) is not None
+        servers = data.get("mcp_servers")
+        return isinstance(servers, dict) and "instinct" in servers
+
+    @staticmethod
+    def merge_text(kind, text, entry):
+        """Codex's TOML or Goose's YAML with our marked block replaced or added (at the end, or
+        first in Goose's block `extensions:` map) if no other instinct entry; else refused."""
+        import re
+        nl = "\r\n" if "\r\n" in text else "\n"
+        span = _Setup.marked_span(text)
+        ext = list(re.finditer(r"""^["']?extensions["']?[ \t]*:(.*)$""", text, re.M))
+        if span is None and not text.strip():
+            return _Setup.marked_block(kind, entry)
+        if span is not None:
+            inner = re.search(r"^( +)instinct:", text[span[0]:span[1]], re.M)
+            top = kind == "toml" or "\nextensions:" in text[span[0]:span[1]]
+            new = text[:span[0]] + _Setup.marked_block(
+                kind, entry, top, inner.group(1) if inner else "  ").replace("\n", nl) \
+                + text[span[1]:]
+        elif kind == "yaml":
+            at = ext[0].end() if ext else 0
+            eol = at + (at < len(text))
+            child = re.compile(r"(?:[ \t\r]*(?:#[^\n]*)?\n)*([ \t]*)(-?)").match(text, eol)
+            if (_Setup.unmarked_entry(kind, text) or len(ext) > 1 or re.search(
+                    r"^(?:[{\[%]|---|\.\.\.)", text, re.M)     # no flow, documents, directives
+                    or ext and (ext[0].group(1).strip()[:1] not in ("", "#")
+                                or child.group(2) or "\t" in child.group(1))
+                    # a line at column 0 that is no `key:`:
+                    or re.search(r"^(?![ \t#\r]|$)(?!.*:(?:[ \t\r]|$)).", text, re.M)):
+                raise ValidationError("it has an instinct entry setup did not write, or is not "
+                                      "plain block YAML with a block `extensions:` map, and "
+                                      "instinct does not edit that in place")
+            new = (text[:eol] + nl * (at == len(text)) + _Setup.marked_block(
+                kind, entry, False, child.group(1) or "  ").replace("\n", nl) + text[eol:]
+                if ext else text + ("" if text.endswith("\n") else nl) + nl
+                + _Setup.marked_block(kind, entry).replace("\n", nl))
+        elif _Setup.unmarked_entry(kind, text) or (_Setup.toml_data(text) is None
+                                                   and "mcp_servers" in text):
+            raise ValidationError("it has mcp_servers already (an instinct entry setup did not "
+                                  "mark, or on Python 3.10 no TOML parser to check it), and "
+                                  "instinct does not edit TOML in place")
+        else:
+            new = text + ("" if text.endswith("\n") else nl) + nl \
+                + _Setup.marked_block(kind, entry).replace("\n", nl)
+        old = _Setup.toml_data(text) if kind == "toml" else None
+        if old is not None:                    # proved: it reads back as the old data plus ours
+            servers = old.get("mcp_servers", {})
+            ours = _Setup.toml_data(_Setup.marked_block(kind, entry))["mcp_servers"]
+            try:
+                ok = isinstance(servers, dict) \
+                    and _Setup.toml_data(new) == dict(old, mcp_servers={**servers, **ours})
+            except ValidationError:
+                ok = False
+            if not ok:
+                raise ValidationError("instinct's table would not read back as its entry alone")
+        return new
+
+
+    @staticmethod
+    def prepare(path, items, remove, rec, write):
+        """(read_config(path), the text setup leaves there after each (kind, entry) of `items`,
+        None: delete the file); a change it cannot make exactly is refused with the lines to add
+        (or delete) by hand."""
+        kind, entry = items[0]
+        try:
+            read = _Setup.read_config(path)
+            new = read[0]
+            for kind, entry in items:              # each entry of this file in turn
+                new = new if new is None else (_Setup.unmerge(kind, new, rec, entry) if remove
+                       else _Setup.merge_text(kind, new, entry) if kind in ("toml", "yaml")
+                       else _Setup.merge_json(new, kind, entry))
+        except ValidationError as e:
+            if remove:
+                raise ValidationError(f"cannot take instinct out of {path} ({e}); nothing was "
+                                      "written") from None
+            raise ValidationError(f"cannot merge into {path} ({e}); nothing was written. Add this "
+                                  "by hand, then run setup again:\n"
+                                  + _Setup.paste_text(kind, entry)) from None
+        if write and new != read[0] and read[2] and not read[2].st_mode & 0o200:
+            add = "" if remove else ", adding:\n" + _Setup.paste_text(kind, entry)
+            raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
+                                  "by hand" + add)
+        return read, "" if new is None and os.path.islink(path) else new   # a link stays
+
+    @staticmethod
+    def lock(real):
+        """Take Claude Code's lock on a config, the folder `REAL.lock` (a holder is waited for up
+        to 2 s, then setup goes on without) -> its path, or None."""
+        for _ in range(200 if os.path.isdir(os.path.dirname(real)) else 0):
+            try:
+                os.mkdir(real + ".lock")
+                return real + ".lock"
+            except FileExistsError:
+                time.sleep(0.01)
+            except OSError:
+                break
+        return None
+
+    @staticmethod
+    def commit(path, real, st, text, bom, new):
+        """Replace the config `real` by `new` (None: delete it) if it still holds `text` as read
+        (same bytes, inode, size, mtime) -> False when another program wrote it meanwhile."""
+        sig = (lambda s: s and (s.st_ino, s.st_size, s.st_mtime_ns) or None)
+        same = (lambda: _Setup.read_config(path)[::3] == (text, bom)
+                and sig(os.path.lexists(real) and os.stat(real)) == sig(st))
+        if new is not None:
+            return _atomic_write(real, (bom + new).encode("utf-8"), check=same)
+        if not same():
+            return False
+        try:
+            os.remove(real)
+        except OSError as e:
+            raise StoreError(f"cannot delete {path}: {e.strerror}") from None
+        return True
+
+    @staticmethod
+    def one_scope(client, scope, home, project_dir, python, here, plan):
+        """Refuse hooks in a second scope: with both, every call would be recorded twice."""
+        other = "project" if scope == "user" else "user"
+        try:
+            theirs = _Setup.plan(client, other, home, project_dir, python, here)
+        except ValidationError:                 # a client with one scope only
+            return
+        for path in [p for p, kind, _ in theirs
+                     if kind[:1] == ("hooks",) and p not in [q for q, _, _ in plan]]:
+            try:
+                found = _Setup.owned(("hooks",), _Setup.read_config(path)[0])
+            except InstinctError:
+                found = None
+            if found:
+                raise ValidationError(f"instinct's hooks are already in {path} ({other} scope), "
+                                      "and hooks in both scopes record every call twice: run "
+                                      f"`instinct setup {client} --scope {other} --remove` first")
+
+def setup(client, write=False, scope="user", home=None, project_dir=None, python=None, db=None,
+          all_tools=False, remove=False):
+    """Show (or with write=True merge) the MCP and hook config for `client`; `remove` takes out
+    what setup wrote and puts back what it replaced (setup's record and backups are in the
+    store's folder). Every file is checked before any is written; a change it cannot make exactly
+    is refused with the lines to add by hand. -> [{"path", "target", "content" (None: deleted),
+    "changed", "changes" (the keys setup owns), "hooks", "backup"}]; twice changes nothing."""
+    from contextlib import suppress
+    home = home or os.path.expanduser("~")
+    project_dir = project_dir or project_root()
+    here = os.path.dirname(os.path.abspath(__file__))
+    db = db and os.path.abspath(os.path.expanduser(db))
+    if db and not remove and not os.path.isdir(os.path.dirname(db)):
+        raise ValidationError(f"the store's folder {os.path.dirname(db)} does not exist, so every "
+                              "hook would store nothing; create it or choose another --db")
+    python = python or sys.executable
+    plan = _Setup.plan(client, scope, home, project_dir, python, here, db, all_tools)
+    if write and not remove and any(kind[:1] == ("hooks",) for _, kind, _ in plan):
+        _Setup.one_scope(client, scope, home, project_dir, python, here, plan)
+    state = os.path.join(os.path.dirname(db) if db else os.path.join(home, ".instinct"), "setup")
+    records, write = _Setup.manifest(state), write or remove
+    files = {}                                  # path -> its entries in turn: one write a file
+    for path, kind, entry in plan:
+        files.setdefault(path, []).append((kind, entry))
+    ready = [_Setup.prepare(p, items, remove, records.get(p), write) for p, items in files.items()]
+    results, made = [], []
+    for (path, items), ((text, real, st, bom), new) in zip(files.items(), ready):
+        entry = next((e for k, e in items if k[:1] != ("hooks",)), items[0][1])   # the recorded
+        backup, lock = None, None
+        try:                           # after a change meanwhile: read again, under the lock
+            for _ in range(5):
+                if not write or new == text:
+                    break
+                if not remove:             # recorded before the write: a crash leaves the record
+                    rec, got = records.get(path), _Setup.owned(items[0][0], text)
+                    if not (rec and got and (items[0][0] in ("toml", "yaml")    # it stands
+                                             or items[0][0][:1] == ("hooks",)
+                                             or list(got.values()) == [rec.get("entry")])):
+                        folders, d = [], os.path.dirname(path)    # while it holds what it says
+                        while not os.path.exists(d):   # the folders setup makes, deepest first
+                            folders, d = folders + [d], os.path.dirname(d)
+                        rec = records[path] = {"original": text if st else None, "dirs": folders}
+                    rec["entry"] = entry
+                    _Setup.manifest(state, records)
+                backup = backup or (_Setup.keep(state, path, text) if st else None)
+                lock = lock or _Setup.lock(real)
+                if _Setup.commit(path, real, st, text, bom, new):
+                    break
+                (text, real, st, bom), new = _Setup.prepare(path, items, remove,
+                                                            records.get(path), write)
+            else:
+                raise StoreError(f"{path} changed each time setup read it (another program "
+                                 "keeps rewriting it); it was left as it is: run setup again")
+        finally:
+            with suppress(OSError):
+                os.rmdir(lock) if lock else None
+        made += records.pop(path, {}).get("dirs", []) if remove else []
+        was, now = ({k: v for kind, _ in items for k, v in _Setup.owned(kind, t).items()}
+                    for t in (text, new or ""))
+        results.append({"path": path, "target": real, "content": new, "changed": new != text,
+                        "changes": [{"op": "remove", "key": k} for k in was if was[k] != now.get(k)]
+                        + [{"op": "add", "key": k, "value": v} for k, v in now.items()
+                           if v != was.get(k)],
+                        "hooks": any(k[:1] == ("hooks",) for k, _ in items), "backup": backup})
+    for d in sorted(made, key=len, reverse=True):     # the folders setup made (if empty now)
+        with suppress(OSError):
+            os.rmdir(d)
+    if remove:
+        _Setup.manifest(state, records)
+    return results
+
+
+# =============================================================================
+# 18. Patterns: the seeds' operations (observe, suggest, forget, merge, consolidate, decay)
 # =============================================================================
 class _Patterns(_Core):
     """The seeds' operations on patterns, each a client of the kernel's one writer of confidence."""
@@ -2473,36 +5933,6 @@ class _Patterns(_Core):
                                 key=lambda f: (-pats.get(f, 0), f))]
 
     @operation(
-        Param("min_confidence", int, "only patterns with at least this confidence (default: 10 for "
-              "json/markdown; the rules files hold what the session briefing shows)", minimum=0),
-        Param("format", str, "json (records), markdown, or a file agents read: claude (CLAUDE.md "
-              "block), agents (AGENTS.md), gemini (GEMINI.md), copilot (.github/copilot-"
-              "instructions.md), cursor (.mdc rule), windsurf (rule), skill (SKILL.md)",
-              default="json", choices=tuple(_Core._EXPORT_FORMATS)),
-        Param("project", str, "rules of this project plus global and universal ones ('' = global; "
-              "default: every project for json/markdown, the working directory's project "
-              "otherwise)"),
-        Param("category", str, "only this category"),
-        Param("write", str, "write into this file (a directory: the format's usual file there; "
-              "skill: the skill folder), replacing only the marked instinct block; unchanged "
-              "files are not rewritten"),
-        Param("force", bool, "allow --write through a symlink, outside the project, or over a "
-              "file instinct did not write", default=False),
-        cli="export", title="Export rules", idempotent=True, destructive=True, list_key="rules",
-        output=_Out.obj({"rules": {"type": "array", "items": _Out.RECORD}, "count": _Out.INT,
-                     "text": _Out.STR, "path": _Out.STR, "format": _Out.STR, "included": _Out.INT,
-                     "dropped": _Out.INT, "changed": _Out.BOOL, "bytes": _Out.INT}),
-        render=_Out.render_export)
-    def export_rules(self, min_confidence=None, format="json", project=None, category=None,
-                     write=None, force=False):
-        """Export rules (high-confidence patterns) as JSON, Markdown or the rules files agents read.
-
-        json returns the records, other formats their text (within the format's size limit, the
-        weakest rules dropped and counted); `write` updates the file atomically. Universal rules
-        go into every project's export."""
-        return _Export.export(self, min_confidence, format, project, category, write, force)
-
-    @operation(
         Param("key", str, "setting: mature_threshold, rule_threshold, universal_projects, "
               "events_max_days, events_max_rows, feedback_bad_quiet, or "
               "category.<name>.<threshold> / pattern.<pattern>.<threshold>", positional=True),
@@ -2538,493 +5968,7 @@ class _Patterns(_Core):
 
 
 # =============================================================================
-# 12. Memory text and staleness anchors (keys, redaction, memory files, anchors)
-# =============================================================================
-class _Mem:
-    """A knowledge memory's text: keys, redaction, frontmatter files, JSON shapes and rendering."""
-
-    # Seeds 002 (recall by relevance, recency, confidence, usage) and 004 (typed, Why, How to apply,
-    # Markdown). type -> (recency half-life, days unused before it loses 1 confidence; 0: archived).
-    MEMORY_TYPES = {"user": (180, 120), "feedback": (120, 90), "project": (60, 60),
-                    "reference": (120, 90), "episode": (30, 45)}
-    JACCARD = 0.8      # share of words (title + content) at which a memory repeats another
-    COMMON = 500       # query words in more memories are skipped; also recall's most candidates
-    SATURATE = 10      # confidence and recall counts score fully from here on
-    PER_KEY = 200      # remember: newest memories read per key when looking for a repeat
-    CANDIDATES = 64    # ... of which this many (sharing the most keys) are compared
-    STOP = frozenset("a an and are as at be but by do does for from has have how i if in into is "
-                     "it its my no not of on or so than that the then there this to us was we were "
-                     "what when which with you your".split())
-    COLS = ("id, type, title, content, why, how_to_apply, tags, project, source, confidence,"
-            " created, updated, last_recalled, recall_count, archived, archived_at, metadata,"
-            " supersedes, superseded_by")
-    FIELDS = COLS.split(", ")          # a record's keys, in this order
-    MARKERS = (("**why:**", "why"), ("**why**:", "why"),
-               ("**how to apply:**", "how_to_apply"), ("**how to apply**:", "how_to_apply"))
-    HASHES = ((1390851129, 4071050724), (647892279, 1695753998), (2795742289, 207388624),
-              (311111475, 3527346212), (2301595691, 404285457), (1570621945, 2503055453),
-              (249103477, 3907149204), (2179419893, 922121676))    # 4 bands of 2 min-hashes
-    REDACTED = "[REDACTED]"
-    SECRET_KEYS = ("password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key",
-                   "access_key", "private_key", "auth", "credential", "bearer")
-
-    def words(text):
-        """Lower-cased runs of letters and digits: the words FTS5's unicode61 tokenizer indexes."""
-        import re
-        return re.findall(r"[^\W_]+", text.lower())
-
-    def key(kind, mtype, project, text):
-        from zlib import crc32
-        return crc32(f"{kind}\x1f{mtype}\x1f{project}\x1f{text}".encode())
-
-    def tombstones(mtype, project, title, name, key=None):
-        """A forgotten memory's tombstones (table `forgotten`): hashes of its title and name keyed
-        with `key`, then the unkeyed ones stores before schema v16 wrote (still honoured)."""
-        texts = (f"t\x1f{mtype}\x1f{project}\x1f{' '.join(_Mem.words(title))}",
-                 f"n\x1f{mtype}\x1f{project}\x1f{name or _Mem.slug(mtype, title)}")
-        from zlib import crc32
-        return ["n" + _keyed(key, t, 16) for t in texts] + ["m%d" % crc32(t.encode())
-                                                            for t in texts]
-
-    def keys(mtype, project, title, content, name=""):
-        """Keys finding a memory's repeats in its scope: title, name, 4 bands of 2 min-hashes of
-        its non-stop words; Jaccard J shares a band with p = 1 - (1 - J**2)**4 (0.98 at 0.8)."""
-        from zlib import crc32
-        keys = {_Mem.key("t", mtype, project, " ".join(_Mem.words(title)))}
-        if name:
-            keys.add(_Mem.key("n", mtype, project, name))
-        words = set(_Mem.words(title + " " + content))
-        base = [crc32(w.encode()) for w in (words - _Mem.STOP or words)]
-        mins = [min((h * a + b) % 4294967311 for h in base) for a, b in _Mem.HASHES]
-        for i in range(0, len(mins), 2):
-            keys.add(_Mem.key(f"b{i}", mtype, project, f"{mins[i]}.{mins[i + 1]}"))
-        return keys
-
-    def redact_secrets(text):
-        """(text with each secret-looking part replaced by [REDACTED], how many), as capture does
-        (sections 14, 15): known token prefixes (ghp_, sk-, AKIA, eyJ...), PEM private keys, the
-        value of `password=`/`token:` assignments, the password in `scheme://user:pass@host` and
-        24+ character words mixing upper, lower case and digits; git hashes and words pass."""
-        import re
-        n = 0
-
-        def sub(pattern, repl, flags=0):
-            nonlocal text, n
-            text, k = re.subn(pattern, repl, text, flags=flags)
-            n += k
-        sub(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----.*?"
-            r"(-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----|\Z)", _Mem.REDACTED, re.S)
-        sub(r"([a-z][a-z0-9+.-]*://[^\s:/@]+:)[^\s@/]{3,}(@)", r"\1" + _Mem.REDACTED + r"\2", re.I)
-        sub(r"((?:%s)[\w.-]*[\"']?\s*[:=]\s*[\"']?)(?!\[REDACTED\])[^\s\"',;]{6,}"
-            % "|".join(map(re.escape, _Mem.SECRET_KEYS)), r"\1" + _Mem.REDACTED, re.I)
-        sub(r"(?<![\w-])(?:%s)[\w.\-/+=]{8,}" % "|".join(map(re.escape, _SECRET_PREFIXES)),
-            _Mem.REDACTED, re.I)
-        w = "[A-Za-z0-9_+/=-]"              # a long word mixing upper, lower case and digits
-        sub(rf"(?<![\w/+=-])(?={w}*[A-Z])(?={w}*[a-z])(?={w}*[0-9]){w}{{24,}}(?![\w/+=-])",
-            _Mem.REDACTED)
-        return text, n
-
-    def redact_value(value):
-        """redact_secrets over every string of a JSON value -> (value, count)."""
-        if isinstance(value, str):
-            return _Mem.redact_secrets(value)
-        if isinstance(value, list):
-            pairs = [_Mem.redact_value(v) for v in value]
-            return [v for v, _ in pairs], sum(k for _, k in pairs)
-        if isinstance(value, dict):
-            pairs = {key: _Mem.redact_value(v) for key, v in value.items()}
-            return {key: v for key, (v, _) in pairs.items()}, sum(k for _, k in pairs.values())
-        return value, 0
-
-    def text(value, what, limit, multiline=False, empty_ok=True):
-        value = value.replace("\r\n", "\n").strip()
-        _check_text(value.replace("\n", " ") if multiline else value, what, limit, empty_ok)
-        if multiline and any(line.lower().startswith(tuple(m for m, _ in _Mem.MARKERS))
-                             for line in value.split("\n")):
-            raise ValidationError(f"{what} must not hold a '**Why:**' or '**How to apply:**' line; "
-                                  "pass those as why and how_to_apply")
-        return value
-
-    def tags(tags):
-        """'a, b' -> 'a,b' (distinct, in order)."""
-        out = [t.strip() for t in tags.split(",") if t.strip()]
-        for t in out:
-            if not (t[0].isalnum() and all(c.isalnum() or c in "-_./+" for c in t)):
-                raise ValidationError(f"tag {t!r} must start with a letter or digit and hold only "
-                                      "letters, digits and - _ . / +")
-        text = ",".join(dict.fromkeys(out))
-        if len(text) > 500:
-            raise ValidationError("tags are longer than 500 characters")
-        return text
-
-    def merge_csv(old, new):
-        parts = [p for p in old.split(",") if p]
-        parts += [p for p in new.split(",") if p and p not in parts]
-        return ",".join(parts)
-
-    def episode(meta):
-        """Check an episode's task, steps, failures and outcome -> a text for its content."""
-        out = []
-        for key in ("task", "steps", "failures", "outcome"):
-            v = meta.get(key)
-            if v is not None and key in ("steps", "failures"):
-                if not isinstance(v, list) or not all(isinstance(s, str) for s in v):
-                    raise ValidationError(f"episode metadata '{key}' must be a list of strings")
-                if v:
-                    out.append(key.capitalize() + ":" + "".join(f"\n- {s}" for s in v))
-            elif v is not None and not isinstance(v, str):
-                raise ValidationError(f"episode metadata '{key}' must be a string")
-            elif v:
-                out.append(f"{key.capitalize()}: {v}")
-        return "\n".join(out)
-
-    def record(row):
-        r = {k: v for k, v in zip(_Mem.FIELDS, row)      # no supersedes keys while unset
-             if v is not None or k not in ("supersedes", "superseded_by")}
-        r["tags"] = [t for t in r["tags"].split(",") if t]
-        r["archived"] = bool(r["archived"])
-        r["metadata"] = _loads_meta(r["metadata"])
-        return r
-
-    def slug(mtype, title):
-        """The default `name` of a memory in Markdown: its type and the ASCII words of its title."""
-        s = "-".join("".join(c if c.isascii() and c.isalnum() else " "
-                             for c in title.lower()).split())
-        s = s[:60].rstrip("-")
-        return f"{mtype}-{s}" if s else f"{mtype}-{_sha256_hex(title)[:8]}"
-
-    def digest(r):
-        return _sha256_hex("\x1f".join((r["project"], r["type"], r["title"], r["content"])))[:8]
-
-    def git_subjects(root, n=3):
-        """The last `n` commit subjects at `root`, newest first, from the reflog .git/logs/HEAD (no
-        git process; a worktree's `.git` file names its git directory); [] when there is none."""
-        git = os.path.join(root, ".git")
-        try:
-            if os.path.isfile(git):
-                head = _read_regular(git, 4096).decode("utf-8", "replace").split("\n")[0]
-                if not head.startswith("gitdir:"):
-                    return []
-                git = os.path.join(root, head[7:].strip())
-            tail = _read_regular(os.path.join(git, "logs", "HEAD"), 65536, tail=True)
-            lines = tail.decode("utf-8", "replace").split("\n")
-        except (OSError, ValueError):
-            return []
-        if len(tail) == 65536:
-            lines = lines[1:]                    # the first one was cut by the seek
-        out = []
-        for line in reversed(lines):
-            kind, colon, subject = line.partition("\t")[2].partition(": ")
-            kind, _, step = kind.partition(" (")
-            if (colon and subject.strip() and subject.strip() not in out
-                    and (kind in ("commit", "cherry-pick", "revert")
-                         or kind.startswith("rebase") and step[:4] in ("pick", "rewo"))):
-                out.append(subject.strip())
-                if len(out) == n:
-                    break
-        return out
-
-    # --- seed 004's Markdown: front matter (name, description, metadata.type) + body --
-    def fm_quote(s):
-        """A front-matter value: plain when YAML reads it back unchanged, else double-quoted."""
-        plain = (s and s == s.strip() and s[0] not in "-?:,[]{}#&*!|>'\"%@`" and ":" not in s
-                 and " #" not in s and s.isprintable()
-                 and s.lower() not in ("true", "false", "yes", "no", "on", "off", "null", "~"))
-        if plain:
-            try:
-                float(s)
-            except ValueError:
-                return s
-        return _dumps(s)
-
-    def fm_unquote(raw, where):
-        s = raw.strip()
-        if s[:1] == '"':
-            try:
-                v = _loads(s)
-            except ValueError:
-                v = None
-            if not isinstance(v, str):
-                raise ValidationError(f"{where}: cannot read the quoted value {s}")
-            return v
-        if len(s) >= 2 and s[0] == s[-1] == "'":
-            return s[1:-1].replace("''", "'")
-        return s.partition(" #")[0].rstrip()
-
-    def fm_entries(lines, where):
-        """Front-matter lines -> [(key, rest of its line, the more-indented lines under it)]."""
-        out, i = [], 0
-        while i < len(lines):
-            line = lines[i]
-            i += 1
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            key, colon, rest = line.strip().partition(":")
-            if not colon or not key.strip() or key.startswith("-"):
-                raise ValidationError(f"{where}: cannot read the front-matter line "
-                                      f"{line.strip()!r}")
-            depth = len(line) - len(line.lstrip())
-            block = []
-            while i < len(lines) and (not lines[i].strip()
-                                      or len(lines[i]) - len(lines[i].lstrip()) > depth):
-                block.append(lines[i])
-                i += 1
-            while block and not block[-1].strip():
-                block.pop()
-            out.append((key.strip(), rest, block))
-        return out
-
-    def parse_memory_md(text, where):
-        """A seed-004 Markdown memory -> dict of its fields; None without front matter."""
-        lines = text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")
-        if lines[0].rstrip() != "---":
-            return None
-        end = next((i for i in range(1, len(lines)) if lines[i].rstrip() == "---"), None)
-        if end is None:
-            raise ValidationError(f"{where}: the front matter has no closing '---'")
-        m = {"name": "", "title": None, "type": None, "tags": "", "project": None, "source": "",
-             "confidence": None, "data": {}, "extra": {}}
-        top_type = None
-
-        def one_line(key, rest, block):
-            if block:
-                raise ValidationError(f"{where}: '{key}' must be a one-line value")
-            return _Mem.fm_unquote(rest, where)
-        for key, rest, block in _Mem.fm_entries(lines[1:end], where):
-            if key == "metadata" and not rest.strip():
-                for k, r, b in _Mem.fm_entries(block, where):
-                    if k == "tags":
-                        items = r.strip()
-                        items = items[1:-1].split(",") if items[:1] == "[" and items[-1:] == "]" \
-                            else items.split(",") if items \
-                            else [x.strip()[1:] for x in b if x.strip().startswith("-")]
-                        m["tags"] = ",".join(_Mem.fm_unquote(x, where) for x in items if x.strip())
-                    elif k == "data":
-                        try:
-                            m["data"] = _loads(r) if not b else None
-                        except ValueError:
-                            m["data"] = None
-                        if not isinstance(m["data"], dict):
-                            raise ValidationError(f"{where}: metadata.data must be a one-line"
-                                                  " JSON object")
-                    elif k == "confidence":
-                        v = one_line(k, r, b)
-                        if not (v.isascii() and v.isdigit()):
-                            raise ValidationError(f"{where}: metadata.confidence must be a"
-                                                  " whole number")
-                        m["confidence"] = int(v)
-                    elif k in ("type", "project", "source"):
-                        m[k] = one_line(k, r, b)
-                    else:
-                        m["extra"]["metadata." + k] = r + "".join("\n" + x for x in b)
-            elif key in ("name", "description"):
-                m["title" if key == "description" else key] = one_line(key, rest, block)
-            elif key == "type":
-                top_type = one_line(key, rest, block)
-            else:
-                m["extra"][key] = rest + "".join("\n" + x for x in block)
-        m["type"] = m["type"] or top_type
-        if not m["type"]:
-            raise ValidationError(f"{where}: the front matter names no metadata.type")
-        m["title"] = m["title"] or m["name"]
-        if not m["title"]:
-            raise ValidationError(f"{where}: the front matter has no description")
-        parts, cur = {"content": [], "why": [], "how_to_apply": []}, "content"
-        for line in lines[end + 1:]:
-            low = line.lower()
-            for marker, key in _Mem.MARKERS:
-                if low.startswith(marker):
-                    cur, line = key, line[len(marker):].lstrip(" ")
-                    break
-            parts[cur].append(line)
-        m.update((k, "\n".join(v).strip()) for k, v in parts.items())
-        return m
-
-    def md(meta):
-        """metadata["_md"] ({name, extra}) when it is what import-memories writes, else {}."""
-        md = meta.get("_md")
-        if not isinstance(md, dict):
-            return {}
-        out = {}
-        if isinstance(md.get("name"), str) and md["name"]:
-            out["name"] = md["name"]
-        extra = md.get("extra")
-
-        def fits(k, v):                  # written back as `k:v`, its later lines nested under k
-            depth = 2 if k.startswith("metadata.") else 0
-            return (isinstance(k, str) and isinstance(v, str) and k.strip() == k and k
-                    and not any(c in k for c in ":\n#") and not k.startswith("-")
-                    and all(not x.strip() or len(x) - len(x.lstrip()) > depth
-                            for x in v.split("\n")[1:]))
-        if isinstance(extra, dict) and all(fits(k, v) for k, v in extra.items()):
-            out["extra"] = extra
-        return out
-
-    def memory_md(r, name):
-        """A memory record -> seed 004's Markdown (the exact inverse of _parse_memory_md)."""
-        import json
-        md = _Mem.md(r["metadata"])
-        extra = md.get("extra") or {}
-        data = {k: v for k, v in r["metadata"].items() if k != "_md" or not md}
-        out = ["---", f"name: {_Mem.fm_quote(name)}", f"description: {_Mem.fm_quote(r['title'])}"]
-        out += [f"{k}:{v}" for k, v in extra.items() if not k.startswith("metadata.")]
-        out += ["metadata:", f"  type: {r['type']}"]
-        if r["tags"]:
-            out.append(f"  tags: [{', '.join(r['tags'])}]")
-        out += [f"  {k}: {_Mem.fm_quote(r[k])}" for k in ("project", "source") if r[k]]
-        if r["confidence"] != 1:
-            out.append(f"  confidence: {r['confidence']}")
-        if data:
-            out.append("  data: " + json.dumps(data, ensure_ascii=False, separators=(", ", ": ")))
-        out += [f"  {k[9:]}:{v}" for k, v in extra.items() if k.startswith("metadata.")]
-        marks = ([f"**Why:** {r['why']}"] if r["why"] else []) + \
-            ([f"**How to apply:** {r['how_to_apply']}"] if r["how_to_apply"] else [])
-        body = "\n\n".join(x for x in (r["content"], "\n".join(marks)) if x)
-        return "\n".join(out) + "\n---\n" + ("\n" + body + "\n" if body else "")
-
-    # --- output schemas and renderers ------------------------------------------------
-    NUM, STRS = {"type": "number"}, {"type": "array", "items": _Out.STR}
-    MEMORY_PROPS = {
-        "id": _Out.INT, "type": _Out.STR, "title": _Out.STR, "content": _Out.STR, "why": _Out.STR,
-        "how_to_apply": _Out.STR, "tags": STRS, "project": _Out.STR,
-        "source": _Out.STR, "confidence": _Out.INT, "created": _Out.STR, "updated": _Out.STR,
-        "last_recalled": _Out.STR, "recall_count": _Out.INT, "archived": _Out.BOOL,
-        "archived_at": _Out.STR, "supersedes": _Out.INT, "superseded_by": _Out.INT,
-        "metadata": {"type": "object"}}
-    MEMORY_REQ = ("id", "type", "title", "content", "project", "confidence", "created", "updated")
-    MEMORY = _Out.obj(dict(MEMORY_PROPS, status=_Out.STR, warnings=STRS, about=STRS), MEMORY_REQ)
-    IMPORTED = ("files", "added", "updated", "unchanged", "skipped")    # import_memories' counts
-    PARTS = ("relevance", "recency", "confidence", "usage")      # recall's score, in this order
-    MEMORY_HIT = _Out.obj(dict(MEMORY_PROPS, score=NUM, parts=_Out.obj(
-        dict.fromkeys(PARTS, NUM), PARTS)), MEMORY_REQ + ("score", "parts"))
-
-    def render_memory(r):
-        flags = [r.get("status"), f"confidence {r['confidence']}", f"recalled {r['recall_count']}x",
-                 f"project {r['project']}" if r["project"] else "global",
-                 "archived" if r["archived"] else None,
-                 f"supersedes #{r['supersedes']}" if "supersedes" in r else None,
-                 f"superseded by #{r['superseded_by']}" if "superseded_by" in r else None]
-        out = [f"#{r['id']} [{r['type']}] {r['title']}  ({', '.join(filter(None, flags))})",
-               r["content"], f"**Why:** {r['why']}" if r["why"] else None,
-               f"**How to apply:** {r['how_to_apply']}" if r["how_to_apply"] else None,
-               *(f"warning: {w}" for w in r.get("warnings", ())),
-               f"about: {', '.join(r['about'])}" if r.get("about") else None]
-        return "\n".join(filter(None, out))
-
-    def render_memories(rs):
-        out = []
-        for r in rs:
-            line = f"  #{r['id']:<5} [{r['type']}] {r['title']}  conf={r['confidence']}"
-            if "score" in r:
-                parts = " + ".join(f"{k} {r['parts'][k]:.3f}" for k in _Mem.PARTS)
-                line += f"  score={r['score']:.3f} = {parts}"
-            line += "  [archived]" if r["archived"] else ""
-            line += f"  [superseded by #{r['superseded_by']}]" if "superseded_by" in r else ""
-            out.append(line)
-        out.append(_Out.count(len(rs), "memory"))
-        return "\n".join(out)
-
-    ID = Param("id", int, "the memory's id", required=True, positional=True, minimum=1,
-               maximum=2**63 - 1)
-    TYPE = Param("type", str, "only this type", choices=tuple(MEMORY_TYPES))
-    SCOPE = Param("project", str, "only this scope: '' global, a fingerprint or a project path "
-                  "(default: all)")
-
-
-class _Anchors:
-    """Staleness anchors: an item's files by git blob id (changed: 'may be stale', gone: out)."""
-
-    DEFINING_FILES = {
-        **dict.fromkeys("npm pnpm yarn bun npx bunx".split(), ("package.json",)),
-        **dict.fromkeys("uv uvx poetry pdm hatch pytest ruff mypy black pyright python "
-                        "python3".split(), ("pyproject.toml",)),
-        "make": ("Makefile", "makefile", "GNUmakefile"),
-        "just": ("justfile", "Justfile", ".justfile"),
-        "mix": ("mix.exs",), "cargo": ("Cargo.toml",), "go": ("go.mod",), "tox": ("tox.ini",)}
-
-    def defining_file(root, shape):
-        """'npm run lint' -> 'package.json' when root holds it (the first found), else None."""
-        names = _Anchors.DEFINING_FILES.get(shape.split(" ", 1)[0], ())
-        return next((n for n in names if os.path.isfile(os.path.join(root, n))), None)
-
-    def git_blob(path):
-        """(git blob id, size, mtime in ns) of a file, as `git hash-object` (no git process)."""
-        import hashlib
-        st = os.stat(path)                         # before the read: a later change shows
-        data = _read_regular(path, MAX_IMPORT_BYTES)
-        return hashlib.sha1(b"blob %d\0%s" % (len(data), data)).hexdigest(), st.st_size, \
-            st.st_mtime_ns
-
-    def path(root, path, cwd=None):
-        """A file the user named (from `cwd`, else from `root`) -> its '/' path relative to root."""
-        for base in (cwd or root, root):
-            full = os.path.realpath(os.path.join(base, os.path.expanduser(path)))
-            rel = os.path.relpath(full, root)
-            if os.path.isfile(full) and rel != os.pardir and not rel.startswith(os.pardir + os.sep):
-                return rel.replace(os.sep, "/")
-        raise ValidationError(f"{path} is not a file in the project {root}")
-
-    def key(root, item):
-        """(root fingerprint, memory id or 0, pattern, project) of an instinct or memory record."""
-        ref = (0, item["pattern"], item["project"]) if "pattern" in item else (item["id"], "", "")
-        return (_sha256_hex(root)[:12], *ref)
-
-    WHERE = " WHERE root = ? AND memory = ? AND pattern = ? AND project = ?"
-
-    def look(conn, root, item, paths=()):
-        """`item`'s anchors in `root`, and `paths` (relative to it), as the files are now: {path:
-        (blob, size, mtime), None if gone or not a regular file}, unmoved ones (size, mtime) out."""
-        known = {p: st for p, *st in conn.execute("SELECT path, size, mtime FROM anchors"
-                                                  + _Anchors.WHERE, _Anchors.key(root, item))}
-        out = {}
-        for path in dict.fromkeys([*known, *paths]):
-            try:
-                st = os.stat(os.path.join(root, path))
-                if known.get(path) != [st.st_size, st.st_mtime_ns]:
-                    out[path] = _Anchors.git_blob(os.path.join(root, path))
-            except (OSError, ValueError):
-                out[path] = None
-        return out
-
-    def reanchor(conn, root, item, paths=(), looked=None):
-        """Confirm `item` in the caller's write: its anchors take the files as `look` finds them
-        now (or found them before the write: `looked`)."""
-        key = _Anchors.key(root, item)
-        looked = _Anchors.look(conn, root, item, paths) if looked is None else looked
-        conn.executemany("INSERT OR REPLACE INTO anchors (root, memory, pattern, project, path,"
-                         " blob, size, mtime) VALUES (?,?,?,?,?,?,?,?)",
-                         [(*key, path, *got) for path, got in looked.items() if got])
-        conn.executemany("DELETE FROM anchors" + _Anchors.WHERE + " AND path = ?",
-                         [(*key, path) for path, got in looked.items() if not got])
-
-    def staleness(conn, root, items):
-        """Per item (instinct or memory record) None or why it may be stale by its anchors in `root`
-        ('pyproject.toml changed' / 'is gone'); a file is hashed only if its size or mtime moved."""
-        import stat
-        want, seen = {}, {}
-        for i, item in enumerate(items):
-            want.setdefault(_Anchors.key(root, item)[1:], []).append(i)
-        out = [None] * len(items)
-        for *ref, path, blob, size, mtime in conn.execute(
-                "SELECT memory, pattern, project, path, blob, size, mtime FROM anchors"
-                " WHERE root = ?", (_sha256_hex(root)[:12],)):
-            for i in want.get(tuple(ref), ()):
-                k = (path, blob, size, mtime)
-                if k not in seen:
-                    full = os.path.join(root, path)
-                    try:
-                        st = os.stat(full)
-                        same = (st.st_size, st.st_mtime_ns) == (size, mtime) or (
-                            stat.S_ISREG(st.st_mode) and _Anchors.git_blob(full)[0] == blob)
-                        seen[k] = None if same else f"{path} changed"
-                    except (OSError, ValueError):
-                        seen[k] = f"{path} is gone"
-                out[i] = out[i] or seen[k]
-        return out
-
-
-# =============================================================================
-# 13. Knowledge memories (remember, recall, forget)
+# 19. Knowledge memories (remember, recall, forget)
 # =============================================================================
 class _Memory(_Patterns):
     """Typed knowledge memories next to the counted instincts (issue 7)."""
@@ -3609,1188 +6553,51 @@ class _Memory(_Patterns):
 
 
 # =============================================================================
-# 14. Shell commands (the shape reader: program and subcommand, never arguments)
+# 20. Rules (one selection for every channel, export_rules)
 # =============================================================================
-class _Shell:
-    """Reads a command as a shell does (quotes, escapes, heredocs, $( ), lists, compound commands)
-    and keeps only words that pass an allow-list of plain tokens. Not shlex, which knows no
-    heredocs, $( ) or newline lists and imports re. It never raises: unbalanced quotes and
-    parentheses run to the end of the input."""
-    SHAPE_MAX_INPUT, SHAPE_MAX_SHAPES, SHAPE_MAX_DEPTH = 65536, 64, 8
-    # Not commands: builtins that only change the shell's state, no-ops, tests, output, lookups.
-    NOOPS = frozenset(
-        "cd pushd popd dirs export set unset source . alias unalias true false : local declare "
-        "typeset readonly shift return exit read wait test [ eval trap let ulimit umask hash shopt "
-        "setopt break continue echo printf sleep clear pwd jobs fg bg disown type which".split())
-    # Reserved words that open or close a compound command: skipped at command position.
-    KEYWORDS = frozenset("if then else elif fi do done while until { } ! esac coproc".split())
-    SHELLS = frozenset("sh bash zsh dash ksh mksh ash".split())
-    # Prefixes that run the command after them, dropped: name -> (value options, positionals).
-    PREFIXES = {name: (frozenset(opts.split()), npos) for name, opts, npos in (
-        ("sudo", "-u -g -h -p -C -D -r -t -T -U -R --user --group --host --prompt --close-from "
-                 "--chdir --role --type --command-timeout --other-user", 0),
-        ("doas", "-u -C", 0),
-        ("env", "-u -C -S --unset --chdir --split-string", 0),
-        ("timeout", "-s -k --signal --kill-after", 1),
-        ("nice", "-n --adjustment", 0),
-        ("ionice", "-c -n -p -P -u --class --classdata --pid --pgid --uid", 0),
-        ("nohup", "", 0), ("time", "-f -o --format --output", 0), ("exec", "-a", 0),
-        ("command", "", 0), ("builtin", "", 0), ("chronic", "", 0), ("unbuffer", "", 0),
-        ("stdbuf", "-i -o -e --input --output --error", 0),
-        ("xargs", "-a -d -E -I -L -n -P -s --arg-file --delimiter --eof --replace --max-lines "
-                  "--max-args --max-procs --max-chars --process-slot-var", 0))}
-    # Programs whose first plain word is a subcommand worth keeping ('cargo clippy', 'mix test').
-    SUBCOMMAND_PROGRAMS = frozenset((
-        "git gh glab hub jj hg svn sl dolt bd "
-        "npm pnpm yarn bun deno corepack nx turbo lerna vite vitest playwright prisma drizzle-kit "
-        "next nuxt astro ng expo eas wrangler biome "
-        "uv pip pip3 pipx poetry pdm hatch rye pipenv conda mamba micromamba pyenv tox nox "
-        "pre-commit ruff alembic django-admin flask "
-        "cargo rustup go mix rebar3 gleam dune opam cabal stack zig dotnet mvn mvnw gradle gradlew "
-        "sbt lein rails rake bundle gem composer flutter dart swift pod fastlane wasm-pack diesel "
-        "sqlx docker docker-compose podman kubectl helm kind minikube k3d skaffold terraform tofu "
-        "pulumi vagrant aws gcloud az fly flyctl heroku vercel netlify firebase supabase cdk sam "
-        "serverless make just task ninja bazel bazelisk buck2 meson mkdocs hugo jekyll mdbook "
-        "brew apt apt-get dnf yum apk snap flatpak nix nix-env systemctl launchctl adb "
-        "tmux ollama mise asdf openssl manage.py artisan").split())
-    # Other programs keep a first word only from this allow-list (`br sync`): no argument passes.
-    COMMON_SUBCOMMANDS = frozenset(
-        "add apply backup bench blocked build check clean clone close compile config create delete "
-        "dep deploy describe dev devices diff doctor down edit exec export fetch fmt format "
-        "generate get import info init install label lint list login logout logs ls merge migrate "
-        "new plan publish pull push query ready release remove restart restore root run search "
-        "serve set shell show sql start stats status stop sync test uninstall up update upgrade "
-        "version view watch".split())
-    # ... but not programs whose first word is an operand (`rm -rf build`, `grep test f`).
-    OPERAND_PROGRAMS = frozenset(
-        "ls cat head tail less more grep egrep fgrep rg ag ack find fd rm rmdir mkdir cp mv ln "
-        "touch chmod chown chgrp stat file wc sort uniq cut tr sed awk gawk diff cmp comm tee xxd "
-        "od hexdump strings base64 md5sum sha1sum sha256sum shasum du df tree realpath readlink "
-        "basename dirname open xdg-open code cursor vim vi nvim nano emacs bat man kill pkill "
-        "killall pgrep curl wget ssh scp rsync tar zip unzip gzip gunzip jq yq node ruby perl php "
-        "lua python ping dig host nc".split())
-    # Framework scripts run by an interpreter that take a subcommand (`python manage.py migrate`).
-    SCRIPT_TOOLS = frozenset(("manage.py", "artisan"))
-    # Separate-value global options per program, skipped on the way to a subcommand (`git -C x`).
-    VALUE_OPTIONS = {name: frozenset(opts.split()) for name, opts in (
-        ("git", "-C -c --git-dir --work-tree --namespace --config-env --super-prefix"),
-        ("gh", "-R --repo --hostname"), ("glab", "-R --repo"),
-        ("npm", "--prefix -w --workspace --registry --userconfig --cache --loglevel"),
-        ("pnpm", "-C --dir --filter -F --workspace-dir --reporter --loglevel"),
-        ("yarn", "--cwd --registry"), ("bun", "--cwd -c --config"),
-        ("npx", "-p --package -c --call"), ("bunx", "-p --package"),
-        ("cargo", "-C --manifest-path --config -Z --color"), ("go", "-C"),
-        ("uv", "--directory --project -p --python --cache-dir --config-file --color --with "
-               "--with-editable --with-requirements --package --extra --group --only-group "
-               "--env-file --index --default-index --index-url --extra-index-url --find-links -f "
-               "--python-preference --no-group"),
-        ("uvx", "--from --with --python -p --index --index-url"),
-        ("pip", "--python --cache-dir --log --proxy --retries --timeout --exists-action "
-                "--trusted-host --cert --client-cert -i --index-url --extra-index-url"),
-        ("poetry", "-C --directory -P --project"), ("pdm", "-p --project"),
-        ("hatch", "-e --env -p --project --data-dir --cache-dir --config"),
-        ("pipx", "--python --spec"), ("conda", "-n --name -p --prefix"),
-        ("tox", "-e -c"), ("nox", "-s --session -f --noxfile -t --tags"),
-        ("docker", "-H --host -c --context --config -l --log-level --tlscacert --tlscert "
-                   "-f --file -p --project-name --profile --env-file --project-directory"),
-        ("podman", "--url -c --connection"),
-        ("kubectl", "-n --namespace --context --cluster --kubeconfig -s --server --user --as "
-                    "--as-group --request-timeout --client-certificate"),
-        ("helm", "-n --namespace --kube-context --kubeconfig"),
-        ("make", "-C -f --file --makefile -I --include-dir -o --old-file -W --what-if --assume-new "
-                 "--new-file"),
-        ("just", "-f --justfile -d --working-directory --dotenv-path --dotenv-filename --shell "
-                 "--shell-arg"),
-        ("mvn", "-f --file -s --settings -gs -P -pl --projects -rf -T -D -l --log-file -t -b"),
-        ("gradle", "-p --project-dir -b --build-file -c --settings-file -g --gradle-user-home -I "
-                   "--init-script -x --exclude-task --console --warning-mode"),
-        ("rake", "-f --rakefile -C --directory -I --libdir -R --rakelibdir -r --require"),
-        ("bundle", "--gemfile"), ("composer", "-d --working-dir"), ("apt", "-o -c -t"),
-        ("systemctl", "-H --host -M --machine -t --type -p --property --state"),
-        ("stack", "--stack-yaml --resolver"),
-        ("jj", "-R --repository --at-op --config --config-toml"),
-        ("hg", "-R --repository --cwd --config"), ("nix", "--option --extra-experimental-features"),
-        ("aws", "--profile --region --output --endpoint-url"), ("gcloud", "--project --account"),
-        ("adb", "-s -t -H -P -L"))}
-    # Options that take an optional numeric value (`make -j 4 test`).
-    NUMERIC_OPTIONS = frozenset("-j --jobs -l --load-average".split())
-    # Runners kept with the command they run (`uv run pytest`): program -> verbs ('' = itself).
-    RUN_WRAPPERS = {"uv": ("run",), "uvx": ("",), "poetry": ("run",), "pipenv": ("run",),
-                    "pdm": ("run",), "hatch": ("run",), "rye": ("run",), "pipx": ("run",),
-                    "bundle": ("exec",), "npx": ("",), "pnpx": ("",), "bunx": ("",),
-                    "pnpm": ("exec", "dlx"), "yarn": ("dlx", "exec"), "npm": ("exec",),
-                    "bun": ("x",), "conda": ("run",), "mamba": ("run",), "micromamba": ("run",),
-                    "mise": ("exec", "x")}
-    # Subcommands whose next plain word is kept too ('npm run build'); '*' = every subcommand.
-    SECOND_WORDS = {"npm": ("run", "run-script"), "pnpm": ("run",), "yarn": ("run",),
-                    "bun": ("run",), "deno": ("task",), "composer": ("run-script", "run"),
-                    "gh": "*", "glab": "*", "aws": "*", "gcloud": "*", "az": "*",
-                    "uv": ("pip", "tool", "python"),
-                    "docker": ("compose", "buildx", "container", "image", "volume", "network",
-                                "system", "context"),
-                    "podman": ("compose", "container", "image", "volume", "network", "system"),
-                    "dotnet": ("ef", "tool"), "kubectl": ("config", "rollout"),
-                    "git": ("stash", "worktree", "submodule", "remote", "bisect", "lfs")}
-    # A subcommand that ends like a file name is a path, not a subcommand (`bun run index.ts`).
-    FILE_SUFFIXES = frozenset(
-        "py pyc js mjs cjs ts tsx jsx json md txt yml yaml toml ini cfg conf env lock log sh bash "
-        "zsh ex exs rb go rs c h cc cpp hpp java kt swift php sql csv xml html css scss vue svelte "
-        "lua pl r dart zig nix tf out bin exe dll so gz tgz zip tar".split())
-    # Long options whose separate value is a credential (`--token X`), skipped for every program.
-    CREDENTIAL_OPTION_WORDS = ("token", "passw", "secret", "key", "auth", "credential")
-    SPECIAL = frozenset(" \t\r\n\\'\"$`<>&|;()")
-
-    def safe_token(tok, limit=40):
-        """A program/tool/extension token with a plain charset, or '?' (redacted)."""
-        tok = tok.strip("'\"`")
-        if (not tok or len(tok) > limit or tok.lower().startswith(_SECRET_PREFIXES)
-                or not all(c.isalnum() or c in "._+-" for c in tok) or not tok.isascii()
-                or (len(tok) >= 12 and any(c.isdigit() for c in tok)
-                    and any(c.isalpha() for c in tok))):
-            return "?"
-        return tok
-
-    def plain_subword(word):
-        """A subcommand word is kept only when it is a plain lowercase word, not text or a path."""
-        v = word[1]
-        if (word[3] or not 0 < len(v) <= 24 or not ("a" <= v[0] <= "z") or not v.isascii()
-                or sum(c.isdigit() for c in v) > 2 or v.startswith(_SECRET_PREFIXES)
-                or not all(c.islower() or c.isdigit() or c in "._:-" for c in v)):
-            return False
-        return "." not in v or v.rsplit(".", 1)[1] not in _Shell.FILE_SUFFIXES
-
-    def is_assignment(raw):
-        """`NAME=value`, `NAME+=value`, `NAME[i]=value`, judged on the source text (with quotes)."""
-        k = raw.find("=")
-        if k <= 0:
-            return False
-        name = raw[:k].rstrip("+").split("[", 1)[0]
-        return name.isascii() and name.isidentifier()
-
-    def program_name(word):
-        """The basename of a command word, without a Windows .exe/.cmd/.bat suffix."""
-        value, raw = word[1], word[2]
-        # `C:\Tools\node.exe`: a backslash in unquoted source text is a Windows path, not an escape.
-        text = raw if "\\" in raw and not any(q in raw for q in "'\"$`") else value
-        name = text.replace("\\", "/").rsplit("/", 1)[-1]
-        if name[-4:].lower() in (".exe", ".cmd", ".bat"):
-            name = name[:-4]
-        return name
-
-    def skip_parens(s, i):
-        """From the '(' at s[i] to just past its matching ')' (plain counting, as in $(( )))."""
-        depth, n = 0, len(s)
-        while i < n:
-            c = s[i]
-            if c == "(":
-                depth += 1
-            elif c == ")":
-                depth -= 1
-                if depth == 0:
-                    return i + 1
-            i += 1
-        return n
-
-    def quoted(s, i, depth, buf):
-        """The escape, quotes or expansion at s[i] (\\ ' " $ ` <( >( ): returns (end, flags);
-        appends its text to buf, '$' for an expansion."""
-        n, c, nxt = len(s), s[i], s[i + 1:i + 2]
-        if c == "\\":
-            buf.append(nxt)
-            return i + 2, 1
-        if c == "'":
-            j = s.find("'", i + 1)
-            j = n if j < 0 else j
-            buf.append(s[i + 1:j])
-            return j + 1, 1
-        if c == '"':
-            return _Shell.dquote(s, i + 1, depth, buf)
-        if c == "`":
-            j = i + 1
-            while j < n and s[j] != "`":
-                j += 2 if s[j] == "\\" else 1
-            buf.append("$")
-            return j + 1, 2
-        if c in "<>" or nxt == "(":                    # $( ), <( ), >( ); $(( )) is arithmetic
-            buf.append("$")
-            if (c == "$" and s[i + 2:i + 3] == "(") or depth >= _Shell.SHAPE_MAX_DEPTH:
-                return _Shell.skip_parens(s, i + 1), 2
-            return _Shell.lex(s, i + 2, depth + 1, None), 2
-        if nxt == "{":
-            buf.append("$")
-            j = s.find("}", i + 2)
-            return (n if j < 0 else j + 1), 2
-        if nxt == "'":                                 # $'ANSI-C quoting'
-            j = i + 2
-            while j < n and s[j] != "'":
-                j += 2 if s[j] == "\\" else 1
-            buf.append(s[i + 2:j])
-            return j + 1, 1
-        if nxt == '"':                                 # $"locale string"
-            return _Shell.dquote(s, i + 2, depth, buf)
-        buf.append("$")
-        return i + 1, 2
-
-    def dquote(s, i, depth, buf):
-        """A double-quoted string from s[i] (after the opening quote): returns (end, flags)."""
-        n, flags = len(s), 1
-        while i < n:
-            c = s[i]
-            if c == '"':
-                return i + 1, flags
-            if c == "\\":
-                if i + 1 < n and s[i + 1] in '"\\$`':
-                    buf.append(s[i + 1])
-                elif i + 1 < n and s[i + 1] != "\n":
-                    buf.append(s[i:i + 2])
-                i += 2
-            elif c == "$" or c == "`":
-                i, f = _Shell.quoted(s, i, depth, buf)
-                flags |= f
-            else:
-                j = i + 1
-                while j < n and s[j] not in '"\\$`':
-                    j += 1
-                buf.append(s[i:j])
-                i = j
-        return n, flags
-
-    def lex(s, i, depth, out):
-        """Tokens of shell text s from i into out: ('w', value, source, flags) and ('o', operator);
-        flags 1 = quoted or escaped, 2 = holds an expansion. Redirection targets and heredoc bodies
-        are dropped. At depth > 0 (in `$( )`) it returns just past the unmatched ')'."""
-        n = len(s)
-        buf, start, flags = [], -1, 0
-        target, heredocs, parens, cases = 0, [], 0, 0
-        ops = [] if out is None else out               # out=None: operators go nowhere
-
-        def word_end(end):
-            nonlocal buf, start, flags, target, cases
-            if start < 0:
-                return
-            value = "".join(buf)
-            if target >= 2:                            # a heredoc delimiter: body on the next lines
-                heredocs.append((value, target == 3))
-            elif target == 0 and out is not None:
-                out.append(("w", value, s[start:end], flags))
-            elif target == 0 and not flags and value in ("case", "esac"):
-                cases += 1 if value == "case" else -1    # `case x in a)` inside $( ): ')' is no end
-            buf, start, flags, target = [], -1, 0, 0
-
-        while i < n:
-            c = s[i]
-            if c not in _Shell.SPECIAL:                # '#' starting a word: a comment to the \n
-                if start < 0:
-                    if c == "#":
-                        j = s.find("\n", i)
-                        i = n if j < 0 else j
-                        continue
-                    start = i
-                j = i + 1
-                while j < n and s[j] not in _Shell.SPECIAL:
-                    j += 1
-                buf.append(s[i:j])
-                i = j
-            elif c == " " or c == "\t" or c == "\r":     # \r: commands pasted with CRLF line ends
-                word_end(i)
-                i += 1
-            elif c == "\n":
-                word_end(i)
-                i += 1
-                for delim, strip in heredocs:          # skip each pending heredoc body line by line
-                    while i < n:
-                        j = s.find("\n", i)
-                        j = n if j < 0 else j
-                        line = s[i:j].lstrip("\t") if strip else s[i:j]
-                        i = j + 1
-                        if line.rstrip("\r") == delim:
-                            break
-                heredocs.clear()
-                ops.append(("o", "\n"))
-            elif c == "\\" and s[i + 1:i + 2] == "\n":     # line continuation
-                i += 2
-            elif c in "\\'\"$`" or (c in "<>" and s[i + 1:i + 2] == "("):
-                if start < 0:
-                    start = i
-                i, f = _Shell.quoted(s, i, depth, buf)
-                flags |= f
-            elif c in "<>" or s.startswith("&>", i):  # a redirection: its target is no word
-                if c != "&" and start >= 0 and not flags and "".join(buf).isdigit():
-                    buf, start = [], -1                # `2>`: the digits name a file descriptor
-                word_end(i)
-                for op, target in (("<<<", 1), ("<<-", 3), ("<<", 2), ("&>>", 1), (c + ">", 1),
-                                   (c + "&", 1), (c + "|", 1), (c, 1)):
-                    if s.startswith(op, i):
-                        break
-                i += len(op)
-            elif c in "&|;":
-                word_end(i)
-                for op in (";;&", "&&", "||", "|&", ";;", ";&", c):
-                    if s.startswith(op, i):
-                        break
-                ops.append(("o", op))
-                i += len(op)
-            elif c == "(":
-                if start >= 0 and buf and buf[-1][-1:] in ("=", "@", "!", "+", "*", "?"):
-                    j = _Shell.skip_parens(s, i)       # `a=(x y)`, `@(x|y)`: part of a word
-                    buf.append(s[i:j])
-                    i = j
-                    continue
-                word_end(i)
-                if s[i + 1:i + 2] == "(":              # (( arithmetic )), for (( ; ; ))
-                    i = _Shell.skip_parens(s, i)
-                    ops.append(("o", "(("))
-                    continue
-                parens += 1
-                ops.append(("o", "("))
-                i += 1
-            else:                                      # ")"
-                word_end(i)
-                i += 1
-                if depth and parens <= 0 and cases <= 0:
-                    return i
-                parens -= 1
-                ops.append(("o", ")"))
-        word_end(n)
-        return n
-
-    def first_word(words, j, key):
-        """Index of the first word from j that is not an option, an option's value or VAR=value."""
-        opts = _Shell.VALUE_OPTIONS.get(key, ())
-        n = len(words)
-        while j < n:
-            v = words[j][1]
-            if v == "--":
-                return j + 1 if key in _Shell.RUN_WRAPPERS else n
-            if v[:1] == "-" and len(v) > 1:
-                j += 1
-                if v in opts or (v[:2] == "--" and "=" not in v
-                                 and any(w in v for w in _Shell.CREDENTIAL_OPTION_WORDS)):
-                    j += 1
-                elif v in _Shell.NUMERIC_OPTIONS and j < n and words[j][1].isdigit():
-                    j += 1
-            elif (v[:1] == "+" and key in ("cargo", "rustup")) or _Shell.is_assignment(words[j][2]):
-                j += 1                         # `cargo +nightly build`, `make CC=clang test`
-            else:
-                return j
-        return n
-
-    def wrapped(prefix, words, j, depth):
-        """`uv run` + the shape of the command it runs, or the runner alone."""
-        inner = _Shell.words_shapes(words, j, depth + 1) if depth < _Shell.SHAPE_MAX_DEPTH else []
-        shaped = [f"{prefix} {s}" for s in inner if s != "?"]
-        if not shaped and j < len(words) and _Shell.plain_subword(words[j]):
-            shaped = [f"{prefix} {words[j][1]}"]       # a script: `pdm run test`, `hatch run a:b`
-        return shaped or [prefix]
-
-    def program_shape(key, words, j, depth):
-        """The shape of known program `key` whose arguments start at words[j]."""
-        verbs = _Shell.RUN_WRAPPERS.get(key, ())
-        k = _Shell.first_word(words, j, key)
-        if verbs == ("",):
-            return _Shell.wrapped(key, words, k, depth)
-        if k >= len(words) or not _Shell.plain_subword(words[k]):
-            return [key]
-        sub = words[k][1]
-        if sub in verbs:
-            return _Shell.wrapped(f"{key} {sub}", words, _Shell.first_word(words, k + 1, key),
-                                  depth)
-        second = _Shell.SECOND_WORDS.get(key, ())
-        if second == "*" or sub in second:
-            k = _Shell.first_word(words, k + 1, key)
-            if k < len(words) and _Shell.plain_subword(words[k]):
-                return [f"{key} {sub} {words[k][1]}"]
-        return [f"{key} {sub}"]
-
-    def words_shapes(words, i, depth):
-        """The shapes of one simple command (its words from i): [] when it runs nothing."""
-        n = len(words)
-        while i < n:                                   # drop VAR=value and prefixes (sudo, env...)
-            if _Shell.is_assignment(words[i][2]):
-                i += 1
-                continue
-            name = _Shell.program_name(words[i])
-            spec = None if words[i][3] & 2 else _Shell.PREFIXES.get(name)
-            if spec is None:
-                break
-            opts, npos = spec
-            i += 1
-            while i < n and words[i][1][:1] == "-" and len(words[i][1]) > 1:
-                opt = words[i][1]
-                i += 1
-                if opt == "--":
-                    break
-                if opt in ("-v", "-V") and name == "command":
-                    return []                          # `command -v x` looks x up, runs nothing
-                if opt in opts:
-                    i += 1
-            i += npos
-        if i >= n:
-            return []
-        word = words[i]                                # `name` is its program_name (loop above)
-        if word[3] & 2 and ("$" in name or "/" not in word[1]):
-            if i + 1 < n and words[i + 1][1] in ("=", "+=") and word[2][:1] == "$":
-                return []                              # PowerShell's `$env:X = 1` assigns
-            return ["?"]                               # `$EDITOR x`; but `$SDK/bin/tool` is `tool`
-        key = name.lower()
-        if key in _Shell.NOOPS:
-            return []
-        if _Shell.safe_token(name, 32) != name or not (name[0].isalnum() or name[0] in "._"):
-            return ["?"]
-        if key in _Shell.SHELLS:                             # `bash -lc 'script'`: read the script
-            j, script = i + 1, False
-            while j < n and words[j][1][:1] in ("-", "+") and len(words[j][1]) > 1:
-                opt = words[j][1]
-                j += 1
-                if opt in ("-o", "+o"):
-                    j += 1
-                elif opt[1] != "-" and "c" in opt:
-                    script = True
-            if script and j < n and depth < _Shell.SHAPE_MAX_DEPTH:
-                return _Shell.shapes(words[j][1], depth + 1)
-            return [key]
-        if key in ("pwsh", "powershell"):              # `pwsh -NoProfile -Command "script"`
-            j = i + 1
-            while j < n and words[j][1][:1] == "-":
-                opt = words[j][1].lower()
-                j += 1
-                if opt in ("-c", "-command") and j < n and depth < _Shell.SHAPE_MAX_DEPTH:
-                    return _Shell.shapes(words[j][1], depth + 1)
-                if opt in ("-file", "-f"):
-                    break
-                if opt in ("-executionpolicy", "-ep", "-windowstyle", "-outputformat",
-                           "-inputformat", "-workingdirectory", "-wd", "-configurationname"):
-                    j += 1
-            return [key]
-        if key in ("py", "python") or (key[:6] == "python" and key[6:].replace(".", "").isdigit()):
-            j = i + 1                                  # python3.12 -> python; `python -m X` keeps X
-            while j < n and words[j][1][:1] == "-" and len(words[j][1]) > 1:
-                opt = words[j][1]
-                j += 1
-                if opt == "-c":
-                    break
-                if opt in ("-W", "-X"):
-                    j += 1
-                elif opt[:2] == "-m":
-                    module = opt[2:] or (words[j][1] if j < n and not words[j][3] else "")
-                    j += 0 if opt[2:] else 1
-                    if (_Shell.safe_token(module, 32) != module
-                            or not (module[0].isalpha() or module[0] == "_")):
-                        return ["python -m"]
-                    if module.lower() in _Shell.SUBCOMMAND_PROGRAMS:
-                        return ["python -m " + s
-                                for s in _Shell.program_shape(module.lower(), words, j, depth)]
-                    return ["python -m " + module]
-            key, name, i = "python", "python", j - 1
-        if (key in ("python", "php") and i + 1 < n       # `python manage.py test`, `php artisan x`
-                and (tool := _Shell.program_name(words[i + 1])) in _Shell.SCRIPT_TOOLS):
-            return [f"{key} {s}" for s in _Shell.program_shape(tool, words, i + 2, depth)]
-        if key in _Shell.SUBCOMMAND_PROGRAMS or key in _Shell.RUN_WRAPPERS:
-            return _Shell.program_shape(key, words, i + 1, depth)
-        k = n if key in _Shell.OPERAND_PROGRAMS else _Shell.first_word(words, i + 1, key)
-        if k < n and not words[k][3] and (words[k][1] in _Shell.SUBCOMMAND_PROGRAMS
-                                          or words[k][1] in _Shell.RUN_WRAPPERS):
-            return _Shell.wrapped(name, words, k, depth)   # a tool in front of one: `rtk git log`
-        if k < n and _Shell.plain_subword(words[k]) and words[k][1] in _Shell.COMMON_SUBCOMMANDS:
-            return [f"{name} {words[k][1]}"]
-        return [name]
-
-    def parse_shapes(toks, depth):
-        """The shapes of the simple commands in a token list, in order."""
-        out, cur, skip, cases, t, n = [], [], "", 0, 0, len(toks)
-        while t < n and len(out) < _Shell.SHAPE_MAX_SHAPES:
-            tok = toks[t]
-            t += 1
-            if tok[0] == "o":
-                op = tok[1]
-                if skip:        # a case pattern ends at ')', `for x in WORDS;` at ; or newline
-                    if (skip == "pattern" and op == ")") or (skip == "for" and op in (";", "\n")):
-                        skip = ""
-                    continue
-                if op == "(" and len(cur) == 1 and t < n and toks[t] == ("o", ")"):
-                    cur, t = [], t + 1                 # `name() { ...; }` defines a function
-                    continue
-                if cur:
-                    out.extend(_Shell.words_shapes(cur, 0, depth))
-                    cur = []
-                if op in (";;", ";&", ";;&") and cases:
-                    skip = "pattern"
-                continue
-            value, plain = tok[1], not tok[3]
-            if skip:
-                if skip == "function" or (skip == "]]" and plain and value == "]]"):
-                    skip = ""
-                elif skip == "case" and plain and value == "in":
-                    skip = "pattern"
-                elif skip == "pattern" and plain and value == "esac":
-                    skip, cases = "", cases - 1
-                continue
-            if not cur and plain:                      # command position: reserved words
-                if value in _Shell.KEYWORDS:
-                    if value == "esac" and cases:      # the last branch may omit its ';;'
-                        cases -= 1
-                    continue
-                if value in ("for", "select", "case", "[[", "function"):
-                    skip = {"select": "for", "[[": "]]"}.get(value, value)
-                    if value == "case":
-                        cases += 1
-                    continue
-            cur.append(tok)
-        if cur and len(out) < _Shell.SHAPE_MAX_SHAPES:
-            out.extend(_Shell.words_shapes(cur, 0, depth))
-        return out
-
-    def shapes(command, depth):
-        """The shapes of a shell string or of an argv (Codex's ["bash", "-lc", script])."""
-        if isinstance(command, (list, tuple)):
-            return _Shell.words_shapes([("w", str(a), str(a), 0) for a in command[:256]], 0, depth)
-        if not isinstance(command, str):
-            return []
-        toks = []
-        _Shell.lex(command[:_Shell.SHAPE_MAX_INPUT], 0, 0, toks)
-        return _Shell.parse_shapes(toks, depth)
-
-    def command_shapes(command):
-        """Each simple command's shape, in execution order: 'cd a && FOO=1 uv run pytest -q | tee x'
-        -> ['uv run pytest', 'tee']. A shell string or an argv list; never argument values."""
-        try:
-            return _Shell.shapes(command, 0)[:_Shell.SHAPE_MAX_SHAPES]
-        except Exception:                              # a reader bug must never break capture
-            return ["?"]
-
-
-_Shell.VALUE_OPTIONS.update({alias: _Shell.VALUE_OPTIONS[same] for alias, same in (
-    ("pip3", "pip"), ("mvnw", "mvn"), ("gradlew", "gradle"), ("apt-get", "apt"), ("gmake", "make"),
-    ("pnpx", "npx"))})
-
-
-# =============================================================================
-# 15. Capture (what a hook call and a tool call become)
-# =============================================================================
-# One agent client, one row of CLIENTS. `hooks`: its hook files (user, project; under HOME or the
-# project) and how a handler is written; `events`: (its event name, `instinct hook` event, matcher,
-# timeout s); `answer`: how context goes back; `history`: (folder env var, folder under HOME, globs,
-# reader); `rules`: the export format of the rules file it reads.
-class _Client(namedtuple("_Client", "hooks events answer history rules")):
-    # The calls a hint can be about (a shell command, an edit): PreToolUse runs for these only.
-    HINT_MATCHER = ("Bash|PowerShell|shell|exec_command|Edit|Write|MultiEdit|NotebookEdit|"
-                    "apply_patch")
-    # Every entry is synchronous (an async capture stores calls out of order) and one `command`
-    # string, no `args` (Claude Code before 2.1.139 ignores `args`). No Stop for Claude Code:
-    # `claude -p` cancels it; SessionEnd mines, and SessionStart mines what was left unmined.
-    CLAUDE_EVENTS = (("SessionStart", "session-start", None, 30),
-                     ("UserPromptSubmit", "user-prompt-submit", None, 10),
-                     ("PreToolUse", "pre-tool-use", HINT_MATCHER, 5),
-                     ("PostToolUse", "post-tool-use", "*", 10),
-                     ("PostToolUseFailure", "post-tool-use-failure", "*", 10),
-                     ("SessionEnd", "session-end", None, 30))
-
-
-# Hook styles: "groups" (Claude Code's matcher groups), "groups-ms" (the same, timeouts in ms),
-# "flat" ({"version": 1, "hooks": {event: [handler]}}, Cursor), "bash" (flat, Copilot CLI).
-# Answers: "hso" (hookSpecificOutput.additionalContext), "camel" (additionalContext), "snake"
-# (additional_context). No hint before a call where the client's pre-tool answer carries none.
-CLIENTS = {
-    "claude-code": _Client(
-        (".claude/settings.json", ".claude/settings.json", "groups"), _Client.CLAUDE_EVENTS, "hso",
-        ("CLAUDE_CONFIG_DIR", ".claude", ("projects/*/*.jsonl",), "claude_session"), "claude"),
-    # No PostToolUseFailure (failures come in PostToolUse); its SessionEnd (root threads, 0.146
-    # and later) caps timeouts at 3 s - a session it misses is mined at the next start.
-    "codex": _Client(
-        (".codex/hooks.json", ".codex/hooks.json", "groups"),
-        _Client.CLAUDE_EVENTS[:4] + (("SessionEnd", "session-end", None, 3),), "hso",
-        ("CODEX_HOME", ".codex", ("sessions/**/rollout-*.jsonl",
-                                  "archived_sessions/**/rollout-*.jsonl"), "codex_session"),
-        "agents"),
-    "gemini-cli": _Client(
-        (".gemini/settings.json", ".gemini/settings.json", "groups-ms"),
-        (("SessionStart", "session-start", None, 30), ("AfterTool", "post-tool-use", "*", 10),
-         ("SessionEnd", "session-end", None, 30)), "hso",
-        (None, ".gemini", ("tmp/*/chats/*.json", "tmp/*/chats/*.jsonl"),
-         "gemini_session"), "gemini"),
-    "copilot-cli": _Client(
-        (".copilot/hooks/instinct.json", ".github/hooks/instinct.json", "bash"),
-        (("sessionStart", "session-start", None, 30), ("preToolUse", "pre-tool-use", None, 5),
-         ("postToolUse", "post-tool-use", None, 10),
-         ("postToolUseFailure", "post-tool-use-failure", None, 10),
-         ("sessionEnd", "session-end", None, 30)), "camel",
-        ("COPILOT_HOME", ".copilot", ("session-state/*/events.jsonl",), "copilot_session"),
-        "copilot"),
-    "cursor": _Client(
-        (".cursor/hooks.json", ".cursor/hooks.json", "flat"),
-        (("sessionStart", "session-start", None, 30), ("postToolUse", "post-tool-use", None, 10),
-         ("postToolUseFailure", "post-tool-use-failure", None, 10), ("stop", "stop", None, 30)),
-        "snake", (None, ".cursor", ("projects/*/agent-transcripts/*/*.jsonl",), "cursor_session"),
-        "cursor"),
-}
-
-
-class _Capture:
-    """What one hook call becomes: it imports nothing heavy, stores a short safe summary (never
-    contents, prompts or output) and exits 0 whatever happens, never blocking the agent."""
-    def run_hook(argv, stdin=None, stdout=None, close=True):
-        """`instinct hook EVENT [--db PATH]`: exits 0 whatever happens; one stderr line on error."""
-        try:
-            _Capture.handle(argv, stdin, stdout or sys.stdout, close)
-        except KeyboardInterrupt:
-            pass
-        except Exception as e:                 # noqa: BLE001 - a hook never breaks the agent
-            _Capture.say(f"{type(e).__name__}: {e}", True)
-        return 0
-
-    def say(msg, always=False):
-        """One line on stderr (always, or with INSTINCT_DEBUG set)."""
-        if always or os.environ.get("INSTINCT_DEBUG", "") not in ("", "0"):
-            try:
-                sys.stderr.write("instinct hook: " + " ".join(str(msg).split())[:400] + "\n")
-            except (OSError, ValueError, AttributeError):
-                pass
-
-    def handle(argv, stdin, stdout, close):
-        say = _Capture.say
-
-        def answer(event_name, text):
-            if text:
-                import json
-                row = CLIENTS[client]
-                name = next((n for n, e, _, _ in row.events if e == event), event_name)
-                key = "additional_context" if row.answer == "snake" else "additionalContext"
-                out = {"hookSpecificOutput": {"hookEventName": name, key: _shown(text)}}
-                stdout.write(json.dumps(out if row.answer == "hso" else {key: _shown(text)}) + "\n")
-        db, args = _CLI.take_db(list(argv))
-        client = args.pop(args.index("--client") + 1) if "--client" in args[:-1] else ""
-        args = [a for a in args if a != "--client"]
-        if client not in CLIENTS:
-            say(f"unknown client {client!r}; expected one of: {', '.join(CLIENTS)}", client)
-            client = "claude-code"
-        event = args[0] if args else None
-        for a in args[1:]:
-            say(f"ignoring unexpected argument {a!r}", True)
-        try:
-            stream = stdin or sys.stdin.buffer
-            try:            # a client written in Node hands a non-blocking pipe: one read would
-                os.set_blocking(stream.fileno(), True)       # stop at what it holds (64 KiB)
-            except (AttributeError, OSError, ValueError):    # not a file (a test's BytesIO)
-                pass
-            raw = stream.read(HOOK_INPUT_MAX + 1)
-            if len(raw) > HOOK_INPUT_MAX:
-                raise ValueError("the payload is larger than"
-                                 f" {HOOK_INPUT_MAX // (1024 * 1024)} MiB")
-            payload = _loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
-            if not isinstance(payload, dict):
-                raise ValueError("the payload is not a JSON object")
-            payload = _Capture.normal(payload, client)
-        except (ValueError, OSError, RecursionError) as e:
-            say(f"unreadable hook input ({type(e).__name__}: {str(e)[:200]});"
-                " nothing recorded", True)
-            return
-        named = payload.get("hook_event_name")
-        typed = (event or (named if isinstance(named, str) else "") or "")[:64]
-        event = _Capture.HOOK_EVENTS.get(typed.replace("-", "").replace("_", "").lower())
-        if event is None:
-            say(f"unknown hook event {_shown(typed) or '(none)'}; expected one of:"
-                f" {', '.join(_Capture.HOOK_EVENTS.values())}", True)
-            return
-        cwd = _Capture.hook_cwd(payload)
-        if cwd is None and "cwd" in payload:
-            say(f"skipped {event}: the payload's cwd is not a usable path", True)
-            return
-        cwd = cwd or os.getcwd()
-        reason = _Capture.disabled_reason(payload, cwd)
-        if reason:
-            say(f"skipped {event}: {reason}")
-            return
-        if (event == "user-prompt-submit"
-                and not _Capture.reads_like_correction(payload.get("prompt"))):
-            return                             # nothing stored
-        session = _Capture.safe_session(payload.get("session_id"))
-        store = InstinctStore(db, timeout=_Capture.HOOK_TIMEOUT_S)
-        try:
-            if event == "user-prompt-submit":  # a new correction: ask the agent to keep the lesson
-                if store.new_prompt(payload["prompt"], cwd, session):
-                    answer("UserPromptSubmit", _Capture.CORRECTION_CONTEXT)
-            elif event == "pre-tool-use":      # nothing kept: maybe a hint about the call
-                answer("PreToolUse", _Hints.hint(store, event, payload, cwd))
-            elif event in ("post-tool-use", "post-tool-use-failure"):
-                failed = event.endswith("failure") or (payload["client"] == "codex" and (
-                    _Transcripts.codex_code(payload) or 0) != 0)
-                say(f"{event}: {store.record_tool(payload, failed=failed)}")
-                if failed or _Call.response_failed(payload.get("tool_response")):
-                    answer("PostToolUseFailure" if failed else "PostToolUse",
-                           _Hints.hint(store, event, payload, cwd))     # Codex: PostToolUse
-            elif event in ("stop", "session-end") and session:
-                if payload["client"] == "codex":
-                    say(f"{event}: {store.codex_outcomes(session, payload.get('transcript_path'))}"
-                        " failed calls read from the Codex rollout")
-                say(f"{event}: mined {len(store.mine(session)['observed'])} observations")
-            elif event == "session-start":
-                try:                           # sessions whose end hook never ran (crash, cancel)
-                    say(f"{event}: mined {store.mine()['sessions']} unmined sessions")
-                except (InstinctError, sqlite3.Error) as e:   # e.g. a read-only store: still brief
-                    say(f"{event}: mining skipped: {e}", True)
-                why = {}                       # INSTINCT_DEBUG=1: what explain-briefing says
-                answer("SessionStart", store.briefing(cwd, session=session, why=why))
-                for p, w in why.items():
-                    say(f"{event}: {p}: {'not shown: ' + w if w else 'shown'}")
-        except InstinctError as e:
-            say(f"{event}: {e}", True)
-        except sqlite3.Error as e:
-            say(f"{event}: database error: {e}", True)
-        finally:
-            if close:                          # a hook process skips the close-time checkpoint
-                store.close()
-
-    HOOK_EVENTS = {e.replace("-", ""): e for e in (
-        "session-start", "user-prompt-submit", "pre-tool-use", "post-tool-use",
-        "post-tool-use-failure", "stop", "session-end")}
-    HOOK_TIMEOUT_S = 3.0                       # a hook gives up on a locked database after this
-    INJECT_MAX_ITEMS, INJECT_MAX_CHARS = 10, 2000
-
-    def normal(p, client="claude-code"):
-        """A payload in its client's shape -> Claude Code's shape, plus `client` (who sent it,
-        told from the payload: a client may run Claude Code's hooks; else the hook's --client)."""
-        def parsed(v):
-            try:
-                return _loads(v) if isinstance(v, str) and v.lstrip()[:1] == "{" else v
-            except (ValueError, RecursionError):
-                return {}
-        q = dict(p)
-        if "sessionId" in p or "toolName" in p:     # Copilot CLI: a shell's '... exit code N>'
-            res = p.get("toolResult") if isinstance(p.get("toolResult"), dict) else {}
-            text = str(res.get("textResultForLlm", "")).rstrip()[-60:]
-            q = {"client": "copilot-cli", "session_id": p.get("sessionId"), "cwd": p.get("cwd"),
-                 "tool_name": p.get("toolName"), "tool_input": parsed(p.get("toolArgs")),
-                 "tool_use_id": p.get("toolCallId", p.get("toolUseId")),
-                 "tool_response": {"is_error": res.get("resultType") in ("failure", "error")
-                                   or bool(p.get("error")) or "exit code " in text and _whole(
-                                       text.rpartition("exit code ")[2].rstrip(">")) not in (None,
-                                                                                          0)}}
-        elif "conversation_id" in p or "workspace_roots" in p:        # Cursor
-            roots = p.get("workspace_roots")
-            q.update(client="cursor", session_id=p.get("session_id", p.get("conversation_id")))
-            if "cwd" not in p and isinstance(roots, list) and roots:
-                q["cwd"] = roots[0]
-            if "tool_name" not in p and isinstance(p.get("command"), str):    # a shell event
-                q.update(tool_name="Bash", tool_input={"command": p["command"]})
-            elif "tool_name" not in p and isinstance(p.get("file_path"), str):
-                q.update(tool_name="Edit", tool_input={"file_path": p["file_path"]})
-            if p.get("error_message") or p.get("exit_code") not in (None, 0):
-                q["tool_response"] = {"is_error": True}
-        elif "turn_id" in p or os.path.basename(
-                str(p.get("transcript_path", ""))).startswith("rollout-"):
-            q["client"] = "codex"
-        elif (p.get("hook_event_name") in ("BeforeTool", "AfterTool", "BeforeAgent")
-              or client == "gemini-cli" or "/.gemini/" in str(p.get("transcript_path", ""))):
-            res, q["client"] = p.get("tool_response"), "gemini-cli"
-            text = res.get("llmContent") if isinstance(res, dict) else None
-            if isinstance(res, dict) and (res.get("error") or isinstance(text, str) and any(
-                    _whole(line[10:].strip()) not in (None, 0) for line in text.splitlines()
-                    if line.startswith("Exit Code:"))):
-                q["tool_response"] = {"is_error": True}
-        q.setdefault("client", client)
-        q["tool_input"] = parsed(q.get("tool_input"))
-        return q
-
-    def disabled_reason(payload, cwd):
-        if os.environ.get("INSTINCT_DISABLE", "") not in ("", "0"):
-            return "INSTINCT_DISABLE is set"
-        if payload.get("agent_id"):
-            return "subagent session"
-        d, below = cwd, None
-        while d and d != below:
-            if os.path.exists(os.path.join(d, ".instinct-disable")):
-                return f"{d}/.instinct-disable opts this project out"
-            d, below = os.path.dirname(d), d
-        return None
-
-    def safe_session(value):
-        if not isinstance(value, str):
-            return ""
-        return "".join(c for c in value[:400] if c.isalnum() or c in "_.:-")[:100]
-
-    # A prompt that corrects the agent or states a rule: nothing stored, the agent saves the lesson.
-    CORRECTION_OPENERS = (
-        "no,", "no ", "nope", "don't", "dont ", "do not", "stop ", "never ", "always ",
-        "please don't", "please do not", "please always", "please never", "did you ", "didn't you",
-        "you forgot", "you didn't", "you did not", "why did you", "why didn't you", "i told you",
-        "i said", "that's wrong", "that is wrong", "wrong", "not like that", "remember to",
-        "from now on", "make sure to", "you should have", "you should not", "you shouldn't",
-        "stop asking")
-    CORRECTION_MARKS = (" instead", "from now on", "every time", "next time", "in the future",
-                        "remember to", "don't forget", "do not forget", "you forgot", "i told you",
-                        "stop asking", "without asking", "as i said", "not what i asked")
-    CORRECTION_CONTEXT = (
-        "instinct: the user's message may correct you or state a standing rule. If it is lasting "
-        "guidance (for this project or this user), save it once with instinct's `memory_store` "
-        "tool (type `feedback`): a short title, the rule in your own words, why, and how to apply "
-        "it. Do not save one-off instructions.")
-
-    def prompt_text(prompt):
-        """A prompt as compared: its first 2,000 characters, lowercase, spaces collapsed."""
-        return " ".join(prompt[:2000].lower().replace("\u2019", "'").split())
-
-    def reads_like_correction(prompt):
-        if not isinstance(prompt, str):
-            return False
-        text = _Capture.prompt_text(prompt)
-        return (text.startswith(_Capture.CORRECTION_OPENERS)
-                or any(m in text for m in _Capture.CORRECTION_MARKS))
-
-    def hook_cwd(payload):
-        """The payload's cwd if it is a sane path (str, no NUL, encodable, bounded), else None."""
-        cwd = payload.get("cwd")
-        if not isinstance(cwd, str) or not cwd or len(cwd) > 4096 or "\x00" in cwd:
-            return None
-        try:
-            cwd.encode("utf-8")
-        except UnicodeEncodeError:
-            return None
-        return cwd
-
-
-class _Call:
-    """One captured tool call, shape only, kept in events.data as tab-separated fields (tool, name,
-    extension, command shapes; `encode`, `read`). `name` identifies the call beyond its tool: a
-    skill's name, a subagent's type. Never an argument value."""
-    SHELL_TOOLS = {"Bash": "Bash", "PowerShell": "PowerShell", "shell": "Bash",
-                   "local_shell": "Bash", "exec_command": "Bash", "run_shell_command": "Bash",
-                   "bash": "Bash", "powershell": "PowerShell", "Shell": "Bash"}
-    EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file",
-                  "replace", "edit", "create", "StrReplace"}
-    # Client plumbing is not a habit: loading tools, task lists, plan mode, questions.
-    PLUMBING_TOOLS = frozenset(
-        "ToolSearch TodoWrite TodoRead TaskCreate TaskUpdate TaskList TaskGet TaskOutput TaskStop "
-        "EnterPlanMode ExitPlanMode AskUserQuestion StructuredOutput SendMessage TeamCreate "
-        "TeamDelete BashOutput KillShell KillBash ListMcpResourcesTool ReadMcpResourceTool "
-        "update_plan view_image request_user_input write_todos report_intent update_todo".split())
-    # Looking around (every session of every project does it): captured, never a habit step.
-    LOOK_TOOLS = frozenset("Read Grep Glob LS NotebookRead read_file list_dir grep_search "
-                           "file_search glob search_files view list_directory read_many_files "
-                           "search_file_content".split())
-    # Shell utilities every project uses the same way: never a habit step either.
-    GENERIC_PROGRAMS = frozenset(
-        "? ls cat head tail grep egrep fgrep rg ag find fd wc sort uniq tee echo printf pwd which "
-        "whereis type mkdir rmdir rm cp mv ln touch chmod chown sed awk gawk cut tr paste xargs "
-        "file stat du df date sleep kill pkill killall ps pgrep top htop clear basename dirname "
-        "realpath readlink less more tree open xdg-open seq nl column bat jq yq diff cmp md5sum "
-        "sha256sum shasum base64 hexdump xxd od strings lsof whoami id hostname uname free nproc "
-        "unzip tar gzip gunzip zip wget curl man help history".split())
-    # VCS reads are looking around, like Read: a ritual's steps stay adjacent across status checks.
-    LOOK_COMMANDS = frozenset(f"{vcs} {sub}" for vcs in ("git", "hg", "jj", "svn") for sub in (
-        "status", "diff", "log", "show", "blame", "branch", "remote", "rev-parse", "reflog"))
-    EDIT_STEP = "Edit"
-    SEEN_MAX = 20000                  # unlearned program-word and prompt hashes kept (the newest)
-    __slots__ = ("tool", "name", "ext", "cmds")
-    SHELLS = frozenset(SHELL_TOOLS.values())
-    NAMED = {"Skill": "skill", "Task": "subagent_type", "Agent": "subagent_type",
-             "task": "agent_type"}
-
-    def __init__(self, tool, name="", ext="", cmds=()):
-        self.tool, self.name, self.ext, self.cmds = tool, name, ext, tuple(cmds)
-
-    def encode(self):
-        return "\t".join((self.tool, self.name, self.ext) + self.cmds)
-
-    @classmethod
-    def read(cls, data):
-        f = data.split("\t") + ["", ""]
-        return cls(f[0], f[1], f[2], f[3:len(f) - 2])
-
-    def private(self, conn, session, cwd=None, ran=None):
-        """This call with each program word not in `known_words` as a keyed hash ('#' + 10 hex)
-        until a second session uses it and it names something real (`real`), or ran: `ran` is
-        (a plain command that succeeded, the response's text) of a call that did not fail. Then
-        the word is learned (table `seen`) and the stored steps holding its hash are rewritten to
-        it. A pasted password (command not found) stays a hash however often it recurs."""
-        if self.tool not in self.SHELLS:
-            return self
-        shapes = list(map(_Call.program_words, self.cmds))
-        plain, said = ran or (False, "")
-        last = shapes[-1][0][shapes[-1][1][-1]] if plain and shapes else None
-        known = _Call.known_words()
-        found = {words[i]: "" for words, at in shapes for i in at
-                 if words[i] not in known and not words[i].startswith("#")}
-        if not found:
-            return self
-        found = {w: _Call.keyed(conn, w) for w in found}
-        rows = {h: (s, word) for h, s, word in conn.execute(
-            "SELECT hash, session, word FROM seen WHERE hash IN (%s)" % ",".join("?" * len(found)),
-            list(found.values()))}
-        for w, h in found.items():
-            first, word = rows.get(h, (None, None))
-            if first is None:
-                _Call.seen_add(conn, h, session)
-            if (word is None and first not in (None, session)   # a second session, a real name
-                    and (w == last or _Call.real(w, cwd) or said and not (
-                        w in said and any(m in said for m in _Call.MISSING)))):
-                conn.execute("UPDATE seen SET word = ? WHERE hash = ?", (w, h))
-                conn.execute("UPDATE events SET data = replace(data, ?, ?) WHERE instr(data, ?)"
-                             " AND kind IN ('tool', 'tool_fail')", ("#" + h, w, "#" + h))
-                conn.execute("UPDATE mined_sessions SET steps = replace(steps, ?, ?)"
-                             " WHERE instr(steps, ?)", ("#" + h, w, "#" + h))
-                word = w
-            found[w] = w if word is not None else "#" + h
-        cmds = [" ".join(found.get(x, x) if i in at else x for i, x in enumerate(words))
-                for words, at in shapes]
-        return _Call(self.tool, self.name, self.ext, cmds)
-
-    def label(self):
-        """How a person reads it: 'Bash(uv run pytest;ruff check)', 'Edit(.py)', 'Skill(x)'."""
-        inner = ";".join(self.cmds) or self.ext or self.name
-        return f"{self.tool}({inner})" if inner else self.tool
-
-    def steps(self):
-        """The habit steps of this call (none for looking around and client plumbing)."""
-        if self.tool in self.SHELLS:
-            return [c for c in self.cmds if c.split(" ", 1)[0] not in _Call.GENERIC_PROGRAMS
-                    and c not in _Call.LOOK_COMMANDS]
-        if self.tool in _Call.EDIT_TOOLS:
-            return [_Call.EDIT_STEP]
-        if self.tool in _Call.LOOK_TOOLS or self.tool in _Call.PLUMBING_TOOLS or self.tool == "?":
-            return []
-        return [f"{self.tool}({self.name})" if self.name else self.tool]
-
-    @classmethod
-    def of(cls, payload):
-        """A hook payload -> (_Call, '') or (None, skip reason)."""
-        tool = payload.get("tool_name")
-        if not isinstance(tool, str) or not tool:
-            return None, "no tool_name"
-        tinput = payload.get("tool_input")
-        tinput = tinput if isinstance(tinput, dict) else {}
-        low = tool.lower()
-        if low.startswith(("mcp__instinct__", "mcp__plugin_instinct")):
-            return None, "instinct's own tool call"
-        if tool in _Call.PLUMBING_TOOLS:
-            return None, "client plumbing, not a habit step"
-        if tool in _Call.SHELL_TOOLS:
-            cmd = tinput.get("command", tinput.get("cmd"))
-            cmd = cmd if isinstance(cmd, (str, list)) else ""
-            text = " ".join(map(str, cmd)) if isinstance(cmd, list) else cmd
-            if ("instinct" in text.split("&&")[0].split()[:3] or " instinct.py " in f" {text} "
-                    or "-m instinct" in text or text.strip().startswith("instinct ")):
-                return None, "instinct's own command"
-            shapes = _Shell.command_shapes(cmd)
-            while len(" ".join(shapes)) >= 400:       # the first shapes, at most 400 characters
-                shapes.pop()
-            return cls(_Call.SHELL_TOOLS[tool], cmds=shapes or ["?"]), ""
-        name = "".join(c for c in tool if c.isalnum() or c in "_.-")[:64] or "?"
-        if low.startswith("mcp__"):
-            return cls(name), ""
-        if tool in _Call.EDIT_TOOLS:
-            path = (tinput.get("file_path") or tinput.get("path") or tinput.get("notebook_path")
-                    or "")
-            ext = os.path.splitext(str(path).replace("\\", "/").rsplit("/", 1)[-1])[1].lower()
-            ok = ext and len(ext) <= 11 and ext[1:].isalnum() and ext.isascii()
-            return cls(_Call.EDIT_STEP if tool == "apply_patch" else name,
-                       ext=ext if ok else ""), ""
-        named = tinput.get(cls.NAMED.get(tool, ""))
-        ok = isinstance(named, str) and len(named) <= 64 and all(
-            _Shell.safe_token(w, 64) == w for w in named.split(":"))
-        return cls(_Shell.safe_token(name, 64), name=named if ok else ""), ""
-
-    @functools.lru_cache(maxsize=1)
-    def known_words():
-        """Program words kept as text at once: those the shape reader or mining knows by name."""
-        return frozenset().union(
-            _Shell.SUBCOMMAND_PROGRAMS, _Shell.RUN_WRAPPERS, _Shell.OPERAND_PROGRAMS, _Shell.SHELLS,
-            _Shell.NOOPS, _Shell.PREFIXES, _Shell.SCRIPT_TOOLS, _Shell.COMMON_SUBCOMMANDS,
-            _Call.GENERIC_PROGRAMS, _Shell.VALUE_OPTIONS, ("python", "-m", "pwsh", "powershell"),
-            *(names for _, names in _Corpus.COMMAND_ROLES),
-            *(progs.split() for progs in _Presenter.TOOLCHAIN_FILES.values()))
-
-    def program_words(shape):
-        """A command shape -> (its words, the indexes of those that name a program): the first,
-        the one a runner runs (`uv run X`, `npx X`, `uv run npx X`) and `python -m X`'s module."""
-        words, at, i = shape.split(" "), [], 0
-        while i < len(words):
-            at.append(i)
-            verbs = _Shell.RUN_WRAPPERS.get(words[i], ())
-            nxt = words[i + 1] if i + 1 < len(words) else ""
-            if verbs == ("",):
-                i += 1
-            elif nxt in verbs or (words[i] == "python" and nxt == "-m"):
-                i += 2
-            else:
-                break
-        return words, at
-
-    def plain(payload):
-        """Whether a shell call is one plain command, whose success says its program exists (no
-        pipe, list, background job or substitution to succeed for it: `X || true`)."""
-        tinput = payload.get("tool_input")
-        cmd = tinput.get("command") if isinstance(tinput, dict) else None
-        return isinstance(cmd, str) and not any(c in cmd for c in "|;&\n`$()")
-
-    # What a shell says of a word that names no program (bash, zsh, npx, uv, python -m, nohup)
-    MISSING = ("not found", "No such file", "not recognized", "No module named", "Failed to spawn",
-               "could not determine executable", "404", "Unknown command", "failed to run")
-
-    def said(payload):
-        """A call's response as text (its first 4,000 characters), to tell a run program."""
-        resp = payload.get("tool_response")
-        return (resp if isinstance(resp, str) else _dumps(resp) if resp else "")[:4000]
-
-    def real(word, cwd):
-        """Whether a program word names something real: a program on the PATH, a file in `cwd`."""
-        if not word or os.sep in word or word in (".", ".."):
-            return False
-        return any(os.access(os.path.join(d, word), os.X_OK) and not os.path.isdir(
-            os.path.join(d, word)) for d in os.environ.get("PATH", "").split(os.pathsep) if d) \
-            or bool(cwd) and os.path.isfile(os.path.join(cwd, word))
-
-    def keyed(conn, text):
-        """A keyed hash of `text` (10 hex), with the store's key (`_DB.key`)."""
-        return conn.execute("SELECT instinct_hash(?)", (text,)).fetchone()[0]
-
-    def seen_add(conn, h, session):
-        """Note hash `h` first seen in `session`; the oldest unlearned beyond SEEN_MAX go."""
-        rowid = conn.execute("INSERT INTO seen (hash, session) VALUES (?, ?)",
-                             (h, session)).lastrowid
-        if rowid % 256 == 0:
-            conn.execute("DELETE FROM seen WHERE word IS NULL AND rowid < ?",
-                         (rowid - _Call.SEEN_MAX,))
-
-    def use_id(uid):
-        """A tool-use id as the number a tool event keeps in `delta` (0: none)."""
-        return int(_sha256_hex(uid)[:15], 16) if isinstance(uid, str) and uid else 0
-
-    def response_failed(resp):
-        """Did a tool response report failure? Claude Code: a dict with `exit_code`/`interrupted`;
-        Codex: a first-lines status 'Exit code: N' / 'Process exited with code N', or JSON."""
-        if isinstance(resp, dict):
-            meta = resp.get("metadata")
-            codes = (resp.get("exit_code"), resp.get("exitCode"),
-                     meta.get("exit_code") if isinstance(meta, dict) else None)
-            return (resp.get("interrupted") is True or resp.get("is_error") is True
-                    or any(isinstance(c, int) and not isinstance(c, bool) and c != 0
-                           for c in codes))
-        if not isinstance(resp, str):
-            return False
-        head = resp[:400].lstrip()
-        if head.startswith("{"):
-            try:
-                return _Call.response_failed(_loads(resp[:65536]))
-            except (ValueError, RecursionError):
-                return False
-        for line in head.splitlines()[:6]:
-            if line.startswith(("Output:", "Final output:")):
-                break                                  # the program's own output follows
-            for lead in ("Exit code:", "exit code:", "Process exited with code"):
-                if line.startswith(lead):
-                    code = line[len(lead):].strip().split(" ", 1)[0].rstrip(".")
-                    return _whole(code) not in (None, 0)
-        return False
-
-
-# =============================================================================
-# 16. Mining and the presenter (habits from sessions, one selection for every channel)
-# =============================================================================
-class _Presenter:
-    """One selection and wording of learned items for every channel (briefing, MCP, rules files)."""
-    UNUSED_RUN = 5          # an item is said through at least this many sessions without it,
-    UNUSED_P = 0.05         # and longer while its own rate of use makes the run this likely
-
-    def rule_text(r):
-        """One learned pattern -> its sentence: mined shapes shown as code, observed words as is."""
-        p = r["pattern"]
-        mined = _Corpus.mined_source(r.get("source"))
-        code = (lambda s: f"`{s}`") if mined else (lambda s: s)
-        head, colon, body = p.partition(":")
-        if colon and head == "pref":
-            kind, _, used = body.partition(":")
-            if kind in ("command", "tool") and mined:
-                names = r.get("kinds") or [used]
-                names += [x for x in (x.partition(":")[2].partition(":")[2]
-                                      for x in r.get("also", ())) if x not in names]
-                what = {"command": ("Project command", "Common command"),   # universal: any
-                        "tool": ("Often used here", "Often used")}[kind][
-                    r.get("level") == "universal"]
-                return what + ("s: " if names[1:] and kind == "command" else ": ") + ", ".join(
-                    map(code, names))
-            key, eq, value = body.partition("=")
-            if eq and key in _Corpus.ROLE_TITLES:
-                return f"{_Corpus.ROLE_TITLES[key]}: {code(value)}"
-            return f"Preference: {key} = {value}" if eq else f"Preference: {body}"
-        if colon and head == "seq":
-            steps = _Presenter.line_steps(r)
-            shown = ["edit the code" if s == _Call.EDIT_STEP else code(s) for s in steps]
-            label = next((label for last, label in (("git commit", "Before committing"),
-                                                    ("git push", "Before pushing"))
-                          if last in steps[1:]), "Usual workflow")   # (it may also start one)
-            return f"{label}: " + " \u2192 ".join(shown)
-        if colon and head == "fix":
-            failed, _, by = body.partition(" by ")
-            if by == _Call.EDIT_STEP or by.startswith(_Call.EDIT_STEP + "("):
-                return f"When {code(failed)} fails: fix the code, then rerun it"
-            if by:
-                return f"When {code(failed)} fails: run {code(by)}, then rerun it"
-            return f"Recurring fix: {body}"
-        if colon and head == "combo":
-            return "Used together: " + " + ".join(code(s.strip()) for s in body.split("+"))
-        return f"Habit: {p}"
-
-    def briefing_line(r):
-        """The one wording of a learned item on every channel (briefing, MCP, rules files)."""
-        scope = ("every project" if r["level"] == "universal" else "this project" if r["project"]
-                 else "all projects")
-        stale = f"; may be stale: {r['stale']}" if r.get("stale") else ""
-        n, use = r["confidence"], r.get("use")
-        evidence = f"{_Core._sessions(n)} sessions" + (
-            f", used in {use[0]} of the last {use[1]}" if use else "")
-        if not _Corpus.mined_source(r.get("source")):   # a note: counted as observed, said where
-            src = r.get("source") or ""
-            evidence = f"observed {n}\u00d7, " + ("imported" if src.startswith("shared:")
-                                                else f"noted by {src}" if src else "noted")
-        return f"- {_Presenter.rule_text(r)} ({r['level']}, {evidence}, {scope}{stale})"
-
-    def generic_habit(pattern):
-        """Habits every project has (Read -> Edit, head + ls), which an older store may hold."""
-        head, colon, body = pattern.partition(":")
-        return head in ("seq", "combo") and all(
-            s in _Call.LOOK_TOOLS or s in _Call.EDIT_TOOLS
-            or s.split(" ", 1)[0] in _Call.GENERIC_PROGRAMS
-            or s == _Call.EDIT_STEP for s in body.replace("->", "+").split("+"))
-
-    def item_steps(pattern):
-        """The steps a session takes to use a mined item, in order (a combo's in any order)."""
-        head, _, body = pattern.partition(":")
-        if head == "seq":
-            return body.split("->")
-        if head == "combo":
-            return sorted(body.split("+"))
-        if head == "fix":
-            return [body.partition(" by ")[0]]
-        if head == "pref" and body.startswith(("command:", "tool:")):
-            return [body.partition(":")[2]]
-        return [body.partition("=")[2]] if head == "pref" and "=" in body else []
-
-    # Files showing a toolchain: another project's habit applies here before this one shows its own
-    TOOLCHAIN_FILES = {
-        "package.json": "npm npx pnpm yarn bun bunx node tsc eslint prettier vitest jest",
-        "Cargo.toml": "cargo rustc rustfmt", "mix.exs": "mix iex elixir", "go.mod": "go gofmt",
-        "pyproject.toml": "uv uvx poetry pytest ruff mypy pyright tox nox hatch pdm black",
-        "setup.py": "pytest tox python", "Makefile": "make", "justfile": "just",
-        "Gemfile": "bundle rake rspec rubocop", "pom.xml": "mvn", "build.gradle": "gradle",
-        "deno.json": "deno", ".git": "git"}
-
-    def applies(steps, root):
-        """Whether the files of `root` show the toolchain of every program among `steps` (a tool,
-        skill or subagent step never: no file shows that a new project wants another's)."""
-        progs = {st.split(" ", 1)[0] for st in steps}
-        have = {prog for f, progs_ in _Presenter.TOOLCHAIN_FILES.items()
-                if root and os.path.exists(os.path.join(root, f)) for prog in progs_.split()}
-        return progs <= have
-
-    def select(store, project, root, limit=_Capture.INJECT_MAX_ITEMS, why=None):
+class _Rules(_Memory):
+    """The rules room: one selection of what was learned for every channel (the briefing,
+    MCP resources, rules files) and exporting it."""
+
+    @operation(
+        Param("min_confidence", int, "only patterns with at least this confidence (default: 10 for "
+              "json/markdown; the rules files hold what the session briefing shows)", minimum=0),
+        Param("format", str, "json (records), markdown, or a file agents read: claude (CLAUDE.md "
+              "block), agents (AGENTS.md), gemini (GEMINI.md), copilot (.github/copilot-"
+              "instructions.md), cursor (.mdc rule), windsurf (rule), skill (SKILL.md)",
+              default="json", choices=tuple(_Core._EXPORT_FORMATS)),
+        Param("project", str, "rules of this project plus global and universal ones ('' = global; "
+              "default: every project for json/markdown, the working directory's project "
+              "otherwise)"),
+        Param("category", str, "only this category"),
+        Param("write", str, "write into this file (a directory: the format's usual file there; "
+              "skill: the skill folder), replacing only the marked instinct block; unchanged "
+              "files are not rewritten"),
+        Param("force", bool, "allow --write through a symlink, outside the project, or over a "
+              "file instinct did not write", default=False),
+        cli="export", title="Export rules", idempotent=True, destructive=True, list_key="rules",
+        output=_Out.obj({"rules": {"type": "array", "items": _Out.RECORD}, "count": _Out.INT,
+                     "text": _Out.STR, "path": _Out.STR, "format": _Out.STR, "included": _Out.INT,
+                     "dropped": _Out.INT, "changed": _Out.BOOL, "bytes": _Out.INT}),
+        render=_Out.render_export)
+    def export_rules(self, min_confidence=None, format="json", project=None, category=None,
+                     write=None, force=False):
+        """Export rules (high-confidence patterns) as JSON, Markdown or the rules files agents read.
+
+        json returns the records, other formats their text (within the format's size limit, the
+        weakest rules dropped and counted); `write` updates the file atomically. Universal rules
+        go into every project's export."""
+        return self._export(min_confidence, format, project, category, write, force)
+
+    def _select(self, project, root, limit=_Capture.INJECT_MAX_ITEMS, why=None):
         """Mature items of `project` and global ones that apply here, most useful first (`arrange`:
         one routine one line, no step on two lines); `why` (a dict) gets each left out -> why."""
         why = {} if why is None else why
-        recent = [tuple(x.split("\t")) for x, in store._read(     # by when first mined: a
+        recent = [tuple(x.split("\t")) for x, in self._read(     # by when first mined: a
             "SELECT steps FROM mined_sessions WHERE project = ? ORDER BY rowid DESC LIMIT ?",
             (project, _Corpus.HABIT_WINDOW))]     # resumed session's new calls keep its place
         out, roles = [], {}
-        for r in store.suggest(project=project, limit=MAX_LIMIT):
+        for r in self.suggest(project=project, limit=MAX_LIMIT):
             p = r["pattern"]
             if p in why or p in roles.values() or any(x["pattern"] == p for x in out):
                 continue                          # a habit both here and global: once
@@ -4829,7 +6636,7 @@ class _Presenter:
                     roles.setdefault(key, p)
                 out.append(r)
         if root and out:               # the user wrote it already, or its files changed or went
-            stale = _Anchors.staleness(store._db.conn, root, out)
+            stale = _Anchors.staleness(self._db.conn, root, out)
             why.update((r["pattern"], f"stale anchor: {w}") for r, w in zip(out, stale)
                        if w and w.endswith(" is gone"))
             out = [dict(r, stale=w) if w else r for r, w in zip(out, stale)
@@ -4842,362 +6649,121 @@ class _Presenter:
         why.update((r["pattern"], "over the budget") for r in out[limit:])
         return out[:limit]
 
-    def arrange(items, why, recent=()):
-        """Items -> lines, most useful first (`select`): a routine claims its steps first (its
-        family's weaker members and any later item naming one of them are left out), and a
-        role-less command the sessions holding it mostly run after it joins its line ('also');
-        then each item in order of rank, use and count."""
-        def use(r):
-            return r["use"][0] / r["use"][1] if r.get("use") else 0.5
+    def _export(self, min_confidence, fmt, project, category, write, force):
+        """The body of export_rules (section 11): select, render, optionally write."""
+        cat = _check_category(category) if category is not None else None
+        lint = []                      # lint findings against the project's own rules files
+        proj = None
+        if fmt not in ("json", "markdown"):          # what the briefing shows, in its words
+            proj = _resolve_project(project, self.cwd)
+            root = project_root(project if project and not _is_fingerprint(project) else self.cwd)
+            rules = [r for r in self._select(
+                proj, root if project_fingerprint(root) == proj else None, MAX_LIMIT)
+                     if (min_confidence is None or r["confidence"] >= min_confidence)
+                     and (cat is None or r["category"] == cat)]
+            if project_fingerprint(root) == proj:   # reported; duplicates left out by the presenter
+                lint = _Lint.lint(root, self.suggest(project=proj, limit=MAX_LIMIT))
+        elif project is None:
+            rules = self.list(min_confidence=10 if min_confidence is None else min_confidence,
+                               category=cat)
+        else:                          # one project: its rules, global ones, universal ones
+            proj = _resolve_project(project, self.cwd)
+            rows = self._read(
+                f"SELECT {_Core._COLS} FROM instincts WHERE confidence >= :c AND (project IN"
+                " ('', :p) OR promoted = 3)" + (" AND category = :cat" if cat else "")
+                + _Core._SQL_UNFORGOTTEN.format(":p")
+                + " ORDER BY project = :p DESC, confidence DESC, pattern, project",  # its row first
+                {"c": 10 if min_confidence is None else min_confidence, "p": proj, "cat": cat})
+            best = {}
+            for r in map(_Core._record, rows):
+                best.setdefault(r["pattern"], r)
+            rules = sorted(best.values(), key=lambda r: (-r["confidence"], r["pattern"]))
+        roots = self._roots(r["project"] for r in rules) if fmt == "json" else {}
+        for r in rules if fmt == "json" else ():     # a shared file: no folder of this machine
+            if r.pop("root", None) is not None or r["project"]:    # but its repository's id
+                r["repo"] = _repo_id(roots[r["project"]]) if r["project"] in roots else r["project"]
+        if write is None:
+            if fmt == "json":
+                return rules
+            if fmt == "markdown":
+                return _Out.render_markdown(rules)
+            return _Export.agent_text(fmt, rules, _Core._EXPORT_FORMATS[fmt][1])[0]
+        _check_text(write, "write path", 4096, empty_ok=False)
+        path = self._user_path(write)
+        name = _Export.SKILL_NAME
+        default, limit, owned = _Core._EXPORT_FORMATS[fmt]
+        if fmt == "skill":
+            if os.path.basename(path) != "SKILL.md":
+                path = os.path.join(path, "SKILL.md")
+            name = _Export.skill_name(os.path.dirname(path))
+        elif os.path.isdir(path):
+            path = os.path.join(path, default)
+        path = _Export.safe_target(path, project_root(self.cwd), force)
+        old = b""
+        if os.path.exists(path):
+            try:
+                old = _read_regular(path, MAX_IMPORT_BYTES)
+            except OSError as e:
+                raise StoreError(f"cannot read {path}: {e.strerror}") from None
+        text = old.decode("utf-8", "surrogateescape")
+        if not rules and not (text if owned else _Export.block_markers(text)):
+            raise NotFoundError(self._nothing_to_export(min_confidence, proj, cat, path))
+        nl = "\r\n" if "\r\n" in text else "\n"
+        before = after = ""
+        budget = limit
+        if owned:
+            if not force and not _Export.written_by_us(fmt, path, text):
+                raise ValidationError(f"{path} was not written by instinct; refusing to replace it "
+                                      "(write into CLAUDE.md/AGENTS.md-style files with --format "
+                                      "claude or agents, or use --force)")
+        else:
+            found = _Export.block_markers(text)
+            begin, end = (min(found.get(m, [-1])) for m in (_Export.BLOCK_BEGIN, _Export.BLOCK_END))
+            if any(len(v) > 1 for v in found.values()):
+                raise ValidationError(f"{path} holds more than one instinct block; "
+                                      "keep one and retry")
+            if (begin < 0) != (end < 0) or end < begin:
+                raise ValidationError(f"{path} has an unmatched "
+                                      f"{_Export.BLOCK_BEGIN if begin >= 0 else _Export.BLOCK_END} "
+                                      "marker; fix the file by hand and retry")
+            if begin >= 0:
+                before, after = text[:begin], text[end + len(_Export.BLOCK_END):]
+            else:
+                sep = nl if text.endswith(nl) or not text.strip() else nl + nl
+                before, after = text + (sep if text else ""), nl
+            if fmt == "agents":        # the 32 KiB cap counts the whole file, human text included
+                budget -= len((before + after).encode("utf-8", "surrogateescape"))
+        if fmt == "json":
+            block, kept, dropped = _dumps(rules, indent=2) + "\n", len(rules), 0
+        else:
+            block, kept, dropped = _Export.agent_text(fmt, rules, budget, name)
+        data = (before + _shown(block).replace("\n", nl) + after).encode("utf-8", "surrogateescape")
+        changed = data != old
+        if changed:
+            _atomic_write(path, data)
+            self._wrote(path)
+        return {"path": path, "format": fmt, "included": kept, "dropped": dropped,
+                "changed": changed, "bytes": len(data), "lint": lint}
 
-        def rank(r):     # a role command (test first) or a routine holding one, a routine, the rest
-            p, roles = r["pattern"], [k for k, _ in _Corpus.COMMAND_ROLES]
-            if not _Corpus.mined_source(r.get("source")):
-                return 2                   # a note (observed, imported rules): by its count
-            role = [_Corpus.command_role(st) for st in _Presenter.item_steps(p)]
-            if any(role) and (p.startswith("seq:") or p[5:].split("=", 1)[0] in roles):
-                return min(roles.index(k) for k in role if k) / len(roles)
-            return 1 if p.startswith(("seq:", "fix:")) else 2
-
-        def order(r):
-            return (not _Corpus.mined_source(r.get("source")), rank(r), -use(r), -r["confidence"],
-                    -len(r["pattern"]), r["pattern"])
-
-        def held(steps):
-            return sum(_Corpus.subsequence(steps, x) for x in recent)
-        items = sorted(items, key=order)
-        named, out, by_prog = set(), [], {}
-        strong = {st: r["confidence"] for r in items if rank(r) < 1       # a role command's
-                  and not r["pattern"].startswith("seq:") for st in _Presenter.item_steps(
-                      r["pattern"])}                              # own line beats a weaker routine
-        for routines in (True, False):     # routines: a family's best first (most sessions)
-            for r in (sorted(items, key=lambda r: (-r["confidence"], -len(r["pattern"])))
-                      if routines else items):
-                p = r["pattern"]
-                steps = _Presenter.item_steps(p) if _Corpus.mined_source(r.get("source")) else []
-                if p.startswith("seq:") != routines or p in why:
-                    continue
-                if set(steps) & named:
-                    why[p] = "superseded by a family line"
-                    continue
-                if routines and any(strong.get(st, 0) > r["confidence"] for st in steps):
-                    why[p] = "superseded by a stronger command"
-                    continue
-                named |= set(steps)
-                for x in [x for x in out if x["pattern"].startswith("seq:")] * (
-                        len(steps) == 1 and rank(r) >= 1):      # where its sessions run it
-                    have = _Presenter.line_steps(x)
-                    k, i = max((held(have[:i] + steps + have[i:]), -i)    # within or after it
-                               for i in range(1, len(have) + 1))  # (ties: the earliest place)
-                    if 2 * k > held(have) > 0:
-                        x.update(line=have[:-i] + steps + have[-i:], also=x.get("also", []) + [p])
-                        break
-                else:
-                    prog = p[13:].split(" ", 1)[0] if p.startswith("pref:command:") and \
-                        " " in p[13:] else "tool:" + p[10:].partition("(")[0] \
-                        if p.startswith("pref:tool:") else None
-                    if prog and prog in by_prog:        # bd ready, bd show: one line (a tool's too)
-                        by_prog[prog]["also"] = by_prog[prog].get("also", []) + [p]
-                        continue
-                    r = dict(r)
-                    by_prog.setdefault(prog or p, r)
-                    out.append(r)
-        return sorted(out, key=order)
-
-    def line_steps(r):
-        """The steps one line names in order: a routine's with those that joined it ('line')."""
-        return list(r.get("line") or _Presenter.item_steps(r["pattern"]))
-
-
-class _Corpus:
-    """What mining reads of each session, once per pass: steps, n-grams, habits and fixes."""
-    # Which project command a shape is (`command_role`): 'uv run pytest', 'ruff check', 'mix format'
-    COMMAND_ROLES = (
-        ("test", frozenset("test tests pytest unittest jest vitest mocha rspec phpunit ctest tox "
-                           "nox spec ava karma cypress playwright nextest".split())),
-        ("lint", frozenset("lint credo clippy eslint flake8 pylint rubocop golangci-lint "
-                           "shellcheck stylelint hadolint vet ruff biome oxlint ktlint swiftlint "
-                           "pyflakes markdownlint".split())),
-        ("format", frozenset("format fmt black prettier gofmt rustfmt isort autopep8 yapf "
-                             "clang-format goimports shfmt".split())),
-        ("typecheck", frozenset("typecheck type-check mypy pyright tsc dialyzer pytype pyre "
-                                "check-types".split())),
-        ("build", frozenset("build compile webpack rollup esbuild make".split())),
-    )
-    ROLE_TITLES = {"test": "Tests here", "lint": "Lint here", "format": "Format here",
-                   "typecheck": "Type-check here", "build": "Build here"}
-    SEQ_MAX = 5                        # longest workflow mined (steps)
-    SESSIONS_COMPARED = 100            # a project's most recent sessions compared when mining
-    CHANCE_P = 1e-3                    # a workflow counts when less likely than this by chance
-    HABIT_WINDOW = 20                  # a project's recent sessions: fixes, an item's use
-    STAND_OUT = 2.5                    # held by this many times the sessions of the average item
-    BACKFILL = 4                       # a workflow found backfills at most this many recent ones
-    STEPS_KEPT = 400                   # steps of a mined session kept for the briefing's use counts
-    # an interpreter alone ('python x.py') runs any script: it names no command of the project
-    BARE = frozenset("python python3 node bash sh zsh ruby perl".split())
-
-    def __init__(self):
-        self.grams, self.stats, self.items, self.fixes, self.calls = {}, {}, {}, {}, {}
-        self.held, self.fresh, self.bit, self.free = {}, set(), {}, []   # (bits: `add`)
-
-    def renew(self, load):
-        """A new pass (import-history's share a corpus): each session read again, others go."""
-        for s in set(self.calls) - self.fresh:
-            self.add(s, ())                                     # its n-grams out of `held`
-            for d in (self.grams, self.stats, self.items, self.fixes, self.calls):
-                del d[s]
-            self.free.append(self.bit.pop(s))                   # its bit for another session
-        self.load, self.fresh = load, set()
-        return self
-
-    def add(self, session, rows=None):
-        """Read a session once a pass (`rows`: read again, with its new calls) -> its collapsed
-        steps, derived again only when its calls differ from what they were derived from."""
-        if rows is not None or session not in self.fresh:
-            self.fresh.add(session)
-            rows = self.load(session) if rows is None else rows
-            calls = tuple(rows)
-            if calls == self.calls.get(session):
-                return self.stats[session][0]
-            bit = self.bit.get(session) or self.bit.setdefault(   # held: n-gram -> [run, any]
-                session, self.free.pop() if self.free else 1 << len(self.bit))  # sessions' bits
-            for g in set().union(*self.grams.get(session, ())):     # what it held before
-                self.held[g] = [have & ~bit for have in self.held[g]]
-                if not self.held[g][1]:
-                    del self.held[g]
-            steps = _Corpus.steps_of(calls)
-            col = tuple(k for k, _ in groupby(st for st, _ in steps))      # repeats collapsed
-            freq, n = Counter(col), len(col)
-            rest = {t: 1.0 / max(1, n - c) for t, c in freq.items()}   # 1 / steps unlike t
-            runs, gapped, _ = self.grams[session] = _Corpus.ngrams(col)
-            self.calls[session], self.stats[session] = calls, (col, n, freq, rest, {})
-            shell = {st for c in map(_Call.read, (d for _, d in calls))
-                     if c.tool in _Call.SHELLS for st in c.steps()}
-            self.items[session] = ({_Corpus.command_pattern(st, st in shell) for st in col
-                                    if st != _Call.EDIT_STEP and st not in _Corpus.BARE}
-                                   | {"pref:tool:" + st.partition("(")[0] for st in col
-                                      if "(" in st and st not in shell}   # any skill, subagent
-                                   | _Corpus.combos(calls))
-            self.fixes[session] = _Corpus.fixes_in(steps)
-            for i, grams in ((1, gapped), (0, runs), (1, runs)):
-                for g in grams:
-                    self.held.setdefault(g, [0, 0])[i] |= bit
-        return self.stats[session][0]
-
-    def command_role(shape):
-        """'mix test' -> 'test', else None: the last word decides ('make docs' is no build), or
-        the tool before a plain verb ('ruff check' is lint)."""
-        words = shape.split()
-        if len(words) > 1 and words[-1] in ("check", "run", "exec", "ci"):
-            words = words[:-1]
-        for w in words[-1:]:
-            for role, names in _Corpus.COMMAND_ROLES:
-                if w in names or (role == "test" and w.startswith(("test:", "test-", "test."))) \
-                        or (role in ("lint", "format", "build") and w.startswith(role + ":")):
-                    return role
-        return None
-
-    def steps_of(rows):
-        """A session's [(kind, data)] -> [(step, ok)]; a failed call failed at its last step."""
-        out = []
-        for kind, data in rows:
-            steps = _Call.read(data).steps()
-            out += [(st, True) for st in steps[:-1]]
-            if steps:
-                out.append((steps[-1], kind == "tool"))
-        return out
-
-    def periodic(g):
-        """More than one cycle of a shorter loop (a->b->a->b; a->b->a says it)."""
-        return any(all(g[i] == g[i % p] for i in range(len(g))) and len(g) > p + 1
-                   for p in range(1, len(g)))
-
-    def ngrams(col):
-        """The 2-5 step runs of `col` -> (contiguous ones, ones with one extra step inside, the
-        workflow candidates of both: from a command to a command, no loop restated)."""
-        runs, gapped = set(), set()
-        for n in range(2, _Corpus.SEQ_MAX + 1):
-            for i in range(len(col) - n + 1):
-                runs.add(col[i:i + n])
-                w = col[i:i + n + 1]
-                if n > 2 and len(w) > n:                     # a -> (x) -> b alone says little
-                    for j in range(1, n):
-                        g = w[:j] + w[j + 1:]
-                        if g[j - 1] != g[j]:
-                            gapped.add(g)
-        return runs, gapped, {g for g in runs | gapped if g[0] != _Call.EDIT_STEP != g[-1]
-                              and not _Corpus.periodic(g) and len(set(g)) > 1}
-
-    def chance_sessions(g, stats, gapped):
-        """Sessions expected to hold `g` by chance (each one's collapsed steps shuffled), summed in
-        order. `gapped`: as a run or with one step inside (n placements, not 1). Each session's
-        share is kept with its stats (`known`: it does not change)."""
-        n, need, key = len(g), set(g), "\t".join(g) + "+" * gapped   # (a string keeps its hash)
-        shares = [known.get(key) for _, _, _, known in stats]
-        for i in [i for i, e in enumerate(shares) if e is None]:
-            length, freq, rest, known = stats[i]
-            e = 0.0
-            if length >= n and need <= freq.keys():
-                e = (length - n + 1) * freq[g[0]] / length * (n if gapped else 1)
-                for prev, t in zip(g, g[1:]):
-                    e *= freq[t] * rest[prev]
-            shares[i] = known[key] = min(e, 1.0)
-        return functools.reduce(float.__add__, shares, 0.0)
-
-    @functools.lru_cache(maxsize=None)
-    def chance_limit(k):
-        """The largest chance expectation under which k holders still count (bisection): P(at
-        least k sessions hold it by chance), Poisson with that expectation, under CHANCE_P."""
-        import math
-        lo, hi = 0.0, float(k)
-        for _ in range(30):
-            mid = (lo + hi) / 2
-            term = total = math.exp(-mid)
-            for i in range(1, k):
-                term *= mid / i
-                total += term
-            lo, hi = (mid, hi) if 1.0 - total < _Corpus.CHANCE_P else (lo, mid)
-        return lo
-
-    def fixes_in(steps):
-        """One session's fixes -> ({(A, B)}, {A}): A failed, then passed within 10 steps, B the
-        step before that run; the second set: every A that failed then passed (B or not)."""
-        pairs, passed = set(), set()
-        for i, (a, ok) in enumerate(steps):
-            if ok or a == _Call.EDIT_STEP:
-                continue
-            for j in range(i + 1, min(i + 11, len(steps))):
-                if steps[j][0] == a:
-                    if steps[j][1]:
-                        passed.add(a)
-                        if j > i + 1:
-                            pairs.add((a, steps[j - 1][0]))
-                    break
-        return pairs, passed
-
-    def combos(calls):
-        """combo:a+b - two to four different command shapes chained in one shell call."""
-        found = set()
-        for _, data in calls:
-            shapes = sorted(set(_Call.read(data).steps()) - {_Call.EDIT_STEP})
-            if 2 <= len(shapes) <= 4:
-                found.add("combo:" + "+".join(shapes))
-        return found
-
-    def command_pattern(step, shell):
-        """A habit step -> 'pref:test=mix test' (one per role), else 'pref:command:just verify' or
-        'pref:tool:Task(Explore)' (any number)."""
-        role = _Corpus.command_role(step) if shell else None
-        return f"pref:{role}={step}" if role else f"pref:{'command' if shell else 'tool'}:{step}"
-
-    def recurring(session, window, corpus):
-        """The commands, tools and combos of `session` standing out in the project's sessions
-        compared (`window`, this one first) -> {pattern: holders}: held by STAND_OUT times the
-        average item's sessions (2+), or by 3/4 of them (a ritual). Sessions drawn evenly from 40
-        commands hold each as often: none stands out, whatever how recent sessions went."""
-        held, total = {}, Counter()
-        for s in window:                 # (a tool's name beside its kinds is no other item)
-            named = {p.partition("(")[0] for p in corpus.items[s] if "(" in p}
-            total.update(corpus.items[s] - named)
-            for p in corpus.items[session] & corpus.items[s]:
-                held.setdefault(p, []).append(s)
-        mean = sum(total.values()) / max(1, len(total))
-        need = max(2, min(_Corpus.STAND_OUT * mean, 0.75 * len(window)))
-        return {p: have for p, have in held.items() if len(have) >= need}
-
-    def fix_habits(session, window, corpus):
-        """Fixes of `session` -> {'fix:A by B': holders}, judged by where B stands: before A's
-        passing re-run after A failed in more sessions than B runs anywhere else (a fix made every
-        time), or there more often than chance explains (B as likely there as among the steps)."""
-        out = {}
-        for a, b in corpus.fixes[session][0]:
-            have, expected, elsewhere = [], 0.0, 0
-            for s in window:
-                got, passed = corpus.fixes[s]
-                _, n, freq, _, _ = corpus.stats[s]
-                fixed = (a, b) in got
-                elsewhere += freq.get(b, 0) - fixed
-                if a in passed:
-                    expected += min(1.0, freq.get(b, 0) / max(1, n))
-                    have += [s] * fixed
-            if len(have) >= 2 and (elsewhere < len(have)
-                                   or expected <= _Corpus.chance_limit(len(have))):
-                out[f"fix:{a} by {b}"] = have
-        return out
-
-    def workflows(session, others, corpus, known):
-        """Workflows of `session` held by 2+ of `others` beyond chance -> {pattern: holders}, each
-        family's best. Candidates: 2-5 steps from a command to a command (edits may sit between), no
-        loop restated. Held as a run or with one extra step inside (the looser reading, n times
-        likelier by chance, tried first); untried: one restating a longer one as widely held."""
-        corpus.add(session)
-        own = corpus.grams[session][2]
-        if not own:
-            return {}
-        ids = [session] + [s for s in others if s != session]
-        for s in [s for s in ids if s not in corpus.fresh]:
-            corpus.add(s)
-        stats, within = [corpus.stats[s][1:] for s in ids], sum(map(corpus.bit.get, set(ids)))
-        # sessions holding each candidate: as a run, as one or with one step inside
-        n_loose = {g: (corpus.held[g][1] & within).bit_count() for g in own}
-        n_run = {g: (corpus.held[g][0] & within).bit_count() for g, k in n_loose.items() if k > 1}
-        # the loose reading only when it adds holders (else the run's smaller chance decides)
-        tried, best = {g: [(gap, k) for gap, k in ((True, n_loose[g]), (False, k_run))
-                           if k >= 2 and (k > k_run or not gap)] for g, k_run in n_run.items()}, []
-
-        @functools.lru_cache(maxsize=None)
-        def reading(g):           # the reading `g` passes by (True: loose); None: none, or restated
-            if any(len(h) > len(g) and n_run[h] >= n_loose[g] and _Corpus.subsequence(g, h)
-                   and reading(h) is not None for h in n_run):
-                return None
-            return next((gap for gap, k in tried[g] if _Corpus.chance_sessions(g, stats, gap)
-                         <= _Corpus.chance_limit(k)), None)
-        # each family's best: most holders, longest, most learned (equal variants do not take
-        # turns), most held as a run; a candidate a better one's family holds is not tried
-        for _, tie in groupby(sorted((-k, -len(g), g, gap) for g, r in tried.items()
-                                     for gap, k in r), key=lambda t: t[:2]):
-            tie = [t for t in tie if not any(_Corpus.same_family(t[2], h) for h in best)]
-            for _, _, g, gap in sorted(tie, key=lambda t: (-known(t[2]), -n_run[t[2]], t[2])):
-                if not any(_Corpus.same_family(g, h) for h in best) and reading(g) == gap:
-                    best.append(g)
-        return {"seq:" + "->".join(g): [s for s in ids if corpus.bit[s] & mask]
-                for g in best for mask in [corpus.held[g][reading(g)]]}
-
-    @functools.lru_cache(maxsize=1 << 16)
-    def same_family(g, h):
-        """One ritual told twice: in order, they share all steps of the shorter but one (2+)."""
-        if len(g) > len(h):
-            g, h = h, g
-        prev = [0] * (len(h) + 1)                 # longest common subsequence, row by row
-        for x in g:
-            cur = [0]
-            for j, y in enumerate(h):
-                cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
-            prev = cur
-        return prev[-1] >= max(2, len(g) - 1)
-
-    def subsequence(small, big):
-        """Whether the steps of `small` occur in `big` in the same order."""
-        steps = iter(big)
-        return all(step in steps for step in small)
-
-    def mined_source(src):
-        """Whether mining found it: 'hooks[:<client>]' (live) or 'import:<client>' (history).
-        Only that is evidence (what the project ran, in sessions) that may instruct: a hint, a
-        "follow it" line; an observe, an MCP call or an import of a share file is a note."""
-        return src == "hooks" or str(src).startswith(("import:", "hooks:"))
-
-    def note_source(src, imported=False):
-        """The source a note is stored with: an import's evidence becomes 'shared:<source>'; an
-        observe may not claim to be evidence."""
-        if not _Corpus.mined_source(src):
-            return src
-        if imported:
-            return "shared:" + src
-        raise ValidationError(f"source {src!r} is kept for what instinct's hooks captured; name"
-                              " who observed it instead (e.g. claude-code)")
+    def _nothing_to_export(self, min_confidence, proj, cat, path=None):
+        """Why `export` (`--write`: to `path`) has no rules, and what would export the mature ones
+        (those the session-start briefing shows: below the rule threshold, above the mature one)."""
+        where = "" if proj is None else " AND (project IN ('', ?) OR promoted = 3)"
+        n, low = self._read("SELECT count(*), min(confidence) FROM instincts WHERE promoted >= 1"
+                             " AND quiet = 0" + where + (" AND category = ?" if cat else ""),
+                             tuple(x for x in (proj, cat) if x is not None))[0]
+        hint = (f"{_Out.count(n, 'mature pattern')} (confidence {low} and up, the ones the "
+                f"briefing shows): add --min-confidence {low} to export them" if n else
+                "no pattern is mature yet (instinct import-history learns from past sessions"
+                + ("" if path else "; --min-confidence 1 exports raw ones too") + ")")
+        what = ("nothing the session briefing shows here" if min_confidence is None
+                else f"nothing at confidence >= {min_confidence}")
+        return f"{what} to export" + (f", {path} not written" if path else "") + f"; {hint}"
 
 
+# =============================================================================
+# 21. Learning and hints (capture, mining passes, the briefing, hints at the point of action)
+# =============================================================================
 class _Miner:
     """One mining pass in the caller's write: each (session, pattern, project) +1 at most once."""
     # Sessions with tool events past the full-pass mark and not mined that far: the log's tail by
@@ -5311,10 +6877,93 @@ class _Miner:
                 self.credit(reversed(have[:_Corpus.BACKFILL]), pat, "")
 
 
-# =============================================================================
-# 17. Learning and hints (mining passes, the briefing, hints at the point of action)
-# =============================================================================
-class _Learning(_Memory):
+class _Hints:
+    """Hints of mature items before a conflicting command, after a failure, or at an edit of an
+    anchored file: one indexed query per call, each once per session, some held back (lift)."""
+
+    MAX_CHARS = 300
+    PACKAGE_MANAGERS = frozenset("npm pnpm yarn bun".split())
+    FIX_WINDOW = 10                  # a fix hint is followed when the command passes within this
+    LIFT_MIN = 10                    # decided hints of each arm (shown, held) before a lift is told
+    NO_LIFT = 0.05                   # a lift whose interval ends below this is none (hint_demote)
+    SQL_MATURE = ("SELECT pattern, confidence FROM instincts WHERE promoted > 0 AND quiet = 0"
+                  " AND project IN (:p, '') AND pattern >= :lo AND pattern < :hi"  # evidence only:
+                  " AND (source = 'hooks' OR source GLOB 'hooks:*' OR source GLOB 'import:*')"
+                  + _Core._SQL_UNFORGOTTEN.format(":p")
+                  + " ORDER BY project = '', confidence DESC, pattern")
+
+    @staticmethod
+    def purpose(shape):
+        """What a shape is for: its role ('test'), 'packages' (a package manager's), else None."""
+        packages = "packages" if shape.split(" ", 1)[0] in _Hints.PACKAGE_MANAGERS else None
+        return _Corpus.command_role(shape) or packages
+
+    @staticmethod
+    def agrees(shape, learned, purpose):
+        """Whether `shape` is the `learned` command for `purpose`, or extends it or is extended
+        ('mix test.watch' differs from 'mix test', 'npm test unit' does not from 'npm test')."""
+        if purpose == "packages":
+            return shape.split(" ", 1)[0] == learned.split(" ", 1)[0]
+        return (shape == learned or shape.startswith(learned + " ")
+                or learned.startswith(shape + " "))
+
+    @staticmethod
+    def toolchains(shape):
+        """The toolchain files whose programs a shape names ('npx vitest' -> package.json)."""
+        words = set(shape.split())
+        return {f for f, progs in _Call.TOOLCHAIN_FILES.items() if words & set(progs.split())}
+
+    @staticmethod
+    def learned_for(rows, purpose, shape):
+        """The learned commands among `rows` (pattern, confidence) for `purpose` in the toolchain
+        of `shape` (`mix test` says nothing of `npx vitest`), strongest first."""
+        out, mine = [], _Hints.toolchains(shape)
+        for p, n in rows:
+            key, value = p[5:].partition("=")[0], (_Presenter.item_steps(p) or [""])[0]
+            theirs = _Hints.toolchains(value)
+            if value and (key == purpose or purpose == "packages"
+                          and value.split(" ", 1)[0] in _Hints.PACKAGE_MANAGERS) \
+                    and not (mine and theirs and not mine & theirs):
+                out.append((p, value, n))
+        return out
+
+    @staticmethod
+    def outcome(kind, key, calls):
+        """Whether a hint or briefed item was followed, from the later calls ([(ok, _Call)]) ->
+        (True/False, None while undecided; calls until fixed)."""
+        if kind == "fix" and key.startswith("fix:"):
+            failed = key[4:].partition(" by ")[0]
+            n = next((i + 1 for i, (ok, c) in enumerate(calls) if ok and failed in c.steps()), None)
+            return (None if n is None else n <= _Hints.FIX_WINDOW), n
+        if kind == "brief":
+            steps = [st for _, c in calls for st in c.steps()]
+            return (_Corpus.subsequence(_Presenter.item_steps(key), steps) if steps else None), None
+        if kind in _Corpus.ROLE_TITLES or kind == "packages":
+            learned = key[5:].partition("=")[2]
+            for _, c in calls[1:]:                  # the first is the call the hint came before
+                mine = [s for s in c.cmds if _Hints.purpose(s) == kind]
+                if mine:
+                    return any(_Hints.agrees(s, learned, kind) for s in mine), None
+        return None, None
+
+    @staticmethod
+    def lift(arms):
+        """{'shown': [hits, decided], 'held': [...]} -> lift (shown rate - held rate) and its 95 %
+        interval (Agresti-Caffo); 'not enough data' below LIFT_MIN decided in either arm."""
+        (x1, n1), (x0, n0) = arms["shown"], arms["held"]
+        if min(n1, n0) < _Hints.LIFT_MIN:
+            return {"lift": None, "note": "not enough data"}
+        p1, p0 = (x1 + 1) / (n1 + 2), (x0 + 1) / (n0 + 2)
+        half = 1.96 * (p1 * (1 - p1) / (n1 + 2) + p0 * (1 - p0) / (n0 + 2)) ** 0.5
+        return {"lift": round(x1 / n1 - x0 / n0, 3),
+                "interval": [round(p1 - p0 - half, 3), round(p1 - p0 + half, 3)]}
+
+    @staticmethod
+    def no_lift(r):
+        return r["lift"] is not None and r["interval"][1] < _Hints.NO_LIFT
+
+
+class _Learning(_Rules):
     """Operations fed by agent hooks: session mining and the session-start briefing."""
     _corpus = None          # import-history: one corpus for its mining passes (each reads it)
 
@@ -5407,10 +7056,10 @@ class _Learning(_Memory):
         why = {} if why is None else why
         proj = project_fingerprint(cwd) if project is None else project
         root = project_root(cwd) if cwd or project is None else None
-        items = _Presenter.select(self, proj, root, max_items, why)
+        items = self._select(proj, root, max_items, why)
         if session and items:
             try:
-                show = set(_Hints.hold_out(self, session, proj,
+                show = set(self._hold_out(session, proj,
                                            [("brief", r["pattern"]) for r in items], again=True))
                 why.update((p, "held back for the lift measure") for r in items
                            if r["pattern"] not in show for p in [r["pattern"]] + r.get("also", []))
@@ -5470,61 +7119,14 @@ class _Learning(_Memory):
                  for p, w in why.items()]
         return {"project": proj, "items": sorted(items, key=lambda x: not x["shown"])}
 
-
-class _Hints:
-    """Hints of mature items before a conflicting command, after a failure, or at an edit of an
-    anchored file: one indexed query per call, each once per session, some held back (lift)."""
-
-    MAX_CHARS = 300
-    PACKAGE_MANAGERS = frozenset("npm pnpm yarn bun".split())
-    FIX_WINDOW = 10                  # a fix hint is followed when the command passes within this
-    LIFT_MIN = 10                    # decided hints of each arm (shown, held) before a lift is told
-    NO_LIFT = 0.05                   # a lift whose interval ends below this is none (hint_demote)
-    SQL_MATURE = ("SELECT pattern, confidence FROM instincts WHERE promoted > 0 AND quiet = 0"
-                  " AND project IN (:p, '') AND pattern >= :lo AND pattern < :hi"  # evidence only:
-                  " AND (source = 'hooks' OR source GLOB 'hooks:*' OR source GLOB 'import:*')"
-                  + _Core._SQL_UNFORGOTTEN.format(":p")
-                  + " ORDER BY project = '', confidence DESC, pattern")
-
-    def purpose(shape):
-        """What a shape is for: its role ('test'), 'packages' (a package manager's), else None."""
-        packages = "packages" if shape.split(" ", 1)[0] in _Hints.PACKAGE_MANAGERS else None
-        return _Corpus.command_role(shape) or packages
-
-    def agrees(shape, learned, purpose):
-        """Whether `shape` is the `learned` command for `purpose`, or extends it or is extended
-        ('mix test.watch' differs from 'mix test', 'npm test unit' does not from 'npm test')."""
-        if purpose == "packages":
-            return shape.split(" ", 1)[0] == learned.split(" ", 1)[0]
-        return (shape == learned or shape.startswith(learned + " ")
-                or learned.startswith(shape + " "))
-
-    def toolchains(shape):
-        """The toolchain files whose programs a shape names ('npx vitest' -> package.json)."""
-        words = set(shape.split())
-        return {f for f, progs in _Presenter.TOOLCHAIN_FILES.items() if words & set(progs.split())}
-
-    def learned_for(rows, purpose, shape):
-        """The learned commands among `rows` (pattern, confidence) for `purpose` in the toolchain
-        of `shape` (`mix test` says nothing of `npx vitest`), strongest first."""
-        out, mine = [], _Hints.toolchains(shape)
-        for p, n in rows:
-            key, value = p[5:].partition("=")[0], (_Presenter.item_steps(p) or [""])[0]
-            theirs = _Hints.toolchains(value)
-            if value and (key == purpose or purpose == "packages"
-                          and value.split(" ", 1)[0] in _Hints.PACKAGE_MANAGERS) \
-                    and not (mine and theirs and not mine & theirs):
-                out.append((p, value, n))
-        return out
-
-    def command_hint(store, project, shapes):
+    def _command_hint(self, project, shapes):
         """The first shape at odds with its purpose's mature command -> (purpose, pattern, text)."""
         rows = None
         for shape in shapes:
             purpose = _Hints.purpose(shape)
             if purpose is None:
                 continue
-            rows = (store._read(_Hints.SQL_MATURE, {"p": project, "lo": "pref:", "hi": "pref;"})
+            rows = (self._read(_Hints.SQL_MATURE, {"p": project, "lo": "pref:", "hi": "pref;"})
                     if rows is None else rows)
             learned = _Hints.learned_for(rows, purpose, shape)
             if learned and not any(_Hints.agrees(shape, v, purpose) for _, v, _ in learned):
@@ -5538,13 +7140,13 @@ class _Hints:
                                     f" not `{shape}`.")
         return None
 
-    def fix_hint(store, project, step):
+    def _fix_hint(self, project, step):
         """A failed command's learned fix, and a memory about the command -> ('fix', key, text)."""
-        fix = store._read(_Hints.SQL_MATURE, {"p": project, "lo": f"fix:{step} by ",
+        fix = self._read(_Hints.SQL_MATURE, {"p": project, "lo": f"fix:{step} by ",
                                                 "hi": f"fix:{step} by!"})
         # `make`, not make (nor `make db`)
         names = (f"`{step}`",) + ((step,) if " " in step else ())
-        mem = [(i, t) for i, t, c in store._read(
+        mem = [(i, t) for i, t, c in self._read(
             "SELECT id, title, content FROM memories WHERE archived = 0 AND project IN (?, '') AND"
             " instr(title || ' ' || content, ?) > 0 ORDER BY confidence DESC, id LIMIT 20",
             (project, step)) if any(n in f"{t} {c}" for n in names)]
@@ -5558,10 +7160,10 @@ class _Hints:
             text += f" Memory about `{step}`: {mem[0][1]}"
         return ("fix", fix[0][0] if fix else f"memory:{mem[0][0]}", text.strip()) if text else None
 
-    def edit_hint(store, root, path):
+    def _edit_hint(self, root, path):
         """The memory anchored to the file about to be edited -> ('edit', key, text), else None."""
         rel = os.path.relpath(os.path.realpath(path), os.path.realpath(root)).replace(os.sep, "/")
-        mem = store._read("SELECT m.id, m.title, m.content FROM anchors a JOIN memories m ON"
+        mem = self._read("SELECT m.id, m.title, m.content FROM anchors a JOIN memories m ON"
                           " m.id = a.memory WHERE a.root = ? AND a.memory > 0 AND a.path = ?"
                           " AND m.archived = 0 ORDER BY m.confidence DESC, m.id LIMIT 1",
                           (_sha256_hex(root)[:12], rel))
@@ -5572,23 +7174,23 @@ class _Hints:
         return "edit", f"memory:{mid}", (f"A memory about `{rel}`: {title}"
                                          + f" - {first}" * bool(first))
 
-    def hold_out(store, session, project, items, again=False):
+    def _hold_out(self, session, project, items, again=False):
         """Record each (kind, key) once per session, shown or held back (`holdout_percent`) ->
         the keys to show: new and not held (`again`: or shown before, as on a resume)."""
-        settings = store._settings()
+        settings = self._settings()
         share = settings["holdout_percent"]
         if settings["hint_demote"]:               # enough evidence that it changes nothing: demoted
             items = [(k, p) for k, p in items
-                     if not _Hints.no_lift(_Hints.effect(store, 1, (p, k))["overall"])]
+                     if not _Hints.no_lift(self._effect(1, (p, k))["overall"])]
         show = []
-        with store._write() as conn:
+        with self._write() as conn:
             after = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()[0]
             for kind, key in items:
                 # held at random, but the same draw for the same session and item (reproducible)
                 shown = int(_sha256_hex(f"{session}\0{kind}\0{key}")[:8], 16) % 100 >= share
                 if conn.execute("INSERT OR IGNORE INTO hints (session, pattern, kind, project, ts,"
                                 " after_id, shown) VALUES (?,?,?,?,?,?,?)",
-                                (session, key, kind, project, store._now(), after, shown)).rowcount:
+                                (session, key, kind, project, self._now(), after, shown)).rowcount:
                     show += [key] * shown
                 elif again and conn.execute("SELECT shown FROM hints WHERE session = ?"
                                             " AND pattern = ? AND kind = ?",
@@ -5596,7 +7198,7 @@ class _Hints:
                     show.append(key)
         return show
 
-    def hint(store, event, payload, cwd):
+    def _hint(self, event, payload, cwd):
         """The hint for a call about to run ('pre-tool-use') or one that failed -> text, or ''."""
         session = _Capture.safe_session(payload.get("session_id"))
         call = _Call.of(payload)[0]
@@ -5607,55 +7209,23 @@ class _Hints:
         found = None
         if event != "pre-tool-use":
             steps = call.steps() if call.tool in _Call.SHELLS else []
-            found = _Hints.fix_hint(store, project, steps[-1]) if steps else None
+            found = self._fix_hint(project, steps[-1]) if steps else None
         elif call.tool in _Call.SHELLS:
-            found = _Hints.command_hint(store, project, call.cmds)
+            found = self._command_hint(project, call.cmds)
         elif call.tool in _Call.EDIT_TOOLS and isinstance(payload.get("tool_input"), dict):
             tinput = payload["tool_input"]
             path = tinput.get("file_path") or tinput.get("path") or tinput.get("notebook_path")
             if isinstance(path, str) and path and "\x00" not in path:
-                found = _Hints.edit_hint(store, root, os.path.join(cwd, path))
-        if not found or not _Hints.hold_out(store, session, project, [found[:2]]):
+                found = self._edit_hint(root, os.path.join(cwd, path))
+        if not found or not self._hold_out(session, project, [found[:2]]):
             return ""
         text = "instinct: " + found[2]
         return text if len(text) <= _Hints.MAX_CHARS else text[:_Hints.MAX_CHARS - 3] + "..."
 
-    def outcome(kind, key, calls):
-        """Whether a hint or briefed item was followed, from the later calls ([(ok, _Call)]) ->
-        (True/False, None while undecided; calls until fixed)."""
-        if kind == "fix" and key.startswith("fix:"):
-            failed = key[4:].partition(" by ")[0]
-            n = next((i + 1 for i, (ok, c) in enumerate(calls) if ok and failed in c.steps()), None)
-            return (None if n is None else n <= _Hints.FIX_WINDOW), n
-        if kind == "brief":
-            steps = [st for _, c in calls for st in c.steps()]
-            return (_Corpus.subsequence(_Presenter.item_steps(key), steps) if steps else None), None
-        if kind in _Corpus.ROLE_TITLES or kind == "packages":
-            learned = key[5:].partition("=")[2]
-            for _, c in calls[1:]:                  # the first is the call the hint came before
-                mine = [s for s in c.cmds if _Hints.purpose(s) == kind]
-                if mine:
-                    return any(_Hints.agrees(s, learned, kind) for s in mine), None
-        return None, None
-
-    def lift(arms):
-        """{'shown': [hits, decided], 'held': [...]} -> lift (shown rate - held rate) and its 95 %
-        interval (Agresti-Caffo); 'not enough data' below LIFT_MIN decided in either arm."""
-        (x1, n1), (x0, n0) = arms["shown"], arms["held"]
-        if min(n1, n0) < _Hints.LIFT_MIN:
-            return {"lift": None, "note": "not enough data"}
-        p1, p0 = (x1 + 1) / (n1 + 2), (x0 + 1) / (n0 + 2)
-        half = 1.96 * (p1 * (1 - p1) / (n1 + 2) + p0 * (1 - p0) / (n0 + 2)) ** 0.5
-        return {"lift": round(x1 / n1 - x0 / n0, 3),
-                "interval": [round(p1 - p0 - half, 3), round(p1 - p0 + half, 3)]}
-
-    def no_lift(r):
-        return r["lift"] is not None and r["interval"][1] < _Hints.NO_LIFT
-
-    def effect(store, limit, only=None):
+    def _effect(self, limit, only=None):
         """Per item (`only`: this (pattern, kind)) and overall: shown and held counts, followed
         of decided, calls until a fixed command passed, and the lift."""
-        rows = store._read("SELECT session, pattern, kind, shown, after_id FROM hints"
+        rows = self._read("SELECT session, pattern, kind, shown, after_id FROM hints"
                            + " WHERE pattern = ? AND kind = ?" * bool(only) + " ORDER BY session",
                            only or ())
         def blank():
@@ -5663,7 +7233,7 @@ class _Hints:
         per, calls, last = {("", ""): blank()}, [], None
         for sess, key, kind, shown, after in rows:
             if sess != last:
-                last, calls = sess, [(i, k == "tool", _Call.read(d)) for i, k, d in store._read(
+                last, calls = sess, [(i, k == "tool", _Call.read(d)) for i, k, d in self._read(
                     "SELECT id, kind, data" + _Miner.SQL_CALLS + " ORDER BY id", (sess,))]
             ok, n = _Hints.outcome(kind, key, [(o, c) for i, o, c in calls if i > after])
             for k in ((kind, key), ("", "")):
@@ -5690,453 +7260,8 @@ class _Hints:
 
 
 # =============================================================================
-# 18. History import (past Claude Code transcripts and Codex rollouts)
+# 22. History import (replaying past sessions through capture and mining)
 # =============================================================================
-class _Transcripts:
-    """Readers of Claude Code transcripts and Codex rollouts: calls as the live hook's payloads."""
-
-    CLIENTS = ("all", *CLIENTS)
-    MAX_LINE = 32 * 1024 * 1024        # a longer transcript line is skipped (counted)
-    BRIEFINGS = 3                      # projects whose briefing the summary shows
-    MINE_BATCH = 25                    # imported sessions per mining pass (one short write each)
-    CLAUDE_NO_HOOK = ("The user doesn't want to proceed", "[Request interrupted by user",
-                      "<tool_use_error>")     # rejected, interrupted or invalid: no hook fired
-    CODEX_SHELLS = {"shell", "container.exec", "shell_command", "exec_command", "local_shell"}
-
-    def ts(value):
-        """'2026-02-10T21:11:52.438Z' -> epoch seconds, or None."""
-        return _parse_iso(value) if isinstance(value, str) and len(value) >= 19 else None
-
-    def lines(path, stats, needle=None):
-        """The JSON objects of a JSONL file; bad or oversized lines are counted in
-        stats['bad_lines'] and skipped, lines without `needle` (bytes) not even parsed."""
-        import json
-        with _open_regular(path)[0] as f:
-            for line in iter(lambda: f.readline(_Transcripts.MAX_LINE), b""):
-                if len(line) >= _Transcripts.MAX_LINE and not line.endswith(b"\n"):
-                    while line and not line.endswith(b"\n"):
-                        line = f.readline(1 << 20)
-                    stats["bad_lines"] += 1
-                    continue
-                if needle is not None and needle not in line:
-                    continue
-                try:
-                    obj = json.loads(line)
-                except (ValueError, RecursionError):
-                    if line.strip():
-                        stats["bad_lines"] += 1
-                    continue
-                if isinstance(obj, dict):
-                    yield obj
-                else:
-                    stats["bad_lines"] += 1
-
-    def files(client, path):
-        """([(client or None, file)], symlinks out of `path` skipped): the clients' folders, or
-        `path` (a file or a folder; client sniffed per file). No subagent transcripts."""
-        import glob
-        out = []
-
-        def keep(f):
-            return not (os.path.basename(f).startswith("agent-")
-                        or "subagents" in f.replace("\\", "/").split("/"))
-        if path:
-            p = os.path.abspath(os.path.expanduser(path))
-            if os.path.isfile(p):
-                return [(None, p)], 0
-            if not os.path.isdir(p):
-                raise ValidationError(f"path {path!r} is neither a transcript file nor a folder")
-            files, links = _inside(p, glob.glob(os.path.join(glob.escape(p), "**", "*.jsonl"),
-                                                recursive=True))
-            return [(None, f) for f in sorted(files) if keep(f)], links
-        for name, row in CLIENTS.items():
-            env, folder, globs, _ = row.history
-            base = os.environ.get(env or "-") or os.path.join(os.path.expanduser("~"), folder)
-            if client in ("all", name):
-                out += [(name, f) for g in globs for f in sorted(glob.glob(
-                    os.path.join(glob.escape(base), g), recursive=True)) if keep(f)]
-        return out, 0
-
-    def sniff(path):
-        """(client, first timestamp) of a transcript from its first lines, else (None, None)."""
-        import itertools
-        probe = {"bad_lines": 0}
-        for obj in itertools.islice(_Transcripts.lines(path, probe), 20):
-            if "projectHash" in obj:
-                return "gemini-cli", _Transcripts.ts(obj.get("startTime"))
-            if str(obj.get("type")).startswith("session.") and isinstance(obj.get("data"), dict):
-                return "copilot-cli", _Transcripts.ts(obj.get("timestamp"))
-            if "role" in obj and isinstance(obj.get("message"), dict):
-                return "cursor", _Transcripts.ts(obj.get("timestamp"))
-            if obj.get("type") in ("session_meta", "response_item", "turn_context", "event_msg") \
-                    and isinstance(obj.get("payload"), dict):
-                return "codex", _Transcripts.ts(obj.get("timestamp"))
-            if "sessionId" in obj or obj.get("type") in ("user", "assistant"):
-                return "claude-code", _Transcripts.ts(obj.get("timestamp"))
-        return None, None
-
-    def block_text(content):
-        """First text of a tool_result's content (a string or a list of blocks), capped."""
-        if isinstance(content, list):
-            content = next((b.get("text") for b in content if isinstance(b, dict)
-                            and isinstance(b.get("text"), str)), "")
-        return content[:200] if isinstance(content, str) else ""
-
-    def claude_session(path, stats):
-        """A Claude Code transcript -> (session id, [(payload, failed, ts)]): a tool_use and its
-        tool_result as one PostToolUse(Failure) call, in result order; no side-chains, records
-        copied from a resumed session, or calls that fired no hook."""
-        stem = os.path.splitext(os.path.basename(path))[0]
-        pending, calls, seen_ids = {}, [], {}
-        for obj in _Transcripts.lines(path, stats, b'"tool_use'):
-            msg = obj.get("message")
-            content = msg.get("content") if isinstance(msg, dict) else None
-            if not isinstance(content, list):
-                continue
-            if obj.get("isSidechain") is True:
-                stats["sidechain_calls"] += sum(1 for b in content if isinstance(b, dict)
-                                                and b.get("type") == "tool_use")
-                continue
-            sid = obj.get("sessionId") if isinstance(obj.get("sessionId"), str) else ""
-            seen_ids[sid] = seen_ids.get(sid, 0) + 1
-            kind = obj.get("type")
-            for block in content:
-                if not isinstance(block, dict):
-                    continue
-                if kind == "assistant" and block.get("type") == "tool_use":
-                    if isinstance(block.get("id"), str) and isinstance(block.get("name"), str):
-                        pending[block["id"]] = (block["name"], block.get("input"), obj, sid)
-                elif kind == "user" and block.get("type") == "tool_result":
-                    use = pending.pop(block.get("tool_use_id"), None)
-                    if use is None:
-                        continue
-                    name, tinput, use_line, use_sid = use
-                    failed = block.get("is_error") is True
-                    text = _Transcripts.block_text(block.get("content")) if failed else ""
-                    if text.startswith(_Transcripts.CLAUDE_NO_HOOK) or "<tool_use_error>" in text:
-                        continue
-                    cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else use_line.get("cwd")
-                    payload = {"session_id": use_sid, "transcript_path": path, "cwd": cwd,
-                               "permission_mode": obj.get("permissionMode", "default"),
-                               "hook_event_name": "PostToolUseFailure" if failed else "PostToolUse",
-                               "tool_name": name,
-                               "tool_input": tinput if isinstance(tinput, dict) else {},
-                               "tool_use_id": block.get("tool_use_id")}
-                    if failed:
-                        first = text.split("\n", 1)[0]
-                        payload["error"] = first if first.startswith("Exit code ") else ""
-                        payload["is_interrupt"] = False
-                    else:
-                        resp = obj.get("toolUseResult")
-                        payload["tool_response"] = resp if isinstance(resp, dict) else {}
-                    calls.append((payload, failed,
-                                  _Transcripts.ts(obj.get("timestamp"))
-                                  or _Transcripts.ts(use_line.get("timestamp"))))
-        session = stem if stem in seen_ids else max(seen_ids, key=seen_ids.get, default="")
-        return session, [c for c in calls if c[0]["session_id"] == session]
-
-    def codex_exit(output):
-        """A Codex tool output -> its exit code (None when it does not say): JSON metadata's
-        exit_code, or the text 'Exit code: N' / 'Process exited with code N'."""
-        if isinstance(output, dict):
-            if output.get("success") is False:
-                return 1
-            output = output.get("content", "")
-        if isinstance(output, list):
-            output = "\n".join(b.get("text", "") for b in output if isinstance(b, dict)
-                               and isinstance(b.get("text"), str))
-        if not isinstance(output, str):
-            return None
-        head = output[:4096]
-        if head.lstrip().startswith("{"):
-            try:
-                meta = _loads(output).get("metadata")
-                code = meta.get("exit_code") if isinstance(meta, dict) else None
-                return code if isinstance(code, int) else None
-            except (ValueError, AttributeError, RecursionError):
-                pass
-        for marker in ("Exit code: ", "Process exited with code "):
-            i = head.find(marker)
-            if i >= 0 and (i == 0 or head[i - 1] == "\n"):
-                num = (head[i + len(marker):].split(None, 1) or [""])[0].rstrip(".")
-                if _whole(num) is not None:
-                    return _whole(num)
-        return None
-
-    def codex_code(payload):
-        """The exit code of a live Codex call from the rollout its payload names (Codex 0.171's
-        PostToolUse holds the output only), or None: the lines naming its call id, newest first."""
-        path, uid = payload.get("transcript_path"), payload.get("tool_use_id")
-        if not (isinstance(path, str) and isinstance(uid, str) and uid and path.endswith(".jsonl")
-                and os.path.basename(path).startswith("rollout-")):
-            return None
-        try:
-            data = _read_regular(path, 256 * 1024 * 1024)
-        except (OSError, ValidationError):
-            return None
-        key, lines = _dumps(uid).encode(), data.split(b"\n")
-        try:                                     # the rollout of this very session
-            meta = _loads(lines[0].decode("utf-8", "replace")).get("payload")
-            if meta.get("id") != payload.get("session_id"):
-                return None
-        except (ValueError, AttributeError, RecursionError):
-            return None
-        for line in reversed([x for x in lines if key in x]):
-            try:
-                item = _loads(line.decode("utf-8", "replace")).get("payload")
-            except (ValueError, AttributeError, RecursionError):
-                continue
-            kind = item.get("type") if isinstance(item, dict) else None
-            if kind == "item_completed" and isinstance(item.get("item"), dict):     # 0.171
-                item = dict(item["item"], call_id=item["item"].get("id"))
-            if kind is None or item.get("call_id") != uid:
-                continue
-            code = item.get("exit_code") if kind in ("exec_command_end", "item_completed") else (
-                _Transcripts.codex_exit(item.get("output"))
-                if kind in ("function_call_output", "custom_tool_call_output") else None)
-            if isinstance(code, int):
-                return code
-        return None
-
-    def codex_shell_text(command):
-        if isinstance(command, list):
-            parts = [str(t) for t in command]
-            if len(parts) >= 3 and parts[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") \
-                    and parts[1] in ("-c", "-lc"):
-                return parts[2]
-            import shlex
-            return shlex.join(parts)
-        return command if isinstance(command, str) else ""
-
-    def codex_session(path, stats):
-        """A Codex rollout -> (session id, [(payload, failed, ts)]): shell calls as Bash,
-        apply_patch and MCP tools with their outputs, failed by exit code (its event or text)."""
-        meta, cwd, model, turn = {}, "", "", ""
-        calls, by_id, codes = [], {}, {}
-        for obj in _Transcripts.lines(path, stats):
-            kind, item = obj.get("type"), obj.get("payload")
-            if not isinstance(item, dict):
-                continue
-            if kind == "session_meta":
-                if not meta:
-                    meta = item
-                    cwd = item.get("cwd") if isinstance(item.get("cwd"), str) else cwd
-                continue
-            if kind == "turn_context":
-                cwd = item.get("cwd") if isinstance(item.get("cwd"), str) else cwd
-                model = item.get("model") if isinstance(item.get("model"), str) else model
-                turn = item.get("turn_id") if isinstance(item.get("turn_id"), str) else turn
-                continue
-            if kind == "event_msg":
-                if (item.get("type") == "exec_command_end"
-                        and isinstance(item.get("exit_code"), int)):
-                    codes[item.get("call_id")] = item["exit_code"]
-                elif item.get("type") == "patch_apply_end" and item.get("success") is False:
-                    codes[item.get("call_id")] = 1
-                continue
-            if kind != "response_item":
-                continue
-            t = item.get("type")
-            call_id = item.get("call_id") or item.get("id")
-            if t in ("function_call", "custom_tool_call", "local_shell_call"):
-                if t == "local_shell_call":                   # a shell: its args are checked
-                    name, args = "local_shell", item.get("action")
-                else:
-                    name, args = item.get("name"), item.get("arguments", item.get("input"))
-                if not isinstance(name, str):
-                    continue
-                if t == "function_call" and isinstance(args, str):
-                    try:
-                        args = _loads(args)
-                    except (ValueError, RecursionError):
-                        args = {"input": args}
-                workdir = None
-                if name in _Transcripts.CODEX_SHELLS:
-                    args = args if isinstance(args, dict) else {}
-                    text = _Transcripts.codex_shell_text(args.get("command", args.get("cmd")))
-                    tool, tinput = "Bash", {"command": text}
-                    workdir = args.get("workdir") or args.get("working_directory")
-                elif name == "apply_patch":
-                    patch = args.get("input", args.get("patch")) if isinstance(args, dict) else args
-                    tool, tinput = "apply_patch", {
-                        "command": patch if isinstance(patch, str) else ""}
-                elif name.startswith("mcp__") or "__" in name.strip("_"):
-                    tool = name if name.startswith("mcp__") else "mcp__" + name
-                    tinput = args if isinstance(args, dict) else {}
-                else:
-                    continue                       # Codex runs hooks for shell, apply_patch, MCP
-                by_id[call_id] = (tool, tinput, workdir if isinstance(workdir, str) else None)
-            elif t in ("function_call_output", "custom_tool_call_output"):
-                call = by_id.pop(call_id, None)
-                if call is None:
-                    continue
-                tool, tinput, workdir = call
-                payload = {"session_id": "", "turn_id": turn or "replayed", "transcript_path": path,
-                           "cwd": workdir or cwd, "hook_event_name": "PostToolUse", "model": model,
-                           "tool_name": tool, "tool_input": tinput, "tool_use_id": call_id}
-                calls.append((payload, _Transcripts.codex_exit(item.get("output")),
-                              _Transcripts.ts(obj.get("timestamp"))))
-        src = meta.get("source")
-        if isinstance(src, dict) and "subagent" in src:
-            stats["sidechain_calls"] += len(calls)
-            return "", []
-        session = meta.get("id") if isinstance(meta.get("id"), str) else ""
-        for payload, _, _ in calls:
-            payload["session_id"] = session
-        return session, [(p, codes.get(p["tool_use_id"], code) not in (None, 0), ts)
-                         for p, code, ts in calls]
-
-    def call(client, session, cwd, tool, tinput, uid, path):
-        """A replayed call as its live hook's payload (Claude Code's shape, as capture reads)."""
-        return {"client": client, "session_id": session, "cwd": cwd, "tool_name": tool,
-                "tool_input": tinput if isinstance(tinput, dict) else {}, "tool_use_id": uid,
-                "hook_event_name": "PostToolUse", "transcript_path": path}
-
-    def slug_root(slug, d=os.sep):
-        """The folder under `d` a client's slug names ('home-me-work-shop'), else None."""
-        def norm(x):
-            return "".join(c if c.isalnum() else "-" for c in x).strip("-")
-        rest = norm(slug)
-        try:
-            names = [] if not rest else sorted(os.listdir(d), key=len, reverse=True)
-        except OSError:
-            return None
-        for n in (n for n in names if norm(n) and (rest + "-").startswith(norm(n) + "-")):
-            found = _Transcripts.slug_root(rest[len(norm(n)) + 1:], os.path.join(d, n))
-            if found:
-                return found
-        return d if not rest and d != os.sep and os.path.isdir(d) else None
-
-    def gemini_session(path, stats):
-        """A Gemini CLI chat (JSON, or JSONL records) -> (session id, [(payload, failed, ts)]):
-        its tool calls, failed by status; its folder from .project_root or the project hash."""
-        try:
-            whole = _loads(_read_regular(path, _Transcripts.MAX_LINE).decode("utf-8", "replace"))
-            objs = [whole] if isinstance(whole, dict) else []
-        except (ValueError, RecursionError):
-            objs = list(_Transcripts.lines(path, stats))
-        meta, msgs = {}, {}
-        for obj in objs:
-            meta = meta or (obj if "projectHash" in obj else {})
-            for m in obj.get("messages", [obj]):
-                if isinstance(m, dict) and isinstance(m.get("toolCalls"), list):
-                    msgs[m.get("id", len(msgs))] = m
-        tmp = os.path.dirname(os.path.dirname(path))
-        try:
-            root = _read_regular(os.path.join(tmp, ".project_root"), 4096).decode().strip()
-        except (OSError, ValidationError, UnicodeDecodeError):
-            root, want = None, meta.get("projectHash", os.path.basename(tmp))
-            paths = [a.get(k) for m in msgs.values() for c in m["toolCalls"] if isinstance(c, dict)
-                     for a in [c.get("args")] if isinstance(a, dict)
-                     for k in ("dir_path", "directory", "absolute_path", "file_path")]
-            for p in stats.get("roots", []) + [project_root(os.path.dirname(p)) for p in paths
-                                                if isinstance(p, str) and os.path.isabs(p)]:
-                if _sha256_hex(p) == want:
-                    root = p
-                    stats.setdefault("roots", []).append(p)     # the folder's other sessions
-                    break
-        sid, calls = meta.get("sessionId", ""), []
-        for m in msgs.values():
-            for c in m["toolCalls"]:
-                if isinstance(c, dict) and isinstance(c.get("name"), str) \
-                        and c.get("status") in ("success", "error"):
-                    name = c["name"] if "__" not in c["name"].strip("_") or c["name"].startswith(
-                        "mcp__") else "mcp__" + c["name"]
-                    calls.append((_Transcripts.call("gemini-cli", sid, root, name, c.get("args"),
-                                                    c.get("id"), path), c["status"] == "error",
-                                  _Transcripts.ts(c.get("timestamp") or m.get("timestamp"))))
-        return sid, calls
-
-    def copilot_session(path, stats):
-        """A Copilot CLI events.jsonl -> (session id, [(payload, failed, ts)]): each tool
-        execution of the main agent (a subagent's have a parent call), failed unless success."""
-        sid, cwd, started, calls = "", None, {}, []
-        for obj in _Transcripts.lines(path, stats):
-            d, kind = obj.get("data"), obj.get("type")
-            if not isinstance(d, dict):
-                continue
-            if kind == "session.start":
-                ctx = d.get("context") if isinstance(d.get("context"), dict) else {}
-                sid, cwd = d.get("sessionId", sid), ctx.get("cwd", cwd)
-            elif kind == "tool.execution_start" and isinstance(d.get("toolName"), str):
-                started[d.get("toolCallId")] = d
-            elif kind == "tool.execution_complete" and d.get("toolCallId") in started:
-                s = started.pop(d["toolCallId"])
-                if s.get("parentToolCallId") or d.get("parentToolCallId"):
-                    stats["sidechain_calls"] += 1
-                    continue
-                calls.append((_Transcripts.call("copilot-cli", sid, cwd, s["toolName"],
-                                                s.get("arguments"), d["toolCallId"], path),
-                              d.get("success") is not True, _Transcripts.ts(obj.get("timestamp"))))
-        return sid, calls
-
-    def cursor_session(path, stats):
-        """A Cursor agent transcript -> (session id (its file), [(payload, failed, ts)]): the
-        tool_use blocks, failed by their tool_result; its folder from the project's slug."""
-        sid = os.path.splitext(os.path.basename(path))[0]
-        cwd = _Transcripts.slug_root(os.path.basename(os.path.dirname(os.path.dirname(
-            os.path.dirname(path)))))
-        when, calls, at = os.path.getmtime(path), [], {}
-        for obj in _Transcripts.lines(path, stats, b'"tool_'):
-            msg = obj.get("message")
-            for b in msg.get("content", []) if isinstance(msg, dict) else []:
-                if isinstance(b, dict) and b.get("type") == "tool_use":
-                    at[b.get("id")] = len(calls)
-                    calls.append((_Transcripts.call("cursor", sid, cwd, b.get("name"),
-                                                    b.get("input"), b.get("id"), path), False,
-                                  _Transcripts.ts(obj.get("timestamp")) or when))
-                elif isinstance(b, dict) and b.get("type") == "tool_result" \
-                        and b.get("is_error") is True and b.get("tool_use_id") in at:
-                    i = at[b["tool_use_id"]]
-                    calls[i] = (calls[i][0], True, calls[i][2])
-        return sid, calls
-
-    def render_import(r):
-        verb = "would import" if r["dry_run"] else "imported"
-        calls = f"Tool calls replayed: {r['tool_calls']} ({r['failed_calls']} failed)"
-        for key, what in (("bad_lines", "unreadable lines"), ("sidechain_calls", "subagent calls"),
-                          ("links_skipped", "symlinks out of the folder")):
-            calls += f"; {what} skipped: {r[key]}" if r[key] else ""
-        out = [f"Sessions: {r['sessions']} found, {r['imported']} {verb}, {r['skipped']} already "
-               f"in the store" + (f", {r['too_old']} older than --since" if r["too_old"] else "")
-               + (f", {r['empty']} without tool calls or opted out" if r["empty"] else ""), calls]
-        if r["old"]:
-            out.append(f"{r['old']} sessions are older than the event retention: learned from, "
-                       "their raw calls go with the log (`instinct config events_max_days N` keeps "
-                       "them)")
-        for p in r["projects"]:
-            out.append(f"Project {p['cwd'] or '(none)'} [{p['project']}]: {p['sessions']} "
-                       f"sessions, {p['tool_calls']} tool calls")
-            if p["learned"]:
-                out.append("  observed: " + ", ".join(p["learned"][:12])
-                           + (f" (+{len(p['learned']) - 12} more)"
-                              if len(p["learned"]) > 12 else ""))
-            if p["briefing"]:
-                out += ["  session-start briefing:"] + ["    " + line
-                                                        for line in p["briefing"].splitlines()]
-        if not r["projects"] and not r["sessions"]:
-            out.append("No agent sessions found (looked in " + (r.get("path") or (
-                "~/.claude, ~/.codex, ~/.gemini, ~/.copilot and ~/.cursor; see --path")) + ")")
-        return "\n".join(out)
-
-    def tty_progress(stream=None):
-        """A progress(done, total) callback drawing a bar on a terminal, or None off a terminal."""
-        stream = stream or sys.stderr
-        try:
-            if not stream.isatty():
-                return None
-        except (AttributeError, ValueError):
-            return None
-
-        def progress(done, total):
-            fill = 30 * done // max(1, total)
-            stream.write(f"\r[{'#' * fill}{'.' * (30 - fill)}] {done}/{total} sessions")
-            if done >= total:
-                stream.write("\n")
-            stream.flush()
-        return progress
-
-
 class _History(_Learning):
     """`import-history`: learn from the sessions the user already had before instinct."""
 
@@ -6267,7 +7392,7 @@ class _History(_Learning):
         cwds = Counter(p["cwd"] for p, _, _ in calls if isinstance(p.get("cwd"), str) and p["cwd"])
         cwd = cwds.most_common(1)[0][0] if cwds else ""
         if cwd and cwd not in disabled:
-            disabled[cwd] = _Capture.disabled_reason({}, cwd)
+            disabled[cwd] = _disabled_reason({}, cwd)
         if not cwd or disabled[cwd]:       # no folder to credit (never the importer's) or opted out
             res["empty"] += 1
             return
@@ -6302,1059 +7427,12 @@ class _History(_Learning):
 
 
 # =============================================================================
-# 19. Client setup (`instinct setup`)
+# 23. Sharing (import, merge, backup, restore, doctor, gc, purge)
 # =============================================================================
-
-
-class _Setup:
-    """`instinct setup`: each client's MCP and hook entries, merged with a backup, or removed."""
-
-    CLIENTS = (*CLIENTS, "vscode", "windsurf", "goose")
-    HINT_MATCHER = _Client.HINT_MATCHER
-    # The hook command runs instinct with -S from cached bytecode, this file's folder on the path (a
-    # project's shared config names no path: there `python3` finds an installed instinct). When the
-    # import fails (uninstalled, moved, another Python) it exits 0 silently: a hook never breaks.
-    LAUNCHER = ("import sys;sys.path.insert(0,{!r})\ntry:from instinct import main\n"
-                "except BaseException:sys.exit(0)\nsys.exit(main())")
-    LAUNCHER_SHARED = LAUNCHER.replace(";sys.path.insert(0,{!r})", "")
-    LAUNCHER_OLD = "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())"
-
-    def launch_args(python, here, *cli):
-        """argv running instinct's CLI: from `here` with -S, or (here None) from python's path."""
-        if here is None:
-            return [python, "-c", _Setup.LAUNCHER_SHARED, *cli]
-        return [python, "-S", "-c", _Setup.LAUNCHER.format(here), *cli]
-
-    def hook_groups(client, python, here, db):
-        """{event: our group (or handler, a flat style)} of CLIENTS[client]'s hooks; the command
-        names the client where its payload may not (Claude Code's and Codex's do)."""
-        import shlex
-        groups, style = {}, CLIENTS[client].hooks[2]
-        for name, event, matcher, timeout in CLIENTS[client].events:
-            argv = _Setup.launch_args(python, here, "hook", event, *(("--db", db) if db else ()),
-                                      *(("--client", client) if style != "groups" else ()))
-            cmd = shlex.join(argv)
-            hook = ({"type": "command", "bash": cmd, "timeoutSec": timeout} if style == "bash"
-                    else {"command": cmd, "timeout": timeout} if style == "flat" else
-                    {"type": "command", "command": cmd,
-                     "timeout": timeout * (1000 if style == "groups-ms" else 1)})
-            groups[name] = (hook if style in ("bash", "flat") else {"matcher": matcher,
-                            "hooks": [hook]} if matcher else {"hooks": [hook]})
-        return groups
-
-    def console_script(here):
-        """The `instinct` console script when this very file is pip-installed for this Python."""
-        import sysconfig
-        for kind in ("prefix", "user"):
-            paths = sysconfig.get_paths(sysconfig.get_preferred_scheme(kind))
-            script = os.path.join(paths["scripts"],
-                                  "instinct.exe" if os.name == "nt" else "instinct")
-            libs = {os.path.realpath(paths["purelib"]), os.path.realpath(paths["platlib"])}
-            if os.path.realpath(here) in libs and os.path.isfile(script):
-                return script
-        return None
-
-    def plan(client, scope, home, project_dir, python, here, db=None, all_tools=False):
-        """[(path, kind, entry)]: what setup merges into which file (kind: toml, yaml, (JSON key,)).
-        A project's files are committed and shared: they name no path of this machine."""
-        if client not in _Setup.CLIENTS:
-            raise ValidationError(f"unknown client {client!r}; choose from: "
-                                  f"{', '.join(_Setup.CLIENTS)}")
-        user = scope == "user"
-        if not user and client in ("windsurf", "goose"):
-            raise ValidationError(f"{client} reads MCP servers from a user file only; run it "
-                                  "without --scope project")
-        if not user and db:
-            raise ValidationError("a project's config is shared: --db (or INSTINCT_DB) would put "
-                                  "this machine's path in it; unset it, or use --scope user")
-        script = _Setup.console_script(here) if user else None
-        if not user:
-            python, here = "python3", None
-        server = ({"command": script, "args": ["serve"]} if script    # pip install: no PYTHONPATH
-                  else {"command": python, "args": ["-m", "instinct", "serve"]})
-        env = {"PYTHONPATH": here} if user and not script else {}    # this file, cached bytecode
-        if db:                         # clients start servers in their own env: pin the same store
-            env["INSTINCT_DB"] = db
-        if all_tools:                  # every operation as a tool, not only the lean session set
-            env["INSTINCT_MCP_TOOLS"] = "all"
-        server["env"] = env
-        j = os.path.join
-        base = home if user else project_dir
-        hooks = [(j(base, *CLIENTS[client].hooks[not user].split("/")),
-                  ("hooks", "version") if CLIENTS[client].hooks[2] in ("bash", "flat")
-                  else ("hooks",), _Setup.hook_groups(client, python, here, db))
-                 ] if client in CLIENTS else []
-        if client == "claude-code":
-            return [(j(home, ".claude.json") if user else j(project_dir, ".mcp.json"),
-                     ("mcpServers",), dict(server, type="stdio"))] + hooks
-        if client == "gemini-cli" and "PYTHONPATH" in env:     # Gemini refuses to pass it on
-            server = dict(server, command=python,
-                          args=_Setup.launch_args(python, here, "serve")[1:],
-                          env={k: v for k, v in env.items() if k != "PYTHONPATH"})
-        if client in ("cursor", "gemini-cli"):
-            return [(j(base, ".cursor", "mcp.json") if client == "cursor" else hooks[0][0],
-                     ("mcpServers",), server)] + hooks
-        if client == "copilot-cli":          # its project MCP file: .mcp.json, as Claude Code's
-            return [(j(home, ".copilot", "mcp-config.json"), ("mcpServers",),
-                     dict(server, type="stdio", tools=["*"])) if user else
-                    (j(project_dir, ".mcp.json"), ("mcpServers",), dict(server, type="stdio"))
-                    ] + hooks
-        if client == "vscode":
-            if not user:
-                folder = j(project_dir, ".vscode")
-            elif sys.platform == "darwin":
-                folder = j(home, "Library", "Application Support", "Code", "User")
-            else:
-                folder = j(home, "AppData", "Roaming", "Code", "User") if os.name == "nt" \
-                    else j(home, ".config", "Code", "User")
-            return [(j(folder, "mcp.json"), ("servers",), dict(server, type="stdio"))]
-        if client == "windsurf":
-            return [(j(home, ".codeium", "windsurf", "mcp_config.json"), ("mcpServers",), server)]
-        if client == "codex":
-            return [(j(base, ".codex", "config.toml"), "toml", server)] + hooks
-        return [(j(home, ".config", "goose", "config.yaml"), "yaml", server)]
-
-    def notes(client, scope, project_dir):
-        """What the user must still do by hand after `setup client` (printed with the entries)."""
-        history = (f"To learn from the sessions you already had, run `instinct import-history "
-                   f"--client {client}` once: it replays its transcripts through the same capture "
-                   "(shapes only) and mining.")
-        notes = [history] if client in CLIENTS else []
-        if client == "cursor":
-            notes.append("Cursor may not hand a session-start briefing to the model: `instinct "
-                         "export --format cursor --write` keeps .cursor/rules/instinct.mdc, the "
-                         "rules file it reads, up to date (run it again as habits mature).")
-        if scope == "project":
-            notes.append("These files are for the whole team and name no path of this machine: "
-                         "they run `python3 -m instinct`, so each machine needs instinct installed "
-                         "for python3 (pip install); without it, no server, and hooks do nothing.")
-        if client != "codex":
-            return notes
-        notes.append("Codex skips new or changed hooks until you trust them: start `codex` in a "
-                     "terminal, type /hooks, review instinct's hooks and trust each one (Codex "
-                     "warns at start-up while hooks await review). Trust covers a hook's exact "
-                     "text: trust again whenever `instinct setup codex --write` changes them. For "
-                     "one unattended run, `codex exec --dangerously-bypass-hook-trust` runs them "
-                     "untrusted.")
-        if scope == "project":
-            notes.append("Codex loads a project's .codex/ hooks only in a trusted project: trust "
-                         "the folder when Codex asks, or add to ~/.codex/config.toml:\n"
-                         f"[projects.{_Setup.quoted(project_dir)}]\ntrust_level = \"trusted\"")
-        return notes
-
-    def is_ours(handler):
-        """True only for a hook handler `setup` wrote, now or in an earlier version: a launcher
-        running `hook EVENT [--db P]`, shell or exec form. A user's own command never matches."""
-        import ast
-        import re
-        import shlex
-        if not isinstance(handler, dict) or handler.get("type", "command") != "command":
-            return False
-        cmd, args = handler.get("command", handler.get("bash")), handler.get("args")
-        if not isinstance(cmd, str):
-            return False
-        try:
-            argv = ([cmd, *args] if isinstance(args, list)
-                    else shlex.split(cmd) if args is None else None)
-        except ValueError:
-            return False
-        if not argv or not all(isinstance(a, str) for a in argv):
-            return False
-        if argv[1:2] == ["-S"]:
-            argv = argv[:1] + argv[2:]
-        if argv[-2:-1] == ["--client"] and argv[-1] in CLIENTS:
-            argv = argv[:-2]
-        if (len(argv) not in (5, 7) or argv[1] != "-c" or argv[3] != "hook"
-                or argv[4] not in _Capture.HOOK_EVENTS.values() or argv[5:6] not in ([], ["--db"])):
-            return False
-        for launcher in (_Setup.LAUNCHER, _Setup.LAUNCHER_SHARED, _Setup.LAUNCHER_OLD):
-            m = re.fullmatch(re.escape(launcher).replace(re.escape("{!r}"), "(.+)"), argv[2])
-            try:
-                if m and (not m.groups() or isinstance(ast.literal_eval(m.group(1)), str)):
-                    return True
-            except (ValueError, SyntaxError):
-                return False
-        return False
-
-    def merge_hooks(node, wanted):
-        """Give each event in `node` exactly our group from `wanted` (kept in place when unchanged);
-        remove our handlers from every other event (e.g. the Stop entry of earlier versions)."""
-        for event in list(node):
-            groups = node[event]
-            if not isinstance(groups, list):
-                if event in wanted:
-                    raise ValidationError(f"hooks.{event} is not a list")
-                continue
-            out, placed = [], False
-            for g in groups:
-                hs = g.get("hooks", [g]) if isinstance(g, dict) else None     # [g]: flat
-                if not isinstance(hs, list) or not any(_Setup.is_ours(h) for h in hs):
-                    out.append(g)
-                elif not placed and g == wanted.get(event):
-                    out.append(g)
-                    placed = True
-                else:
-                    rest = [h for h in hs if not _Setup.is_ours(h)]
-                    if rest:                   # the user's handlers in a group with ours stay
-                        out.append(dict(g, hooks=rest))
-            if event in wanted and not placed:
-                out.append(wanted[event])
-            if out or event in wanted or not groups:      # a user's empty list stays
-                node[event] = out
-            else:
-                del node[event]
-        for event, group in wanted.items():
-            node.setdefault(event, [group])
-
-    def strict_json(text):
-        """Parse JSON that can be written back unchanged: no NaN/Infinity, duplicate key, lone
-        surrogate or number that does not survive a round trip (1e400 would become Infinity)."""
-        import decimal
-        import json
-
-        def number(s):                 # a JSON literal is never NaN; inf differs from its Decimal
-            if decimal.Decimal(s) != decimal.Decimal(repr(float(s))):
-                raise ValidationError(f"the number {s[:40]} cannot be written back exactly")
-            return float(s)
-
-        def pairs(items, constant=None):
-            if constant or len({k for k, _ in items}) < len(items):
-                raise ValidationError(f"{constant} is not valid JSON" if constant
-                                      else "a key appears twice in one object")
-            return dict(items)
-        try:
-            data = json.loads(text, parse_float=number, object_pairs_hook=pairs,
-                              parse_constant=lambda s: pairs((), s))
-        except RecursionError:
-            raise ValidationError("the JSON is nested too deeply") from None
-        except ValidationError:
-            raise
-        except ValueError as e:
-            raise ValidationError(f"not valid JSON: {e}") from None
-        try:
-            json.dumps(data, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError:
-            raise ValidationError("it holds a lone surrogate escape (like \\ud800) that cannot be "
-                                  "written back as UTF-8") from None
-        return data
-
-    def merge_json(text, keypath, entry):
-        """Merge our entry into a JSON config text, keeping every other key."""
-        import json
-        data = _Setup.strict_json(text) if text.strip() else dict.fromkeys(keypath[1:], 1)
-        if not isinstance(data, dict):
-            raise ValidationError("the file does not hold a JSON object")
-        node = data.setdefault(keypath[0], {})
-        if not isinstance(node, dict):
-            raise ValidationError(f"'{keypath[0]}' is not an object")
-        if keypath[0] == "hooks":
-            _Setup.merge_hooks(node, entry)
-        else:
-            node["instinct"] = entry
-        new = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-        # already right: the user's own layout is kept
-        return text if text.strip() and json.loads(new) == json.loads(text) else new
-
-    def read_config(path):
-        """(text without its BOM, real path, os.stat_result or None when absent, the BOM) of a
-        client config: a regular UTF-8 file of at most 64 MiB (a FIFO never hangs)."""
-        real = os.path.realpath(path)          # a symlinked config is edited in its target
-        try:
-            if os.path.islink(path) and not os.path.exists(real):
-                raise ValidationError(f"{path} is a link to {real}, which does not exist; "
-                                      "create it or remove the link")
-            if os.path.isdir(real):
-                raise ValidationError(f"{path} is a directory, not a config file; "
-                                      "move it away and retry")
-            st = os.stat(real)
-            text = _read_regular(real, 64 * 1024 * 1024).decode("utf-8")
-        except FileNotFoundError:
-            return "", real, None, ""
-        except OSError as e:
-            raise StoreError(f"cannot read {path}: {e.strerror}") from None
-        except UnicodeDecodeError as e:
-            raise ValidationError(f"{path} is not UTF-8 text (byte {e.start}); "
-                                  "fix it and retry") from None
-        bom = text[:1] if text[:1] == "\ufeff" else ""
-        return text[len(bom):], real, st, bom
-
-    BACKUPS = 10                       # setup's backups kept (by number) in the store's folder
-
-    def keep(state, path, text):
-        """Save `text`, what `path` held, as STATE/N-NAME.bak (0600, N one past the newest) and
-        keep the newest BACKUPS by N (never by time) -> its path."""
-        found = sorted((int(f.split("-")[0]), f) for f in
-                       (os.listdir(state) if os.path.isdir(state) else [])
-                       if f.split("-")[0].isdigit() and f.endswith(".bak"))
-        backup = os.path.join(state, f"{found[-1][0] + 1 if found else 1}-"
-                                     f"{os.path.basename(path).lstrip('.')}.bak")
-        os.makedirs(os.path.dirname(state), mode=0o700, exist_ok=True)   # the store's, 0700
-        _atomic_write(backup, text.encode("utf-8"), private=True)
-        for _, f in found[:max(0, len(found) + 1 - _Setup.BACKUPS)]:
-            _drop_temp(os.path.join(state, f))
-        return backup
-
-    def manifest(state, records=None):
-        """Setup's record of what it added ({config path: {original, entry, dirs}}) in
-        STATE/manifest.json: read it, or (records given) write it, or remove it when empty."""
-        path = os.path.join(state, "manifest.json")
-        if records is None:
-            text = _Setup.read_config(path)[0]
-            try:
-                records = _Setup.strict_json(text) if text else {}
-                if isinstance(records, dict) and all(isinstance(r, dict)
-                                                     for r in records.values()):
-                    return records
-                raise ValidationError("not setup's record")
-            except ValidationError as e:
-                raise ValidationError(f"{path}: {e}; move it away and retry") from None
-        if records:
-            os.makedirs(os.path.dirname(state), mode=0o700, exist_ok=True)
-            _atomic_write(path, (_dumps(records, indent=1) + "\n").encode("utf-8"), private=True)
-        elif os.path.exists(path):
-            os.remove(path)
-
-    def owned(kind, text):
-        """What setup owns in a config text, by key: `KEY.instinct` (whoever wrote it), `hooks.
-        EVENT` (instinct's own handlers), or the marked block of a TOML or YAML file."""
-        if kind in ("toml", "yaml"):
-            span = _Setup.marked_span(text)
-            key = "mcp_servers" if kind == "toml" else "extensions"
-            return {key + ".instinct": text[span[0]:span[1]]} if span else {}
-        try:
-            data = _Setup.strict_json(text) if text.strip() else {}
-        except ValidationError:
-            return {}
-        node = data.get(kind[0]) if isinstance(data, dict) else None
-        if not isinstance(node, dict):
-            return {}
-        if kind[0] != "hooks":
-            return {f"{kind[0]}.instinct": node["instinct"]} if "instinct" in node else {}
-        ours = {f"hooks.{e}": [h for g in gs if isinstance(g, dict)            # [g]: flat
-                               and isinstance(g.get("hooks", [g]), list)
-                               for h in g.get("hooks", [g]) if _Setup.is_ours(h)]
-                for e, gs in node.items() if isinstance(gs, list)}
-        return {k: v for k, v in ours.items() if v}
-
-    def unmerge(kind, text, rec, entry):
-        """`text` without what setup wrote, the user's entry it replaced put back (its record
-        `rec`; none: only an entry equal to `entry` is setup's) -> the new text (the original's
-        bytes when its data is back), or None: setup created the file and nothing else is left."""
-        import json
-        original = rec.get("original") if rec else None
-        if kind in ("toml", "yaml"):
-            span = _Setup.marked_span(text)
-            if span is None:
-                if _Setup.unmarked_entry(kind, text):
-                    raise ValidationError("its instinct entry has no `# instinct:begin` and `# "
-                                          "instinct:end` lines (an earlier setup, or added by "
-                                          "hand); delete it yourself")
-                return text
-            head, nl = text[:span[0]], "\r\n" if "\r\n" in text else "\n"
-            new = (head[:-len(nl)] if head.endswith(nl + nl) else head) + text[span[1]:]
-            if original is not None and original.rstrip("\r\n") == new.rstrip("\r\n"):
-                return original
-            return None if rec and original is None and not new.strip() else new
-        data = _Setup.strict_json(text) if text.strip() else {}
-        key = kind[0]
-        if not isinstance(data, dict) or not isinstance(data.get(key), dict):
-            return text                        # nothing of ours there
-        node = data[key]
-        old = _Setup.strict_json(original) if original and original.strip() else {}
-        theirs = old.get(key) if isinstance(old, dict) else None
-        if key == "hooks":
-            _Setup.merge_hooks(node, {})
-        elif "instinct" in node and node["instinct"] == (rec.get("entry") if rec else entry):
-            if isinstance(theirs, dict) and "instinct" in theirs:
-                node["instinct"] = theirs["instinct"]          # the user's own, put back
-            else:
-                del node["instinct"]
-        if data == _Setup.strict_json(text):
-            return text
-        if not node and rec and theirs is None:  # the object setup added, if it is empty now
-            del data[key]
-        if data == dict.fromkeys(kind[1:], 1) and not old:   # the {"version": 1} setup added
-            data = {}
-        if original is not None and data == old:
-            return original
-        if not data and rec and original is None:
-            return None
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-    def paste_text(kind, entry):
-        import json
-        if kind in ("toml", "yaml"):
-            return ("extensions:  # add the marked lines under it\n" if kind == "yaml" else "") \
-                + _Setup.marked_block(kind, entry, top=kind == "toml")
-        if kind[0] == "hooks":
-            return json.dumps({"hooks": {e: [g] for e, g in entry.items()}}, indent=2)
-        return json.dumps({kind[0]: {"instinct": entry}}, indent=2)
-
-    def quoted(v):
-        """A double-quoted string valid in both TOML and YAML (control characters as \\uXXXX)."""
-        if any(0xd800 <= ord(ch) <= 0xdfff for ch in v):
-            raise ValidationError("a path holds a lone surrogate, which no config file can store")
-        return '"' + "".join("\\" + ch if ch in '"\\' else f"\\u{ord(ch):04x}"
-                             if ord(ch) < 0x20 or 0x7f <= ord(ch) <= 0x9f or ch in "\ufffe\uffff"
-                             else ch for ch in v) + '"'
-
-    # Codex's config.toml and Goose's config.yaml are never edited in place: setup appends its
-    # entry between these lines, later replaces or (--remove) deletes exactly them; else: paste.
-    MARK_BEGIN, MARK_END = "# instinct:begin (written by `instinct setup`)", "# instinct:end"
-
-    def marked_block(kind, entry, top=True, pad="  "):
-        """Codex's [mcp_servers.instinct] or Goose's extension (`top`: with `extensions:`)."""
-        if kind == "toml":             # plan's env keys are bare TOML keys
-            env = ", ".join(f"{k} = {_Setup.quoted(v)}" for k, v in entry["env"].items())
-            body = ("[mcp_servers.instinct]\n"
-                    f"command = {_Setup.quoted(entry['command'])}\n"
-                    "args = [" + ", ".join(_Setup.quoted(a) for a in entry["args"]) + "]\n"
-                    f"env = {{ {env} }}\n"
-                    "startup_timeout_sec = 20\n")
-        else:
-            envs = ", ".join(f"{_Setup.quoted(k)}: {_Setup.quoted(v)}"
-                             for k, v in entry["env"].items())
-            body = ("extensions:\n" if top else "") + "".join(
-                pad + "  " * (i > 0) + line + "\n" for i, line in enumerate((
-                    "instinct:", "type: stdio", "name: instinct", "enabled: true",
-                    f"cmd: {_Setup.quoted(entry['command'])}",
-                    "args: [" + ", ".join(_Setup.quoted(x) for x in entry["args"]) + "]",
-                    f"envs: {{{envs}}}", "timeout: 300")))
-        return f"{_Setup.MARK_BEGIN}\n{body}{_Setup.MARK_END}\n"
-
-    def marked_span(text):
-        """(start, end) of the lines from our begin marker to our end marker in `text`, or None."""
-        t = "\n" + text
-        at = t.find("\n" + _Setup.MARK_BEGIN)
-        end = t.find("\n" + _Setup.MARK_END, at + 1) if at >= 0 else -1
-        if end < 0:
-            return None
-        stop = text.find("\n", end)
-        return at, len(text) if stop < 0 else stop + 1
-
-    def toml_data(text):
-        """The parsed TOML, or None on Python 3.10 (no tomllib); ValidationError when invalid."""
-        try:
-            import tomllib
-        except ImportError:
-            return None
-        try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as e:
-            raise ValidationError(f"not valid TOML: {e}") from None
-
-    def unmarked_entry(kind, text):
-        """True when `text` may hold an instinct entry outside our marker lines."""
-        import re
-        if kind == "yaml":
-            return re.search(r"""^[ \t]+["']?instinct["']?[ \t]*:""", text, re.M) is not None
-        data = _Setup.toml_data(text)
-        if data is None:
-            return re.search(r"^[^#\n]*instinct", text, re.M) is not None
-        servers = data.get("mcp_servers")
-        return isinstance(servers, dict) and "instinct" in servers
-
-    def merge_text(kind, text, entry):
-        """Codex's TOML or Goose's YAML with our marked block replaced or added (at the end, or
-        first in Goose's block `extensions:` map) if no other instinct entry; else refused."""
-        import re
-        nl = "\r\n" if "\r\n" in text else "\n"
-        span = _Setup.marked_span(text)
-        ext = list(re.finditer(r"""^["']?extensions["']?[ \t]*:(.*)$""", text, re.M))
-        if span is None and not text.strip():
-            return _Setup.marked_block(kind, entry)
-        if span is not None:
-            inner = re.search(r"^( +)instinct:", text[span[0]:span[1]], re.M)
-            top = kind == "toml" or "\nextensions:" in text[span[0]:span[1]]
-            new = text[:span[0]] + _Setup.marked_block(
-                kind, entry, top, inner.group(1) if inner else "  ").replace("\n", nl) \
-                + text[span[1]:]
-        elif kind == "yaml":
-            at = ext[0].end() if ext else 0
-            eol = at + (at < len(text))
-            child = re.compile(r"(?:[ \t\r]*(?:#[^\n]*)?\n)*([ \t]*)(-?)").match(text, eol)
-            if (_Setup.unmarked_entry(kind, text) or len(ext) > 1 or re.search(
-                    r"^(?:[{\[%]|---|\.\.\.)", text, re.M)     # no flow, documents, directives
-                    or ext and (ext[0].group(1).strip()[:1] not in ("", "#")
-                                or child.group(2) or "\t" in child.group(1))
-                    # a line at column 0 that is no `key:`:
-                    or re.search(r"^(?![ \t#\r]|$)(?!.*:(?:[ \t\r]|$)).", text, re.M)):
-                raise ValidationError("it has an instinct entry setup did not write, or is not "
-                                      "plain block YAML with a block `extensions:` map, and "
-                                      "instinct does not edit that in place")
-            new = (text[:eol] + nl * (at == len(text)) + _Setup.marked_block(
-                kind, entry, False, child.group(1) or "  ").replace("\n", nl) + text[eol:]
-                if ext else text + ("" if text.endswith("\n") else nl) + nl
-                + _Setup.marked_block(kind, entry).replace("\n", nl))
-        elif _Setup.unmarked_entry(kind, text) or (_Setup.toml_data(text) is None
-                                                   and "mcp_servers" in text):
-            raise ValidationError("it has mcp_servers already (an instinct entry setup did not "
-                                  "mark, or on Python 3.10 no TOML parser to check it), and "
-                                  "instinct does not edit TOML in place")
-        else:
-            new = text + ("" if text.endswith("\n") else nl) + nl \
-                + _Setup.marked_block(kind, entry).replace("\n", nl)
-        old = _Setup.toml_data(text) if kind == "toml" else None
-        if old is not None:                    # proved: it reads back as the old data plus ours
-            servers = old.get("mcp_servers", {})
-            ours = _Setup.toml_data(_Setup.marked_block(kind, entry))["mcp_servers"]
-            try:
-                ok = isinstance(servers, dict) \
-                    and _Setup.toml_data(new) == dict(old, mcp_servers={**servers, **ours})
-            except ValidationError:
-                ok = False
-            if not ok:
-                raise ValidationError("instinct's table would not read back as its entry alone")
-        return new
-
-
-    def prepare(path, items, remove, rec, write):
-        """(read_config(path), the text setup leaves there after each (kind, entry) of `items`,
-        None: delete the file); a change it cannot make exactly is refused with the lines to add
-        (or delete) by hand."""
-        kind, entry = items[0]
-        try:
-            read = _Setup.read_config(path)
-            new = read[0]
-            for kind, entry in items:              # each entry of this file in turn
-                new = new if new is None else (_Setup.unmerge(kind, new, rec, entry) if remove
-                       else _Setup.merge_text(kind, new, entry) if kind in ("toml", "yaml")
-                       else _Setup.merge_json(new, kind, entry))
-        except ValidationError as e:
-            if remove:
-                raise ValidationError(f"cannot take instinct out of {path} ({e}); nothing was "
-                                      "written") from None
-            raise ValidationError(f"cannot merge into {path} ({e}); nothing was written. Add this "
-                                  "by hand, then run setup again:\n"
-                                  + _Setup.paste_text(kind, entry)) from None
-        if write and new != read[0] and read[2] and not read[2].st_mode & 0o200:
-            add = "" if remove else ", adding:\n" + _Setup.paste_text(kind, entry)
-            raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
-                                  "by hand" + add)
-        return read, "" if new is None and os.path.islink(path) else new   # a link stays
-
-    def lock(real):
-        """Take Claude Code's lock on a config, the folder `REAL.lock` (a holder is waited for up
-        to 2 s, then setup goes on without) -> its path, or None."""
-        for _ in range(200 if os.path.isdir(os.path.dirname(real)) else 0):
-            try:
-                os.mkdir(real + ".lock")
-                return real + ".lock"
-            except FileExistsError:
-                time.sleep(0.01)
-            except OSError:
-                break
-        return None
-
-    def commit(path, real, st, text, bom, new):
-        """Replace the config `real` by `new` (None: delete it) if it still holds `text` as read
-        (same bytes, inode, size, mtime) -> False when another program wrote it meanwhile."""
-        sig = (lambda s: s and (s.st_ino, s.st_size, s.st_mtime_ns) or None)
-        same = (lambda: _Setup.read_config(path)[::3] == (text, bom)
-                and sig(os.path.lexists(real) and os.stat(real)) == sig(st))
-        if new is not None:
-            return _atomic_write(real, (bom + new).encode("utf-8"), check=same)
-        if not same():
-            return False
-        try:
-            os.remove(real)
-        except OSError as e:
-            raise StoreError(f"cannot delete {path}: {e.strerror}") from None
-        return True
-
-    def one_scope(client, scope, home, project_dir, python, here, plan):
-        """Refuse hooks in a second scope: with both, every call would be recorded twice."""
-        other = "project" if scope == "user" else "user"
-        try:
-            theirs = _Setup.plan(client, other, home, project_dir, python, here)
-        except ValidationError:                 # a client with one scope only
-            return
-        for path in [p for p, kind, _ in theirs
-                     if kind[:1] == ("hooks",) and p not in [q for q, _, _ in plan]]:
-            try:
-                found = _Setup.owned(("hooks",), _Setup.read_config(path)[0])
-            except InstinctError:
-                found = None
-            if found:
-                raise ValidationError(f"instinct's hooks are already in {path} ({other} scope), "
-                                      "and hooks in both scopes record every call twice: run "
-                                      f"`instinct setup {client} --scope {other} --remove` first")
-
-def setup(client, write=False, scope="user", home=None, project_dir=None, python=None, db=None,
-          all_tools=False, remove=False):
-    """Show (or with write=True merge) the MCP and hook config for `client`; `remove` takes out
-    what setup wrote and puts back what it replaced (setup's record and backups are in the
-    store's folder). Every file is checked before any is written; a change it cannot make exactly
-    is refused with the lines to add by hand. -> [{"path", "target", "content" (None: deleted),
-    "changed", "changes" (the keys setup owns), "hooks", "backup"}]; twice changes nothing."""
-    from contextlib import suppress
-    home = home or os.path.expanduser("~")
-    project_dir = project_dir or project_root()
-    here = os.path.dirname(os.path.abspath(__file__))
-    db = db and os.path.abspath(os.path.expanduser(db))
-    if db and not remove and not os.path.isdir(os.path.dirname(db)):
-        raise ValidationError(f"the store's folder {os.path.dirname(db)} does not exist, so every "
-                              "hook would store nothing; create it or choose another --db")
-    python = python or sys.executable
-    plan = _Setup.plan(client, scope, home, project_dir, python, here, db, all_tools)
-    if write and not remove and any(kind[:1] == ("hooks",) for _, kind, _ in plan):
-        _Setup.one_scope(client, scope, home, project_dir, python, here, plan)
-    state = os.path.join(os.path.dirname(db) if db else os.path.join(home, ".instinct"), "setup")
-    records, write = _Setup.manifest(state), write or remove
-    files = {}                                  # path -> its entries in turn: one write a file
-    for path, kind, entry in plan:
-        files.setdefault(path, []).append((kind, entry))
-    ready = [_Setup.prepare(p, items, remove, records.get(p), write) for p, items in files.items()]
-    results, made = [], []
-    for (path, items), ((text, real, st, bom), new) in zip(files.items(), ready):
-        entry = next((e for k, e in items if k[:1] != ("hooks",)), items[0][1])   # the recorded
-        backup, lock = None, None
-        try:                           # after a change meanwhile: read again, under the lock
-            for _ in range(5):
-                if not write or new == text:
-                    break
-                if not remove:             # recorded before the write: a crash leaves the record
-                    rec, got = records.get(path), _Setup.owned(items[0][0], text)
-                    if not (rec and got and (items[0][0] in ("toml", "yaml")    # it stands
-                                             or items[0][0][:1] == ("hooks",)
-                                             or list(got.values()) == [rec.get("entry")])):
-                        folders, d = [], os.path.dirname(path)    # while it holds what it says
-                        while not os.path.exists(d):   # the folders setup makes, deepest first
-                            folders, d = folders + [d], os.path.dirname(d)
-                        rec = records[path] = {"original": text if st else None, "dirs": folders}
-                    rec["entry"] = entry
-                    _Setup.manifest(state, records)
-                backup = backup or (_Setup.keep(state, path, text) if st else None)
-                lock = lock or _Setup.lock(real)
-                if _Setup.commit(path, real, st, text, bom, new):
-                    break
-                (text, real, st, bom), new = _Setup.prepare(path, items, remove,
-                                                            records.get(path), write)
-            else:
-                raise StoreError(f"{path} changed each time setup read it (another program "
-                                 "keeps rewriting it); it was left as it is: run setup again")
-        finally:
-            with suppress(OSError):
-                os.rmdir(lock) if lock else None
-        made += records.pop(path, {}).get("dirs", []) if remove else []
-        was, now = ({k: v for kind, _ in items for k, v in _Setup.owned(kind, t).items()}
-                    for t in (text, new or ""))
-        results.append({"path": path, "target": real, "content": new, "changed": new != text,
-                        "changes": [{"op": "remove", "key": k} for k in was if was[k] != now.get(k)]
-                        + [{"op": "add", "key": k, "value": v} for k, v in now.items()
-                           if v != was.get(k)],
-                        "hooks": any(k[:1] == ("hooks",) for k, _ in items), "backup": backup})
-    for d in sorted(made, key=len, reverse=True):     # the folders setup made (if empty now)
-        with suppress(OSError):
-            os.rmdir(d)
-    if remove:
-        _Setup.manifest(state, records)
-    return results
-
-
-# =============================================================================
-# 20. Rules files, lint and backups
-# =============================================================================
-class _Export:
-    """Rules files an export writes (CLAUDE.md, AGENTS.md, Cursor and Windsurf rules, SKILL.md)."""
-
-    BLOCK_BEGIN, BLOCK_END = "<!-- instinct:begin -->", "<!-- instinct:end -->"
-    SKILL_NAME = "instinct-rules"
-    ABOUT = "Habits learned by instinct from repeated work in this project"
-    SKILL_DESCRIPTION = (
-        "Habits and rules learned by instinct from repeated work in this project (usual workflows, "
-        "preferences, recurring fixes, tools used together). Use it when starting a coding task "
-        "here, or when choosing how to test, fix or structure a change.")
-
-    def skill_name(folder):
-        import re
-        name = os.path.basename(os.path.normpath(folder))
-        if not (re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name) and len(name) <= 64):
-            raise ValidationError(f"skill folder name {name!r} is not a valid skill name (1-64 "
-                                  "chars a-z, 0-9 and single inner hyphens)")
-        if "claude" in name or "anthropic" in name:
-            raise ValidationError(f"skill name {name!r} must not contain 'claude' or 'anthropic'")
-        return name
-
-    def agent_text(fmt, rules, budget, name=SKILL_NAME):
-        """Rules in an agent format within `budget` bytes -> (text, kept, dropped): the last (the
-        weakest) go first, a line says how many; a block format: the block, no final newline."""
-        if fmt == "markdown":
-            body = _Out.render_markdown(rules)
-            return _Export.BLOCK_BEGIN + "\n" + body + _Export.BLOCK_END, len(rules), 0
-        front = {"cursor": f"description: {_Export.ABOUT}\nalwaysApply: true",
-                 "windsurf": f"trigger: always_on\ndescription: {_Export.ABOUT}",
-                 "skill": f"name: {name}\ndescription: {_Export.SKILL_DESCRIPTION}"}.get(fmt)
-        if front:                      # a whole file, under its front matter
-            head, tail, title = f"---\n{front}\n---\n", "", "# Learned habits (instinct)\n\n"
-        else:                          # claude, agents: a block in the user's file
-            head, tail, title = (_Export.BLOCK_BEGIN + "\n", _Export.BLOCK_END,
-                                 "## Learned habits (instinct)\n\n")
-        note = (f"Learned from repeated work; {_Export.SIGNATURE}, which replaces this "
-                + ("block" if tail else "file") + " on the next export.\n\n")
-        items = [" ".join(_Presenter.briefing_line(r).split()).replace("<!--", "&lt;!--") + "\n"
-                 for r in rules] or ["No rules learned yet.\n"]
-        limit = _Core._EXPORT_FORMATS[fmt][1]
-
-        def omitted(n):
-            return (f"\n{_Out.count(n, 'lower-confidence rule')} omitted to stay under "
-                    f"{limit} bytes.\n") if n else ""
-        keep = len(rules)
-        total = len((head + title + note + tail).encode()) + sum(len(i.encode()) for i in items)
-        while keep and total + len(omitted(len(rules) - keep).encode()) > budget:
-            keep -= 1
-            total -= len(items[keep].encode())
-        kept = items[:keep] if rules else items
-        return (head + title + note + "".join(kept) + omitted(len(rules) - keep) + tail, keep,
-                len(rules) - keep)
-
-    def export(store, min_confidence, fmt, project, category, write, force):
-        """The body of export_rules (section 11): select, render, optionally write."""
-        cat = _check_category(category) if category is not None else None
-        lint = []                      # lint findings against the project's own rules files
-        proj = None
-        if fmt not in ("json", "markdown"):          # what the briefing shows, in its words
-            proj = _resolve_project(project, store.cwd)
-            root = project_root(project if project and not _is_fingerprint(project) else store.cwd)
-            rules = [r for r in _Presenter.select(
-                store, proj, root if project_fingerprint(root) == proj else None, MAX_LIMIT)
-                     if (min_confidence is None or r["confidence"] >= min_confidence)
-                     and (cat is None or r["category"] == cat)]
-            if project_fingerprint(root) == proj:   # reported; duplicates left out by the presenter
-                lint = _Lint.lint(root, store.suggest(project=proj, limit=MAX_LIMIT))
-        elif project is None:
-            rules = store.list(min_confidence=10 if min_confidence is None else min_confidence,
-                               category=cat)
-        else:                          # one project: its rules, global ones, universal ones
-            proj = _resolve_project(project, store.cwd)
-            rows = store._read(
-                f"SELECT {_Core._COLS} FROM instincts WHERE confidence >= :c AND (project IN"
-                " ('', :p) OR promoted = 3)" + (" AND category = :cat" if cat else "")
-                + _Core._SQL_UNFORGOTTEN.format(":p")
-                + " ORDER BY project = :p DESC, confidence DESC, pattern, project",  # its row first
-                {"c": 10 if min_confidence is None else min_confidence, "p": proj, "cat": cat})
-            best = {}
-            for r in map(_Core._record, rows):
-                best.setdefault(r["pattern"], r)
-            rules = sorted(best.values(), key=lambda r: (-r["confidence"], r["pattern"]))
-        roots = store._roots(r["project"] for r in rules) if fmt == "json" else {}
-        for r in rules if fmt == "json" else ():     # a shared file: no folder of this machine
-            if r.pop("root", None) is not None or r["project"]:    # but its repository's id
-                r["repo"] = _repo_id(roots[r["project"]]) if r["project"] in roots else r["project"]
-        if write is None:
-            if fmt == "json":
-                return rules
-            if fmt == "markdown":
-                return _Out.render_markdown(rules)
-            return _Export.agent_text(fmt, rules, _Core._EXPORT_FORMATS[fmt][1])[0]
-        _check_text(write, "write path", 4096, empty_ok=False)
-        path = store._user_path(write)
-        name = _Export.SKILL_NAME
-        default, limit, owned = _Core._EXPORT_FORMATS[fmt]
-        if fmt == "skill":
-            if os.path.basename(path) != "SKILL.md":
-                path = os.path.join(path, "SKILL.md")
-            name = _Export.skill_name(os.path.dirname(path))
-        elif os.path.isdir(path):
-            path = os.path.join(path, default)
-        path = _Export.safe_target(path, project_root(store.cwd), force)
-        old = b""
-        if os.path.exists(path):
-            try:
-                old = _read_regular(path, MAX_IMPORT_BYTES)
-            except OSError as e:
-                raise StoreError(f"cannot read {path}: {e.strerror}") from None
-        text = old.decode("utf-8", "surrogateescape")
-        if not rules and not (text if owned else _Export.block_markers(text)):
-            raise NotFoundError(_Export.nothing_to_export(store, min_confidence, proj, cat, path))
-        nl = "\r\n" if "\r\n" in text else "\n"
-        before = after = ""
-        budget = limit
-        if owned:
-            if not force and not _Export.written_by_us(fmt, path, text):
-                raise ValidationError(f"{path} was not written by instinct; refusing to replace it "
-                                      "(write into CLAUDE.md/AGENTS.md-style files with --format "
-                                      "claude or agents, or use --force)")
-        else:
-            found = _Export.block_markers(text)
-            begin, end = (min(found.get(m, [-1])) for m in (_Export.BLOCK_BEGIN, _Export.BLOCK_END))
-            if any(len(v) > 1 for v in found.values()):
-                raise ValidationError(f"{path} holds more than one instinct block; "
-                                      "keep one and retry")
-            if (begin < 0) != (end < 0) or end < begin:
-                raise ValidationError(f"{path} has an unmatched "
-                                      f"{_Export.BLOCK_BEGIN if begin >= 0 else _Export.BLOCK_END} "
-                                      "marker; fix the file by hand and retry")
-            if begin >= 0:
-                before, after = text[:begin], text[end + len(_Export.BLOCK_END):]
-            else:
-                sep = nl if text.endswith(nl) or not text.strip() else nl + nl
-                before, after = text + (sep if text else ""), nl
-            if fmt == "agents":        # the 32 KiB cap counts the whole file, human text included
-                budget -= len((before + after).encode("utf-8", "surrogateescape"))
-        if fmt == "json":
-            block, kept, dropped = _dumps(rules, indent=2) + "\n", len(rules), 0
-        else:
-            block, kept, dropped = _Export.agent_text(fmt, rules, budget, name)
-        data = (before + _shown(block).replace("\n", nl) + after).encode("utf-8", "surrogateescape")
-        changed = data != old
-        if changed:
-            _atomic_write(path, data)
-            store._wrote(path)
-        return {"path": path, "format": fmt, "included": kept, "dropped": dropped,
-                "changed": changed, "bytes": len(data), "lint": lint}
-
-    def purge_files(paths, text, dry_run):
-        """Drop the lines holding `text` from what instinct wrote in `paths` (its block, or the
-        whole file it owns; a memory file: the file) -> (files changed, files where the text stands
-        outside instinct's part, which purge cannot reach)."""
-        changed, missed = 0, []
-        for kind, _, path in (p.partition(":") for p in paths):
-            try:
-                raw = _read_regular(path, 8 * 1024 * 1024)
-            except (OSError, ValueError):
-                continue
-            data = raw.decode("utf-8", "surrogateescape")
-            if text not in data:
-                continue
-            begin, end = data.find(_Export.BLOCK_BEGIN), data.rfind(_Export.BLOCK_END)
-            if kind == "m":
-                new = None                     # an exported memory: the file goes
-            else:
-                lo, hi = (begin, end) if 0 <= begin < end else (0, len(data))
-                keep = [ln for ln in data[lo:hi].splitlines(True) if text not in ln]
-                new = data[:lo] + "".join(keep) + data[hi:]
-                if text in new:
-                    missed.append(path)
-                    new = None if new == data else new
-                    if new is None:
-                        continue
-            changed += 1
-            try:
-                if not dry_run and new is None:
-                    os.remove(path)
-                elif not dry_run:
-                    _atomic_write(path, new.encode("utf-8", "surrogateescape"))
-            except (OSError, StoreError):
-                missed.append(path)
-        return changed, missed
-
-    def nothing_to_export(store, min_confidence, proj, cat, path=None):
-        """Why `export` (`--write`: to `path`) has no rules, and what would export the mature ones
-        (those the session-start briefing shows: below the rule threshold, above the mature one)."""
-        where = "" if proj is None else " AND (project IN ('', ?) OR promoted = 3)"
-        n, low = store._read("SELECT count(*), min(confidence) FROM instincts WHERE promoted >= 1"
-                             " AND quiet = 0" + where + (" AND category = ?" if cat else ""),
-                             tuple(x for x in (proj, cat) if x is not None))[0]
-        hint = (f"{_Out.count(n, 'mature pattern')} (confidence {low} and up, the ones the "
-                f"briefing shows): add --min-confidence {low} to export them" if n else
-                "no pattern is mature yet (instinct import-history learns from past sessions"
-                + ("" if path else "; --min-confidence 1 exports raw ones too") + ")")
-        what = ("nothing the session briefing shows here" if min_confidence is None
-                else f"nothing at confidence >= {min_confidence}")
-        return f"{what} to export" + (f", {path} not written" if path else "") + f"; {hint}"
-
-    SIGNATURE = "written by `instinct export`"
-
-    def block_markers(text):
-        """{marker: [offsets]} of instinct's block markers that start a line outside fenced code
-        blocks (``` or ~~~, CommonMark rules); one quoted in a fence or mid-line is not ours."""
-        import re
-        found, fence, pos = {}, None, 0
-        for line in text.splitlines(keepends=True):
-            bare = line.rstrip("\r\n")
-            m = re.match(r" {0,3}(`{3,}|~{3,})", bare)
-            if fence is None and m and not (m.group(1)[0] == "`" and "`" in bare[m.end():]):
-                fence, opened = m.group(1), pos + len(line)
-            elif fence is None:
-                for marker in (_Export.BLOCK_BEGIN, _Export.BLOCK_END):
-                    if line.startswith(marker):
-                        found.setdefault(marker, []).append(pos)
-            elif (m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
-                    and not bare[m.end():].strip()):
-                fence = None
-            pos += len(line)
-        if fence is not None:                  # a fence never closed: what follows is read as text
-            for marker, at in _Export.block_markers(text[opened:]).items():
-                found.setdefault(marker, []).extend(opened + p for p in at)
-        return found
-
-    def written_by_us(fmt, path, text):
-        """Whether a whole-file target is instinct's to replace: empty, its own path, an export."""
-        own = os.sep + os.path.normpath(_Core._EXPORT_FORMATS[fmt][0])
-        if not text.strip() or _Export.SIGNATURE in text or os.path.normpath(path).endswith(own):
-            return True
-        if fmt != "json":
-            return False
-        try:
-            data = _loads(text)
-        except ValueError:
-            return False
-        data = data.get("rules") if isinstance(data, dict) else data
-        return isinstance(data, list) and all(isinstance(r, dict) and "pattern" in r for r in data)
-
-    def safe_target(path, root, force):
-        """Refuse symlinks, non-files and paths outside `root` (unless force) -> the path."""
-        if os.path.islink(path):
-            if not force:
-                raise ValidationError(f"{path} is a symlink; "
-                                      "refusing to write through it (use --force)")
-            path = os.path.realpath(path)
-        if os.path.exists(path) and not os.path.isfile(path):
-            raise ValidationError(f"{path} exists and is not a regular file")
-        if not force and os.path.commonpath([os.path.realpath(path), root]) != root:
-            raise ValidationError(f"{path} is outside the project {root}; "
-                                  "refusing to write (use --force)")
-        return path
-
-    RULES_FILES = ("CLAUDE.md", "AGENTS.md", ".cursor/rules/*.mdc", ".windsurf/rules/*.md")
-
-    def render_write(r):
-        where = (os.path.relpath(r["path"]) if not os.path.relpath(r["path"]).startswith("..")
-                 else r["path"])
-        drop = (f" ({_Out.count(r['dropped'], 'lower-confidence rule')}"
-                " dropped to fit the size limit)" if r["dropped"] else "")
-        n = _Out.count(r["included"], "rule")
-        lint = "\n" + _Lint.render_lint(r["lint"]) if r.get("lint") else ""
-        if not r["changed"]:
-            return f"{where} is up to date ({n}){drop}{lint}"
-        return f"Wrote {n} to {where} ({r['format']}){drop}{lint}"
-
-
-class _Lint:
-    """lint: contradictions and duplicates between a project's rules files and what was learned."""
-
-    TOOL_FAMILIES = (frozenset("npm pnpm yarn bun".split()),
-                     frozenset("pip uv poetry pipenv pdm conda hatch".split()))
-    NOT = frozenset("not never don't dont avoid instead rather over".split())
-    USE = frozenset("use prefer always using run".split())
-    OTHER = frozenset("docker podman buildah".split())     # their `build` is not the project's
-    SHELL_FENCES = frozenset("sh bash shell console zsh fish terminal".split()) | {""}
-    RUN_PREFIXES = ("uv run ", "poetry run ", "pipenv run ", "pdm run ", "hatch run ", "python -m ",
-                    "python3 -m ", "npx ", "bunx ", "pnpm exec ", "bundle exec ")
-
-    def bare_command(shape):
-        """'uv run pytest' -> 'pytest': the command without a runner in front."""
-        return next((shape[len(p):] for p in _Lint.RUN_PREFIXES if shape.startswith(p)), shape)
-
-    def prose_mentions(line):
-        """Commands (in `code`) and tool names (after use/prefer/always, or negated) of one prose
-        line -> [(shape, negated)]: 'Use `pnpm`, not `npm`' -> [('pnpm', False), ('npm', True)]."""
-        import re
-        neg, comma, prev, out = False, False, "", []
-        for tok in re.findall(r"`[^`]+`|[\w'\u2019-]+|[.;:!?()\u2013\u2014,]", line):
-            w = tok.lower().replace("\u2019", "'")
-            if tok[0] == "`":
-                out += [(s, neg) for s in _Shell.command_shapes(tok[1:-1].lstrip("$ "))]
-            elif w in ".;:!?()\u2013\u2014":
-                neg = False
-            elif w != ",":
-                neg = neg and not (comma and w in _Lint.USE) or w in _Lint.NOT
-                if any(w in f for f in _Lint.TOOL_FAMILIES) and (neg or prev in _Lint.USE):
-                    out.append((w, neg))
-            prev, comma = w, w == ","
-        return out
-
-    def written_lines(root):
-        """The lines of `root`'s rules files outside instinct's block and files -> [(file, line no,
-        text, paragraph no, [(command shape, negated)])]: `code` in prose, lines of shell blocks."""
-        import glob
-        import re
-        out, para = [], 0
-        for pattern in _Export.RULES_FILES:
-            for path in sorted(glob.glob(os.path.join(root, pattern))):
-                try:
-                    text = _read_regular(path, MAX_MEMORY_FILE).decode("utf-8", "replace")
-                except (OSError, ValidationError):
-                    continue
-                found = _Export.block_markers(text)
-                b, e = (min(found.get(m, [-1])) for m in (_Export.BLOCK_BEGIN, _Export.BLOCK_END))
-                if 0 <= b < e:
-                    text = text[:b] + "\n" * text.count("\n", b, e) + text[e:]
-                if _Export.SIGNATURE in text:           # a whole file instinct wrote
-                    continue
-                fence, rel = None, os.path.relpath(path, root).replace(os.sep, "/")
-                for n, line in enumerate(text.splitlines(), 1):
-                    bare = line.strip()
-                    m = re.match(r"(`{3,}|~{3,})\s*([\w-]*)", bare)
-                    if m or not bare or fence is None and bare.startswith("#"):
-                        para += 1
-                        fence = (m.group(2).lower() if fence is None else None) if m else fence
-                    elif fence is None:
-                        out.append((rel, n, bare, para, _Lint.prose_mentions(bare)))
-                    elif fence in _Lint.SHELL_FENCES and not bare.startswith("#"):
-                        shapes = _Shell.command_shapes(re.sub(r"^[$%>]\s+", "", bare))
-                        out.append((rel, n, bare, para, [(s, False) for s in shapes]))
-        return out
-
-    def hit(r, lines):
-        """The first written line contradicting or repeating learned record `r` -> (kind, line)."""
-        head, _, body = r["pattern"].partition(":")
-        key, eq, value = body.partition("=")
-        tool = (value if eq else body).split(" ", 1)[0]
-        family = next((f for f in _Lint.TOOL_FAMILIES if tool in f), ())
-        if head == "pref" and eq and key in _Corpus.ROLE_TITLES:           # a project command
-            said = [(_Lint.bare_command(s) == _Lint.bare_command(value), neg, ln) for ln in lines
-                    for s, neg in ln[4]
-                    if _Corpus.command_role(s) == key and s.split()[0] not in _Lint.OTHER]
-        elif head == "pref" and family:                              # a package manager
-            said = [(s.split()[0] == tool, neg, ln) for ln in lines for s, neg in ln[4]
-                    if s.split()[0] in family]
-        elif head == "pref":                                         # its words, all on one line
-            words = set(_Mem.words(body)) - _Mem.STOP
-            return next((("duplicate", ln) for ln in lines
-                         if len(words) > 1 and words <= set(_Mem.words(ln[2]))), None)
-        elif head in ("seq", "combo"):                               # its steps, in one paragraph
-            steps = [_Lint.bare_command(x.strip()) for x in body.replace("->", "+").split("+")]
-            steps = [x for x in steps if x != _Call.EDIT_STEP]
-            paras = {}
-            for ln in lines:
-                paras.setdefault(ln[3], []).append(ln)
-            for group in paras.values() if len(steps) > 1 else ():
-                said = [_Lint.bare_command(s) for ln in group for s, neg in ln[4] if not neg]
-                words = {w for ln in group for w in _Mem.words(ln[2])}     # "... before committing"
-                said += [f"git {v}" for v in ("commit", "push")
-                         if any(w.startswith(v) for w in words)]
-                if _Corpus.subsequence(steps, said) if head == "seq" else set(steps) <= set(said):
-                    return "duplicate", group[0]
-            return None
-        else:
-            return None
-        return (next((("contradiction", ln) for same, neg, ln in said if neg and same), None)
-                or next((("duplicate", ln) for same, neg, ln in said if same and not neg), None)
-                or next((("contradiction", ln) for same, neg, ln in said if not neg), None))
-
-    def lint(root, rows):
-        """Learned records against project `root`'s rules files -> findings {kind: contradiction |
-        duplicate, pattern, ...}; deterministic: command roles and shapes, tool families, words."""
-        lines = _Lint.written_lines(root) if rows else []
-        hits = [(r, _Lint.hit(r, lines)) for r in rows]
-        return [{"kind": kind, "pattern": r["pattern"], "project": r["project"],
-                 "learned": _Presenter.rule_text(r), "file": f, "line": n, "written": text[:200]}
-                for r, hit in hits if hit for kind, (f, n, text, _, _) in [hit]]
-
-    def duplicates(root, rows):
-        """`rows` (records) without the rules the user already wrote in root's rules files."""
-        dup = {(f["pattern"], f["project"]) for f in _Lint.lint(root, rows)
-               if f["kind"] == "duplicate"}
-        return [r for r in rows if (r["pattern"], r["project"]) not in dup]
-
-    FINDING = _Out.obj({"kind": _Out.STR, "pattern": _Out.STR, "project": _Out.STR,
-                        "learned": _Out.STR, "file": _Out.STR, "line": _Out.INT,
-                        "written": _Out.STR},
-                       ("kind", "pattern", "project", "learned", "file", "line", "written"))
-
-    def render_lint(found):
-        out = [f"  {f['kind']:<14}learned: {f['learned']} ({f['pattern']})\n{'':16}written: "
-               f"{f['file']}:{f['line']}: {f['written']}" for f in found]
-        c = sum(f["kind"] == "contradiction" for f in found)
-        counts = f"{_Out.count(c, 'contradiction')}, {_Out.count(len(found) - c, 'duplicate')}"
-        return "\n".join(out + [counts + " of the rules written here"])
-
-
 class _Backup:
     """Backups (SQLite's backup API, 0600, newest kept), restore's checks, and doctor's report."""
 
+    @staticmethod
     def check_backup(conn):
         """'' when conn holds a sound instinct database, else what is wrong with it."""
         rows = conn.execute("PRAGMA integrity_check(5)").fetchall()
@@ -7370,6 +7448,7 @@ class _Backup:
                     + ", ".join(sorted(_Schema.SEED_COLUMNS - cols)))
         return ""
 
+    @staticmethod
     def foreign_objects(conn):
         """'type name' of each object in conn that instinct's own schema (all migrations) lacks."""
         from contextlib import closing
@@ -7385,6 +7464,7 @@ class _Backup:
                   " first_seen TEXT, last_seen TEXT, source TEXT, project TEXT, promoted INTEGER,"
                   " metadata TEXT)")
 
+    @staticmethod
     def copy_backup_data(staged_path, built_path, version, page_size):
         """restore: instinct's own schema at the backup's `version` in the new file `built_path`,
         with the rows of its tables (the columns both have); nothing else of the backup is kept."""
@@ -7443,6 +7523,7 @@ class _Backup:
             out.execute("COMMIT")
             out.execute("DETACH DATABASE b")
 
+    @staticmethod
     def render_doctor(r):
         out = [f"  {'ok' if c['level'] == 'ok' else c['level'].upper():<6}{c['name']:<12}"
                f"{c['detail']}" for c in r["checks"]]
@@ -7456,11 +7537,9 @@ class _Backup:
                              "detail": _Out.STR}, ("name", "ok", "level", "detail"))
 
 
-# =============================================================================
-# 21. Sharing (export, import, merge, backup, restore, doctor, gc)
-# =============================================================================
 class _Sharing(_Memory):
     """Operations that carry learned rules to other agents, machines and years."""
+    @staticmethod
     def _fold(a, b):
         """Two imported records for one (pattern, project) -> one, by the import merge rule."""
         return {"confidence": max(a["confidence"], b["confidence"]),
@@ -7772,7 +7851,7 @@ class _Sharing(_Memory):
 
     @operation(
         title="Lint learned rules against the written ones", read_only=True, idempotent=True,
-        output=_Lint.FINDING, list_key="findings", render=_Lint.render_lint,
+        output=_Lint.FINDING, list_key="findings", render=_Out.render_lint,
         exit_code=lambda found: int(any(f["kind"] == "contradiction" for f in found)))
     def lint(self):
         """Compare what was learned here with the project's rules files: contradictions, duplicates.
@@ -7958,15 +8037,16 @@ class _Sharing(_Memory):
 
 
 # =============================================================================
-# 22. Insight and feedback (explain, history, effectiveness, feedback, conflicts)
+# 24. Insight and feedback (explain, history, effectiveness, feedback, conflicts)
 # =============================================================================
-class _Insight(_Patterns):
+class _Insight(_Learning):
     """Operations that show why the memory believes something and let people correct it.
 
     Bad feedback sets the row's `quiet` (`feedback_bad_quiet`), which each observation counts
     down and good feedback lifts; suggest skips a quiet row. Preference conflicts are worked out
     when suggest runs, so never stale; each pattern of a `surface` event is one showing.
     """
+    @staticmethod
     def _pref_values(group):
         """One preference key's rows in one scope, the winner first (`_pref_groups`) -> values."""
         return [{"pattern": pattern, "value": pattern.partition("=")[2], "project": project,
@@ -7974,6 +8054,7 @@ class _Insight(_Patterns):
                  "winner": i == 0}
                 for i, (pattern, project, conf, promoted, last_seen) in enumerate(group)]
 
+    @staticmethod
     def _level_change(data):
         """A promote/demote event's data '0->1' -> 'raw -> mature'."""
         try:
@@ -7982,6 +8063,7 @@ class _Insight(_Patterns):
             return data
         return f"{a} -> {b}"
 
+    @staticmethod
     def _listof(items):
         return {"type": "array", "items": items}
 
@@ -8038,6 +8120,7 @@ class _Insight(_Patterns):
                          _Out.RECORD["required"] + ["verdict", "delta", "quiet"])
     _CONFLICT = _Out.obj({"key": _Out.STR, "project": _Out.STR, "winner": _Out.STR,
                           "values": _PREF_VALUES}, ("key", "project", "winner", "values"))
+    @staticmethod
     def _render_explain(e):
         def th(name):
             x = e["thresholds"][name]
@@ -8092,6 +8175,7 @@ class _Insight(_Patterns):
                        " give good feedback to re-anchor it)")
         return "\n".join(out)
 
+    @staticmethod
     def _render_history(h):
         out = [f"{h['pattern']} ({_Core._where(h)}): "
                + (f"conf={h['confidence']} [{h['level']}]" if h["exists"] else "no longer stored")]
@@ -8105,6 +8189,7 @@ class _Insight(_Patterns):
         out.append(_Out.count(h["count"], "event"))
         return "\n".join(out)
 
+    @staticmethod
     def _render_effectiveness(e):
         def rate(r):
             return f"{r['rate'] * 100:.0f}%" if "rate" in r else "n/a"
@@ -8124,6 +8209,7 @@ class _Insight(_Patterns):
                        f"{r['followed_held']}/{r['decided_held']}; {lift}")
         return "\n".join(out)
 
+    @staticmethod
     def _render_conflicts(rows):
         out = []
         for c in rows:
@@ -8351,7 +8437,7 @@ class _Insight(_Patterns):
         pats = sorted(({"pattern": p, **c} for p, c in per.items()),
                       key=lambda r: (-r["surfaced"], r["pattern"]))
         return {"days": days, **total, "patterns": pats[:limit],
-                "hints": _Hints.effect(self, limit)}
+                "hints": self._effect(limit)}
 
     @operation(
         Param("pattern", str, "the pattern the feedback is about", required=True, positional=True),
@@ -8410,7 +8496,7 @@ class _Insight(_Patterns):
 
 
 # =============================================================================
-# 23. InstinctStore (the public class)
+# 25. InstinctStore (the public class)
 # =============================================================================
 class InstinctStore(_History, _Sharing, _Insight):
     """The instinct memory: a SQLite file of patterns with confidence and levels.
@@ -8429,403 +8515,8 @@ sys.modules[_store_module.__name__] = _store_module
 
 
 # =============================================================================
-# 24. CLI
+# 26. MCP stdio server
 # =============================================================================
-class _CLI:
-    """The command line: argparse from the operation table, a fast path, one-line usage errors."""
-
-    EXTRAS = {                     # not store operations: name -> (help, [(args, kwargs)])
-        "serve": ("run the MCP stdio server (newline-delimited JSON-RPC 2.0)", []),
-        "hook": ("record an agent hook event read as JSON on stdin (always exits 0)",
-                 [(("event",), {"help": " or ".join(", ".join(_Capture.HOOK_EVENTS.values())
-                                                     .rsplit(", ", 1))}),
-                  (("--client",), {"choices": tuple(CLIENTS), "help": "who runs the hook (default: "
-                                   "told by the payload, else claude-code)"})]),
-        "setup": ("print (or --write) the MCP server and hook config for an agent",
-                  [(("client",), {"metavar": "|".join(_Setup.CLIENTS)}),     # checked by setup_cli
-                   (("--write",), {"action": "store_true",
-                                   "help": "merge into the config files (backup: store folder)"}),
-                   (("--scope",), {"choices": ("user", "project"), "default": "user",
-                                   "help": "user-wide config or this project's (default: user)"}),
-                   (("--all-tools",), {"action": "store_true",
-                                       "help": "list every tool, not only the lean session set"}),
-                   (("--remove",), {"action": "store_true",
-                                    "help": "take out what setup wrote, only that"
-                                            " (keeps a backup)"})]),
-        "init": ("wire an agent (setup --write) and learn from its past sessions (import-history)",
-                 [(("client",), {"choices": _Setup.CLIENTS, "nargs": "?",
-                                 "help": "default: each agent whose folder is here"})]),
-    }
-    GROUPS = (("start", "init setup import-history"),   # `instinct --help`, a new user's order
-              ("see what was learned", "suggest list search get explain history stats projects "
-               "effectiveness conflicts recall memories get-memory"),
-              ("correct it", "observe feedback forget unforget merge config remember "
-               "forget-memory restore-memory"),
-              ("share it", "export import export-memories import-memories"),
-              ("maintain", "consolidate decay mine memory-decay gc doctor lint backup restore "
-               "purge"),
-              ("agent plumbing", "hook serve"))
-    START = ("Self-learning memory for AI coding agents. Start here:\n"
-             "  instinct init          wire Claude Code / Codex, learn from past sessions\n"
-             "  instinct suggest       what was learned for the project you are in\n"
-             "  instinct --help        every command, by task\n")
-
-    def json_object_arg(text):
-        import argparse
-        import json
-        try:
-            v = json.loads(text)
-        except ValueError as e:
-            raise argparse.ArgumentTypeError(f"not valid JSON: {e}") from None
-        if not isinstance(v, dict):
-            raise argparse.ArgumentTypeError("must be a JSON object, e.g. '{\"why\": \"...\"}'")
-        return v
-
-    COMMANDS = {op.cli: op for op in OPERATIONS.values()}     # subcommand -> Operation
-
-    def take_db(argv):
-        """argv -> (the --db value or None, argv without it): --db read once, without argparse."""
-        db, rest, i = None, [], 0
-        while i < len(argv):
-            if argv[i] == "--db" and i + 1 < len(argv):
-                db, i = argv[i + 1], i + 1
-            elif argv[i].startswith("--db="):
-                db = argv[i][5:]
-            else:
-                rest.append(argv[i])
-            i += 1
-        return db, rest
-
-    METAVARS = {int: "N", dict: "JSON", "write": "PATH", "path": "PATH"}  # by type, else name
-
-    def metavar(p):
-        """How help and usage show a Param's value: by its type, else its name (PATH, WHEN, ID)."""
-        if p.positional:
-            return p.name.upper()
-        return _CLI.METAVARS.get(p.type) or _CLI.METAVARS.get(p.name, p.name.upper())
-
-    def name(p):
-        """How a CLI error names a Param: as argparse's own errors do (`argument --days:`)."""
-        return f"argument {_CLI.metavar(p) if p.positional else p.flag}:"
-
-    def fast_args(argv):
-        """Parse the common forms of `[--db P] [--json] COMMAND args` from the Params without
-        argparse (a few ms a process); None means "let argparse decide" (help, errors, the rest)."""
-        db, argv = _CLI.take_db(argv)
-        as_json, i = False, 0
-        op, positional, kwargs = None, [], {}
-        while i < len(argv):
-            a = argv[i]
-            i += 1
-            if a == "--json":
-                as_json = True
-            elif op is None:
-                op = _CLI.COMMANDS.get(a)
-                if op is None:
-                    return None
-                flags = {p.flag: p for p in op.params if not p.positional}
-            elif a.startswith("-"):
-                name, eq, value = a.partition("=")
-                p = flags.get(name)
-                if p is not None and p.type is bool and not eq:  # a store_true flag takes no value
-                    kwargs[p.name] = True
-                    continue
-                if p is None or p.type is bool or (not eq and i >= len(argv)):
-                    return None
-                if not eq:
-                    value, i = argv[i], i + 1
-                kwargs[p.name] = value
-            else:
-                positional.append(a)
-        if op is None:
-            return None
-        pos = [p for p in op.params if p.positional]
-        if len(positional) > len(pos) or any(p.required for p in pos[len(positional):]):
-            return None
-        kwargs.update((p.name, v) for p, v in zip(pos, positional))
-        for p in op.params:
-            if p.name not in kwargs:
-                kwargs[p.name] = p.default
-                continue
-            v = kwargs[p.name]
-            if p.type is int:
-                v = _whole(v)
-            elif p.type is dict:
-                try:
-                    v = _loads(v)
-                except ValueError:
-                    return None
-            if not isinstance(v, p.type) or (p.choices and v not in p.choices):
-                return None
-            kwargs[p.name] = v
-        return op, kwargs, db, as_json
-
-    def exit_now(code):
-        """Flush stdout and stderr, then end the process: no teardown, no close-time checkpoint."""
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError, AttributeError):
-                pass
-        os._exit(code)
-
-    def cli(argv, close=True):
-        if "--briefing" in argv and [a for a in _CLI.take_db(argv)[1] if a[:1] != "-"][:1] == [
-                "explain"]:                                 # `explain --briefing`: its operation
-            argv = [a for a in argv if a != "--briefing"]
-            argv[argv.index("explain")] = "explain-briefing"
-        if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
-            return _Capture.run_hook(argv[1:], close=close)      # hot path: no argparse
-        db, rest = _CLI.take_db(argv)
-        if db == "":
-            sys.stderr.write("instinct: error: --db needs a path, not an empty value\n")
-            return 2
-        if rest == ["serve"]:                         # clients spawn it per window
-            return serve(InstinctStore(db))
-        fast = _CLI.fast_args(argv)
-        if fast is not None:                          # (op, kwargs, db, as_json)
-            return _CLI.run_op(*fast, close)
-        word = next((a for a in rest if a[:1] != "-"), None)
-        known = list(_CLI.COMMANDS) + list(_CLI.EXTRAS)
-        if word is not None and word not in known:
-            return _CLI.usage_error(f"unknown command {word!r}", word, known,
-                                    "(instinct --help lists them)")
-        args, extra = build_parser(argv).parse_known_args(argv)
-        if extra:
-            op = getattr(args, "_op", None)
-            flags = ([p.flag for p in op.params if not p.positional] if op else
-                     [a[0] for a, _ in _CLI.EXTRAS.get(args.command, ("", ()))[1]
-                      if a[0][:1] == "-"])
-            return _CLI.usage_error(f"unrecognized arguments: {' '.join(extra)}",
-                                    extra[0].partition("=")[0], flags + ["--db", "--json"],
-                                    f"(see instinct {args.command or ''} --help)")
-        if not args.command:
-            sys.stdout.write(_CLI.START)
-            return 0
-        db = getattr(args, "db", None)
-        try:
-            if args.command == "serve":
-                return serve(InstinctStore(db))
-            if args.command == "hook":
-                return _Capture.run_hook([args.event] + (["--db", db] if db else []), close=close)
-            if args.command == "setup":
-                return _CLI.setup_cli(args, db)
-            if args.command == "init":
-                return _CLI.init_cli(args, db, close)
-        except InstinctError as e:
-            sys.stderr.write(f"instinct: error: {e}\n")
-            return e.exit_code
-        kwargs = {p.name: getattr(args, p.name) for p in args._op.params}  # defaults: the Params'
-        return _CLI.run_op(args._op, kwargs, db, getattr(args, "json", False), close)
-
-    def usage_error(message, word, names, otherwise):
-        """Print the one line of a usage error, with the closest name to `word`; returns 2."""
-        import difflib
-        close = difflib.get_close_matches(word, names, n=1)
-        hint = f"(did you mean {close[0]!r}?)" if close else otherwise
-        sys.stderr.write(f"instinct: error: {message} {' '.join(hint.split())}\n")
-        return 2
-
-    def setup_cli(args, db):
-        """`instinct setup CLIENT [--write | --remove]`: what would change, or what was done (the
-        keys setup owns, never the rest of a file), on stdout."""
-        if args.client not in _Setup.CLIENTS:
-            return _CLI.usage_error(f"unknown client {args.client!r}", args.client,
-                                    _Setup.CLIENTS, f"(choose from: {', '.join(_Setup.CLIENTS)})")
-        as_json, dry = getattr(args, "json", False), not (args.write or args.remove)
-        results = setup(args.client, write=args.write, scope=args.scope, all_tools=args.all_tools,
-                        remove=args.remove, db=db or os.environ.get("INSTINCT_DB"))
-        out = [_dumps([{k: v for k, v in r.items() if k != "content"} for r in results],
-                      indent=2)] if as_json else []
-        for r in [] if as_json else results:
-            done = (("deleted" if r["content"] is None else "took instinct out of" if r["changed"]
-                     else "nothing of instinct's in") if args.remove
-                    else "wrote" if r["changed"] else "unchanged")
-            via = f" (a link: edited {r['target']})" if os.path.islink(r["path"]) else ""
-            out.append(f"{r['path']}{via}: " + ("would change" if r["changed"] else
-                                                 "nothing to change") if dry else
-                       f"{done} {r['path']}{via}"
-                       + (f" (previous version in {r['backup']})" if r["backup"] else ""))
-            for c in r["changes"]:                    # a value shown is always setup's own
-                v = c.get("value") if dry else None
-                out.append(f"  {'-+'[c['op'] == 'add']} {c['key']}" + ("" if v is None else ": " + (
-                    v.rstrip("\n").replace("\n", "\n    ") if isinstance(v, str) else _dumps(v))))
-        if dry and not as_json and any(r["changed"] for r in results):
-            out.append("nothing written; run again with --write")
-        notes = [] if args.remove or as_json else (        # --json: the JSON alone
-            ["this client gets no hooks, so nothing is learned from its sessions; use instinct's "
-             "MCP tools (observe, suggest) in them"] * (not any(r["hooks"] for r in results))
-            + [n for n in _Setup.notes(args.client, args.scope, project_root())
-               if not (getattr(args, "init", False) and "import-history" in n)])  # init runs it
-        sys.stdout.write("".join(x + "\n" for x in out + [f"note: {n}" for n in notes]))
-        return 0
-
-    def init_cli(args, db, close):
-        """`instinct init [CLIENT]`: setup --write for the client (default: each agent whose
-        folder exists: ~/.claude, ~/.codex, ...), then import-history of their past sessions."""
-        import argparse
-        home = os.path.expanduser("~")
-        clients = [args.client] if args.client else [
-            c for c, (var, folder, _, _) in ((c, row.history) for c, row in CLIENTS.items())
-            if os.path.isdir(var and os.environ.get(var) or os.path.join(home, folder))]
-        if getattr(args, "json", False) or not clients:
-            sys.stderr.write("instinct: error: " + ("no agent's folder here (~/.claude, ~/.codex,"
-                             " ...); name your agent: instinct init "
-                             f"{{{','.join(_Setup.CLIENTS)}}}"
-                             if clients == [] else "init prints text; setup and import-history "
-                             "take --json") + "\n")
-            return 2
-        for c in clients:
-            _CLI.setup_cli(argparse.Namespace(client=c, write=True, scope="user", all_tools=False,
-                                              remove=False, init=True), db)
-        read = [c for c in clients if c in _Transcripts.CLIENTS]
-        op = OPERATIONS["import_history"]
-        code = read and _CLI.run_op(op, {p.name: p.default for p in op.params} | {
-            "client": read[0] if len(read) == 1 else "all"}, db, False, close)
-        if not code:
-            sys.stdout.write("Each new session in these projects starts with its briefing; "
-                             * bool(read) + "`instinct suggest` in a project lists what was "
-                             "learned there.\n")
-        return code or 0
-
-    def help_text(parser, sub):
-        """The commands of `instinct --help` by task (GROUPS; one missing there: the last)."""
-        import textwrap
-        names = {a.dest: a.help for a in sub._choices_actions}
-        groups = [(t, w.split()) for t, w in _CLI.GROUPS]
-        groups[-1][1].extend(n for n in names if not any(n in g for _, g in groups))
-        return "\n\n".join(f"{title}:\n" + "\n".join(textwrap.fill(
-            names[n], 79, initial_indent=f"  {n:<15} ", subsequent_indent=" " * 18)
-            for n in group if n in names) for title, group in groups)
-
-    def run_op(op, kwargs, db, as_json, close):
-        """Run one operation for the CLI: print its JSON or text, map errors to exit codes.
-        import-history also gets a progress bar on a terminal, and its count if interrupted."""
-        store = InstinctStore(db)
-        at = [0, None, False]                # sessions read, sessions found, a bar half drawn
-        try:
-            if op.name == "import_history":
-                bar = _Transcripts.tty_progress()
-
-                def progress(done, total):
-                    at[:] = done, total, bar is not None and done < total
-                    if bar is not None:
-                        bar(done, total)
-                store.progress = progress
-            kwargs = op.coerce(kwargs, _CLI.name)                  # errors name the flags
-            result = op.run(store, kwargs)                          # checked once, above
-            text = _dumps(result, indent=2) if as_json else op.render(result)
-            sys.stdout.write(_shown(text) + "\n")
-            sys.stdout.flush()
-            if op.name == "export_rules" and result in ([], _Out.render_markdown([])):
-                proj, low = kwargs.get("project"), kwargs.get("min_confidence")  # say why
-                sys.stderr.write("instinct: " + _Export.nothing_to_export(
-                    store, 10 if low is None else low, proj and _resolve_project(proj, store.cwd),
-                    kwargs.get("category")) + "\n")
-            return op.exit_code(result) if op.exit_code else 0
-        except InstinctError as e:
-            sys.stderr.write(f"instinct: error: {e}\n")
-            return e.exit_code
-        except KeyboardInterrupt:
-            if op.name == "import_history":
-                done, total, half = at
-                sys.stderr.write(("\n" if half else "") + "instinct: interrupted "
-                                 + (f"after {done} of {total} sessions (those are kept)" if total
-                                    else "before any session was imported")
-                                 + "; run the same command again to continue\n")
-            return 130
-        finally:
-            if close:
-                store.close()
-
-
-def build_parser(argv=None):
-    """The argparse parser; with argv, only the subcommand argv names is built (fast start)."""
-    import argparse
-
-    class Parser(argparse.ArgumentParser):
-        def error(self, message):        # one line, like every other CLI error
-            self.exit(2, f"instinct: error: {message} (see {self.prog} --help)\n")
-    common = Parser(add_help=False)
-    common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
-                        help="database file (default: $INSTINCT_DB or ~/.instinct/instinct.db)")
-    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                        help="print the result as JSON (the same JSON the API returns)")
-    common.add_argument("--version", action="version", version=f"instinct {__version__}")
-    parser = Parser(prog="instinct", parents=[common], description=_CLI.START,
-                    usage="instinct [--db PATH] [--json] COMMAND ...",
-                    formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", help=argparse.SUPPRESS,
-                                prog="instinct")
-    wanted = next((a for a in _CLI.take_db(argv or [])[1]
-                   if a in _CLI.COMMANDS or a in _CLI.EXTRAS), None)
-    for cli, op in _CLI.COMMANDS.items():
-        if wanted and cli != wanted:
-            continue
-        sp = sub.add_parser(cli, parents=[common], help=op.summary,
-                            description=(op.summary + " " + (op.description or "")).strip())
-        for p in op.params:
-            kw = {"help": p.help + (f" (default: {p.default})"
-                                    if p.default not in (None, "", False) else "")}
-            if p.choices:
-                kw["choices"] = p.choices
-            elif p.type is not bool:
-                kw["metavar"] = _CLI.metavar(p)
-            if p.type is bool:
-                kw["action"] = "store_true"
-            elif p.type is not str:
-                kw["type"] = _CLI.json_object_arg if p.type is dict else p.type
-            if p.positional:
-                if not p.required:
-                    kw["nargs"] = "?"
-                sp.add_argument(p.name, **kw)
-            else:
-                sp.add_argument(p.flag, dest=p.name, default=p.default, **kw)
-        sp.set_defaults(_op=op)
-    for name, (help, extra) in _CLI.EXTRAS.items():
-        if not wanted or wanted == name:
-            sp = sub.add_parser(name, parents=[common], help=help, description=help)
-            for a, kw in extra:
-                sp.add_argument(*a, **kw)
-            sp.set_defaults(_op=None)
-    parser.epilog = None if wanted else _CLI.help_text(parser, sub)
-    return parser
-
-
-def main(argv=None):
-    """Command-line entry point: runs one command and returns its exit status. With no argv it
-    reads sys.argv and leaves the database open for the ending process to drop; hook and serve,
-    which agents start per tool call and per window, then end the process themselves
-    (`_CLI.exit_now`), skipping SQLite's close-time checkpoint (committed data is in the WAL)."""
-    ending = argv is None
-    args = list(sys.argv[1:] if ending else argv)
-    try:
-        try:
-            code = _CLI.cli(args, close=not ending)
-        except SystemExit as e:       # --help, --version, bad usage: flushed here like the rest
-            if not ending:
-                raise
-            code = e.code if isinstance(e.code, int) else int(e.code is not None)
-        if ending:
-            sys.stdout.flush()
-    except BrokenPipeError:          # the reader left (`instinct setup codex | head -1`): quietly
-        try:                         # and without a second error when the exit flushes stdout
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError):
-            pass
-        code = 0
-    except KeyboardInterrupt:
-        code = 0 if "hook" in args[:3] else 130           # a hook always exits 0
-    if ending and {"hook", "serve"} & set(args[:3]):
-        _CLI.exit_now(code)
-    return code
-
-
-# =============================================================================
-# 25. MCP stdio server
-# =============================================================================
-
-
 class _ToolReply(dict):
     """A successful tools/call result whose structuredContent is `text`, already encoded for
     the text copy. `_MCP.reply_line` splices that text in instead of encoding the object twice."""
@@ -9229,6 +8920,7 @@ class _MCP:
               "arguments": [{"name": "project", "required": False,
                              "description": "project path or fingerprint (default: the server's)"}]}
 
+    @staticmethod
     def reply_line(reply):
         """A reply object (or batch list) -> its protocol line: compact, pure-ASCII JSON (other
         characters escaped, the safest choice for every client) and a newline."""
@@ -9244,6 +8936,7 @@ class _MCP:
                        res.text, more)).encode("ascii")
         return (enc(reply) + "\n").encode("ascii")
 
+    @staticmethod
     def log(msg):
         try:
             sys.stderr.write(f"instinct: {msg}\n")
@@ -9263,6 +8956,7 @@ class _MCP:
                  "resources/templates/list": STATIC_TTL, "resources/read": 0}
     SERVER_INFO = {"name": "instinct", "title": "instinct", "version": __version__}
 
+    @staticmethod
     def check_envelope(meta):
         """A 2026-07-28 request's _meta envelope -> its protocol version; every malformed field is
         refused (-32602, naming it). An unsupported version is -32022 once the version and the
@@ -9304,6 +8998,7 @@ class _MCP:
                     "prompts": {"listChanged": False}}
     TOOLS = {op.mcp: op for op in OPERATIONS.values()}          # MCP tool name -> Operation
 
+    @staticmethod
     @functools.lru_cache(maxsize=None)
     def max_reply():
         """The reply budget in bytes, read from INSTINCT_MCP_MAX_REPLY once per process."""
@@ -9312,11 +9007,13 @@ class _MCP:
         except ValueError:
             return _MCP.MAX_REPLY
 
+    @staticmethod
     def reply_size(text, structured):
         """Bytes of the tools/call reply line around `text` and `structured` (pure-ASCII JSON)."""
         enc = _encoder(None, True).encode
         return len(enc(text)) + (len(text) if text.isascii() else len(enc(structured))) + 200
 
+    @staticmethod
     def fit_reply(op, structured, text, offset):
         """Cut the longest list of a result until its reply fits the byte budget, saying so (and,
         for a list tool, where the next page starts). -> (text, structured), or (None, message)."""
@@ -9347,9 +9044,11 @@ class _MCP:
             text = _dumps(structured)
         return text, structured
 
+    @staticmethod
     def id_key(mid):
         return (type(mid) is str, mid) if _MCP.valid_id(mid) else None
 
+    @staticmethod
     def valid_id(mid):
         return isinstance(mid, str) or (isinstance(mid, int) and not isinstance(mid, bool))
 
@@ -9413,7 +9112,536 @@ def serve(store=None):
 
 
 # =============================================================================
-# 26. Entry point
+# 27. Hooks (`instinct hook EVENT`)
+# =============================================================================
+class _Hook:
+    """The hook entry point (`instinct hook EVENT`): what one hook call becomes. It imports nothing
+    heavy, stores a short safe summary (never contents, prompts or output) and exits 0
+    whatever happens, never blocking the agent."""
+
+    @staticmethod
+    def run_hook(argv, stdin=None, stdout=None, close=True):
+        """`instinct hook EVENT [--db PATH]`: exits 0 whatever happens; one stderr line on error."""
+        try:
+            _Hook.handle(argv, stdin, stdout or sys.stdout, close)
+        except KeyboardInterrupt:
+            pass
+        except Exception as e:                 # noqa: BLE001 - a hook never breaks the agent
+            _Hook.say(f"{type(e).__name__}: {e}", True)
+        return 0
+
+    @staticmethod
+    def say(msg, always=False):
+        """One line on stderr (always, or with INSTINCT_DEBUG set)."""
+        if always or os.environ.get("INSTINCT_DEBUG", "") not in ("", "0"):
+            try:
+                sys.stderr.write("instinct hook: " + " ".join(str(msg).split())[:400] + "\n")
+            except (OSError, ValueError, AttributeError):
+                pass
+
+    @staticmethod
+    def handle(argv, stdin, stdout, close):
+        say = _Hook.say
+
+        def answer(event_name, text):
+            if text:
+                import json
+                row = CLIENTS[client]
+                name = next((n for n, e, _, _ in row.events if e == event), event_name)
+                key = "additional_context" if row.answer == "snake" else "additionalContext"
+                out = {"hookSpecificOutput": {"hookEventName": name, key: _shown(text)}}
+                stdout.write(json.dumps(out if row.answer == "hso" else {key: _shown(text)}) + "\n")
+        db, args = _Hook.take_db(list(argv))
+        client = args.pop(args.index("--client") + 1) if "--client" in args[:-1] else ""
+        args = [a for a in args if a != "--client"]
+        if client not in CLIENTS:
+            say(f"unknown client {client!r}; expected one of: {', '.join(CLIENTS)}", client)
+            client = "claude-code"
+        event = args[0] if args else None
+        for a in args[1:]:
+            say(f"ignoring unexpected argument {a!r}", True)
+        try:
+            stream = stdin or sys.stdin.buffer
+            try:            # a client written in Node hands a non-blocking pipe: one read would
+                os.set_blocking(stream.fileno(), True)       # stop at what it holds (64 KiB)
+            except (AttributeError, OSError, ValueError):    # not a file (a test's BytesIO)
+                pass
+            raw = stream.read(HOOK_INPUT_MAX + 1)
+            if len(raw) > HOOK_INPUT_MAX:
+                raise ValueError("the payload is larger than"
+                                 f" {HOOK_INPUT_MAX // (1024 * 1024)} MiB")
+            payload = _loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
+            if not isinstance(payload, dict):
+                raise ValueError("the payload is not a JSON object")
+            payload = _Capture.normal(payload, client)
+        except (ValueError, OSError, RecursionError) as e:
+            say(f"unreadable hook input ({type(e).__name__}: {str(e)[:200]});"
+                " nothing recorded", True)
+            return
+        named = payload.get("hook_event_name")
+        typed = (event or (named if isinstance(named, str) else "") or "")[:64]
+        event = _Capture.HOOK_EVENTS.get(typed.replace("-", "").replace("_", "").lower())
+        if event is None:
+            say(f"unknown hook event {_shown(typed) or '(none)'}; expected one of:"
+                f" {', '.join(_Capture.HOOK_EVENTS.values())}", True)
+            return
+        cwd = _Capture.hook_cwd(payload)
+        if cwd is None and "cwd" in payload:
+            say(f"skipped {event}: the payload's cwd is not a usable path", True)
+            return
+        cwd = cwd or os.getcwd()
+        reason = _disabled_reason(payload, cwd)
+        if reason:
+            say(f"skipped {event}: {reason}")
+            return
+        if (event == "user-prompt-submit"
+                and not _Capture.reads_like_correction(payload.get("prompt"))):
+            return                             # nothing stored
+        session = _Capture.safe_session(payload.get("session_id"))
+        store = InstinctStore(db, timeout=_Capture.HOOK_TIMEOUT_S)
+        try:
+            if event == "user-prompt-submit":  # a new correction: ask the agent to keep the lesson
+                if store.new_prompt(payload["prompt"], cwd, session):
+                    answer("UserPromptSubmit", _Capture.CORRECTION_CONTEXT)
+            elif event == "pre-tool-use":      # nothing kept: maybe a hint about the call
+                answer("PreToolUse", store._hint(event, payload, cwd))
+            elif event in ("post-tool-use", "post-tool-use-failure"):
+                failed = event.endswith("failure") or (payload["client"] == "codex" and (
+                    _Transcripts.codex_code(payload) or 0) != 0)
+                say(f"{event}: {store.record_tool(payload, failed=failed)}")
+                if failed or _Call.response_failed(payload.get("tool_response")):
+                    answer("PostToolUseFailure" if failed else "PostToolUse",
+                           store._hint(event, payload, cwd))     # Codex: PostToolUse
+            elif event in ("stop", "session-end") and session:
+                if payload["client"] == "codex":
+                    say(f"{event}: {store.codex_outcomes(session, payload.get('transcript_path'))}"
+                        " failed calls read from the Codex rollout")
+                say(f"{event}: mined {len(store.mine(session)['observed'])} observations")
+            elif event == "session-start":
+                try:                           # sessions whose end hook never ran (crash, cancel)
+                    say(f"{event}: mined {store.mine()['sessions']} unmined sessions")
+                except (InstinctError, sqlite3.Error) as e:   # e.g. a read-only store: still brief
+                    say(f"{event}: mining skipped: {e}", True)
+                why = {}                       # INSTINCT_DEBUG=1: what explain-briefing says
+                answer("SessionStart", store.briefing(cwd, session=session, why=why))
+                for p, w in why.items():
+                    say(f"{event}: {p}: {'not shown: ' + w if w else 'shown'}")
+        except InstinctError as e:
+            say(f"{event}: {e}", True)
+        except sqlite3.Error as e:
+            say(f"{event}: database error: {e}", True)
+        finally:
+            if close:                          # a hook process skips the close-time checkpoint
+                store.close()
+
+    @staticmethod
+    def take_db(argv):
+        """argv -> (the --db value or None, argv without it): --db read once, without argparse."""
+        db, rest, i = None, [], 0
+        while i < len(argv):
+            if argv[i] == "--db" and i + 1 < len(argv):
+                db, i = argv[i + 1], i + 1
+            elif argv[i].startswith("--db="):
+                db = argv[i][5:]
+            else:
+                rest.append(argv[i])
+            i += 1
+        return db, rest
+
+
+# =============================================================================
+# 28. CLI
+# =============================================================================
+class _CLI:
+    """The command line: argparse from the operation table, a fast path, one-line usage errors."""
+
+    EXTRAS = {                     # not store operations: name -> (help, [(args, kwargs)])
+        "serve": ("run the MCP stdio server (newline-delimited JSON-RPC 2.0)", []),
+        "hook": ("record an agent hook event read as JSON on stdin (always exits 0)",
+                 [(("event",), {"help": " or ".join(", ".join(_Capture.HOOK_EVENTS.values())
+                                                     .rsplit(", ", 1))}),
+                  (("--client",), {"choices": tuple(CLIENTS), "help": "who runs the hook (default: "
+                                   "told by the payload, else claude-code)"})]),
+        "setup": ("print (or --write) the MCP server and hook config for an agent",
+                  [(("client",), {"metavar": "|".join(_Setup.CLIENTS)}),     # checked by setup_cli
+                   (("--write",), {"action": "store_true",
+                                   "help": "merge into the config files (backup: store folder)"}),
+                   (("--scope",), {"choices": ("user", "project"), "default": "user",
+                                   "help": "user-wide config or this project's (default: user)"}),
+                   (("--all-tools",), {"action": "store_true",
+                                       "help": "list every tool, not only the lean session set"}),
+                   (("--remove",), {"action": "store_true",
+                                    "help": "take out what setup wrote, only that"
+                                            " (keeps a backup)"})]),
+        "init": ("wire an agent (setup --write) and learn from its past sessions (import-history)",
+                 [(("client",), {"choices": _Setup.CLIENTS, "nargs": "?",
+                                 "help": "default: each agent whose folder is here"})]),
+    }
+    GROUPS = (("start", "init setup import-history"),   # `instinct --help`, a new user's order
+              ("see what was learned", "suggest list search get explain history stats projects "
+               "effectiveness conflicts recall memories get-memory"),
+              ("correct it", "observe feedback forget unforget merge config remember "
+               "forget-memory restore-memory"),
+              ("share it", "export import export-memories import-memories"),
+              ("maintain", "consolidate decay mine memory-decay gc doctor lint backup restore "
+               "purge"),
+              ("agent plumbing", "hook serve"))
+    START = ("Self-learning memory for AI coding agents. Start here:\n"
+             "  instinct init          wire Claude Code / Codex, learn from past sessions\n"
+             "  instinct suggest       what was learned for the project you are in\n"
+             "  instinct --help        every command, by task\n")
+
+    @staticmethod
+    def json_object_arg(text):
+        import argparse
+        import json
+        try:
+            v = json.loads(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(f"not valid JSON: {e}") from None
+        if not isinstance(v, dict):
+            raise argparse.ArgumentTypeError("must be a JSON object, e.g. '{\"why\": \"...\"}'")
+        return v
+
+    COMMANDS = {op.cli: op for op in OPERATIONS.values()}     # subcommand -> Operation
+
+    METAVARS = {int: "N", dict: "JSON", "write": "PATH", "path": "PATH"}  # by type, else name
+
+    @staticmethod
+    def metavar(p):
+        """How help and usage show a Param's value: by its type, else its name (PATH, WHEN, ID)."""
+        if p.positional:
+            return p.name.upper()
+        return _CLI.METAVARS.get(p.type) or _CLI.METAVARS.get(p.name, p.name.upper())
+
+    @staticmethod
+    def name(p):
+        """How a CLI error names a Param: as argparse's own errors do (`argument --days:`)."""
+        return f"argument {_CLI.metavar(p) if p.positional else p.flag}:"
+
+    @staticmethod
+    def fast_args(argv):
+        """Parse the common forms of `[--db P] [--json] COMMAND args` from the Params without
+        argparse (a few ms a process); None means "let argparse decide" (help, errors, the rest)."""
+        db, argv = _Hook.take_db(argv)
+        as_json, i = False, 0
+        op, positional, kwargs = None, [], {}
+        while i < len(argv):
+            a = argv[i]
+            i += 1
+            if a == "--json":
+                as_json = True
+            elif op is None:
+                op = _CLI.COMMANDS.get(a)
+                if op is None:
+                    return None
+                flags = {p.flag: p for p in op.params if not p.positional}
+            elif a.startswith("-"):
+                name, eq, value = a.partition("=")
+                p = flags.get(name)
+                if p is not None and p.type is bool and not eq:  # a store_true flag takes no value
+                    kwargs[p.name] = True
+                    continue
+                if p is None or p.type is bool or (not eq and i >= len(argv)):
+                    return None
+                if not eq:
+                    value, i = argv[i], i + 1
+                kwargs[p.name] = value
+            else:
+                positional.append(a)
+        if op is None:
+            return None
+        pos = [p for p in op.params if p.positional]
+        if len(positional) > len(pos) or any(p.required for p in pos[len(positional):]):
+            return None
+        kwargs.update((p.name, v) for p, v in zip(pos, positional))
+        for p in op.params:
+            if p.name not in kwargs:
+                kwargs[p.name] = p.default
+                continue
+            v = kwargs[p.name]
+            if p.type is int:
+                v = _whole(v)
+            elif p.type is dict:
+                try:
+                    v = _loads(v)
+                except ValueError:
+                    return None
+            if not isinstance(v, p.type) or (p.choices and v not in p.choices):
+                return None
+            kwargs[p.name] = v
+        return op, kwargs, db, as_json
+
+    @staticmethod
+    def exit_now(code):
+        """Flush stdout and stderr, then end the process: no teardown, no close-time checkpoint."""
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError, AttributeError):
+                pass
+        os._exit(code)
+
+    @staticmethod
+    def cli(argv, close=True):
+        if "--briefing" in argv and [a for a in _Hook.take_db(argv)[1] if a[:1] != "-"][:1] == [
+                "explain"]:                                 # `explain --briefing`: its operation
+            argv = [a for a in argv if a != "--briefing"]
+            argv[argv.index("explain")] = "explain-briefing"
+        if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
+            return _Hook.run_hook(argv[1:], close=close)      # hot path: no argparse
+        db, rest = _Hook.take_db(argv)
+        if db == "":
+            sys.stderr.write("instinct: error: --db needs a path, not an empty value\n")
+            return 2
+        if rest == ["serve"]:                         # clients spawn it per window
+            return serve(InstinctStore(db))
+        fast = _CLI.fast_args(argv)
+        if fast is not None:                          # (op, kwargs, db, as_json)
+            return _CLI.run_op(*fast, close)
+        word = next((a for a in rest if a[:1] != "-"), None)
+        known = list(_CLI.COMMANDS) + list(_CLI.EXTRAS)
+        if word is not None and word not in known:
+            return _CLI.usage_error(f"unknown command {word!r}", word, known,
+                                    "(instinct --help lists them)")
+        args, extra = build_parser(argv).parse_known_args(argv)
+        if extra:
+            op = getattr(args, "_op", None)
+            flags = ([p.flag for p in op.params if not p.positional] if op else
+                     [a[0] for a, _ in _CLI.EXTRAS.get(args.command, ("", ()))[1]
+                      if a[0][:1] == "-"])
+            return _CLI.usage_error(f"unrecognized arguments: {' '.join(extra)}",
+                                    extra[0].partition("=")[0], flags + ["--db", "--json"],
+                                    f"(see instinct {args.command or ''} --help)")
+        if not args.command:
+            sys.stdout.write(_CLI.START)
+            return 0
+        db = getattr(args, "db", None)
+        try:
+            if args.command == "serve":
+                return serve(InstinctStore(db))
+            if args.command == "hook":
+                return _Hook.run_hook([args.event] + (["--db", db] if db else []), close=close)
+            if args.command == "setup":
+                return _CLI.setup_cli(args, db)
+            if args.command == "init":
+                return _CLI.init_cli(args, db, close)
+        except InstinctError as e:
+            sys.stderr.write(f"instinct: error: {e}\n")
+            return e.exit_code
+        kwargs = {p.name: getattr(args, p.name) for p in args._op.params}  # defaults: the Params'
+        return _CLI.run_op(args._op, kwargs, db, getattr(args, "json", False), close)
+
+    @staticmethod
+    def usage_error(message, word, names, otherwise):
+        """Print the one line of a usage error, with the closest name to `word`; returns 2."""
+        import difflib
+        close = difflib.get_close_matches(word, names, n=1)
+        hint = f"(did you mean {close[0]!r}?)" if close else otherwise
+        sys.stderr.write(f"instinct: error: {message} {' '.join(hint.split())}\n")
+        return 2
+
+    @staticmethod
+    def setup_cli(args, db):
+        """`instinct setup CLIENT [--write | --remove]`: what would change, or what was done (the
+        keys setup owns, never the rest of a file), on stdout."""
+        if args.client not in _Setup.CLIENTS:
+            return _CLI.usage_error(f"unknown client {args.client!r}", args.client,
+                                    _Setup.CLIENTS, f"(choose from: {', '.join(_Setup.CLIENTS)})")
+        as_json, dry = getattr(args, "json", False), not (args.write or args.remove)
+        results = setup(args.client, write=args.write, scope=args.scope, all_tools=args.all_tools,
+                        remove=args.remove, db=db or os.environ.get("INSTINCT_DB"))
+        out = [_dumps([{k: v for k, v in r.items() if k != "content"} for r in results],
+                      indent=2)] if as_json else []
+        for r in [] if as_json else results:
+            done = (("deleted" if r["content"] is None else "took instinct out of" if r["changed"]
+                     else "nothing of instinct's in") if args.remove
+                    else "wrote" if r["changed"] else "unchanged")
+            via = f" (a link: edited {r['target']})" if os.path.islink(r["path"]) else ""
+            out.append(f"{r['path']}{via}: " + ("would change" if r["changed"] else
+                                                 "nothing to change") if dry else
+                       f"{done} {r['path']}{via}"
+                       + (f" (previous version in {r['backup']})" if r["backup"] else ""))
+            for c in r["changes"]:                    # a value shown is always setup's own
+                v = c.get("value") if dry else None
+                out.append(f"  {'-+'[c['op'] == 'add']} {c['key']}" + ("" if v is None else ": " + (
+                    v.rstrip("\n").replace("\n", "\n    ") if isinstance(v, str) else _dumps(v))))
+        if dry and not as_json and any(r["changed"] for r in results):
+            out.append("nothing written; run again with --write")
+        notes = [] if args.remove or as_json else (        # --json: the JSON alone
+            ["this client gets no hooks, so nothing is learned from its sessions; use instinct's "
+             "MCP tools (observe, suggest) in them"] * (not any(r["hooks"] for r in results))
+            + [n for n in _Setup.notes(args.client, args.scope, project_root())
+               if not (getattr(args, "init", False) and "import-history" in n)])  # init runs it
+        sys.stdout.write("".join(x + "\n" for x in out + [f"note: {n}" for n in notes]))
+        return 0
+
+    @staticmethod
+    def init_cli(args, db, close):
+        """`instinct init [CLIENT]`: setup --write for the client (default: each agent whose
+        folder exists: ~/.claude, ~/.codex, ...), then import-history of their past sessions."""
+        import argparse
+        home = os.path.expanduser("~")
+        clients = [args.client] if args.client else [
+            c for c, (var, folder, _, _) in ((c, row.history) for c, row in CLIENTS.items())
+            if os.path.isdir(var and os.environ.get(var) or os.path.join(home, folder))]
+        if getattr(args, "json", False) or not clients:
+            sys.stderr.write("instinct: error: " + ("no agent's folder here (~/.claude, ~/.codex,"
+                             " ...); name your agent: instinct init "
+                             f"{{{','.join(_Setup.CLIENTS)}}}"
+                             if clients == [] else "init prints text; setup and import-history "
+                             "take --json") + "\n")
+            return 2
+        for c in clients:
+            _CLI.setup_cli(argparse.Namespace(client=c, write=True, scope="user", all_tools=False,
+                                              remove=False, init=True), db)
+        read = [c for c in clients if c in _Transcripts.CLIENTS]
+        op = OPERATIONS["import_history"]
+        code = read and _CLI.run_op(op, {p.name: p.default for p in op.params} | {
+            "client": read[0] if len(read) == 1 else "all"}, db, False, close)
+        if not code:
+            sys.stdout.write("Each new session in these projects starts with its briefing; "
+                             * bool(read) + "`instinct suggest` in a project lists what was "
+                             "learned there.\n")
+        return code or 0
+
+    @staticmethod
+    def help_text(parser, sub):
+        """The commands of `instinct --help` by task (GROUPS; one missing there: the last)."""
+        import textwrap
+        names = {a.dest: a.help for a in sub._choices_actions}
+        groups = [(t, w.split()) for t, w in _CLI.GROUPS]
+        groups[-1][1].extend(n for n in names if not any(n in g for _, g in groups))
+        return "\n\n".join(f"{title}:\n" + "\n".join(textwrap.fill(
+            names[n], 79, initial_indent=f"  {n:<15} ", subsequent_indent=" " * 18)
+            for n in group if n in names) for title, group in groups)
+
+    @staticmethod
+    def run_op(op, kwargs, db, as_json, close):
+        """Run one operation for the CLI: print its JSON or text, map errors to exit codes.
+        import-history also gets a progress bar on a terminal, and its count if interrupted."""
+        store = InstinctStore(db)
+        at = [0, None, False]                # sessions read, sessions found, a bar half drawn
+        try:
+            if op.name == "import_history":
+                bar = _Transcripts.tty_progress()
+
+                def progress(done, total):
+                    at[:] = done, total, bar is not None and done < total
+                    if bar is not None:
+                        bar(done, total)
+                store.progress = progress
+            kwargs = op.coerce(kwargs, _CLI.name)                  # errors name the flags
+            result = op.run(store, kwargs)                          # checked once, above
+            text = _dumps(result, indent=2) if as_json else op.render(result)
+            sys.stdout.write(_shown(text) + "\n")
+            sys.stdout.flush()
+            if op.name == "export_rules" and result in ([], _Out.render_markdown([])):
+                proj, low = kwargs.get("project"), kwargs.get("min_confidence")  # say why
+                sys.stderr.write("instinct: " + store._nothing_to_export(
+                    10 if low is None else low, proj and _resolve_project(proj, store.cwd),
+                    kwargs.get("category")) + "\n")
+            return op.exit_code(result) if op.exit_code else 0
+        except InstinctError as e:
+            sys.stderr.write(f"instinct: error: {e}\n")
+            return e.exit_code
+        except KeyboardInterrupt:
+            if op.name == "import_history":
+                done, total, half = at
+                sys.stderr.write(("\n" if half else "") + "instinct: interrupted "
+                                 + (f"after {done} of {total} sessions (those are kept)" if total
+                                    else "before any session was imported")
+                                 + "; run the same command again to continue\n")
+            return 130
+        finally:
+            if close:
+                store.close()
+
+
+def build_parser(argv=None):
+    """The argparse parser; with argv, only the subcommand argv names is built (fast start)."""
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):        # one line, like every other CLI error
+            self.exit(2, f"instinct: error: {message} (see {self.prog} --help)\n")
+    common = Parser(add_help=False)
+    common.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH",
+                        help="database file (default: $INSTINCT_DB or ~/.instinct/instinct.db)")
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="print the result as JSON (the same JSON the API returns)")
+    common.add_argument("--version", action="version", version=f"instinct {__version__}")
+    parser = Parser(prog="instinct", parents=[common], description=_CLI.START,
+                    usage="instinct [--db PATH] [--json] COMMAND ...",
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", help=argparse.SUPPRESS,
+                                prog="instinct")
+    wanted = next((a for a in _Hook.take_db(argv or [])[1]
+                   if a in _CLI.COMMANDS or a in _CLI.EXTRAS), None)
+    for cli, op in _CLI.COMMANDS.items():
+        if wanted and cli != wanted:
+            continue
+        sp = sub.add_parser(cli, parents=[common], help=op.summary,
+                            description=(op.summary + " " + (op.description or "")).strip())
+        for p in op.params:
+            kw = {"help": p.help + (f" (default: {p.default})"
+                                    if p.default not in (None, "", False) else "")}
+            if p.choices:
+                kw["choices"] = p.choices
+            elif p.type is not bool:
+                kw["metavar"] = _CLI.metavar(p)
+            if p.type is bool:
+                kw["action"] = "store_true"
+            elif p.type is not str:
+                kw["type"] = _CLI.json_object_arg if p.type is dict else p.type
+            if p.positional:
+                if not p.required:
+                    kw["nargs"] = "?"
+                sp.add_argument(p.name, **kw)
+            else:
+                sp.add_argument(p.flag, dest=p.name, default=p.default, **kw)
+        sp.set_defaults(_op=op)
+    for name, (help, extra) in _CLI.EXTRAS.items():
+        if not wanted or wanted == name:
+            sp = sub.add_parser(name, parents=[common], help=help, description=help)
+            for a, kw in extra:
+                sp.add_argument(*a, **kw)
+            sp.set_defaults(_op=None)
+    parser.epilog = None if wanted else _CLI.help_text(parser, sub)
+    return parser
+
+
+def main(argv=None):
+    """Command-line entry point: runs one command and returns its exit status. With no argv it
+    reads sys.argv and leaves the database open for the ending process to drop; hook and serve,
+    which agents start per tool call and per window, then end the process themselves
+    (`_CLI.exit_now`), skipping SQLite's close-time checkpoint (committed data is in the WAL)."""
+    ending = argv is None
+    args = list(sys.argv[1:] if ending else argv)
+    try:
+        try:
+            code = _CLI.cli(args, close=not ending)
+        except SystemExit as e:       # --help, --version, bad usage: flushed here like the rest
+            if not ending:
+                raise
+            code = e.code if isinstance(e.code, int) else int(e.code is not None)
+        if ending:
+            sys.stdout.flush()
+    except BrokenPipeError:          # the reader left (`instinct setup codex | head -1`): quietly
+        try:                         # and without a second error when the exit flushes stdout
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        code = 0
+    except KeyboardInterrupt:
+        code = 0 if "hook" in args[:3] else 130           # a hook always exits 0
+    if ending and {"hook", "serve"} & set(args[:3]):
+        _CLI.exit_now(code)
+    return code
+
+
+# =============================================================================
+# 29. Entry point
 # =============================================================================
 if __name__ == "__main__":
     _CLI.exit_now(main())

@@ -107,7 +107,7 @@ def replay(mod, lines, root, db, answer=None):
         if answer:
             sys.stderr = err
         try:
-            mod._Capture.run_hook([r["event"]], stdin=io.BytesIO(json.dumps(p).encode()), stdout=out)
+            mod._Hook.run_hook([r["event"]], stdin=io.BytesIO(json.dumps(p).encode()), stdout=out)
         finally:
             sys.stderr = stderr
         calls += r["event"].startswith("post-tool")

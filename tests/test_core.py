@@ -377,9 +377,9 @@ class TestOneSource(StoreCase):
         self.assertEqual((e["level"], e["thresholds"]["mature"]["from"]), ("raw", "pattern"))
 
     def test_db_is_read_the_same_everywhere(self):
-        self.assertEqual(instinct._CLI.take_db(["--db", "x", "observe", "p"]), ("x", ["observe", "p"]))
-        self.assertEqual(instinct._CLI.take_db(["observe", "--db=y", "p"]), ("y", ["observe", "p"]))
-        self.assertEqual(instinct._CLI.take_db(["observe", "--db"]), (None, ["observe", "--db"]))
+        self.assertEqual(instinct._Hook.take_db(["--db", "x", "observe", "p"]), ("x", ["observe", "p"]))
+        self.assertEqual(instinct._Hook.take_db(["observe", "--db=y", "p"]), ("y", ["observe", "p"]))
+        self.assertEqual(instinct._Hook.take_db(["observe", "--db"]), (None, ["observe", "--db"]))
         other = self.tmp / "other.db"
         for args in (["observe", "seq:a", "--db", str(other)], ["--db=" + str(other), "observe", "seq:a"],
                      ["observe", "--db=" + str(other), "seq:a", "--json"]):

@@ -905,7 +905,7 @@ class TestMeasuredLift(_HintCase):
         random.seed(seed)
         for i in range(sessions):
             sid = f"study{i}"
-            text = instinct._Hints.hint(self.store, "pre-tool-use", self.shell("pytest", sid), self.repo)
+            text = self.store._hint("pre-tool-use", self.shell("pytest", sid), self.repo)
             self.store.record_tool(self.shell("pytest", sid))
             use = rng.random() < (p_shown if text else p_held)
             self.store.record_tool(self.shell("uv run pytest" if use else "pytest -x", sid))
