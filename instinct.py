@@ -28,9 +28,13 @@ MCP client config::
 
 Vendor it by copying this single file; stdlib only; Python >= 3.10.
 
-Each concept has one owner: a class. The store's rooms (`_Core`, `_Patterns`, `_Memory`...) make
-up InstinctStore; the others (`_Shell`, `_Call`, `_Presenter`, `_Hints`...) are namespaces, never
-instantiated, whose functions are called by their full name (`_Shell.command_shapes(cmd)`).
+Each concept has one owner: a class. Four layers, in this order: the kernel (sections 2-10:
+storage, schema, the one writer of confidence, the operation registry); pure readers that need no
+store (11-17: memory text, shell commands, tool calls, transcripts, habits, wording, client
+config); one store class per concept (18-24: `_Patterns`, `_Memory`, `_Rules`, `_Learning`,
+`_History`, `_Sharing`, `_Insight`), which together make up InstinctStore; and the surfaces last
+(25-29: InstinctStore, the MCP server, hooks, the CLI). A reader's functions are @staticmethod and
+called by their full name (`_Shell.command_shapes(cmd)`); no section uses a later one.
 
 Sections:
      1. Header
@@ -161,7 +165,7 @@ PROJECT_MARKERS = ("pyproject.toml", "setup.py", "package.json", "Cargo.toml",
 MAX_LIMIT = 1000                       # the largest `limit` any operation accepts
 AUTO_BACKUPS = 10                      # automatic backups kept beside the store (forget, purge, gc)
 
-# Well-known secret prefixes: the shape reader refuses them (section 14), memories redact them (12)
+# Well-known secret prefixes: the shape reader refuses them (section 12), memories redact them (11)
 _SECRET_PREFIXES = ("ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "sk-", "xox", "akia", "aiza",
                     "glpat-", "eyj", "npm_", "pypi-")
 
@@ -688,7 +692,7 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
 
     @staticmethod
     def v3(conn):
-        """Insight and feedback (section 22): the bad-feedback quiet count, surfaced suggestions."""
+        """Insight and feedback (section 24): the bad-feedback quiet count, surfaced suggestions."""
         conn.execute("ALTER TABLE instincts ADD COLUMN quiet INTEGER NOT NULL DEFAULT 0")
         conn.execute("CREATE INDEX ix_events_surface ON events(ts) WHERE kind = 'surface'")
 
@@ -750,14 +754,14 @@ END;
 
     @staticmethod
     def v4(conn):
-        """Knowledge memories (section 13), their near-duplicate keys, FTS5 when available."""
+        """Knowledge memories (section 19), their near-duplicate keys, FTS5 when available."""
         _Schema.run(conn, _Schema.V4)
         if _Schema.has_fts5(conn):
             _Schema.run(conn, _Schema.V4_FTS)
 
     @staticmethod
     def v5(conn):
-        """Learning from tool calls (sections 15-17): per-session mining bookkeeping."""
+        """Learning from tool calls (sections 13, 15 and 21): per-session mining bookkeeping."""
         conn.execute("CREATE INDEX ix_events_session ON events(session, id) WHERE session != ''")
         conn.execute("CREATE TABLE mined (session TEXT NOT NULL, pattern TEXT NOT NULL,"
                      " project TEXT NOT NULL, ts TEXT NOT NULL,"
@@ -767,7 +771,7 @@ END;
 
     @staticmethod
     def v6(conn):
-        """Sharing (sections 20-21)."""
+        """Sharing (sections 16 and 23)."""
 
     V7_SUGGEST_INDEX = """
 DROP INDEX ix_instincts_active;
@@ -865,7 +869,7 @@ END;
 
     @staticmethod
     def v12(conn):
-        """Staleness anchors (section 12): the files an instinct or a memory is about."""
+        """Staleness anchors (section 11): the files an instinct or a memory is about."""
         conn.execute("CREATE TABLE anchors (root TEXT NOT NULL, memory INTEGER NOT NULL DEFAULT 0,"
                      " pattern TEXT NOT NULL DEFAULT '', project TEXT NOT NULL DEFAULT '',"
                      " path TEXT NOT NULL, blob TEXT NOT NULL, size INTEGER NOT NULL,"
@@ -885,7 +889,7 @@ END;
 
     @staticmethod
     def v14(conn):
-        """Hints (section 17): each item hinted or briefed in a session, shown or held back."""
+        """Hints (section 21): each item hinted or briefed in a session, shown or held back."""
         conn.execute("CREATE TABLE hints (session TEXT NOT NULL, pattern TEXT NOT NULL,"
                      " kind TEXT NOT NULL, project TEXT NOT NULL, ts TEXT NOT NULL,"
                      " after_id INTEGER NOT NULL, shown INTEGER NOT NULL,"
@@ -914,7 +918,7 @@ END;
 
     @staticmethod
     def v17(conn):
-        """Decay's clock (section 11): each project's days with sessions, past event pruning."""
+        """Decay's clock (section 18): each project's days with sessions, past event pruning."""
         conn.execute("CREATE TABLE active_days (project TEXT NOT NULL, day TEXT NOT NULL,"
                      " PRIMARY KEY (project, day)) WITHOUT ROWID")
         conn.execute("INSERT OR IGNORE INTO active_days SELECT m.project, substr(e.ts, 1, 10)"
@@ -1415,7 +1419,7 @@ class _Out:
     def render_export(result):
         if isinstance(result, str):
             return result.rstrip("\n")
-        if isinstance(result, dict):          # --write: what was written where (section 20)
+        if isinstance(result, dict):          # --write: what was written where (section 16)
             return _Out.render_write(result)
         return _dumps(result, indent=2)
 
@@ -2182,7 +2186,7 @@ class _Mem:
     @staticmethod
     def redact_secrets(text):
         """(text with each secret-looking part replaced by [REDACTED], how many), as capture does
-        (sections 14, 15): known token prefixes (ghp_, sk-, AKIA, eyJ...), PEM private keys, the
+        (sections 12, 13): known token prefixes (ghp_, sk-, AKIA, eyJ...), PEM private keys, the
         value of `password=`/`token:` assignments, the password in `scheme://user:pass@host` and
         24+ character words mixing upper, lower case and digits; git hashes and words pass."""
         import re
@@ -3260,8 +3264,8 @@ CLIENTS = {
 
 
 class _Capture:
-    """What one hook call becomes: it imports nothing heavy, stores a short safe summary (never
-    contents, prompts or output) and exits 0 whatever happens, never blocking the agent."""
+    """What a hook payload says, read without a store: its event, its session, the folder it
+    speaks for, whether the project opted out, and whether a prompt corrects the agent."""
 
     HOOK_EVENTS = {e.replace("-", ""): e for e in (
         "session-start", "user-prompt-submit", "pre-tool-use", "post-tool-use",
@@ -5615,7 +5619,7 @@ class _Patterns(_Core):
                 break
             k *= 4
         out = out[:limit]
-        if out:               # what was shown, for effectiveness (section 22)
+        if out:               # what was shown, for effectiveness (section 24)
             self._surface("\n".join(r["pattern"] + "\t" + r["project"] for r in out[:100]))
         return out
 
@@ -6650,7 +6654,7 @@ class _Rules(_Memory):
         return out[:limit]
 
     def _export(self, min_confidence, fmt, project, category, write, force):
-        """The body of export_rules (section 11): select, render, optionally write."""
+        """The body of export_rules: select, render, optionally write."""
         cat = _check_category(category) if category is not None else None
         lint = []                      # lint findings against the project's own rules files
         proj = None
@@ -6848,7 +6852,7 @@ class _Miner:
                      " last_id = excluded.last_id, project = excluded.project,"
                      " steps = excluded.steps", (sess, last_id, proj, steps))
         conn.execute("INSERT OR IGNORE INTO active_days SELECT ?, substr(ts, 1, 10) FROM events"
-                     " WHERE id = ?", (proj, last_id))          # decay's clock (section 11)
+                     " WHERE id = ?", (proj, last_id))          # decay's clock (section 18)
         same = [s for s, in conn.execute("SELECT session FROM mined_sessions WHERE project = ?"
                                           " ORDER BY last_id DESC LIMIT ?",
                                           (proj, _Corpus.SESSIONS_COMPARED))]

@@ -9,6 +9,7 @@ applied to OLD. Decorators may only gain @staticmethod; docstrings are compared 
 --method A.f=B.g   function f(store, ...) of A is now the method g(self, ...) of store class B:
                    `A.f(x, ...)` reads `x.g(...)`, its own `store` reads `self`
 --renamed A.x=B.x  an attribute reference that now names another home
+--attr A.f=A.g     method f of class A is now g, and every `<anything>.f` reads `.g`
 
 Exit 0 and a summary when everything matches; 1 and each difference otherwise.
 """
@@ -28,9 +29,10 @@ def pairs(values):
 class Normalise(ast.NodeTransformer):
     """OLD's tree as NEW should read it."""
 
-    def __init__(self, moved, methods, renamed):
+    def __init__(self, moved, methods, renamed, attrs=()):
         self.refs = {**moved, **renamed}
         self.methods = methods
+        self.attrs = {old[1]: new[1] for old, new in dict(attrs).items()}
 
     def visit_Call(self, node):
         self.generic_visit(node)
@@ -49,6 +51,8 @@ class Normalise(ast.NodeTransformer):
             if not cls:
                 return ast.Name(id=name, ctx=node.ctx)
             return ast.Attribute(value=ast.Name(id=cls, ctx=ast.Load()), attr=name, ctx=node.ctx)
+        if node.attr in self.attrs:
+            node.attr = self.attrs[node.attr]
         return node
 
 
@@ -113,18 +117,21 @@ def main(argv=None):
     ap.add_argument("--moved", action="append")
     ap.add_argument("--method", action="append")
     ap.add_argument("--renamed", action="append")
+    ap.add_argument("--attr", action="append")
     ap.add_argument("--bases", action="append", help="A=B: class A's bases are now (B)")
     ap.add_argument("--new-class", action="append", default=[],
                     help="a class NEW adds (its docstring and members are compared as moved)")
     a = ap.parse_args(argv)
     moved, methods, renamed = pairs(a.moved), pairs(a.method), pairs(a.renamed)
+    attrs = pairs(a.attr)
+    moved.update(attrs)
     old = ast.parse(open(a.old, encoding="utf-8").read())
     new = ast.parse(open(a.new, encoding="utf-8").read())
     for tree in (old, new):              # the module docstring holds the table of sections
         if tree.body and isinstance(tree.body[0], ast.Expr):
             del tree.body[0]
     old_inv = inventory(old)
-    norm = Normalise(moved, methods, renamed)
+    norm = Normalise({k: v for k, v in moved.items() if k not in attrs}, methods, renamed, attrs)
     mapped = {}
     for key, node in old_inv.items():
         home = key
