@@ -473,10 +473,10 @@ def _sha256():
     # CPython's built-in module (_sha256 before 3.12, _sha2 since): ~0.4 ms to import against
     # ~3 ms for hashlib (OpenSSL), paid by every hook; cached, as a failed import is not.
     try:
-        from _sha2 import sha256
+        from _sha2 import sha256                       # type: ignore[import-not-found]
     except ImportError:
         try:
-            from _sha256 import sha256
+            from _sha256 import sha256                 # type: ignore[import-not-found]
         except ImportError:
             from hashlib import sha256
     return sha256
@@ -636,7 +636,7 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
                     "source", "project", "promoted", "metadata"}
 
     @staticmethod
-    def statements(script):
+    def _statements(script):
         """Split a schema script into statements (SQLite's own test: a trigger body is one)."""
         out, buf = [], ""
         for line in script.strip().splitlines(keepends=True):
@@ -647,13 +647,13 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
         return out
 
     @staticmethod
-    def run(conn, script):
+    def _run(conn, script):
         """Execute a schema script inside the open transaction (executescript would commit)."""
-        for stmt in _Schema.statements(script):
+        for stmt in _Schema._statements(script):
             conn.execute(stmt)
 
     @staticmethod
-    def v1(conn):
+    def _v1(conn):
         """Create the tables, upgrading a seeds-era `instincts` table in place."""
         cols = {r[1] for r in conn.execute("PRAGMA table_info(instincts)")}
         if cols and not _Schema.SEED_COLUMNS <= cols:
@@ -666,7 +666,7 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
                              f" (it holds: {', '.join(sorted(other)[:5])})")
         if cols:
             conn.execute("ALTER TABLE instincts RENAME TO _instincts_seed")
-        _Schema.run(conn, _Schema.V1)
+        _Schema._run(conn, _Schema.V1)
         if cols:
             rows = conn.execute(
                 "SELECT pattern, category, confidence, first_seen, last_seen, source, project,"
@@ -685,13 +685,13 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
             conn.execute("DROP TABLE _instincts_seed")
 
     @staticmethod
-    def v2(conn):
+    def _v2(conn):
         """Full-text index over patterns, when this SQLite build has FTS5."""
-        if _Schema.has_fts5(conn):
-            _Schema.run(conn, _Schema.V2_FTS)
+        if _Schema._has_fts5(conn):
+            _Schema._run(conn, _Schema.V2_FTS)
 
     @staticmethod
-    def v3(conn):
+    def _v3(conn):
         """Insight and feedback (section 24): the bad-feedback quiet count, surfaced suggestions."""
         conn.execute("ALTER TABLE instincts ADD COLUMN quiet INTEGER NOT NULL DEFAULT 0")
         conn.execute("CREATE INDEX ix_events_surface ON events(ts) WHERE kind = 'surface'")
@@ -753,14 +753,14 @@ END;
 """
 
     @staticmethod
-    def v4(conn):
+    def _v4(conn):
         """Knowledge memories (section 19), their near-duplicate keys, FTS5 when available."""
-        _Schema.run(conn, _Schema.V4)
-        if _Schema.has_fts5(conn):
-            _Schema.run(conn, _Schema.V4_FTS)
+        _Schema._run(conn, _Schema.V4)
+        if _Schema._has_fts5(conn):
+            _Schema._run(conn, _Schema.V4_FTS)
 
     @staticmethod
-    def v5(conn):
+    def _v5(conn):
         """Learning from tool calls (sections 13, 15 and 21): per-session mining bookkeeping."""
         conn.execute("CREATE INDEX ix_events_session ON events(session, id) WHERE session != ''")
         conn.execute("CREATE TABLE mined (session TEXT NOT NULL, pattern TEXT NOT NULL,"
@@ -770,7 +770,7 @@ END;
                      " last_id INTEGER NOT NULL)")
 
     @staticmethod
-    def v6(conn):
+    def _v6(conn):
         """Sharing (sections 16 and 23)."""
 
     V7_SUGGEST_INDEX = """
@@ -804,12 +804,12 @@ END;
 """
 
     @staticmethod
-    def v7(conn):
+    def _v7(conn):
         """Lazy full-text indexing (`_Core._fts_sync`: an FTS5 insert per new pattern nearly
         doubled the cost of observe); a covering index for suggest's ranking."""
-        _Schema.run(conn, _Schema.V7_SUGGEST_INDEX)
+        _Schema._run(conn, _Schema.V7_SUGGEST_INDEX)
         if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'instincts_fts'").fetchone():
-            _Schema.run(conn, _Schema.V7_LAZY_FTS)
+            _Schema._run(conn, _Schema.V7_LAZY_FTS)
 
     V8_LAZY_EVENT_INDEX = """
 ALTER TABLE events ADD COLUMN pending INTEGER NOT NULL DEFAULT 0;
@@ -824,12 +824,12 @@ END;
 """
 
     @staticmethod
-    def v8(conn):
+    def _v8(conn):
         """Lazy pattern index for observe events (pending = 1), undone by v10."""
-        _Schema.run(conn, _Schema.V8_LAZY_EVENT_INDEX)
+        _Schema._run(conn, _Schema.V8_LAZY_EVENT_INDEX)
 
     @staticmethod
-    def v9(conn):
+    def _v9(conn):
         """Mining compares a project's sessions: mined_sessions knows each session's project."""
         conn.execute("ALTER TABLE mined_sessions ADD COLUMN project TEXT NOT NULL DEFAULT ''")
         conn.execute("UPDATE mined_sessions SET project = coalesce((SELECT e.project FROM events e"
@@ -841,7 +841,7 @@ END;
         conn.execute("INSERT INTO mining_state (seen_id) VALUES (0)")
 
     @staticmethod
-    def v10(conn):
+    def _v10(conn):
         """Undo v8: `pending` is dropped where SQLite can (3.35+), else left unused."""
         conn.execute("DROP TRIGGER IF EXISTS events_pending_ai")
         conn.execute("DROP TABLE IF EXISTS events_state")
@@ -852,7 +852,7 @@ END;
                      " WHERE pattern != ''")
 
     @staticmethod
-    def v11(conn):
+    def _v11(conn):
         """Captured calls become tab-separated `_Call` records; a mined session keeps its steps."""
         rows = conn.execute("SELECT id, data FROM events"
                             " WHERE kind IN ('tool', 'tool_fail')").fetchall()
@@ -868,7 +868,7 @@ END;
         conn.execute("ALTER TABLE mined_sessions ADD COLUMN steps TEXT NOT NULL DEFAULT ''")
 
     @staticmethod
-    def v12(conn):
+    def _v12(conn):
         """Staleness anchors (section 11): the files an instinct or a memory is about."""
         conn.execute("CREATE TABLE anchors (root TEXT NOT NULL, memory INTEGER NOT NULL DEFAULT 0,"
                      " pattern TEXT NOT NULL DEFAULT '', project TEXT NOT NULL DEFAULT '',"
@@ -879,7 +879,7 @@ END;
                      " DELETE FROM anchors WHERE memory = old.id; END")
 
     @staticmethod
-    def v13(conn):
+    def _v13(conn):
         """`forgotten`: forget's tombstones (hashes or a memory's key, never text) that learning
         respects; `projects`: the folder of each project fingerprint, noted when first seen."""
         conn.execute("CREATE TABLE forgotten (key TEXT PRIMARY KEY, ts TEXT NOT NULL)"
@@ -888,7 +888,7 @@ END;
                      " first_seen TEXT NOT NULL) WITHOUT ROWID")
 
     @staticmethod
-    def v14(conn):
+    def _v14(conn):
         """Hints (section 21): each item hinted or briefed in a session, shown or held back."""
         conn.execute("CREATE TABLE hints (session TEXT NOT NULL, pattern TEXT NOT NULL,"
                      " kind TEXT NOT NULL, project TEXT NOT NULL, ts TEXT NOT NULL,"
@@ -896,13 +896,13 @@ END;
                      " PRIMARY KEY (session, pattern, kind)) WITHOUT ROWID")
 
     @staticmethod
-    def v15(conn):
+    def _v15(conn):
         """`seen`: keyed hashes of unknown program words and correction-like prompts, with their
         first session; `word` names a program a second session used; row 'key': the store's key."""
         conn.execute("CREATE TABLE seen (hash TEXT PRIMARY KEY, session TEXT NOT NULL, word TEXT)")
 
     @staticmethod
-    def v16(conn):
+    def _v16(conn):
         """The key of `seen`'s hashes moves out of the database, into `<database>.key` (0600)."""
         row = conn.execute("SELECT word FROM seen WHERE hash = 'key'").fetchone()
         path = conn.execute("PRAGMA database_list").fetchone()[2] + ".key"
@@ -917,18 +917,18 @@ END;
             conn.execute("DELETE FROM seen WHERE hash = 'key'")
 
     @staticmethod
-    def v17(conn):
+    def _v17(conn):
         """Decay's clock (section 18): each project's days with sessions, past event pruning."""
         conn.execute("CREATE TABLE active_days (project TEXT NOT NULL, day TEXT NOT NULL,"
                      " PRIMARY KEY (project, day)) WITHOUT ROWID")
         conn.execute("INSERT OR IGNORE INTO active_days SELECT m.project, substr(e.ts, 1, 10)"
                      " FROM mined_sessions m JOIN events e ON e.id = m.last_id")
 
-    MIGRATIONS = (v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16,
-                  v17)
+    MIGRATIONS = (_v1, _v2, _v3, _v4, _v5, _v6, _v7, _v8, _v9, _v10, _v11, _v12, _v13, _v14,
+                  _v15, _v16, _v17)
 
     @staticmethod
-    def has_fts5(conn):
+    def _has_fts5(conn):
         try:
             conn.execute("CREATE VIRTUAL TABLE temp._fts5_probe USING fts5(x)")
             conn.execute("DROP TABLE temp._fts5_probe")
@@ -1420,7 +1420,7 @@ class _Out:
         if isinstance(result, str):
             return result.rstrip("\n")
         if isinstance(result, dict):          # --write: what was written where (section 16)
-            return _Out.render_write(result)
+            return _Out._render_write(result)
         return _dumps(result, indent=2)
 
     @staticmethod
@@ -1435,7 +1435,7 @@ class _Out:
         return "\n".join(out) + "\n"
 
     @staticmethod
-    def render_write(r):
+    def _render_write(r):
         where = (os.path.relpath(r["path"]) if not os.path.relpath(r["path"]).startswith("..")
                  else r["path"])
         drop = (f" ({_Out.count(r['dropped'], 'lower-confidence rule')}"
@@ -1487,7 +1487,7 @@ class Operation:
                                   " call")
         return int(num)
 
-    _OPT_OUTS = {}         # folder -> (time.monotonic(), its reason): a server stats once a second
+    _OPT_OUTS: dict = {}   # folder -> (time.monotonic(), its reason): a server stats once a second
 
     @staticmethod
     def _opted_out(store, project):
@@ -1604,7 +1604,7 @@ class Operation:
         return kwargs, offset, size
 
 
-OPERATIONS = {}      # name -> Operation, in definition order
+OPERATIONS: dict = {}  # name -> Operation, in definition order
 
 
 def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=False,
@@ -2319,7 +2319,7 @@ class _Mem:
 
     # --- seed 004's Markdown: front matter (name, description, metadata.type) + body --
     @staticmethod
-    def fm_quote(s):
+    def _fm_quote(s):
         """A front-matter value: plain when YAML reads it back unchanged, else double-quoted."""
         plain = (s and s == s.strip() and s[0] not in "-?:,[]{}#&*!|>'\"%@`" and ":" not in s
                  and " #" not in s and s.isprintable()
@@ -2332,7 +2332,7 @@ class _Mem:
         return _dumps(s)
 
     @staticmethod
-    def fm_unquote(raw, where):
+    def _fm_unquote(raw, where):
         s = raw.strip()
         if s[:1] == '"':
             try:
@@ -2347,7 +2347,7 @@ class _Mem:
         return s.partition(" #")[0].rstrip()
 
     @staticmethod
-    def fm_entries(lines, where):
+    def _fm_entries(lines, where):
         """Front-matter lines -> [(key, rest of its line, the more-indented lines under it)]."""
         out, i = [], 0
         while i < len(lines):
@@ -2386,16 +2386,16 @@ class _Mem:
         def one_line(key, rest, block):
             if block:
                 raise ValidationError(f"{where}: '{key}' must be a one-line value")
-            return _Mem.fm_unquote(rest, where)
-        for key, rest, block in _Mem.fm_entries(lines[1:end], where):
+            return _Mem._fm_unquote(rest, where)
+        for key, rest, block in _Mem._fm_entries(lines[1:end], where):
             if key == "metadata" and not rest.strip():
-                for k, r, b in _Mem.fm_entries(block, where):
+                for k, r, b in _Mem._fm_entries(block, where):
                     if k == "tags":
                         items = r.strip()
                         items = items[1:-1].split(",") if items[:1] == "[" and items[-1:] == "]" \
                             else items.split(",") if items \
                             else [x.strip()[1:] for x in b if x.strip().startswith("-")]
-                        m["tags"] = ",".join(_Mem.fm_unquote(x, where) for x in items if x.strip())
+                        m["tags"] = ",".join(_Mem._fm_unquote(x, where) for x in items if x.strip())
                     elif k == "data":
                         try:
                             m["data"] = _loads(r) if not b else None
@@ -2465,12 +2465,12 @@ class _Mem:
         md = _Mem.md(r["metadata"])
         extra = md.get("extra") or {}
         data = {k: v for k, v in r["metadata"].items() if k != "_md" or not md}
-        out = ["---", f"name: {_Mem.fm_quote(name)}", f"description: {_Mem.fm_quote(r['title'])}"]
+        out = ["---", f"name: {_Mem._fm_quote(name)}", f"description: {_Mem._fm_quote(r['title'])}"]
         out += [f"{k}:{v}" for k, v in extra.items() if not k.startswith("metadata.")]
         out += ["metadata:", f"  type: {r['type']}"]
         if r["tags"]:
             out.append(f"  tags: [{', '.join(r['tags'])}]")
-        out += [f"  {k}: {_Mem.fm_quote(r[k])}" for k in ("project", "source") if r[k]]
+        out += [f"  {k}: {_Mem._fm_quote(r[k])}" for k in ("project", "source") if r[k]]
         if r["confidence"] != 1:
             out.append(f"  confidence: {r['confidence']}")
         if data:
@@ -2550,7 +2550,7 @@ class _Anchors:
         return next((n for n in names if os.path.isfile(os.path.join(root, n))), None)
 
     @staticmethod
-    def git_blob(path):
+    def _git_blob(path):
         """(git blob id, size, mtime in ns) of a file, as `git hash-object` (no git process)."""
         import hashlib
         st = os.stat(path)                         # before the read: a later change shows
@@ -2569,7 +2569,7 @@ class _Anchors:
         raise ValidationError(f"{path} is not a file in the project {root}")
 
     @staticmethod
-    def key(root, item):
+    def _key(root, item):
         """(root fingerprint, memory id or 0, pattern, project) of an instinct or memory record."""
         ref = (0, item["pattern"], item["project"]) if "pattern" in item else (item["id"], "", "")
         return (_sha256_hex(root)[:12], *ref)
@@ -2581,13 +2581,13 @@ class _Anchors:
         """`item`'s anchors in `root`, and `paths` (relative to it), as the files are now: {path:
         (blob, size, mtime), None if gone or not a regular file}, unmoved ones (size, mtime) out."""
         known = {p: st for p, *st in conn.execute("SELECT path, size, mtime FROM anchors"
-                                                  + _Anchors.WHERE, _Anchors.key(root, item))}
+                                                  + _Anchors.WHERE, _Anchors._key(root, item))}
         out = {}
         for path in dict.fromkeys([*known, *paths]):
             try:
                 st = os.stat(os.path.join(root, path))
                 if known.get(path) != [st.st_size, st.st_mtime_ns]:
-                    out[path] = _Anchors.git_blob(os.path.join(root, path))
+                    out[path] = _Anchors._git_blob(os.path.join(root, path))
             except (OSError, ValueError):
                 out[path] = None
         return out
@@ -2596,7 +2596,7 @@ class _Anchors:
     def reanchor(conn, root, item, paths=(), looked=None):
         """Confirm `item` in the caller's write: its anchors take the files as `look` finds them
         now (or found them before the write: `looked`)."""
-        key = _Anchors.key(root, item)
+        key = _Anchors._key(root, item)
         looked = _Anchors.look(conn, root, item, paths) if looked is None else looked
         conn.executemany("INSERT OR REPLACE INTO anchors (root, memory, pattern, project, path,"
                          " blob, size, mtime) VALUES (?,?,?,?,?,?,?,?)",
@@ -2611,7 +2611,7 @@ class _Anchors:
         import stat
         want, seen = {}, {}
         for i, item in enumerate(items):
-            want.setdefault(_Anchors.key(root, item)[1:], []).append(i)
+            want.setdefault(_Anchors._key(root, item)[1:], []).append(i)
         out = [None] * len(items)
         for *ref, path, blob, size, mtime in conn.execute(
                 "SELECT memory, pattern, project, path, blob, size, mtime FROM anchors"
@@ -2623,7 +2623,7 @@ class _Anchors:
                     try:
                         st = os.stat(full)
                         same = (st.st_size, st.st_mtime_ns) == (size, mtime) or (
-                            stat.S_ISREG(st.st_mode) and _Anchors.git_blob(full)[0] == blob)
+                            stat.S_ISREG(st.st_mode) and _Anchors._git_blob(full)[0] == blob)
                         seen[k] = None if same else f"{path} changed"
                     except (OSError, ValueError):
                         seen[k] = f"{path} is gone"
@@ -2775,7 +2775,7 @@ class _Shell:
         return tok
 
     @staticmethod
-    def plain_subword(word):
+    def _plain_subword(word):
         """A subcommand word is kept only when it is a plain lowercase word, not text or a path."""
         v = word[1]
         if (word[3] or not 0 < len(v) <= 24 or not ("a" <= v[0] <= "z") or not v.isascii()
@@ -2785,7 +2785,7 @@ class _Shell:
         return "." not in v or v.rsplit(".", 1)[1] not in _Shell.FILE_SUFFIXES
 
     @staticmethod
-    def is_assignment(raw):
+    def _is_assignment(raw):
         """`NAME=value`, `NAME+=value`, `NAME[i]=value`, judged on the source text (with quotes)."""
         k = raw.find("=")
         if k <= 0:
@@ -2794,7 +2794,7 @@ class _Shell:
         return name.isascii() and name.isidentifier()
 
     @staticmethod
-    def program_name(word):
+    def _program_name(word):
         """The basename of a command word, without a Windows .exe/.cmd/.bat suffix."""
         value, raw = word[1], word[2]
         # `C:\Tools\node.exe`: a backslash in unquoted source text is a Windows path, not an escape.
@@ -2805,7 +2805,7 @@ class _Shell:
         return name
 
     @staticmethod
-    def skip_parens(s, i):
+    def _skip_parens(s, i):
         """From the '(' at s[i] to just past its matching ')' (plain counting, as in $(( )))."""
         depth, n = 0, len(s)
         while i < n:
@@ -2820,7 +2820,7 @@ class _Shell:
         return n
 
     @staticmethod
-    def quoted(s, i, depth, buf):
+    def _quoted(s, i, depth, buf):
         """The escape, quotes or expansion at s[i] (\\ ' " $ ` <( >( ): returns (end, flags);
         appends its text to buf, '$' for an expansion."""
         n, c, nxt = len(s), s[i], s[i + 1:i + 2]
@@ -2833,7 +2833,7 @@ class _Shell:
             buf.append(s[i + 1:j])
             return j + 1, 1
         if c == '"':
-            return _Shell.dquote(s, i + 1, depth, buf)
+            return _Shell._dquote(s, i + 1, depth, buf)
         if c == "`":
             j = i + 1
             while j < n and s[j] != "`":
@@ -2843,8 +2843,8 @@ class _Shell:
         if c in "<>" or nxt == "(":                    # $( ), <( ), >( ); $(( )) is arithmetic
             buf.append("$")
             if (c == "$" and s[i + 2:i + 3] == "(") or depth >= _Shell.SHAPE_MAX_DEPTH:
-                return _Shell.skip_parens(s, i + 1), 2
-            return _Shell.lex(s, i + 2, depth + 1, None), 2
+                return _Shell._skip_parens(s, i + 1), 2
+            return _Shell._lex(s, i + 2, depth + 1, None), 2
         if nxt == "{":
             buf.append("$")
             j = s.find("}", i + 2)
@@ -2856,12 +2856,12 @@ class _Shell:
             buf.append(s[i + 2:j])
             return j + 1, 1
         if nxt == '"':                                 # $"locale string"
-            return _Shell.dquote(s, i + 2, depth, buf)
+            return _Shell._dquote(s, i + 2, depth, buf)
         buf.append("$")
         return i + 1, 2
 
     @staticmethod
-    def dquote(s, i, depth, buf):
+    def _dquote(s, i, depth, buf):
         """A double-quoted string from s[i] (after the opening quote): returns (end, flags)."""
         n, flags = len(s), 1
         while i < n:
@@ -2875,7 +2875,7 @@ class _Shell:
                     buf.append(s[i:i + 2])
                 i += 2
             elif c == "$" or c == "`":
-                i, f = _Shell.quoted(s, i, depth, buf)
+                i, f = _Shell._quoted(s, i, depth, buf)
                 flags |= f
             else:
                 j = i + 1
@@ -2886,7 +2886,7 @@ class _Shell:
         return n, flags
 
     @staticmethod
-    def lex(s, i, depth, out):
+    def _lex(s, i, depth, out):
         """Tokens of shell text s from i into out: ('w', value, source, flags) and ('o', operator);
         flags 1 = quoted or escaped, 2 = holds an expansion. Redirection targets and heredoc bodies
         are dropped. At depth > 0 (in `$( )`) it returns just past the unmatched ')'."""
@@ -2943,7 +2943,7 @@ class _Shell:
             elif c in "\\'\"$`" or (c in "<>" and s[i + 1:i + 2] == "("):
                 if start < 0:
                     start = i
-                i, f = _Shell.quoted(s, i, depth, buf)
+                i, f = _Shell._quoted(s, i, depth, buf)
                 flags |= f
             elif c in "<>" or s.startswith("&>", i):  # a redirection: its target is no word
                 if c != "&" and start >= 0 and not flags and "".join(buf).isdigit():
@@ -2963,13 +2963,13 @@ class _Shell:
                 i += len(op)
             elif c == "(":
                 if start >= 0 and buf and buf[-1][-1:] in ("=", "@", "!", "+", "*", "?"):
-                    j = _Shell.skip_parens(s, i)       # `a=(x y)`, `@(x|y)`: part of a word
+                    j = _Shell._skip_parens(s, i)       # `a=(x y)`, `@(x|y)`: part of a word
                     buf.append(s[i:j])
                     i = j
                     continue
                 word_end(i)
                 if s[i + 1:i + 2] == "(":              # (( arithmetic )), for (( ; ; ))
-                    i = _Shell.skip_parens(s, i)
+                    i = _Shell._skip_parens(s, i)
                     ops.append(("o", "(("))
                     continue
                 parens += 1
@@ -2986,7 +2986,7 @@ class _Shell:
         return n
 
     @staticmethod
-    def first_word(words, j, key):
+    def _first_word(words, j, key):
         """Index of the first word from j that is not an option, an option's value or VAR=value."""
         opts = _Shell.VALUE_OPTIONS.get(key, ())
         n = len(words)
@@ -3001,50 +3001,51 @@ class _Shell:
                     j += 1
                 elif v in _Shell.NUMERIC_OPTIONS and j < n and words[j][1].isdigit():
                     j += 1
-            elif (v[:1] == "+" and key in ("cargo", "rustup")) or _Shell.is_assignment(words[j][2]):
+            elif (v[:1] == "+" and key in ("cargo", "rustup")
+                  or _Shell._is_assignment(words[j][2])):
                 j += 1                         # `cargo +nightly build`, `make CC=clang test`
             else:
                 return j
         return n
 
     @staticmethod
-    def wrapped(prefix, words, j, depth):
+    def _wrapped(prefix, words, j, depth):
         """`uv run` + the shape of the command it runs, or the runner alone."""
-        inner = _Shell.words_shapes(words, j, depth + 1) if depth < _Shell.SHAPE_MAX_DEPTH else []
+        inner = _Shell._words_shapes(words, j, depth + 1) if depth < _Shell.SHAPE_MAX_DEPTH else []
         shaped = [f"{prefix} {s}" for s in inner if s != "?"]
-        if not shaped and j < len(words) and _Shell.plain_subword(words[j]):
+        if not shaped and j < len(words) and _Shell._plain_subword(words[j]):
             shaped = [f"{prefix} {words[j][1]}"]       # a script: `pdm run test`, `hatch run a:b`
         return shaped or [prefix]
 
     @staticmethod
-    def program_shape(key, words, j, depth):
+    def _program_shape(key, words, j, depth):
         """The shape of known program `key` whose arguments start at words[j]."""
         verbs = _Shell.RUN_WRAPPERS.get(key, ())
-        k = _Shell.first_word(words, j, key)
+        k = _Shell._first_word(words, j, key)
         if verbs == ("",):
-            return _Shell.wrapped(key, words, k, depth)
-        if k >= len(words) or not _Shell.plain_subword(words[k]):
+            return _Shell._wrapped(key, words, k, depth)
+        if k >= len(words) or not _Shell._plain_subword(words[k]):
             return [key]
         sub = words[k][1]
         if sub in verbs:
-            return _Shell.wrapped(f"{key} {sub}", words, _Shell.first_word(words, k + 1, key),
+            return _Shell._wrapped(f"{key} {sub}", words, _Shell._first_word(words, k + 1, key),
                                   depth)
         second = _Shell.SECOND_WORDS.get(key, ())
         if second == "*" or sub in second:
-            k = _Shell.first_word(words, k + 1, key)
-            if k < len(words) and _Shell.plain_subword(words[k]):
+            k = _Shell._first_word(words, k + 1, key)
+            if k < len(words) and _Shell._plain_subword(words[k]):
                 return [f"{key} {sub} {words[k][1]}"]
         return [f"{key} {sub}"]
 
     @staticmethod
-    def words_shapes(words, i, depth):
+    def _words_shapes(words, i, depth):
         """The shapes of one simple command (its words from i): [] when it runs nothing."""
         n = len(words)
         while i < n:                                   # drop VAR=value and prefixes (sudo, env...)
-            if _Shell.is_assignment(words[i][2]):
+            if _Shell._is_assignment(words[i][2]):
                 i += 1
                 continue
-            name = _Shell.program_name(words[i])
+            name = _Shell._program_name(words[i])
             spec = None if words[i][3] & 2 else _Shell.PREFIXES.get(name)
             if spec is None:
                 break
@@ -3082,7 +3083,7 @@ class _Shell:
                 elif opt[1] != "-" and "c" in opt:
                     script = True
             if script and j < n and depth < _Shell.SHAPE_MAX_DEPTH:
-                return _Shell.shapes(words[j][1], depth + 1)
+                return _Shell._shapes(words[j][1], depth + 1)
             return [key]
         if key in ("pwsh", "powershell"):              # `pwsh -NoProfile -Command "script"`
             j = i + 1
@@ -3090,7 +3091,7 @@ class _Shell:
                 opt = words[j][1].lower()
                 j += 1
                 if opt in ("-c", "-command") and j < n and depth < _Shell.SHAPE_MAX_DEPTH:
-                    return _Shell.shapes(words[j][1], depth + 1)
+                    return _Shell._shapes(words[j][1], depth + 1)
                 if opt in ("-file", "-f"):
                     break
                 if opt in ("-executionpolicy", "-ep", "-windowstyle", "-outputformat",
@@ -3114,24 +3115,24 @@ class _Shell:
                         return ["python -m"]
                     if module.lower() in _Shell.SUBCOMMAND_PROGRAMS:
                         return ["python -m " + s
-                                for s in _Shell.program_shape(module.lower(), words, j, depth)]
+                                for s in _Shell._program_shape(module.lower(), words, j, depth)]
                     return ["python -m " + module]
             key, name, i = "python", "python", j - 1
         if (key in ("python", "php") and i + 1 < n       # `python manage.py test`, `php artisan x`
-                and (tool := _Shell.program_name(words[i + 1])) in _Shell.SCRIPT_TOOLS):
-            return [f"{key} {s}" for s in _Shell.program_shape(tool, words, i + 2, depth)]
+                and (tool := _Shell._program_name(words[i + 1])) in _Shell.SCRIPT_TOOLS):
+            return [f"{key} {s}" for s in _Shell._program_shape(tool, words, i + 2, depth)]
         if key in _Shell.SUBCOMMAND_PROGRAMS or key in _Shell.RUN_WRAPPERS:
-            return _Shell.program_shape(key, words, i + 1, depth)
-        k = n if key in _Shell.OPERAND_PROGRAMS else _Shell.first_word(words, i + 1, key)
+            return _Shell._program_shape(key, words, i + 1, depth)
+        k = n if key in _Shell.OPERAND_PROGRAMS else _Shell._first_word(words, i + 1, key)
         if k < n and not words[k][3] and (words[k][1] in _Shell.SUBCOMMAND_PROGRAMS
                                           or words[k][1] in _Shell.RUN_WRAPPERS):
-            return _Shell.wrapped(name, words, k, depth)   # a tool in front of one: `rtk git log`
-        if k < n and _Shell.plain_subword(words[k]) and words[k][1] in _Shell.COMMON_SUBCOMMANDS:
+            return _Shell._wrapped(name, words, k, depth)   # a tool in front of one: `rtk git log`
+        if k < n and _Shell._plain_subword(words[k]) and words[k][1] in _Shell.COMMON_SUBCOMMANDS:
             return [f"{name} {words[k][1]}"]
         return [name]
 
     @staticmethod
-    def parse_shapes(toks, depth):
+    def _parse_shapes(toks, depth):
         """The shapes of the simple commands in a token list, in order."""
         out, cur, skip, cases, t, n = [], [], "", 0, 0, len(toks)
         while t < n and len(out) < _Shell.SHAPE_MAX_SHAPES:
@@ -3147,7 +3148,7 @@ class _Shell:
                     cur, t = [], t + 1                 # `name() { ...; }` defines a function
                     continue
                 if cur:
-                    out.extend(_Shell.words_shapes(cur, 0, depth))
+                    out.extend(_Shell._words_shapes(cur, 0, depth))
                     cur = []
                 if op in (";;", ";&", ";;&") and cases:
                     skip = "pattern"
@@ -3173,26 +3174,26 @@ class _Shell:
                     continue
             cur.append(tok)
         if cur and len(out) < _Shell.SHAPE_MAX_SHAPES:
-            out.extend(_Shell.words_shapes(cur, 0, depth))
+            out.extend(_Shell._words_shapes(cur, 0, depth))
         return out
 
     @staticmethod
-    def shapes(command, depth):
+    def _shapes(command, depth):
         """The shapes of a shell string or of an argv (Codex's ["bash", "-lc", script])."""
         if isinstance(command, (list, tuple)):
-            return _Shell.words_shapes([("w", str(a), str(a), 0) for a in command[:256]], 0, depth)
+            return _Shell._words_shapes([("w", str(a), str(a), 0) for a in command[:256]], 0, depth)
         if not isinstance(command, str):
             return []
         toks = []
-        _Shell.lex(command[:_Shell.SHAPE_MAX_INPUT], 0, 0, toks)
-        return _Shell.parse_shapes(toks, depth)
+        _Shell._lex(command[:_Shell.SHAPE_MAX_INPUT], 0, 0, toks)
+        return _Shell._parse_shapes(toks, depth)
 
     @staticmethod
     def command_shapes(command):
         """Each simple command's shape, in execution order: 'cd a && FOO=1 uv run pytest -q | tee x'
         -> ['uv run pytest', 'tee']. A shell string or an argv list; never argument values."""
         try:
-            return _Shell.shapes(command, 0)[:_Shell.SHAPE_MAX_SHAPES]
+            return _Shell._shapes(command, 0)[:_Shell.SHAPE_MAX_SHAPES]
         except Exception:                              # a reader bug must never break capture
             return ["?"]
 
@@ -3447,10 +3448,10 @@ class _Call:
         it. A pasted password (command not found) stays a hash however often it recurs."""
         if self.tool not in self.SHELLS:
             return self
-        shapes = list(map(_Call.program_words, self.cmds))
+        shapes = list(map(_Call._program_words, self.cmds))
         plain, said = ran or (False, "")
         last = shapes[-1][0][shapes[-1][1][-1]] if plain and shapes else None
-        known = _Call.known_words()
+        known = _Call._known_words()
         found = {words[i]: "" for words, at in shapes for i in at
                  if words[i] not in known and not words[i].startswith("#")}
         if not found:
@@ -3464,7 +3465,7 @@ class _Call:
             if first is None:
                 _Call.seen_add(conn, h, session)
             if (word is None and first not in (None, session)   # a second session, a real name
-                    and (w == last or _Call.real(w, cwd) or said and not (
+                    and (w == last or _Call._real(w, cwd) or said and not (
                         w in said and any(m in said for m in _Call.MISSING)))):
                 conn.execute("UPDATE seen SET word = ? WHERE hash = ?", (w, h))
                 conn.execute("UPDATE events SET data = replace(data, ?, ?) WHERE instr(data, ?)"
@@ -3534,7 +3535,7 @@ class _Call:
 
     @staticmethod
     @functools.lru_cache(maxsize=1)
-    def known_words():
+    def _known_words():
         """Program words kept as text at once: those the shape reader or mining knows by name."""
         return frozenset().union(
             _Shell.SUBCOMMAND_PROGRAMS, _Shell.RUN_WRAPPERS, _Shell.OPERAND_PROGRAMS, _Shell.SHELLS,
@@ -3544,7 +3545,7 @@ class _Call:
             *(progs.split() for progs in _Call.TOOLCHAIN_FILES.values()))
 
     @staticmethod
-    def program_words(shape):
+    def _program_words(shape):
         """A command shape -> (its words, the indexes of those that name a program): the first,
         the one a runner runs (`uv run X`, `npx X`, `uv run npx X`) and `python -m X`'s module."""
         words, at, i = shape.split(" "), [], 0
@@ -3579,7 +3580,7 @@ class _Call:
         return (resp if isinstance(resp, str) else _dumps(resp) if resp else "")[:4000]
 
     @staticmethod
-    def real(word, cwd):
+    def _real(word, cwd):
         """Whether a program word names something real: a program on the PATH, a file in `cwd`."""
         if not word or os.sep in word or word in (".", ".."):
             return False
@@ -3650,12 +3651,12 @@ class _Transcripts:
     CODEX_SHELLS = {"shell", "container.exec", "shell_command", "exec_command", "local_shell"}
 
     @staticmethod
-    def ts(value):
+    def _ts(value):
         """'2026-02-10T21:11:52.438Z' -> epoch seconds, or None."""
         return _parse_iso(value) if isinstance(value, str) and len(value) >= 19 else None
 
     @staticmethod
-    def lines(path, stats, needle=None):
+    def _lines(path, stats, needle=None):
         """The JSON objects of a JSONL file; bad or oversized lines are counted in
         stats['bad_lines'] and skipped, lines without `needle` (bytes) not even parsed."""
         import json
@@ -3711,22 +3712,22 @@ class _Transcripts:
         """(client, first timestamp) of a transcript from its first lines, else (None, None)."""
         import itertools
         probe = {"bad_lines": 0}
-        for obj in itertools.islice(_Transcripts.lines(path, probe), 20):
+        for obj in itertools.islice(_Transcripts._lines(path, probe), 20):
             if "projectHash" in obj:
-                return "gemini-cli", _Transcripts.ts(obj.get("startTime"))
+                return "gemini-cli", _Transcripts._ts(obj.get("startTime"))
             if str(obj.get("type")).startswith("session.") and isinstance(obj.get("data"), dict):
-                return "copilot-cli", _Transcripts.ts(obj.get("timestamp"))
+                return "copilot-cli", _Transcripts._ts(obj.get("timestamp"))
             if "role" in obj and isinstance(obj.get("message"), dict):
-                return "cursor", _Transcripts.ts(obj.get("timestamp"))
+                return "cursor", _Transcripts._ts(obj.get("timestamp"))
             if obj.get("type") in ("session_meta", "response_item", "turn_context", "event_msg") \
                     and isinstance(obj.get("payload"), dict):
-                return "codex", _Transcripts.ts(obj.get("timestamp"))
+                return "codex", _Transcripts._ts(obj.get("timestamp"))
             if "sessionId" in obj or obj.get("type") in ("user", "assistant"):
-                return "claude-code", _Transcripts.ts(obj.get("timestamp"))
+                return "claude-code", _Transcripts._ts(obj.get("timestamp"))
         return None, None
 
     @staticmethod
-    def block_text(content):
+    def _block_text(content):
         """First text of a tool_result's content (a string or a list of blocks), capped."""
         if isinstance(content, list):
             content = next((b.get("text") for b in content if isinstance(b, dict)
@@ -3740,7 +3741,7 @@ class _Transcripts:
         copied from a resumed session, or calls that fired no hook."""
         stem = os.path.splitext(os.path.basename(path))[0]
         pending, calls, seen_ids = {}, [], {}
-        for obj in _Transcripts.lines(path, stats, b'"tool_use'):
+        for obj in _Transcripts._lines(path, stats, b'"tool_use'):
             msg = obj.get("message")
             content = msg.get("content") if isinstance(msg, dict) else None
             if not isinstance(content, list):
@@ -3764,7 +3765,7 @@ class _Transcripts:
                         continue
                     name, tinput, use_line, use_sid = use
                     failed = block.get("is_error") is True
-                    text = _Transcripts.block_text(block.get("content")) if failed else ""
+                    text = _Transcripts._block_text(block.get("content")) if failed else ""
                     if text.startswith(_Transcripts.CLAUDE_NO_HOOK) or "<tool_use_error>" in text:
                         continue
                     cwd = obj.get("cwd") if isinstance(obj.get("cwd"), str) else use_line.get("cwd")
@@ -3782,13 +3783,13 @@ class _Transcripts:
                         resp = obj.get("toolUseResult")
                         payload["tool_response"] = resp if isinstance(resp, dict) else {}
                     calls.append((payload, failed,
-                                  _Transcripts.ts(obj.get("timestamp"))
-                                  or _Transcripts.ts(use_line.get("timestamp"))))
+                                  _Transcripts._ts(obj.get("timestamp"))
+                                  or _Transcripts._ts(use_line.get("timestamp"))))
         session = stem if stem in seen_ids else max(seen_ids, key=seen_ids.get, default="")
         return session, [c for c in calls if c[0]["session_id"] == session]
 
     @staticmethod
-    def codex_exit(output):
+    def _codex_exit(output):
         """A Codex tool output -> its exit code (None when it does not say): JSON metadata's
         exit_code, or the text 'Exit code: N' / 'Process exited with code N'."""
         if isinstance(output, dict):
@@ -3846,14 +3847,14 @@ class _Transcripts:
             if kind is None or item.get("call_id") != uid:
                 continue
             code = item.get("exit_code") if kind in ("exec_command_end", "item_completed") else (
-                _Transcripts.codex_exit(item.get("output"))
+                _Transcripts._codex_exit(item.get("output"))
                 if kind in ("function_call_output", "custom_tool_call_output") else None)
             if isinstance(code, int):
                 return code
         return None
 
     @staticmethod
-    def codex_shell_text(command):
+    def _codex_shell_text(command):
         if isinstance(command, list):
             parts = [str(t) for t in command]
             if len(parts) >= 3 and parts[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") \
@@ -3869,7 +3870,7 @@ class _Transcripts:
         apply_patch and MCP tools with their outputs, failed by exit code (its event or text)."""
         meta, cwd, model, turn = {}, "", "", ""
         calls, by_id, codes = [], {}, {}
-        for obj in _Transcripts.lines(path, stats):
+        for obj in _Transcripts._lines(path, stats):
             kind, item = obj.get("type"), obj.get("payload")
             if not isinstance(item, dict):
                 continue
@@ -3909,7 +3910,7 @@ class _Transcripts:
                 workdir = None
                 if name in _Transcripts.CODEX_SHELLS:
                     args = args if isinstance(args, dict) else {}
-                    text = _Transcripts.codex_shell_text(args.get("command", args.get("cmd")))
+                    text = _Transcripts._codex_shell_text(args.get("command", args.get("cmd")))
                     tool, tinput = "Bash", {"command": text}
                     workdir = args.get("workdir") or args.get("working_directory")
                 elif name == "apply_patch":
@@ -3930,8 +3931,8 @@ class _Transcripts:
                 payload = {"session_id": "", "turn_id": turn or "replayed", "transcript_path": path,
                            "cwd": workdir or cwd, "hook_event_name": "PostToolUse", "model": model,
                            "tool_name": tool, "tool_input": tinput, "tool_use_id": call_id}
-                calls.append((payload, _Transcripts.codex_exit(item.get("output")),
-                              _Transcripts.ts(obj.get("timestamp"))))
+                calls.append((payload, _Transcripts._codex_exit(item.get("output")),
+                              _Transcripts._ts(obj.get("timestamp"))))
         src = meta.get("source")
         if isinstance(src, dict) and "subagent" in src:
             stats["sidechain_calls"] += len(calls)
@@ -3943,14 +3944,14 @@ class _Transcripts:
                          for p, code, ts in calls]
 
     @staticmethod
-    def call(client, session, cwd, tool, tinput, uid, path):
+    def _call(client, session, cwd, tool, tinput, uid, path):
         """A replayed call as its live hook's payload (Claude Code's shape, as capture reads)."""
         return {"client": client, "session_id": session, "cwd": cwd, "tool_name": tool,
                 "tool_input": tinput if isinstance(tinput, dict) else {}, "tool_use_id": uid,
                 "hook_event_name": "PostToolUse", "transcript_path": path}
 
     @staticmethod
-    def slug_root(slug, d=os.sep):
+    def _slug_root(slug, d=os.sep):
         """The folder under `d` a client's slug names ('home-me-work-shop'), else None."""
         def norm(x):
             return "".join(c if c.isalnum() else "-" for c in x).strip("-")
@@ -3960,7 +3961,7 @@ class _Transcripts:
         except OSError:
             return None
         for n in (n for n in names if norm(n) and (rest + "-").startswith(norm(n) + "-")):
-            found = _Transcripts.slug_root(rest[len(norm(n)) + 1:], os.path.join(d, n))
+            found = _Transcripts._slug_root(rest[len(norm(n)) + 1:], os.path.join(d, n))
             if found:
                 return found
         return d if not rest and d != os.sep and os.path.isdir(d) else None
@@ -3973,7 +3974,7 @@ class _Transcripts:
             whole = _loads(_read_regular(path, _Transcripts.MAX_LINE).decode("utf-8", "replace"))
             objs = [whole] if isinstance(whole, dict) else []
         except (ValueError, RecursionError):
-            objs = list(_Transcripts.lines(path, stats))
+            objs = list(_Transcripts._lines(path, stats))
         meta, msgs = {}, {}
         for obj in objs:
             meta = meta or (obj if "projectHash" in obj else {})
@@ -4001,9 +4002,9 @@ class _Transcripts:
                         and c.get("status") in ("success", "error"):
                     name = c["name"] if "__" not in c["name"].strip("_") or c["name"].startswith(
                         "mcp__") else "mcp__" + c["name"]
-                    calls.append((_Transcripts.call("gemini-cli", sid, root, name, c.get("args"),
+                    calls.append((_Transcripts._call("gemini-cli", sid, root, name, c.get("args"),
                                                     c.get("id"), path), c["status"] == "error",
-                                  _Transcripts.ts(c.get("timestamp") or m.get("timestamp"))))
+                                  _Transcripts._ts(c.get("timestamp") or m.get("timestamp"))))
         return sid, calls
 
     @staticmethod
@@ -4011,7 +4012,7 @@ class _Transcripts:
         """A Copilot CLI events.jsonl -> (session id, [(payload, failed, ts)]): each tool
         execution of the main agent (a subagent's have a parent call), failed unless success."""
         sid, cwd, started, calls = "", None, {}, []
-        for obj in _Transcripts.lines(path, stats):
+        for obj in _Transcripts._lines(path, stats):
             d, kind = obj.get("data"), obj.get("type")
             if not isinstance(d, dict):
                 continue
@@ -4025,9 +4026,9 @@ class _Transcripts:
                 if s.get("parentToolCallId") or d.get("parentToolCallId"):
                     stats["sidechain_calls"] += 1
                     continue
-                calls.append((_Transcripts.call("copilot-cli", sid, cwd, s["toolName"],
+                calls.append((_Transcripts._call("copilot-cli", sid, cwd, s["toolName"],
                                                 s.get("arguments"), d["toolCallId"], path),
-                              d.get("success") is not True, _Transcripts.ts(obj.get("timestamp"))))
+                              d.get("success") is not True, _Transcripts._ts(obj.get("timestamp"))))
         return sid, calls
 
     @staticmethod
@@ -4035,17 +4036,17 @@ class _Transcripts:
         """A Cursor agent transcript -> (session id (its file), [(payload, failed, ts)]): the
         tool_use blocks, failed by their tool_result; its folder from the project's slug."""
         sid = os.path.splitext(os.path.basename(path))[0]
-        cwd = _Transcripts.slug_root(os.path.basename(os.path.dirname(os.path.dirname(
+        cwd = _Transcripts._slug_root(os.path.basename(os.path.dirname(os.path.dirname(
             os.path.dirname(path)))))
         when, calls, at = os.path.getmtime(path), [], {}
-        for obj in _Transcripts.lines(path, stats, b'"tool_'):
+        for obj in _Transcripts._lines(path, stats, b'"tool_'):
             msg = obj.get("message")
             for b in msg.get("content", []) if isinstance(msg, dict) else []:
                 if isinstance(b, dict) and b.get("type") == "tool_use":
                     at[b.get("id")] = len(calls)
-                    calls.append((_Transcripts.call("cursor", sid, cwd, b.get("name"),
+                    calls.append((_Transcripts._call("cursor", sid, cwd, b.get("name"),
                                                     b.get("input"), b.get("id"), path), False,
-                                  _Transcripts.ts(obj.get("timestamp")) or when))
+                                  _Transcripts._ts(obj.get("timestamp")) or when))
                 elif isinstance(b, dict) and b.get("type") == "tool_result" \
                         and b.get("is_error") is True and b.get("tool_use_id") in at:
                     i = at[b["tool_use_id"]]
@@ -4146,20 +4147,20 @@ class _Corpus:
                 self.held[g] = [have & ~bit for have in self.held[g]]
                 if not self.held[g][1]:
                     del self.held[g]
-            steps = _Corpus.steps_of(calls)
+            steps = _Corpus._steps_of(calls)
             col = tuple(k for k, _ in groupby(st for st, _ in steps))      # repeats collapsed
             freq, n = Counter(col), len(col)
             rest = {t: 1.0 / max(1, n - c) for t, c in freq.items()}   # 1 / steps unlike t
-            runs, gapped, _ = self.grams[session] = _Corpus.ngrams(col)
+            runs, gapped, _ = self.grams[session] = _Corpus._ngrams(col)
             self.calls[session], self.stats[session] = calls, (col, n, freq, rest, {})
             shell = {st for c in map(_Call.read, (d for _, d in calls))
                      if c.tool in _Call.SHELLS for st in c.steps()}
-            self.items[session] = ({_Corpus.command_pattern(st, st in shell) for st in col
+            self.items[session] = ({_Corpus._command_pattern(st, st in shell) for st in col
                                     if st != _Call.EDIT_STEP and st not in _Corpus.BARE}
                                    | {"pref:tool:" + st.partition("(")[0] for st in col
                                       if "(" in st and st not in shell}   # any skill, subagent
-                                   | _Corpus.combos(calls))
-            self.fixes[session] = _Corpus.fixes_in(steps)
+                                   | _Corpus._combos(calls))
+            self.fixes[session] = _Corpus._fixes_in(steps)
             for i, grams in ((1, gapped), (0, runs), (1, runs)):
                 for g in grams:
                     self.held.setdefault(g, [0, 0])[i] |= bit
@@ -4180,7 +4181,7 @@ class _Corpus:
         return None
 
     @staticmethod
-    def steps_of(rows):
+    def _steps_of(rows):
         """A session's [(kind, data)] -> [(step, ok)]; a failed call failed at its last step."""
         out = []
         for kind, data in rows:
@@ -4191,13 +4192,13 @@ class _Corpus:
         return out
 
     @staticmethod
-    def periodic(g):
+    def _periodic(g):
         """More than one cycle of a shorter loop (a->b->a->b; a->b->a says it)."""
         return any(all(g[i] == g[i % p] for i in range(len(g))) and len(g) > p + 1
                    for p in range(1, len(g)))
 
     @staticmethod
-    def ngrams(col):
+    def _ngrams(col):
         """The 2-5 step runs of `col` -> (contiguous ones, ones with one extra step inside, the
         workflow candidates of both: from a command to a command, no loop restated)."""
         runs, gapped = set(), set()
@@ -4211,10 +4212,10 @@ class _Corpus:
                         if g[j - 1] != g[j]:
                             gapped.add(g)
         return runs, gapped, {g for g in runs | gapped if g[0] != _Call.EDIT_STEP != g[-1]
-                              and not _Corpus.periodic(g) and len(set(g)) > 1}
+                              and not _Corpus._periodic(g) and len(set(g)) > 1}
 
     @staticmethod
-    def chance_sessions(g, stats, gapped):
+    def _chance_sessions(g, stats, gapped):
         """Sessions expected to hold `g` by chance (each one's collapsed steps shuffled), summed in
         order. `gapped`: as a run or with one step inside (n placements, not 1). Each session's
         share is kept with its stats (`known`: it does not change)."""
@@ -4232,7 +4233,7 @@ class _Corpus:
 
     @staticmethod
     @functools.lru_cache(maxsize=None)
-    def chance_limit(k):
+    def _chance_limit(k):
         """The largest chance expectation under which k holders still count (bisection): P(at
         least k sessions hold it by chance), Poisson with that expectation, under CHANCE_P."""
         import math
@@ -4247,7 +4248,7 @@ class _Corpus:
         return lo
 
     @staticmethod
-    def fixes_in(steps):
+    def _fixes_in(steps):
         """One session's fixes -> ({(A, B)}, {A}): A failed, then passed within 10 steps, B the
         step before that run; the second set: every A that failed then passed (B or not)."""
         pairs, passed = set(), set()
@@ -4264,7 +4265,7 @@ class _Corpus:
         return pairs, passed
 
     @staticmethod
-    def combos(calls):
+    def _combos(calls):
         """combo:a+b - two to four different command shapes chained in one shell call."""
         found = set()
         for _, data in calls:
@@ -4274,7 +4275,7 @@ class _Corpus:
         return found
 
     @staticmethod
-    def command_pattern(step, shell):
+    def _command_pattern(step, shell):
         """A habit step -> 'pref:test=mix test' (one per role), else 'pref:command:just verify' or
         'pref:tool:Task(Explore)' (any number)."""
         role = _Corpus.command_role(step) if shell else None
@@ -4313,7 +4314,7 @@ class _Corpus:
                     expected += min(1.0, freq.get(b, 0) / max(1, n))
                     have += [s] * fixed
             if len(have) >= 2 and (elsewhere < len(have)
-                                   or expected <= _Corpus.chance_limit(len(have))):
+                                   or expected <= _Corpus._chance_limit(len(have))):
                 out[f"fix:{a} by {b}"] = have
         return out
 
@@ -4343,22 +4344,22 @@ class _Corpus:
             if any(len(h) > len(g) and n_run[h] >= n_loose[g] and _Corpus.subsequence(g, h)
                    and reading(h) is not None for h in n_run):
                 return None
-            return next((gap for gap, k in tried[g] if _Corpus.chance_sessions(g, stats, gap)
-                         <= _Corpus.chance_limit(k)), None)
+            return next((gap for gap, k in tried[g] if _Corpus._chance_sessions(g, stats, gap)
+                         <= _Corpus._chance_limit(k)), None)
         # each family's best: most holders, longest, most learned (equal variants do not take
         # turns), most held as a run; a candidate a better one's family holds is not tried
         for _, tie in groupby(sorted((-k, -len(g), g, gap) for g, r in tried.items()
                                      for gap, k in r), key=lambda t: t[:2]):
-            tie = [t for t in tie if not any(_Corpus.same_family(t[2], h) for h in best)]
+            tie = [t for t in tie if not any(_Corpus._same_family(t[2], h) for h in best)]
             for _, _, g, gap in sorted(tie, key=lambda t: (-known(t[2]), -n_run[t[2]], t[2])):
-                if not any(_Corpus.same_family(g, h) for h in best) and reading(g) == gap:
+                if not any(_Corpus._same_family(g, h) for h in best) and reading(g) == gap:
                     best.append(g)
         return {"seq:" + "->".join(g): [s for s in ids if corpus.bit[s] & mask]
                 for g in best for mask in [corpus.held[g][reading(g)]]}
 
     @staticmethod
     @functools.lru_cache(maxsize=1 << 16)
-    def same_family(g, h):
+    def _same_family(g, h):
         """One ritual told twice: in order, they share all steps of the shorter but one (2+)."""
         if len(g) > len(h):
             g, h = h, g
@@ -4426,7 +4427,7 @@ class _Presenter:
                 return f"{_Corpus.ROLE_TITLES[key]}: {code(value)}"
             return f"Preference: {key} = {value}" if eq else f"Preference: {body}"
         if colon and head == "seq":
-            steps = _Presenter.line_steps(r)
+            steps = _Presenter._line_steps(r)
             shown = ["edit the code" if s == _Call.EDIT_STEP else code(s) for s in steps]
             label = next((label for last, label in (("git commit", "Before committing"),
                                                     ("git push", "Before pushing"))
@@ -4535,7 +4536,7 @@ class _Presenter:
                 named |= set(steps)
                 for x in [x for x in out if x["pattern"].startswith("seq:")] * (
                         len(steps) == 1 and rank(r) >= 1):      # where its sessions run it
-                    have = _Presenter.line_steps(x)
+                    have = _Presenter._line_steps(x)
                     k, i = max((held(have[:i] + steps + have[i:]), -i)    # within or after it
                                for i in range(1, len(have) + 1))  # (ties: the earliest place)
                     if 2 * k > held(have) > 0:
@@ -4554,7 +4555,7 @@ class _Presenter:
         return sorted(out, key=order)
 
     @staticmethod
-    def line_steps(r):
+    def _line_steps(r):
         """The steps one line names in order: a routine's with those that joined it ('line')."""
         return list(r.get("line") or _Presenter.item_steps(r["pattern"]))
 
@@ -4572,12 +4573,12 @@ class _Lint:
                     "python3 -m ", "npx ", "bunx ", "pnpm exec ", "bundle exec ")
 
     @staticmethod
-    def bare_command(shape):
+    def _bare_command(shape):
         """'uv run pytest' -> 'pytest': the command without a runner in front."""
         return next((shape[len(p):] for p in _Lint.RUN_PREFIXES if shape.startswith(p)), shape)
 
     @staticmethod
-    def prose_mentions(line):
+    def _prose_mentions(line):
         """Commands (in `code`) and tool names (after use/prefer/always, or negated) of one prose
         line -> [(shape, negated)]: 'Use `pnpm`, not `npm`' -> [('pnpm', False), ('npm', True)]."""
         import re
@@ -4596,7 +4597,7 @@ class _Lint:
         return out
 
     @staticmethod
-    def written_lines(root):
+    def _written_lines(root):
         """The lines of `root`'s rules files outside instinct's block and files -> [(file, line no,
         text, paragraph no, [(command shape, negated)])]: `code` in prose, lines of shell blocks."""
         import glob
@@ -4622,21 +4623,21 @@ class _Lint:
                         para += 1
                         fence = (m.group(2).lower() if fence is None else None) if m else fence
                     elif fence is None:
-                        out.append((rel, n, bare, para, _Lint.prose_mentions(bare)))
+                        out.append((rel, n, bare, para, _Lint._prose_mentions(bare)))
                     elif fence in _Lint.SHELL_FENCES and not bare.startswith("#"):
                         shapes = _Shell.command_shapes(re.sub(r"^[$%>]\s+", "", bare))
                         out.append((rel, n, bare, para, [(s, False) for s in shapes]))
         return out
 
     @staticmethod
-    def hit(r, lines):
+    def _hit(r, lines):
         """The first written line contradicting or repeating learned record `r` -> (kind, line)."""
         head, _, body = r["pattern"].partition(":")
         key, eq, value = body.partition("=")
         tool = (value if eq else body).split(" ", 1)[0]
         family = next((f for f in _Lint.TOOL_FAMILIES if tool in f), ())
         if head == "pref" and eq and key in _Corpus.ROLE_TITLES:           # a project command
-            said = [(_Lint.bare_command(s) == _Lint.bare_command(value), neg, ln) for ln in lines
+            said = [(_Lint._bare_command(s) == _Lint._bare_command(value), neg, ln) for ln in lines
                     for s, neg in ln[4]
                     if _Corpus.command_role(s) == key and s.split()[0] not in _Lint.OTHER]
         elif head == "pref" and family:                              # a package manager
@@ -4647,13 +4648,13 @@ class _Lint:
             return next((("duplicate", ln) for ln in lines
                          if len(words) > 1 and words <= set(_Mem.words(ln[2]))), None)
         elif head in ("seq", "combo"):                               # its steps, in one paragraph
-            steps = [_Lint.bare_command(x.strip()) for x in body.replace("->", "+").split("+")]
+            steps = [_Lint._bare_command(x.strip()) for x in body.replace("->", "+").split("+")]
             steps = [x for x in steps if x != _Call.EDIT_STEP]
             paras = {}
             for ln in lines:
                 paras.setdefault(ln[3], []).append(ln)
             for group in paras.values() if len(steps) > 1 else ():
-                said = [_Lint.bare_command(s) for ln in group for s, neg in ln[4] if not neg]
+                said = [_Lint._bare_command(s) for ln in group for s, neg in ln[4] if not neg]
                 words = {w for ln in group for w in _Mem.words(ln[2])}     # "... before committing"
                 said += [f"git {v}" for v in ("commit", "push")
                          if any(w.startswith(v) for w in words)]
@@ -4670,8 +4671,8 @@ class _Lint:
     def lint(root, rows):
         """Learned records against project `root`'s rules files -> findings {kind: contradiction |
         duplicate, pattern, ...}; deterministic: command roles and shapes, tool families, words."""
-        lines = _Lint.written_lines(root) if rows else []
-        hits = [(r, _Lint.hit(r, lines)) for r in rows]
+        lines = _Lint._written_lines(root) if rows else []
+        hits = [(r, _Lint._hit(r, lines)) for r in rows]
         return [{"kind": kind, "pattern": r["pattern"], "project": r["project"],
                  "learned": _Presenter.rule_text(r), "file": f, "line": n, "written": text[:200]}
                 for r, hit in hits if hit for kind, (f, n, text, _, _) in [hit]]
@@ -4856,20 +4857,20 @@ class _Setup:
     LAUNCHER_OLD = "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())"
 
     @staticmethod
-    def launch_args(python, here, *cli):
+    def _launch_args(python, here, *cli):
         """argv running instinct's CLI: from `here` with -S, or (here None) from python's path."""
         if here is None:
             return [python, "-c", _Setup.LAUNCHER_SHARED, *cli]
         return [python, "-S", "-c", _Setup.LAUNCHER.format(here), *cli]
 
     @staticmethod
-    def hook_groups(client, python, here, db):
+    def _hook_groups(client, python, here, db):
         """{event: our group (or handler, a flat style)} of CLIENTS[client]'s hooks; the command
         names the client where its payload may not (Claude Code's and Codex's do)."""
         import shlex
         groups, style = {}, CLIENTS[client].hooks[2]
         for name, event, matcher, timeout in CLIENTS[client].events:
-            argv = _Setup.launch_args(python, here, "hook", event, *(("--db", db) if db else ()),
+            argv = _Setup._launch_args(python, here, "hook", event, *(("--db", db) if db else ()),
                                       *(("--client", client) if style != "groups" else ()))
             cmd = shlex.join(argv)
             hook = ({"type": "command", "bash": cmd, "timeoutSec": timeout} if style == "bash"
@@ -4881,7 +4882,7 @@ class _Setup:
         return groups
 
     @staticmethod
-    def console_script(here):
+    def _console_script(here):
         """The `instinct` console script when this very file is pip-installed for this Python."""
         import sysconfig
         for kind in ("prefix", "user"):
@@ -4907,7 +4908,7 @@ class _Setup:
         if not user and db:
             raise ValidationError("a project's config is shared: --db (or INSTINCT_DB) would put "
                                   "this machine's path in it; unset it, or use --scope user")
-        script = _Setup.console_script(here) if user else None
+        script = _Setup._console_script(here) if user else None
         if not user:
             python, here = "python3", None
         server = ({"command": script, "args": ["serve"]} if script    # pip install: no PYTHONPATH
@@ -4922,14 +4923,14 @@ class _Setup:
         base = home if user else project_dir
         hooks = [(j(base, *CLIENTS[client].hooks[not user].split("/")),
                   ("hooks", "version") if CLIENTS[client].hooks[2] in ("bash", "flat")
-                  else ("hooks",), _Setup.hook_groups(client, python, here, db))
+                  else ("hooks",), _Setup._hook_groups(client, python, here, db))
                  ] if client in CLIENTS else []
         if client == "claude-code":
             return [(j(home, ".claude.json") if user else j(project_dir, ".mcp.json"),
                      ("mcpServers",), dict(server, type="stdio"))] + hooks
         if client == "gemini-cli" and "PYTHONPATH" in env:     # Gemini refuses to pass it on
             server = dict(server, command=python,
-                          args=_Setup.launch_args(python, here, "serve")[1:],
+                          args=_Setup._launch_args(python, here, "serve")[1:],
                           env={k: v for k, v in env.items() if k != "PYTHONPATH"})
         if client in ("cursor", "gemini-cli"):
             return [(j(base, ".cursor", "mcp.json") if client == "cursor" else hooks[0][0],
@@ -4980,11 +4981,11 @@ class _Setup:
         if scope == "project":
             notes.append("Codex loads a project's .codex/ hooks only in a trusted project: trust "
                          "the folder when Codex asks, or add to ~/.codex/config.toml:\n"
-                         f"[projects.{_Setup.quoted(project_dir)}]\ntrust_level = \"trusted\"")
+                         f"[projects.{_Setup._quoted(project_dir)}]\ntrust_level = \"trusted\"")
         return notes
 
     @staticmethod
-    def is_ours(handler):
+    def _is_ours(handler):
         """True only for a hook handler `setup` wrote, now or in an earlier version: a launcher
         running `hook EVENT [--db P]`, shell or exec form. A user's own command never matches."""
         import ast
@@ -5019,7 +5020,7 @@ class _Setup:
         return False
 
     @staticmethod
-    def merge_hooks(node, wanted):
+    def _merge_hooks(node, wanted):
         """Give each event in `node` exactly our group from `wanted` (kept in place when unchanged);
         remove our handlers from every other event (e.g. the Stop entry of earlier versions)."""
         for event in list(node):
@@ -5031,13 +5032,13 @@ class _Setup:
             out, placed = [], False
             for g in groups:
                 hs = g.get("hooks", [g]) if isinstance(g, dict) else None     # [g]: flat
-                if not isinstance(hs, list) or not any(_Setup.is_ours(h) for h in hs):
+                if not isinstance(hs, list) or not any(_Setup._is_ours(h) for h in hs):
                     out.append(g)
                 elif not placed and g == wanted.get(event):
                     out.append(g)
                     placed = True
                 else:
-                    rest = [h for h in hs if not _Setup.is_ours(h)]
+                    rest = [h for h in hs if not _Setup._is_ours(h)]
                     if rest:                   # the user's handlers in a group with ours stay
                         out.append(dict(g, hooks=rest))
             if event in wanted and not placed:
@@ -5050,7 +5051,7 @@ class _Setup:
             node.setdefault(event, [group])
 
     @staticmethod
-    def strict_json(text):
+    def _strict_json(text):
         """Parse JSON that can be written back unchanged: no NaN/Infinity, duplicate key, lone
         surrogate or number that does not survive a round trip (1e400 would become Infinity)."""
         import decimal
@@ -5083,17 +5084,17 @@ class _Setup:
         return data
 
     @staticmethod
-    def merge_json(text, keypath, entry):
+    def _merge_json(text, keypath, entry):
         """Merge our entry into a JSON config text, keeping every other key."""
         import json
-        data = _Setup.strict_json(text) if text.strip() else dict.fromkeys(keypath[1:], 1)
+        data = _Setup._strict_json(text) if text.strip() else dict.fromkeys(keypath[1:], 1)
         if not isinstance(data, dict):
             raise ValidationError("the file does not hold a JSON object")
         node = data.setdefault(keypath[0], {})
         if not isinstance(node, dict):
             raise ValidationError(f"'{keypath[0]}' is not an object")
         if keypath[0] == "hooks":
-            _Setup.merge_hooks(node, entry)
+            _Setup._merge_hooks(node, entry)
         else:
             node["instinct"] = entry
         new = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
@@ -5101,7 +5102,7 @@ class _Setup:
         return text if text.strip() and json.loads(new) == json.loads(text) else new
 
     @staticmethod
-    def read_config(path):
+    def _read_config(path):
         """(text without its BOM, real path, os.stat_result or None when absent, the BOM) of a
         client config: a regular UTF-8 file of at most 64 MiB (a FIFO never hangs)."""
         real = os.path.realpath(path)          # a symlinked config is edited in its target
@@ -5147,9 +5148,9 @@ class _Setup:
         STATE/manifest.json: read it, or (records given) write it, or remove it when empty."""
         path = os.path.join(state, "manifest.json")
         if records is None:
-            text = _Setup.read_config(path)[0]
+            text = _Setup._read_config(path)[0]
             try:
-                records = _Setup.strict_json(text) if text else {}
+                records = _Setup._strict_json(text) if text else {}
                 if isinstance(records, dict) and all(isinstance(r, dict)
                                                      for r in records.values()):
                     return records
@@ -5167,11 +5168,11 @@ class _Setup:
         """What setup owns in a config text, by key: `KEY.instinct` (whoever wrote it), `hooks.
         EVENT` (instinct's own handlers), or the marked block of a TOML or YAML file."""
         if kind in ("toml", "yaml"):
-            span = _Setup.marked_span(text)
+            span = _Setup._marked_span(text)
             key = "mcp_servers" if kind == "toml" else "extensions"
             return {key + ".instinct": text[span[0]:span[1]]} if span else {}
         try:
-            data = _Setup.strict_json(text) if text.strip() else {}
+            data = _Setup._strict_json(text) if text.strip() else {}
         except ValidationError:
             return {}
         node = data.get(kind[0]) if isinstance(data, dict) else None
@@ -5181,21 +5182,21 @@ class _Setup:
             return {f"{kind[0]}.instinct": node["instinct"]} if "instinct" in node else {}
         ours = {f"hooks.{e}": [h for g in gs if isinstance(g, dict)            # [g]: flat
                                and isinstance(g.get("hooks", [g]), list)
-                               for h in g.get("hooks", [g]) if _Setup.is_ours(h)]
+                               for h in g.get("hooks", [g]) if _Setup._is_ours(h)]
                 for e, gs in node.items() if isinstance(gs, list)}
         return {k: v for k, v in ours.items() if v}
 
     @staticmethod
-    def unmerge(kind, text, rec, entry):
+    def _unmerge(kind, text, rec, entry):
         """`text` without what setup wrote, the user's entry it replaced put back (its record
         `rec`; none: only an entry equal to `entry` is setup's) -> the new text (the original's
         bytes when its data is back), or None: setup created the file and nothing else is left."""
         import json
         original = rec.get("original") if rec else None
         if kind in ("toml", "yaml"):
-            span = _Setup.marked_span(text)
+            span = _Setup._marked_span(text)
             if span is None:
-                if _Setup.unmarked_entry(kind, text):
+                if _Setup._unmarked_entry(kind, text):
                     raise ValidationError("its instinct entry has no `# instinct:begin` and `# "
                                           "instinct:end` lines (an earlier setup, or added by "
                                           "hand); delete it yourself")
@@ -5205,21 +5206,21 @@ class _Setup:
             if original is not None and original.rstrip("\r\n") == new.rstrip("\r\n"):
                 return original
             return None if rec and original is None and not new.strip() else new
-        data = _Setup.strict_json(text) if text.strip() else {}
+        data = _Setup._strict_json(text) if text.strip() else {}
         key = kind[0]
         if not isinstance(data, dict) or not isinstance(data.get(key), dict):
             return text                        # nothing of ours there
         node = data[key]
-        old = _Setup.strict_json(original) if original and original.strip() else {}
+        old = _Setup._strict_json(original) if original and original.strip() else {}
         theirs = old.get(key) if isinstance(old, dict) else None
         if key == "hooks":
-            _Setup.merge_hooks(node, {})
+            _Setup._merge_hooks(node, {})
         elif "instinct" in node and node["instinct"] == (rec.get("entry") if rec else entry):
             if isinstance(theirs, dict) and "instinct" in theirs:
                 node["instinct"] = theirs["instinct"]          # the user's own, put back
             else:
                 del node["instinct"]
-        if data == _Setup.strict_json(text):
+        if data == _Setup._strict_json(text):
             return text
         if not node and rec and theirs is None:  # the object setup added, if it is empty now
             del data[key]
@@ -5232,17 +5233,17 @@ class _Setup:
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
     @staticmethod
-    def paste_text(kind, entry):
+    def _paste_text(kind, entry):
         import json
         if kind in ("toml", "yaml"):
             return ("extensions:  # add the marked lines under it\n" if kind == "yaml" else "") \
-                + _Setup.marked_block(kind, entry, top=kind == "toml")
+                + _Setup._marked_block(kind, entry, top=kind == "toml")
         if kind[0] == "hooks":
             return json.dumps({"hooks": {e: [g] for e, g in entry.items()}}, indent=2)
         return json.dumps({kind[0]: {"instinct": entry}}, indent=2)
 
     @staticmethod
-    def quoted(v):
+    def _quoted(v):
         """A double-quoted string valid in both TOML and YAML (control characters as \\uXXXX)."""
         if any(0xd800 <= ord(ch) <= 0xdfff for ch in v):
             raise ValidationError("a path holds a lone surrogate, which no config file can store")
@@ -5255,28 +5256,28 @@ class _Setup:
     MARK_BEGIN, MARK_END = "# instinct:begin (written by `instinct setup`)", "# instinct:end"
 
     @staticmethod
-    def marked_block(kind, entry, top=True, pad="  "):
+    def _marked_block(kind, entry, top=True, pad="  "):
         """Codex's [mcp_servers.instinct] or Goose's extension (`top`: with `extensions:`)."""
         if kind == "toml":             # plan's env keys are bare TOML keys
-            env = ", ".join(f"{k} = {_Setup.quoted(v)}" for k, v in entry["env"].items())
+            env = ", ".join(f"{k} = {_Setup._quoted(v)}" for k, v in entry["env"].items())
             body = ("[mcp_servers.instinct]\n"
-                    f"command = {_Setup.quoted(entry['command'])}\n"
-                    "args = [" + ", ".join(_Setup.quoted(a) for a in entry["args"]) + "]\n"
+                    f"command = {_Setup._quoted(entry['command'])}\n"
+                    "args = [" + ", ".join(_Setup._quoted(a) for a in entry["args"]) + "]\n"
                     f"env = {{ {env} }}\n"
                     "startup_timeout_sec = 20\n")
         else:
-            envs = ", ".join(f"{_Setup.quoted(k)}: {_Setup.quoted(v)}"
+            envs = ", ".join(f"{_Setup._quoted(k)}: {_Setup._quoted(v)}"
                              for k, v in entry["env"].items())
             body = ("extensions:\n" if top else "") + "".join(
                 pad + "  " * (i > 0) + line + "\n" for i, line in enumerate((
                     "instinct:", "type: stdio", "name: instinct", "enabled: true",
-                    f"cmd: {_Setup.quoted(entry['command'])}",
-                    "args: [" + ", ".join(_Setup.quoted(x) for x in entry["args"]) + "]",
+                    f"cmd: {_Setup._quoted(entry['command'])}",
+                    "args: [" + ", ".join(_Setup._quoted(x) for x in entry["args"]) + "]",
                     f"envs: {{{envs}}}", "timeout: 300")))
         return f"{_Setup.MARK_BEGIN}\n{body}{_Setup.MARK_END}\n"
 
     @staticmethod
-    def marked_span(text):
+    def _marked_span(text):
         """(start, end) of the lines from our begin marker to our end marker in `text`, or None."""
         t = "\n" + text
         at = t.find("\n" + _Setup.MARK_BEGIN)
@@ -5287,7 +5288,7 @@ class _Setup:
         return at, len(text) if stop < 0 else stop + 1
 
     @staticmethod
-    def toml_data(text):
+    def _toml_data(text):
         """The parsed TOML, or None on Python 3.10 (no tomllib); ValidationError when invalid."""
         try:
             import tomllib
@@ -5299,38 +5300,38 @@ class _Setup:
             raise ValidationError(f"not valid TOML: {e}") from None
 
     @staticmethod
-    def unmarked_entry(kind, text):
+    def _unmarked_entry(kind, text):
         """True when `text` may hold an instinct entry outside our marker lines."""
         import re
         if kind == "yaml":
             return re.search(r"""^[ \t]+["']?instinct["']?[ \t]*:""", text, re.M) is not None
-        data = _Setup.toml_data(text)
+        data = _Setup._toml_data(text)
         if data is None:
             return re.search(r"^[^#\n]*instinct", text, re.M) is not None
         servers = data.get("mcp_servers")
         return isinstance(servers, dict) and "instinct" in servers
 
     @staticmethod
-    def merge_text(kind, text, entry):
+    def _merge_text(kind, text, entry):
         """Codex's TOML or Goose's YAML with our marked block replaced or added (at the end, or
         first in Goose's block `extensions:` map) if no other instinct entry; else refused."""
         import re
         nl = "\r\n" if "\r\n" in text else "\n"
-        span = _Setup.marked_span(text)
+        span = _Setup._marked_span(text)
         ext = list(re.finditer(r"""^["']?extensions["']?[ \t]*:(.*)$""", text, re.M))
         if span is None and not text.strip():
-            return _Setup.marked_block(kind, entry)
+            return _Setup._marked_block(kind, entry)
         if span is not None:
             inner = re.search(r"^( +)instinct:", text[span[0]:span[1]], re.M)
             top = kind == "toml" or "\nextensions:" in text[span[0]:span[1]]
-            new = text[:span[0]] + _Setup.marked_block(
+            new = text[:span[0]] + _Setup._marked_block(
                 kind, entry, top, inner.group(1) if inner else "  ").replace("\n", nl) \
                 + text[span[1]:]
         elif kind == "yaml":
             at = ext[0].end() if ext else 0
             eol = at + (at < len(text))
             child = re.compile(r"(?:[ \t\r]*(?:#[^\n]*)?\n)*([ \t]*)(-?)").match(text, eol)
-            if (_Setup.unmarked_entry(kind, text) or len(ext) > 1 or re.search(
+            if (_Setup._unmarked_entry(kind, text) or len(ext) > 1 or re.search(
                     r"^(?:[{\[%]|---|\.\.\.)", text, re.M)     # no flow, documents, directives
                     or ext and (ext[0].group(1).strip()[:1] not in ("", "#")
                                 or child.group(2) or "\t" in child.group(1))
@@ -5339,25 +5340,25 @@ class _Setup:
                 raise ValidationError("it has an instinct entry setup did not write, or is not "
                                       "plain block YAML with a block `extensions:` map, and "
                                       "instinct does not edit that in place")
-            new = (text[:eol] + nl * (at == len(text)) + _Setup.marked_block(
+            new = (text[:eol] + nl * (at == len(text)) + _Setup._marked_block(
                 kind, entry, False, child.group(1) or "  ").replace("\n", nl) + text[eol:]
                 if ext else text + ("" if text.endswith("\n") else nl) + nl
-                + _Setup.marked_block(kind, entry).replace("\n", nl))
-        elif _Setup.unmarked_entry(kind, text) or (_Setup.toml_data(text) is None
+                + _Setup._marked_block(kind, entry).replace("\n", nl))
+        elif _Setup._unmarked_entry(kind, text) or (_Setup._toml_data(text) is None
                                                    and "mcp_servers" in text):
             raise ValidationError("it has mcp_servers already (an instinct entry setup did not "
                                   "mark, or on Python 3.10 no TOML parser to check it), and "
                                   "instinct does not edit TOML in place")
         else:
             new = text + ("" if text.endswith("\n") else nl) + nl \
-                + _Setup.marked_block(kind, entry).replace("\n", nl)
-        old = _Setup.toml_data(text) if kind == "toml" else None
+                + _Setup._marked_block(kind, entry).replace("\n", nl)
+        old = _Setup._toml_data(text) if kind == "toml" else None
         if old is not None:                    # proved: it reads back as the old data plus ours
             servers = old.get("mcp_servers", {})
-            ours = _Setup.toml_data(_Setup.marked_block(kind, entry))["mcp_servers"]
+            ours = _Setup._toml_data(_Setup._marked_block(kind, entry))["mcp_servers"]
             try:
                 ok = isinstance(servers, dict) \
-                    and _Setup.toml_data(new) == dict(old, mcp_servers={**servers, **ours})
+                    and _Setup._toml_data(new) == dict(old, mcp_servers={**servers, **ours})
             except ValidationError:
                 ok = False
             if not ok:
@@ -5372,21 +5373,21 @@ class _Setup:
         (or delete) by hand."""
         kind, entry = items[0]
         try:
-            read = _Setup.read_config(path)
+            read = _Setup._read_config(path)
             new = read[0]
             for kind, entry in items:              # each entry of this file in turn
-                new = new if new is None else (_Setup.unmerge(kind, new, rec, entry) if remove
-                       else _Setup.merge_text(kind, new, entry) if kind in ("toml", "yaml")
-                       else _Setup.merge_json(new, kind, entry))
+                new = new if new is None else (_Setup._unmerge(kind, new, rec, entry) if remove
+                       else _Setup._merge_text(kind, new, entry) if kind in ("toml", "yaml")
+                       else _Setup._merge_json(new, kind, entry))
         except ValidationError as e:
             if remove:
                 raise ValidationError(f"cannot take instinct out of {path} ({e}); nothing was "
                                       "written") from None
             raise ValidationError(f"cannot merge into {path} ({e}); nothing was written. Add this "
                                   "by hand, then run setup again:\n"
-                                  + _Setup.paste_text(kind, entry)) from None
+                                  + _Setup._paste_text(kind, entry)) from None
         if write and new != read[0] and read[2] and not read[2].st_mode & 0o200:
-            add = "" if remove else ", adding:\n" + _Setup.paste_text(kind, entry)
+            add = "" if remove else ", adding:\n" + _Setup._paste_text(kind, entry)
             raise ValidationError(f"{path} is read-only; make it writable (chmod u+w) or edit it "
                                   "by hand" + add)
         return read, "" if new is None and os.path.islink(path) else new   # a link stays
@@ -5410,7 +5411,7 @@ class _Setup:
         """Replace the config `real` by `new` (None: delete it) if it still holds `text` as read
         (same bytes, inode, size, mtime) -> False when another program wrote it meanwhile."""
         sig = (lambda s: s and (s.st_ino, s.st_size, s.st_mtime_ns) or None)
-        same = (lambda: _Setup.read_config(path)[::3] == (text, bom)
+        same = (lambda: _Setup._read_config(path)[::3] == (text, bom)
                 and sig(os.path.lexists(real) and os.stat(real)) == sig(st))
         if new is not None:
             return _atomic_write(real, (bom + new).encode("utf-8"), check=same)
@@ -5433,7 +5434,7 @@ class _Setup:
         for path in [p for p, kind, _ in theirs
                      if kind[:1] == ("hooks",) and p not in [q for q, _, _ in plan]]:
             try:
-                found = _Setup.owned(("hooks",), _Setup.read_config(path)[0])
+                found = _Setup.owned(("hooks",), _Setup._read_config(path)[0])
             except InstinctError:
                 found = None
             if found:
@@ -6364,7 +6365,7 @@ class _Memory(_Patterns):
         return conn.execute("DELETE FROM memories WHERE archived = 1 AND archived_at < ?",
                             (cutoff,)).rowcount
 
-    def memory_briefing(self, project_dir=None, max_chars=2000, limit=5):
+    def _memory_briefing(self, project_dir=None, max_chars=2000, limit=5):
         """Lines '[type] title: content — how to apply' for a session in `project_dir`, at most
         max_chars with newlines: recall of its folder's name and last 3 commit subjects (counted
         as used), then its project's memories; anchored file changed: "may be stale", gone: out."""
@@ -6912,7 +6913,7 @@ class _Hints:
                 or learned.startswith(shape + " "))
 
     @staticmethod
-    def toolchains(shape):
+    def _toolchains(shape):
         """The toolchain files whose programs a shape names ('npx vitest' -> package.json)."""
         words = set(shape.split())
         return {f for f, progs in _Call.TOOLCHAIN_FILES.items() if words & set(progs.split())}
@@ -6921,10 +6922,10 @@ class _Hints:
     def learned_for(rows, purpose, shape):
         """The learned commands among `rows` (pattern, confidence) for `purpose` in the toolchain
         of `shape` (`mix test` says nothing of `npx vitest`), strongest first."""
-        out, mine = [], _Hints.toolchains(shape)
+        out, mine = [], _Hints._toolchains(shape)
         for p, n in rows:
             key, value = p[5:].partition("=")[0], (_Presenter.item_steps(p) or [""])[0]
-            theirs = _Hints.toolchains(value)
+            theirs = _Hints._toolchains(value)
             if value and (key == purpose or purpose == "packages"
                           and value.split(" ", 1)[0] in _Hints.PACKAGE_MANAGERS) \
                     and not (mine and theirs and not mine & theirs):
@@ -7012,7 +7013,7 @@ class _Learning(_Rules):
         return {"sessions": len(todo), "observed": observed, "forgotten": len(set(miner.forgotten)),
                 "consolidated": self.consolidate() if observed else {}}
 
-    def record_tool(self, payload, failed=False, ts=None, roots=None):
+    def _record_tool(self, payload, failed=False, ts=None, roots=None):
         """Store one tool call of a hook payload -> its summary or the skip reason. `ts` (epoch
         seconds) dates a replayed call; `roots`, a dict the caller keeps, resolves folders once."""
         payload = payload if "client" in payload else _Capture.normal(payload)
@@ -7042,7 +7043,7 @@ class _Learning(_Rules):
             conn.execute(_Core._SQL_PROJECT, (proj, roots[cwd], when))
         return call.label()
 
-    def new_prompt(self, prompt, cwd, session):
+    def _new_prompt(self, prompt, cwd, session):
         """Whether `prompt` is new to the project of `cwd`. Its keyed hash (never its text) is
         kept: a prompt seen before (an automation's fixed prompt) is not a correction."""
         with self._write() as conn:
@@ -7052,7 +7053,7 @@ class _Learning(_Rules):
             _Call.seen_add(conn, h, session)
             return True
 
-    def briefing(self, cwd=None, max_items=_Capture.INJECT_MAX_ITEMS,
+    def _briefing(self, cwd=None, max_items=_Capture.INJECT_MAX_ITEMS,
                  max_chars=_Capture.INJECT_MAX_CHARS, project=None, session="", why=None):
         """The session-start context for the project of `cwd` (or fingerprint `project`), capped;
         '' if none. With a `session`, items are recorded, `holdout_percent` held back. `why` (a
@@ -7075,7 +7076,7 @@ class _Learning(_Rules):
         try:
             if root:
                 lines += [(None, "- " + m)
-                          for m in self.memory_briefing(cwd or os.getcwd(), max_chars)]
+                          for m in self._memory_briefing(cwd or os.getcwd(), max_chars)]
         except InstinctError:
             pass
         notes = [(r, _Presenter.briefing_line(r)) for r in items
@@ -7118,7 +7119,7 @@ class _Learning(_Rules):
         where = None if fp else self._user_path(project or ".")
         proj = project if fp else _resolve_project(where)
         why, opted = {}, Operation._opted_out(self, project)
-        self.briefing(where, project=proj if fp else None, why=why)
+        self._briefing(where, project=proj if fp else None, why=why)
         items = [{"pattern": p, "shown": not (w or opted), "why": opted and "opted out" or w}
                  for p, w in why.items()]
         return {"project": proj, "items": sorted(items, key=lambda x: not x["shown"])}
@@ -7360,12 +7361,12 @@ class _History(_Learning):
             p["cwd"] = max(cwds, key=cwds.get)
             learned = p.pop("seen")
             p["learned"] = sorted(learned, key=lambda k: (-learned[k], k))
-            p["briefing"] = (self.briefing(p["cwd"]) if i < _Transcripts.BRIEFINGS and not dry_run
+            p["briefing"] = (self._briefing(p["cwd"]) if i < _Transcripts.BRIEFINGS and not dry_run
                              else "")
         res["projects"] = ranked
         return res
 
-    def codex_outcomes(self, session, transcript_path):
+    def _codex_outcomes(self, session, transcript_path):
         """At a Codex session's end, mark as failed the stored calls its rollout records as failed
         (by tool-use id: an exit code the rollout had not yet at PostToolUse) -> how many."""
         if not (isinstance(transcript_path, str) and transcript_path.endswith(".jsonl")
@@ -7419,7 +7420,7 @@ class _History(_Learning):
             roots = {}
             with self._write() as conn:         # one transaction; captures nest as savepoints
                 for payload, failed, ts in calls:
-                    if not self.record_tool(payload, failed=failed, ts=ts,
+                    if not self._record_tool(payload, failed=failed, ts=ts,
                                             roots=roots).startswith("skipped: "):
                         kept, fails = kept + 1, fails + failed
                 conn.execute("UPDATE events SET source = 'import:' || source WHERE session = ?"
@@ -7849,8 +7850,8 @@ class _Sharing(_Memory):
             _drop_temp(built_path)
         self._db.close()                 # reopen on next use
         n = self._read("SELECT count(*) FROM instincts")[0][0]
-        e = self._read("SELECT count(*) FROM events")[0][0]
-        return {"path": src_path, "previous": self.path + ".bak", "instincts": n, "events": e,
+        events = self._read("SELECT count(*) FROM events")[0][0]
+        return {"path": src_path, "previous": self.path + ".bak", "instincts": n, "events": events,
                 "schema_version": version}
 
     @operation(
@@ -8514,7 +8515,7 @@ class InstinctStore(_History, _Sharing, _Insight):
 
 # `from instinct.store import InstinctStore`, the seeds' import, from this one file too
 _store_module = type(sys)(("instinct" if __name__ == "__main__" else __name__) + ".store")
-_store_module.InstinctStore = InstinctStore
+_store_module.InstinctStore = InstinctStore             # type: ignore[attr-defined]
 sys.modules[_store_module.__name__] = _store_module
 
 
@@ -8753,7 +8754,7 @@ class _Server:
         try:
             if uri == "instinct://suggestions":
                 data = s.suggest()
-                md = s.briefing(s.cwd) or "No learned habits for this project yet.\n"
+                md = s._briefing(s.cwd) or "No learned habits for this project yet.\n"
                 data = {"suggestions": data, "count": len(data)}
             elif uri == "instinct://rules":
                 rules = s.export_rules()
@@ -8790,7 +8791,7 @@ class _Server:
         except InstinctError as e:
             raise _RpcError(_MCP.INVALID_PARAMS, f"Invalid params: {e}") from None
         cwd = project if project and not _is_fingerprint(project) else self.store.cwd
-        text = self.store.briefing(cwd if project_fingerprint(cwd) == proj else None, project=proj)
+        text = self.store._briefing(cwd if project_fingerprint(cwd) == proj else None, project=proj)
         return {"description": _MCP.PROMPT["description"],
                 "messages": [{"role": "user", "content": {
                     "type": "text", "text": "# Session briefing\n\n"
@@ -9012,7 +9013,7 @@ class _MCP:
             return _MCP.MAX_REPLY
 
     @staticmethod
-    def reply_size(text, structured):
+    def _reply_size(text, structured):
         """Bytes of the tools/call reply line around `text` and `structured` (pure-ASCII JSON)."""
         enc = _encoder(None, True).encode
         return len(enc(text)) + (len(text) if text.isascii() else len(enc(structured))) + 200
@@ -9022,7 +9023,7 @@ class _MCP:
         """Cut the longest list of a result until its reply fits the byte budget, saying so (and,
         for a list tool, where the next page starts). -> (text, structured), or (None, message)."""
         budget = _MCP.max_reply()
-        while _MCP.reply_size(text, structured) > budget:
+        while _MCP._reply_size(text, structured) > budget:
             holder, key, longest = None, None, 0
             for k, v in structured.items():  # the longest list, at the top or one level down
                 for h, kk, vv in [(structured, k, v)] + ([(v, k2, v2) for k2, v2 in v.items()]
@@ -9032,7 +9033,7 @@ class _MCP:
             if longest <= 1:
                 return None, (f"Error: the result is larger than the {budget}-byte reply budget; "
                               "narrow the query (filters, a smaller limit)")
-            keep = max(1, longest * budget * 9 // (_MCP.reply_size(text, structured) * 10))
+            keep = max(1, longest * budget * 9 // (_MCP._reply_size(text, structured) * 10))
             keep = min(keep, longest - 1)
             holder[key] = holder[key][:keep]
             if holder is structured and key == op.list_key and offset is not None:
@@ -9127,15 +9128,15 @@ class _Hook:
     def run_hook(argv, stdin=None, stdout=None, close=True):
         """`instinct hook EVENT [--db PATH]`: exits 0 whatever happens; one stderr line on error."""
         try:
-            _Hook.handle(argv, stdin, stdout or sys.stdout, close)
+            _Hook._handle(argv, stdin, stdout or sys.stdout, close)
         except KeyboardInterrupt:
             pass
         except Exception as e:                 # noqa: BLE001 - a hook never breaks the agent
-            _Hook.say(f"{type(e).__name__}: {e}", True)
+            _Hook._say(f"{type(e).__name__}: {e}", True)
         return 0
 
     @staticmethod
-    def say(msg, always=False):
+    def _say(msg, always=False):
         """One line on stderr (always, or with INSTINCT_DEBUG set)."""
         if always or os.environ.get("INSTINCT_DEBUG", "") not in ("", "0"):
             try:
@@ -9144,8 +9145,8 @@ class _Hook:
                 pass
 
     @staticmethod
-    def handle(argv, stdin, stdout, close):
-        say = _Hook.say
+    def _handle(argv, stdin, stdout, close):
+        say = _Hook._say
 
         def answer(event_name, text):
             if text:
@@ -9205,20 +9206,20 @@ class _Hook:
         store = InstinctStore(db, timeout=_Capture.HOOK_TIMEOUT_S)
         try:
             if event == "user-prompt-submit":  # a new correction: ask the agent to keep the lesson
-                if store.new_prompt(payload["prompt"], cwd, session):
+                if store._new_prompt(payload["prompt"], cwd, session):
                     answer("UserPromptSubmit", _Capture.CORRECTION_CONTEXT)
             elif event == "pre-tool-use":      # nothing kept: maybe a hint about the call
                 answer("PreToolUse", store._hint(event, payload, cwd))
             elif event in ("post-tool-use", "post-tool-use-failure"):
                 failed = event.endswith("failure") or (payload["client"] == "codex" and (
                     _Transcripts.codex_code(payload) or 0) != 0)
-                say(f"{event}: {store.record_tool(payload, failed=failed)}")
+                say(f"{event}: {store._record_tool(payload, failed=failed)}")
                 if failed or _Call.response_failed(payload.get("tool_response")):
                     answer("PostToolUseFailure" if failed else "PostToolUse",
                            store._hint(event, payload, cwd))     # Codex: PostToolUse
             elif event in ("stop", "session-end") and session:
                 if payload["client"] == "codex":
-                    say(f"{event}: {store.codex_outcomes(session, payload.get('transcript_path'))}"
+                    say(f"{event}: {store._codex_outcomes(session, payload.get('transcript_path'))}"
                         " failed calls read from the Codex rollout")
                 say(f"{event}: mined {len(store.mine(session)['observed'])} observations")
             elif event == "session-start":
@@ -9227,7 +9228,7 @@ class _Hook:
                 except (InstinctError, sqlite3.Error) as e:   # e.g. a read-only store: still brief
                     say(f"{event}: mining skipped: {e}", True)
                 why = {}                       # INSTINCT_DEBUG=1: what explain-briefing says
-                answer("SessionStart", store.briefing(cwd, session=session, why=why))
+                answer("SessionStart", store._briefing(cwd, session=session, why=why))
                 for p, w in why.items():
                     say(f"{event}: {p}: {'not shown: ' + w if w else 'shown'}")
         except InstinctError as e:
@@ -9319,12 +9320,12 @@ class _CLI:
         return _CLI.METAVARS.get(p.type) or _CLI.METAVARS.get(p.name, p.name.upper())
 
     @staticmethod
-    def name(p):
+    def _name(p):
         """How a CLI error names a Param: as argparse's own errors do (`argument --days:`)."""
         return f"argument {_CLI.metavar(p) if p.positional else p.flag}:"
 
     @staticmethod
-    def fast_args(argv):
+    def _fast_args(argv):
         """Parse the common forms of `[--db P] [--json] COMMAND args` from the Params without
         argparse (a few ms a process); None means "let argparse decide" (help, errors, the rest)."""
         db, argv = _Hook.take_db(argv)
@@ -9400,13 +9401,13 @@ class _CLI:
             return 2
         if rest == ["serve"]:                         # clients spawn it per window
             return serve(InstinctStore(db))
-        fast = _CLI.fast_args(argv)
+        fast = _CLI._fast_args(argv)
         if fast is not None:                          # (op, kwargs, db, as_json)
-            return _CLI.run_op(*fast, close)
+            return _CLI._run_op(*fast, close)
         word = next((a for a in rest if a[:1] != "-"), None)
         known = list(_CLI.COMMANDS) + list(_CLI.EXTRAS)
         if word is not None and word not in known:
-            return _CLI.usage_error(f"unknown command {word!r}", word, known,
+            return _CLI._usage_error(f"unknown command {word!r}", word, known,
                                     "(instinct --help lists them)")
         args, extra = build_parser(argv).parse_known_args(argv)
         if extra:
@@ -9414,7 +9415,7 @@ class _CLI:
             flags = ([p.flag for p in op.params if not p.positional] if op else
                      [a[0] for a, _ in _CLI.EXTRAS.get(args.command, ("", ()))[1]
                       if a[0][:1] == "-"])
-            return _CLI.usage_error(f"unrecognized arguments: {' '.join(extra)}",
+            return _CLI._usage_error(f"unrecognized arguments: {' '.join(extra)}",
                                     extra[0].partition("=")[0], flags + ["--db", "--json"],
                                     f"(see instinct {args.command or ''} --help)")
         if not args.command:
@@ -9427,17 +9428,17 @@ class _CLI:
             if args.command == "hook":
                 return _Hook.run_hook([args.event] + (["--db", db] if db else []), close=close)
             if args.command == "setup":
-                return _CLI.setup_cli(args, db)
+                return _CLI._setup_cli(args, db)
             if args.command == "init":
-                return _CLI.init_cli(args, db, close)
+                return _CLI._init_cli(args, db, close)
         except InstinctError as e:
             sys.stderr.write(f"instinct: error: {e}\n")
             return e.exit_code
         kwargs = {p.name: getattr(args, p.name) for p in args._op.params}  # defaults: the Params'
-        return _CLI.run_op(args._op, kwargs, db, getattr(args, "json", False), close)
+        return _CLI._run_op(args._op, kwargs, db, getattr(args, "json", False), close)
 
     @staticmethod
-    def usage_error(message, word, names, otherwise):
+    def _usage_error(message, word, names, otherwise):
         """Print the one line of a usage error, with the closest name to `word`; returns 2."""
         import difflib
         close = difflib.get_close_matches(word, names, n=1)
@@ -9446,11 +9447,11 @@ class _CLI:
         return 2
 
     @staticmethod
-    def setup_cli(args, db):
+    def _setup_cli(args, db):
         """`instinct setup CLIENT [--write | --remove]`: what would change, or what was done (the
         keys setup owns, never the rest of a file), on stdout."""
         if args.client not in _Setup.CLIENTS:
-            return _CLI.usage_error(f"unknown client {args.client!r}", args.client,
+            return _CLI._usage_error(f"unknown client {args.client!r}", args.client,
                                     _Setup.CLIENTS, f"(choose from: {', '.join(_Setup.CLIENTS)})")
         as_json, dry = getattr(args, "json", False), not (args.write or args.remove)
         results = setup(args.client, write=args.write, scope=args.scope, all_tools=args.all_tools,
@@ -9481,7 +9482,7 @@ class _CLI:
         return 0
 
     @staticmethod
-    def init_cli(args, db, close):
+    def _init_cli(args, db, close):
         """`instinct init [CLIENT]`: setup --write for the client (default: each agent whose
         folder exists: ~/.claude, ~/.codex, ...), then import-history of their past sessions."""
         import argparse
@@ -9497,11 +9498,11 @@ class _CLI:
                              "take --json") + "\n")
             return 2
         for c in clients:
-            _CLI.setup_cli(argparse.Namespace(client=c, write=True, scope="user", all_tools=False,
+            _CLI._setup_cli(argparse.Namespace(client=c, write=True, scope="user", all_tools=False,
                                               remove=False, init=True), db)
         read = [c for c in clients if c in _Transcripts.CLIENTS]
         op = OPERATIONS["import_history"]
-        code = read and _CLI.run_op(op, {p.name: p.default for p in op.params} | {
+        code = read and _CLI._run_op(op, {p.name: p.default for p in op.params} | {
             "client": read[0] if len(read) == 1 else "all"}, db, False, close)
         if not code:
             sys.stdout.write("Each new session in these projects starts with its briefing; "
@@ -9521,7 +9522,7 @@ class _CLI:
             for n in group if n in names) for title, group in groups)
 
     @staticmethod
-    def run_op(op, kwargs, db, as_json, close):
+    def _run_op(op, kwargs, db, as_json, close):
         """Run one operation for the CLI: print its JSON or text, map errors to exit codes.
         import-history also gets a progress bar on a terminal, and its count if interrupted."""
         store = InstinctStore(db)
@@ -9535,7 +9536,7 @@ class _CLI:
                     if bar is not None:
                         bar(done, total)
                 store.progress = progress
-            kwargs = op.coerce(kwargs, _CLI.name)                  # errors name the flags
+            kwargs = op.coerce(kwargs, _CLI._name)                  # errors name the flags
             result = op.run(store, kwargs)                          # checked once, above
             text = _dumps(result, indent=2) if as_json else op.render(result)
             sys.stdout.write(_shown(text) + "\n")

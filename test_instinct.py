@@ -834,7 +834,7 @@ class TestRegistry(unittest.TestCase):
             self.assertTrue({"--db", "--json"} <= opts, op.cli)
 
     def test_fast_path_reads_the_same_arguments_as_argparse(self):
-        fast = instinct._CLI.fast_args
+        fast = instinct._CLI._fast_args
         sample = {str: "v", int: "3", dict: '{"a": 1}'}
 
         def slow(argv):
@@ -1601,7 +1601,7 @@ class TestBoundedWork(StoreCase):
             self.observe_n("seq:p3", 2, project=fp)
             for day in range(91):            # busy for 90 days (decay counts active days)
                 self.clock.advance(days=1)
-                self.store.record_tool({"session_id": f"d{day}", "cwd": repo, "tool_name": "Bash",
+                self.store._record_tool({"session_id": f"d{day}", "cwd": repo, "tool_name": "Bash",
                                         "tool_input": {"command": "ls"}})
             self.store.mine()
             self.store.observe("seq:p5", project=fp)      # fresh: not charged
@@ -1990,7 +1990,7 @@ class TestActivityClock(StoreCase):
             self.clock.advance(days=1)
             sid = f"d{self.clock.t:.0f}"
             for cmd in commands:
-                self.store.record_tool({"session_id": sid, "cwd": repo, "tool_name": "Bash",
+                self.store._record_tool({"session_id": sid, "cwd": repo, "tool_name": "Bash",
                                         "tool_input": {"command": cmd}})
             self.store.mine(sid)
 

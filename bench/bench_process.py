@@ -171,11 +171,11 @@ def main():
             sys.path.insert(0, REPO)          # the exact command `instinct setup` writes
             import instinct
             cmds.append(("hook (setup's command)",
-                         instinct._Setup.launch_args(py, REPO, "hook", "post-tool-use"), hook_in, True))
+                         instinct._Setup._launch_args(py, REPO, "hook", "post-tool-use"), hook_in, True))
             pre_in = json.dumps(dict(json.loads(hook_in), hook_event_name="PreToolUse",
                                      tool_response=None)).encode()
             cmds.append(("hook pre-tool-use (setup's)",
-                         instinct._Setup.launch_args(py, REPO, "hook", "pre-tool-use"), pre_in, True))
+                         instinct._Setup._launch_args(py, REPO, "hook", "pre-tool-use"), pre_in, True))
         envs = []
         for k, (name, argv, stdin, uses_db) in enumerate(cmds):
             if uses_db:

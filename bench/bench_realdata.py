@@ -136,7 +136,7 @@ def report(mod, lines, root, db):
             if lvl > 0:
                 print(f"   {('raw', 'mature', 'rule', 'universal')[lvl]:<9} {c:>3}  {p}")
         os.environ["HOME"] = root + home_of(cwd)
-        text = store.briefing(root + cwd)
+        text = store._briefing(root + cwd)
         print("   briefing:" + ("\n     " + text.replace("\n", "\n     ") if text else " (none)"))
     store.close()
     conn.close()

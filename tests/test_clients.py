@@ -479,7 +479,7 @@ class TestSetupRows(HomeCase):
                 for groups in data.get("hooks", {}).values():
                     for g in groups:
                         for h in g.get("hooks", [g]):
-                            self.assertTrue(instinct._Setup.is_ours(h), (client, h))
+                            self.assertTrue(instinct._Setup._is_ours(h), (client, h))
 
     def test_existing_cursor_hooks_and_a_second_write_round_trip(self):
         hooks = os.path.join(self.repo, ".cursor", "hooks.json")

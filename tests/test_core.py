@@ -513,7 +513,7 @@ class TestOneWriter(StoreCase):
             self.assertEqual(self.store.observe("pref:weight")["confidence"], 6)
             for sid in ("live1", "live2"):          # one session is no evidence: two are
                 for tool, tinput in CALLS:
-                    self.store.record_tool({"session_id": sid, "cwd": repo, "tool_name": tool,
+                    self.store._record_tool({"session_id": sid, "cwd": repo, "tool_name": tool,
                                             "tool_input": tinput})
             self.assertIn("pref:test=pytest", self.store.mine()["observed"])
             self.assertEqual(self.conf("pref:test=pytest", project=repo), 6)
@@ -551,7 +551,7 @@ class TestOneWriter(StoreCase):
         s.feedback("seq:a->b", "good")
         s.consolidate()
         s.suggest(project="")
-        s.record_tool({"session_id": "x", "cwd": repo, "tool_name": "Bash",
+        s._record_tool({"session_id": "x", "cwd": repo, "tool_name": "Bash",
                        "tool_input": {"command": "ls"}})
         m = s.remember("user", "Likes tabs", "Indent with tabs.")
         s.forget_memory(m["id"])
@@ -873,7 +873,8 @@ class TestStructure(unittest.TestCase):
     of InstinctStore uses only what it or the rooms it extends define (no sibling's method
     found through the final class, no override decided by the MRO)."""
 
-    ROOMS = ("_Core", "_Patterns", "_Memory", "_Learning", "_History", "_Sharing", "_Insight")
+    ROOMS = ("_Core", "_Patterns", "_Memory", "_Rules", "_Learning", "_History", "_Sharing",
+             "_Insight")
 
     def setUp(self):
         self.src = read(os.path.join(ROOT, "instinct.py"))
@@ -909,6 +910,72 @@ class TestStructure(unittest.TestCase):
                         self.assertTrue(hasattr(cls, node.attr) or node.attr in assigned,
                                         f"{name} uses self.{node.attr} (line {node.lineno}), which "
                                         f"only {defined_in.get(node.attr)} defines")
+
+    def test_a_function_in_a_class_takes_its_instance_or_says_it_takes_none(self):
+        """Issue 29: no bag of plain functions posing as methods (ruff N805, mypy arg-type)."""
+        wrong = []
+        for c in (n for n in ast.walk(self.tree) if isinstance(n, ast.ClassDef)):
+            for f in (m for m in c.body if isinstance(m, ast.FunctionDef)):
+                decos = {ast.unparse(d) for d in f.decorator_list}
+                first = f.args.args[0].arg if f.args.args else None
+                ok = (first not in ("self", "cls") if "staticmethod" in decos
+                      else first == "cls" if "classmethod" in decos else first == "self")
+                if not ok:
+                    wrong.append(f"{c.name}.{f.name} (line {f.lineno})")
+        self.assertEqual(wrong, [])
+
+    def test_every_store_attribute_can_be_called_on_an_instance(self):
+        import inspect
+        import types
+        bad = [name for name in dir(instinct.InstinctStore)
+               if isinstance(inspect.getattr_static(instinct.InstinctStore, name),
+                             types.FunctionType)
+               and list(inspect.signature(getattr(instinct.InstinctStore, name)).parameters)[:1]
+               != ["self"]]
+        self.assertEqual(bad, [])
+
+    def test_internals_carry_an_underscore(self):
+        """A room's public method is an operation or the seeds' `close`; a reader's public
+        function is one another class calls (or one a client row names)."""
+        public = {op.fn.__name__ for op in instinct.OPERATIONS.values()} | {"close"}
+        classes = {n.name: n for n in self.tree.body if isinstance(n, ast.ClassDef)}
+        for name in self.ROOMS:
+            with self.subTest(room=name):
+                self.assertEqual([f.name for f in classes[name].body
+                                  if isinstance(f, ast.FunctionDef) and f.name[0] != "_"
+                                  and f.name not in public], [])
+        readers = {name: c for name, c in classes.items() if name not in self.ROOMS and all(
+            "staticmethod" in map(ast.unparse, f.decorator_list)
+            for f in c.body if isinstance(f, ast.FunctionDef))}       # never instantiated
+        named = {row.history[3] for row in instinct.CLIENTS.values()}  # a client row's reader
+        for name, c in readers.items():
+            used = {x.attr for other in self.tree.body if other is not c for x in ast.walk(other)
+                    if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name)
+                    and x.value.id == name}
+            loose = [f.name for f in c.body if isinstance(f, ast.FunctionDef)
+                     and f.name[0] != "_" and f.name not in used | named]
+            with self.subTest(reader=name):
+                self.assertEqual(loose, [], f"{name}: used only inside, so say it is internal")
+
+    def test_no_section_uses_a_name_a_later_section_defines(self):
+        """Issue 29: the file reads in dependency order (kernel, readers, rooms, surfaces)."""
+        import re
+        starts = [(i + 1, int(m.group(1))) for i, line in enumerate(self.src.split("\n"))
+                  for m in [re.match(r"^# (\d+)\. ", line)] if m]
+
+        def section(lineno):
+            return max((n for at, n in starts if at <= lineno), default=1)
+        defined = {}
+        for n in self.tree.body:
+            names = ([n.name] if isinstance(n, (ast.FunctionDef, ast.ClassDef)) else
+                     [t.id for t in getattr(n, "targets", []) if isinstance(t, ast.Name)])
+            for x in names:
+                defined.setdefault(x, section(n.lineno))
+        forward = sorted({(section(n.lineno), x.id, defined[x.id]) for n in self.tree.body
+                          for x in ast.walk(n) if isinstance(x, ast.Name)
+                          and isinstance(x.ctx, ast.Load) and defined.get(x.id, 0) > section(
+                              n.lineno)})
+        self.assertEqual(forward, [])
 
 
 if __name__ == "__main__":

@@ -577,11 +577,11 @@ class TestCodexRollouts(_Home):
             self.assertEqual((p["session_id"], p["cwd"], p["hook_event_name"]), (sid, self.repo, "PostToolUse"))
             self.assertIn("turn_id", p)
             self.assertIsInstance(ts, float)
-        self.assertEqual(instinct._Transcripts.codex_exit("Exit code: 3\nWall time: 1 seconds"), 3)
-        self.assertEqual(instinct._Transcripts.codex_exit("Process running with session ID 4\nOutput:"), None)
+        self.assertEqual(instinct._Transcripts._codex_exit("Exit code: 3\nWall time: 1 seconds"), 3)
+        self.assertEqual(instinct._Transcripts._codex_exit("Process running with session ID 4\nOutput:"), None)
         for odd in ("Exit code: ²", "Exit code: --5"):     # digits int() refuses: no exit code
-            self.assertEqual(instinct._Transcripts.codex_exit(odd), None)
-        self.assertEqual(instinct._Transcripts.codex_exit([{"type": "input_text", "text": "Exit code: 0"}]), 0)
+            self.assertEqual(instinct._Transcripts._codex_exit(odd), None)
+        self.assertEqual(instinct._Transcripts._codex_exit([{"type": "input_text", "text": "Exit code: 0"}]), 0)
 
     def test_codex_home_import_skips_subagents_and_is_idempotent(self):
         base = os.path.join(self.home, "codexhome")
@@ -637,7 +637,7 @@ class TestCodexLiveOutcomes(_Home):
         # (one session is no evidence of a habit, so nothing is credited yet)
         self.assertEqual([s for s, in store._read("SELECT session FROM mined_sessions")], [sid])
         rows = store._read("SELECT kind, data FROM events WHERE session = ? ORDER BY id", (sid,))
-        self.assertIn(("cargo test", "Edit"), instinct._Corpus.fixes_in(instinct._Corpus.steps_of(rows))[0])
+        self.assertIn(("cargo test", "Edit"), instinct._Corpus._fixes_in(instinct._Corpus._steps_of(rows))[0])
         with open(self.db, "rb") as f:
             self.assertNotIn(SECRETS["output"].encode(), f.read())
 
@@ -713,7 +713,7 @@ class TestLearning(_Home):
             store = instinct.InstinctStore(self.db)
             try:
                 suggested = [s["pattern"] for s in store.suggest(project=fp, limit=50)]
-                briefing = store.briefing(self.repo)
+                briefing = store._briefing(self.repo)
             finally:
                 store.close()
             for p in suggested:
@@ -745,8 +745,8 @@ class TestCtrlCInASqlFunction(unittest.TestCase):
         store.stats()                                         # opened before the Ctrl-C
         with mock.patch.object(instinct, "_keyed", side_effect=KeyboardInterrupt):
             with self.assertRaises(KeyboardInterrupt):
-                store.new_prompt("don't do that", temp_dir(self), "s1")
-        self.assertTrue(store.new_prompt("don't do that", temp_dir(self), "s1"))   # still usable
+                store._new_prompt("don't do that", temp_dir(self), "s1")
+        self.assertTrue(store._new_prompt("don't do that", temp_dir(self), "s1"))   # still usable
 
 
 class TestInterruptedImport(unittest.TestCase):
@@ -883,6 +883,6 @@ class TestTranscriptsNeverHang(_Home):
                     {"session_id": "s", "cwd": self.repo, "hook_event_name": "SessionEnd", "transcript_path": odd[1]}))
                 self.assertEqual((r.returncode, r.stderr), (0, ""))
                 with self.assertRaises(instinct.ValidationError):
-                    list(instinct._Transcripts.lines(odd[1], {"bad_lines": 0}))
+                    list(instinct._Transcripts._lines(odd[1], {"bad_lines": 0}))
             for path in odd:
                 (os.rmdir if kind == "folder" else os.remove)(path)

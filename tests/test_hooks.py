@@ -288,7 +288,7 @@ class TestFastCLI(unittest.TestCase):
                      ["observe", "p", "--unknown", "1"], ["list", "--min", "2"], ["observe", "-h"],
                      ["nosuch"], ["observe", "p", "--cat"]):
             with self.subTest(argv=argv):
-                self.assertIsNone(instinct._CLI.fast_args(argv))
+                self.assertIsNone(instinct._CLI._fast_args(argv))
 
 
 class TestCaptureUnderRealClients(HookCase):
@@ -315,7 +315,7 @@ class TestCaptureUnderRealClients(HookCase):
     def test_client_plumbing_is_not_a_step(self):
         for tool in ("ToolSearch", "TodoWrite", "TaskUpdate", "ExitPlanMode", "AskUserQuestion"):
             with self.subTest(tool=tool):
-                got = self.store.record_tool(self.payload(tool, {"query": "select:mcp__instinct__suggest"}))
+                got = self.store._record_tool(self.payload(tool, {"query": "select:mcp__instinct__suggest"}))
                 self.assertEqual(got, "skipped: client plumbing, not a habit step")
         self.assertEqual(self.events(), [])
 
@@ -329,7 +329,7 @@ class TestCaptureUnderRealClients(HookCase):
                  ("Output:\nExit code: 3 was printed by the program\n" + "x\n" * 10, "tool"),
                  ("Exit code: ²\nOutput:\n", "tool"), ("Exit code: --5\nOutput:\n", "tool")]
         for i, (resp, _) in enumerate(cases):
-            self.store.record_tool(self.payload("Bash", {"command": "cargo test"}, session=f"c{i}",
+            self.store._record_tool(self.payload("Bash", {"command": "cargo test"}, session=f"c{i}",
                                                 tool_response=resp, turn_id="t1"))
         self.assertEqual([k for k, *_ in self.events()], [want for _, want in cases])
 
@@ -516,7 +516,7 @@ class TestBadPayloads(_PayloadCase):
         self.assertEqual(self.stored()[1], [("tool", "Bash(pytest)", "s1")])
 
     def test_ctrl_c_while_waiting_for_input_is_quiet(self):
-        argv = instinct._Setup.launch_args(sys.executable, ROOT, "hook", "session-start")
+        argv = instinct._Setup._launch_args(sys.executable, ROOT, "hook", "session-start")
         p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              cwd=self.repo, env=child_env(db=self.db))
         time.sleep(2.0)                    # well into the read of stdin
@@ -743,7 +743,7 @@ def learn(store, repo, sessions=6, seed=1):
         steps = ([("uv run pytest", False), ("uv sync", True), ("uv run pytest", True)]
                  + [(c, True) for c in rng.sample(NOISE, 8)] + [("pnpm install", True)])
         for cmd, ok in steps:
-            store.record_tool({"session_id": sid, "cwd": repo, "tool_name": "Bash",
+            store._record_tool({"session_id": sid, "cwd": repo, "tool_name": "Bash",
                                "tool_input": {"command": cmd}}, failed=not ok)
         store.mine(sid)
 
@@ -906,9 +906,9 @@ class TestMeasuredLift(_HintCase):
         for i in range(sessions):
             sid = f"study{i}"
             text = self.store._hint("pre-tool-use", self.shell("pytest", sid), self.repo)
-            self.store.record_tool(self.shell("pytest", sid))
+            self.store._record_tool(self.shell("pytest", sid))
             use = rng.random() < (p_shown if text else p_held)
-            self.store.record_tool(self.shell("uv run pytest" if use else "pytest -x", sid))
+            self.store._record_tool(self.shell("uv run pytest" if use else "pytest -x", sid))
         return self.store.effectiveness()["hints"]
 
     def test_a_simulated_study_recovers_the_planted_lift(self):
@@ -947,7 +947,7 @@ class TestMeasuredLift(_HintCase):
         self.assertIn("uv run pytest", brief)
         self.assertEqual(self.hook("SessionStart", pay), brief)     # resumed: the same items
         for cmd in ("uv run pytest", "uv sync", "uv run pytest"):     # the routine's line, followed
-            self.store.record_tool(self.shell(cmd, "b1"))
+            self.store._record_tool(self.shell(cmd, "b1"))
         self.store.config("holdout_percent", "100")
         self.assertIsNone(self.hook("SessionStart", dict(pay, session_id="b2")))
         items = {(r["pattern"], r["kind"]): r for r in self.store.effectiveness()["hints"]["items"]}
@@ -1072,11 +1072,11 @@ class TestPlantedSecrets(HookCase):
                         payload = {"session_id": sid, "cwd": self.repo, "turn_id": "t",
                                    "tool_name": "Bash", "tool_response": said, "tool_input": {
                                        "command": ["bash", "-lc", cmd] if form == 1 else cmd}}
-                    self.store.record_tool(payload, failed=not ok and not form)
+                    self.store._record_tool(payload, failed=not ok and not form)
                     n += 1
-            self.store.record_tool({"session_id": sid, "cwd": self.repo, "tool_name": "Bash",
+            self.store._record_tool({"session_id": sid, "cwd": self.repo, "tool_name": "Bash",
                                     "tool_input": {"command": "zorptool build"}})
-            self.store.record_tool({"session_id": sid, "cwd": self.repo, "tool_name": "Bash",
+            self.store._record_tool({"session_id": sid, "cwd": self.repo, "tool_name": "Bash",
                                     "tool_input": {"command": "blorpcap -r x | head -3"},
                                     "tool_response": {"stdout": "1 0.0 10.0.0.1 TCP 60"}})
             self.store.mine(sid)
@@ -1090,7 +1090,7 @@ class TestPlantedSecrets(HookCase):
             self.store.export_rules(format=fmt, min_confidence=1, project=self.repo,
                                     write=os.path.join(self.repo, name), force=True)
             files.append(os.path.join(self.repo, name))
-        brief = self.store.briefing(self.repo).encode()
+        brief = self.store._briefing(self.repo).encode()
         self.assertIn(b"zorptool build", brief)           # a real (succeeding) program: by name
         self.assertIn(b"blorpcap", brief)                 # ran in a pipe, said nothing missing
         for path in files:
@@ -1120,7 +1120,7 @@ class TestForgetIsTotal(_HintCase):
         self.store.consolidate()
         self.assertIn("pref:indent=tabs", [r["pattern"] for r in self.store.suggest(project="")])
         self.assertNotIn("pref:indent=tabs", self.cli("suggest").stdout)
-        self.assertNotIn("tabs", self.store.briefing(self.repo))
+        self.assertNotIn("tabs", self.store._briefing(self.repo))
         for fmt in ("json", "markdown", "claude"):
             out = self.cli("export", "--format", fmt, "--project", self.repo, "--min-confidence",
                            "1").stdout
@@ -1155,7 +1155,7 @@ class TestKeysApart(HookCase):
     def test_a_backup_and_a_word_list_give_nothing_back(self):
         repo = self.repo
         for sid in ("k1", "k2"):
-            self.store.record_tool({"session_id": sid, "cwd": repo, "tool_name": "Bash",
+            self.store._record_tool({"session_id": sid, "cwd": repo, "tool_name": "Bash",
                                     "tool_input": {"command": f"{self.WORD} --now"}}, failed=True)
         self.store.observe(self.PATTERN, project=repo)
         self.store.forget(self.PATTERN, project=repo)

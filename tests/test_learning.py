@@ -71,14 +71,14 @@ class TestHabits(Replayed):
             store, (repo,) = self.replay(sessions.plain_command(6, seed=3), "plain", upto=n)
             self.assertEqual(self.mature(store, repo).get("pref:command:just verify"), want, n)
         store, (repo,) = self.replay(sessions.plain_command(6, seed=3), "plain")
-        text = store.briefing(repo)
+        text = store._briefing(repo)
         self.assertIn("- Project command: `just verify` (mature, 6 sessions", text)
         self.assertEqual(commands_named(text), ["just verify"])
 
     def test_a_seven_step_ritual_is_one_family(self):
         store, (repo,) = self.replay(sessions.ritual(6, steps=7, seed=1), "ritual")
         steps = [s.split()[0] + " " + s.split()[1] for s in sessions.RITUAL[:7]]
-        text = store.briefing(repo)
+        text = store._briefing(repo)
         lines = [ln for ln in text.splitlines() if ln.startswith("- ")]
         ritual = [ln for ln in lines if sum(f"`{s}`" in ln for s in steps) >= 2]
         self.assertTrue(1 <= len(ritual) <= 2, text)
@@ -94,7 +94,7 @@ class TestHabits(Replayed):
 
     def test_with_8x_the_history_test_lint_and_format_are_still_said_first(self):
         store, (repo,) = self.replay(sessions.ritual(48, steps=7, seed=1), "ritual8x")
-        lines = [ln for ln in store.briefing(repo).splitlines() if ln.startswith("- ")]
+        lines = [ln for ln in store._briefing(repo).splitlines() if ln.startswith("- ")]
         self.assertLessEqual(len(lines), 2, lines)            # the ritual, format: no noise line
         self.assertIn("`mix credo` \u2192 `mix test`", lines[0])
         self.assertTrue(any(ln.startswith("- Format here: `mix format`") for ln in lines), lines)
@@ -107,24 +107,24 @@ class TestHabits(Replayed):
         self.assertFalse([r["pattern"] for r in learned if r["level"] != "raw"
                           and r["pattern"].startswith(("seq:", "fix:", "combo:"))])
         for repo in repos:
-            text = store.briefing(repo)
+            text = store._briefing(repo)
             self.assertLessEqual(len(set(commands_named(text))), 2, text)
 
     def test_a_learned_command_is_anchored_to_the_file_that_defines_it(self):
         mix = "defmodule Shop.MixProject do\nend\n"
         store, (repo,) = self.replay(sessions.plain_command(6, seed=2, command="mix precommit"),
                                      "anchored", files={"mix.exs": mix})
-        self.assertIn("mix precommit", store.briefing(repo))
+        self.assertIn("mix precommit", store._briefing(repo))
         self.assertEqual(store._read("SELECT path, pattern FROM anchors"),
                          [("mix.exs", "pref:command:mix precommit")])
         with open(os.path.join(repo, "mix.exs"), "a") as f:
             f.write("# deps changed\n")
         self.assertIn("`mix precommit` (mature, 6 sessions, used in 6 of the last 6, this "
-                      "project; may be stale: mix.exs changed)", store.briefing(repo))
+                      "project; may be stale: mix.exs changed)", store._briefing(repo))
         store.feedback("pref:command:mix precommit", "good", project=repo)   # confirmed
-        self.assertNotIn("may be stale", store.briefing(repo))
+        self.assertNotIn("may be stale", store._briefing(repo))
         os.remove(os.path.join(repo, "mix.exs"))
-        self.assertNotIn("mix precommit", store.briefing(repo))
+        self.assertNotIn("mix precommit", store._briefing(repo))
 
 
 class TestOneSelection(unittest.TestCase):
@@ -152,7 +152,7 @@ class TestOneSelection(unittest.TestCase):
         store.remember("project", "Vitest, not Jest", "this repo's tests run on Vitest",
                        project=repo)
         store.consolidate()
-        brief = store.briefing(repo)
+        brief = store._briefing(repo)
         items = [ln for ln in brief.splitlines() if ln.startswith("- ") and "Vitest" not in ln]
         self.assertIn("Vitest", brief)
         self.assertEqual(len(items), 3, brief)      # the test command is on the routine's line
@@ -174,7 +174,7 @@ def _session(steps, session, store, repo, fail=()):
     for i, tool in enumerate(steps):
         kind, _, arg = tool.partition(":")
         tinput = {"command": arg} if kind == "Bash" else {"file_path": f"/r/x{arg or '.py'}"}
-        store.record_tool({"session_id": session, "cwd": repo, "tool_name": kind, "tool_input": tinput},
+        store._record_tool({"session_id": session, "cwd": repo, "tool_name": kind, "tool_input": tinput},
                           failed=i in fail)
 
 
@@ -228,7 +228,7 @@ class TestMining(HookCase):
         suggested = {r["pattern"] for r in self.store.suggest(project=self.repo)}
         self.assertIn(routine, suggested)
         self.assertNotIn("seq:cargo fmt->cargo clippy", suggested)   # only restates the routine
-        text = self.store.briefing(self.repo)
+        text = self.store._briefing(self.repo)
         self.assertIn("Tests here: `cargo test` (rule, 10 sessions, used in 10 of the last 10, this project)", text)
         self.assertIn("Before committing: `cargo fmt` \u2192 `cargo clippy` \u2192 `git commit` \u2192 `git push`", text)
 
@@ -273,7 +273,7 @@ class TestMining(HookCase):
         pattern = "seq:" + "->".join(search)
         rec = self.store.get(pattern, project="")
         self.assertEqual((rec["confidence"], rec["level"]), (6, "mature"))
-        text = self.store.briefing(self.repo)
+        text = self.store._briefing(self.repo)
         self.assertEqual(text.count("mcp__serper__google_search"), 1, text)
         self.assertIn("all projects", text)
         only_here = ["Bash:cargo fmt", "Bash:cargo clippy", "Bash:cargo doc"]
@@ -336,7 +336,7 @@ class TestMining(HookCase):
         self.assertFalse([r for r in self.store.list(project=self.repo)
                           if "git status" in r["pattern"] or "git diff" in r["pattern"]])
         self.assertIn("Before committing: `mix test` → `mix credo` → `bd close` → `git commit`",
-                      self.store.briefing(self.repo))
+                      self.store._briefing(self.repo))
 
     def test_a_longer_weaker_workflow_does_not_hide_a_stronger_one_in_the_briefing(self):
         short, long_ = "seq:cargo fmt->cargo clippy", "seq:cargo fmt->cargo test->cargo clippy->git push"
@@ -345,12 +345,12 @@ class TestMining(HookCase):
         for _ in range(5):
             mined(self.store, long_, self.repo)
         self.store.consolidate()
-        text = self.store.briefing(self.repo)
+        text = self.store._briefing(self.repo)
         self.assertIn("`cargo fmt` → `cargo clippy` (mature, 9 sessions", text)
         for _ in range(4):                     # as strong: the longer one says it all
             mined(self.store, long_, self.repo)
         self.store.consolidate()
-        text = self.store.briefing(self.repo)
+        text = self.store._briefing(self.repo)
         self.assertNotIn("`cargo fmt` → `cargo clippy` (", text)
         self.assertIn("`cargo fmt` → `cargo test` → `cargo clippy`", text)
 
@@ -401,7 +401,7 @@ class TestMining(HookCase):
             self.store.observe("seq:Read->Edit", project=self.repo)
             self.store.observe("combo:head+ls", project=self.repo)
         self.store.consolidate()
-        self.assertEqual(self.store.briefing(self.repo), "")
+        self.assertEqual(self.store._briefing(self.repo), "")
         # committing and pushing is a habit, not looking around: briefed where it applies (a
         # project with no sessions yet whose files show git); a project's own habit stays said
         # until a long window of its sessions (20) did without it (issue 30), not after 6
@@ -410,8 +410,8 @@ class TestMining(HookCase):
             for repo in (self.repo, other):
                 mined(self.store, "seq:git add->git commit->git push", repo)
         self.store.consolidate()
-        self.assertIn("Before committing: `git add` → `git commit` → `git push`", self.store.briefing(other))
-        self.assertIn("used in 0 of the last 6", self.store.briefing(self.repo))
+        self.assertIn("Before committing: `git add` → `git commit` → `git push`", self.store._briefing(other))
+        self.assertIn("used in 0 of the last 6", self.store._briefing(self.repo))
 
     def test_session_end_and_stop_mine_and_session_start_mines_leftovers(self):
         def calls(session):
@@ -510,7 +510,7 @@ class TestWhereItApplies(unittest.TestCase):
         for tool in steps:
             kind, _, arg = tool.partition(":")
             tinput = {"command": arg} if kind == "Bash" else {"file_path": "/r/x.py"}
-            store.record_tool({"session_id": name, "cwd": repo, "tool_name": kind,
+            store._record_tool({"session_id": name, "cwd": repo, "tool_name": kind,
                                "tool_input": tinput})
         store.mine(name)
 
@@ -525,12 +525,12 @@ class TestWhereItApplies(unittest.TestCase):
         for n in range(6):
             self.session(store, (a, b)[n % 2], f"w{n}", rng, habit=True)
         self.assertEqual(store.get("seq:" + "->".join(self.SEARCH), project="")["level"], "mature")
-        self.assertIn(self.SEARCH[0], store.briefing(b))
-        self.assertNotIn(self.SEARCH[0], store.briefing(c))   # a new project: no other's tool habit
+        self.assertIn(self.SEARCH[0], store._briefing(b))
+        self.assertNotIn(self.SEARCH[0], store._briefing(c))   # a new project: no other's tool habit
         self.session(store, c, "c1", rng, habit=False)
-        self.assertNotIn(self.SEARCH[0], store.briefing(c))   # its own session did not use it
+        self.assertNotIn(self.SEARCH[0], store._briefing(c))   # its own session did not use it
         self.session(store, c, "c2", rng, habit=True)
-        self.assertIn("used in 1 of the last 2, all projects", store.briefing(c))
+        self.assertIn("used in 1 of the last 2, all projects", store._briefing(c))
 
 
 class TestSaidInTime(HookCase):
@@ -558,7 +558,7 @@ class TestSaidInTime(HookCase):
             mature = {r["pattern"] for r in self.store.suggest(project=self.repo)}
             self.assertEqual("pref:command:just verify" in mature, holders >= 5, f"after session {n}")
             if holders >= 5:                         # and said through the 5 sessions without it
-                self.assertIn("`just verify` (mature, 5 sessions", self.store.briefing(self.repo), n)
+                self.assertIn("`just verify` (mature, 5 sessions", self.store._briefing(self.repo), n)
         self.assertFalse([p for p in mature if p != "pref:command:just verify"], mature)
 
     def test_an_item_leaves_after_a_run_its_own_rate_makes_unlikely_and_resuming_keeps_order(self):
@@ -572,7 +572,7 @@ class TestSaidInTime(HookCase):
             # the first session resumed: its new calls do not make it a recent session
             _session(["Bash:just verify"], "u0", self.store, self.repo)
             self.store.mine("u0")
-            said = "`just verify`" in self.store.briefing(self.repo)
+            said = "`just verify`" in self.store._briefing(self.repo)
             self.assertEqual(said, n < 12, n)      # said through 4 sessions without it, not 5
         why = {x["pattern"]: x["why"] for x in self.store.explain_briefing(self.repo)["items"]}
         self.assertEqual(why["pref:command:just verify"], "not used in the last 6 sessions here")
@@ -582,13 +582,13 @@ class TestSaidInTime(HookCase):
         skills = ["adr", "adr", "brainstorming", "adr", "dut-console", "writing-plans"]
         for n, skill in enumerate(skills):            # a skill each session, rarely the same one
             _session(self.other(rng), f"k{n}", self.store, self.repo)
-            self.store.record_tool({"session_id": f"k{n}", "cwd": self.repo, "tool_name": "Skill",
+            self.store._record_tool({"session_id": f"k{n}", "cwd": self.repo, "tool_name": "Skill",
                                     "tool_input": {"skill": skill}})
             self.store.mine(f"k{n}")
             mature = {r["pattern"] for r in self.store.suggest(project=self.repo)}
             self.assertEqual("pref:tool:Skill" in mature, n >= 4, n)
         self.assertNotIn("pref:tool:Skill(adr)", mature)       # 3 sessions: not yet its own
-        brief = self.store.briefing(self.repo)
+        brief = self.store._briefing(self.repo)
         self.assertIn("- Often used here: `Skill(adr)`, `Skill(brainstorming)`, ", brief)
         self.assertEqual(brief.count("Skill("), 3, brief)     # one line, the 3 most used kinds
 
@@ -602,7 +602,7 @@ class TestSaidInTime(HookCase):
 
     def test_the_commit_routine_is_one_line_and_no_line_repeats_a_step(self):
         self.routine_sessions(8, random.Random(4))
-        text = self.store.briefing(self.repo)
+        text = self.store._briefing(self.repo)
         lines = [re.findall(r"`([^`]+)`", ln) for ln in text.splitlines() if ln.startswith("- ")]
         named = [n for ln in lines for n in ln]
         self.assertEqual(len(named), len(set(named)), text)              # no step twice
@@ -664,7 +664,7 @@ class TestSaidInTime(HookCase):
                 self.store.mine(f"w{n}")
             rec = self.store.get("pref:command:just verify", project=self.repo)
             self.assertEqual(rec["confidence"], 18)
-            self.assertIn("`just verify` (rule, 6 sessions", self.store.briefing(self.repo))
+            self.assertIn("`just verify` (rule, 6 sessions", self.store._briefing(self.repo))
             self.store.cwd = self.repo
             self.assertIn("6 sessions", self.store.export_rules(format="claude", project=self.repo))
             self.assertNotIn("18 sessions", self.store.export_rules(format="claude", project=self.repo))

@@ -1039,7 +1039,7 @@ class TestDeepInput(ServerCase):
         script = ("CREATE TABLE t (a TEXT DEFAULT ';');\nCREATE TRIGGER tr AFTER INSERT ON t BEGIN\n"
                   "  UPDATE t SET a = 'x;y';\n  DELETE FROM t WHERE a = 'END;';\nEND;\n"
                   "CREATE INDEX ix ON t(a);\n")
-        got = instinct._Schema.statements(script)
+        got = instinct._Schema._statements(script)
         self.assertEqual(len(got), 3, got)
         self.assertTrue(got[1].startswith("CREATE TRIGGER") and got[1].endswith("END;"))
 

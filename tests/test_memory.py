@@ -486,7 +486,7 @@ class GitAndBriefingTest(_Base):
         s.remember("user", "Shopfront owner prefers small PRs", "small pull requests")
         local = s.remember("project", "Staging URL", "staging.shop.test", project=proj)
         s.remember("project", "Coupons elsewhere", "coupon rules", project=P1)        # other project
-        lines = s.memory_briefing(str(repo), 2000)
+        lines = s._memory_briefing(str(repo), 2000)
         # the title, the knowledge itself, how to apply it
         self.assertEqual(set(lines[:2]), {"[project] Coupons live in pricing.py: coupon rules \u2014 "
                                           "change pricing.py, not the cart",
@@ -494,9 +494,9 @@ class GitAndBriefingTest(_Base):
         self.assertEqual(lines[2:], ["[project] Staging URL: staging.shop.test"])     # fills the room
         self.assertEqual(s.get_memory(coupon["id"])["recall_count"], 1)
         self.assertEqual(s.get_memory(local["id"])["recall_count"], 0)
-        small = s.memory_briefing(str(repo), len(lines[0]) + 1 + len(lines[2]))
+        small = s._memory_briefing(str(repo), len(lines[0]) + 1 + len(lines[2]))
         self.assertEqual(small, [lines[0], lines[2]])                    # the second line did not fit
-        self.assertTrue(all(len("\n".join(s.memory_briefing(str(repo), n))) <= n for n in (0, 10, 60, 100)))
+        self.assertTrue(all(len("\n".join(s._memory_briefing(str(repo), n))) <= n for n in (0, 10, 60, 100)))
 
 
 class CliTest(_Base):
@@ -631,7 +631,7 @@ class _AnchorCase(ProjectCase):
         os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
 
     def brief(self):
-        return self.store.memory_briefing(self.proj)
+        return self.store._memory_briefing(self.proj)
 
     def remember(self, title="Build backend is hatchling", about="pyproject.toml", **kw):
         return self.store.remember("project", title, "the wheel is built by hatchling",
@@ -656,9 +656,9 @@ class TestBlobId(_AnchorCase):
         empty, hello = (os.path.join(self.tmp, n) for n in ("empty", "hello"))
         write(empty, b"")
         write(hello, b"hello\n")
-        self.assertEqual(instinct._Anchors.git_blob(empty)[0], "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
-        self.assertEqual(instinct._Anchors.git_blob(hello)[0], "ce013625030ba8dba906f756967f9e9ca394464a")
-        blob, size, mtime = instinct._Anchors.git_blob(hello)
+        self.assertEqual(instinct._Anchors._git_blob(empty)[0], "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391")
+        self.assertEqual(instinct._Anchors._git_blob(hello)[0], "ce013625030ba8dba906f756967f9e9ca394464a")
+        blob, size, mtime = instinct._Anchors._git_blob(hello)
         self.assertEqual((size, mtime), (6, os.stat(hello).st_mtime_ns))
 
     @unittest.skipUnless(GIT, "git is not installed")
@@ -669,9 +669,9 @@ class TestBlobId(_AnchorCase):
             path = os.path.join(self.proj, name)
             write(path, data)
             with self.subTest(name=name):
-                self.assertEqual(instinct._Anchors.git_blob(path)[0],
+                self.assertEqual(instinct._Anchors._git_blob(path)[0],
                                  git(self.proj, "hash-object", path).strip())
-        self.assertEqual(instinct._Anchors.git_blob(self.pyproject)[0],
+        self.assertEqual(instinct._Anchors._git_blob(self.pyproject)[0],
                          git(self.proj, "rev-parse", "HEAD:pyproject.toml").strip())
 
 
@@ -737,8 +737,8 @@ class TestMemoryAnchors(_AnchorCase):
                            about="settings.py, pyproject.toml,")
         self.assertEqual(m["about"], ["src/app/settings.py", "pyproject.toml"])
         rows = store._read("SELECT path, blob, size FROM anchors WHERE memory = ? ORDER BY path", (m["id"],))
-        self.assertEqual(rows, [("pyproject.toml", instinct._Anchors.git_blob(self.pyproject)[0], len(PYPROJECT)),
-                                ("src/app/settings.py", instinct._Anchors.git_blob(os.path.join(sub, "settings.py"))[0], 14)])
+        self.assertEqual(rows, [("pyproject.toml", instinct._Anchors._git_blob(self.pyproject)[0], len(PYPROJECT)),
+                                ("src/app/settings.py", instinct._Anchors._git_blob(os.path.join(sub, "settings.py"))[0], 14)])
 
     def test_bad_paths_are_refused_and_nothing_is_stored(self):
         outside = os.path.join(self.tmp, "outside.toml")
@@ -840,8 +840,8 @@ class TestInstinctAnchors(_AnchorCase):
                 instinct._Anchors.reanchor(conn, self.proj, it, ["pyproject.toml", "package.json"])
         conn = self.store._db.conn
         calls = []
-        real = instinct._Anchors.git_blob
-        instinct._Anchors.git_blob = lambda path: calls.append(path) or real(path)
+        real = instinct._Anchors._git_blob
+        instinct._Anchors._git_blob = lambda path: calls.append(path) or real(path)
         try:
             self.assertEqual(instinct._Anchors.staleness(conn, self.proj, items), [None] * 200)
             self.assertEqual(calls, [])                        # unchanged files: never hashed
@@ -849,7 +849,7 @@ class TestInstinctAnchors(_AnchorCase):
             self.assertEqual(set(instinct._Anchors.staleness(conn, self.proj, items)), {"pyproject.toml changed"})
             self.assertEqual(len(calls), 1)                    # one hash per changed file
         finally:
-            instinct._Anchors.git_blob = real
+            instinct._Anchors._git_blob = real
 
     def test_bench_script_runs(self):                           # its figures: README, bench/README
         r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "bench_anchors.py"), "--reps", "3"],

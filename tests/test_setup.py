@@ -113,7 +113,7 @@ class TestCaptureEntries(_SetupEnv):
                 self.assertEqual(set(h), {"type", "command", "timeout"})    # no async, no args
                 self.assertEqual(h["timeout"], timeout)
                 self.assertEqual(shlex.split(h["command"]),
-                                 instinct._Setup.launch_args(sys.executable, here, "hook", event))
+                                 instinct._Setup._launch_args(sys.executable, here, "hook", event))
 
     def test_shell_form_really_records_through_sh(self):
         """The exact string Claude Code hands to its shell records the call (and SessionEnd mines)."""
@@ -135,9 +135,9 @@ class TestCaptureEntries(_SetupEnv):
 
     def test_rerun_removes_our_old_stop_and_async_entries_keeps_users(self):
         old_ours = {"type": "command", "command": "/usr/bin/python3", "async": True, "timeout": 30,
-                    "args": instinct._Setup.launch_args("/usr/bin/python3", "/opt/old", "hook", "stop")[1:]}
+                    "args": instinct._Setup._launch_args("/usr/bin/python3", "/opt/old", "hook", "stop")[1:]}
         old_post = {"type": "command", "command": "/usr/bin/python3", "async": True, "timeout": 10,
-                    "args": instinct._Setup.launch_args("/usr/bin/python3", "/opt/old", "hook", "post-tool-use")[1:]}
+                    "args": instinct._Setup._launch_args("/usr/bin/python3", "/opt/old", "hook", "post-tool-use")[1:]}
         mine = {"type": "command", "command": "/home/u/instinct-research/lint.sh"}
         notify = {"type": "command", "command": "notify-send done"}
         settings = self.path(".claude", "settings.json")
@@ -174,7 +174,7 @@ class TestCaptureEntries(_SetupEnv):
         self.assertEqual(hooks["SessionEnd"][0], {"hooks": theirs[:1]})
         self.assertEqual(len(hooks["PostToolUse"]), 2)
         for h in theirs:
-            self.assertFalse(instinct._Setup.is_ours(h), h)
+            self.assertFalse(instinct._Setup._is_ours(h), h)
 
     def test_codex_events_db_and_trust_note(self):
         hooks = self.hooks("codex", db=self.db)

@@ -853,7 +853,7 @@ class TestExportNothing(ProjectCase):
         self.observe("pref:tabs", 6, project=self.proj)
         self.observe("seq:lint->test", 7)
         self.store.consolidate()
-        briefing = [ln[2:] for ln in self.store.briefing(self.proj).splitlines()
+        briefing = [ln[2:] for ln in self.store._briefing(self.proj).splitlines()
                     if ln.startswith("- ")]
         self.assertEqual(len(briefing), 2)
         for fmt, path in (("claude", target), ("cursor", os.path.join(self.proj, ".cursor", "rules",
@@ -1093,7 +1093,7 @@ class TestProse(unittest.TestCase):
         }
         for line, want in cases.items():
             with self.subTest(line=line):
-                self.assertEqual(instinct._Lint.prose_mentions(line), want)
+                self.assertEqual(instinct._Lint._prose_mentions(line), want)
 
 
 if __name__ == "__main__":

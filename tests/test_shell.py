@@ -262,7 +262,7 @@ def _allowed(shape):
 def stored(cmd):
     """What capture stores for a shell call (the event's data), combos mined from it included."""
     summary = call_summary({"tool_name": "Bash", "tool_input": {"command": cmd}})[0]
-    return summary + " " + " ".join(instinct._Corpus.combos([("tool", summary)]))
+    return summary + " " + " ".join(instinct._Corpus._combos([("tool", summary)]))
 
 class TestShapes(unittest.TestCase):
     def test_table(self):
@@ -284,7 +284,7 @@ class TestShapes(unittest.TestCase):
 
         def combos(cmd):
             call = instinct._Call.of({"tool_name": "Bash", "tool_input": {"command": cmd}})[0]
-            return instinct._Corpus.combos([("tool", call.encode())])
+            return instinct._Corpus._combos([("tool", call.encode())])
         self.assertEqual(combos("pytest --cov && coverage html"), {"combo:coverage+pytest"})
         self.assertEqual(combos("git add -A && git commit -m 'x && y'"), {"combo:git add+git commit"})
         self.assertEqual(combos("cat > f <<'EOF'\nSHOW x\nEOF\ngit add f"), set())  # cat: generic

@@ -413,7 +413,7 @@ class TestPurge(_Base):
         self.clock.advance(days=200)
         for day in range(30):                             # 30 days of the project's sessions
             self.clock.advance(days=1)
-            self.store.record_tool({"session_id": f"d{day}", "cwd": self.proj,
+            self.store._record_tool({"session_id": f"d{day}", "cwd": self.proj,
                                     "tool_name": "Bash", "tool_input": {"command": "ls"}})
         self.store.mine()
         r = self.store.gc(days_inactive=30)
@@ -643,7 +643,7 @@ class TestMemorySecrets(_Base):
         with self.store._write() as c:
             c.execute("UPDATE memories SET title = ?, how_to_apply = ?, content = ? WHERE id = ?",
                       (f"Deploy key {GH}", f"export TOKEN={RANDOM}", f"key {GH}", m["id"]))
-        text = self.store.briefing(self.proj)
+        text = self.store._briefing(self.proj)
         self.assertIn("Deploy key [REDACTED]", text)
         self.assertNotIn(GH, text)
         self.assertNotIn(RANDOM, text)
