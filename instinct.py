@@ -416,10 +416,77 @@ def normalize_pattern(pattern):
     return s
 
 
+class _Pattern:
+    """The learned-pattern grammar, read and written here only: `seq:a->b->c` (steps in order),
+    `combo:a+b` (used together), `fix:a by b` (a failure and the step that fixed it),
+    `pref:key=value` (a preference; `pref:test=mix test` is a project command with its role),
+    `pref:command:shape` and `pref:tool:Name` (a command or a tool the project relies on)."""
+
+    @staticmethod
+    def parts(p):
+        """'seq:a->b' -> ('seq', 'a->b'); ('', p) without a prefix."""
+        head, colon, body = p.partition(":")
+        return (head, body) if colon else ("", p)
+
+    @staticmethod
+    def pref(p):
+        """'pref:tz=UTC' -> ('tz', 'UTC'); a body without '=' -> (the body, None)."""
+        key, eq, value = _Pattern.parts(p)[1].partition("=")
+        return key, (value if eq else None)
+
+    @staticmethod
+    def named(p):
+        """'pref:tool:Task(Explore)' -> ('tool', 'Task(Explore)'); 'pref:command:x' likewise."""
+        kind, _, name = _Pattern.parts(p)[1].partition(":")
+        return kind, name
+
+    @staticmethod
+    def fix(p):
+        """'fix:mix test by mix deps.get' -> ('mix test', 'mix deps.get')."""
+        failed, _, by = _Pattern.parts(p)[1].partition(" by ")
+        return failed, by
+
+    @staticmethod
+    def steps(p):
+        """The steps a session takes to use a mined item, in order (a combo's in any order)."""
+        head, body = _Pattern.parts(p)
+        if head == "seq":
+            return body.split("->")
+        if head == "combo":
+            return sorted(body.split("+"))
+        if head == "fix":
+            return [_Pattern.fix(p)[0]]
+        if head == "pref" and body.startswith(("command:", "tool:")):
+            return [_Pattern.named(p)[1]]
+        return [_Pattern.pref(p)[1]] if head == "pref" and "=" in body else []
+
+    @staticmethod
+    def written(p):
+        """Every step of a workflow or a combo as written (a combo's in its order)."""
+        return _Pattern.parts(p)[1].replace("->", "+").split("+")
+
+    @staticmethod
+    def seq(steps):
+        return "seq:" + "->".join(steps)
+
+    @staticmethod
+    def combo(steps):
+        return "combo:" + "+".join(steps)
+
+    @staticmethod
+    def fixed(failed, by):
+        return f"fix:{failed} by {by}"
+
+    @staticmethod
+    def command(step, role=None, shell=True):
+        """A habit step -> 'pref:test=mix test' (its role), else 'pref:command:just verify' or
+        'pref:tool:Task(Explore)'."""
+        return f"pref:{role}={step}" if role else f"pref:{'command' if shell else 'tool'}:{step}"
+
+
 def category_for(pattern):
     """Category implied by a pattern's prefix (``seq:`` -> sequence, ...)."""
-    head, colon, _ = pattern.partition(":")
-    return CATEGORY_BY_PREFIX.get(head, DEFAULT_CATEGORY) if colon else DEFAULT_CATEGORY
+    return CATEGORY_BY_PREFIX.get(_Pattern.parts(pattern)[0], DEFAULT_CATEGORY)
 
 
 def _check_category(category):
@@ -1763,8 +1830,8 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     def _pref_key(pattern):
         """'pref:tz=UTC' -> 'tz' (a preference with a value); None for any other pattern."""
         if pattern.startswith("pref:"):
-            key, eq, value = pattern[5:].partition("=")
-            if eq and key and value:
+            key, value = _Pattern.pref(pattern)
+            if key and value:
                 return key
         return None
 
@@ -4157,8 +4224,8 @@ class _Corpus:
                      if c.tool in _Call.SHELLS for st in c.steps()}
             self.items[session] = ({_Corpus._command_pattern(st, st in shell) for st in col
                                     if st != _Call.EDIT_STEP and st not in _Corpus.BARE}
-                                   | {"pref:tool:" + st.partition("(")[0] for st in col
-                                      if "(" in st and st not in shell}   # any skill, subagent
+                                   | {_Pattern.command(st.partition("(")[0], shell=False)
+                                      for st in col if "(" in st and st not in shell}  # any skill
                                    | _Corpus._combos(calls))
             self.fixes[session] = _Corpus._fixes_in(steps)
             for i, grams in ((1, gapped), (0, runs), (1, runs)):
@@ -4271,15 +4338,14 @@ class _Corpus:
         for _, data in calls:
             shapes = sorted(set(_Call.read(data).steps()) - {_Call.EDIT_STEP})
             if 2 <= len(shapes) <= 4:
-                found.add("combo:" + "+".join(shapes))
+                found.add(_Pattern.combo(shapes))
         return found
 
     @staticmethod
     def _command_pattern(step, shell):
         """A habit step -> 'pref:test=mix test' (one per role), else 'pref:command:just verify' or
         'pref:tool:Task(Explore)' (any number)."""
-        role = _Corpus.command_role(step) if shell else None
-        return f"pref:{role}={step}" if role else f"pref:{'command' if shell else 'tool'}:{step}"
+        return _Pattern.command(step, _Corpus.command_role(step) if shell else None, shell)
 
     @staticmethod
     def recurring(session, window, corpus):
@@ -4315,7 +4381,7 @@ class _Corpus:
                     have += [s] * fixed
             if len(have) >= 2 and (elsewhere < len(have)
                                    or expected <= _Corpus._chance_limit(len(have))):
-                out[f"fix:{a} by {b}"] = have
+                out[_Pattern.fixed(a, b)] = have
         return out
 
     @staticmethod
@@ -4354,7 +4420,7 @@ class _Corpus:
             for _, _, g, gap in sorted(tie, key=lambda t: (-known(t[2]), -n_run[t[2]], t[2])):
                 if not any(_Corpus._same_family(g, h) for h in best) and reading(g) == gap:
                     best.append(g)
-        return {"seq:" + "->".join(g): [s for s in ids if corpus.bit[s] & mask]
+        return {_Pattern.seq(g): [s for s in ids if corpus.bit[s] & mask]
                 for g in best for mask in [corpus.held[g][reading(g)]]}
 
     @staticmethod
@@ -4410,38 +4476,38 @@ class _Presenter:
         p = r["pattern"]
         mined = _Corpus.mined_source(r.get("source"))
         code = (lambda s: f"`{s}`") if mined else (lambda s: s)
-        head, colon, body = p.partition(":")
-        if colon and head == "pref":
-            kind, _, used = body.partition(":")
+        head, body = _Pattern.parts(p)
+        if head == "pref":
+            kind, used = _Pattern.named(p)
             if kind in ("command", "tool") and mined:
                 names = r.get("kinds") or [used]
-                names += [x for x in (x.partition(":")[2].partition(":")[2]
-                                      for x in r.get("also", ())) if x not in names]
+                names += [x for x in (_Pattern.named(x)[1] for x in r.get("also", ()))
+                          if x not in names]
                 what = {"command": ("Project command", "Common command"),   # universal: any
                         "tool": ("Often used here", "Often used")}[kind][
                     r.get("level") == "universal"]
                 return what + ("s: " if names[1:] and kind == "command" else ": ") + ", ".join(
                     map(code, names))
-            key, eq, value = body.partition("=")
-            if eq and key in _Corpus.ROLE_TITLES:
+            key, value = _Pattern.pref(p)
+            if value is not None and key in _Corpus.ROLE_TITLES:
                 return f"{_Corpus.ROLE_TITLES[key]}: {code(value)}"
-            return f"Preference: {key} = {value}" if eq else f"Preference: {body}"
-        if colon and head == "seq":
+            return f"Preference: {key} = {value}" if value is not None else f"Preference: {body}"
+        if head == "seq":
             steps = _Presenter._line_steps(r)
             shown = ["edit the code" if s == _Call.EDIT_STEP else code(s) for s in steps]
             label = next((label for last, label in (("git commit", "Before committing"),
                                                     ("git push", "Before pushing"))
                           if last in steps[1:]), "Usual workflow")   # (it may also start one)
             return f"{label}: " + " \u2192 ".join(shown)
-        if colon and head == "fix":
-            failed, _, by = body.partition(" by ")
+        if head == "fix":
+            failed, by = _Pattern.fix(p)
             if by == _Call.EDIT_STEP or by.startswith(_Call.EDIT_STEP + "("):
                 return f"When {code(failed)} fails: fix the code, then rerun it"
             if by:
                 return f"When {code(failed)} fails: run {code(by)}, then rerun it"
             return f"Recurring fix: {body}"
-        if colon and head == "combo":
-            return "Used together: " + " + ".join(code(s.strip()) for s in body.split("+"))
+        if head == "combo":
+            return "Used together: " + " + ".join(code(s.strip()) for s in _Pattern.written(p))
         return f"Habit: {p}"
 
     @staticmethod
@@ -4462,25 +4528,10 @@ class _Presenter:
     @staticmethod
     def generic_habit(pattern):
         """Habits every project has (Read -> Edit, head + ls), which an older store may hold."""
-        head, colon, body = pattern.partition(":")
-        return head in ("seq", "combo") and all(
+        return _Pattern.parts(pattern)[0] in ("seq", "combo") and all(
             s in _Call.LOOK_TOOLS or s in _Call.EDIT_TOOLS
             or s.split(" ", 1)[0] in _Call.GENERIC_PROGRAMS
-            or s == _Call.EDIT_STEP for s in body.replace("->", "+").split("+"))
-
-    @staticmethod
-    def item_steps(pattern):
-        """The steps a session takes to use a mined item, in order (a combo's in any order)."""
-        head, _, body = pattern.partition(":")
-        if head == "seq":
-            return body.split("->")
-        if head == "combo":
-            return sorted(body.split("+"))
-        if head == "fix":
-            return [body.partition(" by ")[0]]
-        if head == "pref" and body.startswith(("command:", "tool:")):
-            return [body.partition(":")[2]]
-        return [body.partition("=")[2]] if head == "pref" and "=" in body else []
+            or s == _Call.EDIT_STEP for s in _Pattern.written(pattern))
 
     @staticmethod
     def applies(steps, root):
@@ -4504,8 +4555,9 @@ class _Presenter:
             p, roles = r["pattern"], [k for k, _ in _Call.COMMAND_ROLES]
             if not _Corpus.mined_source(r.get("source")):
                 return 2                   # a note (observed, imported rules): by its count
-            role = [_Corpus.command_role(st) for st in _Presenter.item_steps(p)]
-            if any(role) and (p.startswith("seq:") or p[5:].split("=", 1)[0] in roles):
+            role = [_Corpus.command_role(st) for st in _Pattern.steps(p)]
+            if any(role) and (p.startswith("seq:") or p.startswith("pref:")
+                              and _Pattern.pref(p)[0] in roles):
                 return min(roles.index(k) for k in role if k) / len(roles)
             return 1 if p.startswith(("seq:", "fix:")) else 2
 
@@ -4518,13 +4570,13 @@ class _Presenter:
         items = sorted(items, key=order)
         named, out, by_prog = set(), [], {}
         strong = {st: r["confidence"] for r in items if rank(r) < 1       # a role command's
-                  and not r["pattern"].startswith("seq:") for st in _Presenter.item_steps(
+                  and not r["pattern"].startswith("seq:") for st in _Pattern.steps(
                       r["pattern"])}                              # own line beats a weaker routine
         for routines in (True, False):     # routines: a family's best first (most sessions)
             for r in (sorted(items, key=lambda r: (-r["confidence"], -len(r["pattern"])))
                       if routines else items):
                 p = r["pattern"]
-                steps = _Presenter.item_steps(p) if _Corpus.mined_source(r.get("source")) else []
+                steps = _Pattern.steps(p) if _Corpus.mined_source(r.get("source")) else []
                 if p.startswith("seq:") != routines or p in why:
                     continue
                 if set(steps) & named:
@@ -4543,9 +4595,9 @@ class _Presenter:
                         x.update(line=have[:-i] + steps + have[-i:], also=x.get("also", []) + [p])
                         break
                 else:
-                    prog = p[13:].split(" ", 1)[0] if p.startswith("pref:command:") and \
-                        " " in p[13:] else "tool:" + p[10:].partition("(")[0] \
-                        if p.startswith("pref:tool:") else None
+                    kind, name = _Pattern.named(p) if p.startswith("pref:") else ("", "")
+                    prog = (name.split(" ", 1)[0] if kind == "command" and " " in name
+                            else "tool:" + name.partition("(")[0] if kind == "tool" else None)
                     if prog and prog in by_prog:        # bd ready, bd show: one line (a tool's too)
                         by_prog[prog]["also"] = by_prog[prog].get("also", []) + [p]
                         continue
@@ -4557,7 +4609,7 @@ class _Presenter:
     @staticmethod
     def _line_steps(r):
         """The steps one line names in order: a routine's with those that joined it ('line')."""
-        return list(r.get("line") or _Presenter.item_steps(r["pattern"]))
+        return list(r.get("line") or _Pattern.steps(r["pattern"]))
 
 
 class _Lint:
@@ -4632,11 +4684,11 @@ class _Lint:
     @staticmethod
     def _hit(r, lines):
         """The first written line contradicting or repeating learned record `r` -> (kind, line)."""
-        head, _, body = r["pattern"].partition(":")
-        key, eq, value = body.partition("=")
-        tool = (value if eq else body).split(" ", 1)[0]
+        head, body = _Pattern.parts(r["pattern"])
+        key, value = _Pattern.pref(r["pattern"])
+        tool = (body if value is None else value).split(" ", 1)[0]
         family = next((f for f in _Lint.TOOL_FAMILIES if tool in f), ())
-        if head == "pref" and eq and key in _Corpus.ROLE_TITLES:           # a project command
+        if head == "pref" and value is not None and key in _Corpus.ROLE_TITLES:    # a command
             said = [(_Lint._bare_command(s) == _Lint._bare_command(value), neg, ln) for ln in lines
                     for s, neg in ln[4]
                     if _Corpus.command_role(s) == key and s.split()[0] not in _Lint.OTHER]
@@ -4648,7 +4700,7 @@ class _Lint:
             return next((("duplicate", ln) for ln in lines
                          if len(words) > 1 and words <= set(_Mem.words(ln[2]))), None)
         elif head in ("seq", "combo"):                               # its steps, in one paragraph
-            steps = [_Lint._bare_command(x.strip()) for x in body.replace("->", "+").split("+")]
+            steps = [_Lint._bare_command(x.strip()) for x in _Pattern.written(r["pattern"])]
             steps = [x for x in steps if x != _Call.EDIT_STEP]
             paras = {}
             for ln in lines:
@@ -6606,7 +6658,7 @@ class _Rules(_Memory):
             p = r["pattern"]
             if p in why or p in roles.values() or any(x["pattern"] == p for x in out):
                 continue                          # a habit both here and global: once
-            steps = _Presenter.item_steps(p) if _Corpus.mined_source(r.get("source")) else []
+            steps = _Pattern.steps(p) if _Corpus.mined_source(r.get("source")) else []
             if any(w.startswith("#") for st in steps for w in st.split()):
                 why[p] = "an unnamed program"     # a hashed program tells nothing
                 continue
@@ -6631,7 +6683,7 @@ class _Rules(_Memory):
                                                 not _Presenter.applies(steps, root)):
                     why[p] = "not applicable here"
                     continue
-            key = p[5:].split("=", 1)[0] if p.startswith("pref:") else None
+            key = _Pattern.pref(p)[0] if p.startswith("pref:") else None
             if key in _Corpus.ROLE_TITLES and key in roles:
                 why[p] = f"superseded by {roles[key]}"
             elif _Presenter.generic_habit(p):
@@ -6825,7 +6877,7 @@ class _Miner:
     def known(self, g, proj):
         """The confidence workflow `g` already has in `proj` (0: not learned)."""
         row = self.conn.execute("SELECT confidence FROM instincts WHERE pattern = ?"
-                                " AND project = ?", ("seq:" + "->".join(g), proj)).fetchone()
+                                " AND project = ?", (_Pattern.seq(g), proj)).fetchone()
         return row[0] if row else 0
 
     def anchor(self, sess, proj, found):
@@ -6835,7 +6887,7 @@ class _Miner:
         if not row or not os.path.isdir(row[0]):
             return
         for pat, have in found.items():
-            steps = _Presenter.item_steps(pat)
+            steps = _Pattern.steps(pat)
             if sess in have and pat.startswith("pref:") and steps:
                 path = _Anchors.defining_file(row[0], steps[0])
                 if path and self.canon.get(pat):
@@ -6924,7 +6976,7 @@ class _Hints:
         of `shape` (`mix test` says nothing of `npx vitest`), strongest first."""
         out, mine = [], _Hints._toolchains(shape)
         for p, n in rows:
-            key, value = p[5:].partition("=")[0], (_Presenter.item_steps(p) or [""])[0]
+            key, value = _Pattern.pref(p)[0], (_Pattern.steps(p) or [""])[0]
             theirs = _Hints._toolchains(value)
             if value and (key == purpose or purpose == "packages"
                           and value.split(" ", 1)[0] in _Hints.PACKAGE_MANAGERS) \
@@ -6937,14 +6989,14 @@ class _Hints:
         """Whether a hint or briefed item was followed, from the later calls ([(ok, _Call)]) ->
         (True/False, None while undecided; calls until fixed)."""
         if kind == "fix" and key.startswith("fix:"):
-            failed = key[4:].partition(" by ")[0]
+            failed = _Pattern.fix(key)[0]
             n = next((i + 1 for i, (ok, c) in enumerate(calls) if ok and failed in c.steps()), None)
             return (None if n is None else n <= _Hints.FIX_WINDOW), n
         if kind == "brief":
             steps = [st for _, c in calls for st in c.steps()]
-            return (_Corpus.subsequence(_Presenter.item_steps(key), steps) if steps else None), None
+            return (_Corpus.subsequence(_Pattern.steps(key), steps) if steps else None), None
         if kind in _Corpus.ROLE_TITLES or kind == "packages":
-            learned = key[5:].partition("=")[2]
+            learned = _Pattern.pref(key)[1] or ""
             for _, c in calls[1:]:                  # the first is the call the hint came before
                 mine = [s for s in c.cmds if _Hints.purpose(s) == kind]
                 if mine:
@@ -7147,8 +7199,8 @@ class _Learning(_Rules):
 
     def _fix_hint(self, project, step):
         """A failed command's learned fix, and a memory about the command -> ('fix', key, text)."""
-        fix = self._read(_Hints.SQL_MATURE, {"p": project, "lo": f"fix:{step} by ",
-                                                "hi": f"fix:{step} by!"})
+        fix = self._read(_Hints.SQL_MATURE, {"p": project, "lo": _Pattern.fixed(step, ""),
+                                                "hi": _Pattern.fixed(step, "")[:-1] + "!"})
         # `make`, not make (nor `make db`)
         names = (f"`{step}`",) + ((step,) if " " in step else ())
         mem = [(i, t) for i, t, c in self._read(
@@ -7157,7 +7209,7 @@ class _Learning(_Rules):
             (project, step)) if any(n in f"{t} {c}" for n in names)]
         text = ""
         if fix:
-            (p, n), by = fix[0], fix[0][0].partition(" by ")[2]
+            n, by = fix[0][1], _Pattern.fix(fix[0][0])[1]
             how = "fixing the code" if by.split("(")[0] == _Call.EDIT_STEP else f"`{by}`"
             text = (f"When `{step}` failed here, {how} then a re-run fixed it"
                     f" ({_Core._sessions(n)} sessions).")
@@ -8054,7 +8106,7 @@ class _Insight(_Learning):
     @staticmethod
     def _pref_values(group):
         """One preference key's rows in one scope, the winner first (`_pref_groups`) -> values."""
-        return [{"pattern": pattern, "value": pattern.partition("=")[2], "project": project,
+        return [{"pattern": pattern, "value": _Pattern.pref(pattern)[1], "project": project,
                  "confidence": conf, "level": LEVELS[promoted], "last_seen": last_seen,
                  "winner": i == 0}
                 for i, (pattern, project, conf, promoted, last_seen) in enumerate(group)]

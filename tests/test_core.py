@@ -957,6 +957,44 @@ class TestStructure(unittest.TestCase):
             with self.subTest(reader=name):
                 self.assertEqual(loose, [], f"{name}: used only inside, so say it is internal")
 
+    def test_the_pattern_grammar_is_taken_apart_and_put_together_in_one_place(self):
+        """Issue 29: `seq:a->b`, `combo:a+b`, `fix:a by b`, `pref:k=v` are read and written by
+        _Pattern alone (normalize_pattern only cleans the user's spelling)."""
+        seps = {"->", "+", " by "}          # ("=" is a CLI key=value's too)
+        outside = []
+        skip = {id(x) for f in ast.walk(self.tree) if getattr(f, "name", None) == "_level_change"
+                for x in ast.walk(f)}                               # an event's "0->1", no pattern
+        for top in self.tree.body:
+            if getattr(top, "name", None) in ("_Pattern", "normalize_pattern"):
+                continue
+            for x in ast.walk(top):
+                if id(x) in skip or not (isinstance(x, ast.Call)
+                                         and isinstance(x.func, ast.Attribute)):
+                    continue
+                arg = x.args[0] if x.args else None
+                lit = arg.value if isinstance(arg, ast.Constant) else None
+                if (x.func.attr in ("split", "partition") and lit in seps
+                        or x.func.attr == "join" and isinstance(x.func.value, ast.Constant)
+                        and x.func.value.value in ("->", "+")):
+                    outside.append(f"{getattr(top, 'name', '?')} line {x.lineno}")
+        self.assertEqual(outside, [])
+        P = instinct._Pattern
+        for p, steps in (("seq:mix test->git commit", ["mix test", "git commit"]),
+                         ("combo:ruff check+pytest", ["pytest", "ruff check"]),
+                         ("fix:mix test by mix deps.get", ["mix test"]),
+                         ("pref:test=uv run pytest", ["uv run pytest"]),
+                         ("pref:command:just verify", ["just verify"]),
+                         ("pref:tool:Task(Explore)", ["Task(Explore)"]), ("pref:tz", [])):
+            with self.subTest(p=p):
+                self.assertEqual(P.steps(p), steps)
+        self.assertEqual(P.seq(["a", "b"]), "seq:a->b")
+        self.assertEqual(P.fix(P.fixed("mix test", "mix deps.get")), ("mix test", "mix deps.get"))
+        self.assertEqual(P.pref("pref:tz=UTC"), ("tz", "UTC"))
+        self.assertEqual(P.pref("pref:tz"), ("tz", None))
+        self.assertEqual(P.named(P.command("Skill", shell=False)), ("tool", "Skill"))
+        self.assertEqual(P.command("mix test", "test"), "pref:test=mix test")
+        self.assertEqual(instinct.category_for("plain words"), "sequence")
+
     def test_no_section_uses_a_name_a_later_section_defines(self):
         """Issue 29: the file reads in dependency order (kernel, readers, rooms, surfaces)."""
         import re
