@@ -29,12 +29,14 @@ MCP client config::
 Vendor it by copying this single file; stdlib only; Python >= 3.10.
 
 Each concept has one owner: a class. Four layers, in this order: the kernel (sections 2-10:
-storage, schema, the one writer of confidence, the operation registry); pure readers that need no
-store (11-17: memory text, shell commands, tool calls, transcripts, habits, wording, client
-config); one store class per concept (18-24: `_Patterns`, `_Memory`, `_Rules`, `_Learning`,
-`_History`, `_Sharing`, `_Insight`), which together make up InstinctStore; and the surfaces last
-(25-29: InstinctStore, the MCP server, hooks, the CLI). A reader's functions are @staticmethod and
-called by their full name (`_Shell.command_shapes(cmd)`); no section uses a later one.
+storage, schema, the pattern grammar, the one writer of confidence, the operation registry); pure
+readers shared by many (11-15: memory text, shell commands, tool calls, transcripts, client
+config); one block per concept (16-23), its store class beside its pure half: patterns, memories,
+then habits (mining's reading of sessions), rules (one wording for every channel) and learning,
+then history, sharing and insight; the store classes make up InstinctStore; and the surfaces last
+(24-28: InstinctStore, the MCP server, hooks, the CLI). A function that needs no instance is a
+@staticmethod, called by its full name (`_Shell.command_shapes(cmd)`); no section uses a later
+one.
 
 Sections:
      1. Header
@@ -46,26 +48,25 @@ Sections:
      7. Schema and migrations
      8. Database connection (WAL, busy timeout, atomic writes)
      9. Operation registry (one table for API, CLI and MCP)
-    10. The kernel (connection, the one writer of confidence, event kinds)
+    10. The kernel (connection, the one writer of confidence, evidence and notes, event kinds)
     11. Memory text and staleness anchors (keys, redaction, memory files, anchors)
     12. Shell commands (the shape reader: program and subcommand, never arguments)
     13. Agent clients and tool calls (the client table, a hook payload, the call record)
     14. Agent transcripts (past Claude Code, Codex, Gemini CLI, Copilot CLI and Cursor sessions)
-    15. Habits in sessions (what mining reads of each session: steps, n-grams, habits, fixes)
-    16. Wording and rules files (one wording of learned items, rules files, lint)
-    17. Client setup (`instinct setup`)
-    18. Patterns: the seeds' operations (observe, suggest, forget, merge, consolidate, decay)
-    19. Knowledge memories (remember, recall, forget)
-    20. Rules (one selection for every channel, export_rules)
-    21. Learning and hints (capture, mining passes, the briefing, hints at the point of action)
-    22. History import (replaying past sessions through capture and mining)
-    23. Sharing (import, merge, backup, restore, doctor, gc, purge)
-    24. Insight and feedback (explain, history, effectiveness, feedback, conflicts)
-    25. InstinctStore (the public class)
-    26. MCP stdio server
-    27. Hooks (`instinct hook EVENT`)
-    28. CLI
-    29. Entry point
+    15. Client setup (`instinct setup`)
+    16. Patterns: the seeds' operations (observe, suggest, forget, merge, consolidate, decay)
+    17. Knowledge memories (remember, recall, forget)
+    18. Habits in sessions (what mining reads of each session: steps, n-grams, habits, fixes)
+    19. Rules (one selection and wording for every channel, rules files, lint, export_rules)
+    20. Learning and hints (capture, mining passes, the briefing, hints at the point of action)
+    21. History import (replaying past sessions through capture and mining)
+    22. Sharing (import, merge, backup, restore, doctor, gc, purge)
+    23. Insight and feedback (explain, history, effectiveness, feedback, conflicts)
+    24. InstinctStore (the public class)
+    25. MCP stdio server
+    26. Hooks (`instinct hook EVENT`)
+    27. CLI
+    28. Entry point
 
 MIT License.
 """
@@ -759,7 +760,7 @@ INSERT INTO instincts_fts(instincts_fts) VALUES ('rebuild');
 
     @staticmethod
     def _v3(conn):
-        """Insight and feedback (section 24): the bad-feedback quiet count, surfaced suggestions."""
+        """Insight and feedback (section 23): the bad-feedback quiet count, surfaced suggestions."""
         conn.execute("ALTER TABLE instincts ADD COLUMN quiet INTEGER NOT NULL DEFAULT 0")
         conn.execute("CREATE INDEX ix_events_surface ON events(ts) WHERE kind = 'surface'")
 
@@ -821,14 +822,14 @@ END;
 
     @staticmethod
     def _v4(conn):
-        """Knowledge memories (section 19), their near-duplicate keys, FTS5 when available."""
+        """Knowledge memories (section 17), their near-duplicate keys, FTS5 when available."""
         _Schema._run(conn, _Schema.V4)
         if _Schema._has_fts5(conn):
             _Schema._run(conn, _Schema.V4_FTS)
 
     @staticmethod
     def _v5(conn):
-        """Learning from tool calls (sections 13, 15 and 21): per-session mining bookkeeping."""
+        """Learning from tool calls (sections 13, 18 and 20): per-session mining bookkeeping."""
         conn.execute("CREATE INDEX ix_events_session ON events(session, id) WHERE session != ''")
         conn.execute("CREATE TABLE mined (session TEXT NOT NULL, pattern TEXT NOT NULL,"
                      " project TEXT NOT NULL, ts TEXT NOT NULL,"
@@ -838,7 +839,7 @@ END;
 
     @staticmethod
     def _v6(conn):
-        """Sharing (sections 16 and 23)."""
+        """Sharing (sections 19 and 22)."""
 
     V7_SUGGEST_INDEX = """
 DROP INDEX ix_instincts_active;
@@ -956,7 +957,7 @@ END;
 
     @staticmethod
     def _v14(conn):
-        """Hints (section 21): each item hinted or briefed in a session, shown or held back."""
+        """Hints (section 20): each item hinted or briefed in a session, shown or held back."""
         conn.execute("CREATE TABLE hints (session TEXT NOT NULL, pattern TEXT NOT NULL,"
                      " kind TEXT NOT NULL, project TEXT NOT NULL, ts TEXT NOT NULL,"
                      " after_id INTEGER NOT NULL, shown INTEGER NOT NULL,"
@@ -985,7 +986,7 @@ END;
 
     @staticmethod
     def _v17(conn):
-        """Decay's clock (section 18): each project's days with sessions, past event pruning."""
+        """Decay's clock (section 16): each project's days with sessions, past event pruning."""
         conn.execute("CREATE TABLE active_days (project TEXT NOT NULL, day TEXT NOT NULL,"
                      " PRIMARY KEY (project, day)) WITHOUT ROWID")
         conn.execute("INSERT OR IGNORE INTO active_days SELECT m.project, substr(e.ts, 1, 10)"
@@ -1486,7 +1487,7 @@ class _Out:
     def render_export(result):
         if isinstance(result, str):
             return result.rstrip("\n")
-        if isinstance(result, dict):          # --write: what was written where (section 16)
+        if isinstance(result, dict):          # --write: what was written where (section 19)
             return _Out._render_write(result)
         return _dumps(result, indent=2)
 
@@ -1711,7 +1712,7 @@ def operation(*params, cli=None, mcp=None, title, read_only=False, destructive=F
 
 
 # =============================================================================
-# 10. The kernel (connection, the one writer of confidence, event kinds)
+# 10. The kernel (connection, the one writer of confidence, evidence and notes, event kinds)
 # =============================================================================
 class _Core:
     """The kernel (connection, `_reinforce`, event kinds, records); every room is its client."""
@@ -2181,6 +2182,24 @@ ON CONFLICT (pattern, project) DO UPDATE SET
         raise ValidationError(f"unknown setting {key!r}; known: {', '.join(SETTINGS)}, "
                               "category.<name>.mature_threshold|rule_threshold, "
                               "pattern.<pattern>.mature_threshold|rule_threshold")
+
+    @staticmethod
+    def _mined_source(src):
+        """Whether mining found it: 'hooks[:<client>]' (live) or 'import:<client>' (history).
+        Only that is evidence (what the project ran, in sessions) that may instruct: a hint, a
+        "follow it" line; an observe, an MCP call or an import of a share file is a note."""
+        return src == "hooks" or str(src).startswith(("import:", "hooks:"))
+
+    @staticmethod
+    def _note_source(src, imported=False):
+        """The source a note is stored with: an import's evidence becomes 'shared:<source>'; an
+        observe may not claim to be evidence."""
+        if not _Core._mined_source(src):
+            return src
+        if imported:
+            return "shared:" + src
+        raise ValidationError(f"source {src!r} is kept for what instinct's hooks captured; name"
+                              " who observed it instead (e.g. claude-code)")
 
 
 # =============================================================================
@@ -4169,731 +4188,7 @@ class _Transcripts:
 
 
 # =============================================================================
-# 15. Habits in sessions (what mining reads of each session: steps, n-grams, habits, fixes)
-# =============================================================================
-class _Corpus:
-    """What mining reads of each session, once per pass: steps, n-grams, habits and fixes."""
-    ROLE_TITLES = {"test": "Tests here", "lint": "Lint here", "format": "Format here",
-                   "typecheck": "Type-check here", "build": "Build here"}
-    SEQ_MAX = 5                        # longest workflow mined (steps)
-    SESSIONS_COMPARED = 100            # a project's most recent sessions compared when mining
-    CHANCE_P = 1e-3                    # a workflow counts when less likely than this by chance
-    HABIT_WINDOW = 20                  # a project's recent sessions: fixes, an item's use
-    STAND_OUT = 2.5                    # held by this many times the sessions of the average item
-    BACKFILL = 4                       # a workflow found backfills at most this many recent ones
-    STEPS_KEPT = 400                   # steps of a mined session kept for the briefing's use counts
-    # an interpreter alone ('python x.py') runs any script: it names no command of the project
-    BARE = frozenset("python python3 node bash sh zsh ruby perl".split())
-
-    def __init__(self):
-        self.grams, self.stats, self.items, self.fixes, self.calls = {}, {}, {}, {}, {}
-        self.held, self.fresh, self.bit, self.free = {}, set(), {}, []   # (bits: `add`)
-
-    def renew(self, load):
-        """A new pass (import-history's share a corpus): each session read again, others go."""
-        for s in set(self.calls) - self.fresh:
-            self.add(s, ())                                     # its n-grams out of `held`
-            for d in (self.grams, self.stats, self.items, self.fixes, self.calls):
-                del d[s]
-            self.free.append(self.bit.pop(s))                   # its bit for another session
-        self.load, self.fresh = load, set()
-        return self
-
-    def add(self, session, rows=None):
-        """Read a session once a pass (`rows`: read again, with its new calls) -> its collapsed
-        steps, derived again only when its calls differ from what they were derived from."""
-        if rows is not None or session not in self.fresh:
-            self.fresh.add(session)
-            rows = self.load(session) if rows is None else rows
-            calls = tuple(rows)
-            if calls == self.calls.get(session):
-                return self.stats[session][0]
-            bit = self.bit.get(session) or self.bit.setdefault(   # held: n-gram -> [run, any]
-                session, self.free.pop() if self.free else 1 << len(self.bit))  # sessions' bits
-            for g in set().union(*self.grams.get(session, ())):     # what it held before
-                self.held[g] = [have & ~bit for have in self.held[g]]
-                if not self.held[g][1]:
-                    del self.held[g]
-            steps = _Corpus._steps_of(calls)
-            col = tuple(k for k, _ in groupby(st for st, _ in steps))      # repeats collapsed
-            freq, n = Counter(col), len(col)
-            rest = {t: 1.0 / max(1, n - c) for t, c in freq.items()}   # 1 / steps unlike t
-            runs, gapped, _ = self.grams[session] = _Corpus._ngrams(col)
-            self.calls[session], self.stats[session] = calls, (col, n, freq, rest, {})
-            shell = {st for c in map(_Call.read, (d for _, d in calls))
-                     if c.tool in _Call.SHELLS for st in c.steps()}
-            self.items[session] = ({_Corpus._command_pattern(st, st in shell) for st in col
-                                    if st != _Call.EDIT_STEP and st not in _Corpus.BARE}
-                                   | {_Pattern.command(st.partition("(")[0], shell=False)
-                                      for st in col if "(" in st and st not in shell}  # any skill
-                                   | _Corpus._combos(calls))
-            self.fixes[session] = _Corpus._fixes_in(steps)
-            for i, grams in ((1, gapped), (0, runs), (1, runs)):
-                for g in grams:
-                    self.held.setdefault(g, [0, 0])[i] |= bit
-        return self.stats[session][0]
-
-    @staticmethod
-    def command_role(shape):
-        """'mix test' -> 'test', else None: the last word decides ('make docs' is no build), or
-        the tool before a plain verb ('ruff check' is lint)."""
-        words = shape.split()
-        if len(words) > 1 and words[-1] in ("check", "run", "exec", "ci"):
-            words = words[:-1]
-        for w in words[-1:]:
-            for role, names in _Call.COMMAND_ROLES:
-                if w in names or (role == "test" and w.startswith(("test:", "test-", "test."))) \
-                        or (role in ("lint", "format", "build") and w.startswith(role + ":")):
-                    return role
-        return None
-
-    @staticmethod
-    def _steps_of(rows):
-        """A session's [(kind, data)] -> [(step, ok)]; a failed call failed at its last step."""
-        out = []
-        for kind, data in rows:
-            steps = _Call.read(data).steps()
-            out += [(st, True) for st in steps[:-1]]
-            if steps:
-                out.append((steps[-1], kind == "tool"))
-        return out
-
-    @staticmethod
-    def _periodic(g):
-        """More than one cycle of a shorter loop (a->b->a->b; a->b->a says it)."""
-        return any(all(g[i] == g[i % p] for i in range(len(g))) and len(g) > p + 1
-                   for p in range(1, len(g)))
-
-    @staticmethod
-    def _ngrams(col):
-        """The 2-5 step runs of `col` -> (contiguous ones, ones with one extra step inside, the
-        workflow candidates of both: from a command to a command, no loop restated)."""
-        runs, gapped = set(), set()
-        for n in range(2, _Corpus.SEQ_MAX + 1):
-            for i in range(len(col) - n + 1):
-                runs.add(col[i:i + n])
-                w = col[i:i + n + 1]
-                if n > 2 and len(w) > n:                     # a -> (x) -> b alone says little
-                    for j in range(1, n):
-                        g = w[:j] + w[j + 1:]
-                        if g[j - 1] != g[j]:
-                            gapped.add(g)
-        return runs, gapped, {g for g in runs | gapped if g[0] != _Call.EDIT_STEP != g[-1]
-                              and not _Corpus._periodic(g) and len(set(g)) > 1}
-
-    @staticmethod
-    def _chance_sessions(g, stats, gapped):
-        """Sessions expected to hold `g` by chance (each one's collapsed steps shuffled), summed in
-        order. `gapped`: as a run or with one step inside (n placements, not 1). Each session's
-        share is kept with its stats (`known`: it does not change)."""
-        n, need, key = len(g), set(g), "\t".join(g) + "+" * gapped   # (a string keeps its hash)
-        shares = [known.get(key) for _, _, _, known in stats]
-        for i in [i for i, e in enumerate(shares) if e is None]:
-            length, freq, rest, known = stats[i]
-            e = 0.0
-            if length >= n and need <= freq.keys():
-                e = (length - n + 1) * freq[g[0]] / length * (n if gapped else 1)
-                for prev, t in zip(g, g[1:]):
-                    e *= freq[t] * rest[prev]
-            shares[i] = known[key] = min(e, 1.0)
-        return functools.reduce(float.__add__, shares, 0.0)
-
-    @staticmethod
-    @functools.lru_cache(maxsize=None)
-    def _chance_limit(k):
-        """The largest chance expectation under which k holders still count (bisection): P(at
-        least k sessions hold it by chance), Poisson with that expectation, under CHANCE_P."""
-        import math
-        lo, hi = 0.0, float(k)
-        for _ in range(30):
-            mid = (lo + hi) / 2
-            term = total = math.exp(-mid)
-            for i in range(1, k):
-                term *= mid / i
-                total += term
-            lo, hi = (mid, hi) if 1.0 - total < _Corpus.CHANCE_P else (lo, mid)
-        return lo
-
-    @staticmethod
-    def _fixes_in(steps):
-        """One session's fixes -> ({(A, B)}, {A}): A failed, then passed within 10 steps, B the
-        step before that run; the second set: every A that failed then passed (B or not)."""
-        pairs, passed = set(), set()
-        for i, (a, ok) in enumerate(steps):
-            if ok or a == _Call.EDIT_STEP:
-                continue
-            for j in range(i + 1, min(i + 11, len(steps))):
-                if steps[j][0] == a:
-                    if steps[j][1]:
-                        passed.add(a)
-                        if j > i + 1:
-                            pairs.add((a, steps[j - 1][0]))
-                    break
-        return pairs, passed
-
-    @staticmethod
-    def _combos(calls):
-        """combo:a+b - two to four different command shapes chained in one shell call."""
-        found = set()
-        for _, data in calls:
-            shapes = sorted(set(_Call.read(data).steps()) - {_Call.EDIT_STEP})
-            if 2 <= len(shapes) <= 4:
-                found.add(_Pattern.combo(shapes))
-        return found
-
-    @staticmethod
-    def _command_pattern(step, shell):
-        """A habit step -> 'pref:test=mix test' (one per role), else 'pref:command:just verify' or
-        'pref:tool:Task(Explore)' (any number)."""
-        return _Pattern.command(step, _Corpus.command_role(step) if shell else None, shell)
-
-    @staticmethod
-    def recurring(session, window, corpus):
-        """The commands, tools and combos of `session` standing out in the project's sessions
-        compared (`window`, this one first) -> {pattern: holders}: held by STAND_OUT times the
-        average item's sessions (2+), or by 3/4 of them (a ritual). Sessions drawn evenly from 40
-        commands hold each as often: none stands out, whatever how recent sessions went."""
-        held, total = {}, Counter()
-        for s in window:                 # (a tool's name beside its kinds is no other item)
-            named = {p.partition("(")[0] for p in corpus.items[s] if "(" in p}
-            total.update(corpus.items[s] - named)
-            for p in corpus.items[session] & corpus.items[s]:
-                held.setdefault(p, []).append(s)
-        mean = sum(total.values()) / max(1, len(total))
-        need = max(2, min(_Corpus.STAND_OUT * mean, 0.75 * len(window)))
-        return {p: have for p, have in held.items() if len(have) >= need}
-
-    @staticmethod
-    def fix_habits(session, window, corpus):
-        """Fixes of `session` -> {'fix:A by B': holders}, judged by where B stands: before A's
-        passing re-run after A failed in more sessions than B runs anywhere else (a fix made every
-        time), or there more often than chance explains (B as likely there as among the steps)."""
-        out = {}
-        for a, b in corpus.fixes[session][0]:
-            have, expected, elsewhere = [], 0.0, 0
-            for s in window:
-                got, passed = corpus.fixes[s]
-                _, n, freq, _, _ = corpus.stats[s]
-                fixed = (a, b) in got
-                elsewhere += freq.get(b, 0) - fixed
-                if a in passed:
-                    expected += min(1.0, freq.get(b, 0) / max(1, n))
-                    have += [s] * fixed
-            if len(have) >= 2 and (elsewhere < len(have)
-                                   or expected <= _Corpus._chance_limit(len(have))):
-                out[_Pattern.fixed(a, b)] = have
-        return out
-
-    @staticmethod
-    def workflows(session, others, corpus, known):
-        """Workflows of `session` held by 2+ of `others` beyond chance -> {pattern: holders}, each
-        family's best. Candidates: 2-5 steps from a command to a command (edits may sit between), no
-        loop restated. Held as a run or with one extra step inside (the looser reading, n times
-        likelier by chance, tried first); untried: one restating a longer one as widely held."""
-        corpus.add(session)
-        own = corpus.grams[session][2]
-        if not own:
-            return {}
-        ids = [session] + [s for s in others if s != session]
-        for s in [s for s in ids if s not in corpus.fresh]:
-            corpus.add(s)
-        stats, within = [corpus.stats[s][1:] for s in ids], sum(map(corpus.bit.get, set(ids)))
-        # sessions holding each candidate: as a run, as one or with one step inside
-        n_loose = {g: (corpus.held[g][1] & within).bit_count() for g in own}
-        n_run = {g: (corpus.held[g][0] & within).bit_count() for g, k in n_loose.items() if k > 1}
-        # the loose reading only when it adds holders (else the run's smaller chance decides)
-        tried, best = {g: [(gap, k) for gap, k in ((True, n_loose[g]), (False, k_run))
-                           if k >= 2 and (k > k_run or not gap)] for g, k_run in n_run.items()}, []
-
-        @functools.lru_cache(maxsize=None)
-        def reading(g):           # the reading `g` passes by (True: loose); None: none, or restated
-            if any(len(h) > len(g) and n_run[h] >= n_loose[g] and _Corpus.subsequence(g, h)
-                   and reading(h) is not None for h in n_run):
-                return None
-            return next((gap for gap, k in tried[g] if _Corpus._chance_sessions(g, stats, gap)
-                         <= _Corpus._chance_limit(k)), None)
-        # each family's best: most holders, longest, most learned (equal variants do not take
-        # turns), most held as a run; a candidate a better one's family holds is not tried
-        for _, tie in groupby(sorted((-k, -len(g), g, gap) for g, r in tried.items()
-                                     for gap, k in r), key=lambda t: t[:2]):
-            tie = [t for t in tie if not any(_Corpus._same_family(t[2], h) for h in best)]
-            for _, _, g, gap in sorted(tie, key=lambda t: (-known(t[2]), -n_run[t[2]], t[2])):
-                if not any(_Corpus._same_family(g, h) for h in best) and reading(g) == gap:
-                    best.append(g)
-        return {_Pattern.seq(g): [s for s in ids if corpus.bit[s] & mask]
-                for g in best for mask in [corpus.held[g][reading(g)]]}
-
-    @staticmethod
-    @functools.lru_cache(maxsize=1 << 16)
-    def _same_family(g, h):
-        """One ritual told twice: in order, they share all steps of the shorter but one (2+)."""
-        if len(g) > len(h):
-            g, h = h, g
-        prev = [0] * (len(h) + 1)                 # longest common subsequence, row by row
-        for x in g:
-            cur = [0]
-            for j, y in enumerate(h):
-                cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
-            prev = cur
-        return prev[-1] >= max(2, len(g) - 1)
-
-    @staticmethod
-    def subsequence(small, big):
-        """Whether the steps of `small` occur in `big` in the same order."""
-        steps = iter(big)
-        return all(step in steps for step in small)
-
-    @staticmethod
-    def mined_source(src):
-        """Whether mining found it: 'hooks[:<client>]' (live) or 'import:<client>' (history).
-        Only that is evidence (what the project ran, in sessions) that may instruct: a hint, a
-        "follow it" line; an observe, an MCP call or an import of a share file is a note."""
-        return src == "hooks" or str(src).startswith(("import:", "hooks:"))
-
-    @staticmethod
-    def note_source(src, imported=False):
-        """The source a note is stored with: an import's evidence becomes 'shared:<source>'; an
-        observe may not claim to be evidence."""
-        if not _Corpus.mined_source(src):
-            return src
-        if imported:
-            return "shared:" + src
-        raise ValidationError(f"source {src!r} is kept for what instinct's hooks captured; name"
-                              " who observed it instead (e.g. claude-code)")
-
-
-# =============================================================================
-# 16. Wording and rules files (one wording of learned items, rules files, lint)
-# =============================================================================
-class _Presenter:
-    """One selection and wording of learned items for every channel (briefing, MCP, rules files)."""
-    UNUSED_RUN = 5          # an item is said through at least this many sessions without it,
-    UNUSED_P = 0.05         # and longer while its own rate of use makes the run this likely
-
-    @staticmethod
-    def rule_text(r):
-        """One learned pattern -> its sentence: mined shapes shown as code, observed words as is."""
-        p = r["pattern"]
-        mined = _Corpus.mined_source(r.get("source"))
-        code = (lambda s: f"`{s}`") if mined else (lambda s: s)
-        head, body = _Pattern.parts(p)
-        if head == "pref":
-            kind, used = _Pattern.named(p)
-            if kind in ("command", "tool") and mined:
-                names = r.get("kinds") or [used]
-                names += [x for x in (_Pattern.named(x)[1] for x in r.get("also", ()))
-                          if x not in names]
-                what = {"command": ("Project command", "Common command"),   # universal: any
-                        "tool": ("Often used here", "Often used")}[kind][
-                    r.get("level") == "universal"]
-                return what + ("s: " if names[1:] and kind == "command" else ": ") + ", ".join(
-                    map(code, names))
-            key, value = _Pattern.pref(p)
-            if value is not None and key in _Corpus.ROLE_TITLES:
-                return f"{_Corpus.ROLE_TITLES[key]}: {code(value)}"
-            return f"Preference: {key} = {value}" if value is not None else f"Preference: {body}"
-        if head == "seq":
-            steps = _Presenter._line_steps(r)
-            shown = ["edit the code" if s == _Call.EDIT_STEP else code(s) for s in steps]
-            label = next((label for last, label in (("git commit", "Before committing"),
-                                                    ("git push", "Before pushing"))
-                          if last in steps[1:]), "Usual workflow")   # (it may also start one)
-            return f"{label}: " + " \u2192 ".join(shown)
-        if head == "fix":
-            failed, by = _Pattern.fix(p)
-            if by == _Call.EDIT_STEP or by.startswith(_Call.EDIT_STEP + "("):
-                return f"When {code(failed)} fails: fix the code, then rerun it"
-            if by:
-                return f"When {code(failed)} fails: run {code(by)}, then rerun it"
-            return f"Recurring fix: {body}"
-        if head == "combo":
-            return "Used together: " + " + ".join(code(s.strip()) for s in _Pattern.written(p))
-        return f"Habit: {p}"
-
-    @staticmethod
-    def briefing_line(r):
-        """The one wording of a learned item on every channel (briefing, MCP, rules files)."""
-        scope = ("every project" if r["level"] == "universal" else "this project" if r["project"]
-                 else "all projects")
-        stale = f"; may be stale: {r['stale']}" if r.get("stale") else ""
-        n, use = r["confidence"], r.get("use")
-        evidence = f"{_Core._sessions(n)} sessions" + (
-            f", used in {use[0]} of the last {use[1]}" if use else "")
-        if not _Corpus.mined_source(r.get("source")):   # a note: counted as observed, said where
-            src = r.get("source") or ""
-            evidence = f"observed {n}\u00d7, " + ("imported" if src.startswith("shared:")
-                                                else f"noted by {src}" if src else "noted")
-        return f"- {_Presenter.rule_text(r)} ({r['level']}, {evidence}, {scope}{stale})"
-
-    @staticmethod
-    def generic_habit(pattern):
-        """Habits every project has (Read -> Edit, head + ls), which an older store may hold."""
-        return _Pattern.parts(pattern)[0] in ("seq", "combo") and all(
-            s in _Call.LOOK_TOOLS or s in _Call.EDIT_TOOLS
-            or s.split(" ", 1)[0] in _Call.GENERIC_PROGRAMS
-            or s == _Call.EDIT_STEP for s in _Pattern.written(pattern))
-
-    @staticmethod
-    def applies(steps, root):
-        """Whether the files of `root` show the toolchain of every program among `steps` (a tool,
-        skill or subagent step never: no file shows that a new project wants another's)."""
-        progs = {st.split(" ", 1)[0] for st in steps}
-        have = {prog for f, progs_ in _Call.TOOLCHAIN_FILES.items()
-                if root and os.path.exists(os.path.join(root, f)) for prog in progs_.split()}
-        return progs <= have
-
-    @staticmethod
-    def arrange(items, why, recent=()):
-        """Items -> lines, most useful first (`select`): a routine claims its steps first (its
-        family's weaker members and any later item naming one of them are left out), and a
-        role-less command the sessions holding it mostly run after it joins its line ('also');
-        then each item in order of rank, use and count."""
-        def use(r):
-            return r["use"][0] / r["use"][1] if r.get("use") else 0.5
-
-        def rank(r):     # a role command (test first) or a routine holding one, a routine, the rest
-            p, roles = r["pattern"], [k for k, _ in _Call.COMMAND_ROLES]
-            if not _Corpus.mined_source(r.get("source")):
-                return 2                   # a note (observed, imported rules): by its count
-            role = [_Corpus.command_role(st) for st in _Pattern.steps(p)]
-            if any(role) and (p.startswith("seq:") or p.startswith("pref:")
-                              and _Pattern.pref(p)[0] in roles):
-                return min(roles.index(k) for k in role if k) / len(roles)
-            return 1 if p.startswith(("seq:", "fix:")) else 2
-
-        def order(r):
-            return (not _Corpus.mined_source(r.get("source")), rank(r), -use(r), -r["confidence"],
-                    -len(r["pattern"]), r["pattern"])
-
-        def held(steps):
-            return sum(_Corpus.subsequence(steps, x) for x in recent)
-        items = sorted(items, key=order)
-        named, out, by_prog = set(), [], {}
-        strong = {st: r["confidence"] for r in items if rank(r) < 1       # a role command's
-                  and not r["pattern"].startswith("seq:") for st in _Pattern.steps(
-                      r["pattern"])}                              # own line beats a weaker routine
-        for routines in (True, False):     # routines: a family's best first (most sessions)
-            for r in (sorted(items, key=lambda r: (-r["confidence"], -len(r["pattern"])))
-                      if routines else items):
-                p = r["pattern"]
-                steps = _Pattern.steps(p) if _Corpus.mined_source(r.get("source")) else []
-                if p.startswith("seq:") != routines or p in why:
-                    continue
-                if set(steps) & named:
-                    why[p] = "superseded by a family line"
-                    continue
-                if routines and any(strong.get(st, 0) > r["confidence"] for st in steps):
-                    why[p] = "superseded by a stronger command"
-                    continue
-                named |= set(steps)
-                for x in [x for x in out if x["pattern"].startswith("seq:")] * (
-                        len(steps) == 1 and rank(r) >= 1):      # where its sessions run it
-                    have = _Presenter._line_steps(x)
-                    k, i = max((held(have[:i] + steps + have[i:]), -i)    # within or after it
-                               for i in range(1, len(have) + 1))  # (ties: the earliest place)
-                    if 2 * k > held(have) > 0:
-                        x.update(line=have[:-i] + steps + have[-i:], also=x.get("also", []) + [p])
-                        break
-                else:
-                    kind, name = _Pattern.named(p) if p.startswith("pref:") else ("", "")
-                    prog = (name.split(" ", 1)[0] if kind == "command" and " " in name
-                            else "tool:" + name.partition("(")[0] if kind == "tool" else None)
-                    if prog and prog in by_prog:        # bd ready, bd show: one line (a tool's too)
-                        by_prog[prog]["also"] = by_prog[prog].get("also", []) + [p]
-                        continue
-                    r = dict(r)
-                    by_prog.setdefault(prog or p, r)
-                    out.append(r)
-        return sorted(out, key=order)
-
-    @staticmethod
-    def _line_steps(r):
-        """The steps one line names in order: a routine's with those that joined it ('line')."""
-        return list(r.get("line") or _Pattern.steps(r["pattern"]))
-
-
-class _Lint:
-    """lint: contradictions and duplicates between a project's rules files and what was learned."""
-
-    TOOL_FAMILIES = (frozenset("npm pnpm yarn bun".split()),
-                     frozenset("pip uv poetry pipenv pdm conda hatch".split()))
-    NOT = frozenset("not never don't dont avoid instead rather over".split())
-    USE = frozenset("use prefer always using run".split())
-    OTHER = frozenset("docker podman buildah".split())     # their `build` is not the project's
-    SHELL_FENCES = frozenset("sh bash shell console zsh fish terminal".split()) | {""}
-    RUN_PREFIXES = ("uv run ", "poetry run ", "pipenv run ", "pdm run ", "hatch run ", "python -m ",
-                    "python3 -m ", "npx ", "bunx ", "pnpm exec ", "bundle exec ")
-
-    @staticmethod
-    def _bare_command(shape):
-        """'uv run pytest' -> 'pytest': the command without a runner in front."""
-        return next((shape[len(p):] for p in _Lint.RUN_PREFIXES if shape.startswith(p)), shape)
-
-    @staticmethod
-    def _prose_mentions(line):
-        """Commands (in `code`) and tool names (after use/prefer/always, or negated) of one prose
-        line -> [(shape, negated)]: 'Use `pnpm`, not `npm`' -> [('pnpm', False), ('npm', True)]."""
-        import re
-        neg, comma, prev, out = False, False, "", []
-        for tok in re.findall(r"`[^`]+`|[\w'\u2019-]+|[.;:!?()\u2013\u2014,]", line):
-            w = tok.lower().replace("\u2019", "'")
-            if tok[0] == "`":
-                out += [(s, neg) for s in _Shell.command_shapes(tok[1:-1].lstrip("$ "))]
-            elif w in ".;:!?()\u2013\u2014":
-                neg = False
-            elif w != ",":
-                neg = neg and not (comma and w in _Lint.USE) or w in _Lint.NOT
-                if any(w in f for f in _Lint.TOOL_FAMILIES) and (neg or prev in _Lint.USE):
-                    out.append((w, neg))
-            prev, comma = w, w == ","
-        return out
-
-    @staticmethod
-    def _written_lines(root):
-        """The lines of `root`'s rules files outside instinct's block and files -> [(file, line no,
-        text, paragraph no, [(command shape, negated)])]: `code` in prose, lines of shell blocks."""
-        import glob
-        import re
-        out, para = [], 0
-        for pattern in _Export.RULES_FILES:
-            for path in sorted(glob.glob(os.path.join(root, pattern))):
-                try:
-                    text = _read_regular(path, MAX_MEMORY_FILE).decode("utf-8", "replace")
-                except (OSError, ValidationError):
-                    continue
-                found = _Export.block_markers(text)
-                b, e = (min(found.get(m, [-1])) for m in (_Export.BLOCK_BEGIN, _Export.BLOCK_END))
-                if 0 <= b < e:
-                    text = text[:b] + "\n" * text.count("\n", b, e) + text[e:]
-                if _Export.SIGNATURE in text:           # a whole file instinct wrote
-                    continue
-                fence, rel = None, os.path.relpath(path, root).replace(os.sep, "/")
-                for n, line in enumerate(text.splitlines(), 1):
-                    bare = line.strip()
-                    m = re.match(r"(`{3,}|~{3,})\s*([\w-]*)", bare)
-                    if m or not bare or fence is None and bare.startswith("#"):
-                        para += 1
-                        fence = (m.group(2).lower() if fence is None else None) if m else fence
-                    elif fence is None:
-                        out.append((rel, n, bare, para, _Lint._prose_mentions(bare)))
-                    elif fence in _Lint.SHELL_FENCES and not bare.startswith("#"):
-                        shapes = _Shell.command_shapes(re.sub(r"^[$%>]\s+", "", bare))
-                        out.append((rel, n, bare, para, [(s, False) for s in shapes]))
-        return out
-
-    @staticmethod
-    def _hit(r, lines):
-        """The first written line contradicting or repeating learned record `r` -> (kind, line)."""
-        head, body = _Pattern.parts(r["pattern"])
-        key, value = _Pattern.pref(r["pattern"])
-        tool = (body if value is None else value).split(" ", 1)[0]
-        family = next((f for f in _Lint.TOOL_FAMILIES if tool in f), ())
-        if head == "pref" and value is not None and key in _Corpus.ROLE_TITLES:    # a command
-            said = [(_Lint._bare_command(s) == _Lint._bare_command(value), neg, ln) for ln in lines
-                    for s, neg in ln[4]
-                    if _Corpus.command_role(s) == key and s.split()[0] not in _Lint.OTHER]
-        elif head == "pref" and family:                              # a package manager
-            said = [(s.split()[0] == tool, neg, ln) for ln in lines for s, neg in ln[4]
-                    if s.split()[0] in family]
-        elif head == "pref":                                         # its words, all on one line
-            words = set(_Mem.words(body)) - _Mem.STOP
-            return next((("duplicate", ln) for ln in lines
-                         if len(words) > 1 and words <= set(_Mem.words(ln[2]))), None)
-        elif head in ("seq", "combo"):                               # its steps, in one paragraph
-            steps = [_Lint._bare_command(x.strip()) for x in _Pattern.written(r["pattern"])]
-            steps = [x for x in steps if x != _Call.EDIT_STEP]
-            paras = {}
-            for ln in lines:
-                paras.setdefault(ln[3], []).append(ln)
-            for group in paras.values() if len(steps) > 1 else ():
-                said = [_Lint._bare_command(s) for ln in group for s, neg in ln[4] if not neg]
-                words = {w for ln in group for w in _Mem.words(ln[2])}     # "... before committing"
-                said += [f"git {v}" for v in ("commit", "push")
-                         if any(w.startswith(v) for w in words)]
-                if _Corpus.subsequence(steps, said) if head == "seq" else set(steps) <= set(said):
-                    return "duplicate", group[0]
-            return None
-        else:
-            return None
-        return (next((("contradiction", ln) for same, neg, ln in said if neg and same), None)
-                or next((("duplicate", ln) for same, neg, ln in said if same and not neg), None)
-                or next((("contradiction", ln) for same, neg, ln in said if not neg), None))
-
-    @staticmethod
-    def lint(root, rows):
-        """Learned records against project `root`'s rules files -> findings {kind: contradiction |
-        duplicate, pattern, ...}; deterministic: command roles and shapes, tool families, words."""
-        lines = _Lint._written_lines(root) if rows else []
-        hits = [(r, _Lint._hit(r, lines)) for r in rows]
-        return [{"kind": kind, "pattern": r["pattern"], "project": r["project"],
-                 "learned": _Presenter.rule_text(r), "file": f, "line": n, "written": text[:200]}
-                for r, hit in hits if hit for kind, (f, n, text, _, _) in [hit]]
-
-    @staticmethod
-    def duplicates(root, rows):
-        """`rows` (records) without the rules the user already wrote in root's rules files."""
-        dup = {(f["pattern"], f["project"]) for f in _Lint.lint(root, rows)
-               if f["kind"] == "duplicate"}
-        return [r for r in rows if (r["pattern"], r["project"]) not in dup]
-
-    FINDING = _Out.obj({"kind": _Out.STR, "pattern": _Out.STR, "project": _Out.STR,
-                        "learned": _Out.STR, "file": _Out.STR, "line": _Out.INT,
-                        "written": _Out.STR},
-                       ("kind", "pattern", "project", "learned", "file", "line", "written"))
-
-
-class _Export:
-    """Rules files an export writes (CLAUDE.md, AGENTS.md, Cursor and Windsurf rules, SKILL.md)."""
-
-    BLOCK_BEGIN, BLOCK_END = "<!-- instinct:begin -->", "<!-- instinct:end -->"
-    SKILL_NAME = "instinct-rules"
-    ABOUT = "Habits learned by instinct from repeated work in this project"
-    SKILL_DESCRIPTION = (
-        "Habits and rules learned by instinct from repeated work in this project (usual workflows, "
-        "preferences, recurring fixes, tools used together). Use it when starting a coding task "
-        "here, or when choosing how to test, fix or structure a change.")
-
-    @staticmethod
-    def skill_name(folder):
-        import re
-        name = os.path.basename(os.path.normpath(folder))
-        if not (re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name) and len(name) <= 64):
-            raise ValidationError(f"skill folder name {name!r} is not a valid skill name (1-64 "
-                                  "chars a-z, 0-9 and single inner hyphens)")
-        if "claude" in name or "anthropic" in name:
-            raise ValidationError(f"skill name {name!r} must not contain 'claude' or 'anthropic'")
-        return name
-
-    @staticmethod
-    def agent_text(fmt, rules, budget, name=SKILL_NAME):
-        """Rules in an agent format within `budget` bytes -> (text, kept, dropped): the last (the
-        weakest) go first, a line says how many; a block format: the block, no final newline."""
-        if fmt == "markdown":
-            body = _Out.render_markdown(rules)
-            return _Export.BLOCK_BEGIN + "\n" + body + _Export.BLOCK_END, len(rules), 0
-        front = {"cursor": f"description: {_Export.ABOUT}\nalwaysApply: true",
-                 "windsurf": f"trigger: always_on\ndescription: {_Export.ABOUT}",
-                 "skill": f"name: {name}\ndescription: {_Export.SKILL_DESCRIPTION}"}.get(fmt)
-        if front:                      # a whole file, under its front matter
-            head, tail, title = f"---\n{front}\n---\n", "", "# Learned habits (instinct)\n\n"
-        else:                          # claude, agents: a block in the user's file
-            head, tail, title = (_Export.BLOCK_BEGIN + "\n", _Export.BLOCK_END,
-                                 "## Learned habits (instinct)\n\n")
-        note = (f"Learned from repeated work; {_Export.SIGNATURE}, which replaces this "
-                + ("block" if tail else "file") + " on the next export.\n\n")
-        items = [" ".join(_Presenter.briefing_line(r).split()).replace("<!--", "&lt;!--") + "\n"
-                 for r in rules] or ["No rules learned yet.\n"]
-        limit = _Core._EXPORT_FORMATS[fmt][1]
-
-        def omitted(n):
-            return (f"\n{_Out.count(n, 'lower-confidence rule')} omitted to stay under "
-                    f"{limit} bytes.\n") if n else ""
-        keep = len(rules)
-        total = len((head + title + note + tail).encode()) + sum(len(i.encode()) for i in items)
-        while keep and total + len(omitted(len(rules) - keep).encode()) > budget:
-            keep -= 1
-            total -= len(items[keep].encode())
-        kept = items[:keep] if rules else items
-        return (head + title + note + "".join(kept) + omitted(len(rules) - keep) + tail, keep,
-                len(rules) - keep)
-
-    @staticmethod
-    def purge_files(paths, text, dry_run):
-        """Drop the lines holding `text` from what instinct wrote in `paths` (its block, or the
-        whole file it owns; a memory file: the file) -> (files changed, files where the text stands
-        outside instinct's part, which purge cannot reach)."""
-        changed, missed = 0, []
-        for kind, _, path in (p.partition(":") for p in paths):
-            try:
-                raw = _read_regular(path, 8 * 1024 * 1024)
-            except (OSError, ValueError):
-                continue
-            data = raw.decode("utf-8", "surrogateescape")
-            if text not in data:
-                continue
-            begin, end = data.find(_Export.BLOCK_BEGIN), data.rfind(_Export.BLOCK_END)
-            if kind == "m":
-                new = None                     # an exported memory: the file goes
-            else:
-                lo, hi = (begin, end) if 0 <= begin < end else (0, len(data))
-                keep = [ln for ln in data[lo:hi].splitlines(True) if text not in ln]
-                new = data[:lo] + "".join(keep) + data[hi:]
-                if text in new:
-                    missed.append(path)
-                    new = None if new == data else new
-                    if new is None:
-                        continue
-            changed += 1
-            try:
-                if not dry_run and new is None:
-                    os.remove(path)
-                elif not dry_run:
-                    _atomic_write(path, new.encode("utf-8", "surrogateescape"))
-            except (OSError, StoreError):
-                missed.append(path)
-        return changed, missed
-
-    SIGNATURE = "written by `instinct export`"
-
-    @staticmethod
-    def block_markers(text):
-        """{marker: [offsets]} of instinct's block markers that start a line outside fenced code
-        blocks (``` or ~~~, CommonMark rules); one quoted in a fence or mid-line is not ours."""
-        import re
-        found, fence, pos = {}, None, 0
-        for line in text.splitlines(keepends=True):
-            bare = line.rstrip("\r\n")
-            m = re.match(r" {0,3}(`{3,}|~{3,})", bare)
-            if fence is None and m and not (m.group(1)[0] == "`" and "`" in bare[m.end():]):
-                fence, opened = m.group(1), pos + len(line)
-            elif fence is None:
-                for marker in (_Export.BLOCK_BEGIN, _Export.BLOCK_END):
-                    if line.startswith(marker):
-                        found.setdefault(marker, []).append(pos)
-            elif (m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
-                    and not bare[m.end():].strip()):
-                fence = None
-            pos += len(line)
-        if fence is not None:                  # a fence never closed: what follows is read as text
-            for marker, at in _Export.block_markers(text[opened:]).items():
-                found.setdefault(marker, []).extend(opened + p for p in at)
-        return found
-
-    @staticmethod
-    def written_by_us(fmt, path, text):
-        """Whether a whole-file target is instinct's to replace: empty, its own path, an export."""
-        own = os.sep + os.path.normpath(_Core._EXPORT_FORMATS[fmt][0])
-        if not text.strip() or _Export.SIGNATURE in text or os.path.normpath(path).endswith(own):
-            return True
-        if fmt != "json":
-            return False
-        try:
-            data = _loads(text)
-        except ValueError:
-            return False
-        data = data.get("rules") if isinstance(data, dict) else data
-        return isinstance(data, list) and all(isinstance(r, dict) and "pattern" in r for r in data)
-
-    @staticmethod
-    def safe_target(path, root, force):
-        """Refuse symlinks, non-files and paths outside `root` (unless force) -> the path."""
-        if os.path.islink(path):
-            if not force:
-                raise ValidationError(f"{path} is a symlink; "
-                                      "refusing to write through it (use --force)")
-            path = os.path.realpath(path)
-        if os.path.exists(path) and not os.path.isfile(path):
-            raise ValidationError(f"{path} exists and is not a regular file")
-        if not force and os.path.commonpath([os.path.realpath(path), root]) != root:
-            raise ValidationError(f"{path} is outside the project {root}; "
-                                  "refusing to write (use --force)")
-        return path
-
-    RULES_FILES = ("CLAUDE.md", "AGENTS.md", ".cursor/rules/*.mdc", ".windsurf/rules/*.md")
-
-
-# =============================================================================
-# 17. Client setup (`instinct setup`)
+# 15. Client setup (`instinct setup`)
 # =============================================================================
 class _Setup:
     """`instinct setup`: each client's MCP and hook entries, merged with a backup, or removed."""
@@ -5567,7 +4862,7 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
 
 
 # =============================================================================
-# 18. Patterns: the seeds' operations (observe, suggest, forget, merge, consolidate, decay)
+# 16. Patterns: the seeds' operations (observe, suggest, forget, merge, consolidate, decay)
 # =============================================================================
 class _Patterns(_Core):
     """The seeds' operations on patterns, each a client of the kernel's one writer of confidence."""
@@ -5595,7 +4890,7 @@ class _Patterns(_Core):
         change when consolidate runs. A forgotten pattern is not recorded (`forgotten` true)."""
         given = normalize_pattern(pattern)
         cat = _check_category(category) if category is not None else None
-        source = _Corpus.note_source(_check_text(source, "source"))
+        source = _Core._note_source(_check_text(source, "source"))
         proj = _resolve_project(project, self.cwd)
         meta = _check_metadata(metadata)
         with self._write() as conn:
@@ -5672,7 +4967,7 @@ class _Patterns(_Core):
                 break
             k *= 4
         out = out[:limit]
-        if out:               # what was shown, for effectiveness (section 24)
+        if out:               # what was shown, for effectiveness (section 23)
             self._surface("\n".join(r["pattern"] + "\t" + r["project"] for r in out[:100]))
         return out
 
@@ -6025,7 +5320,7 @@ class _Patterns(_Core):
 
 
 # =============================================================================
-# 19. Knowledge memories (remember, recall, forget)
+# 17. Knowledge memories (remember, recall, forget)
 # =============================================================================
 class _Memory(_Patterns):
     """Typed knowledge memories next to the counted instincts (issue 7)."""
@@ -6610,8 +5905,711 @@ class _Memory(_Patterns):
 
 
 # =============================================================================
-# 20. Rules (one selection for every channel, export_rules)
+# 18. Habits in sessions (what mining reads of each session: steps, n-grams, habits, fixes)
 # =============================================================================
+class _Corpus:
+    """What mining reads of each session, once per pass: steps, n-grams, habits and fixes."""
+    ROLE_TITLES = {"test": "Tests here", "lint": "Lint here", "format": "Format here",
+                   "typecheck": "Type-check here", "build": "Build here"}
+    SEQ_MAX = 5                        # longest workflow mined (steps)
+    SESSIONS_COMPARED = 100            # a project's most recent sessions compared when mining
+    CHANCE_P = 1e-3                    # a workflow counts when less likely than this by chance
+    HABIT_WINDOW = 20                  # a project's recent sessions: fixes, an item's use
+    STAND_OUT = 2.5                    # held by this many times the sessions of the average item
+    BACKFILL = 4                       # a workflow found backfills at most this many recent ones
+    STEPS_KEPT = 400                   # steps of a mined session kept for the briefing's use counts
+    # an interpreter alone ('python x.py') runs any script: it names no command of the project
+    BARE = frozenset("python python3 node bash sh zsh ruby perl".split())
+
+    def __init__(self):
+        self.grams, self.stats, self.items, self.fixes, self.calls = {}, {}, {}, {}, {}
+        self.held, self.fresh, self.bit, self.free = {}, set(), {}, []   # (bits: `add`)
+
+    def renew(self, load):
+        """A new pass (import-history's share a corpus): each session read again, others go."""
+        for s in set(self.calls) - self.fresh:
+            self.add(s, ())                                     # its n-grams out of `held`
+            for d in (self.grams, self.stats, self.items, self.fixes, self.calls):
+                del d[s]
+            self.free.append(self.bit.pop(s))                   # its bit for another session
+        self.load, self.fresh = load, set()
+        return self
+
+    def add(self, session, rows=None):
+        """Read a session once a pass (`rows`: read again, with its new calls) -> its collapsed
+        steps, derived again only when its calls differ from what they were derived from."""
+        if rows is not None or session not in self.fresh:
+            self.fresh.add(session)
+            rows = self.load(session) if rows is None else rows
+            calls = tuple(rows)
+            if calls == self.calls.get(session):
+                return self.stats[session][0]
+            bit = self.bit.get(session) or self.bit.setdefault(   # held: n-gram -> [run, any]
+                session, self.free.pop() if self.free else 1 << len(self.bit))  # sessions' bits
+            for g in set().union(*self.grams.get(session, ())):     # what it held before
+                self.held[g] = [have & ~bit for have in self.held[g]]
+                if not self.held[g][1]:
+                    del self.held[g]
+            steps = _Corpus._steps_of(calls)
+            col = tuple(k for k, _ in groupby(st for st, _ in steps))      # repeats collapsed
+            freq, n = Counter(col), len(col)
+            rest = {t: 1.0 / max(1, n - c) for t, c in freq.items()}   # 1 / steps unlike t
+            runs, gapped, _ = self.grams[session] = _Corpus._ngrams(col)
+            self.calls[session], self.stats[session] = calls, (col, n, freq, rest, {})
+            shell = {st for c in map(_Call.read, (d for _, d in calls))
+                     if c.tool in _Call.SHELLS for st in c.steps()}
+            self.items[session] = ({_Corpus._command_pattern(st, st in shell) for st in col
+                                    if st != _Call.EDIT_STEP and st not in _Corpus.BARE}
+                                   | {_Pattern.command(st.partition("(")[0], shell=False)
+                                      for st in col if "(" in st and st not in shell}  # any skill
+                                   | _Corpus._combos(calls))
+            self.fixes[session] = _Corpus._fixes_in(steps)
+            for i, grams in ((1, gapped), (0, runs), (1, runs)):
+                for g in grams:
+                    self.held.setdefault(g, [0, 0])[i] |= bit
+        return self.stats[session][0]
+
+    @staticmethod
+    def command_role(shape):
+        """'mix test' -> 'test', else None: the last word decides ('make docs' is no build), or
+        the tool before a plain verb ('ruff check' is lint)."""
+        words = shape.split()
+        if len(words) > 1 and words[-1] in ("check", "run", "exec", "ci"):
+            words = words[:-1]
+        for w in words[-1:]:
+            for role, names in _Call.COMMAND_ROLES:
+                if w in names or (role == "test" and w.startswith(("test:", "test-", "test."))) \
+                        or (role in ("lint", "format", "build") and w.startswith(role + ":")):
+                    return role
+        return None
+
+    @staticmethod
+    def _steps_of(rows):
+        """A session's [(kind, data)] -> [(step, ok)]; a failed call failed at its last step."""
+        out = []
+        for kind, data in rows:
+            steps = _Call.read(data).steps()
+            out += [(st, True) for st in steps[:-1]]
+            if steps:
+                out.append((steps[-1], kind == "tool"))
+        return out
+
+    @staticmethod
+    def _periodic(g):
+        """More than one cycle of a shorter loop (a->b->a->b; a->b->a says it)."""
+        return any(all(g[i] == g[i % p] for i in range(len(g))) and len(g) > p + 1
+                   for p in range(1, len(g)))
+
+    @staticmethod
+    def _ngrams(col):
+        """The 2-5 step runs of `col` -> (contiguous ones, ones with one extra step inside, the
+        workflow candidates of both: from a command to a command, no loop restated)."""
+        runs, gapped = set(), set()
+        for n in range(2, _Corpus.SEQ_MAX + 1):
+            for i in range(len(col) - n + 1):
+                runs.add(col[i:i + n])
+                w = col[i:i + n + 1]
+                if n > 2 and len(w) > n:                     # a -> (x) -> b alone says little
+                    for j in range(1, n):
+                        g = w[:j] + w[j + 1:]
+                        if g[j - 1] != g[j]:
+                            gapped.add(g)
+        return runs, gapped, {g for g in runs | gapped if g[0] != _Call.EDIT_STEP != g[-1]
+                              and not _Corpus._periodic(g) and len(set(g)) > 1}
+
+    @staticmethod
+    def _chance_sessions(g, stats, gapped):
+        """Sessions expected to hold `g` by chance (each one's collapsed steps shuffled), summed in
+        order. `gapped`: as a run or with one step inside (n placements, not 1). Each session's
+        share is kept with its stats (`known`: it does not change)."""
+        n, need, key = len(g), set(g), "\t".join(g) + "+" * gapped   # (a string keeps its hash)
+        shares = [known.get(key) for _, _, _, known in stats]
+        for i in [i for i, e in enumerate(shares) if e is None]:
+            length, freq, rest, known = stats[i]
+            e = 0.0
+            if length >= n and need <= freq.keys():
+                e = (length - n + 1) * freq[g[0]] / length * (n if gapped else 1)
+                for prev, t in zip(g, g[1:]):
+                    e *= freq[t] * rest[prev]
+            shares[i] = known[key] = min(e, 1.0)
+        return functools.reduce(float.__add__, shares, 0.0)
+
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def _chance_limit(k):
+        """The largest chance expectation under which k holders still count (bisection): P(at
+        least k sessions hold it by chance), Poisson with that expectation, under CHANCE_P."""
+        import math
+        lo, hi = 0.0, float(k)
+        for _ in range(30):
+            mid = (lo + hi) / 2
+            term = total = math.exp(-mid)
+            for i in range(1, k):
+                term *= mid / i
+                total += term
+            lo, hi = (mid, hi) if 1.0 - total < _Corpus.CHANCE_P else (lo, mid)
+        return lo
+
+    @staticmethod
+    def _fixes_in(steps):
+        """One session's fixes -> ({(A, B)}, {A}): A failed, then passed within 10 steps, B the
+        step before that run; the second set: every A that failed then passed (B or not)."""
+        pairs, passed = set(), set()
+        for i, (a, ok) in enumerate(steps):
+            if ok or a == _Call.EDIT_STEP:
+                continue
+            for j in range(i + 1, min(i + 11, len(steps))):
+                if steps[j][0] == a:
+                    if steps[j][1]:
+                        passed.add(a)
+                        if j > i + 1:
+                            pairs.add((a, steps[j - 1][0]))
+                    break
+        return pairs, passed
+
+    @staticmethod
+    def _combos(calls):
+        """combo:a+b - two to four different command shapes chained in one shell call."""
+        found = set()
+        for _, data in calls:
+            shapes = sorted(set(_Call.read(data).steps()) - {_Call.EDIT_STEP})
+            if 2 <= len(shapes) <= 4:
+                found.add(_Pattern.combo(shapes))
+        return found
+
+    @staticmethod
+    def _command_pattern(step, shell):
+        """A habit step -> 'pref:test=mix test' (one per role), else 'pref:command:just verify' or
+        'pref:tool:Task(Explore)' (any number)."""
+        return _Pattern.command(step, _Corpus.command_role(step) if shell else None, shell)
+
+    @staticmethod
+    def recurring(session, window, corpus):
+        """The commands, tools and combos of `session` standing out in the project's sessions
+        compared (`window`, this one first) -> {pattern: holders}: held by STAND_OUT times the
+        average item's sessions (2+), or by 3/4 of them (a ritual). Sessions drawn evenly from 40
+        commands hold each as often: none stands out, whatever how recent sessions went."""
+        held, total = {}, Counter()
+        for s in window:                 # (a tool's name beside its kinds is no other item)
+            named = {p.partition("(")[0] for p in corpus.items[s] if "(" in p}
+            total.update(corpus.items[s] - named)
+            for p in corpus.items[session] & corpus.items[s]:
+                held.setdefault(p, []).append(s)
+        mean = sum(total.values()) / max(1, len(total))
+        need = max(2, min(_Corpus.STAND_OUT * mean, 0.75 * len(window)))
+        return {p: have for p, have in held.items() if len(have) >= need}
+
+    @staticmethod
+    def fix_habits(session, window, corpus):
+        """Fixes of `session` -> {'fix:A by B': holders}, judged by where B stands: before A's
+        passing re-run after A failed in more sessions than B runs anywhere else (a fix made every
+        time), or there more often than chance explains (B as likely there as among the steps)."""
+        out = {}
+        for a, b in corpus.fixes[session][0]:
+            have, expected, elsewhere = [], 0.0, 0
+            for s in window:
+                got, passed = corpus.fixes[s]
+                _, n, freq, _, _ = corpus.stats[s]
+                fixed = (a, b) in got
+                elsewhere += freq.get(b, 0) - fixed
+                if a in passed:
+                    expected += min(1.0, freq.get(b, 0) / max(1, n))
+                    have += [s] * fixed
+            if len(have) >= 2 and (elsewhere < len(have)
+                                   or expected <= _Corpus._chance_limit(len(have))):
+                out[_Pattern.fixed(a, b)] = have
+        return out
+
+    @staticmethod
+    def workflows(session, others, corpus, known):
+        """Workflows of `session` held by 2+ of `others` beyond chance -> {pattern: holders}, each
+        family's best. Candidates: 2-5 steps from a command to a command (edits may sit between), no
+        loop restated. Held as a run or with one extra step inside (the looser reading, n times
+        likelier by chance, tried first); untried: one restating a longer one as widely held."""
+        corpus.add(session)
+        own = corpus.grams[session][2]
+        if not own:
+            return {}
+        ids = [session] + [s for s in others if s != session]
+        for s in [s for s in ids if s not in corpus.fresh]:
+            corpus.add(s)
+        stats, within = [corpus.stats[s][1:] for s in ids], sum(map(corpus.bit.get, set(ids)))
+        # sessions holding each candidate: as a run, as one or with one step inside
+        n_loose = {g: (corpus.held[g][1] & within).bit_count() for g in own}
+        n_run = {g: (corpus.held[g][0] & within).bit_count() for g, k in n_loose.items() if k > 1}
+        # the loose reading only when it adds holders (else the run's smaller chance decides)
+        tried, best = {g: [(gap, k) for gap, k in ((True, n_loose[g]), (False, k_run))
+                           if k >= 2 and (k > k_run or not gap)] for g, k_run in n_run.items()}, []
+
+        @functools.lru_cache(maxsize=None)
+        def reading(g):           # the reading `g` passes by (True: loose); None: none, or restated
+            if any(len(h) > len(g) and n_run[h] >= n_loose[g] and _Corpus.subsequence(g, h)
+                   and reading(h) is not None for h in n_run):
+                return None
+            return next((gap for gap, k in tried[g] if _Corpus._chance_sessions(g, stats, gap)
+                         <= _Corpus._chance_limit(k)), None)
+        # each family's best: most holders, longest, most learned (equal variants do not take
+        # turns), most held as a run; a candidate a better one's family holds is not tried
+        for _, tie in groupby(sorted((-k, -len(g), g, gap) for g, r in tried.items()
+                                     for gap, k in r), key=lambda t: t[:2]):
+            tie = [t for t in tie if not any(_Corpus._same_family(t[2], h) for h in best)]
+            for _, _, g, gap in sorted(tie, key=lambda t: (-known(t[2]), -n_run[t[2]], t[2])):
+                if not any(_Corpus._same_family(g, h) for h in best) and reading(g) == gap:
+                    best.append(g)
+        return {_Pattern.seq(g): [s for s in ids if corpus.bit[s] & mask]
+                for g in best for mask in [corpus.held[g][reading(g)]]}
+
+    @staticmethod
+    @functools.lru_cache(maxsize=1 << 16)
+    def _same_family(g, h):
+        """One ritual told twice: in order, they share all steps of the shorter but one (2+)."""
+        if len(g) > len(h):
+            g, h = h, g
+        prev = [0] * (len(h) + 1)                 # longest common subsequence, row by row
+        for x in g:
+            cur = [0]
+            for j, y in enumerate(h):
+                cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+            prev = cur
+        return prev[-1] >= max(2, len(g) - 1)
+
+    @staticmethod
+    def subsequence(small, big):
+        """Whether the steps of `small` occur in `big` in the same order."""
+        steps = iter(big)
+        return all(step in steps for step in small)
+
+
+# =============================================================================
+# 19. Rules (one selection and wording for every channel, rules files, lint, export_rules)
+# =============================================================================
+class _Presenter:
+    """One selection and wording of learned items for every channel (briefing, MCP, rules files)."""
+    UNUSED_RUN = 5          # an item is said through at least this many sessions without it,
+    UNUSED_P = 0.05         # and longer while its own rate of use makes the run this likely
+
+    @staticmethod
+    def rule_text(r):
+        """One learned pattern -> its sentence: mined shapes shown as code, observed words as is."""
+        p = r["pattern"]
+        mined = _Core._mined_source(r.get("source"))
+        code = (lambda s: f"`{s}`") if mined else (lambda s: s)
+        head, body = _Pattern.parts(p)
+        if head == "pref":
+            kind, used = _Pattern.named(p)
+            if kind in ("command", "tool") and mined:
+                names = r.get("kinds") or [used]
+                names += [x for x in (_Pattern.named(x)[1] for x in r.get("also", ()))
+                          if x not in names]
+                what = {"command": ("Project command", "Common command"),   # universal: any
+                        "tool": ("Often used here", "Often used")}[kind][
+                    r.get("level") == "universal"]
+                return what + ("s: " if names[1:] and kind == "command" else ": ") + ", ".join(
+                    map(code, names))
+            key, value = _Pattern.pref(p)
+            if value is not None and key in _Corpus.ROLE_TITLES:
+                return f"{_Corpus.ROLE_TITLES[key]}: {code(value)}"
+            return f"Preference: {key} = {value}" if value is not None else f"Preference: {body}"
+        if head == "seq":
+            steps = _Presenter._line_steps(r)
+            shown = ["edit the code" if s == _Call.EDIT_STEP else code(s) for s in steps]
+            label = next((label for last, label in (("git commit", "Before committing"),
+                                                    ("git push", "Before pushing"))
+                          if last in steps[1:]), "Usual workflow")   # (it may also start one)
+            return f"{label}: " + " \u2192 ".join(shown)
+        if head == "fix":
+            failed, by = _Pattern.fix(p)
+            if by == _Call.EDIT_STEP or by.startswith(_Call.EDIT_STEP + "("):
+                return f"When {code(failed)} fails: fix the code, then rerun it"
+            if by:
+                return f"When {code(failed)} fails: run {code(by)}, then rerun it"
+            return f"Recurring fix: {body}"
+        if head == "combo":
+            return "Used together: " + " + ".join(code(s.strip()) for s in _Pattern.written(p))
+        return f"Habit: {p}"
+
+    @staticmethod
+    def briefing_line(r):
+        """The one wording of a learned item on every channel (briefing, MCP, rules files)."""
+        scope = ("every project" if r["level"] == "universal" else "this project" if r["project"]
+                 else "all projects")
+        stale = f"; may be stale: {r['stale']}" if r.get("stale") else ""
+        n, use = r["confidence"], r.get("use")
+        evidence = f"{_Core._sessions(n)} sessions" + (
+            f", used in {use[0]} of the last {use[1]}" if use else "")
+        if not _Core._mined_source(r.get("source")):   # a note: counted as observed, said where
+            src = r.get("source") or ""
+            evidence = f"observed {n}\u00d7, " + ("imported" if src.startswith("shared:")
+                                                else f"noted by {src}" if src else "noted")
+        return f"- {_Presenter.rule_text(r)} ({r['level']}, {evidence}, {scope}{stale})"
+
+    @staticmethod
+    def generic_habit(pattern):
+        """Habits every project has (Read -> Edit, head + ls), which an older store may hold."""
+        return _Pattern.parts(pattern)[0] in ("seq", "combo") and all(
+            s in _Call.LOOK_TOOLS or s in _Call.EDIT_TOOLS
+            or s.split(" ", 1)[0] in _Call.GENERIC_PROGRAMS
+            or s == _Call.EDIT_STEP for s in _Pattern.written(pattern))
+
+    @staticmethod
+    def applies(steps, root):
+        """Whether the files of `root` show the toolchain of every program among `steps` (a tool,
+        skill or subagent step never: no file shows that a new project wants another's)."""
+        progs = {st.split(" ", 1)[0] for st in steps}
+        have = {prog for f, progs_ in _Call.TOOLCHAIN_FILES.items()
+                if root and os.path.exists(os.path.join(root, f)) for prog in progs_.split()}
+        return progs <= have
+
+    @staticmethod
+    def arrange(items, why, recent=()):
+        """Items -> lines, most useful first (`select`): a routine claims its steps first (its
+        family's weaker members and any later item naming one of them are left out), and a
+        role-less command the sessions holding it mostly run after it joins its line ('also');
+        then each item in order of rank, use and count."""
+        def use(r):
+            return r["use"][0] / r["use"][1] if r.get("use") else 0.5
+
+        def rank(r):     # a role command (test first) or a routine holding one, a routine, the rest
+            p, roles = r["pattern"], [k for k, _ in _Call.COMMAND_ROLES]
+            if not _Core._mined_source(r.get("source")):
+                return 2                   # a note (observed, imported rules): by its count
+            role = [_Corpus.command_role(st) for st in _Pattern.steps(p)]
+            if any(role) and (p.startswith("seq:") or p.startswith("pref:")
+                              and _Pattern.pref(p)[0] in roles):
+                return min(roles.index(k) for k in role if k) / len(roles)
+            return 1 if p.startswith(("seq:", "fix:")) else 2
+
+        def order(r):
+            return (not _Core._mined_source(r.get("source")), rank(r), -use(r), -r["confidence"],
+                    -len(r["pattern"]), r["pattern"])
+
+        def held(steps):
+            return sum(_Corpus.subsequence(steps, x) for x in recent)
+        items = sorted(items, key=order)
+        named, out, by_prog = set(), [], {}
+        strong = {st: r["confidence"] for r in items if rank(r) < 1       # a role command's
+                  and not r["pattern"].startswith("seq:") for st in _Pattern.steps(
+                      r["pattern"])}                              # own line beats a weaker routine
+        for routines in (True, False):     # routines: a family's best first (most sessions)
+            for r in (sorted(items, key=lambda r: (-r["confidence"], -len(r["pattern"])))
+                      if routines else items):
+                p = r["pattern"]
+                steps = _Pattern.steps(p) if _Core._mined_source(r.get("source")) else []
+                if p.startswith("seq:") != routines or p in why:
+                    continue
+                if set(steps) & named:
+                    why[p] = "superseded by a family line"
+                    continue
+                if routines and any(strong.get(st, 0) > r["confidence"] for st in steps):
+                    why[p] = "superseded by a stronger command"
+                    continue
+                named |= set(steps)
+                for x in [x for x in out if x["pattern"].startswith("seq:")] * (
+                        len(steps) == 1 and rank(r) >= 1):      # where its sessions run it
+                    have = _Presenter._line_steps(x)
+                    k, i = max((held(have[:i] + steps + have[i:]), -i)    # within or after it
+                               for i in range(1, len(have) + 1))  # (ties: the earliest place)
+                    if 2 * k > held(have) > 0:
+                        x.update(line=have[:-i] + steps + have[-i:], also=x.get("also", []) + [p])
+                        break
+                else:
+                    kind, name = _Pattern.named(p) if p.startswith("pref:") else ("", "")
+                    prog = (name.split(" ", 1)[0] if kind == "command" and " " in name
+                            else "tool:" + name.partition("(")[0] if kind == "tool" else None)
+                    if prog and prog in by_prog:        # bd ready, bd show: one line (a tool's too)
+                        by_prog[prog]["also"] = by_prog[prog].get("also", []) + [p]
+                        continue
+                    r = dict(r)
+                    by_prog.setdefault(prog or p, r)
+                    out.append(r)
+        return sorted(out, key=order)
+
+    @staticmethod
+    def _line_steps(r):
+        """The steps one line names in order: a routine's with those that joined it ('line')."""
+        return list(r.get("line") or _Pattern.steps(r["pattern"]))
+
+
+class _Lint:
+    """lint: contradictions and duplicates between a project's rules files and what was learned."""
+
+    TOOL_FAMILIES = (frozenset("npm pnpm yarn bun".split()),
+                     frozenset("pip uv poetry pipenv pdm conda hatch".split()))
+    NOT = frozenset("not never don't dont avoid instead rather over".split())
+    USE = frozenset("use prefer always using run".split())
+    OTHER = frozenset("docker podman buildah".split())     # their `build` is not the project's
+    SHELL_FENCES = frozenset("sh bash shell console zsh fish terminal".split()) | {""}
+    RUN_PREFIXES = ("uv run ", "poetry run ", "pipenv run ", "pdm run ", "hatch run ", "python -m ",
+                    "python3 -m ", "npx ", "bunx ", "pnpm exec ", "bundle exec ")
+
+    @staticmethod
+    def _bare_command(shape):
+        """'uv run pytest' -> 'pytest': the command without a runner in front."""
+        return next((shape[len(p):] for p in _Lint.RUN_PREFIXES if shape.startswith(p)), shape)
+
+    @staticmethod
+    def _prose_mentions(line):
+        """Commands (in `code`) and tool names (after use/prefer/always, or negated) of one prose
+        line -> [(shape, negated)]: 'Use `pnpm`, not `npm`' -> [('pnpm', False), ('npm', True)]."""
+        import re
+        neg, comma, prev, out = False, False, "", []
+        for tok in re.findall(r"`[^`]+`|[\w'\u2019-]+|[.;:!?()\u2013\u2014,]", line):
+            w = tok.lower().replace("\u2019", "'")
+            if tok[0] == "`":
+                out += [(s, neg) for s in _Shell.command_shapes(tok[1:-1].lstrip("$ "))]
+            elif w in ".;:!?()\u2013\u2014":
+                neg = False
+            elif w != ",":
+                neg = neg and not (comma and w in _Lint.USE) or w in _Lint.NOT
+                if any(w in f for f in _Lint.TOOL_FAMILIES) and (neg or prev in _Lint.USE):
+                    out.append((w, neg))
+            prev, comma = w, w == ","
+        return out
+
+    @staticmethod
+    def _written_lines(root):
+        """The lines of `root`'s rules files outside instinct's block and files -> [(file, line no,
+        text, paragraph no, [(command shape, negated)])]: `code` in prose, lines of shell blocks."""
+        import glob
+        import re
+        out, para = [], 0
+        for pattern in _Export.RULES_FILES:
+            for path in sorted(glob.glob(os.path.join(root, pattern))):
+                try:
+                    text = _read_regular(path, MAX_MEMORY_FILE).decode("utf-8", "replace")
+                except (OSError, ValidationError):
+                    continue
+                found = _Export.block_markers(text)
+                b, e = (min(found.get(m, [-1])) for m in (_Export.BLOCK_BEGIN, _Export.BLOCK_END))
+                if 0 <= b < e:
+                    text = text[:b] + "\n" * text.count("\n", b, e) + text[e:]
+                if _Export.SIGNATURE in text:           # a whole file instinct wrote
+                    continue
+                fence, rel = None, os.path.relpath(path, root).replace(os.sep, "/")
+                for n, line in enumerate(text.splitlines(), 1):
+                    bare = line.strip()
+                    m = re.match(r"(`{3,}|~{3,})\s*([\w-]*)", bare)
+                    if m or not bare or fence is None and bare.startswith("#"):
+                        para += 1
+                        fence = (m.group(2).lower() if fence is None else None) if m else fence
+                    elif fence is None:
+                        out.append((rel, n, bare, para, _Lint._prose_mentions(bare)))
+                    elif fence in _Lint.SHELL_FENCES and not bare.startswith("#"):
+                        shapes = _Shell.command_shapes(re.sub(r"^[$%>]\s+", "", bare))
+                        out.append((rel, n, bare, para, [(s, False) for s in shapes]))
+        return out
+
+    @staticmethod
+    def _hit(r, lines):
+        """The first written line contradicting or repeating learned record `r` -> (kind, line)."""
+        head, body = _Pattern.parts(r["pattern"])
+        key, value = _Pattern.pref(r["pattern"])
+        tool = (body if value is None else value).split(" ", 1)[0]
+        family = next((f for f in _Lint.TOOL_FAMILIES if tool in f), ())
+        if head == "pref" and value is not None and key in _Corpus.ROLE_TITLES:    # a command
+            said = [(_Lint._bare_command(s) == _Lint._bare_command(value), neg, ln) for ln in lines
+                    for s, neg in ln[4]
+                    if _Corpus.command_role(s) == key and s.split()[0] not in _Lint.OTHER]
+        elif head == "pref" and family:                              # a package manager
+            said = [(s.split()[0] == tool, neg, ln) for ln in lines for s, neg in ln[4]
+                    if s.split()[0] in family]
+        elif head == "pref":                                         # its words, all on one line
+            words = set(_Mem.words(body)) - _Mem.STOP
+            return next((("duplicate", ln) for ln in lines
+                         if len(words) > 1 and words <= set(_Mem.words(ln[2]))), None)
+        elif head in ("seq", "combo"):                               # its steps, in one paragraph
+            steps = [_Lint._bare_command(x.strip()) for x in _Pattern.written(r["pattern"])]
+            steps = [x for x in steps if x != _Call.EDIT_STEP]
+            paras = {}
+            for ln in lines:
+                paras.setdefault(ln[3], []).append(ln)
+            for group in paras.values() if len(steps) > 1 else ():
+                said = [_Lint._bare_command(s) for ln in group for s, neg in ln[4] if not neg]
+                words = {w for ln in group for w in _Mem.words(ln[2])}     # "... before committing"
+                said += [f"git {v}" for v in ("commit", "push")
+                         if any(w.startswith(v) for w in words)]
+                if _Corpus.subsequence(steps, said) if head == "seq" else set(steps) <= set(said):
+                    return "duplicate", group[0]
+            return None
+        else:
+            return None
+        return (next((("contradiction", ln) for same, neg, ln in said if neg and same), None)
+                or next((("duplicate", ln) for same, neg, ln in said if same and not neg), None)
+                or next((("contradiction", ln) for same, neg, ln in said if not neg), None))
+
+    @staticmethod
+    def lint(root, rows):
+        """Learned records against project `root`'s rules files -> findings {kind: contradiction |
+        duplicate, pattern, ...}; deterministic: command roles and shapes, tool families, words."""
+        lines = _Lint._written_lines(root) if rows else []
+        hits = [(r, _Lint._hit(r, lines)) for r in rows]
+        return [{"kind": kind, "pattern": r["pattern"], "project": r["project"],
+                 "learned": _Presenter.rule_text(r), "file": f, "line": n, "written": text[:200]}
+                for r, hit in hits if hit for kind, (f, n, text, _, _) in [hit]]
+
+    @staticmethod
+    def duplicates(root, rows):
+        """`rows` (records) without the rules the user already wrote in root's rules files."""
+        dup = {(f["pattern"], f["project"]) for f in _Lint.lint(root, rows)
+               if f["kind"] == "duplicate"}
+        return [r for r in rows if (r["pattern"], r["project"]) not in dup]
+
+    FINDING = _Out.obj({"kind": _Out.STR, "pattern": _Out.STR, "project": _Out.STR,
+                        "learned": _Out.STR, "file": _Out.STR, "line": _Out.INT,
+                        "written": _Out.STR},
+                       ("kind", "pattern", "project", "learned", "file", "line", "written"))
+
+
+class _Export:
+    """Rules files an export writes (CLAUDE.md, AGENTS.md, Cursor and Windsurf rules, SKILL.md)."""
+
+    BLOCK_BEGIN, BLOCK_END = "<!-- instinct:begin -->", "<!-- instinct:end -->"
+    SKILL_NAME = "instinct-rules"
+    ABOUT = "Habits learned by instinct from repeated work in this project"
+    SKILL_DESCRIPTION = (
+        "Habits and rules learned by instinct from repeated work in this project (usual workflows, "
+        "preferences, recurring fixes, tools used together). Use it when starting a coding task "
+        "here, or when choosing how to test, fix or structure a change.")
+
+    @staticmethod
+    def skill_name(folder):
+        import re
+        name = os.path.basename(os.path.normpath(folder))
+        if not (re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name) and len(name) <= 64):
+            raise ValidationError(f"skill folder name {name!r} is not a valid skill name (1-64 "
+                                  "chars a-z, 0-9 and single inner hyphens)")
+        if "claude" in name or "anthropic" in name:
+            raise ValidationError(f"skill name {name!r} must not contain 'claude' or 'anthropic'")
+        return name
+
+    @staticmethod
+    def agent_text(fmt, rules, budget, name=SKILL_NAME):
+        """Rules in an agent format within `budget` bytes -> (text, kept, dropped): the last (the
+        weakest) go first, a line says how many; a block format: the block, no final newline."""
+        if fmt == "markdown":
+            body = _Out.render_markdown(rules)
+            return _Export.BLOCK_BEGIN + "\n" + body + _Export.BLOCK_END, len(rules), 0
+        front = {"cursor": f"description: {_Export.ABOUT}\nalwaysApply: true",
+                 "windsurf": f"trigger: always_on\ndescription: {_Export.ABOUT}",
+                 "skill": f"name: {name}\ndescription: {_Export.SKILL_DESCRIPTION}"}.get(fmt)
+        if front:                      # a whole file, under its front matter
+            head, tail, title = f"---\n{front}\n---\n", "", "# Learned habits (instinct)\n\n"
+        else:                          # claude, agents: a block in the user's file
+            head, tail, title = (_Export.BLOCK_BEGIN + "\n", _Export.BLOCK_END,
+                                 "## Learned habits (instinct)\n\n")
+        note = (f"Learned from repeated work; {_Export.SIGNATURE}, which replaces this "
+                + ("block" if tail else "file") + " on the next export.\n\n")
+        items = [" ".join(_Presenter.briefing_line(r).split()).replace("<!--", "&lt;!--") + "\n"
+                 for r in rules] or ["No rules learned yet.\n"]
+        limit = _Core._EXPORT_FORMATS[fmt][1]
+
+        def omitted(n):
+            return (f"\n{_Out.count(n, 'lower-confidence rule')} omitted to stay under "
+                    f"{limit} bytes.\n") if n else ""
+        keep = len(rules)
+        total = len((head + title + note + tail).encode()) + sum(len(i.encode()) for i in items)
+        while keep and total + len(omitted(len(rules) - keep).encode()) > budget:
+            keep -= 1
+            total -= len(items[keep].encode())
+        kept = items[:keep] if rules else items
+        return (head + title + note + "".join(kept) + omitted(len(rules) - keep) + tail, keep,
+                len(rules) - keep)
+
+    @staticmethod
+    def purge_files(paths, text, dry_run):
+        """Drop the lines holding `text` from what instinct wrote in `paths` (its block, or the
+        whole file it owns; a memory file: the file) -> (files changed, files where the text stands
+        outside instinct's part, which purge cannot reach)."""
+        changed, missed = 0, []
+        for kind, _, path in (p.partition(":") for p in paths):
+            try:
+                raw = _read_regular(path, 8 * 1024 * 1024)
+            except (OSError, ValueError):
+                continue
+            data = raw.decode("utf-8", "surrogateescape")
+            if text not in data:
+                continue
+            begin, end = data.find(_Export.BLOCK_BEGIN), data.rfind(_Export.BLOCK_END)
+            if kind == "m":
+                new = None                     # an exported memory: the file goes
+            else:
+                lo, hi = (begin, end) if 0 <= begin < end else (0, len(data))
+                keep = [ln for ln in data[lo:hi].splitlines(True) if text not in ln]
+                new = data[:lo] + "".join(keep) + data[hi:]
+                if text in new:
+                    missed.append(path)
+                    new = None if new == data else new
+                    if new is None:
+                        continue
+            changed += 1
+            try:
+                if not dry_run and new is None:
+                    os.remove(path)
+                elif not dry_run:
+                    _atomic_write(path, new.encode("utf-8", "surrogateescape"))
+            except (OSError, StoreError):
+                missed.append(path)
+        return changed, missed
+
+    SIGNATURE = "written by `instinct export`"
+
+    @staticmethod
+    def block_markers(text):
+        """{marker: [offsets]} of instinct's block markers that start a line outside fenced code
+        blocks (``` or ~~~, CommonMark rules); one quoted in a fence or mid-line is not ours."""
+        import re
+        found, fence, pos = {}, None, 0
+        for line in text.splitlines(keepends=True):
+            bare = line.rstrip("\r\n")
+            m = re.match(r" {0,3}(`{3,}|~{3,})", bare)
+            if fence is None and m and not (m.group(1)[0] == "`" and "`" in bare[m.end():]):
+                fence, opened = m.group(1), pos + len(line)
+            elif fence is None:
+                for marker in (_Export.BLOCK_BEGIN, _Export.BLOCK_END):
+                    if line.startswith(marker):
+                        found.setdefault(marker, []).append(pos)
+            elif (m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
+                    and not bare[m.end():].strip()):
+                fence = None
+            pos += len(line)
+        if fence is not None:                  # a fence never closed: what follows is read as text
+            for marker, at in _Export.block_markers(text[opened:]).items():
+                found.setdefault(marker, []).extend(opened + p for p in at)
+        return found
+
+    @staticmethod
+    def written_by_us(fmt, path, text):
+        """Whether a whole-file target is instinct's to replace: empty, its own path, an export."""
+        own = os.sep + os.path.normpath(_Core._EXPORT_FORMATS[fmt][0])
+        if not text.strip() or _Export.SIGNATURE in text or os.path.normpath(path).endswith(own):
+            return True
+        if fmt != "json":
+            return False
+        try:
+            data = _loads(text)
+        except ValueError:
+            return False
+        data = data.get("rules") if isinstance(data, dict) else data
+        return isinstance(data, list) and all(isinstance(r, dict) and "pattern" in r for r in data)
+
+    @staticmethod
+    def safe_target(path, root, force):
+        """Refuse symlinks, non-files and paths outside `root` (unless force) -> the path."""
+        if os.path.islink(path):
+            if not force:
+                raise ValidationError(f"{path} is a symlink; "
+                                      "refusing to write through it (use --force)")
+            path = os.path.realpath(path)
+        if os.path.exists(path) and not os.path.isfile(path):
+            raise ValidationError(f"{path} exists and is not a regular file")
+        if not force and os.path.commonpath([os.path.realpath(path), root]) != root:
+            raise ValidationError(f"{path} is outside the project {root}; "
+                                  "refusing to write (use --force)")
+        return path
+
+    RULES_FILES = ("CLAUDE.md", "AGENTS.md", ".cursor/rules/*.mdc", ".windsurf/rules/*.md")
+
+
 class _Rules(_Memory):
     """The rules room: one selection of what was learned for every channel (the briefing,
     MCP resources, rules files) and exporting it."""
@@ -6658,7 +6656,7 @@ class _Rules(_Memory):
             p = r["pattern"]
             if p in why or p in roles.values() or any(x["pattern"] == p for x in out):
                 continue                          # a habit both here and global: once
-            steps = _Pattern.steps(p) if _Corpus.mined_source(r.get("source")) else []
+            steps = _Pattern.steps(p) if _Core._mined_source(r.get("source")) else []
             if any(w.startswith("#") for st in steps for w in st.split()):
                 why[p] = "an unnamed program"     # a hashed program tells nothing
                 continue
@@ -6819,7 +6817,7 @@ class _Rules(_Memory):
 
 
 # =============================================================================
-# 21. Learning and hints (capture, mining passes, the briefing, hints at the point of action)
+# 20. Learning and hints (capture, mining passes, the briefing, hints at the point of action)
 # =============================================================================
 class _Miner:
     """One mining pass in the caller's write: each (session, pattern, project) +1 at most once."""
@@ -6864,7 +6862,7 @@ class _Miner:
             if sess not in self.when:                   # the session's own time and source
                 ts, src = conn.execute("SELECT max(ts), max(source)" + _Miner.SQL_CALLS,
                                        (sess,)).fetchone()
-                self.when[sess] = (ts or self.now, src if _Corpus.mined_source(src)
+                self.when[sess] = (ts or self.now, src if _Core._mined_source(src)
                                    else f"hooks:{src}"[:40] if src else "hooks")
             ts, src = self.when[sess]
             if self.store._reinforce(conn, p, proj, source=src, session=sess, ts=ts) is None:
@@ -6905,7 +6903,7 @@ class _Miner:
                      " last_id = excluded.last_id, project = excluded.project,"
                      " steps = excluded.steps", (sess, last_id, proj, steps))
         conn.execute("INSERT OR IGNORE INTO active_days SELECT ?, substr(ts, 1, 10) FROM events"
-                     " WHERE id = ?", (proj, last_id))          # decay's clock (section 18)
+                     " WHERE id = ?", (proj, last_id))          # decay's clock (section 16)
         same = [s for s, in conn.execute("SELECT session FROM mined_sessions WHERE project = ?"
                                           " ORDER BY last_id DESC LIMIT ?",
                                           (proj, _Corpus.SESSIONS_COMPARED))]
@@ -7124,7 +7122,7 @@ class _Learning(_Rules):
             except StoreError:                 # a read-only store: everything, unmeasured
                 pass
         lines = [(r, _Presenter.briefing_line(r)) for r in items
-                 if _Corpus.mined_source(r["source"])]
+                 if _Core._mined_source(r["source"])]
         try:
             if root:
                 lines += [(None, "- " + m)
@@ -7132,7 +7130,7 @@ class _Learning(_Rules):
         except InstinctError:
             pass
         notes = [(r, _Presenter.briefing_line(r)) for r in items
-                 if not _Corpus.mined_source(r["source"])]
+                 if not _Core._mined_source(r["source"])]
         text = ("What instinct learned from this user's past sessions here"
                 " (follow it unless told otherwise):") if lines else ""
         if notes:                      # not seen in sessions: said as notes, never as instructions
@@ -7317,7 +7315,7 @@ class _Learning(_Rules):
 
 
 # =============================================================================
-# 22. History import (replaying past sessions through capture and mining)
+# 21. History import (replaying past sessions through capture and mining)
 # =============================================================================
 class _History(_Learning):
     """`import-history`: learn from the sessions the user already had before instinct."""
@@ -7484,7 +7482,7 @@ class _History(_Learning):
 
 
 # =============================================================================
-# 23. Sharing (import, merge, backup, restore, doctor, gc, purge)
+# 22. Sharing (import, merge, backup, restore, doctor, gc, purge)
 # =============================================================================
 class _Backup:
     """Backups (SQLite's backup API, 0600, newest kept), restore's checks, and doctor's report."""
@@ -7721,7 +7719,7 @@ class _Sharing(_Memory):
             stamps.append(_iso(t) if t is not None else "")
         meta = rec.get("metadata") or {}
         _check_metadata(meta)
-        source = _Corpus.note_source(_check_text(rec.get("source") or "", "source"), True)
+        source = _Core._note_source(_check_text(rec.get("source") or "", "source"), True)
         return ((pattern, proj if remap is None else remap),
                 {"confidence": conf, "category": cat, "promoted": promoted, "first_seen": stamps[0],
                  "last_seen": stamps[1], "source": source, "metadata": meta})
@@ -8094,7 +8092,7 @@ class _Sharing(_Memory):
 
 
 # =============================================================================
-# 24. Insight and feedback (explain, history, effectiveness, feedback, conflicts)
+# 23. Insight and feedback (explain, history, effectiveness, feedback, conflicts)
 # =============================================================================
 class _Insight(_Learning):
     """Operations that show why the memory believes something and let people correct it.
@@ -8553,7 +8551,7 @@ class _Insight(_Learning):
 
 
 # =============================================================================
-# 25. InstinctStore (the public class)
+# 24. InstinctStore (the public class)
 # =============================================================================
 class InstinctStore(_History, _Sharing, _Insight):
     """The instinct memory: a SQLite file of patterns with confidence and levels.
@@ -8572,7 +8570,7 @@ sys.modules[_store_module.__name__] = _store_module
 
 
 # =============================================================================
-# 26. MCP stdio server
+# 25. MCP stdio server
 # =============================================================================
 class _ToolReply(dict):
     """A successful tools/call result whose structuredContent is `text`, already encoded for
@@ -9169,7 +9167,7 @@ def serve(store=None):
 
 
 # =============================================================================
-# 27. Hooks (`instinct hook EVENT`)
+# 26. Hooks (`instinct hook EVENT`)
 # =============================================================================
 class _Hook:
     """The hook entry point (`instinct hook EVENT`): what one hook call becomes. It imports nothing
@@ -9307,7 +9305,7 @@ class _Hook:
 
 
 # =============================================================================
-# 28. CLI
+# 27. CLI
 # =============================================================================
 class _CLI:
     """The command line: argparse from the operation table, a fast path, one-line usage errors."""
@@ -9698,7 +9696,7 @@ def main(argv=None):
 
 
 # =============================================================================
-# 29. Entry point
+# 28. Entry point
 # =============================================================================
 if __name__ == "__main__":
     _CLI.exit_now(main())

@@ -768,7 +768,7 @@ class TestImportedTime(_Project):
         # hooks keep their own source; the briefing still shows mined commands as code
         self.session("live")
         self.assertEqual(self.json("get", "pref:test=pytest")["source"], "hooks:claude-code")
-        self.assertTrue(instinct._Corpus.mined_source("import:codex"))
+        self.assertTrue(instinct._Core._mined_source("import:codex"))
         imported = {"pattern": "pref:test=pytest", "source": "import:codex"}
         self.assertEqual(instinct._Presenter.rule_text(imported),
                          instinct._Presenter.rule_text(dict(imported, source="hooks")))
