@@ -665,6 +665,8 @@ class TestSaidInTime(HookCase):
             rec = self.store.get("pref:command:just verify", project=self.repo)
             self.assertEqual(rec["confidence"], 18)
             self.assertIn("`just verify` (rule, 6 sessions", self.store._briefing(self.repo))
+            why = self.store.explain("pref:command:just verify", project=self.repo)
+            self.assertEqual((why["observations"], why["session_count"]), (6, 6))
             self.store.cwd = self.repo
             self.assertIn("6 sessions", self.store.export_rules(format="claude", project=self.repo))
             self.assertNotIn("18 sessions", self.store.export_rules(format="claude", project=self.repo))
