@@ -7313,6 +7313,54 @@ class _Learning(_Rules):
                        key=lambda r: (-r["shown"] - r["held"], r["pattern"]))
         return {"overall": total, "items": items[:limit]}
 
+    def _codex_outcomes(self, session, transcript_path):
+        """At a Codex session's end, mark as failed the stored calls its rollout records as failed
+        (by tool-use id: an exit code the rollout had not yet at PostToolUse) -> how many."""
+        if not (isinstance(transcript_path, str) and transcript_path.endswith(".jsonl")
+                and os.path.basename(transcript_path).startswith("rollout-")
+                and os.path.isfile(transcript_path)):
+            return 0
+        try:
+            sid, calls = _Transcripts.codex_session(transcript_path, {"bad_lines": 0,
+                                                                      "sidechain_calls": 0})
+        except (OSError, ValidationError):
+            return 0
+        with self._write() as conn:
+            return sum(conn.execute("UPDATE events SET kind = 'tool_fail' WHERE session = ? AND"
+                                    " session != '' AND kind = 'tool' AND delta = ?",
+                                    (session, _Call.use_id(p["tool_use_id"]))).rowcount
+                       for p, failed, _ in calls if failed and sid == session)
+
+    def _on_hook(self, event, payload, cwd, session, say, answer):
+        """What one hook event does to the store; `answer(event name, text)` hands context back
+        to the agent and `say(text, always=False)` logs (the hook prints both, the store never)."""
+        if event == "user-prompt-submit":  # a new correction: ask the agent to keep the lesson
+            if self._new_prompt(payload["prompt"], cwd, session):
+                answer("UserPromptSubmit", _Capture.CORRECTION_CONTEXT)
+        elif event == "pre-tool-use":      # nothing kept: maybe a hint about the call
+            answer("PreToolUse", self._hint(event, payload, cwd))
+        elif event in ("post-tool-use", "post-tool-use-failure"):
+            failed = event.endswith("failure") or (payload["client"] == "codex" and (
+                _Transcripts.codex_code(payload) or 0) != 0)
+            say(f"{event}: {self._record_tool(payload, failed=failed)}")
+            if failed or _Call.response_failed(payload.get("tool_response")):
+                answer("PostToolUseFailure" if failed else "PostToolUse",
+                       self._hint(event, payload, cwd))     # Codex: PostToolUse
+        elif event in ("stop", "session-end") and session:
+            if payload["client"] == "codex":
+                say(f"{event}: {self._codex_outcomes(session, payload.get('transcript_path'))}"
+                    " failed calls read from the Codex rollout")
+            say(f"{event}: mined {len(self.mine(session)['observed'])} observations")
+        elif event == "session-start":
+            try:                           # sessions whose end hook never ran (crash, cancel)
+                say(f"{event}: mined {self.mine()['sessions']} unmined sessions")
+            except (InstinctError, sqlite3.Error) as e:   # e.g. a read-only store: still brief
+                say(f"{event}: mining skipped: {e}", True)
+            why = {}                       # INSTINCT_DEBUG=1: what explain-briefing says
+            answer("SessionStart", self._briefing(cwd, session=session, why=why))
+            for p, w in why.items():
+                say(f"{event}: {p}: {'not shown: ' + w if w else 'shown'}")
+
 
 # =============================================================================
 # 21. History import (replaying past sessions through capture and mining)
@@ -7415,24 +7463,6 @@ class _History(_Learning):
                              else "")
         res["projects"] = ranked
         return res
-
-    def _codex_outcomes(self, session, transcript_path):
-        """At a Codex session's end, mark as failed the stored calls its rollout records as failed
-        (by tool-use id: an exit code the rollout had not yet at PostToolUse) -> how many."""
-        if not (isinstance(transcript_path, str) and transcript_path.endswith(".jsonl")
-                and os.path.basename(transcript_path).startswith("rollout-")
-                and os.path.isfile(transcript_path)):
-            return 0
-        try:
-            sid, calls = _Transcripts.codex_session(transcript_path, {"bad_lines": 0,
-                                                                      "sidechain_calls": 0})
-        except (OSError, ValidationError):
-            return 0
-        with self._write() as conn:
-            return sum(conn.execute("UPDATE events SET kind = 'tool_fail' WHERE session = ? AND"
-                                    " session != '' AND kind = 'tool' AND delta = ?",
-                                    (session, _Call.use_id(p["tool_use_id"]))).rowcount
-                       for p, failed, _ in calls if failed and sid == session)
 
     def _history_one(self, session, calls, cutoffs, dry_run, res, projects, disabled):
         """Import one session's calls in one transaction; its project key, None if skipped."""
@@ -9255,32 +9285,7 @@ class _Hook:
         session = _Capture.safe_session(payload.get("session_id"))
         store = InstinctStore(db, timeout=_Capture.HOOK_TIMEOUT_S)
         try:
-            if event == "user-prompt-submit":  # a new correction: ask the agent to keep the lesson
-                if store._new_prompt(payload["prompt"], cwd, session):
-                    answer("UserPromptSubmit", _Capture.CORRECTION_CONTEXT)
-            elif event == "pre-tool-use":      # nothing kept: maybe a hint about the call
-                answer("PreToolUse", store._hint(event, payload, cwd))
-            elif event in ("post-tool-use", "post-tool-use-failure"):
-                failed = event.endswith("failure") or (payload["client"] == "codex" and (
-                    _Transcripts.codex_code(payload) or 0) != 0)
-                say(f"{event}: {store._record_tool(payload, failed=failed)}")
-                if failed or _Call.response_failed(payload.get("tool_response")):
-                    answer("PostToolUseFailure" if failed else "PostToolUse",
-                           store._hint(event, payload, cwd))     # Codex: PostToolUse
-            elif event in ("stop", "session-end") and session:
-                if payload["client"] == "codex":
-                    say(f"{event}: {store._codex_outcomes(session, payload.get('transcript_path'))}"
-                        " failed calls read from the Codex rollout")
-                say(f"{event}: mined {len(store.mine(session)['observed'])} observations")
-            elif event == "session-start":
-                try:                           # sessions whose end hook never ran (crash, cancel)
-                    say(f"{event}: mined {store.mine()['sessions']} unmined sessions")
-                except (InstinctError, sqlite3.Error) as e:   # e.g. a read-only store: still brief
-                    say(f"{event}: mining skipped: {e}", True)
-                why = {}                       # INSTINCT_DEBUG=1: what explain-briefing says
-                answer("SessionStart", store._briefing(cwd, session=session, why=why))
-                for p, w in why.items():
-                    say(f"{event}: {p}: {'not shown: ' + w if w else 'shown'}")
+            store._on_hook(event, payload, cwd, session, say, answer)
         except InstinctError as e:
             say(f"{event}: {e}", True)
         except sqlite3.Error as e:
