@@ -6186,7 +6186,8 @@ class _Corpus:
 class _Presenter:
     """One selection and wording of learned items for every channel (briefing, MCP, rules files)."""
     UNUSED_RUN = 5          # an item is said through at least this many sessions without it,
-    UNUSED_P = 0.05         # and longer while its own rate of use makes the run this likely
+    UNUSED_P = 0.05         # and longer while its own rate of use makes the run this likely;
+    HABIT_RUN = 3           # a habit with no role (a tool, a skill, `br sync`): through 3
 
     @staticmethod
     def rule_text(r):
@@ -6669,9 +6670,12 @@ class _Rules(_Memory):
                     kinds = Counter(st for x in recent for st in set(x)
                                     if st.startswith(steps[0] + "("))
                     r["kinds"] = sorted(kinds, key=lambda st: (-kinds[st], st))[:3]
-                # standing knowledge stays said: it leaves after a run of sessions without it
-                # that its own rate of use makes unlikely (5 at least), or a whole window
-                if gap >= len(recent) >= _Corpus.HABIT_WINDOW or gap >= _Presenter.UNUSED_RUN \
+                # standing knowledge (a test, lint, build... command, or a routine holding one)
+                # stays said: it leaves after a run of sessions without it that its own rate of
+                # use makes unlikely (5 at least; 3 for a habit with no role), or a whole window
+                run = (_Presenter.UNUSED_RUN if any(map(_Corpus.command_role, steps))
+                       else _Presenter.HABIT_RUN)
+                if gap >= len(recent) >= _Corpus.HABIT_WINDOW or gap >= run \
                         and k and (1 - k / (len(recent) - gap)) ** gap < _Presenter.UNUSED_P:
                     why[p] = f"not used in the last {gap} sessions here"
                     continue

@@ -561,21 +561,34 @@ class TestSaidInTime(HookCase):
                 self.assertIn("`just verify` (mature, 5 sessions", self.store._briefing(self.repo), n)
         self.assertFalse([p for p in mature if p != "pref:command:just verify"], mature)
 
-    def test_an_item_leaves_after_a_run_its_own_rate_makes_unlikely_and_resuming_keeps_order(self):
-        rng = random.Random(8)
-        for n in range(8):                           # every session: a rate of 1
-            _session(self.other(rng) + ["Bash:just verify"], f"u{n}", self.store, self.repo)
+    def leaves_after(self, command, pattern):
+        """Sessions running `command` every time (a rate of 1), then 6 without it, the first
+        session resumed each time (its new calls do not make it a recent session) -> the last
+        session without it at whose end the briefing still names it."""
+        rng, said = random.Random(8), []
+        for n in range(8):
+            _session(self.other(rng) + [f"Bash:{command}"], f"u{n}", self.store, self.repo)
             self.store.mine(f"u{n}")
-        for n in range(8, 14):                       # then sessions without it
+        for n in range(8, 14):
             _session(self.other(rng), f"u{n}", self.store, self.repo)
             self.store.mine(f"u{n}")
-            # the first session resumed: its new calls do not make it a recent session
-            _session(["Bash:just verify"], "u0", self.store, self.repo)
+            _session([f"Bash:{command}"], "u0", self.store, self.repo)
             self.store.mine("u0")
-            said = "`just verify`" in self.store._briefing(self.repo)
-            self.assertEqual(said, n < 12, n)      # said through 4 sessions without it, not 5
+            said.append(f"`{command}`" in self.store._briefing(self.repo))
         why = {x["pattern"]: x["why"] for x in self.store.explain_briefing(self.repo)["items"]}
-        self.assertEqual(why["pref:command:just verify"], "not used in the last 6 sessions here")
+        self.assertEqual(why[pattern], "not used in the last 6 sessions here")
+        self.assertEqual(said, sorted(said, reverse=True))         # said, then never again
+        return said.count(True)
+
+    def test_a_command_with_a_role_stays_through_4_sessions_without_it(self):
+        """Standing knowledge: a test, lint, build... command leaves after a run of sessions
+        without it that its own rate makes unlikely, 5 at least."""
+        self.assertEqual(self.leaves_after("just test", "pref:test=just test"), 4)
+
+    def test_a_habit_with_no_role_stays_through_2_sessions_without_it(self):
+        """A habit with no role (a tool, a skill, `just verify`) is judged by its use: 3 sessions
+        without what was in every one are evidence enough."""
+        self.assertEqual(self.leaves_after("just verify", "pref:command:just verify"), 2)
 
     def test_a_tool_used_in_every_session_under_changing_names_is_one_habit(self):
         rng = random.Random(9)
