@@ -4472,7 +4472,7 @@ class _Setup:
         bom = text[:1] if text[:1] == "\ufeff" else ""
         return text[len(bom):], real, st, bom
 
-    BACKUPS = 10                       # setup's backups kept (by number) in the store's folder
+    BACKUPS = 10                       # setup's backups kept (by number) in HOME/.instinct/setup
 
     @staticmethod
     def keep(state, path, text):
@@ -4792,10 +4792,11 @@ class _Setup:
 def setup(client, write=False, scope="user", home=None, project_dir=None, python=None, db=None,
           all_tools=False, remove=False):
     """Show (or with write=True merge) the MCP and hook config for `client`; `remove` takes out
-    what setup wrote and puts back what it replaced (setup's record and backups are in the
-    store's folder). Every file is checked before any is written; a change it cannot make exactly
-    is refused with the lines to add by hand. -> [{"path", "target", "content" (None: deleted),
-    "changed", "changes" (the keys setup owns), "hooks", "backup"}]; twice changes nothing."""
+    what setup wrote and puts back what it replaced (setup's record and backups are in
+    HOME/.instinct/setup, whatever store `db` names). Every file is checked before any is
+    written; a change it cannot make exactly is refused with the lines to add by hand.
+    -> [{"path", "target", "content" (None: deleted), "changed", "changes" (the keys setup
+    owns), "hooks", "backup"}]; twice changes nothing."""
     from contextlib import suppress
     home = home or os.path.expanduser("~")
     project_dir = project_dir or project_root()
@@ -4808,8 +4809,15 @@ def setup(client, write=False, scope="user", home=None, project_dir=None, python
     plan = _Setup.plan(client, scope, home, project_dir, python, here, db, all_tools)
     if write and not remove and any(kind[:1] == ("hooks",) for _, kind, _ in plan):
         _Setup.one_scope(client, scope, home, project_dir, python, here, plan)
-    state = os.path.join(os.path.dirname(db) if db else os.path.join(home, ".instinct"), "setup")
+    # the record is the home's, whatever store a run names (an older one kept it beside --db)
+    state, beside = (os.path.join(d, "setup") for d in (os.path.join(home, ".instinct"),
+                                                         os.path.dirname(db or home)))
     records, write = _Setup.manifest(state), write or remove
+    older = _Setup.manifest(beside) if db and beside != state else {}
+    if older and write:
+        records = {**older, **records}
+        _Setup.manifest(state, records)
+        _Setup.manifest(beside, {})
     files = {}                                  # path -> its entries in turn: one write a file
     for path, kind, entry in plan:
         files.setdefault(path, []).append((kind, entry))

@@ -417,6 +417,32 @@ class TestRemove(_SetupEnv):
                 with self.subTest(client=client, planted=planted):
                     self.round_trip(client, "project", planted)
 
+    def test_remove_finds_setups_record_whatever_store_either_run_names(self):
+        """Setup's record belongs to the home whose files it changed: written with `--db` (or
+        INSTINCT_DB) and removed without it, or the other way round, every file gets its bytes
+        back and the server entry goes; a record an older version left beside the store still
+        counts."""
+        paths = self.paths("claude-code")
+        for p in paths:
+            write(p, PLANTED[os.path.basename(p)])
+        before = self.configs(self.snapshot())
+        beside = os.path.join(self.tmp, "setup")               # the pinned store's folder
+        for write_env, remove_env in (({"INSTINCT_DB": self.db}, {}),
+                                      ({}, {"INSTINCT_DB": self.db})):
+            with self.subTest(write=write_env, remove=remove_env):
+                self.ok("setup", "claude-code", "--write", env=write_env)
+                self.assertNotEqual(self.configs(self.snapshot()), before)
+                r = self.ok("setup", "claude-code", "--remove", env=remove_env)
+                self.assertEqual(self.configs(self.snapshot()), before, r.stdout)
+                self.assertFalse(os.path.exists(os.path.join(beside, "manifest.json")))
+        self.ok("setup", "claude-code", "--write", "--db", self.db)
+        os.makedirs(beside)
+        os.rename(self.path(".instinct", "setup", "manifest.json"),
+                  os.path.join(beside, "manifest.json"))
+        r = self.ok("setup", "claude-code", "--remove", "--db", self.db)
+        self.assertEqual(self.configs(self.snapshot()), before, r.stdout)
+        self.assertEqual(os.listdir(beside), [])
+
     def test_users_entries_added_after_setup_are_kept(self):
         claude, settings = self.paths("claude-code")
         write(claude, PLANTED[".claude.json"])
