@@ -4198,10 +4198,13 @@ class _Setup:
     # The hook command runs instinct with -S from cached bytecode, this file's folder on the path (a
     # project's shared config names no path: there `python3` finds an installed instinct). When the
     # import fails (uninstalled, moved, another Python) it exits 0 silently: a hook never breaks.
-    LAUNCHER = ("import sys;sys.path.insert(0,{!r})\ntry:from instinct import main\n"
-                "except BaseException:sys.exit(0)\nsys.exit(main())")
+    # It caches instinct's bytecode even under PYTHONDONTWRITEBYTECODE: else every call compiles.
+    LAUNCHER = ("import sys;sys.dont_write_bytecode=0;sys.path.insert(0,{!r})\ntry:from instinct"
+                " import main\nexcept BaseException:sys.exit(0)\nsys.exit(main())")
     LAUNCHER_SHARED = LAUNCHER.replace(";sys.path.insert(0,{!r})", "")
-    LAUNCHER_OLD = "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())"
+    LAUNCHERS_OLD = (LAUNCHER.replace("sys.dont_write_bytecode=0;", ""),
+                     LAUNCHER_SHARED.replace(";sys.dont_write_bytecode=0", ""),
+                     "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())")
 
     @staticmethod
     def _launch_args(python, here, *cli):
@@ -4357,7 +4360,7 @@ class _Setup:
         if (len(argv) not in (5, 7) or argv[1] != "-c" or argv[3] != "hook"
                 or argv[4] not in _Capture.HOOK_EVENTS.values() or argv[5:6] not in ([], ["--db"])):
             return False
-        for launcher in (_Setup.LAUNCHER, _Setup.LAUNCHER_SHARED, _Setup.LAUNCHER_OLD):
+        for launcher in (_Setup.LAUNCHER, _Setup.LAUNCHER_SHARED, *_Setup.LAUNCHERS_OLD):
             m = re.fullmatch(re.escape(launcher).replace(re.escape("{!r}"), "(.+)"), argv[2])
             try:
                 if m and (not m.groups() or isinstance(ast.literal_eval(m.group(1)), str)):

@@ -685,6 +685,46 @@ def _commands(settings):
             for g in groups for h in g["hooks"]]
 
 
+class TestHookBytecode(_SetupEnv):
+    def test_the_hook_caches_a_vendored_copys_bytecode_even_when_the_user_forbids_writes(self):
+        """A user's PYTHONDONTWRITEBYTECODE (common in containers) would make every tool call
+        compile the whole file (~80 ms): the hook command setup writes caches instinct's own
+        bytecode, beside the copy, and that cache is what the next call reads."""
+        import importlib.util
+        vendor = os.path.join(self.tmp, "vendor")
+        os.makedirs(vendor)
+        shutil.copy(INSTINCT_PY, vendor)
+        r = cli_process("setup", "claude-code", "--write", script=os.path.join(vendor, "instinct.py"),
+                        env=child_env(self.home, self.db), cwd=self.repo)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cmd = json.loads(read(self.path(".claude", "settings.json")))[
+            "hooks"]["PostToolUse"][0]["hooks"][0]["command"]
+        cached = importlib.util.cache_from_source(os.path.join(vendor, "instinct.py"))
+        self.assertFalse(os.path.exists(cached))
+        payload = {"session_id": "b1", "cwd": self.repo, "hook_event_name": "PostToolUse",
+                   "tool_name": "Bash", "tool_input": {"command": "make test"}}
+        for n in (1, 2):
+            p = subprocess.run(cmd, shell=True, input=json.dumps(payload).encode(), cwd=self.tmp,
+                               env=child_env(self.home), capture_output=True, timeout=60)
+            self.assertEqual((p.returncode, p.stderr), (0, b""))
+            self.assertTrue(os.path.isfile(cached))
+            if n == 1:
+                first = os.stat(cached).st_mtime_ns
+        self.assertEqual(os.stat(cached).st_mtime_ns, first)            # read, not rewritten
+        conn = sqlite3.connect(self.db)
+        try:
+            self.assertEqual(conn.execute("SELECT count(*) FROM events WHERE kind = 'tool'")
+                             .fetchone()[0], 2)
+        finally:
+            conn.close()
+        # the command the previous version wrote is still setup's own: a rerun replaces it
+        before = ("import sys;sys.path.insert(0,%r)\ntry:from instinct import main\n"
+                  "except BaseException:sys.exit(0)\nsys.exit(main())" % vendor)
+        for launcher in (before, before.replace(";sys.path.insert(0,%r)" % vendor, "")):
+            old = shlex.join(["/usr/bin/python3", "-S", "-c", launcher, "hook", "post-tool-use"])
+            self.assertTrue(instinct._Setup._is_ours({"type": "command", "command": old}))
+
+
 class TestHookWithoutInstinct(_SetupEnv):
     """Issue 21: the hook command setup writes exits 0, silently, once instinct is gone."""
 
