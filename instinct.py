@@ -6550,8 +6550,7 @@ class _Export:
                 new = data[:lo] + "".join(keep) + data[hi:]
                 if text in new:
                     missed.append(path)
-                    new = None if new == data else new
-                    if new is None:
+                    if new == data:
                         continue
             changed += 1
             try:
@@ -8656,10 +8655,9 @@ class _Server:
             return self._error(None, _MCP.PARSE_ERROR, f"Parse error: {e}")
         if isinstance(msg, list):
             if self.version != "2025-03-26":
-                return self._error(None, _MCP.INVALID_REQUEST, "Invalid Request: batches are not "
-                                   "supported in this protocol version")
+                return self._invalid(None, "batches are not supported in this protocol version")
             if not msg:
-                return self._error(None, _MCP.INVALID_REQUEST, "Invalid Request: empty batch")
+                return self._invalid(None, "empty batch")
             replies = [self._error(m.get("id") if _MCP.valid_id(m.get("id")) else None,
                                    _MCP.INVALID_REQUEST, "initialize must not be batched")
                        if isinstance(m, dict) and m.get("method") == "initialize"
@@ -8676,24 +8674,23 @@ class _Server:
             del reply["id"]               # 2025-11-25: id is omitted when it could not be read
         return reply
 
+    def _invalid(self, mid, why):
+        return self._error(mid, _MCP.INVALID_REQUEST, "Invalid Request: " + why)
+
     def handle_message(self, msg):
         if not isinstance(msg, dict):
-            return self._error(None, _MCP.INVALID_REQUEST,
-                               "Invalid Request: expected a JSON object")
+            return self._invalid(None, "expected a JSON object")
         has_id = "id" in msg
         mid = msg.get("id")
         if has_id and not _MCP.valid_id(mid):
-            return self._error(None, _MCP.INVALID_REQUEST,
-                               "Invalid Request: id must be a string or an integer")
+            return self._invalid(None, "id must be a string or an integer")
         method = msg.get("method")
         if msg.get("jsonrpc") != "2.0":
-            return self._error(mid, _MCP.INVALID_REQUEST,
-                               "Invalid Request: jsonrpc must be \"2.0\"")
+            return self._invalid(mid, "jsonrpc must be \"2.0\"")
         if method is None and has_id and ("result" in msg or "error" in msg):
             return None                    # a response to a request we never send
         if not isinstance(method, str):
-            return self._error(mid, _MCP.INVALID_REQUEST,
-                               "Invalid Request: method must be a string")
+            return self._invalid(mid, "method must be a string")
         params = {} if msg.get("params") is None else msg["params"]
         if not has_id:                     # notification: never answered
             if self.cancelled and method == "notifications/cancelled" and type(params) is dict:
@@ -9190,7 +9187,7 @@ def serve(store=None):
                 while chunk and not chunk.endswith(b"\n"):
                     chunk = inp.readline(1 << 20)
                 _MCP.log(f"dropped an input line longer than {_MCP.MAX_LINE} bytes")
-                reply = server._error(None, _MCP.INVALID_REQUEST, "Invalid Request: line too long")
+                reply = server._invalid(None, "line too long")
             else:
                 line = line.rstrip(b"\r\n")
                 if not line.strip():
