@@ -227,6 +227,8 @@ def _dumps(obj, indent=None):
 def _shown(text):
     """`text` as it may reach an agent, a terminal or a file: control, bidi and zero-width
     characters (of a stored name) as visible escapes, `\\u202e`; JSON text keeps its values."""
+    if text.isascii() and text.isprintable():       # the common case: nothing to escape
+        return text
     return text.translate(_shown_table())
 
 
@@ -1738,7 +1740,8 @@ INSERT INTO instincts
     (pattern, category, confidence, first_seen, last_seen, source, project, metadata)
 SELECT p, :category, :delta, :first, :last, :source, :project, :meta
 FROM (SELECT coalesce((SELECT pattern FROM aliases WHERE alias = :pattern), :pattern) AS p)
-WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE key IN (instinct_key(p, :project, 1),
+WHERE NOT EXISTS (SELECT 1 FROM forgotten LIMIT 1)     -- no tombstone at all: no hash computed
+   OR NOT EXISTS (SELECT 1 FROM forgotten WHERE key IN (instinct_key(p, :project, 1),
                                                         instinct_key(p, :project, 0)))
 ON CONFLICT (pattern, project) DO UPDATE SET
     confidence = confidence + :delta,

@@ -853,6 +853,12 @@ class TestNamesShownSafely(unittest.TestCase):
     NAMES = ["pref:test=py\u202etest", "pref:lint=ru\u200bff check", "pref:build=ma\u2066ke\u2069",
              "pref:fmt=bl\ufeffack", "pref:docs=mk\u2060docs", "pref:pkg=np\u200fm"]
 
+    def test_plain_text_passes_as_it_is_and_ascii_controls_are_escaped_too(self):
+        plain = "seq:test->fix->test (conf=8) [mature]"
+        self.assertIs(instinct._shown(plain), plain)
+        self.assertEqual(instinct._shown("a\x1b[31mb\x7fc\td\ne"), "a\\u001b[31mb\\u007fc\td\ne")
+        self.assertEqual(instinct._shown("caf\u00e9 \u202e"), "caf\u00e9 \\u202e")
+
     def test_no_raw_character_in_any_agent_facing_text_or_file(self):
         from tests.helpers import temp_dir, tool_result
         home = temp_dir(self)
