@@ -1767,8 +1767,9 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     _YIELD_S = 0.11
     _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
     # A pattern forgotten in a project is shown there from no scope (a global or universal row)
-    _SQL_UNFORGOTTEN = (" AND NOT EXISTS (SELECT 1 FROM forgotten WHERE key IN"
-                        " (instinct_key(pattern, {0}, 1), instinct_key(pattern, {0}, 0)))")
+    _SQL_UNFORGOTTEN = (" AND (NOT EXISTS (SELECT 1 FROM forgotten LIMIT 1)"   # none: no hash
+                        " OR NOT EXISTS (SELECT 1 FROM forgotten WHERE key IN"
+                        " (instinct_key(pattern, {0}, 1), instinct_key(pattern, {0}, 0))))")
     _SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
                   " VALUES (?,?,?,?,?,?,?,?)")
     # Every kind of event: kind -> (counts as an observation of its pattern, what it records).
@@ -4207,7 +4208,8 @@ class _Setup:
     LAUNCHER_SHARED = LAUNCHER.replace(";sys.path.insert(0,{!r})", "")
     LAUNCHERS_OLD = (LAUNCHER.replace("sys.dont_write_bytecode=0;", ""),
                      LAUNCHER_SHARED.replace(";sys.dont_write_bytecode=0", ""),
-                     "import sys;sys.path.insert(0,{!r});from instinct import main;sys.exit(main())")
+                     "import sys;sys.path.insert(0,{!r});from instinct import main;"
+                     "sys.exit(main())")
 
     @staticmethod
     def _launch_args(python, here, *cli):
