@@ -6546,11 +6546,13 @@ class _Export:
             data = raw.decode("utf-8", "surrogateescape")
             if text not in data:
                 continue
-            begin, end = data.find(_Export.BLOCK_BEGIN), data.rfind(_Export.BLOCK_END)
+            found = _Export.block_markers(data)      # where export finds it: not in a fence
+            begin, end = (min(found.get(m, [-1])) for m in (_Export.BLOCK_BEGIN, _Export.BLOCK_END))
             if kind == "m":
                 new = None                     # an exported memory: the file goes
-            else:
-                lo, hi = (begin, end) if 0 <= begin < end else (0, len(data))
+            else:                              # no marker at all: a file instinct owns whole
+                lo, hi = ((begin, end) if 0 <= begin < end else (0, 0) if found
+                          or _Export.BLOCK_BEGIN in data else (0, len(data)))
                 keep = [ln for ln in data[lo:hi].splitlines(True) if text not in ln]
                 new = data[:lo] + "".join(keep) + data[hi:]
                 if text in new:

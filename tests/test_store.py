@@ -453,6 +453,27 @@ class TestPurge(_Base):
         self.assertEqual(os.listdir(mems), [m for m in os.listdir(mems) if "short" in m])
         self.assertEqual(len(os.listdir(mems)), 1)
 
+    def test_purge_finds_instincts_block_as_export_does_not_a_marker_quoted_in_a_fence(self):
+        """A rules file that quotes instinct's marker in a code fence, above a human line holding
+        the text: purge reads the block where export wrote it and leaves the human line."""
+        claude = os.path.join(self.proj, "CLAUDE.md")
+        human = ("# Notes\n```\n<!-- instinct:begin -->\n```\n"
+                 "Our token prefix is zqxfence, see the wiki.\n")
+        write(claude, human)
+        for _ in range(6):
+            self.store.observe("pref:zqxfence-token-78", project=self.proj)
+        self.store.consolidate()
+        self.store.export_rules(format="claude", project=self.proj, min_confidence=1,
+                                write=claude)
+        self.store.close()
+        r = self.cli_process("purge", "zqxfence")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"not reached (the text stands outside what instinct wrote): {claude}",
+                      r.stdout)
+        text = read(claude)
+        self.assertTrue(text.startswith(human), text)              # the user's part, untouched
+        self.assertNotIn("zqxfence", text[len(human):])            # the learned line, gone
+
     def test_purge_removes_a_text_everywhere_and_from_the_bak(self):
         self.store.remember("reference", "API endpoint", "Call it with token zqxsecret-abc.")
         self.store.remember("user", "Prefers short answers", "Keep replies short.")
