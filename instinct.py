@@ -9467,9 +9467,10 @@ class _CLI:
                 "explain"]:                                 # `explain --briefing`: its operation
             argv = [a for a in argv if a != "--briefing"]
             argv[argv.index("explain")] = "explain-briefing"
-        if argv[:1] == ["hook"] and "-h" not in argv and "--help" not in argv:
-            return _Hook.run_hook(argv[1:], close=close)      # hot path: no argparse
         db, rest = _Hook.take_db(argv)
+        if rest[:1] == ["hook"] and "-h" not in rest and "--help" not in rest:
+            return _Hook.run_hook(argv[argv.index("hook") + 1:] if argv[:1] == ["hook"] else
+                                  rest[1:] + ["--db", db], close=close)   # hot path: no argparse
         if db == "":
             sys.stderr.write("instinct: error: --db needs a path, not an empty value\n")
             return 2
@@ -9499,8 +9500,10 @@ class _CLI:
         try:
             if args.command == "serve":
                 return serve(InstinctStore(db))
-            if args.command == "hook":
-                return _Hook.run_hook([args.event] + (["--db", db] if db else []), close=close)
+            if args.command == "hook":                 # an odd form (`--json hook ...`)
+                return _Hook.run_hook([args.event] + (["--db", db] if db else [])
+                                      + (["--client", args.client] if args.client else []),
+                                      close=close)
             if args.command == "setup":
                 return _CLI._setup_cli(args, db)
             if args.command == "init":

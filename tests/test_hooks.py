@@ -290,6 +290,27 @@ class TestFastCLI(unittest.TestCase):
             with self.subTest(argv=argv):
                 self.assertIsNone(instinct._CLI._fast_args(argv))
 
+    def test_a_hook_with_db_first_keeps_its_client_and_still_exits_0(self):
+        """`instinct --db P hook EVENT --client C` is the same hook as `hook EVENT --db P
+        --client C`: the client is kept, and a bad client is one stderr line, exit 0."""
+        tmp = temp_dir(self)
+        db, repo = os.path.join(tmp, "t.db"), make_repo(os.path.join(tmp, "repo"))
+        payload = {"session_id": "s1", "cwd": repo, "hook_event_name": "postToolUse",
+                   "tool_name": "Shell", "tool_input": {"command": "make test"}}
+        for argv in (["--db", db, "hook", "post-tool-use", "--client", "cursor"],
+                     [f"--db={db}", "hook", "post-tool-use", "--client", "nope"]):
+            r = cli_process(*argv, input=json.dumps(payload).encode(), text=False,
+                            env=child_env())
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn(b"usage:", r.stderr)
+        conn = sqlite3.connect(db)
+        try:
+            sources = [s for (s,) in conn.execute("SELECT source FROM events WHERE kind = 'tool'"
+                                                  " ORDER BY id")]
+        finally:
+            conn.close()
+        self.assertEqual(sources, ["cursor", "claude-code"])
+
 
 class TestCaptureUnderRealClients(HookCase):
     def test_git_worktrees_are_their_repositorys_project(self):
