@@ -1733,6 +1733,11 @@ class _Core:
     }
     _COLS = ("pattern, category, confidence, promoted, project, source, first_seen, last_seen,"
              " metadata")
+    # Not forgotten in that project ({0}: the pattern column, {1}: the project); a forgotten
+    # pattern is shown there from no scope. With no tombstone at all no key is hashed.
+    _SQL_UNFORGOTTEN = (" AND (NOT EXISTS (SELECT 1 FROM forgotten LIMIT 1)"
+                        " OR NOT EXISTS (SELECT 1 FROM forgotten WHERE key IN"
+                        " (instinct_key({0}, {1}, 1), instinct_key({0}, {1}, 0))))")
     # The one statement that changes confidence (`_reinforce`): add :delta to (pattern, its alias
     # resolved inside, project) unless a tombstone forbids it (nothing written); a new row: :delta.
     _SQL_REINFORCE = """
@@ -1740,9 +1745,7 @@ INSERT INTO instincts
     (pattern, category, confidence, first_seen, last_seen, source, project, metadata)
 SELECT p, :category, :delta, :first, :last, :source, :project, :meta
 FROM (SELECT coalesce((SELECT pattern FROM aliases WHERE alias = :pattern), :pattern) AS p)
-WHERE NOT EXISTS (SELECT 1 FROM forgotten LIMIT 1)     -- no tombstone at all: no hash computed
-   OR NOT EXISTS (SELECT 1 FROM forgotten WHERE key IN (instinct_key(p, :project, 1),
-                                                        instinct_key(p, :project, 0)))
+WHERE 1""" + _SQL_UNFORGOTTEN.format("p", ":project") + """
 ON CONFLICT (pattern, project) DO UPDATE SET
     confidence = confidence + :delta,
     first_seen = min(first_seen, :first),
@@ -1766,10 +1769,6 @@ ON CONFLICT (pattern, project) DO UPDATE SET
     # busy-handler sleep (100 ms), so a hook gets the lock instead of waiting for the whole job
     _YIELD_S = 0.11
     _HAS_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
-    # A pattern forgotten in a project is shown there from no scope (a global or universal row)
-    _SQL_UNFORGOTTEN = (" AND (NOT EXISTS (SELECT 1 FROM forgotten LIMIT 1)"   # none: no hash
-                        " OR NOT EXISTS (SELECT 1 FROM forgotten WHERE key IN"
-                        " (instinct_key(pattern, {0}, 1), instinct_key(pattern, {0}, 0))))")
     _SQL_EVENT = ("INSERT INTO events (ts, kind, pattern, project, source, session, delta, data)"
                   " VALUES (?,?,?,?,?,?,?,?)")
     # Every kind of event: kind -> (counts as an observation of its pattern, what it records).
@@ -4951,7 +4950,7 @@ class _Patterns(_Core):
         # Candidates strongest first from the covering index, one per pattern (this project's
         # row, else the strongest); the window of k grows until it provably holds the answer.
         narrow = "id, pattern, project, promoted, confidence FROM instincts WHERE promoted > 0"
-        here = _Core._SQL_UNFORGOTTEN.format(":p")      # forgotten here: in no scope
+        here = _Core._SQL_UNFORGOTTEN.format("pattern", ":p")      # forgotten here: in no scope
         ranked = (f"SELECT {narrow} AND project = '' AND quiet = 0{here} UNION ALL SELECT {narrow}"
                   f" AND project = :p AND :p != '' AND quiet = 0 UNION ALL SELECT {narrow}"
                   f" AND promoted = 3 AND project NOT IN ('', :p) AND quiet = 0{here}"
@@ -6747,7 +6746,7 @@ class _Rules(_Memory):
             rows = self._read(
                 f"SELECT {_Core._COLS} FROM instincts WHERE confidence >= :c AND (project IN"
                 " ('', :p) OR promoted = 3)" + (" AND category = :cat" if cat else "")
-                + _Core._SQL_UNFORGOTTEN.format(":p")
+                + _Core._SQL_UNFORGOTTEN.format("pattern", ":p")
                 + " ORDER BY project = :p DESC, confidence DESC, pattern, project",  # its row first
                 {"c": 10 if min_confidence is None else min_confidence, "p": proj, "cat": cat})
             best = {}
@@ -6965,7 +6964,7 @@ class _Hints:
     SQL_MATURE = ("SELECT pattern, confidence FROM instincts WHERE promoted > 0 AND quiet = 0"
                   " AND project IN (:p, '') AND pattern >= :lo AND pattern < :hi"  # evidence only:
                   " AND (source = 'hooks' OR source GLOB 'hooks:*' OR source GLOB 'import:*')"
-                  + _Core._SQL_UNFORGOTTEN.format(":p")
+                  + _Core._SQL_UNFORGOTTEN.format("pattern", ":p")
                   + " ORDER BY project = '', confidence DESC, pattern")
 
     @staticmethod
