@@ -423,14 +423,20 @@ class TestPurge(_Base):
         self.assertGone(b"zqxgcsecret")
         self.assertGone(b"zqxdecay")
 
-    def test_purge_rewrites_what_instinct_wrote_and_names_what_it_cannot_reach(self):
+    def exported_under(self, human, pattern):
+        """CLAUDE.md holding `human`, then a learned `pattern` exported into it -> its path."""
         claude = os.path.join(self.proj, "CLAUDE.md")
-        write(claude, "# Notes\nOur token prefix is zqxsecret, see the wiki.\n")
+        write(claude, human)
         for _ in range(6):
-            self.store.observe("pref:zqxsecret-token-77", project=self.proj)
+            self.store.observe(pattern, project=self.proj)
         self.store.consolidate()
         self.store.export_rules(format="claude", project=self.proj, min_confidence=1,
                                 write=claude)
+        return claude
+
+    def test_purge_rewrites_what_instinct_wrote_and_names_what_it_cannot_reach(self):
+        claude = self.exported_under("# Notes\nOur token prefix is zqxsecret, see the wiki.\n",
+                                     "pref:zqxsecret-token-77")
         cursor = self.store.export_rules(format="cursor", project=self.proj, min_confidence=1,
                                          write=os.path.join(self.proj, "x.mdc"))["path"]
         self.store.remember("reference", "API zqxsecret", "Call it with the zqxsecret token.")
@@ -456,15 +462,9 @@ class TestPurge(_Base):
     def test_purge_finds_instincts_block_as_export_does_not_a_marker_quoted_in_a_fence(self):
         """A rules file that quotes instinct's marker in a code fence, above a human line holding
         the text: purge reads the block where export wrote it and leaves the human line."""
-        claude = os.path.join(self.proj, "CLAUDE.md")
         human = ("# Notes\n```\n<!-- instinct:begin -->\n```\n"
                  "Our token prefix is zqxfence, see the wiki.\n")
-        write(claude, human)
-        for _ in range(6):
-            self.store.observe("pref:zqxfence-token-78", project=self.proj)
-        self.store.consolidate()
-        self.store.export_rules(format="claude", project=self.proj, min_confidence=1,
-                                write=claude)
+        claude = self.exported_under(human, "pref:zqxfence-token-78")
         self.store.close()
         r = self.cli_process("purge", "zqxfence")
         self.assertEqual(r.returncode, 0, r.stderr)
