@@ -434,6 +434,15 @@ class TestPurge(_Base):
                                 write=claude)
         return claude
 
+    def purged_but_not_reached(self, text, claude):
+        """`instinct purge TEXT` as a process; it names `claude` as not reached -> its text."""
+        self.store.close()
+        r = self.cli_process("purge", text)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"not reached (the text stands outside what instinct wrote): {claude}",
+                      r.stdout)
+        return read(claude)
+
     def test_purge_rewrites_what_instinct_wrote_and_names_what_it_cannot_reach(self):
         claude = self.exported_under("# Notes\nOur token prefix is zqxsecret, see the wiki.\n",
                                      "pref:zqxsecret-token-77")
@@ -444,12 +453,7 @@ class TestPurge(_Base):
         mems = os.path.join(self.proj, "mem")
         self.store.export_memories(mems)
         self.assertEqual(len(os.listdir(mems)), 2)
-        self.store.close()
-        r = self.cli_process("purge", "zqxsecret")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn(f"not reached (the text stands outside what instinct wrote): {claude}",
-                      r.stdout)
-        text = read(claude)
+        text = self.purged_but_not_reached("zqxsecret", claude)
         self.assertIn("Our token prefix is zqxsecret", text)          # the user's own line
         block = text[text.index("<!-- instinct:begin -->"):]
         self.assertNotIn("zqxsecret", block)
@@ -465,12 +469,7 @@ class TestPurge(_Base):
         human = ("# Notes\n```\n<!-- instinct:begin -->\n```\n"
                  "Our token prefix is zqxfence, see the wiki.\n")
         claude = self.exported_under(human, "pref:zqxfence-token-78")
-        self.store.close()
-        r = self.cli_process("purge", "zqxfence")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn(f"not reached (the text stands outside what instinct wrote): {claude}",
-                      r.stdout)
-        text = read(claude)
+        text = self.purged_but_not_reached("zqxfence", claude)
         self.assertTrue(text.startswith(human), text)              # the user's part, untouched
         self.assertNotIn("zqxfence", text[len(human):])            # the learned line, gone
 
